@@ -1,0 +1,3 @@
+from notedex.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""The one error hierarchy (STYLE 8): the CLI maps these to exit codes in one place.
+
+Every user-facing failure is a ``NotedexError``; its ``exit_code`` is what the process exits
+with (ARCHITECTURE "CLI contract": 2 usage or input error, 75 daemon already running).
+"""
+
+from __future__ import annotations
+
+import os
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+"""``health`` found broken links (same rule with and without ``--json``)."""
+EXIT_USAGE = 2
+EXIT_DAEMON_RUNNING = 75
+"""EX_TEMPFAIL: a second daemon on the same vault."""
+
+
+class NotedexError(Exception):
+    """A user or input error: a message on stderr, no traceback (unless ``--debug``)."""
+
+    exit_code: int = EXIT_USAGE
+
+
+class UsageError(NotedexError):
+    """A bad flag, option or configuration value."""
+
+
+class VaultNotFound(NotedexError):
+    """The vault root is missing, not a folder, or cannot be looked at."""
+
+    def __init__(self, root: str | os.PathLike[str], reason: str = "no such folder") -> None:
+        super().__init__(f"vault not found: {os.fspath(root)} ({reason})")
+        self.root = os.fspath(root)
+        self.reason = reason
+
+
+class NoVaultConfigured(NotedexError):
+    """No ``--vault``, no ``NOTEDEX_VAULT``, no config file entry, no ``.obsidian/`` above."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no vault configured: pass --vault PATH, set NOTEDEX_VAULT, or run inside a "
+            "folder that contains .obsidian/"
+        )
+
+
+class NoteNotFound(NotedexError):
+    """``show PATH|TITLE`` named no note, or the note could not be read."""
+
+
+class IndexUnavailable(NotedexError):
+    """The index is missing, unreadable or of another schema version."""
+
+
+class DaemonAlreadyRunning(NotedexError):
+    """Another daemon holds the writer lock of this vault."""
+
+    exit_code = EXIT_DAEMON_RUNNING

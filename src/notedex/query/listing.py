@@ -1,0 +1,189 @@
+"""`scan`, `graph`, `show` and `status`: read-only answers as JSON-ready dicts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from notedex.errors import NoteNotFound, UsageError
+from notedex.store import read
+from notedex.store.connect import lock_holder, read_transaction
+from notedex.store.schema import SCHEMA_VERSION
+from notedex.vault.resolve import broken_key
+
+_FRONTMATTER = re.compile(r"\A---\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+def scan(
+    conn: sqlite3.Connection, *, tag: str | None = None, note_type: str | None = None
+) -> dict[str, Any]:
+    with read_transaction(conn):
+        rows = read.notes(conn, tag=tag, note_type=note_type)
+        ids = [r["file_id"] for r in rows] if (tag or note_type) else None
+        tags = read.tags_by_note(conn, ids)
+        aliases = read.aliases_by_note(conn, ids)
+        errors = read.problems(conn, "error")
+    return {
+        "notes": [
+            {
+                "id": r["id"],
+                "title": r["title"],
+                "type": r["type"],
+                "status": r["status"],
+                "path": r["path"],
+                "tags": tags.get(r["file_id"], []),
+                "aliases": aliases.get(r["file_id"], []),
+            }
+            for r in rows
+        ],
+        "errors": [{"path": r["path"], "message": r["message"]} for r in errors],
+        "noteCount": len(rows),
+        "errorCount": len(errors),
+    }
+
+
+def graph(conn: sqlite3.Connection) -> dict[str, Any]:
+    with read_transaction(conn):
+        note_rows = read.notes(conn)
+        edge_rows = read.graph_edges(conn)
+    nodes: dict[str, dict[str, str]] = {
+        r["path"]: {"id": r["path"], "label": r["title"], "kind": "note"} for r in note_rows
+    }
+    edges = []
+    for r in edge_rows:
+        if r["target"] is None:
+            target = broken_key(r["linkpath"])
+            nodes.setdefault(target, {"id": target, "label": target, "kind": "unresolved"})
+        else:
+            target = r["target"]
+            if target not in nodes:
+                kind = "note" if r["target_is_note"] else "attachment"
+                nodes[target] = {"id": target, "label": Path(target).name, "kind": kind}
+        edges.append({"source": r["source"], "target": target, "count": r["count"]})
+    return {"nodes": list(nodes.values()), "edges": edges}
+
+
+def find_note(conn: sqlite3.Connection, path_or_title: str) -> sqlite3.Row:
+    """A note by vault path (with or without .md) or by title; ambiguity is an error."""
+    wanted = path_or_title.strip().replace("\\", "/").lstrip("/")
+    row = read.note_by_path(conn, wanted) or read.note_by_path(conn, wanted + ".md")
+    if row is not None:
+        return row
+    matches = read.notes_by_title(conn, wanted.removesuffix(".md"))
+    if not matches:
+        raise NoteNotFound(f"no note matches {path_or_title!r}; try `notedex lookup` to search")
+    if len(matches) > 1:
+        listed = ", ".join(m["path"] for m in matches[:10])
+        raise UsageError(f"{path_or_title!r} matches {len(matches)} notes: {listed}; give the path")
+    return matches[0]
+
+
+def strip_frontmatter(text: str) -> str:
+    """SEMANTICS 2: only a block at byte 0 that closes at a line that is exactly ---."""
+    match = _FRONTMATTER.match(text)
+    return text[match.end() :] if match else text
+
+
+def show(
+    conn: sqlite3.Connection, vault: Path, path_or_title: str, *, body: bool = False
+) -> dict[str, Any]:
+    with read_transaction(conn):
+        row = find_note(conn, path_or_title)
+        file_id = row["file_id"]
+        tags = read.tags_by_note(conn, [file_id]).get(file_id, [])
+        aliases = read.aliases_by_note(conn, [file_id]).get(file_id, [])
+        links = read.outgoing_links(conn, file_id)
+        back = read.backlinks(conn, file_id)
+        problems = read.note_problems(conn, row["path"])
+    result: dict[str, Any] = {
+        "path": row["path"],
+        "title": row["title"],
+        "id": row["id"],
+        "type": row["type"],
+        "status": row["status"],
+        "stem": row["stem"],
+        "frontmatterTitle": row["frontmatter_title"],
+        "firstH1": row["first_h1"],
+        "tags": tags,
+        "aliases": aliases,
+        "properties": json.loads(row["properties"]) if row["properties"] else {},
+        "modified": _iso_from_ns(row["mtime_ns"]),
+        "size": row["size"],
+        "links": [
+            {
+                "kind": r["kind"],
+                "text": r["raw"],
+                "line": r["line"],
+                "column": r["column"],
+                "target": r["target"],
+                "broken": r["target"] is None and bool(r["linkpath"]),
+                "key": broken_key(r["linkpath"]) if r["target"] is None and r["linkpath"] else None,
+            }
+            for r in links
+        ],
+        "backlinks": [
+            {"source": r["source"], "line": r["line"], "column": r["column"], "text": r["raw"]}
+            for r in back
+        ],
+        "errors": [{"path": row["path"], "message": p["message"]} for p in problems if p["severity"] == "error"],
+        "warnings": [
+            {"path": row["path"], "message": p["message"]} for p in problems if p["severity"] == "warning"
+        ],
+    }
+    if body:
+        disk = vault / (row["disk_rel"] or row["path"])
+        try:
+            raw = disk.read_bytes()
+        except OSError as exc:
+            raise NoteNotFound(f"cannot read {row['path']}: {exc.strerror or exc}") from exc
+        result["body"] = strip_frontmatter(raw.decode("utf-8", errors="replace"))
+    return result
+
+
+def _iso_from_ns(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="seconds")
+
+
+def status(conn: sqlite3.Connection, vault: Path, db: Path, lock_path: Path) -> dict[str, Any]:
+    with read_transaction(conn):
+        info = read.meta(conn)
+        totals = read.counts(conn)
+    holder = lock_holder(lock_path)
+    daemon = holder is not None and holder.role == "daemon"
+    last_indexed = float(info["last_indexed"]) if "last_indexed" in info else None
+    last_batch = float(info["last_batch"]) if "last_batch" in info else None
+    return {
+        "vault": str(vault),
+        "db": str(db),
+        "schemaVersion": SCHEMA_VERSION,
+        "counts": totals,
+        "lastIndexed": _iso(last_indexed),
+        "lastBatch": _iso(last_batch),
+        "secondsSinceIndexed": round(time.time() - last_indexed, 1) if last_indexed else None,
+        "daemon": {
+            "running": daemon,
+            "pid": holder.pid if holder and daemon else None,
+            "since": _iso(holder.since) if holder and daemon else None,
+        },
+        "dbBytes": _size(db) + _size(db.with_name(db.name + "-wal")),
+    }
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return dt.datetime.fromtimestamp(ts, tz=dt.UTC).isoformat(timespec="seconds")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

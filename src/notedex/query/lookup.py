@@ -1,0 +1,224 @@
+"""Two-stage candidate lookup (ARCHITECTURE "Two-stage lookup").
+
+Stage 1 matches the question's terms against titles and tags only. Stage 2 runs only when
+stage 1 is empty: it seeds from aliases, link texts, loose title matches and unresolved link
+keys, then expands one hop along the links. No seed means nothing found.
+
+Every user term reaches FTS5 through ``vault.text.fts_phrase`` as a quoted string: no FTS
+syntax typed into a question is ever interpreted.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from notedex.store import read
+from notedex.store.connect import read_transaction
+from notedex.vault.text import fts_phrase, is_cjk, split_words
+
+MAX_TERMS = 16
+MAX_HITS_PER_QUERY = 20_000
+MAX_SEEDS = 200
+MAX_QUESTION_CHARS = 2_000
+
+STOP_WORDS_EN = frozenset(
+    ["a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "anything", "are", "as", "at", "be", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "else", "ever", "every", "few", "find", "for", "from", "further", "get", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "know", "like", "list", "look", "me", "mention", "mentioned", "mentions", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "please", "related", "relate", "relating", "regarding", "same", "say", "says", "she", "should", "show", "so", "some", "something", "such", "tell", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "want", "was", "we", "were", "what", "whatever", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "write", "wrote", "written", "you", "your", "yours", "discuss", "discussed", "discusses", "discussing", "note", "notes", "vault", "vaults", "my", "obsidian-vault", "file", "files", "page", "pages", "doc", "docs", "document", "documents"]
+)
+
+# Removed from inside CJK runs, longest first (Traditional and Simplified alike).
+STOP_WORDS_ZH = tuple(
+    sorted(
+        ["有沒有", "有没有", "為什麼", "为什么", "是不是", "筆記本", "笔记本", "哪一些", "哪些", "哪個", "哪个", "哪裡", "哪里", "什麼", "什么", "怎麼", "怎么", "如何", "是否", "相關", "相关", "有關", "有关", "關於", "关于", "提到", "提及", "討論", "讨论", "筆記", "笔记", "這個", "这个", "那個", "那个", "這些", "这些", "那些", "裡面", "里面", "一下", "一些", "所有", "寫過", "写过", "記錄", "记录", "請問", "请问", "告訴", "告诉", "查找", "搜尋", "搜索", "找到", "內容", "内容", "資料", "资料", "文章", "我的", "我們", "我们", "有無", "有无", "可以", "應該", "应该", "一個", "一个", "的", "了", "和", "與", "与", "跟", "及", "或", "在", "是", "嗎", "吗", "呢", "吧", "啊", "我", "你", "們", "们", "這", "这", "那", "裡", "里", "些", "個", "个", "也", "都", "把", "被", "對", "对", "從", "从", "到", "有", "過", "过", "嘛", "麼", "么", "哪", "誰", "谁"],
+        key=len,
+        reverse=True,
+    )
+)
+_ZH_STOP = re.compile("|".join(map(re.escape, STOP_WORDS_ZH)))
+
+
+def extract_terms(question: str) -> list[str]:
+    """Keywords of a question: stop words of both languages removed, order kept, no repeats."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for word in split_words(question[:MAX_QUESTION_CHARS]):
+        pieces = [p for p in _ZH_STOP.split(word) if p] if is_cjk(word) else [word]
+        for piece in pieces:
+            key = piece.lower()
+            if key in STOP_WORDS_EN or key in seen or fts_phrase(piece) is None:
+                continue
+            seen.add(key)
+            terms.append(piece)
+    return terms[:MAX_TERMS]
+
+
+@dataclass
+class Candidate:
+    file_id: int
+    hits: dict[str, list[str]] = field(default_factory=dict)
+    rank: float = 0.0
+    seeds: list[tuple[str, str]] = field(default_factory=list)
+    """For stage 2: (seed file id as str or relation, how) pairs."""
+    via: dict[str, Any] = field(default_factory=dict)
+    score: float = 0.0
+
+    def hit(self, term: str, field_name: str, rank: float) -> None:
+        fields = self.hits.setdefault(term, [])
+        if field_name not in fields:
+            fields.append(field_name)
+        self.rank += rank
+
+
+def _match(conn: sqlite3.Connection, column: str, expression: str) -> list[sqlite3.Row]:
+    return read.fts_note_hits(conn, f"{column} : {expression}", MAX_HITS_PER_QUERY)
+
+
+def _stage1(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
+    found: dict[int, Candidate] = {}
+    for term in terms:
+        expression = fts_phrase(term)
+        assert expression is not None  # extract_terms keeps only terms with a token
+        for column in ("title", "tags"):
+            for row in _match(conn, column, expression):
+                cand = found.setdefault(row["file_id"], Candidate(row["file_id"]))
+                cand.hit(term, column, row["rank"])
+    for cand in found.values():
+        cand.score = float(len(cand.hits))
+        cand.via = {"stage": "title_tags"}
+    return found
+
+
+_SEED_FIELDS = (("aliases", "alias"), ("anchors", "link text"), ("unresolved", "unresolved link"))
+
+
+def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
+    seeds: dict[int, Candidate] = {}
+    for term in terms:
+        expression = fts_phrase(term)
+        assert expression is not None
+        for column, relation in _SEED_FIELDS:
+            for row in _match(conn, column, expression):
+                seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
+                seed.hit(term, relation, row["rank"])
+        # Loose title match: a prefix of a title word, or (for longer terms) a substring.
+        if not is_cjk(term) and " " not in expression and expression.startswith('"'):
+            for row in _match(conn, "title", expression + " *"):
+                seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
+                seed.hit(term, "title (loose)", row["rank"])
+        if len(term) >= 3:
+            for row in read.title_substring_hits(conn, term.lower()):
+                seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
+                seed.hit(term, "title (loose)", 0.0)
+    if not seeds:
+        return {}
+    ranked = sorted(seeds.values(), key=lambda c: (-len(c.hits), c.rank, c.file_id))[:MAX_SEEDS]
+    found: dict[int, Candidate] = {}
+    for seed in ranked:
+        matched = sorted({f for fields in seed.hits.values() for f in fields})
+        seed.score = 2.0 * len(seed.hits)
+        seed.via = {"stage": "graph_expansion", "seed": None, "relation": "seed", "matched": matched}
+        found[seed.file_id] = seed
+    seed_ids = [s.file_id for s in ranked]
+    for row in read.neighbours(conn, seed_ids):
+        other = row["other"]
+        if other in found and not found[other].seeds:
+            continue  # a seed stays a seed
+        cand = found.setdefault(other, Candidate(other))
+        cand.score += 1.0
+        cand.seeds.append((str(row["seed"]), row["relation"]))
+    return found
+
+
+def _filter(
+    conn: sqlite3.Connection, found: dict[int, Candidate], tag: str | None, note_type: str | None
+) -> dict[int, Candidate]:
+    if not found:
+        return found
+    ids = list(found)
+    drop = read.excluded_ids(conn, ids)
+    if tag or note_type:
+        allowed = {r["file_id"] for r in read.notes(conn, tag=tag, note_type=note_type)}
+        drop |= set(ids) - allowed
+    return {i: c for i, c in found.items() if i not in drop}
+
+
+def lookup(
+    conn: sqlite3.Connection,
+    question: str,
+    *,
+    limit: int = 10,
+    tag: str | None = None,
+    note_type: str | None = None,
+) -> dict[str, Any]:
+    terms = extract_terms(question)
+    stage = "none"
+    found: dict[int, Candidate] = {}
+    with read_transaction(conn):
+        if terms:
+            found = _filter(conn, _stage1(conn, terms), tag, note_type)
+            stage = "title_tags" if found else "none"
+            if not found:
+                found = _filter(conn, _stage2(conn, terms), tag, note_type)
+                stage = "graph_expansion" if found else "none"
+        ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
+        shown = ordered[:limit]
+        rows = {r["file_id"]: r for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
+        seed_ids = sorted({int(s) for c in shown for s, _ in c.seeds})
+        seed_paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)}
+        tags = read.tags_by_note(conn, [c.file_id for c in shown])
+        aliases = read.aliases_by_note(conn, [c.file_id for c in shown])
+    candidates = []
+    for cand in shown:
+        row = rows[cand.file_id]
+        via = dict(cand.via)
+        if cand.seeds:
+            seed_id, relation = cand.seeds[0]
+            via = {
+                "stage": "graph_expansion",
+                "seed": seed_paths.get(int(seed_id)),
+                "relation": relation,
+            }
+            if len(cand.seeds) > 1:
+                via["otherSeeds"] = sorted(
+                    {seed_paths[int(s)] for s, _ in cand.seeds[1:] if int(s) in seed_paths}
+                    - {via["seed"]}
+                )
+        candidates.append(
+            {
+                "path": row["path"],
+                "title": row["title"],
+                "id": row["id"],
+                "type": row["type"],
+                "status": row["status"],
+                "tags": tags.get(cand.file_id, []),
+                "aliases": aliases.get(cand.file_id, []),
+                "score": round(cand.score, 3),
+                "hits": cand.hits,
+                "via": via,
+            }
+        )
+    total = len(ordered)
+    narrowed = total > len(shown)
+    return {
+        "query": question,
+        "terms": terms,
+        "stage": stage,
+        "total": total,
+        "shown": len(shown),
+        "narrowed": narrowed,
+        "message": _message(stage, total, len(shown), terms),
+        "candidates": candidates,
+    }
+
+
+def _message(stage: str, total: int, shown: int, terms: list[str]) -> str:
+    if not terms:
+        return "no keywords left in the question after removing stop words; no matching notes"
+    if total == 0:
+        return "no matching notes"
+    if total > shown:
+        return f"narrowed to {shown} of {total} candidates (ranked by matched terms, then relevance)"
+    where = "titles and tags" if stage == "title_tags" else "aliases, link texts and their neighbours"
+    return f"{total} candidate{'s' if total != 1 else ''} from {where}"

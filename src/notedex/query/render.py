@@ -1,0 +1,220 @@
+"""Text rendering of the answers. JSON is the answer dict itself; text carries the same facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import quote
+
+
+def emit_json(data: Any, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    out.write(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    out.write("\n")
+
+
+class Renderer:
+    """Writes aligned, readable text; paths become terminal hyperlinks on a TTY."""
+
+    def __init__(self, vault: Path, out: TextIO | None = None) -> None:
+        self.vault = vault
+        self.out = out or sys.stdout
+        self.links = self.out.isatty() and os.environ.get("TERM") != "dumb"
+
+    def line(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+
+    def path(self, rel: str, line: int | None = None, column: int | None = None) -> str:
+        label = rel if line is None else f"{rel}:{line}:{column}"
+        if not self.links:
+            return label
+        url = "file://" + quote(str(self.vault / rel))
+        return f"\x1b]8;;{url}\x1b\\{label}\x1b]8;;\x1b\\"
+
+    def table(self, headers: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+        rows = [[str(c) for c in row] for row in rows]
+        if not rows:
+            return
+        widths = [max(len(h), *(_width(r[i]) for r in rows)) for i, h in enumerate(headers)]
+        self.line("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+        for row in rows:
+            cells = [c + " " * (w - _width(c)) for c, w in zip(row, widths)]
+            self.line("  ".join(cells).rstrip())
+
+    def section(self, title: str, count: int) -> None:
+        self.line()
+        self.line(f"{title} ({count})")
+
+
+def _width(text: str) -> int:
+    """Display width: East Asian wide characters take two cells; escape codes none."""
+    import unicodedata
+
+    if "\x1b" in text:
+        text = text.split("\x1b\\", 1)[-1].split("\x1b]8;;", 1)[0]
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _join(values: Sequence[str] | None) -> str:
+    return ", ".join(values) if values else "-"
+
+
+def render_scan(r: Renderer, data: dict[str, Any]) -> None:
+    r.table(
+        ("PATH", "TITLE", "TYPE", "STATUS", "TAGS"),
+        (
+            (r.path(n["path"]), n["title"], n["type"] or "-", n["status"] or "-", _join(n["tags"]))
+            for n in data["notes"]
+        ),
+    )
+    if data["errors"]:
+        r.section("Errors", data["errorCount"])
+        for e in data["errors"]:
+            r.line(f"  {r.path(e['path'])}: {e['message']}")
+    r.line()
+    r.line(f"{data['noteCount']} notes, {data['errorCount']} errors")
+
+
+def render_health(r: Renderer, data: dict[str, Any]) -> None:
+    r.section("Broken links", data["brokenLinkCount"])
+    for b in data["brokenLinks"]:
+        r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {b['text']}  -> {b['target']} (no such note)")
+    r.section("Orphans: no links in or out", data["orphanCount"])
+    for o in data["orphanNotes"]:
+        r.line(f"  {r.path(o['path'])}")
+    r.section("Unlinked: nothing links here", len(data["unlinkedNotes"]))
+    for o in data["unlinkedNotes"]:
+        r.line(f"  {r.path(o['path'])}")
+    r.section("Warnings", len(data["warnings"]))
+    for w in data["warnings"]:
+        r.line(f"  {r.path(w['path'])}: {w['message']}")
+    r.section("Errors", len(data["errors"]))
+    for e in data["errors"]:
+        r.line(f"  {r.path(e['path'])}: {e['message']}")
+    r.line()
+    verdict = "links are broken" if data["brokenLinkCount"] else "no broken links"
+    r.line(
+        f"{data['brokenLinkCount']} broken links, {data['orphanCount']} orphans, "
+        f"{len(data['unlinkedNotes'])} unlinked, {len(data['warnings'])} warnings, "
+        f"{len(data['errors'])} errors: {verdict}"
+    )
+
+
+def render_graph(r: Renderer, data: dict[str, Any]) -> None:
+    kinds: dict[str, int] = {}
+    for node in data["nodes"]:
+        kinds[node["kind"]] = kinds.get(node["kind"], 0) + 1
+    for edge in data["edges"]:
+        times = f" (x{edge['count']})" if edge["count"] > 1 else ""
+        r.line(f"{edge['source']} -> {edge['target']}{times}")
+    r.line()
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
+    r.line(f"{len(data['nodes'])} nodes ({summary}), {len(data['edges'])} edges")
+
+
+def render_show(r: Renderer, data: dict[str, Any]) -> None:
+    r.line(f"{data['title']}  ({r.path(data['path'])})")
+    fields = [
+        ("id", data["id"]),
+        ("type", data["type"]),
+        ("status", data["status"]),
+        ("tags", _join(data["tags"])),
+        ("aliases", _join(data["aliases"])),
+        ("modified", data["modified"]),
+    ]
+    for name, value in fields:
+        r.line(f"  {name:<9}{value if value is not None else '-'}")
+    r.section("Links", len(data["links"]))
+    for link in data["links"]:
+        target = link["target"] or (f"BROKEN ({link['key']})" if link["broken"] else "(this note)")
+        r.line(f"  {link['line']}:{link['column']}  {link['text']}  -> {target}")
+    r.section("Backlinks", len(data["backlinks"]))
+    for b in data["backlinks"]:
+        r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {b['text']}")
+    for kind in ("warnings", "errors"):
+        if data[kind]:
+            r.section(kind.capitalize(), len(data[kind]))
+            for p in data[kind]:
+                r.line(f"  {p['message']}")
+    if "body" in data:
+        r.line()
+        r.line("-" * 60)
+        r.out.write(data["body"] if data["body"].endswith("\n") else data["body"] + "\n")
+
+
+def render_status(r: Renderer, data: dict[str, Any]) -> None:
+    daemon = data["daemon"]
+    running = f"running (pid {daemon['pid']}, since {daemon['since']})" if daemon["running"] else "not running"
+    counts = data["counts"]
+    rows = [
+        ("vault", data["vault"]),
+        ("index", data["db"]),
+        ("schema", f"v{data['schemaVersion']}"),
+        ("notes", counts["notes"]),
+        ("attachments", counts["attachments"]),
+        ("links", f"{counts['links']} ({counts['brokenLinks']} broken)"),
+        ("problems", f"{counts['errors']} errors, {counts['warnings']} warnings"),
+        ("last indexed", data["lastIndexed"] or "never"),
+        ("last batch", data["lastBatch"] or "-"),
+        ("daemon", running),
+        ("index size", f"{data['dbBytes'] / 1e6:.1f} MB"),
+    ]
+    for name, value in rows:
+        r.line(f"{name:<13}{value}")
+
+
+def render_captured(r: Renderer, data: dict[str, Any]) -> None:
+    r.line(f"captured {r.path(data['path'])} (id {data['id']})")
+
+
+def render_lookup(r: Renderer, data: dict[str, Any]) -> None:
+    terms = ", ".join(data["terms"]) or "-"
+    r.line(f"terms: {terms}   stage: {data['stage']}")
+    if not data["candidates"]:
+        r.line(data["message"])
+        return
+    r.line()
+    for i, c in enumerate(data["candidates"], 1):
+        r.line(f"{i:>2}. {c['title']}  {r.path(c['path'])}")
+        hits = "; ".join(f"{term} in {', '.join(fields)}" for term, fields in c["hits"].items())
+        via = c["via"]
+        if via.get("seed"):
+            how = f"{via['relation']}: {via['seed']}"
+        elif via["stage"] == "graph_expansion":
+            how = "seed (" + ", ".join(via.get("matched", [])) + ")"
+        else:
+            how = "title/tags"
+        details = [f"score {c['score']:g}", how]
+        if hits:
+            details.append(hits)
+        if c["tags"]:
+            details.append("#" + " #".join(c["tags"]))
+        r.line("    " + " | ".join(details))
+    r.line()
+    r.line(data["message"])
+
+
+def render_eval(r: Renderer, data: dict[str, Any]) -> None:
+    for case in data["cases"]:
+        mark = "PASS" if case["passed"] else "FAIL"
+        rank = case["bestRank"] if case["bestRank"] is not None else "-"
+        extra = []
+        if case["hardNegativeMatches"]:
+            extra.append("hard negatives: " + ", ".join(case["hardNegativeMatches"]))
+        if case["orderOk"] is False:
+            extra.append("order wrong")
+        tail = f"  ({'; '.join(extra)})" if extra else ""
+        r.line(f"{mark}  {case['score']:.2f}  rank {rank!s:>2}  {case['stage']:<15} {case['name']}{tail}")
+    r.line()
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    r.line(
+        f"{data['passed']}/{data['total']} passed, mean score {data['meanScore']:.2f}, "
+        f"hit@1 {pct(data['hitAt1'])}, hit@3 {pct(data['hitAt3'])}, MRR {pct(data['mrr'])}"
+    )

@@ -1,0 +1,1 @@
+"""All SQL lives here: schema, connections, the writer and reconcile."""

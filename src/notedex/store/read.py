@@ -1,0 +1,305 @@
+"""Read-only queries, named after what they answer. Stdlib only: the query path imports this.
+
+Every function takes a read-only ``sqlite3.Connection`` (``connect_readonly``) whose rows are
+``sqlite3.Row``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+Row = sqlite3.Row
+
+_NOTE_COLUMNS = """
+    f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel, f.mtime_ns AS mtime_ns,
+    f.size AS size, n.stem AS stem, n.title AS title, n.frontmatter_title AS frontmatter_title,
+    n.first_h1 AS first_h1, n.note_id AS id, n.type AS type, n.status AS status,
+    n.excluded AS excluded, n.content_hash AS content_hash, n.properties AS properties
+"""
+
+# A reference to another file: not a [[#heading]] self-link, not a link that lands on its source.
+_OUTGOING = "l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)"
+
+
+def meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return {row[0]: row[1] for row in conn.execute("SELECT key, value FROM meta")}
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    row = conn.execute(
+        """
+        SELECT (SELECT count(*) FROM notes),
+               (SELECT count(*) FROM files WHERE is_note = 0),
+               (SELECT count(*) FROM links),
+               (SELECT count(*) FROM links l WHERE l.target_id IS NULL AND l.linkpath <> ''),
+               (SELECT count(*) FROM problems WHERE severity = 'error'),
+               (SELECT count(*) FROM problems WHERE severity = 'warning')
+        """
+    ).fetchone()
+    keys = ("notes", "attachments", "links", "brokenLinks", "errors", "warnings")
+    return dict(zip(keys, (int(v) for v in row), strict=True))
+
+
+def notes(
+    conn: sqlite3.Connection,
+    *,
+    tag: str | None = None,
+    note_type: str | None = None,
+    include_excluded: bool = False,
+) -> list[Row]:
+    where = [] if include_excluded else ["n.excluded = 0"]
+    params: list[Any] = []
+    if tag:
+        key = tag.lstrip("#").lower()
+        # SEMANTICS 4: a nested tag a/b/c also counts for a and a/b.
+        where.append(
+            "n.file_id IN (SELECT file_id FROM tags WHERE tag_key = ? "
+            "OR (tag_key > ? AND tag_key < ?))"
+        )
+        params += [key, key + "/", key + "0"]
+    if note_type:
+        where.append("n.type = ?")
+        params.append(note_type)
+    sql = f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return conn.execute(sql + " ORDER BY f.path", params).fetchall()
+
+
+def tags_by_note(conn: sqlite3.Connection, file_ids: Iterable[int] | None = None) -> dict[int, list[str]]:
+    return _grouped(conn, "SELECT file_id, tag FROM tags", "file_id", file_ids, "position")
+
+
+def aliases_by_note(conn: sqlite3.Connection, file_ids: Iterable[int] | None = None) -> dict[int, list[str]]:
+    return _grouped(conn, "SELECT file_id, alias FROM aliases", "file_id", file_ids, "position")
+
+
+def _grouped(
+    conn: sqlite3.Connection, select: str, key: str, ids: Iterable[int] | None, order: str
+) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    if ids is None:
+        rows = conn.execute(f"{select} ORDER BY {key}, {order}")
+    else:
+        id_list = list(ids)
+        if not id_list:
+            return out
+        rows = conn.execute(
+            f"{select} WHERE {key} IN (SELECT value FROM json_each(?)) ORDER BY {key}, {order}",
+            (_json_ints(id_list),),
+        )
+    for file_id, value in rows:
+        out.setdefault(file_id, []).append(value)
+    return out
+
+
+def _json_ints(values: Sequence[int]) -> str:
+    return "[" + ",".join(str(int(v)) for v in values) + "]"
+
+
+def problems(conn: sqlite3.Connection, severity: str) -> list[Row]:
+    return conn.execute(
+        """
+        SELECT p.path, p.kind, p.message FROM problems p
+        LEFT JOIN files f ON f.path = p.path LEFT JOIN notes n ON n.file_id = f.id
+        WHERE p.severity = ? AND coalesce(n.excluded, 0) = 0
+        ORDER BY p.path, p.id
+        """,
+        (severity,),
+    ).fetchall()
+
+
+def orphans(conn: sqlite3.Connection) -> list[Row]:
+    """SEMANTICS 8: no incoming link from another note and no outgoing reference at all."""
+    return conn.execute(
+        f"""
+        SELECT f.path, n.title FROM notes n JOIN files f ON f.id = n.file_id
+        WHERE n.excluded = 0
+          AND NOT EXISTS (SELECT 1 FROM links l
+                          WHERE l.target_id = n.file_id AND l.source_id <> n.file_id)
+          AND NOT EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {_OUTGOING})
+        ORDER BY f.path
+        """
+    ).fetchall()
+
+
+def unlinked(conn: sqlite3.Connection) -> list[Row]:
+    """No incoming link from another note, but at least one outgoing reference."""
+    return conn.execute(
+        f"""
+        SELECT f.path, n.title FROM notes n JOIN files f ON f.id = n.file_id
+        WHERE n.excluded = 0
+          AND NOT EXISTS (SELECT 1 FROM links l
+                          WHERE l.target_id = n.file_id AND l.source_id <> n.file_id)
+          AND EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {_OUTGOING})
+        ORDER BY f.path
+        """
+    ).fetchall()
+
+
+def broken_links(conn: sqlite3.Connection) -> list[Row]:
+    return conn.execute(
+        """
+        SELECT f.path AS source, l.line, l.col AS column, l.raw AS text, l.linkpath
+        FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
+        WHERE l.target_id IS NULL AND l.linkpath <> '' AND n.excluded = 0
+        ORDER BY f.path, l.line, l.col
+        """
+    ).fetchall()
+
+
+def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
+    return conn.execute(
+        """
+        SELECT f.path AS source, l.line, l.col AS column, l.raw AS text, t.path AS target
+        FROM links l JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
+        JOIN notes n ON n.file_id = l.source_id
+        WHERE l.ambiguous = 1 AND n.excluded = 0
+        ORDER BY f.path, l.line, l.col
+        """
+    ).fetchall()
+
+
+def graph_edges(conn: sqlite3.Connection) -> list[Row]:
+    """Edges between files (count = occurrences); unresolved targets carry their linkpath."""
+    return conn.execute(
+        """
+        SELECT f.path AS source, t.path AS target, l.linkpath AS linkpath,
+               t.is_note AS target_is_note, count(*) AS count
+        FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
+        LEFT JOIN files t ON t.id = l.target_id
+        WHERE l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
+          AND n.excluded = 0
+        GROUP BY l.source_id, coalesce(l.target_id, -1),
+                 CASE WHEN l.target_id IS NULL THEN l.linkpath END
+        ORDER BY f.path, coalesce(t.path, l.linkpath)
+        """
+    ).fetchall()
+
+
+def note_by_path(conn: sqlite3.Connection, path: str) -> Row | None:
+    return conn.execute(
+        f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id WHERE f.path = ?",
+        (path,),
+    ).fetchone()
+
+
+def notes_by_title(conn: sqlite3.Connection, title: str) -> list[Row]:
+    """Case-insensitive match on path without .md, stem, or title."""
+    key = title.lower()
+    return conn.execute(
+        f"""
+        SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id
+        WHERE f.path_key = ? OR f.path_key = ? || '.md' OR lower(n.stem) = ? OR lower(n.title) = ?
+        ORDER BY length(f.path), f.path
+        """,
+        (key, key, key, key),
+    ).fetchall()
+
+
+def notes_by_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
+    return conn.execute(
+        f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
+        "WHERE f.id IN (SELECT value FROM json_each(?))",
+        (_json_ints(file_ids),),
+    ).fetchall()
+
+
+def notes_by_id_prefix(conn: sqlite3.Connection, prefix: str) -> list[Row]:
+    return conn.execute(
+        f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
+        "WHERE n.note_id >= ? AND n.note_id < ? ORDER BY n.note_id",
+        (prefix, prefix + "\U0010ffff"),
+    ).fetchall()
+
+
+def outgoing_links(conn: sqlite3.Connection, file_id: int) -> list[Row]:
+    return conn.execute(
+        """
+        SELECT l.kind, l.raw, l.linkpath, l.subpath, l.display, l.line, l.col AS column,
+               t.path AS target, l.ambiguous
+        FROM links l LEFT JOIN files t ON t.id = l.target_id
+        WHERE l.source_id = ? ORDER BY l.line, l.col
+        """,
+        (file_id,),
+    ).fetchall()
+
+
+def backlinks(conn: sqlite3.Connection, file_id: int) -> list[Row]:
+    return conn.execute(
+        """
+        SELECT f.path AS source, l.kind, l.raw, l.line, l.col AS column
+        FROM links l JOIN files f ON f.id = l.source_id
+        WHERE l.target_id = ? AND l.source_id <> ? ORDER BY f.path, l.line, l.col
+        """,
+        (file_id, file_id),
+    ).fetchall()
+
+
+def note_problems(conn: sqlite3.Connection, path: str) -> list[Row]:
+    return conn.execute(
+        "SELECT severity, kind, message FROM problems WHERE path = ? ORDER BY id", (path,)
+    ).fetchall()
+
+
+def file_etags(conn: sqlite3.Connection) -> list[Row]:
+    return conn.execute("SELECT path, disk_rel, size, mtime_ns, inode, indexed_ns FROM files").fetchall()
+
+
+# -- lookup ----------------------------------------------------------------------------------
+
+
+def fts_note_hits(conn: sqlite3.Connection, expression: str, limit: int = 5000) -> list[Row]:
+    """Notes whose structure-search row matches an FTS5 expression (built by vault.text)."""
+    return conn.execute(
+        """
+        SELECT rowid AS file_id, bm25(note_fts, 10.0, 6.0, 4.0, 2.0, 1.0) AS rank
+        FROM note_fts WHERE note_fts MATCH ? ORDER BY rank LIMIT ?
+        """,
+        (expression, limit),
+    ).fetchall()
+
+
+def title_substring_hits(conn: sqlite3.Connection, needle: str, limit: int = 200) -> list[Row]:
+    """Loose title match for stage 2: the folded term anywhere in stem or title."""
+    return conn.execute(
+        """
+        SELECT n.file_id FROM notes n
+        WHERE n.excluded = 0 AND (instr(lower(n.title), ?) > 0 OR instr(lower(n.stem), ?) > 0)
+        LIMIT ?
+        """,
+        (needle, needle, limit),
+    ).fetchall()
+
+
+def neighbours(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
+    """One hop along the link graph, both directions, between notes.
+
+    ``relation`` reads from the neighbour's side: "links to seed" or "linked from seed".
+    """
+    ids = _json_ints(file_ids)
+    return conn.execute(
+        """
+        SELECT l.source_id AS seed, l.target_id AS other, 'linked from seed' AS relation
+        FROM links l JOIN notes n ON n.file_id = l.target_id
+        WHERE l.source_id IN (SELECT value FROM json_each(?)) AND l.target_id <> l.source_id
+        UNION
+        SELECT l.target_id AS seed, l.source_id AS other, 'links to seed' AS relation
+        FROM links l
+        WHERE l.target_id IN (SELECT value FROM json_each(?)) AND l.target_id <> l.source_id
+        """,
+        (ids, ids),
+    ).fetchall()
+
+
+def excluded_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> set[int]:
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT file_id FROM notes WHERE excluded = 1 "
+            "AND file_id IN (SELECT value FROM json_each(?))",
+            (_json_ints(file_ids),),
+        )
+    }

@@ -1,0 +1,638 @@
+"""The one writer: applies parsed notes to the index and keeps link resolution exact.
+
+Everything that changes the index goes through :class:`IndexWriter`. It is used by
+``notedex index``, by the CLI's refresh-before-query, and by the daemon's writer thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlite_utils
+
+from notedex.store.connect import apply_pragmas
+from notedex.store.etags import RACY_WINDOW_NS
+from notedex.store.schema import DDL, SCHEMA_VERSION, TABLES
+from notedex.vault.model import Note, VaultFile
+from notedex.vault.parse import read_note
+from notedex.vault.resolve import Resolver, affected_name_keys, name_key
+from notedex.vault.text import nfc, segment
+from notedex.vault.walk import is_excluded, load_excluded_filters
+
+BATCH_SIZE = 1000
+PARALLEL_THRESHOLD = 400  # below this, a process pool costs more than it saves
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class ApplyReport:
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    paths: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    """Reasons why rows that looked stale were kept (missing vault, unreadable folders)."""
+
+    def merge(self, other: ApplyReport) -> None:
+        self.added += other.added
+        self.changed += other.changed
+        self.removed += other.removed
+        self.unchanged += other.unchanged
+        self.errors += other.errors
+        self.paths.extend(other.paths)
+        self.kept.extend(other.kept)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "added": self.added,
+            "changed": self.changed,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 3),
+            "kept": self.kept,
+        }
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    id: int
+    path: str
+    disk_rel: str | None
+    is_note: bool
+    size: int
+    mtime_ns: int
+    inode: int
+    indexed_ns: int
+
+    def same_etag(self, vf: VaultFile) -> bool:
+        return (self.size, self.mtime_ns, self.inode, self.is_note) == (
+            vf.size,
+            vf.mtime_ns,
+            vf.inode,
+            vf.is_note,
+        )
+
+    @property
+    def racy(self) -> bool:
+        return self.mtime_ns + RACY_WINDOW_NS >= self.indexed_ns
+
+
+def _parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int) -> list[Note]:
+    """Worker-process entry point: parse a chunk of (disk_path, path) pairs."""
+    return [read_note(disk, path, max_bytes=max_bytes) for disk, path in items]
+
+
+def open_writer_db(db_path: Path) -> sqlite_utils.Database:
+    """Open (creating) the index for writing: WAL, synchronous=NORMAL, mode 0600, current schema."""
+    db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not db_path.exists():
+        # Create it 0600 before SQLite does (SQLite honours the umask only).
+        os.close(os.open(db_path, os.O_RDWR | os.O_CREAT, 0o600))
+    conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
+    apply_pragmas(conn)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.create_function("nx_segment", 1, _segment_or_empty, deterministic=True)
+    db = sqlite_utils.Database(conn, execute_plugins=False)
+    version = _schema_version(conn)
+    if version != SCHEMA_VERSION:
+        # STYLE 3: the index is a cache; the vault is the truth. Rebuild on any mismatch.
+        for table in (*TABLES, "meta"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.executescript(DDL)
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            os.chmod(str(db_path) + suffix, 0o600)
+    return db
+
+
+def _segment_or_empty(text: str | None) -> str:
+    return segment(text) if text else ""
+
+
+def _schema_version(conn: sqlite3.Connection) -> int | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    return int(row[0]) if row and str(row[0]).isdigit() else None
+
+
+class IndexWriter:
+    """Applies vault changes to the index, one ``BEGIN IMMEDIATE`` transaction per batch."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        vault: Path,
+        *,
+        max_bytes: int = 5_000_000,
+        body_index: bool = True,
+        workers: int | None = None,
+    ) -> None:
+        self.db_path = db_path
+        self.vault = vault
+        self.max_bytes = max_bytes
+        self.body_index = body_index
+        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self.db = open_writer_db(db_path)
+        self.conn: sqlite3.Connection = self.db.conn
+        self.filters: tuple[str, ...] = ()
+        self._files: dict[str, IndexedFile] = {}
+        self._resolver: Resolver = Resolver(())
+        self._load_state()
+
+    # -- state ------------------------------------------------------------------------------
+
+    def _load_state(self) -> None:
+        rows = self.conn.execute(
+            "SELECT id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns FROM files"
+        ).fetchall()
+        self._files = {row[1]: IndexedFile(row[0], row[1], row[2], bool(row[3]), *row[4:]) for row in rows}
+        self._resolver = Resolver(self._files)
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+    def __enter__(self) -> IndexWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """The one transaction helper: BEGIN IMMEDIATE takes the write lock up front."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def indexed_paths(self) -> dict[str, IndexedFile]:
+        return dict(self._files)
+
+    # -- excluded files ----------------------------------------------------------------------
+
+    def refresh_filters(self) -> None:
+        """Re-read Obsidian's "Excluded files"; re-flag notes when the list changed."""
+        filters = load_excluded_filters(self.vault)
+        stored = self.conn.execute("SELECT value FROM meta WHERE key = 'excluded_filters'").fetchone()
+        encoded = json.dumps(list(filters))
+        self.filters = filters
+        if stored and stored[0] == encoded:
+            return
+        with self.transaction() as conn:
+            for file_id, path in conn.execute(
+                "SELECT n.file_id, f.path FROM notes n JOIN files f ON f.id = n.file_id"
+            ).fetchall():
+                conn.execute(
+                    "UPDATE notes SET excluded = ? WHERE file_id = ?",
+                    (int(is_excluded(path, filters)), file_id),
+                )
+            self.set_meta("excluded_filters", encoded)
+
+    # -- applying changes ----------------------------------------------------------------------
+
+    def apply(
+        self,
+        upserts: Sequence[VaultFile],
+        deletes: Iterable[str],
+        *,
+        progress: Progress | None = None,
+    ) -> ApplyReport:
+        """Index ``upserts`` (already known to differ from the index) and drop ``deletes``.
+
+        Deletions are applied first so a rename re-resolves its links in one pass. Notes are
+        parsed in worker processes when there are many of them.
+        """
+        started = time.perf_counter()
+        report = ApplyReport()
+        deletes = [path for path in deletes if path in self._files]
+        notes = [vf for vf in upserts if vf.is_note]
+        attachments = [vf for vf in upserts if not vf.is_note]
+        total = len(notes) + len(attachments) + len(deletes)
+        done = 0
+
+        created: set[str] = set()
+        removed: set[str] = set()
+        if deletes:
+            with self.transaction():
+                dirty = self._delete_files(deletes)
+                removed.update(deletes)
+                report.removed += len(deletes)
+                report.paths.extend(deletes)
+                for path in deletes:
+                    self._resolver.remove(path)
+                self._reresolve_for(removed, dirty)
+                self._refresh_fts(dirty)
+            done += len(deletes)
+            if progress:
+                progress(done, total)
+
+        # Attachments first: notes in this same apply may link to them.
+        for start in range(0, len(attachments), BATCH_SIZE):
+            chunk = attachments[start : start + BATCH_SIZE]
+            with self.transaction():
+                dirty = set()
+                new_paths = [vf.path for vf in chunk if vf.path not in self._files]
+                for vf in chunk:
+                    self._count(report, vf)
+                    self._upsert_file(vf)
+                for path in new_paths:
+                    self._resolver.add(path)
+                created.update(new_paths)
+                self._reresolve_for(set(new_paths), dirty)
+                self._refresh_fts(dirty)
+            done += len(chunk)
+            if progress:
+                progress(done, total)
+
+        # Register every new note path before resolving any link, so links between notes
+        # created in the same apply resolve at once.
+        new_note_set = {vf.path for vf in notes if vf.path not in self._files}
+        for path in new_note_set:
+            self._resolver.add(path)
+        by_path = {vf.path: vf for vf in notes}
+        for parsed in self._parse_all(notes):
+            with self.transaction():
+                dirty = set()
+                for note in parsed:
+                    vf = by_path[note.path]
+                    self._count(report, vf)
+                    if note.errors:
+                        report.errors += 1
+                    dirty |= self._write_note(vf, note)
+                batch_new = {n.path for n in parsed} & new_note_set
+                created.update(batch_new)
+                self._reresolve_for(batch_new, dirty)
+                self._refresh_fts(dirty)
+            done += len(parsed)
+            if progress:
+                progress(done, total)
+
+        report.paths.extend(vf.path for vf in upserts)
+        if upserts or deletes:
+            self.set_meta("last_indexed", repr(time.time()))
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _count(self, report: ApplyReport, vf: VaultFile) -> None:
+        if vf.path in self._files:
+            report.changed += 1
+        else:
+            report.added += 1
+
+    def _parse_all(self, notes: Sequence[VaultFile]) -> Iterator[list[Note]]:
+        """Yield parsed notes in batches; parse in worker processes for large sets."""
+        items = [(vf.disk_path, vf.path) for vf in notes]
+        if len(items) < PARALLEL_THRESHOLD or self.workers <= 1:
+            for start in range(0, len(items), BATCH_SIZE):
+                yield _parse_chunk(items[start : start + BATCH_SIZE], self.max_bytes)
+            return
+        chunk = 200
+        chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
+        pending: list[Note] = []
+        with ProcessPoolExecutor(max_workers=self.workers) as pool:
+            for parsed in pool.map(_parse_chunk, chunks, [self.max_bytes] * len(chunks)):
+                pending.extend(parsed)
+                if len(pending) >= BATCH_SIZE:
+                    yield pending
+                    pending = []
+        if pending:
+            yield pending
+
+    def _upsert_file(self, vf: VaultFile) -> int:
+        disk_rel = os.path.relpath(vf.disk_path, self.vault).replace(os.sep, "/")
+        row = self.conn.execute(
+            """
+            INSERT INTO files(path, path_key, disk_rel, is_note, size, mtime_ns, inode, indexed_ns)
+            VALUES (?, lower(?), ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET
+                disk_rel = excluded.disk_rel, is_note = excluded.is_note, size = excluded.size,
+                mtime_ns = excluded.mtime_ns, inode = excluded.inode, indexed_ns = excluded.indexed_ns
+            RETURNING id
+            """,
+            (
+                vf.path,
+                vf.path,
+                None if disk_rel == vf.path else disk_rel,
+                int(vf.is_note),
+                vf.size,
+                vf.mtime_ns,
+                vf.inode,
+                time.time_ns(),
+            ),
+        ).fetchone()
+        file_id = int(row[0])
+        previous = self._files.get(vf.path)
+        if previous is not None and previous.is_note and not vf.is_note:
+            self._clear_note_rows(file_id, vf.path)
+        self._files[vf.path] = IndexedFile(
+            file_id,
+            vf.path,
+            None if disk_rel == vf.path else disk_rel,
+            vf.is_note,
+            vf.size,
+            vf.mtime_ns,
+            vf.inode,
+            time.time_ns(),
+        )
+        return file_id
+
+    def _clear_note_rows(self, file_id: int, path: str) -> set[int]:
+        """Remove a note's derived rows; return the notes whose anchors depended on its links."""
+        dirty = {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT target_id FROM links WHERE source_id = ? AND target_id IS NOT NULL",
+                (file_id,),
+            )
+        }
+        for sql in (
+            "DELETE FROM links WHERE source_id = ?",
+            "DELETE FROM tags WHERE file_id = ?",
+            "DELETE FROM aliases WHERE file_id = ?",
+            "DELETE FROM notes WHERE file_id = ?",
+            "DELETE FROM note_fts WHERE rowid = ?",
+            "DELETE FROM body_fts WHERE rowid = ?",
+        ):
+            self.conn.execute(sql, (file_id,))
+        self.conn.execute("DELETE FROM problems WHERE path = ? AND kind <> 'walk'", (path,))
+        return dirty
+
+    def _write_note(self, vf: VaultFile, note: Note) -> set[int]:
+        """Replace one note's rows. Returns the note ids whose FTS rows must be recomputed."""
+        file_id = self._upsert_file(vf)
+        dirty = self._clear_note_rows(file_id, note.path)
+        dirty.add(file_id)
+        self.conn.execute(
+            """
+            INSERT INTO notes(file_id, stem, title, frontmatter_title, first_h1, note_id, type,
+                              status, excluded, content_hash, properties)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            (
+                file_id,
+                note.stem,
+                note.title,
+                note.frontmatter_title,
+                note.first_h1,
+                note.id,
+                note.type,
+                note.status,
+                int(is_excluded(note.path, self.filters)),
+                note.content_hash,
+                json.dumps(note.properties, ensure_ascii=False, default=str) if note.properties else None,
+            ),
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO tags(file_id, tag, tag_key, source, position) VALUES (?, ?, ?, ?, ?)",
+            [(file_id, tag.name, tag.key, tag.source, i) for i, tag in enumerate(note.tags)],
+        )
+        self.conn.executemany(
+            "INSERT INTO aliases(file_id, position, alias) VALUES (?, ?, ?)",
+            [(file_id, i, alias) for i, alias in enumerate(note.aliases)],
+        )
+        link_rows = []
+        for link in note.links:
+            target_id, ambiguous = self._resolve(link.linkpath, note.path)
+            if target_id is not None:
+                dirty.add(target_id)
+            link_rows.append(
+                (
+                    file_id,
+                    link.kind,
+                    link.raw,
+                    link.linkpath,
+                    link.subpath,
+                    link.display,
+                    link.line,
+                    link.column,
+                    name_key(link.linkpath),
+                    target_id,
+                    int(ambiguous),
+                )
+            )
+        self.conn.executemany(
+            """
+            INSERT INTO links(source_id, kind, raw, linkpath, subpath, display, line, col,
+                              name_key, target_id, ambiguous)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            link_rows,
+        )
+        self.conn.executemany(
+            "INSERT INTO problems(path, severity, kind, message) VALUES (?, ?, ?, ?)",
+            [(note.path, "error", p.kind, p.message) for p in note.errors]
+            + [(note.path, "warning", p.kind, p.message) for p in note.warnings],
+        )
+        if self.body_index and note.body:
+            self.conn.execute(
+                "INSERT INTO body_fts(rowid, body) VALUES (?, ?)", (file_id, segment(note.body))
+            )
+        return dirty
+
+    def _resolve(self, linkpath: str, source: str) -> tuple[int | None, bool]:
+        if not linkpath:
+            return None, False  # SEMANTICS 6: [[#Heading]] is a self-link, not an edge
+        resolution = self._resolver.resolve(linkpath, source)
+        if resolution.target is None:
+            return None, False
+        target = self._files.get(resolution.target)
+        return (target.id if target else None), resolution.ambiguous
+
+    def _delete_files(self, paths: Iterable[str]) -> set[int]:
+        dirty: set[int] = set()
+        for path in paths:
+            known = self._files.pop(path, None)
+            if known is None:
+                continue
+            dirty |= self._clear_note_rows(known.id, path)
+            # Links that pointed here become unresolved; their sources' FTS rows change.
+            for (source_id,) in self.conn.execute(
+                "SELECT DISTINCT source_id FROM links WHERE target_id = ?", (known.id,)
+            ).fetchall():
+                dirty.add(source_id)
+            self.conn.execute(
+                "UPDATE links SET target_id = NULL, ambiguous = 0 WHERE target_id = ?", (known.id,)
+            )
+            self.conn.execute("DELETE FROM files WHERE id = ?", (known.id,))
+            self.conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+            dirty.discard(known.id)
+        return dirty
+
+    def _reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
+        """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change."""
+        keys: set[str] = set()
+        for path in changed_paths:
+            keys.update(affected_name_keys(path))
+        if not keys:
+            return
+        placeholders = ",".join("?" * len(keys))
+        rows = self.conn.execute(
+            f"SELECT l.id, l.source_id, f.path, l.linkpath, l.target_id, l.ambiguous "
+            f"FROM links l JOIN files f ON f.id = l.source_id "
+            f"WHERE l.name_key IN ({placeholders}) AND l.linkpath <> ''",
+            sorted(keys),
+        ).fetchall()
+        updates = []
+        for link_id, source_id, source, linkpath, old_target, old_ambiguous in rows:
+            new_target, ambiguous = self._resolve(linkpath, source)
+            if new_target != old_target or int(ambiguous) != old_ambiguous:
+                updates.append((new_target, int(ambiguous), link_id))
+                dirty.add(source_id)
+                for target in (old_target, new_target):
+                    if target is not None:
+                        dirty.add(target)
+        self.conn.executemany("UPDATE links SET target_id = ?, ambiguous = ? WHERE id = ?", updates)
+
+    def _refresh_fts(self, dirty: set[int]) -> None:
+        """Recompute the structure-search rows of the given notes from the tables."""
+        if not dirty:
+            return
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS dirty_notes(id INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM temp.dirty_notes")
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO temp.dirty_notes(id) VALUES (?)", [(i,) for i in dirty]
+        )
+        self.conn.execute(
+            "DELETE FROM note_fts WHERE rowid IN (SELECT id FROM temp.dirty_notes)"
+        )
+        self.conn.execute(
+            """
+            INSERT INTO note_fts(rowid, title, tags, aliases, anchors, unresolved)
+            SELECT n.file_id,
+                   nx_segment(n.stem || ' ' || coalesce(n.frontmatter_title, '') || ' '
+                              || coalesce(n.first_h1, '')),
+                   nx_segment((SELECT group_concat(tag, ' ') FROM (
+                       SELECT tag FROM tags WHERE file_id = n.file_id ORDER BY position))),
+                   nx_segment((SELECT group_concat(alias, ' ') FROM (
+                       SELECT alias FROM aliases WHERE file_id = n.file_id ORDER BY position))),
+                   nx_segment((SELECT group_concat(anchor, ' ') FROM (
+                       SELECT DISTINCT coalesce(display || ' ', '') || linkpath AS anchor
+                       FROM links WHERE target_id = n.file_id AND source_id <> n.file_id
+                       ORDER BY anchor))),
+                   nx_segment((SELECT group_concat(linkpath, ' ') FROM (
+                       SELECT DISTINCT linkpath FROM links
+                       WHERE source_id = n.file_id AND target_id IS NULL AND linkpath <> ''
+                       ORDER BY linkpath)))
+            FROM notes n JOIN temp.dirty_notes d ON d.id = n.file_id
+            """
+        )
+
+    # -- maintenance ---------------------------------------------------------------------------
+
+    def record_walk_problems(self, problems: Iterable[tuple[str, str]]) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM problems WHERE kind = 'walk'")
+            self.conn.executemany(
+                "INSERT INTO problems(path, severity, kind, message) VALUES (?, 'error', 'walk', ?)",
+                list(problems),
+            )
+
+    def touch_indexed(self, paths: Iterable[str]) -> None:
+        """Mark racy-but-unchanged files as checked now."""
+        now = time.time_ns()
+        rows = []
+        for path in paths:
+            known = self._files.get(path)
+            if known is not None:
+                self._files[path] = dataclasses.replace(known, indexed_ns=now)
+                rows.append((now, known.id))
+        if rows:
+            with self.transaction():
+                self.conn.executemany("UPDATE files SET indexed_ns = ? WHERE id = ?", rows)
+
+    def content_hash(self, path: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT n.content_hash FROM notes n JOIN files f ON f.id = n.file_id WHERE f.path = ?",
+            (path,),
+        ).fetchone()
+        return row[0] if row else None
+
+    def clear(self) -> None:
+        """Drop every row (``index --full``); the schema stays."""
+        with self.transaction() as conn:
+            for table in TABLES:
+                conn.execute(f"DELETE FROM {table}")
+            conn.execute("DELETE FROM meta WHERE key <> 'schema_version'")
+        self._load_state()
+
+    def integrity_check(self) -> bool:
+        """FTS5 integrity-check (rank 1 also compares with the content); True when sound."""
+        try:
+            for table in ("note_fts", "body_fts"):
+                self.conn.execute(
+                    f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)"
+                )
+        except sqlite3.DatabaseError:
+            return False
+        return True
+
+    def rebuild_fts(self) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM note_fts")
+            self.conn.execute("DELETE FROM body_fts")
+            ids = {row[0] for row in self.conn.execute("SELECT file_id FROM notes")}
+            self._refresh_fts(ids)
+        # Bodies are only on disk: re-read them through a full re-apply of notes.
+        notes = [
+            VaultFile(f.path, str(self.vault / (f.disk_rel or f.path)), True, f.size, f.mtime_ns, f.inode)
+            for f in self._files.values()
+            if f.is_note
+        ]
+        if self.body_index and notes:
+            self.apply(notes, ())
+
+    def optimize(self) -> None:
+        for table in ("note_fts", "body_fts"):
+            self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+
+    def checkpoint(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def file_mode_ok(path: Path) -> bool:
+    """True when the index file is private to its owner (0600)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode) & 0o077 == 0
+    except OSError:
+        return False
+
+
+def disk_name(vault: Path, path: str, disk_rel: str | None) -> Path:
+    return vault / (disk_rel or path)
+
+
+__all__ = ["ApplyReport", "IndexWriter", "IndexedFile", "disk_name", "file_mode_ok", "nfc", "open_writer_db"]

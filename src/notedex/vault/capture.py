@@ -1,0 +1,81 @@
+"""`capture`: create a new inbox note. The only place notedex writes into a vault.
+
+Whatever the text holds, the file lands inside the inbox folder under a fresh name: the name
+is built from a safe subset of characters, and the file is created with O_EXCL so nothing
+is ever overwritten.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_NAME_CHARS = 60
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|#^\[\]%`$!&;{}]+")
+
+
+@dataclass(frozen=True)
+class Captured:
+    path: str
+    """Vault-relative, '/'-separated."""
+    id: str
+    disk_path: Path
+
+
+def _name_from_text(text: str) -> str:
+    first_line = next((line for line in text.splitlines() if line.strip()), "")
+    name = unicodedata.normalize("NFC", first_line)
+    name = _UNSAFE.sub(" ", name)
+    name = re.sub(r"\s+", " ", name).strip(" .-_")
+    if len(name) > MAX_NAME_CHARS:
+        name = name[:MAX_NAME_CHARS].rstrip(" .-_")
+    return name or "capture"
+
+
+def _yaml_string(value: str) -> str:
+    # A JSON string is a valid YAML 1.2 double-quoted scalar: no injection through the text.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def capture(vault: Path, inbox: str, text: str, *, now: dt.datetime | None = None) -> Captured:
+    """Write ``text`` as a new note in ``vault/inbox``; never overwrite, never leave the vault."""
+    moment = now or dt.datetime.now().astimezone()
+    note_id = moment.strftime("%Y%m%d-%H%M%S")
+    inbox_parts = [p for p in inbox.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    folder = vault.joinpath(*inbox_parts) if inbox_parts else vault
+    folder.mkdir(parents=True, exist_ok=True)
+    real_vault = vault.resolve()
+    real_folder = folder.resolve()
+    if real_folder != real_vault and real_vault not in real_folder.parents:
+        raise ValueError(f"the inbox folder {inbox!r} leads outside the vault")
+
+    title = _name_from_text(text)
+    clean = text.replace("\x00", "")
+    content = (
+        "---\n"
+        f"id: {_yaml_string(note_id)}\n"
+        f"title: {_yaml_string(title)}\n"
+        "type: inbox-draft\n"
+        "status: seed\n"
+        f"created: {_yaml_string(moment.isoformat(timespec='seconds'))}\n"
+        "---\n\n"
+        f"{clean.rstrip()}\n"
+    )
+    data = content.encode("utf-8", errors="replace")
+    for attempt in range(1, 10_000):
+        suffix = "" if attempt == 1 else f" {attempt}"
+        candidate = real_folder / f"{title}{suffix}.md"
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        rel = candidate.relative_to(real_vault).as_posix()
+        return Captured(path=unicodedata.normalize("NFC", rel), id=note_id, disk_path=candidate)
+    raise FileExistsError(f"could not find a free name for {title!r} in {inbox}")

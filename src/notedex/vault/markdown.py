@@ -1,0 +1,411 @@
+"""Links, tags and the first H1 of a Markdown body (SEMANTICS 3, 4, 6).
+
+The scanners never see excluded text: code, math, raw HTML blocks and backslash escapes are
+first replaced by spaces (newlines kept), so a match offset in the masked text is also its
+offset in the real text and line/column stay true. Pure functions, no I/O (STYLE 9).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from notedex.vault.model import Link, LinkKind
+
+# --- block level -----------------------------------------------------------------------------
+
+# A line that may open a block construct or be a table row; when no line matches, the whole
+# line-by-line pass is skipped (most prose notes).
+_BLOCK_HINT = re.compile(
+    r"^(?:"
+    r"[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?(?:```|~~~|\$\$|\|)"  # fence, math, pipe row
+    r"| {0,3}<[!/a-zA-Z]"  # raw HTML block
+    r"|(?: {4}| {0,3}\t)"  # indented code
+    r"|[ \t>]*:?-+:?[ \t]*\|"  # table delimiter row without a leading pipe
+    r")",
+    re.MULTILINE,
+)
+# SEMANTICS 6: fences count after `>` (callouts) and after list markers or list indentation.
+_FENCE_OPEN = re.compile(
+    r"(?P<prefix>(?:[ \t]*(?:>|[-+*][ \t]|\d{1,9}[.)][ \t]))*[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)"
+)
+_FENCE_CLOSE = re.compile(r"(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*\r?$")
+_QUOTED = re.compile(r"[ \t]*>")
+_MATH_OPEN = re.compile(r"(?:[ \t]*>)*[ \t]*\$\$")
+_INDENTED = re.compile(r"(?: {4}| {0,3}\t)")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|\r?$)")
+_ATX_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|\r?$)")
+_PIPE_ROW = re.compile(r"(?:[ \t]*>)*[ \t]*\|")
+_TABLE_DELIMITER = re.compile(
+    r"(?:[ \t]*>)*[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*\r?$"
+)
+# CommonMark HTML blocks: 1 (until the closing tag), 2 (until -->), 6 (until a blank line).
+_HTML_RAW_OPEN = re.compile(r" {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|\r?$)", re.IGNORECASE)
+_HTML_RAW_CLOSE = re.compile(r"</(?:script|pre|style|textarea)>", re.IGNORECASE)
+_HTML_COMMENT_OPEN = re.compile(r" {0,3}<!--")
+_HTML_COMMENT_CLOSE = re.compile(r"-->")
+_HTML_BLOCK_OPEN = re.compile(
+    r" {0,3}</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col"
+    r"|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame"
+    r"|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav"
+    r"|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th"
+    r"|thead|title|tr|track|ul)(?:[ \t>]|/>|\r?$)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Blocks:
+    masked_lines: frozenset[int]
+    """0-based body lines inside code, math or HTML blocks."""
+    table_rows: frozenset[int]
+
+
+def _scan_blocks(lines: list[str]) -> _Blocks:
+    """One pass over the lines: which are excluded blocks, which are table rows."""
+    masked: set[int] = set()
+    rows: set[int] = set()
+    fence_char = ""
+    fence_len = 0
+    fence_quoted = False
+    html_close: re.Pattern[str] | None = None
+    html_until_blank = False
+    in_math = False
+    in_indented_code = False
+    # An indented code block cannot interrupt a paragraph: it needs a blank line (or the body
+    # start, a heading, the end of another block) before it, and no enclosing list.
+    can_indent = True
+    in_list = False
+    in_table = False
+    for index, line in enumerate(lines):
+        if fence_len:
+            if fence_quoted and not _QUOTED.match(line):
+                fence_len = 0  # the callout ended, and the fence with it; read this line anew
+            else:
+                masked.add(index)
+                close = _FENCE_CLOSE.match(line)
+                if close and close["fence"][0] == fence_char and len(close["fence"]) >= fence_len:
+                    fence_len = 0
+                    can_indent = True
+                continue
+        if html_until_blank:
+            if line.strip():
+                masked.add(index)
+                continue
+            html_until_blank = False
+        if html_close is not None:
+            masked.add(index)
+            if html_close.search(line):
+                html_close = None
+                can_indent = True
+            continue
+        if in_math:
+            masked.add(index)
+            if "$$" in line:
+                in_math = False
+            continue
+        if not line.strip():
+            can_indent = True
+            in_table = False
+            continue
+        if in_indented_code or (can_indent and not in_list):
+            if _INDENTED.match(line):
+                in_indented_code = True
+                masked.add(index)
+                continue
+            in_indented_code = False
+        can_indent = False
+        fence = _FENCE_OPEN.match(line)
+        if fence and not (fence["fence"][0] == "`" and "`" in fence["info"]):
+            fence_char = fence["fence"][0]
+            fence_len = len(fence["fence"])
+            fence_quoted = ">" in fence["prefix"]
+            masked.add(index)
+            in_table = False
+            continue
+        math = _MATH_OPEN.match(line)
+        if math and "$$" not in line[math.end() :]:
+            in_math = True
+            masked.add(index)
+            continue
+        if _HTML_BLOCK_OPEN.match(line):
+            html_until_blank = True
+            masked.add(index)
+            continue
+        raw_open = _HTML_RAW_OPEN.match(line) or _HTML_COMMENT_OPEN.match(line)
+        if raw_open:
+            masked.add(index)
+            close_pattern = (
+                _HTML_COMMENT_CLOSE if raw_open.re is _HTML_COMMENT_OPEN else _HTML_RAW_CLOSE
+            )
+            if not close_pattern.search(line, raw_open.end()):
+                html_close = close_pattern
+            continue
+        if _ATX_HEADING.match(line):
+            can_indent = True
+        if _LIST_ITEM.match(line):
+            in_list = True
+        elif line[0] not in " \t":
+            in_list = False
+        if in_table or _PIPE_ROW.match(line):
+            rows.add(index)
+        elif (
+            "|" in line
+            and index > 0
+            and "|" in lines[index - 1]
+            and index - 1 not in masked
+            and _TABLE_DELIMITER.match(line)
+        ):
+            rows.update((index - 1, index))
+            in_table = True
+    return _Blocks(frozenset(masked), frozenset(rows))
+
+
+# --- inline level ----------------------------------------------------------------------------
+
+# Leftmost wins, as in a Markdown inline parser: escapes, code spans (closing run of the same
+# length, never across a blank line), $$display$$ and $inline$ math. A lone backtick run is
+# matched too (group "ticks") so the scan resumes after it, not in its middle.
+_INLINE = re.compile(
+    r"(?P<escape>\\[\\`$\[\]#!])"
+    r"|(?P<code>(?P<run>`++)(?:[^`\n]++|\n(?![ \t]*\r?(?:\n|$))|(?!(?P=run)(?!`))`++)*?(?P=run)(?!`))"
+    r"|(?P<ticks>`+)"
+    r"|(?P<display>\$\$(?:[^$\n]++|\n(?![ \t]*\r?(?:\n|$))|\$(?!\$))*?\$\$)"
+    r"|(?P<math>\$(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$)"
+)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_NEWLINE = re.compile(r"\n")
+
+
+def _blank(text: str) -> str:
+    return _NOT_NEWLINE.sub(" ", text)
+
+
+def mask_excluded(body: str) -> tuple[str, frozenset[int]]:
+    """Body with excluded text blanked out, plus the 0-based table-row lines (SEMANTICS 6)."""
+    rows: frozenset[int] = frozenset()
+    masked = body
+    if _BLOCK_HINT.search(body):
+        lines = body.split("\n")
+        blocks = _scan_blocks(lines)
+        rows = blocks.table_rows
+        if blocks.masked_lines:
+            masked = "\n".join(
+                " " * len(line) if index in blocks.masked_lines else line
+                for index, line in enumerate(lines)
+            )
+    if "`" in masked or "$" in masked or "\\" in masked:
+        pieces: list[str] = []
+        position = 0
+        for match in _INLINE.finditer(masked):
+            if match.lastgroup == "ticks":
+                continue
+            pieces.append(masked[position : match.start()])
+            pieces.append(_blank(match.group()))
+            position = match.end()
+        if pieces:
+            pieces.append(masked[position:])
+            masked = "".join(pieces)
+    return masked, rows
+
+
+# --- links -----------------------------------------------------------------------------------
+
+# SEMANTICS 6: one line, non-greedy, inner non-empty and free of `[[`.
+_WIKILINK = re.compile(r"!?\[\[((?:(?!\[\[)[^\n])+?)\]\]")
+_MARKDOWN_LINK = re.compile(
+    r"!?\[(?P<text>[^\[\]\n]*)\]\([ \t]*"
+    r"(?:<(?P<angled>[^<>\n]*)>|(?P<plain>[^\s<>()]*(?:\([^\s<>()]*\)[^\s<>()]*)*))"
+    r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"""
+)
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{1,31}:")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def _normalise_target(target: str) -> tuple[str, str | None]:
+    """NBSP -> space, trim, NFC, then split at the first ``#`` (SEMANTICS 6)."""
+    target = unicodedata.normalize("NFC", target.replace("\xa0", " ").strip())
+    linkpath, hash_sign, subpath = target.partition("#")
+    return linkpath.strip(), (hash_sign + subpath) if hash_sign else None
+
+
+def wikilink_parts(inner: str) -> tuple[str, str | None, str | None] | None:
+    """``inner`` of ``[[inner]]`` -> (linkpath, subpath, display); None when it has no target."""
+    bar = inner.find("|")
+    if bar > 0:
+        target, display = inner[:bar], inner[bar + 1 :]
+    else:
+        target, display = inner, None
+    # SEMANTICS 6: `[[A\|B]]` is how a wikilink with a display text is written in a table.
+    target = target.removesuffix("\\")
+    linkpath, subpath = _normalise_target(target)
+    if not linkpath and subpath is None:
+        return None
+    return linkpath, subpath, display
+
+
+def _markdown_target(dest: str) -> tuple[str, str | None] | None:
+    """``dest`` of ``[t](dest)`` -> (linkpath, subpath), or None if it is not an internal link."""
+    if not dest or dest.startswith("//") or _URL_SCHEME.match(dest):
+        return None
+    if _BAD_PERCENT.search(dest):
+        return None
+    path, hash_sign, fragment = dest.partition("#")
+    try:
+        # Split before decoding: an encoded %23 belongs to the name, a raw # starts the subpath.
+        path = unquote(path, errors="strict")
+        fragment = unquote(fragment, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    linkpath = unicodedata.normalize("NFC", path.replace("\xa0", " ").strip())
+    subpath = unicodedata.normalize("NFC", hash_sign + fragment) if hash_sign else None
+    if not linkpath and subpath is None:
+        return None
+    return linkpath, subpath
+
+
+@dataclass(frozen=True, slots=True)
+class _Occurrence:
+    start: int
+    end: int
+    kind: LinkKind
+    linkpath: str
+    subpath: str | None
+    display: str | None
+
+
+def _find_links(
+    body: str, masked: str, table_rows: frozenset[int], line_starts: list[int]
+) -> list[_Occurrence]:
+    found: list[_Occurrence] = []
+    if "[[" in masked:
+        for match in _WIKILINK.finditer(masked):
+            start, end = match.span()
+            inner = body[match.start(1) : match.end(1)]
+            # SEMANTICS 6: in a table row an unescaped `|` splits the cell, not the link.
+            if (
+                table_rows
+                and _UNESCAPED_PIPE.search(inner)
+                and bisect_right(line_starts, start) - 1 in table_rows
+            ):
+                continue
+            parts = wikilink_parts(inner)
+            if parts is None:
+                continue
+            kind: LinkKind = "embed" if masked[start] == "!" else "wikilink"
+            found.append(_Occurrence(start, end, kind, *parts))
+    if "](" in masked:
+        for match in _MARKDOWN_LINK.finditer(masked):
+            start, end = match.span()
+            angled = match.start("angled") >= 0
+            dest_group = "angled" if angled else "plain"
+            target = _markdown_target(body[match.start(dest_group) : match.end(dest_group)])
+            if target is None:
+                continue
+            md_kind: LinkKind = "markdown-embed" if masked[start] == "!" else "markdown"
+            text = body[match.start("text") : match.end("text")]
+            found.append(_Occurrence(start, end, md_kind, target[0], target[1], text))
+    found.sort(key=lambda occurrence: occurrence.start)
+    return found
+
+
+# --- tags ------------------------------------------------------------------------------------
+
+# SEMANTICS 4: the characters a tag body may not contain.
+_TAG_BODY = (
+    r"[^\s\u2000-\u206f\u2e00-\u2e7f"
+    r"""!"#$%&'()*+,.:;<=>?@^`{|}~\[\]\\]+"""
+)
+# A tag starts a line or an inline chunk: after whitespace or emphasis (`**`, `_`). Masked
+# code and math are spaces here, so "after a code span" is covered; "after a link" is
+# handled separately because link text is masked for tags.
+_TAG = re.compile(r"(?<![^\s*_])#(" + _TAG_BODY + ")")
+_TAG_AT = re.compile("#(" + _TAG_BODY + ")")
+_ALL_DIGITS = re.compile(r"[0-9]+")
+
+
+def _find_tags(masked: str, links: list[_Occurrence]) -> list[str]:
+    if "#" not in masked:
+        return []
+    starts = [link.start for link in links]
+    found: list[tuple[int, str]] = []
+    for match in _TAG.finditer(masked):
+        position = match.start()
+        index = bisect_right(starts, position) - 1
+        if index >= 0 and position < links[index].end:
+            continue  # inside a link's text or target
+        found.append((position, match.group(1)))
+    for link in links:
+        after = _TAG_AT.match(masked, link.end)
+        if after:
+            found.append((link.end, after.group(1)))
+    if len(links) > 0:
+        found.sort()
+    return [
+        unicodedata.normalize("NFC", name)
+        for _pos, name in found
+        if not _ALL_DIGITS.fullmatch(name)
+    ]
+
+
+# --- headings --------------------------------------------------------------------------------
+
+_H1_LINE = re.compile(r"^ {0,3}#(?=[ \t]|\r?$)", re.MULTILINE)
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+
+
+def _first_h1(body: str, masked: str) -> str | None:
+    """SEMANTICS 3: the first ATX level-1 heading outside code, trimmed, closing #s removed."""
+    for match in _H1_LINE.finditer(masked):
+        line_end = body.find("\n", match.end())
+        text = body[match.end() : line_end if line_end >= 0 else len(body)].strip()
+        text = _CLOSING_HASHES.sub("", text).strip()
+        if text:
+            return text
+    return None
+
+
+# --- the body as a whole ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BodyScan:
+    links: tuple[Link, ...]
+    tags: tuple[str, ...]
+    """In document order, possibly repeated; the caller removes duplicates."""
+    first_h1: str | None
+
+
+_EMPTY_SCAN = BodyScan((), (), None)
+
+
+def scan_body(body: str, first_line: int = 1) -> BodyScan:
+    """Links, tags and first H1 of ``body``, whose first line is file line ``first_line``."""
+    if "[" not in body and "#" not in body:
+        return _EMPTY_SCAN  # no link, tag or heading can exist
+    masked, table_rows = mask_excluded(body)
+    line_starts = [0]
+    if "[" in masked:
+        line_starts.extend(match.end() for match in _NEWLINE.finditer(body))
+    occurrences = _find_links(body, masked, table_rows, line_starts)
+    links: list[Link] = []
+    for occurrence in occurrences:
+        line_index = bisect_right(line_starts, occurrence.start) - 1
+        links.append(
+            Link(
+                kind=occurrence.kind,
+                raw=body[occurrence.start : occurrence.end],
+                linkpath=occurrence.linkpath,
+                subpath=occurrence.subpath,
+                display=occurrence.display,
+                line=line_index + first_line,
+                column=occurrence.start - line_starts[line_index] + 1,
+            )
+        )
+    tags = _find_tags(masked, occurrences)
+    first_h1 = _first_h1(body, masked) if "#" in masked else None
+    return BodyScan(tuple(links), tuple(tags), first_h1)

@@ -1,0 +1,115 @@
+"""Frozen values produced by parsing a vault (STYLE 9). No I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+LinkKind = Literal["wikilink", "embed", "markdown", "markdown-embed", "frontmatter"]
+TagSource = Literal["frontmatter", "inline"]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One reference occurrence in a note (SEMANTICS 6).
+
+    ``linkpath`` is the normalised target without subpath (NFC, trimmed, NBSP -> space,
+    percent-decoded for Markdown links). ``subpath`` keeps its leading ``#`` (``"#H1#H2"``,
+    ``"#^blk"``) or is ``None``. ``line`` and ``column`` are 1-based and point at the
+    occurrence's first character (``[`` or ``!``), counted in code points.
+    """
+
+    kind: LinkKind
+    raw: str
+    linkpath: str
+    subpath: str | None
+    display: str | None
+    line: int
+    column: int
+
+    @property
+    def is_self(self) -> bool:
+        """``[[#Heading]]`` and ``[[#^id]]``: not broken, not an edge (SEMANTICS 6)."""
+        return self.linkpath == ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """A tag as written (without ``#``), first-seen spelling (SEMANTICS 4)."""
+
+    name: str
+    source: TagSource
+
+    @property
+    def key(self) -> str:
+        return self.name.lower()
+
+    def prefixes(self) -> tuple[str, ...]:
+        """``a/b/c`` -> ``("a", "a/b", "a/b/c")``: nested tags count for their parents."""
+        parts = self.name.split("/")
+        return tuple("/".join(parts[: i + 1]) for i in range(len(parts)) if parts[i])
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A warning or error attached to a note; never an exception (SEMANTICS 2, 8)."""
+
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    path: str
+    """Vault-relative, ``/``-separated, NFC."""
+    stem: str
+    frontmatter_title: str | None
+    first_h1: str | None
+    title: str
+    """Frontmatter ``title`` if a non-empty string, else the stem (SEMANTICS 3)."""
+    id: str | None
+    type: str | None
+    status: str | None
+    tags: tuple[Tag, ...]
+    """Unique case-insensitively, first-seen spelling, frontmatter tags first."""
+    aliases: tuple[str, ...]
+    links: tuple[Link, ...]
+    """In document order: frontmatter links first, then body occurrences."""
+    warnings: tuple[Problem, ...]
+    errors: tuple[Problem, ...]
+    content_hash: str
+    """sha256 hex of the raw bytes."""
+    body: str
+    """Decoded text without the frontmatter block."""
+    properties: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    """The frontmatter mapping, JSON-safe (dates as ISO strings); empty when absent or invalid."""
+
+
+@dataclass(frozen=True, slots=True)
+class VaultFile:
+    """A file found by the walker (SEMANTICS 1)."""
+
+    path: str
+    """Vault-relative, ``/``-separated, NFC (for identity and links)."""
+    disk_path: str
+    """Absolute on-disk path with the original (possibly NFD) name, for I/O."""
+    is_note: bool
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+@dataclass(frozen=True, slots=True)
+class WalkProblem:
+    """An entry the walker could not read or refused to follow."""
+
+    path: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class WalkResult:
+    files: tuple[VaultFile, ...]
+    problems: tuple[WalkProblem, ...]
+    unreadable_dirs: tuple[str, ...]
+    """Vault-relative folders that could not be listed: rows under them must not be deleted."""

@@ -1,0 +1,175 @@
+"""One note's bytes -> ``Note`` (SEMANTICS 2-6).
+
+``parse_note`` is pure and never raises, whatever the bytes; every problem becomes a
+``Problem`` on the note. ``read_note`` is the only function here that touches the disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+
+from notedex.vault.frontmatter import (
+    Frontmatter,
+    frontmatter_aliases,
+    frontmatter_tags,
+    load_frontmatter,
+    locate_frontmatter,
+    text_property,
+)
+from notedex.vault.markdown import scan_body
+from notedex.vault.model import Note, Problem, Tag
+
+__all__ = ["DEFAULT_MAX_BYTES", "note_stem", "parse_note", "read_note"]
+
+DEFAULT_MAX_BYTES = 5_000_000
+# A NUL byte this early means an image or a UTF-16 file saved as .md, not Markdown.
+_BINARY_SNIFF_BYTES = 8192
+# Never block on a FIFO that happens to be called x.md; no effect on regular files.
+_TEXT_KEYS = ("id", "type", "status")
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def note_stem(path: str) -> str:
+    """``"A/B/Dup.md"`` -> ``"Dup"`` (the ``.md`` suffix in any case)."""
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name[-3:].lower() == ".md" else name
+
+
+def parse_note(data: bytes, path: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Note:
+    """Parse a note's raw bytes; ``path`` is vault-relative, ``/``-separated, NFC."""
+    content_hash = hashlib.sha256(data).hexdigest()
+    if len(data) > max_bytes:
+        return _name_only(path, content_hash, _size_problem(len(data), max_bytes))
+    try:
+        return _parse(data, path, content_hash)
+    except Exception as exc:  # a parser bug must cost one note, not the whole index
+        message = f"parser failure ({type(exc).__name__}: {exc}); indexed by name only"
+        return _name_only(path, content_hash, Problem("internal", message))
+
+
+def read_note(
+    disk_path: str | os.PathLike[str], path: str, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Note:
+    """Read at most ``max_bytes + 1`` bytes of ``disk_path`` and parse them; never raises."""
+    try:
+        fd = os.open(disk_path, _OPEN_FLAGS)
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                what = "is a directory" if stat.S_ISDIR(info.st_mode) else "is not a regular file"
+                return _name_only(path, "", Problem("read", f"cannot read file: it {what}"))
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return _name_only(path, "", Problem("read", f"cannot read file: {reason}"))
+    if len(data) > max_bytes:
+        # Only a prefix was read, so this is not the file's sha256; size and mtime make it
+        # change whenever the file changes, which is all the index needs from it.
+        digest = hashlib.sha256(data)
+        digest.update(f"\0{info.st_size}\0{info.st_mtime_ns}".encode())
+        return _name_only(path, digest.hexdigest(), _size_problem(info.st_size, max_bytes))
+    return parse_note(data, path, max_bytes=max_bytes)
+
+
+def _parse(data: bytes, path: str, content_hash: str) -> Note:
+    if b"\0" in data[:_BINARY_SNIFF_BYTES]:
+        problem = Problem("binary", "binary content (NUL bytes); not parsed as Markdown")
+        return _name_only(path, content_hash, problem)
+    errors: list[Problem] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        errors.append(
+            Problem(
+                "encoding",
+                f"invalid UTF-8 at byte {exc.start}; decoded with replacement characters",
+            )
+        )
+    # A UTF-8 BOM is invisible in every editor (and Obsidian drops it): not part of the text.
+    text = text.removeprefix("\ufeff")
+
+    block = locate_frontmatter(text)
+    if block is None:
+        frontmatter, body, first_line = Frontmatter(), text, 1
+    else:
+        frontmatter = load_frontmatter(block)
+        body, first_line = text[block.body_offset :], block.body_line
+    errors.extend(frontmatter.errors)
+    warnings = list(frontmatter.warnings)
+    values = frontmatter.values
+
+    scan = scan_body(body, first_line)
+
+    candidates = [Tag(name, "frontmatter") for name in frontmatter_tags(values, warnings)]
+    candidates.extend(Tag(name, "inline") for name in scan.tags)
+    tags: list[Tag] = []
+    seen: set[str] = set()
+    for tag in candidates:
+        if tag.key not in seen:  # SEMANTICS 4: case-insensitive, first-seen spelling
+            seen.add(tag.key)
+            tags.append(tag)
+    aliases = frontmatter_aliases(values, warnings)
+    note_id, note_type, status = (text_property(values, key, warnings) for key in _TEXT_KEYS)
+
+    stem = note_stem(path)
+    raw_title = values.get("title")
+    frontmatter_title = raw_title.strip() or None if isinstance(raw_title, str) else None
+    return Note(
+        path=path,
+        stem=stem,
+        frontmatter_title=frontmatter_title,
+        first_h1=scan.first_h1,
+        title=frontmatter_title or stem,  # SEMANTICS 3
+        id=note_id,
+        type=note_type,
+        status=status,
+        tags=tuple(tags),
+        aliases=tuple(aliases),
+        links=(*frontmatter.links, *scan.links),
+        warnings=tuple(warnings),
+        errors=tuple(errors),
+        content_hash=content_hash,
+        body=body,
+        properties=frontmatter.properties,
+    )
+
+
+def _name_only(path: str, content_hash: str, error: Problem) -> Note:
+    """A note indexed by its name alone: unreadable, binary or over the size cap."""
+    stem = note_stem(path)
+    return Note(
+        path=path,
+        stem=stem,
+        frontmatter_title=None,
+        first_h1=None,
+        title=stem,
+        id=None,
+        type=None,
+        status=None,
+        tags=(),
+        aliases=(),
+        links=(),
+        warnings=(),
+        errors=(error,),
+        content_hash=content_hash,
+        body="",
+    )
+
+
+def _size_problem(size: int, max_bytes: int) -> Problem:
+    return Problem(
+        "size",
+        f"file is {_human_size(size)}, over the {_human_size(max_bytes)} size cap; "
+        "indexed by name only",
+    )
+
+
+def _human_size(size: int) -> str:
+    if size >= 1_000_000:
+        return f"{size / 1_000_000:.1f} MB"
+    if size >= 1_000:
+        return f"{size / 1_000:.1f} KB"
+    return f"{size} bytes"

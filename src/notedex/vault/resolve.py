@@ -1,0 +1,229 @@
+"""Link resolution (SEMANTICS 7): a linkpath written in a source note -> a vault file.
+
+Pure functions over the set of vault paths (notes and attachments); no I/O. The ``Resolver``
+builds two lookup maps once, so one ``resolve`` is a couple of dict look-ups and, only for an
+ambiguous name, a sort of that name's few candidates.
+
+Name lookup and the ``+ ".md"`` retry (7.2) are done on the *name without ``.md``* for notes:
+``[[X]]`` finds the files whose ``fold(stem) == fold("X")``. Appending ``.md`` before folding
+would give a different key for a Greek capital sigma at the end of the name (``str.lower()``
+turns a final ``Σ`` into ``ς`` but ``Σ.md`` into ``σ.md``), so ``[[ΛΌΓΟΣ]]`` would miss
+``Λόγος.md``. The same keys drive ``affected_name_keys``, which keeps that contract exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from notedex.vault.text import fold, nfc
+
+__all__ = [
+    "Resolution",
+    "Resolver",
+    "affected_name_keys",
+    "broken_key",
+    "name_key",
+]
+
+_NOTE_SUFFIX = ".md"
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    target: str | None
+    """The vault path as given to the ``Resolver`` (NFC, original case), or None: unresolved."""
+    ambiguous: bool
+    """True when the tie-break of SEMANTICS 7.7 chose among several matching files (a warning)."""
+
+
+_UNRESOLVED = Resolution(None, False)
+
+
+def _last_segment(path: str) -> str:
+    return path.rpartition("/")[2]
+
+
+def _note_stem(name: str) -> str | None:
+    """``Foo.MD`` -> ``Foo``; None when the name is not a note name (SEMANTICS 1)."""
+    if name[-3:].lower() == _NOTE_SUFFIX:
+        return name[:-3]
+    return None
+
+
+def _has_extension(name: str) -> bool:
+    """``pic.png``, ``v1.2``: a dot that is neither the first nor the last character."""
+    dot = name.rfind(".")
+    return 0 < dot < len(name) - 1
+
+
+def broken_key(linkpath: str) -> str:
+    """The key of an unresolved link: linkpath without a trailing ``.md``, case kept (SEMANTICS 7).
+
+    ``Foo`` and ``foo`` are two keys; ``Foo.md`` and ``Foo.MD`` are both ``Foo``. A linkpath
+    that is only ``.md`` (or ends in ``/.md``) keeps its suffix rather than becoming empty.
+    """
+    linkpath = nfc(linkpath)
+    stem = _note_stem(linkpath)
+    if stem is None or stem == "" or stem.endswith("/"):
+        return linkpath
+    return stem
+
+
+def name_key(linkpath: str) -> str:
+    """What a link stores so it can be found again when files appear or go: fold(last segment)."""
+    return fold(_last_segment(linkpath))
+
+
+def affected_name_keys(path: str) -> tuple[str, ...]:
+    """The ``name_key`` of every link whose resolution may change when ``path`` appears or goes.
+
+    ``x/Foo.md`` -> ``("foo.md", "foo")``; ``img/pic.png`` -> ``("pic.png",)``. These are
+    exactly the keys ``Resolver`` looks candidates up by (SEMANTICS 7.2), so a link with
+    another ``name_key`` can never have this file as a candidate.
+    """
+    name = _last_segment(path)
+    keys = [fold(name)]
+    stem = _note_stem(name)
+    if stem is not None:
+        stem_key = fold(stem)
+        if stem_key not in keys:
+            keys.append(stem_key)
+    return tuple(keys)
+
+
+def _add_to(index: dict[str, dict[str, str]], key: str, path: str, compare_key: str) -> None:
+    bucket = index.get(key)
+    if bucket is None:
+        index[key] = {path: compare_key}
+    else:
+        bucket[path] = compare_key
+
+
+def _remove_from(index: dict[str, dict[str, str]], key: str, path: str) -> None:
+    bucket = index.get(key)
+    if bucket is not None:
+        bucket.pop(path, None)
+        if not bucket:
+            del index[key]
+
+
+def _first(paths: list[str], source_folder: str | None) -> Resolution:
+    """Pick one of several matching files (SEMANTICS 7.7), deterministically.
+
+    Files inside the source note's folder (subfolders included) first, then by shortest path,
+    then by code-point order so the answer never depends on the order files were listed in.
+    """
+    if len(paths) == 1:
+        return Resolution(paths[0], False)
+    if source_folder is None:
+        best = min(paths, key=lambda p: (len(p), p))
+    else:
+        prefix = f"{source_folder}/" if source_folder else ""
+        best = min(paths, key=lambda p: (not p.startswith(prefix), len(p), p))
+    return Resolution(best, True)
+
+
+def _join_relative(source_folder: str, linkkey: str) -> str | None:
+    """``./x`` and ``../x`` against the source folder (both folded); None above the vault root."""
+    parts = source_folder.split("/") if source_folder else []
+    for segment in linkkey.split("/"):
+        if segment == ".":
+            continue
+        if segment == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(segment)
+    return "/".join(parts)
+
+
+class Resolver:
+    """SEMANTICS 7 over a set of vault paths; ``add``/``remove`` keep it current in O(1).
+
+    Paths are vault-relative, ``/``-separated and NFC, as the walker produces them; they are
+    returned exactly as given. Aliases never take part (7.8): this class never sees them.
+    """
+
+    __slots__ = ("_by_name", "_by_stem")
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        # fold(file name) -> {path: fold(path)}: lookups of a linkpath that has an extension.
+        self._by_name: dict[str, dict[str, str]] = {}
+        # fold(name without .md) -> {path: fold(path without .md)}: the ".md" retry of 7.2,
+        # compared without the suffix on both sides (see the module docstring).
+        self._by_stem: dict[str, dict[str, str]] = {}
+        for path in paths:
+            self.add(path)
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        bucket = self._by_name.get(fold(_last_segment(path)))
+        return bucket is not None and path in bucket
+
+    def add(self, path: str) -> None:
+        name = _last_segment(path)
+        _add_to(self._by_name, fold(name), path, fold(path))
+        stem = _note_stem(name)
+        if stem is not None:
+            _add_to(self._by_stem, fold(stem), path, fold(path[:-3]))
+
+    def remove(self, path: str) -> None:
+        name = _last_segment(path)
+        _remove_from(self._by_name, fold(name), path)
+        stem = _note_stem(name)
+        if stem is not None:
+            _remove_from(self._by_stem, fold(stem), path)
+
+    def resolve(self, linkpath: str, source: str) -> Resolution:
+        """The file ``linkpath`` points to when written in the note ``source`` (SEMANTICS 7)."""
+        if not linkpath:
+            return Resolution(source, False)  # 7.1: [[#Heading]] points at its own note
+        key = fold(linkpath)
+        last = _last_segment(key)
+        candidates: dict[str, str] | None = None
+        if _has_extension(last):
+            candidates = self._by_name.get(last)
+        if not candidates:
+            # 7.2: no extension, or the extension found nothing ([[v1.2]] -> v1.2.md).
+            candidates = self._by_stem.get(last)
+        if not candidates:
+            return _UNRESOLVED  # 7.3
+        if "/" not in key:
+            if len(candidates) == 1:
+                return Resolution(next(iter(candidates)), False)  # 7.4: unique name, anywhere
+            return self._closest(key, candidates, source)
+        if key.startswith(("./", "../")):
+            # 7.5: relative to the source note's folder, exact path only.
+            wanted = _join_relative(fold(source.rpartition("/")[0]), key)
+            if wanted is None:
+                return _UNRESOLVED
+            return self._exact(wanted, candidates)
+        absolute = key.startswith("/")
+        exact = self._exact(key[1:] if absolute else key, candidates)  # 7.6
+        if exact.target is not None or absolute:
+            return exact
+        return self._closest(key, candidates, source)
+
+    @staticmethod
+    def _exact(wanted: str, candidates: dict[str, str]) -> Resolution:
+        matches = [path for path, compare_key in candidates.items() if compare_key == wanted]
+        if not matches:
+            return _UNRESOLVED
+        # Several only when paths differ just by case (a case-sensitive file system).
+        return _first(matches, None)
+
+    @staticmethod
+    def _closest(key: str, candidates: dict[str, str], source: str) -> Resolution:
+        # 7.7: the path must end with the linkpath on a segment boundary ([[wrong/Note]] misses).
+        suffix = "/" + key
+        matches = [
+            path
+            for path, compare_key in candidates.items()
+            if compare_key == key or compare_key.endswith(suffix)
+        ]
+        if not matches:
+            return _UNRESOLVED
+        return _first(matches, source.rpartition("/")[0])

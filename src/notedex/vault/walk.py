@@ -1,0 +1,277 @@
+"""Which files make up the vault (SEMANTICS 1): an iterative, loop-safe ``os.scandir`` walk.
+
+The walk never raises for anything inside the vault: an entry it cannot read or refuses to
+follow becomes a ``WalkProblem``, and a folder it cannot list is named in ``unreadable_dirs``
+so the store keeps the rows under it (ARCHITECTURE "Freshness"). Only a missing root raises.
+
+Symlinks are followed, as Obsidian does, including ones that lead outside the vault root; files
+keep their path *inside* the vault (``A/link/x.md``). Folders are tracked by
+``(st_dev, st_ino)``: a link to a folder on the current path is a loop and is not followed, and
+a folder is walked once only, so a link to a folder that is already in the vault does not make
+every file in it appear twice. Symlinked folders are walked after the real tree, so a folder
+is listed under its real path rather than under a link that happens to sort first.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+import unicodedata
+from collections import deque
+from functools import lru_cache
+from typing import NamedTuple
+
+from notedex.errors import VaultNotFound
+from notedex.vault.model import VaultFile, WalkProblem, WalkResult
+
+__all__ = [
+    "VaultNotFound",
+    "is_excluded",
+    "load_excluded_filters",
+    "walk_vault",
+]
+
+LOOP_MESSAGE = "symlink loop; not followed"
+NOT_UTF8_MESSAGE = "file name is not valid UTF-8"
+
+_DirId = tuple[int, int]
+
+
+class _Folder(NamedTuple):
+    disk_path: str
+    path: str
+    """Vault-relative, NFC; ``""`` is the root."""
+    chain: tuple[_DirId, ...]
+    """Identities of this folder and every folder above it on the walked path."""
+
+
+def _storable(name: str) -> bool:
+    """False for names that are not valid UTF-8 on disk (``surrogateescape``d by ``os``)."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(name: str) -> str:
+    """A lossy but valid spelling of an undecodable name, for messages only."""
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "replace").decode("utf-8")
+
+
+def _is_note_name(name: str) -> bool:
+    return name[-3:].lower() == ".md"
+
+
+def _child(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+class _Walk:
+    def __init__(self) -> None:
+        self.files: list[VaultFile] = []
+        self.problems: list[WalkProblem] = []
+        self.unreadable: list[str] = []
+        # Every folder listed (or queued) so far, by identity -> the vault path it has there.
+        self.walked: dict[_DirId, str] = {}
+        self.pending: list[_Folder] = []
+        # Symlinked folders wait until the real tree is done, so real paths win.
+        self.linked: deque[_Folder] = deque()
+
+    def run(self, root: str, root_id: _DirId) -> WalkResult:
+        self.walked[root_id] = ""
+        self.pending.append(_Folder(root, "", (root_id,)))
+        while True:
+            if self.pending:
+                self._list(self.pending.pop())
+            elif self.linked:
+                folder = self.linked.popleft()
+                first = self.walked.get(folder.chain[-1])
+                if first is not None:
+                    self._problem(
+                        folder.path,
+                        f"symlink to a folder already in the vault as {first!r}; not followed",
+                    )
+                    continue
+                self.walked[folder.chain[-1]] = folder.path
+                self._list(folder)
+            else:
+                break
+        self.files.sort(key=lambda f: f.path)
+        self.problems.sort(key=lambda p: (p.path, p.message))
+        self.unreadable.sort()
+        return WalkResult(tuple(self.files), tuple(self.problems), tuple(self.unreadable))
+
+    def _problem(self, path: str, message: str) -> None:
+        self.problems.append(WalkProblem(path, message))
+
+    def _list(self, folder: _Folder) -> None:
+        try:
+            with os.scandir(folder.disk_path) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            # Permissions, a cloud placeholder, a folder gone mid-walk: keep its rows.
+            self.unreadable.append(folder.path)
+            self._problem(folder.path, f"cannot list folder: {exc.strerror or exc}")
+            return
+        entries.sort(key=lambda e: e.name)
+        taken: set[str] = set()
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
+            if not _storable(name):
+                self._problem(_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE)
+                continue
+            if not name.isascii():
+                name = unicodedata.normalize("NFC", name)  # SEMANTICS 1: macOS writes NFD
+            path = _child(folder.path, name)
+            if name in taken:
+                # Two disk names with one NFC form: the first in sorted order keeps the path.
+                self._problem(
+                    path,
+                    f"another name in this folder has the same NFC form; skipped {entry.name!a}",
+                )
+                continue
+            taken.add(name)
+            try:
+                self._entry(entry, path, folder)
+            except FileNotFoundError:
+                continue  # deleted since the listing: it is simply not a vault file any more
+            except OSError as exc:
+                self._problem(path, f"cannot read: {exc.strerror or exc}")
+
+    def _entry(self, entry: os.DirEntry[str], path: str, parent: _Folder) -> None:
+        if entry.is_symlink():
+            self._symlink(entry, path, parent)
+        elif entry.is_dir(follow_symlinks=False):
+            info = entry.stat(follow_symlinks=False)
+            self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=False)
+        elif entry.is_file(follow_symlinks=False):
+            self._file(entry.path, path, entry.stat(follow_symlinks=False))
+        else:
+            # A FIFO would block the reader forever; sockets and devices are not notes either.
+            self._problem(path, "not a regular file or folder; skipped")
+
+    def _symlink(self, entry: os.DirEntry[str], path: str, parent: _Folder) -> None:
+        # Followed wherever it leads, outside the vault root too (as Obsidian does); the path
+        # stays the link's path inside the vault and the loop guard is in _folder.
+        try:
+            info = entry.stat()  # follows the link
+        except FileNotFoundError:
+            self._problem(path, "dangling symlink; target missing")
+            return
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                self._problem(path, LOOP_MESSAGE)
+            else:
+                self._problem(path, f"cannot follow symlink: {exc.strerror or exc}")
+            return
+        if stat.S_ISDIR(info.st_mode):
+            self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=True)
+        elif stat.S_ISREG(info.st_mode):
+            self._file(entry.path, path, info)
+        else:
+            self._problem(
+                path, "symlink to something that is not a regular file or folder; skipped"
+            )
+
+    def _folder(
+        self, disk_path: str, path: str, parent: _Folder, identity: _DirId, *, linked: bool
+    ) -> None:
+        if identity in parent.chain:
+            self._problem(path, LOOP_MESSAGE)
+            return
+        folder = _Folder(disk_path, path, (*parent.chain, identity))
+        if linked:
+            self.linked.append(folder)
+            return
+        first = self.walked.get(identity)
+        if first is not None:  # a bind mount of a folder that is already in the vault
+            self._problem(path, f"same folder as {first!r}; not walked twice")
+            return
+        self.walked[identity] = path
+        self.pending.append(folder)
+
+    def _file(self, disk_path: str, path: str, info: os.stat_result) -> None:
+        self.files.append(
+            VaultFile(
+                path=path,
+                disk_path=disk_path,
+                is_note=_is_note_name(path),
+                size=info.st_size,
+                mtime_ns=info.st_mtime_ns,
+                inode=info.st_ino,
+            )
+        )
+
+
+def walk_vault(root: str | os.PathLike[str]) -> WalkResult:
+    """Every file of the vault at ``root``, sorted by path (SEMANTICS 1).
+
+    Raises ``VaultNotFound`` only when ``root`` itself is missing or not a folder. A root that
+    exists but cannot be listed gives ``unreadable_dirs == ("",)``: keep every row.
+    """
+    disk_root = os.path.abspath(os.fspath(root))
+    try:
+        info = os.stat(disk_root)
+    except OSError as exc:
+        raise VaultNotFound(disk_root, exc.strerror or "cannot look at it") from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise VaultNotFound(disk_root, "not a folder")
+    return _Walk().run(disk_root, (info.st_dev, info.st_ino))
+
+
+def load_excluded_filters(root: str | os.PathLike[str]) -> tuple[str, ...]:
+    """Obsidian's "Excluded files" (``userIgnoreFilters`` in ``.obsidian/app.json``).
+
+    A missing, unreadable or malformed file, or a value that is not a list, gives ``()``;
+    non-string and empty entries are dropped (an empty prefix would exclude everything).
+    """
+    config = os.path.join(os.fspath(root), ".obsidian", "app.json")
+    try:
+        with open(config, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError, RecursionError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    filters = data.get("userIgnoreFilters")
+    if not isinstance(filters, list):
+        return ()
+    return tuple(
+        unicodedata.normalize("NFC", item) for item in filters if isinstance(item, str) and item
+    )
+
+
+@lru_cache(maxsize=256)
+def _filter_regex(source: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(source)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None  # a broken regex excludes nothing, as in Obsidian
+
+
+def is_excluded(path: str, filters: tuple[str, ...]) -> bool:
+    """Whether Obsidian's "Excluded files" hide ``path`` (SEMANTICS 1: still a link target).
+
+    As in Obsidian, an entry written ``/regex/`` is searched anywhere in the vault path and any
+    other entry is a plain, case-sensitive path prefix: ``Archive/`` and ``Archive`` both match
+    ``Archive/x.md`` (and ``Archive`` also matches ``Archive 2/x.md``).
+    """
+    for item in filters:
+        if len(item) > 2 and item.startswith("/") and item.endswith("/"):
+            regex = _filter_regex(item[1:-1])
+            if regex is not None and regex.search(path):
+                return True
+        elif item and path.startswith(unicodedata.normalize("NFC", item)):
+            return True
+    return False
