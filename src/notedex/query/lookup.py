@@ -144,6 +144,43 @@ def _filter(
     return {i: c for i, c in found.items() if i not in drop}
 
 
+MAX_DECOMPOSE_CHARS = 12
+
+
+def _occurs(conn: sqlite3.Connection, term: str) -> bool:
+    expression = fts_phrase(term)
+    return expression is not None and bool(read.fts_note_hits(conn, expression, 1))
+
+
+def refine_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+    """Split CJK runs that occur nowhere into the longest sub-runs that do.
+
+    Chinese is written without spaces, so ``收件匣整理流程`` arrives as one run; when the whole
+    run matches no title, tag, alias or link text, keep its longest pieces (two characters or
+    more, greedy from the left) that do. A run none of whose pieces occur is dropped, so a
+    question about something the vault never mentions still finds nothing.
+    """
+    refined: list[str] = []
+    for term in terms:
+        # Terms come from split_words, so a CJK term is a pure CJK run.
+        if not is_cjk(term) or len(term) < 3 or _occurs(conn, term):
+            refined.append(term)
+            continue
+        run = term[:MAX_DECOMPOSE_CHARS]
+        start = 0
+        while start < len(run) - 1:
+            for end in range(len(run), start + 1, -1):
+                piece = run[start:end]
+                if _occurs(conn, piece):
+                    refined.append(piece)
+                    start = end
+                    break
+            else:
+                start += 1
+    return list(dict.fromkeys(refined))
+
+
+
 def lookup(
     conn: sqlite3.Connection,
     question: str,
@@ -156,6 +193,7 @@ def lookup(
     stage = "none"
     found: dict[int, Candidate] = {}
     with read_transaction(conn):
+        terms = refine_terms(conn, terms)
         if terms:
             found = _filter(conn, _stage1(conn, terms), tag, note_type)
             stage = "title_tags" if found else "none"

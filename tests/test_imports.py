@@ -1,0 +1,74 @@
+"""The query path stays on the stdlib: `python -X importtime` proves which modules load."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import DEMO_VAULT, run_cli
+
+BANNED = ("sqlite_utils", "watchdog", "structlog", "apscheduler", "frontmatter", "yaml", "notedex.daemon")
+
+
+def imported_modules(*args: str | Path) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "notedex", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    names = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "notedex.cli" in names, "importtime output not captured"
+    return names
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("imports")
+    vault = base / "vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    db = base / "index.db"
+    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    return vault, db
+
+
+def banned_in(names: set[str]) -> list[str]:
+    return sorted(n for n in names if any(n == b or n.startswith(b + ".") for b in BANNED))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("lookup", "cobra", "--no-refresh"),
+        ("lookup", "cobra"),  # refresh check on a current index: stdlib etag walk only
+        ("health", "--json"),
+        ("scan", "--json", "--no-refresh"),
+        ("show", "PARA 方法", "--json"),
+        ("graph", "--json", "--no-refresh"),
+        ("status", "--json"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_query_commands_import_no_heavy_module(indexed: tuple[Path, Path], command: tuple[str, ...]) -> None:
+    vault, db = indexed
+    names = imported_modules(*command, "--vault", vault, "--db", db)
+    assert banned_in(names) == []
+
+
+def test_the_check_can_fail(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    """A refresh that has work to do does import the writer: the probe above really sees imports."""
+    vault, db = indexed
+    (vault / "New note.md").write_text("new\n", encoding="utf-8")
+    try:
+        names = imported_modules("lookup", "cobra", "--vault", vault, "--db", db)
+    finally:
+        (vault / "New note.md").unlink()
+    assert "sqlite_utils" in names
