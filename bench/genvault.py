@@ -1,5 +1,8 @@
 """Generate a synthetic Obsidian-style vault and the ground truth about it.
 
+    python bench/genvault.py --notes 10000 --seed 1 --out bench/out/v10k
+    # -> bench/out/v10k/ (the vault) and bench/out/v10k.truth.json (beside it, not inside)
+
 The vault feeds the benchmarks (1k/10k/100k notes) and the correctness tests: the truth file says,
 for every note, the title, tags, aliases and resolved links that SEMANTICS.md demands. The truth
 comes from the generator's own bookkeeping, never from notedex, so it is an independent check.
@@ -11,6 +14,18 @@ names never contain characters that change meaning inside links or YAML.
 
 Same ``--notes`` and ``--seed`` give a byte-identical vault and truth file: one
 ``random.Random(seed)``, no clock, no iteration over sets.
+
+Truth JSON (one note or list item per line):
+
+- ``notes``: vault path (NFC) -> ``title`` (SEMANTICS 3), ``first_h1``, ``id``/``type``/``status``
+  (strings or null), ``tags`` (frontmatter first, then inline; unique case-insensitively,
+  first-seen spelling), ``aliases``, ``links``: ``[{kind, linkpath, target}]`` in document order
+  (frontmatter links first); ``target`` is a vault path or null; self-links (``[[#H]]``) have
+  linkpath ``""`` and the note itself as target (SEMANTICS 7.1).
+- ``orphans``: sorted note paths (SEMANTICS 8). ``broken``: ``[{source, linkpath, key}]``.
+- ``invalid_yaml``: notes whose frontmatter is not a YAML mapping (invalid YAML, a list or a
+  scalar): each must carry an error, and nothing else in the vault is an error.
+- ``attachments``; ``ignored``: dot-prefixed paths that are not vault files (SEMANTICS 1).
 """
 
 from __future__ import annotations
@@ -25,9 +40,11 @@ import shutil
 import sys
 import time
 import unicodedata
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote
 
 GENERATOR = "notedex-genvault"
@@ -335,7 +352,7 @@ class VaultGenerator:
         taken.update(f.lower() for f in self.folders)
         while len(self.folders) < wanted + 3:
             parent = rng.choice(self.folders)
-            if parent == "attachments" or parent.count("/") >= 2:
+            if parent in ("attachments", "Daily Notes") or parent.count("/") >= 2:
                 parent = ""
             roll = rng.random()
             if roll < 0.6:
@@ -382,9 +399,10 @@ class VaultGenerator:
             for folder in rng.sample(deep_folders, size):
                 spelled = stem.lower() if rng.random() < 0.2 else stem
                 self._add_note(folder, spelled, "en").dup = True
-        daily = rng.randint(0, 20) if n >= 50 else 0
-        day0 = 738000  # a proleptic ordinal in 2021
-        for ordinal in sorted(rng.sample(range(day0, day0 + 5000), min(daily, n // 20))):
+        # Daily notes: about 5% of the vault, named by date, like Obsidian's core plugin.
+        day0 = 738000  # 2021-07-20 as a proleptic ordinal
+        daily = min(n // 20, 4000)
+        for ordinal in sorted(rng.sample(range(day0, day0 + 4000), daily)):
             stem = _date_str(ordinal)
             if self._claim(stem):
                 self._add_note("Daily Notes", stem, "en")
@@ -431,7 +449,9 @@ class VaultGenerator:
         while len(self.attachments) < count:
             roll = rng.random()
             if roll < 0.35:
-                stem = f"Pasted image 20{rng.randint(20, 25)}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}{rng.randint(0, 235959):06d}"
+                day = _date_str(rng.randint(737400, 739500)).replace("-", "")
+                clock = f"{rng.randint(0, 23):02d}{rng.randint(0, 59):02d}{rng.randint(0, 59):02d}"
+                stem = f"Pasted image {day}{clock}"
                 ext = "png"
             elif roll < 0.6:
                 stem = f"diagram-{rng.choice(_EN_WORDS)}-{rng.randint(1, 999)}"
@@ -694,13 +714,13 @@ class VaultGenerator:
 
     def _body_link(self, source: _NotePlan) -> _Item:
         roll = self.rng.random()
-        if roll < 0.78:
+        if roll < 0.82:
             target = self._pick_target(source)
             if target is not None:
                 return self._note_link(source, target)
-        if roll < 0.88 and self.attachments:
+        if roll < 0.93 and self.attachments:
             return self._attachment_link()
-        if roll < 0.96:
+        if roll < 0.97:
             return self._broken_link(source)
         return self._self_link(source)
 
@@ -726,15 +746,15 @@ class VaultGenerator:
         rng = self.rng
         lines: list[str] = []
         roll = rng.random()
-        if roll < 0.05:
+        if roll < 0.08:  # about 5% of all notes (64% have frontmatter)
             other = self._zh_title() if plan.lang == "zh" else self._en_title()
             if other.lower() != plan.stem.lower():
                 truth.title = other
                 lines.append(f"{rng.choice(('title', 'title', 'Title'))}: {_yaml_scalar(other)}")
-        elif roll < 0.08:
+        elif roll < 0.11:
             lines.append(f'title: "{plan.stem}"')
             truth.title = plan.stem
-        elif roll < 0.085:
+        elif roll < 0.115:
             lines.append('title: ""')  # SEMANTICS 3: empty -> the stem
         if plan.aliases:
             lines += self._aliases_yaml(plan.aliases)
@@ -793,9 +813,8 @@ class VaultGenerator:
             tags.add("yes")
             return [f"{key}: [yes]"]  # SEMANTICS 2: YAML 1.2 keeps it a string
         if roll < 0.05:
-            return [
-                f"{key}: {rng.choice(_TAG_WORDS)}, {rng.choice(_TAG_WORDS)}"
-            ]  # has a space: none
+            # One string with a space: no tag at all, only a warning (SEMANTICS 4).
+            return [f"{key}: {rng.choice(_TAG_WORDS)}, {rng.choice(_TAG_WORDS)}"]
         if roll < 0.06:
             return [f"{key}:"]
         names = rng.sample(self._tag_pool, rng.choice((1, 1, 2, 2, 3, 4)))
@@ -1031,6 +1050,7 @@ class VaultGenerator:
         for folder in {p.folder for p in self.notes}:
             if folder:
                 (out / folder).mkdir(parents=True, exist_ok=True)
+        writer = _FileWriter()
         n = len(self.notes)
         invalid = set(rng.sample(range(n), min(n, max(3, n // 300))))
         notes_truth: dict[str, dict[str, Any]] = {}
@@ -1051,11 +1071,8 @@ class VaultGenerator:
             if rng.random() < 0.01:
                 text = text.replace("\n", "\r\n")
             disk_name = unicodedata.normalize("NFD", plan.stem) if plan.nfd_on_disk else plan.stem
-            disk_path = (
-                out / plan.folder / f"{disk_name}.md" if plan.folder else out / f"{disk_name}.md"
-            )
-            with open(disk_path, "wb") as fh:
-                fh.write(text.encode("utf-8"))
+            disk_path = f"{plan.folder}/{disk_name}.md" if plan.folder else f"{disk_name}.md"
+            writer.write(os.path.join(out, disk_path), text.encode("utf-8"))
             for link in truth.links:
                 if link.target is not None and link.target != plan.path:
                     incoming.add(link.target)
@@ -1074,8 +1091,8 @@ class VaultGenerator:
             }
         for path in self.attachments:
             data = _PNG_BYTES if path.endswith(".png") else _PDF_BYTES
-            with open(out / path, "wb") as fh:
-                fh.write(data + path.encode("utf-8"))
+            writer.write(os.path.join(out, path), data + path.encode("utf-8"))
+        writer.close()
         ignored = self._write_ignored(out)
         orphans = []
         broken = []
@@ -1118,6 +1135,50 @@ class VaultGenerator:
         }
         (out / MARKER_NAME).write_bytes((json.dumps(marker, sort_keys=True) + "\n").encode())
         return [".obsidian/app.json", ".trash/Deleted draft.md", MARKER_NAME]
+
+
+class _FileWriter:
+    """Writes files on a few threads while the generator goes on; no fsync (a benchmark input)."""
+
+    _BATCH = 256
+    _MAX_PENDING = 16
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="genvault-write")
+        self._batch: list[tuple[str, bytes]] = []
+        self._pending: list[Future[None]] = []
+
+    def write(self, path: str, data: bytes) -> None:
+        self._batch.append((path, data))
+        if len(self._batch) >= self._BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._batch:
+            self._pending.append(self._pool.submit(_write_files, self._batch))
+            self._batch = []
+        # Bounded backlog: the generator must not hold the whole vault in memory.
+        while len(self._pending) > self._MAX_PENDING:
+            self._pending.pop(0).result()
+
+    def close(self) -> None:
+        """Wait for every write; re-raise the first failure."""
+        self._flush()
+        try:
+            for future in self._pending:
+                future.result()
+        finally:
+            self._pool.shutdown(wait=True)
+
+
+def _write_files(batch: list[tuple[str, bytes]]) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+    for path, data in batch:
+        fd = os.open(path, flags, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
 
 
 def _date_str(ordinal: int) -> str:
@@ -1167,9 +1228,33 @@ def generate(
     truth = generator.write(out)
     truth_file.parent.mkdir(parents=True, exist_ok=True)
     with open(truth_file, "w", encoding="utf-8", newline="\n") as fh:
-        json.dump(truth, fh, ensure_ascii=False, sort_keys=True, indent=1)
-        fh.write("\n")
+        _dump_truth(truth, fh)
     return truth
+
+
+def _dump_truth(truth: dict[str, Any], fh: TextIO) -> None:
+    """JSON with one note (or list item) per line: greppable, and written by the C encoder."""
+
+    def dumps(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+    def write_lines(lines: Iterable[str], opener: str, closer: str) -> None:
+        fh.write(opener)
+        for number, line in enumerate(lines):
+            fh.write(f"{',' if number else ''}\n  {line}")
+        fh.write(f"\n {closer}")
+
+    fh.write("{")
+    for number, key in enumerate(sorted(truth)):
+        value = truth[key]
+        fh.write(f"{',' if number else ''}\n {dumps(key)}: ")
+        if isinstance(value, dict) and value:
+            write_lines((f"{dumps(k)}: {dumps(value[k])}" for k in sorted(value)), "{", "}")
+        elif isinstance(value, list) and value:
+            write_lines((dumps(item) for item in value), "[", "]")
+        else:
+            fh.write(dumps(value))
+    fh.write("\n}\n")
 
 
 def _tree_size(root: Path) -> tuple[int, int]:

@@ -11,12 +11,20 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     for name in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
         monkeypatch.setenv(name, str(home / name.lower()))
-    for name in ("NOTEDEX_VAULT", "NOTEDEX_DB", "NOTEDEX_CONFIG", "NOTIFY_SOCKET", "JOURNAL_STREAM"):
+    for name in (
+        "NOTEDEX_VAULT",
+        "NOTEDEX_DB",
+        "NOTEDEX_CONFIG",
+        "NOTIFY_SOCKET",
+        "JOURNAL_STREAM",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -27,7 +35,9 @@ def _no_thread_leaks() -> Iterator[None]:
     deadline = time.monotonic() + 5
     leaked: list[threading.Thread] = []
     while time.monotonic() < deadline:
-        leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+        leaked = [
+            t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon
+        ]
         if not leaked:
             break
         time.sleep(0.05)

@@ -27,8 +27,12 @@ class Result:
         return json.loads(self.stdout)
 
 
-def run_cli(*args: str | Path, env: dict[str, str] | None = None, input: str | None = None,
-            timeout: float = 120) -> Result:
+def run_cli(
+    *args: str | Path,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> Result:
     """Run `python -m notedex ARGS` in a subprocess and capture everything."""
     full_env = dict(os.environ)
     if env:
@@ -50,8 +54,12 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.05,
-               message: str = "condition") -> Any:
+def wait_until(
+    predicate: Callable[[], Any],
+    timeout: float = 20.0,
+    interval: float = 0.05,
+    message: str = "condition",
+) -> Any:
     """Poll until predicate() is truthy; never sleep for luck (STYLE 13)."""
     deadline = time.monotonic() + timeout
     last: Any = None
@@ -74,13 +82,19 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
         q = conn.execute
         files = "(SELECT id, path FROM files)"
         out = {
-            "files": q("SELECT path, is_note, size, mtime_ns, inode, coalesce(disk_rel, '') FROM files").fetchall(),
+            "files": q(
+                "SELECT path, is_note, size, mtime_ns, inode, coalesce(disk_rel, '') FROM files"
+            ).fetchall(),
             "notes": q(
                 f"SELECT f.path, stem, title, frontmatter_title, first_h1, note_id, type, status, "
                 f"excluded, content_hash, properties FROM notes n JOIN {files} f ON f.id = n.file_id"
             ).fetchall(),
-            "tags": q(f"SELECT f.path, tag, tag_key, source, position FROM tags t JOIN {files} f ON f.id = t.file_id").fetchall(),
-            "aliases": q(f"SELECT f.path, position, alias FROM aliases a JOIN {files} f ON f.id = a.file_id").fetchall(),
+            "tags": q(
+                f"SELECT f.path, tag, tag_key, source, position FROM tags t JOIN {files} f ON f.id = t.file_id"
+            ).fetchall(),
+            "aliases": q(
+                f"SELECT f.path, position, alias FROM aliases a JOIN {files} f ON f.id = a.file_id"
+            ).fetchall(),
             "links": q(
                 f"SELECT s.path, kind, raw, linkpath, subpath, display, line, col, name_key, t.path, ambiguous "
                 f"FROM links l JOIN {files} s ON s.id = l.source_id LEFT JOIN {files} t ON t.id = l.target_id"
@@ -89,7 +103,9 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "note_fts": q(
                 f"SELECT f.path, title, tags, aliases, anchors, unresolved FROM note_fts x JOIN {files} f ON f.id = x.rowid"
             ).fetchall(),
-            "body_fts": q(f"SELECT f.path, body FROM body_fts x JOIN {files} f ON f.id = x.rowid").fetchall(),
+            "body_fts": q(
+                f"SELECT f.path, body FROM body_fts x JOIN {files} f ON f.id = x.rowid"
+            ).fetchall(),
         }
     finally:
         conn.close()
@@ -98,9 +114,11 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 def fts_integrity_ok(db: Path) -> bool:
     """FTS5 integrity-check with rank 1 (compares the index with its content)."""
+    from notedex.store.schema import FTS_TABLES
+
     conn = sqlite3.connect(str(db))
     try:
-        for table in ("note_fts", "body_fts"):
+        for table in FTS_TABLES:
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
         return True
     except sqlite3.DatabaseError:
@@ -118,4 +136,3 @@ def fresh_full_index(vault: Path, tmp: Path) -> dict[str, list[tuple[Any, ...]]]
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)
     return dump_index(db)
-

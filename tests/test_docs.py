@@ -22,7 +22,9 @@ def test_command_has_help_with_examples(command: str) -> None:
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_command_is_documented_in_readme(command: str) -> None:
-    assert re.search(rf"notedex {command}\b", README), f"README does not mention `notedex {command}`"
+    assert re.search(rf"notedex {command}\b", README), (
+        f"README does not mention `notedex {command}`"
+    )
 
 
 def test_every_subparser_is_registered() -> None:

@@ -17,15 +17,21 @@ def result(*paths: str, ids: dict[str, str] | None = None, stage: str = "title_t
     return {
         "stage": stage,
         "candidates": [
-            {"path": p, "id": ids.get(p), "title": Path(p).stem, "tags": [], "aliases": []} for p in paths
+            {"path": p, "id": ids.get(p), "title": Path(p).stem, "tags": [], "aliases": []}
+            for p in paths
         ],
     }
 
 
 @pytest.mark.parametrize(
     ("ranked", "expected"),
-    [(["T.md", "b.md", "c.md", "d.md"], 1.0), (["a.md", "T.md"], 0.7), (["a.md", "b.md", "T.md"], 0.7),
-     (["a.md", "b.md", "c.md", "T.md"], 0.4), (["a.md"], 0.0)],
+    [
+        (["T.md", "b.md", "c.md", "d.md"], 1.0),
+        (["a.md", "T.md"], 0.7),
+        (["a.md", "b.md", "T.md"], 0.7),
+        (["a.md", "b.md", "c.md", "T.md"], 0.4),
+        (["a.md"], 0.0),
+    ],
 )
 def test_target_rank_tiers(ranked: list[str], expected: float) -> None:
     report = score_case({"query": "q", "targets": ["T.md"]}, result(*ranked))
@@ -45,7 +51,12 @@ def test_targets_match_by_path_without_md_and_by_id_prefix() -> None:
 
 
 def test_weighted_mean_over_declared_dimensions_only() -> None:
-    case = {"query": "q", "targets": ["a.md"], "expectOrder": ["b.md", "a.md"], "expectContentAny": ["a", "zzz"]}
+    case = {
+        "query": "q",
+        "targets": ["a.md"],
+        "expectOrder": ["b.md", "a.md"],
+        "expectContentAny": ["a", "zzz"],
+    }
     report = score_case(case, result("a.md", "b.md"))
     # targets 1.0 * 0.5 + order 0 * 0.2 + content 0.5 * 0.3, over 1.0
     assert report["score"] == pytest.approx(0.65)
@@ -100,15 +111,28 @@ def test_demo_cases_all_pass(demo: tuple[Path, Path]) -> None:
 def test_failing_case_exits_one(demo: tuple[Path, Path], tmp_path: Path) -> None:
     vault, db = demo
     cases = tmp_path / "cases.json"
-    cases.write_text(json.dumps([{"name": "wrong", "query": "Cobra", "targets": ["Areas/PARA 方法.md"]}]))
+    cases.write_text(
+        json.dumps([{"name": "wrong", "query": "Cobra", "targets": ["Areas/PARA 方法.md"]}])
+    )
     out = run_cli("eval", cases, "--vault", vault, "--db", db, "--json")
     assert out.code == 1
     assert out.json()["cases"][0]["passed"] is False
 
 
-@pytest.mark.parametrize("content", ["not json", "[]", '[{"name": "no query"}]', '[{"query": "x", "bogus": 1}]',
-                                     '[{"query": "x", "targets": "a.md"}]', '[{"query": "x", "limit": 0}]'])
-def test_bad_cases_file_is_a_usage_error(demo: tuple[Path, Path], tmp_path: Path, content: str) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        "[]",
+        '[{"name": "no query"}]',
+        '[{"query": "x", "bogus": 1}]',
+        '[{"query": "x", "targets": "a.md"}]',
+        '[{"query": "x", "limit": 0}]',
+    ],
+)
+def test_bad_cases_file_is_a_usage_error(
+    demo: tuple[Path, Path], tmp_path: Path, content: str
+) -> None:
     vault, db = demo
     cases = tmp_path / "cases.json"
     cases.write_text(content)

@@ -11,7 +11,15 @@ import pytest
 
 from tests.helpers import DEMO_VAULT, run_cli
 
-BANNED = ("sqlite_utils", "watchdog", "structlog", "apscheduler", "frontmatter", "yaml", "notedex.daemon")
+BANNED = (
+    "sqlite_utils",
+    "watchdog",
+    "structlog",
+    "apscheduler",
+    "frontmatter",
+    "yaml",
+    "notedex.daemon",
+)
 
 
 def imported_modules(*args: str | Path) -> set[str]:
@@ -57,7 +65,9 @@ def banned_in(names: set[str]) -> list[str]:
     ],
     ids=lambda c: " ".join(c),
 )
-def test_query_commands_import_no_heavy_module(indexed: tuple[Path, Path], command: tuple[str, ...]) -> None:
+def test_query_commands_import_no_heavy_module(
+    indexed: tuple[Path, Path], command: tuple[str, ...]
+) -> None:
     vault, db = indexed
     names = imported_modules(*command, "--vault", vault, "--db", db)
     assert banned_in(names) == []

@@ -81,7 +81,10 @@ def test_alias_seeds_stage_two_and_expands_one_hop(demo: tuple[Path, Path]) -> N
         assert via["relation"] in {"links to seed", "linked from seed"}
     # The completion note is linked *from* the seed; the ADR links *to* it.
     assert by_path["Projects/Cobra shell completion.md"]["via"]["relation"] == "linked from seed"
-    assert by_path["Projects/ADR-001 選用 Cobra 作為 CLI 框架.md"]["via"]["relation"] == "links to seed"
+    assert (
+        by_path["Projects/ADR-001 選用 Cobra 作為 CLI 框架.md"]["via"]["relation"]
+        == "links to seed"
+    )
 
 
 def test_stage_one_alone_cannot_find_spf13(demo: tuple[Path, Path]) -> None:
@@ -138,8 +141,12 @@ def test_english_inflections_match_through_stemming(vault: Path, db_path: Path) 
     write(vault / "Internal links.md", "about links\n")
     write(vault / "Customize your site.md", "theme\n")
     write(vault / "Unrelated.md", "x\n")
-    for term, expected in (("link", "Internal links.md"), ("customize", "Customize your site.md"),
-                           ("customizing", "Customize your site.md"), ("linked", "Internal links.md")):
+    for term, expected in (
+        ("link", "Internal links.md"),
+        ("customize", "Customize your site.md"),
+        ("customizing", "Customize your site.md"),
+        ("linked", "Internal links.md"),
+    ):
         data = run_cli("lookup", term, "--vault", vault, "--db", db_path, "--json").json()
         assert paths(data) == {expected}, term
 
@@ -159,7 +166,9 @@ def test_english_inflections_match_through_stemming(vault: Path, db_path: Path) 
         ("后", {"重跑gen-itgc后.md"}),
     ],
 )
-def test_cjk_terms_match_inside_longer_titles(vault: Path, db_path: Path, term: str, expected: set[str]) -> None:
+def test_cjk_terms_match_inside_longer_titles(
+    vault: Path, db_path: Path, term: str, expected: set[str]
+) -> None:
     write(vault / "框架設計.md", "x\n")
     write(vault / "重跑gen-itgc后.md", "x\n")
     write(vault / "設計模式.md", "x\n")
@@ -175,24 +184,64 @@ def test_full_width_punctuation_separates_terms() -> None:
 
 
 def test_stop_words_of_both_languages_and_scripts_are_dropped() -> None:
-    assert extract_terms("What did I write about the PARA method in my notes?") == ["PARA", "method"]
-    assert extract_terms("vault 裡有哪些跟 Cobra 這個 CLI 框架相關的筆記？") == ["Cobra", "CLI", "框架"]
-    assert extract_terms("vault 里有哪些跟 Cobra 这个 CLI 框架相关的笔记？") == ["Cobra", "CLI", "框架"]
+    assert extract_terms("What did I write about the PARA method in my notes?") == [
+        "PARA",
+        "method",
+    ]
+    assert extract_terms("vault 裡有哪些跟 Cobra 這個 CLI 框架相關的筆記？") == [
+        "Cobra",
+        "CLI",
+        "框架",
+    ]
+    assert extract_terms("vault 里有哪些跟 Cobra 这个 CLI 框架相关的笔记？") == [
+        "Cobra",
+        "CLI",
+        "框架",
+    ]
     assert extract_terms("有沒有提到量子糾纏的筆記") == ["量子糾纏"]
     assert extract_terms("cobra Cobra COBRA") == ["cobra"]
 
 
 HOSTILE = [
-    '"', '""', "'", "AND", "OR", "NOT", "NEAR(", "NEAR(a b, 2)", "a AND OR b", "*", "cobra*", "^cobra",
-    "title:cobra", "{title}: x", "-cobra", "(", ")", "((cobra", "[[cobra", "]]", "", "   ", "\\",
-    "a:b:c", "x" * 10_000, "框架 AND 設計", "\x01\x7f", "'; DROP TABLE notes; --",
+    '"',
+    '""',
+    "'",
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR(",
+    "NEAR(a b, 2)",
+    "a AND OR b",
+    "*",
+    "cobra*",
+    "^cobra",
+    "title:cobra",
+    "{title}: x",
+    "-cobra",
+    "(",
+    ")",
+    "((cobra",
+    "[[cobra",
+    "]]",
+    "",
+    "   ",
+    "\\",
+    "a:b:c",
+    "x" * 10_000,
+    "框架 AND 設計",
+    "\x01\x7f",
+    "'; DROP TABLE notes; --",
 ]
 
 
 @pytest.mark.parametrize("question", HOSTILE, ids=range(len(HOSTILE)))
-def test_fts_syntax_in_a_question_never_breaks_the_engine(demo: tuple[Path, Path], question: str) -> None:
+def test_fts_syntax_in_a_question_never_breaks_the_engine(
+    demo: tuple[Path, Path], question: str
+) -> None:
     vault, db = demo
-    result = run_cli("lookup", "--vault", vault, "--db", db, "--json", "--no-refresh", "--", question)
+    result = run_cli(
+        "lookup", "--vault", vault, "--db", db, "--json", "--no-refresh", "--", question
+    )
     assert result.code == 0, result.stderr
     assert "Traceback" not in result.stderr
     data = result.json()
@@ -206,7 +255,9 @@ def test_quoted_fts_syntax_is_a_plain_word(demo: tuple[Path, Path]) -> None:
     assert paths(lookup(demo, "title:cobra")) == COBRA_NOTES
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(question=st.text(max_size=200))
 def test_arbitrary_unicode_never_raises(question: str) -> None:
     terms = extract_terms(question)
@@ -215,8 +266,12 @@ def test_arbitrary_unicode_never_raises(question: str) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(question=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=80))
-def test_arbitrary_unicode_through_the_engine(question: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+@given(
+    question=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=80)
+)
+def test_arbitrary_unicode_through_the_engine(
+    question: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """In-process (a subprocess per example would be slow): the query engine never raises."""
     from notedex.query.lookup import lookup as run_lookup
     from notedex.store.connect import connect_readonly
@@ -303,3 +358,19 @@ def test_cjk_run_without_spaces_is_decomposed_into_known_pieces(vault: Path, db_
     assert paths(data) == {"演算法筆記.md"}
     data = run_cli("lookup", "量子糾纏", "--vault", vault, "--db", db_path, "--json").json()
     assert (data["terms"], data["stage"], data["candidates"]) == ([], "none", [])
+
+
+def test_loose_title_match_finds_a_substring_inside_a_word(vault: Path, db_path: Path) -> None:
+    """Stage 2's loose title match: `itgc` inside `genitgc`, which no token prefix reaches."""
+    write(vault / "Rerun genitgc nightly.md", "x\n")
+    write(vault / "Other.md", "see [[Rerun genitgc nightly]]\n")
+    write(vault / "Far.md", "x\n")
+    data = run_cli("lookup", "itgc", "--vault", vault, "--db", db_path, "--json").json()
+    assert data["stage"] == "graph_expansion"
+    by_path = {c["path"]: c for c in data["candidates"]}
+    assert set(by_path) == {"Rerun genitgc nightly.md", "Other.md"}
+    assert by_path["Rerun genitgc nightly.md"]["via"]["matched"] == ["title (loose)"]
+    # The trigram index follows edits: rename the note and the old title stops matching.
+    (vault / "Rerun genitgc nightly.md").rename(vault / "Nightly.md")
+    data = run_cli("lookup", "itgc", "--vault", vault, "--db", db_path, "--json").json()
+    assert data["stage"] == "none"

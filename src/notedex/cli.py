@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from notedex.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, NotedexError
 
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
     from notedex.config import Config
 
@@ -37,6 +38,23 @@ already running, 70 internal error.
 """
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, minus its `import shutil` (and bz2, lzma...) for the width.
+
+    argparse builds a formatter inside every ``add_argument``, so the stock one costs every
+    query a few milliseconds even when no help is printed.
+    """
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        if kwargs.get("width") is None:
+            try:
+                columns = int(os.environ.get("COLUMNS", "")) or os.get_terminal_size(2).columns
+            except (ValueError, OSError):
+                columns = 80
+            kwargs["width"] = max(columns - 2, 40)
+        super().__init__(prog, **kwargs)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a one-line message (and nothing on stdout)."""
 
@@ -46,7 +64,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def _common(json_flag: bool = True) -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = argparse.ArgumentParser(add_help=False, formatter_class=HelpFormatter)
     group = common.add_argument_group("vault and index")
     group.add_argument("--vault", metavar="PATH", help="the vault folder (default: see below)")
     group.add_argument("--db", metavar="PATH", help="the index file (default: per-vault, in the state dir)")
@@ -62,12 +80,23 @@ def _common(json_flag: bool = True) -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> Parser:
+class _Unbuilt:
+    """Stands in for a subcommand's parser that this run does not need."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def build_parser(only: str | None = None) -> Parser:
+    """The full parser, or (``only``) just the top level plus one subcommand.
+
+    Every argparse object costs gettext look-ups; a query builds only the parser it runs.
+    """
     parser = Parser(
         prog="notedex",
         description="An always-fresh SQLite index of a Markdown (Obsidian) vault, and instant answers from it.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     from notedex import __version__
 
@@ -75,14 +104,16 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     common = _common()
 
-    def add(name: str, help_text: str, examples: str, **kw: Any) -> argparse.ArgumentParser:
+    def add(name: str, help_text: str, examples: str, **kw: Any) -> Any:
+        if only is not None and name != only:
+            return _Unbuilt()
         return sub.add_parser(
             name,
             parents=[kw.pop("parent", common)],
             help=help_text,
             description=help_text,
             epilog="examples:\n" + examples,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HelpFormatter,
             **kw,
         )
 
@@ -162,6 +193,39 @@ def build_parser() -> Parser:
         "  notedex eval examples/demo-cases.json --vault examples/demo-vault",
     )
     p.add_argument("cases", help="a JSON file with a list of cases (or {\"cases\": [...]})")
+
+    p = add(
+        "search",
+        'Full-text search of note bodies: words, "exact phrases", prefix* and -excluded words; '
+        "each hit with its line, column and a snippet. Quote the whole query when it has -words.",
+        "  notedex search cobra\n  notedex search '\"shell completion\" -zsh' --json\n"
+        "  notedex search 'comple*' --limit 5\n  notedex search 框架",
+    )
+    p.add_argument("text", nargs="+", help='words (all must occur), "exact phrase", prefix*, -word')
+    p.add_argument("--limit", type=_positive_int, default=20, help="show at most N notes (default 20)")
+
+    p = add(
+        "export",
+        "Write every note as RecallNest connector-v1 JSON (text, tags, links, folder, hash) "
+        "to stdout or a file.",
+        "  notedex export --format connector-v1 > vault.json\n"
+        "  notedex export --format connector-v1 --changed-since 2026-04-01T00:00:00Z --out new.json",
+    )
+    p.add_argument("--format", choices=("connector-v1",), default="connector-v1",
+                   help="the output format (default connector-v1)")
+    p.add_argument("--changed-since", metavar="ISO",
+                   help="only notes modified after this ISO 8601 date or time (no zone: local time)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE (outside the vault) instead of stdout")
+
+    p = add(
+        "mcp",
+        "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
+        "show, health and scan (needs the extra: pip install 'notedex[mcp]').",
+        "  notedex mcp --vault ~/notes\n  claude mcp add notedex -- notedex mcp --vault ~/notes",
+        parent=_common(json_flag=False),
+    )
+    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="the deadline of every tool call (default 30)")
     return parser
 
 
@@ -207,17 +271,17 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str
     """
     from notedex.store.connect import WriterLock, lock_holder
 
-    holder = lock_holder(cfg.lock_path)
+    holder = lock_holder(cfg.lock_file)
     if holder is not None and holder.role == "daemon" and not force:
         return None
     if not force and not full and _index_is_current(cfg):
         return None
-    lock = WriterLock(cfg.lock_path)
+    lock = WriterLock(cfg.lock_file)
     if not lock.acquire("index", wait=30.0 if force else 0.0):
         if force:
             from notedex.errors import DaemonAlreadyRunning
 
-            who = lock_holder(cfg.lock_path)
+            who = lock_holder(cfg.lock_file)
             raise DaemonAlreadyRunning(
                 f"another notedex process is writing this index (pid {who.pid if who else '?'})"
             )
@@ -245,10 +309,10 @@ def _index_is_current(cfg: Config) -> bool:
     from notedex.store.etags import RACY_WINDOW_NS
     from notedex.vault.walk import load_excluded_filters, walk_vault
 
-    if not cfg.db.exists():
+    if not os.path.exists(cfg.db_file):
         return False
     try:
-        conn = connect_readonly(cfg.db)
+        conn = connect_readonly(cfg.db_file)
     except NotedexError:
         return False
     try:
@@ -258,7 +322,7 @@ def _index_is_current(cfg: Config) -> bool:
         return False
     finally:
         conn.close()
-    walk = walk_vault(cfg.vault)
+    walk = walk_vault(cfg.vault_dir)
     if len(walk.files) != len(indexed):
         return False
     for vf in walk.files:
@@ -267,7 +331,7 @@ def _index_is_current(cfg: Config) -> bool:
             return False
         if vf.mtime_ns + RACY_WINDOW_NS >= row["indexed_ns"]:
             return False  # racy: let the writer compare content
-    return excluded_filters == json.dumps(list(load_excluded_filters(cfg.vault)))
+    return excluded_filters == json.dumps(list(load_excluded_filters(cfg.vault_dir)))
 
 
 def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:
@@ -275,7 +339,7 @@ def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:
 
     if not getattr(args, "no_refresh", False):
         refresh(cfg)
-    return connect_readonly(cfg.db)
+    return connect_readonly(cfg.db_file)
 
 
 def _output(args: argparse.Namespace, cfg: Config, data: Any, render: Callable[..., None]) -> None:
@@ -286,7 +350,7 @@ def _output(args: argparse.Namespace, cfg: Config, data: Any, render: Callable[.
     else:
         from notedex.query.render import Renderer
 
-        render(Renderer(cfg.vault), data)
+        render(Renderer(cfg.vault_dir), data)
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -433,6 +497,56 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK if data["failed"] == 0 else EXIT_FINDINGS
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from notedex.errors import UsageError
+    from notedex.query.search import parse_query, render_search, search
+
+    cfg = _config(args)
+    text = " ".join(args.text)
+    parse_query(text)  # a bad query is a usage error before any indexing work
+    if not cfg.body_index:
+        raise UsageError("full-text search is off: body_index = false in the config file")
+    conn = _open(cfg, args)
+    with conn:
+        data = search(conn, cfg.vault, text, limit=args.limit)
+    _output(args, cfg, data, render_search)
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from notedex.query.export import export_connector, parse_since, resolve_out, write_document
+
+    cfg = _config(args)
+    since = parse_since(args.changed_since) if args.changed_since else None
+    target = resolve_out(args.out, cfg.vault)
+    conn = _open(cfg, args)
+    with conn:
+        document, skipped = export_connector(conn, cfg.vault, changed_since=since, max_bytes=cfg.max_bytes)
+    for line in skipped:
+        print(f"notedex: skipped {line}", file=sys.stderr)
+    write_document(document, target)
+    if target is not None:
+        summary = {"out": str(target), "records": len(document["records"]), "skipped": len(skipped)}
+        if args.json:
+            from notedex.query.render import emit_json
+
+            emit_json(summary)
+        else:
+            print(f"wrote {summary['records']} records to {target} ({len(skipped)} skipped)")
+    return EXIT_OK
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from notedex.errors import UsageError
+    from notedex.mcp_server import require_sdk, serve
+
+    require_sdk()  # without the extra: one line saying how to install it, exit 2
+    if not args.timeout > 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    cfg = _config(args)
+    return serve(cfg, timeout=args.timeout, refresh=not args.no_refresh)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "lookup": cmd_lookup,
     "health": cmd_health,
@@ -445,11 +559,16 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "daemon": cmd_daemon,
     "service": cmd_service,
     "eval": cmd_eval,
+    "search": cmd_search,
+    "export": cmd_export,
+    "mcp": cmd_mcp,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(first if first in COMMANDS else None)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help(sys.stderr)

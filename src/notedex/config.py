@@ -1,84 +1,139 @@
 """Where the vault, the index and the logs are: flag > environment > config file > detection.
 
-Stdlib only (the query path imports this).
+This module is on every query's path, so it uses ``os.path`` on strings and imports nothing
+heavier than ``os``: ``pathlib`` alone costs about as much as a third of interpreter start-up.
+``Config.vault`` and ``Config.db`` still hand out ``Path`` objects for the writer and daemon;
+the query path uses ``vault_dir`` and ``db_file``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
-import tomllib
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from notedex.errors import NoVaultConfigured, UsageError, VaultNotFound
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 DEFAULT_INBOX = "00_Inbox"
 DEFAULT_MAX_BYTES = 5_000_000
 
 
-@dataclass(frozen=True)
 class Config:
-    vault: Path
-    """Absolute, resolved vault root."""
-    db: Path
-    inbox: str = DEFAULT_INBOX
-    max_bytes: int = DEFAULT_MAX_BYTES
-    body_index: bool = True
+    """The resolved configuration. Immutable by convention."""
+
+    __slots__ = ("body_index", "db_file", "inbox", "max_bytes", "vault_dir")
+
+    def __init__(
+        self,
+        vault: str | os.PathLike[str],
+        db: str | os.PathLike[str],
+        inbox: str = DEFAULT_INBOX,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        body_index: bool = True,
+    ) -> None:
+        self.vault_dir = os.fspath(vault)
+        """Absolute, resolved vault root."""
+        self.db_file = os.fspath(db)
+        self.inbox = inbox
+        self.max_bytes = max_bytes
+        self.body_index = body_index
+
+    @property
+    def vault(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.vault_dir)
+
+    @property
+    def db(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.db_file)
+
+    @property
+    def lock_file(self) -> str:
+        return self.db_file + ".lock"
 
     @property
     def lock_path(self) -> Path:
-        return self.db.with_name(self.db.name + ".lock")
+        from pathlib import Path
+
+        return Path(self.lock_file)
+
+    def __repr__(self) -> str:
+        return f"Config(vault={self.vault_dir!r}, db={self.db_file!r}, inbox={self.inbox!r})"
 
 
-def config_home() -> Path:
+def _home() -> str:
+    return os.path.expanduser("~")
+
+
+def config_home() -> str:
     base = os.environ.get("XDG_CONFIG_HOME")
     if base:
-        return Path(base) / "notedex"
+        return os.path.join(base, "notedex")
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "notedex"
-    return Path.home() / ".config" / "notedex"
+        return os.path.join(_home(), "Library", "Application Support", "notedex")
+    return os.path.join(_home(), ".config", "notedex")
 
 
-def state_home() -> Path:
+def state_home() -> str:
     base = os.environ.get("XDG_STATE_HOME")
     if base:
-        return Path(base) / "notedex"
+        return os.path.join(base, "notedex")
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "notedex"
-    return Path.home() / ".local" / "state" / "notedex"
+        return os.path.join(_home(), "Library", "Application Support", "notedex")
+    return os.path.join(_home(), ".local", "state", "notedex")
 
 
-def config_file() -> Path:
-    explicit = os.environ.get("NOTEDEX_CONFIG")
-    return Path(explicit) if explicit else config_home() / "config.toml"
+def config_file() -> str:
+    return os.environ.get("NOTEDEX_CONFIG") or os.path.join(config_home(), "config.toml")
 
 
 def _read_config_file() -> dict[str, Any]:
     path = config_file()
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
+    if not os.path.exists(path):
         return {}
+    import tomllib  # only when there is a file to read
+
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read config file {path}: {exc}") from exc
 
 
-def detect_vault(start: Path) -> Path | None:
+def detect_vault(start: str) -> str | None:
     """Walk up from ``start`` to the first folder holding ``.obsidian/``."""
-    for folder in (start, *start.parents):
-        if (folder / ".obsidian").is_dir():
+    folder = os.path.abspath(start)
+    while True:
+        if os.path.isdir(os.path.join(folder, ".obsidian")):
             return folder
-    return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
-def default_db_path(vault: Path) -> Path:
-    digest = hashlib.sha256(str(vault).encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in vault.name) or "vault"
-    return state_home() / f"{name}-{digest}.db"
+def default_db_path(vault: str | os.PathLike[str]) -> str:
+    """``<state>/notedex/<name>-<digest>.db``: one index per vault, outside it."""
+    import zlib  # a builtin module: cheaper than hashlib on every query
+
+    vault = os.fspath(vault)
+    encoded = vault.encode("utf-8", "surrogateescape")
+    digest = f"{zlib.crc32(encoded):08x}{zlib.adler32(encoded):08x}"
+    base = os.path.basename(vault.rstrip(os.sep))
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in base) or "vault"
+    return os.path.join(state_home(), f"{name}-{digest}.db")
+
+
+def _inside(path: str, folder: str) -> bool:
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
@@ -86,37 +141,27 @@ def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
     file_values = _read_config_file()
     raw_vault = vault or os.environ.get("NOTEDEX_VAULT") or file_values.get("vault")
     if raw_vault:
-        root = Path(os.path.expanduser(str(raw_vault)))
-        if not root.exists():
+        root = os.path.expanduser(str(raw_vault))
+        if not os.path.exists(root):
             raise VaultNotFound(root, "pass an existing folder with --vault or NOTEDEX_VAULT")
-        if not root.is_dir():
+        if not os.path.isdir(root):
             raise VaultNotFound(root, "it is not a folder")
     else:
-        found = detect_vault(Path.cwd())
+        found = detect_vault(os.getcwd())
         if found is None:
             raise NoVaultConfigured()
         root = found
-    root = root.resolve()
+    root = os.path.realpath(root)
 
     raw_db = db or os.environ.get("NOTEDEX_DB") or file_values.get("db")
-    db_path = Path(os.path.expanduser(str(raw_db))).absolute() if raw_db else default_db_path(root)
-    try:
-        db_path.resolve().relative_to(root)
-    except ValueError:
-        pass
-    else:
+    db_path = os.path.abspath(os.path.expanduser(str(raw_db))) if raw_db else default_db_path(root)
+    if _inside(db_path, root):
         # ARCHITECTURE: a database inside the vault is synced and wakes the watcher.
         raise UsageError(f"the index must live outside the vault: {db_path}")
 
     inbox = str(file_values.get("inbox", DEFAULT_INBOX))
     max_bytes = file_values.get("max_bytes", DEFAULT_MAX_BYTES)
-    if not isinstance(max_bytes, int) or max_bytes <= 0:
+    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes <= 0:
         raise UsageError("config: max_bytes must be a positive integer")
     body_index = file_values.get("body_index", True)
-    return Config(
-        vault=root,
-        db=db_path,
-        inbox=inbox,
-        max_bytes=max_bytes,
-        body_index=bool(body_index),
-    )
+    return Config(root, db_path, inbox=inbox, max_bytes=max_bytes, body_index=bool(body_index))

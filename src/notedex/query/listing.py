@@ -54,7 +54,8 @@ def graph(conn: sqlite3.Connection) -> dict[str, Any]:
     nodes: dict[str, dict[str, str]] = {
         r["path"]: {"id": r["path"], "label": r["title"], "kind": "note"} for r in note_rows
     }
-    edges = []
+    # One edge per (source, target) node pair: [[Foo]] and [[Foo.md]] share the broken key Foo.
+    edges: dict[tuple[str, str], dict[str, Any]] = {}
     for r in edge_rows:
         if r["target"] is None:
             target = broken_key(r["linkpath"])
@@ -64,8 +65,11 @@ def graph(conn: sqlite3.Connection) -> dict[str, Any]:
             if target not in nodes:
                 kind = "note" if r["target_is_note"] else "attachment"
                 nodes[target] = {"id": target, "label": Path(target).name, "kind": kind}
-        edges.append({"source": r["source"], "target": target, "count": r["count"]})
-    return {"nodes": list(nodes.values()), "edges": edges}
+        edge = edges.setdefault(
+            (r["source"], target), {"source": r["source"], "target": target, "count": 0}
+        )
+        edge["count"] += r["count"]
+    return {"nodes": list(nodes.values()), "edges": list(edges.values())}
 
 
 def find_note(conn: sqlite3.Connection, path_or_title: str) -> sqlite3.Row:

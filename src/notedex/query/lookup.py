@@ -10,14 +10,14 @@ syntax typed into a question is ever interpreted.
 
 from __future__ import annotations
 
-import re
-import sqlite3
-from dataclasses import dataclass, field
-from typing import Any
-
 from notedex.store import read
 from notedex.store.connect import read_transaction
 from notedex.vault.text import fts_phrase, is_cjk, split_words
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
 
 MAX_TERMS = 16
 MAX_HITS_PER_QUERY = 20_000
@@ -28,15 +28,37 @@ STOP_WORDS_EN = frozenset(
     ["a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "anything", "are", "as", "at", "be", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "else", "ever", "every", "few", "find", "for", "from", "further", "get", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "know", "like", "list", "look", "me", "mention", "mentioned", "mentions", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "please", "related", "relate", "relating", "regarding", "same", "say", "says", "she", "should", "show", "so", "some", "something", "such", "tell", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "want", "was", "we", "were", "what", "whatever", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "write", "wrote", "written", "you", "your", "yours", "discuss", "discussed", "discusses", "discussing", "note", "notes", "vault", "vaults", "my", "obsidian-vault", "file", "files", "page", "pages", "doc", "docs", "document", "documents"]
 )
 
-# Removed from inside CJK runs, longest first (Traditional and Simplified alike).
-STOP_WORDS_ZH = tuple(
-    sorted(
-        ["有沒有", "有没有", "為什麼", "为什么", "是不是", "筆記本", "笔记本", "哪一些", "哪些", "哪個", "哪个", "哪裡", "哪里", "什麼", "什么", "怎麼", "怎么", "如何", "是否", "相關", "相关", "有關", "有关", "關於", "关于", "提到", "提及", "討論", "讨论", "筆記", "笔记", "這個", "这个", "那個", "那个", "這些", "这些", "那些", "裡面", "里面", "一下", "一些", "所有", "寫過", "写过", "記錄", "记录", "請問", "请问", "告訴", "告诉", "查找", "搜尋", "搜索", "找到", "內容", "内容", "資料", "资料", "文章", "我的", "我們", "我们", "有無", "有无", "可以", "應該", "应该", "一個", "一个", "的", "了", "和", "與", "与", "跟", "及", "或", "在", "是", "嗎", "吗", "呢", "吧", "啊", "我", "你", "們", "们", "這", "这", "那", "裡", "里", "些", "個", "个", "也", "都", "把", "被", "對", "对", "從", "从", "到", "有", "過", "过", "嘛", "麼", "么", "哪", "誰", "谁"],
-        key=len,
-        reverse=True,
-    )
+# Removed from inside CJK runs, longest match first (Traditional and Simplified alike).
+STOP_WORDS_ZH = frozenset(
+    """
+    有沒有 有没有 為什麼 为什么 是不是 筆記本 笔记本 哪一些 哪些 哪個 哪个 哪裡 哪里 什麼 什么
+    怎麼 怎么 如何 是否 相關 相关 有關 有关 關於 关于 提到 提及 討論 讨论 筆記 笔记 這個 这个
+    那個 那个 這些 这些 那些 裡面 里面 一下 一些 所有 寫過 写过 記錄 记录 請問 请问 告訴 告诉
+    查找 搜尋 搜索 找到 內容 内容 資料 资料 文章 我的 我們 我们 有無 有无 可以 應該 应该 一個 一个
+    的 了 和 與 与 跟 及 或 在 是 嗎 吗 呢 吧 啊 我 你 們 们 這 这 那 裡 里 些 個 个 也 都 把 被
+    對 对 從 从 到 有 過 过 嘛 麼 么 哪 誰 谁
+    """.split()
 )
-_ZH_STOP = re.compile("|".join(map(re.escape, STOP_WORDS_ZH)))
+_ZH_STOP_LENGTHS = sorted({len(w) for w in STOP_WORDS_ZH}, reverse=True)
+
+
+def _split_at_stop_words(run: str) -> list[str]:
+    """Cut a CJK run at its stop words, longest match first: 框架相關的筆記 -> [框架]."""
+    pieces: list[str] = []
+    start = i = 0
+    while i < len(run):
+        for length in _ZH_STOP_LENGTHS:
+            if run[i : i + length] in STOP_WORDS_ZH:
+                if i > start:
+                    pieces.append(run[start:i])
+                i += length
+                start = i
+                break
+        else:
+            i += 1
+    if start < len(run):
+        pieces.append(run[start:])
+    return pieces
 
 
 def extract_terms(question: str) -> list[str]:
@@ -44,7 +66,7 @@ def extract_terms(question: str) -> list[str]:
     terms: list[str] = []
     seen: set[str] = set()
     for word in split_words(question[:MAX_QUESTION_CHARS]):
-        pieces = [p for p in _ZH_STOP.split(word) if p] if is_cjk(word) else [word]
+        pieces = _split_at_stop_words(word) if is_cjk(word) else [word]
         for piece in pieces:
             key = piece.lower()
             if key in STOP_WORDS_EN or key in seen or fts_phrase(piece) is None:
@@ -54,15 +76,21 @@ def extract_terms(question: str) -> list[str]:
     return terms[:MAX_TERMS]
 
 
-@dataclass
 class Candidate:
-    file_id: int
-    hits: dict[str, list[str]] = field(default_factory=dict)
-    rank: float = 0.0
-    seeds: list[tuple[str, str]] = field(default_factory=list)
-    """For stage 2: (seed file id as str or relation, how) pairs."""
-    via: dict[str, Any] = field(default_factory=dict)
-    score: float = 0.0
+    """A note found by a stage, with what it matched and how it was reached."""
+
+    __slots__ = ("file_id", "hits", "rank", "score", "seeds", "via")
+
+    def __init__(self, file_id: int) -> None:
+        self.file_id = file_id
+        self.hits: dict[str, list[str]] = {}
+        """term -> the fields it hit, in the order found."""
+        self.rank = 0.0
+        """Sum of BM25 ranks (lower is better), the tie-break after the score."""
+        self.seeds: list[tuple[int, str]] = []
+        """Stage 2 neighbours: (seed file id, relation from this note's side)."""
+        self.via: dict[str, Any] = {}
+        self.score = 0.0
 
     def hit(self, term: str, field_name: str, rank: float) -> None:
         fields = self.hits.setdefault(term, [])
@@ -127,7 +155,7 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
             continue  # a seed stays a seed
         cand = found.setdefault(other, Candidate(other))
         cand.score += 1.0
-        cand.seeds.append((str(row["seed"]), row["relation"]))
+        cand.seeds.append((row["seed"], row["relation"]))
     return found
 
 
@@ -203,7 +231,7 @@ def lookup(
         ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
         shown = ordered[:limit]
         rows = {r["file_id"]: r for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
-        seed_ids = sorted({int(s) for c in shown for s, _ in c.seeds})
+        seed_ids = sorted({s for c in shown for s, _ in c.seeds})
         seed_paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)}
         tags = read.tags_by_note(conn, [c.file_id for c in shown])
         aliases = read.aliases_by_note(conn, [c.file_id for c in shown])
@@ -215,12 +243,12 @@ def lookup(
             seed_id, relation = cand.seeds[0]
             via = {
                 "stage": "graph_expansion",
-                "seed": seed_paths.get(int(seed_id)),
+                "seed": seed_paths.get(seed_id),
                 "relation": relation,
             }
             if len(cand.seeds) > 1:
                 via["otherSeeds"] = sorted(
-                    {seed_paths[int(s)] for s, _ in cand.seeds[1:] if int(s) in seed_paths}
+                    {seed_paths[s] for s, _ in cand.seeds[1:] if s in seed_paths}
                     - {via["seed"]}
                 )
         candidates.append(

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Any, TextIO
-from urllib.parse import quote
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, TextIO
 
 
 def emit_json(data: Any, out: TextIO | None = None) -> None:
+    import json  # only the --json path pays for it
+
     out = out or sys.stdout
     out.write(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     out.write("\n")
@@ -20,8 +22,8 @@ def emit_json(data: Any, out: TextIO | None = None) -> None:
 class Renderer:
     """Writes aligned, readable text; paths become terminal hyperlinks on a TTY."""
 
-    def __init__(self, vault: Path, out: TextIO | None = None) -> None:
-        self.vault = vault
+    def __init__(self, vault: str | os.PathLike[str], out: TextIO | None = None) -> None:
+        self.vault = os.fspath(vault)
         self.out = out or sys.stdout
         self.links = self.out.isatty() and os.environ.get("TERM") != "dumb"
 
@@ -32,7 +34,9 @@ class Renderer:
         label = rel if line is None else f"{rel}:{line}:{column}"
         if not self.links:
             return label
-        url = "file://" + quote(str(self.vault / rel))
+        from urllib.parse import quote
+
+        url = "file://" + quote(os.path.join(self.vault, rel))
         return f"\x1b]8;;{url}\x1b\\{label}\x1b]8;;\x1b\\"
 
     def table(self, headers: Sequence[str], rows: Iterable[Sequence[str]]) -> None:

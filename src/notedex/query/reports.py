@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
-
 from notedex.store import read
 from notedex.store.connect import read_transaction
 from notedex.vault.resolve import broken_key
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
 
 
 def health(conn: sqlite3.Connection) -> dict[str, Any]:

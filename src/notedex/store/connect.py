@@ -6,19 +6,17 @@ Readers open ``mode=ro`` and keep transactions short. One writer at a time, guar
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import quote
 
 from notedex.errors import IndexUnavailable
 from notedex.store.schema import SCHEMA_VERSION
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    StrPath = str | os.PathLike[str]
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -28,11 +26,17 @@ def apply_pragmas(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys = OFF")
 
 
-def connect_readonly(db_path: Path) -> sqlite3.Connection:
+def _uri_path(path: str) -> str:
+    """Escape what a SQLite URI would misread (urllib.parse costs more than this)."""
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+def connect_readonly(db_path: StrPath) -> sqlite3.Connection:
     """A read-only connection to a current index, or IndexUnavailable with what to do."""
-    if not db_path.exists():
+    db_path = os.fspath(db_path)
+    if not os.path.exists(db_path):
         raise IndexUnavailable(f"no index at {db_path}; run `notedex index` first")
-    uri = f"file:{quote(str(db_path))}?mode=ro"
+    uri = f"file:{_uri_path(os.path.abspath(db_path))}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
         apply_pragmas(conn)
@@ -50,34 +54,56 @@ def connect_readonly(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-@contextlib.contextmanager
-def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One consistent snapshot for a multi-query answer; short by design."""
-    conn.execute("BEGIN")
-    try:
-        yield conn
-    finally:
-        conn.execute("COMMIT")
+class read_transaction:
+    """One consistent snapshot for a multi-query answer; short by design.
+
+    A class rather than ``contextlib.contextmanager``: this module is on every query's path.
+    """
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN")
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.execute("COMMIT")
 
 
-@dataclass(frozen=True)
 class LockHolder:
-    role: str
-    pid: int
-    since: float
+    """Who holds the writer lock: ``role`` is "daemon" or "index"."""
+
+    __slots__ = ("pid", "role", "since")
+
+    def __init__(self, role: str, pid: int, since: float) -> None:
+        self.role = role
+        self.pid = pid
+        self.since = since
+
+    def __repr__(self) -> str:
+        return f"LockHolder(role={self.role!r}, pid={self.pid}, since={self.since})"
 
 
 class WriterLock:
-    """An exclusive ``flock`` on ``<db>.lock``; the file records the holder's role and pid."""
+    """An exclusive ``flock`` on ``<db>.lock``; the file records the holder as "role pid since"."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: StrPath) -> None:
+        self.path = os.fspath(path)
         self._fd: int | None = None
 
     def acquire(self, role: str, *, wait: float = 0.0) -> bool:
         """Try to take the lock, waiting up to ``wait`` seconds. True when held."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            # --db under a file or a read-only folder: an input error (exit 2), not a crash.
+            raise IndexUnavailable(
+                f"cannot create the lock file {self.path}: {exc.strerror or exc}; pass another --db"
+            ) from exc
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -89,16 +115,17 @@ class WriterLock:
                     return False
                 time.sleep(0.05)
         self._fd = fd
-        record = json.dumps({"role": role, "pid": os.getpid(), "since": time.time()})
         os.ftruncate(fd, 0)
-        os.pwrite(fd, record.encode(), 0)
+        os.pwrite(fd, f"{role} {os.getpid()} {time.time()!r}\n".encode(), 0)
         return True
 
     def release(self) -> None:
         if self._fd is None:
             return
-        with contextlib.suppress(OSError):
+        try:
             os.ftruncate(self._fd, 0)
+        except OSError:
+            pass
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
         self._fd = None
@@ -114,20 +141,20 @@ class WriterLock:
         self.release()
 
 
-def lock_holder(path: Path) -> LockHolder | None:
+def lock_holder(path: StrPath) -> LockHolder | None:
     """Who holds the writer lock, without taking it (a probe must never block a starting daemon)."""
     try:
-        raw = path.read_text(encoding="utf-8")
-        data = json.loads(raw) if raw.strip() else None
+        with open(path, encoding="utf-8") as handle:
+            fields = handle.read().split()
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict):
+    if len(fields) != 3:
         return None
     try:
-        pid = int(data["pid"])
+        pid, since = int(fields[1]), float(fields[2])
         os.kill(pid, 0)
-    except (KeyError, TypeError, ValueError, ProcessLookupError):
-        return None  # stale record: the holder died (flock died with it)
+    except (ValueError, ProcessLookupError):
+        return None  # stale record: the holder died (its flock died with it)
     except PermissionError:
         pass  # alive, owned by someone else
-    return LockHolder(str(data.get("role", "?")), pid, float(data.get("since", 0.0)))
+    return LockHolder(fields[0], pid, since)

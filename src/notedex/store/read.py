@@ -7,8 +7,11 @@ Every function takes a read-only ``sqlite3.Connection`` (``connect_readonly``) w
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 Row = sqlite3.Row
 
@@ -263,14 +266,18 @@ def fts_note_hits(conn: sqlite3.Connection, expression: str, limit: int = 5000) 
 
 
 def title_substring_hits(conn: sqlite3.Connection, needle: str, limit: int = 200) -> list[Row]:
-    """Loose title match for stage 2: the folded term anywhere in stem or title."""
+    """Loose title match for stage 2: the term anywhere in a stem or title (3+ characters).
+
+    An indexed trigram match, not a scan: its cost does not grow with the vault.
+    """
+    if len(needle) < 3:
+        return []
     return conn.execute(
         """
-        SELECT n.file_id FROM notes n
-        WHERE n.excluded = 0 AND (instr(lower(n.title), ?) > 0 OR instr(lower(n.stem), ?) > 0)
-        LIMIT ?
+        SELECT g.rowid AS file_id FROM title_grams g JOIN notes n ON n.file_id = g.rowid
+        WHERE title_grams MATCH ? AND n.excluded = 0 LIMIT ?
         """,
-        (needle, needle, limit),
+        ('"' + needle.replace('"', '""') + '"', limit),
     ).fetchall()
 
 

@@ -26,16 +26,23 @@ def reconcile(
     """Bring the index in line with the whole vault; incremental unless ``full``."""
     if not writer.vault.is_dir():
         raise VaultNotFound(writer.vault, "the index was left unchanged")
-    if full:
-        writer.clear()
-    writer.refresh_filters()
     walk = walk_vault(writer.vault)
+    report = ApplyReport()
+    if full:
+        if writer.indexed_paths() and (not walk.files or walk.unreadable_dirs):
+            # A rebuild would drop the rows the safety rules below exist to keep.
+            report.kept.append(
+                "did not rebuild from scratch: the vault scan found no files or could not "
+                "read some folders; updated incrementally instead"
+            )
+        else:
+            writer.clear()
+    writer.refresh_filters()
     writer.record_walk_problems((p.path, p.message) for p in walk.problems)
     indexed = writer.indexed_paths()
     on_disk = {vf.path: vf for vf in walk.files}
 
     upserts, racy = _changed(writer, walk.files)
-    report = ApplyReport()
     stale = [path for path in indexed if path not in on_disk]
     if stale and not walk.files:
         report.kept.append(

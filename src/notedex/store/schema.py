@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -74,11 +74,14 @@ CREATE TABLE IF NOT EXISTS links (
     target_id INTEGER,                  -- files.id, NULL when unresolved or a self-link
     ambiguous INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS links_source ON links(source_id);
-CREATE INDEX IF NOT EXISTS links_target ON links(target_id) WHERE target_id IS NOT NULL;
+-- Covering for the health queries: "has a backlink from another note" and "has an outgoing
+-- reference" are answered from these indexes alone, one probe per note.
+CREATE INDEX IF NOT EXISTS links_source ON links(source_id, linkpath, target_id);
+CREATE INDEX IF NOT EXISTS links_target ON links(target_id, source_id) WHERE target_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS links_name_key ON links(name_key);
 CREATE INDEX IF NOT EXISTS links_unresolved ON links(source_id)
     WHERE target_id IS NULL AND linkpath <> '';
+CREATE INDEX IF NOT EXISTS links_ambiguous ON links(source_id) WHERE ambiguous = 1;
 
 -- Errors and warnings, per vault path (a note, or a walk problem on any path).
 CREATE TABLE IF NOT EXISTS problems (
@@ -98,6 +101,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
     tokenize = '{TOKENIZER}'
 );
 
+-- Loose title matching for lookup's stage 2: any substring of 3+ characters, indexed.
+-- External content: the text stays in notes; only the trigram index is stored.
+CREATE VIRTUAL TABLE IF NOT EXISTS title_grams USING fts5(
+    stem, title,
+    content = 'notes', content_rowid = 'file_id',
+    tokenize = 'trigram'
+);
+
 -- Full-text search over bodies. rowid = files.id of the note.
 CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
     body,
@@ -107,3 +118,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
 
 # Tables in dependency order, for a full rebuild.
 TABLES = ("links", "aliases", "tags", "problems", "notes", "files", "note_fts", "body_fts")
+# Every FTS5 table, for integrity-check and optimize. title_grams is external content (notes):
+# it is dropped with the schema and emptied with 'delete-all', never with DELETE.
+FTS_TABLES = ("note_fts", "body_fts", "title_grams")

@@ -20,9 +20,10 @@ from pathlib import Path
 
 import sqlite_utils
 
+from notedex.errors import IndexUnavailable
 from notedex.store.connect import apply_pragmas
 from notedex.store.etags import RACY_WINDOW_NS
-from notedex.store.schema import DDL, SCHEMA_VERSION, TABLES
+from notedex.store.schema import DDL, FTS_TABLES, SCHEMA_VERSION, TABLES
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import read_note
 from notedex.vault.resolve import Resolver, affected_name_keys, name_key
@@ -99,29 +100,51 @@ def _parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int) -> list[Note]
 
 def open_writer_db(db_path: Path) -> sqlite_utils.Database:
     """Open (creating) the index for writing: WAL, synchronous=NORMAL, mode 0600, current schema."""
-    db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if not db_path.exists():
-        # Create it 0600 before SQLite does (SQLite honours the umask only).
-        os.close(os.open(db_path, os.O_RDWR | os.O_CREAT, 0o600))
-    conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
-    apply_pragmas(conn)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.create_function("nx_segment", 1, _segment_or_empty, deterministic=True)
-    db = sqlite_utils.Database(conn, execute_plugins=False)
-    version = _schema_version(conn)
-    if version != SCHEMA_VERSION:
-        # STYLE 3: the index is a cache; the vault is the truth. Rebuild on any mismatch.
-        for table in (*TABLES, "meta"):
-            conn.execute(f"DROP TABLE IF EXISTS {table}")
-        conn.executescript(DDL)
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-        )
+    conn: sqlite3.Connection | None = None
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not db_path.exists():
+            # Create it 0600 before SQLite does (SQLite honours the umask only).
+            os.close(os.open(db_path, os.O_RDWR | os.O_CREAT, 0o600))
+        conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
+        apply_pragmas(conn)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.create_function("nx_segment", 1, _segment_or_empty, deterministic=True)
+        db = sqlite_utils.Database(conn, execute_plugins=False)
+        if _schema_version(conn) != SCHEMA_VERSION:
+            _rebuild_schema(conn, db_path)
+    except (OSError, sqlite3.DatabaseError, IndexUnavailable) as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, IndexUnavailable):
+            raise
+        # A folder, a file that is not SQLite, a read-only place: an input error (exit 2).
+        raise IndexUnavailable(
+            f"cannot open the index {db_path} for writing: {exc}; remove it or pass another --db"
+        ) from exc
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(OSError):
             os.chmod(str(db_path) + suffix, 0o600)
     return db
+
+
+def _rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
+    """STYLE 3: the index is a cache; the vault is the truth. Rebuild on any version mismatch.
+
+    A database without our ``meta`` table that holds other tables is someone else's file
+    (``--db`` pointed at the wrong thing): it is refused, never altered.
+    """
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    ours = (*TABLES, "title_grams", "sqlite_")  # FTS5 shadow tables are note_fts_data etc.
+    if "meta" not in tables and any(not name.startswith(ours) for name in tables):
+        raise IndexUnavailable(
+            f"{db_path} is an SQLite database but not a notedex index; pass another --db"
+        )
+    for table in ("title_grams", *TABLES, "meta"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.executescript(DDL)
+    conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
 
 def _segment_or_empty(text: str | None) -> str:
@@ -378,6 +401,13 @@ class IndexWriter:
                 (file_id,),
             )
         }
+        # title_grams reads its text from notes (external content): remove it while the
+        # notes row still holds the values it was indexed with.
+        self.conn.execute(
+            "INSERT INTO title_grams(title_grams, rowid, stem, title) "
+            "SELECT 'delete', file_id, stem, title FROM notes WHERE file_id = ?",
+            (file_id,),
+        )
         for sql in (
             "DELETE FROM links WHERE source_id = ?",
             "DELETE FROM tags WHERE file_id = ?",
@@ -414,6 +444,10 @@ class IndexWriter:
                 note.content_hash,
                 json.dumps(note.properties, ensure_ascii=False, default=str) if note.properties else None,
             ),
+        )
+        self.conn.execute(
+            "INSERT INTO title_grams(rowid, stem, title) VALUES (?, ?, ?)",
+            (file_id, note.stem, note.title),
         )
         self.conn.executemany(
             "INSERT OR IGNORE INTO tags(file_id, tag, tag_key, source, position) VALUES (?, ?, ?, ?, ?)",
@@ -583,6 +617,7 @@ class IndexWriter:
     def clear(self) -> None:
         """Drop every row (``index --full``); the schema stays."""
         with self.transaction() as conn:
+            conn.execute("INSERT INTO title_grams(title_grams) VALUES ('delete-all')")
             for table in TABLES:
                 conn.execute(f"DELETE FROM {table}")
             conn.execute("DELETE FROM meta WHERE key <> 'schema_version'")
@@ -591,7 +626,7 @@ class IndexWriter:
     def integrity_check(self) -> bool:
         """FTS5 integrity-check (rank 1 also compares with the content); True when sound."""
         try:
-            for table in ("note_fts", "body_fts"):
+            for table in FTS_TABLES:
                 self.conn.execute(
                     f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)"
                 )
@@ -603,6 +638,7 @@ class IndexWriter:
         with self.transaction():
             self.conn.execute("DELETE FROM note_fts")
             self.conn.execute("DELETE FROM body_fts")
+            self.conn.execute("INSERT INTO title_grams(title_grams) VALUES ('rebuild')")
             ids = {row[0] for row in self.conn.execute("SELECT file_id FROM notes")}
             self._refresh_fts(ids)
         # Bodies are only on disk: re-read them through a full re-apply of notes.
@@ -615,7 +651,7 @@ class IndexWriter:
             self.apply(notes, ())
 
     def optimize(self) -> None:
-        for table in ("note_fts", "body_fts"):
+        for table in FTS_TABLES:
             self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
     def checkpoint(self) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_NAME_CHARS = 60
+_OTHER_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|#^\[\]%`$!&;{}]+")
 
 
@@ -37,6 +38,18 @@ def _name_from_text(text: str) -> str:
     return name or "capture"
 
 
+def _valid_unicode(text: str) -> str:
+    """Undecodable argv bytes arrive as lone surrogates: make them U+FFFD, never file-name bytes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # os.fsdecode's escapes (U+DC80..U+DCFF) back to their bytes; any other lone surrogate
+        # is replaced outright; then the bytes are decoded as UTF-8 with replacement.
+        text = _OTHER_SURROGATES.sub("\ufffd", text)
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text
+
+
 def _yaml_string(value: str) -> str:
     # A JSON string is a valid YAML 1.2 double-quoted scalar: no injection through the text.
     return json.dumps(value, ensure_ascii=False)
@@ -47,13 +60,23 @@ def capture(vault: Path, inbox: str, text: str, *, now: dt.datetime | None = Non
     moment = now or dt.datetime.now().astimezone()
     note_id = moment.strftime("%Y%m%d-%H%M%S")
     inbox_parts = [p for p in inbox.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    if any(part.startswith(".") for part in inbox_parts):
+        # SEMANTICS 1: a dot-prefixed folder is not part of the vault; the note would be lost.
+        raise ValueError(f"the inbox folder {inbox!r} is hidden (a name starts with '.')")
     folder = vault.joinpath(*inbox_parts) if inbox_parts else vault
-    folder.mkdir(parents=True, exist_ok=True)
     real_vault = vault.resolve()
-    real_folder = folder.resolve()
-    if real_folder != real_vault and real_vault not in real_folder.parents:
-        raise ValueError(f"the inbox folder {inbox!r} leads outside the vault")
 
+    def check_inside() -> Path:
+        real = folder.resolve()
+        if real != real_vault and real_vault not in real.parents:
+            raise ValueError(f"the inbox folder {inbox!r} leads outside the vault")
+        return real
+
+    check_inside()  # before mkdir: a symlinked parent must not make us create folders outside
+    folder.mkdir(parents=True, exist_ok=True)
+    real_folder = check_inside()
+
+    text = _valid_unicode(text)
     title = _name_from_text(text)
     clean = text.replace("\x00", "")
     content = (

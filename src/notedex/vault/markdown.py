@@ -19,9 +19,10 @@ from notedex.vault.model import Link, LinkKind
 
 # A line that may open a block construct or be a table row; when no line matches, the whole
 # line-by-line pass is skipped (most prose notes).
+_CONTAINER_PREFIX = r"(?:[ \t]*(?:>|[-+*][ \t]|\d{1,9}[.)][ \t]))*[ \t]*"  # callouts, list items
 _BLOCK_HINT = re.compile(
     r"^(?:"
-    r"[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?(?:```|~~~|\$\$|\|)"  # fence, math, pipe row
+    rf"{_CONTAINER_PREFIX}(?:```|~~~|\$\$|\|)"  # fence, math, pipe row
     r"| {0,3}<[!/a-zA-Z]"  # raw HTML block
     r"|(?: {4}| {0,3}\t)"  # indented code
     r"|[ \t>]*:?-+:?[ \t]*\|"  # table delimiter row without a leading pipe
@@ -29,9 +30,7 @@ _BLOCK_HINT = re.compile(
     re.MULTILINE,
 )
 # SEMANTICS 6: fences count after `>` (callouts) and after list markers or list indentation.
-_FENCE_OPEN = re.compile(
-    r"(?P<prefix>(?:[ \t]*(?:>|[-+*][ \t]|\d{1,9}[.)][ \t]))*[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)"
-)
+_FENCE_OPEN = re.compile(rf"(?P<prefix>{_CONTAINER_PREFIX})(?P<fence>`{{3,}}|~{{3,}})(?P<info>.*)")
 _FENCE_CLOSE = re.compile(r"(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*\r?$")
 _QUOTED = re.compile(r"[ \t]*>")
 _MATH_OPEN = re.compile(r"(?:[ \t]*>)*[ \t]*\$\$")
@@ -55,6 +54,10 @@ _HTML_BLOCK_OPEN = re.compile(
     r"|thead|title|tr|track|ul)(?:[ \t>]|/>|\r?$)",
     re.IGNORECASE,
 )
+
+
+# Every block construct, list item, heading, table row or blank line starts with one of these.
+_BLOCK_FIRST_CHARS = frozenset(" \t\r>`~$<|-+*:#0123456789") | {""}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,13 @@ def _scan_blocks(lines: list[str]) -> _Blocks:
             masked.add(index)
             if "$$" in line:
                 in_math = False
+            continue
+        first = line[:1]
+        if first not in _BLOCK_FIRST_CHARS:
+            # A plain paragraph line (the common case): no block construct can start here.
+            can_indent = in_indented_code = in_list = False
+            if in_table:
+                rows.add(index)
             continue
         if not line.strip():
             can_indent = True
@@ -166,22 +176,90 @@ def _scan_blocks(lines: list[str]) -> _Blocks:
 
 # --- inline level ----------------------------------------------------------------------------
 
-# Leftmost wins, as in a Markdown inline parser: escapes, code spans (closing run of the same
-# length, never across a blank line), $$display$$ and $inline$ math. A lone backtick run is
-# matched too (group "ticks") so the scan resumes after it, not in its middle.
-_INLINE = re.compile(
-    r"(?P<escape>\\[\\`$\[\]#!])"
-    r"|(?P<code>(?P<run>`++)(?:[^`\n]++|\n(?![ \t]*\r?(?:\n|$))|(?!(?P=run)(?!`))`++)*?(?P=run)(?!`))"
-    r"|(?P<ticks>`+)"
-    r"|(?P<display>\$\$(?:[^$\n]++|\n(?![ \t]*\r?(?:\n|$))|\$(?!\$))*?\$\$)"
-    r"|(?P<math>\$(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$)"
+# Inline exclusions, leftmost first as in a Markdown inline parser. Each pattern starts with a
+# literal so the regex engine can skip ahead with a fast search (an alternation or a leading
+# lookbehind would make it test every position, 10-30x slower on typical notes).
+_ESCAPE = re.compile(r"\\[\\`$\[\]#!]")
+_BLANK_LINE_AHEAD = r"\n(?![ \t]*\r?(?:\n|$))"
+# $$display$$ (may span lines of one paragraph) or $inline$ (no space inside the dollars).
+_MATH = re.compile(
+    rf"\$(?:\$(?:[^$\n]|{_BLANK_LINE_AHEAD}|\$(?!\$))*?\$\$|(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$)"
 )
+_BACKTICK_RUN = re.compile(r"`+")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\r?(?=\n|\Z)")
 _NOT_NEWLINE = re.compile(r"[^\n]")
-_NEWLINE = re.compile(r"\n")
+
+# (start, end, excluded): a construct found by one of the inline scanners.
+_Span = tuple[int, int, bool]
+
+
+class _CodeSpans:
+    """Code spans: a backtick run closed by the next run of exactly the same length in the
+    same paragraph. Runs are indexed once, so unmatched runs cost a bisect, not a rescan
+    (a regex would make a paragraph of many unmatched runs quadratic)."""
+
+    def __init__(self, text: str) -> None:
+        self._runs = [match.span() for match in _BACKTICK_RUN.finditer(text)]
+        self._run_starts = [start for start, _end in self._runs]
+        self._by_length: dict[int, list[int]] = {}
+        for start, end in self._runs:
+            self._by_length.setdefault(end - start, []).append(start)
+        self._breaks = [match.start() for match in _PARAGRAPH_BREAK.finditer(text)]
+
+    def search(self, text: str, position: int) -> _Span | None:
+        index = bisect_right(self._run_starts, position) - 1
+        if index < 0 or self._runs[index][1] <= position:
+            index += 1  # position is not inside a run: take the next one
+        if index >= len(self._runs):
+            return None
+        start, end = self._runs[index]
+        start = max(start, position)  # a run cut by an escaped backtick starts after it
+        starts = self._by_length.get(end - start, [])
+        closer = bisect_right(starts, end)
+        if closer < len(starts):
+            limit = bisect_right(self._breaks, start)
+            close_start = starts[closer]
+            if limit >= len(self._breaks) or close_start < self._breaks[limit]:
+                return start, close_start + end - start, True
+        return start, end, False  # literal backticks
+
+
+class _RegexSpans:
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self._pattern = pattern
+
+    def search(self, text: str, position: int) -> _Span | None:
+        match = self._pattern.search(text, position)
+        return None if match is None else (match.start(), match.end(), True)
 
 
 def _blank(text: str) -> str:
     return _NOT_NEWLINE.sub(" ", text)
+
+
+def _inline_exclusions(text: str) -> list[tuple[int, int]]:
+    """Spans of escapes, code spans and math, scanning left to right (SEMANTICS 6)."""
+    scanners: list[_CodeSpans | _RegexSpans] = []
+    if "\\" in text:
+        scanners.append(_RegexSpans(_ESCAPE))
+    if "`" in text:
+        scanners.append(_CodeSpans(text))
+    if "$" in text:
+        scanners.append(_RegexSpans(_MATH))
+    spans: list[tuple[int, int]] = []
+    pending = [scanner.search(text, 0) for scanner in scanners]
+    while True:
+        live = [found for found in pending if found is not None]
+        if not live:
+            return spans
+        start, end, excluded = min(live)
+        if excluded:
+            spans.append((start, end))
+        # Whatever began inside the winner is not a construct: look again after it.
+        pending = [
+            scanner.search(text, end) if found is not None and found[0] < end else found
+            for scanner, found in zip(scanners, pending)
+        ]
 
 
 def mask_excluded(body: str) -> tuple[str, frozenset[int]]:
@@ -198,15 +276,14 @@ def mask_excluded(body: str) -> tuple[str, frozenset[int]]:
                 for index, line in enumerate(lines)
             )
     if "`" in masked or "$" in masked or "\\" in masked:
-        pieces: list[str] = []
-        position = 0
-        for match in _INLINE.finditer(masked):
-            if match.lastgroup == "ticks":
-                continue
-            pieces.append(masked[position : match.start()])
-            pieces.append(_blank(match.group()))
-            position = match.end()
-        if pieces:
+        spans = _inline_exclusions(masked)
+        if spans:
+            pieces: list[str] = []
+            position = 0
+            for start, end in spans:
+                pieces.append(masked[position:start])
+                pieces.append(_blank(masked[start:end]))
+                position = end
             pieces.append(masked[position:])
             masked = "".join(pieces)
     return masked, rows
@@ -215,9 +292,10 @@ def mask_excluded(body: str) -> tuple[str, frozenset[int]]:
 # --- links -----------------------------------------------------------------------------------
 
 # SEMANTICS 6: one line, non-greedy, inner non-empty and free of `[[`.
-_WIKILINK = re.compile(r"!?\[\[((?:(?!\[\[)[^\n])+?)\]\]")
+# The `!` of an embed is checked by hand: a leading optional char defeats the fast search.
+_WIKILINK = re.compile(r"\[\[((?:[^\[\]\n]|\[(?!\[)|\](?!\]))+)\]\]")
 _MARKDOWN_LINK = re.compile(
-    r"!?\[(?P<text>[^\[\]\n]*)\]\([ \t]*"
+    r"\[(?P<text>[^\[\]\n]*)\]\([ \t]*"
     r"(?:<(?P<angled>[^<>\n]*)>|(?P<plain>[^\s<>()]*(?:\([^\s<>()]*\)[^\s<>()]*)*))"
     r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"""
 )
@@ -268,48 +346,43 @@ def _markdown_target(dest: str) -> tuple[str, str | None] | None:
     return linkpath, subpath
 
 
-@dataclass(frozen=True, slots=True)
-class _Occurrence:
-    start: int
-    end: int
-    kind: LinkKind
-    linkpath: str
-    subpath: str | None
-    display: str | None
+# (start, end, kind, linkpath, subpath, display): offsets into the body.
+_Occurrence = tuple[int, int, LinkKind, str, str | None, str | None]
 
 
-def _find_links(
-    body: str, masked: str, table_rows: frozenset[int], line_starts: list[int]
-) -> list[_Occurrence]:
+def _find_links(body: str, masked: str, table_rows: frozenset[int]) -> list[_Occurrence]:
     found: list[_Occurrence] = []
     if "[[" in masked:
+        line_index = counted_to = 0  # matches come in order: count newlines once overall
         for match in _WIKILINK.finditer(masked):
             start, end = match.span()
-            inner = body[match.start(1) : match.end(1)]
+            inner = body[start + 2 : end - 2]
             # SEMANTICS 6: in a table row an unescaped `|` splits the cell, not the link.
-            if (
-                table_rows
-                and _UNESCAPED_PIPE.search(inner)
-                and bisect_right(line_starts, start) - 1 in table_rows
-            ):
-                continue
+            if table_rows and "|" in inner and _UNESCAPED_PIPE.search(inner):
+                line_index += body.count("\n", counted_to, start)
+                counted_to = start
+                if line_index in table_rows:
+                    continue
             parts = wikilink_parts(inner)
             if parts is None:
                 continue
-            kind: LinkKind = "embed" if masked[start] == "!" else "wikilink"
-            found.append(_Occurrence(start, end, kind, *parts))
+            if start and masked[start - 1] == "!":
+                found.append((start - 1, end, "embed", *parts))
+            else:
+                found.append((start, end, "wikilink", *parts))
     if "](" in masked:
         for match in _MARKDOWN_LINK.finditer(masked):
-            start, end = match.span()
-            angled = match.start("angled") >= 0
-            dest_group = "angled" if angled else "plain"
-            target = _markdown_target(body[match.start(dest_group) : match.end(dest_group)])
+            group = "plain" if match.start("angled") < 0 else "angled"
+            target = _markdown_target(body[match.start(group) : match.end(group)])
             if target is None:
                 continue
-            md_kind: LinkKind = "markdown-embed" if masked[start] == "!" else "markdown"
+            start, end = match.span()
             text = body[match.start("text") : match.end("text")]
-            found.append(_Occurrence(start, end, md_kind, target[0], target[1], text))
-    found.sort(key=lambda occurrence: occurrence.start)
+            if start and masked[start - 1] == "!":
+                found.append((start - 1, end, "markdown-embed", *target, text))
+            else:
+                found.append((start, end, "markdown", *target, text))
+        found.sort(key=lambda occurrence: occurrence[0])
     return found
 
 
@@ -323,7 +396,7 @@ _TAG_BODY = (
 # A tag starts a line or an inline chunk: after whitespace or emphasis (`**`, `_`). Masked
 # code and math are spaces here, so "after a code span" is covered; "after a link" is
 # handled separately because link text is masked for tags.
-_TAG = re.compile(r"(?<![^\s*_])#(" + _TAG_BODY + ")")
+_TAG = re.compile(r"#(?<![^\s*_]#)(" + _TAG_BODY + ")")
 _TAG_AT = re.compile("#(" + _TAG_BODY + ")")
 _ALL_DIGITS = re.compile(r"[0-9]+")
 
@@ -331,18 +404,18 @@ _ALL_DIGITS = re.compile(r"[0-9]+")
 def _find_tags(masked: str, links: list[_Occurrence]) -> list[str]:
     if "#" not in masked:
         return []
-    starts = [link.start for link in links]
+    starts = [link[0] for link in links]
     found: list[tuple[int, str]] = []
     for match in _TAG.finditer(masked):
         position = match.start()
         index = bisect_right(starts, position) - 1
-        if index >= 0 and position < links[index].end:
+        if index >= 0 and position < links[index][1]:
             continue  # inside a link's text or target
         found.append((position, match.group(1)))
     for link in links:
-        after = _TAG_AT.match(masked, link.end)
+        after = _TAG_AT.match(masked, link[1])
         if after:
-            found.append((link.end, after.group(1)))
+            found.append((link[1], after.group(1)))
     if len(links) > 0:
         found.sort()
     return [
@@ -354,14 +427,18 @@ def _find_tags(masked: str, links: list[_Occurrence]) -> list[str]:
 
 # --- headings --------------------------------------------------------------------------------
 
-_H1_LINE = re.compile(r"^ {0,3}#(?=[ \t]|\r?$)", re.MULTILINE)
+_H1_MARK = re.compile(r"#(?=[ \t]|\r?$)", re.MULTILINE)
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 
 
 def _first_h1(body: str, masked: str) -> str | None:
     """SEMANTICS 3: the first ATX level-1 heading outside code, trimmed, closing #s removed."""
-    for match in _H1_LINE.finditer(masked):
-        line_end = body.find("\n", match.end())
+    for match in _H1_MARK.finditer(masked):
+        position = match.start()
+        line_start = masked.rfind("\n", 0, position) + 1
+        if position - line_start > 3 or masked[line_start:position].strip(" "):
+            continue  # `## x`, `a # b`, or indented into a code block
+        line_end = body.find("\n", position)
         text = body[match.end() : line_end if line_end >= 0 else len(body)].strip()
         text = _CLOSING_HASHES.sub("", text).strip()
         if text:
@@ -388,24 +465,15 @@ def scan_body(body: str, first_line: int = 1) -> BodyScan:
     if "[" not in body and "#" not in body:
         return _EMPTY_SCAN  # no link, tag or heading can exist
     masked, table_rows = mask_excluded(body)
-    line_starts = [0]
-    if "[" in masked:
-        line_starts.extend(match.end() for match in _NEWLINE.finditer(body))
-    occurrences = _find_links(body, masked, table_rows, line_starts)
+    occurrences = _find_links(body, masked, table_rows) if "[" in masked else []
     links: list[Link] = []
-    for occurrence in occurrences:
-        line_index = bisect_right(line_starts, occurrence.start) - 1
-        links.append(
-            Link(
-                kind=occurrence.kind,
-                raw=body[occurrence.start : occurrence.end],
-                linkpath=occurrence.linkpath,
-                subpath=occurrence.subpath,
-                display=occurrence.display,
-                line=line_index + first_line,
-                column=occurrence.start - line_starts[line_index] + 1,
-            )
-        )
+    line = first_line
+    counted_to = 0
+    for start, end, kind, linkpath, subpath, display in occurrences:
+        line += body.count("\n", counted_to, start)  # occurrences are sorted: count once
+        counted_to = start
+        column = start - body.rfind("\n", 0, start)  # 1-based: rfind is -1 on line 1
+        links.append(Link(kind, body[start:end], linkpath, subpath, display, line, column))
     tags = _find_tags(masked, occurrences)
     first_h1 = _first_h1(body, masked) if "#" in masked else None
     return BodyScan(tuple(links), tuple(tags), first_h1)

@@ -57,9 +57,9 @@ def read_note(
         fd = os.open(disk_path, _OPEN_FLAGS)
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                what = "is a directory" if stat.S_ISDIR(info.st_mode) else "is not a regular file"
-                return _name_only(path, "", Problem("read", f"cannot read file: it {what}"))
+            if not stat.S_ISREG(info.st_mode):  # a directory fails in fdopen already
+                problem = Problem("read", "cannot read file: it is not a regular file")
+                return _name_only(path, "", problem)
             data = handle.read(max_bytes + 1)
     except OSError as exc:
         reason = exc.strerror or str(exc)

@@ -14,7 +14,6 @@ turns a final ``Σ`` into ``ς`` but ``Σ.md`` into ``σ.md``), so ``[[ΛΌΓΟ�
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from notedex.vault.text import fold, nfc
 
@@ -29,12 +28,34 @@ __all__ = [
 _NOTE_SUFFIX = ".md"
 
 
-@dataclass(frozen=True, slots=True)
 class Resolution:
+    """Where a link lands. A plain value class: ``health`` imports this module on the query
+    path, where ``dataclasses`` (and the ``inspect`` it pulls in) would cost milliseconds."""
+
+    __slots__ = ("ambiguous", "target")
+
     target: str | None
     """The vault path as given to the ``Resolver`` (NFC, original case), or None: unresolved."""
     ambiguous: bool
     """True when the tie-break of SEMANTICS 7.7 chose among several matching files (a warning)."""
+
+    def __init__(self, target: str | None, ambiguous: bool) -> None:
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "ambiguous", ambiguous)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Resolution is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Resolution):
+            return NotImplemented
+        return (self.target, self.ambiguous) == (other.target, other.ambiguous)
+
+    def __hash__(self) -> int:
+        return hash((self.target, self.ambiguous))
+
+    def __repr__(self) -> str:
+        return f"Resolution(target={self.target!r}, ambiguous={self.ambiguous!r})"
 
 
 _UNRESOLVED = Resolution(None, False)

@@ -5,35 +5,60 @@ longer run could never match. We rewrite text before it reaches FTS5: every CJK 
 overlapping bigrams followed by its last character alone, and ASCII glued to CJK is split off.
 Latin words pass through unchanged; FTS5's porter tokenizer stems them on both sides.
 
-This module is stdlib-only: the query path imports it.
+This module is on every query's path. Character classes over these ranges are slow to compile
+(milliseconds per pattern), so the query side classifies characters by code point instead, and
+the one big pattern the index side needs is compiled on first use.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 
-# Han (incl. extensions and compatibility), Hiragana, Katakana, Hangul, Bopomofo, CJK symbols-less.
-_CJK_CLASS = (
-    "\u2e80-\u2fdf"  # radicals
-    "\u3005-\u3007"  # 々 〆 〇
-    "\u3021-\u3029\u3038-\u303b"
-    "\u3040-\u309f"  # hiragana
-    "\u30a0-\u30ff"  # katakana
-    "\u3100-\u312f\u31a0-\u31bf"  # bopomofo
-    "\u31f0-\u31ff"  # katakana ext
-    "\u3400-\u4dbf"  # ext A
-    "\u4e00-\u9fff"  # unified
-    "\uac00-\ud7af"  # hangul syllables
-    "\u1100-\u11ff\u3130-\u318f"  # hangul jamo
-    "\uf900-\ufaff"  # compatibility
-    "\uff66-\uff9f"  # half-width katakana
-    "\U00020000-\U0003134f"  # ext B..G
+# Han (incl. extensions and compatibility), Kana, Hangul, Bopomofo: inclusive code-point ranges.
+_CJK_RANGES = (
+    (0x1100, 0x11FF),  # hangul jamo
+    (0x2E80, 0x2FDF),  # radicals
+    (0x3005, 0x3007),  # 々 〆 〇
+    (0x3021, 0x3029),
+    (0x3038, 0x303B),
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x3100, 0x312F),  # bopomofo
+    (0x3130, 0x318F),  # hangul compatibility jamo
+    (0x31A0, 0x31BF),  # bopomofo extended
+    (0x31F0, 0x31FF),  # katakana extension
+    (0x3400, 0x4DBF),  # ext A
+    (0x4E00, 0x9FFF),  # unified
+    (0xAC00, 0xD7AF),  # hangul syllables
+    (0xF900, 0xFAFF),  # compatibility
+    (0xFF66, 0xFF9F),  # half-width katakana
+    (0x20000, 0x3134F),  # ext B..G
 )
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
-# A "word" for term extraction: a CJK run, or a run of letters/digits possibly joined by - _ . /
-_WORD = re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}](?:[\w\-./+#']*[^\W_{_CJK_CLASS}])?")
+_STARTS = tuple(start for start, _ in _CJK_RANGES)
+_ENDS = tuple(end for _, end in _CJK_RANGES)
+_FIRST_CJK = _STARTS[0]
+
+# Latin/digit words, joined by - . / + # ' (`gen-itgc`, `v1.2`, `c++`); CJK is split off below.
+_WORD = re.compile(r"\w+(?:['+#./-]+\w+)*")
+_JOINERS = "'+#./-_"
+_CJK_RUN: re.Pattern[str] | None = None
+
+
+def _cjk_run_pattern() -> re.Pattern[str]:
+    global _CJK_RUN
+    if _CJK_RUN is None:
+        chars = "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES)
+        _CJK_RUN = re.compile(f"[{chars}]+")
+    return _CJK_RUN
+
+
+def is_cjk_char(ch: str) -> bool:
+    code = ord(ch)
+    if code < _FIRST_CJK:
+        return False
+    i = bisect_right(_STARTS, code) - 1
+    return i >= 0 and code <= _ENDS[i]
 
 
 def nfc(text: str) -> str:
@@ -46,7 +71,7 @@ def fold(text: str) -> str:
 
 
 def is_cjk(text: str) -> bool:
-    return bool(_CJK_CHAR.search(text))
+    return any(is_cjk_char(ch) for ch in text)
 
 
 def _segment_run(run: str) -> list[str]:
@@ -63,9 +88,11 @@ def segment(text: str) -> str:
     ``"重跑gen-itgc后"`` -> ``"重跑 跑 gen-itgc 后"``; unicode61 then splits ``gen-itgc``.
     """
     text = nfc(text)
+    if not is_cjk(text):
+        return text.strip()
     out: list[str] = []
     pos = 0
-    for match in _CJK_RUN.finditer(text):
+    for match in _cjk_run_pattern().finditer(text):
         if match.start() > pos:
             out.append(text[pos : match.start()])
         out.append(" ".join(_segment_run(match.group())))
@@ -75,9 +102,35 @@ def segment(text: str) -> str:
     return " ".join(part.strip() for part in out if part.strip())
 
 
+def _split_scripts(word: str) -> list[str]:
+    """``重跑gen-itgc后`` -> ``["重跑", "gen-itgc", "后"]``: CJK runs apart from the rest."""
+    parts: list[str] = []
+    current: list[str] = []
+    current_cjk = False
+    for ch in word:
+        cjk = is_cjk_char(ch)
+        if current and cjk != current_cjk:
+            parts.append("".join(current))
+            current = []
+        current.append(ch)
+        current_cjk = cjk
+    if current:
+        parts.append("".join(current))
+    cleaned = (part if is_cjk_char(part[0]) else part.strip(_JOINERS) for part in parts)
+    return [part for part in cleaned if part]
+
+
 def split_words(text: str) -> list[str]:
     """Split free text into words: CJK runs and Latin/digit words (``gen-itgc`` stays whole)."""
-    return _WORD.findall(nfc(text))
+    words: list[str] = []
+    for match in _WORD.findall(nfc(text)):
+        if is_cjk(match):
+            words.extend(_split_scripts(match))
+        else:
+            stripped = match.strip("_")
+            if stripped:
+                words.append(stripped)
+    return words
 
 
 def fts_phrase(term: str) -> str | None:
@@ -89,7 +142,7 @@ def fts_phrase(term: str) -> str | None:
     """
     pieces: list[str] = []
     for word in split_words(term):
-        if _CJK_RUN.fullmatch(word):
+        if is_cjk_char(word[0]):
             if len(word) == 1:
                 pieces.append(f'"{word}" *')
             else:
@@ -97,9 +150,12 @@ def fts_phrase(term: str) -> str | None:
                 pieces.append(f'"{grams}"')
         else:
             # unicode61 drops the punctuation; quotes are doubled so nothing escapes the string.
-            token_text = re.sub(r"[^\w]+", " ", word).strip()
+            token_text = " ".join(_WORD_CHARS.findall(word))
             if token_text:
                 pieces.append('"' + token_text.replace('"', '""') + '"')
     if not pieces:
         return None
     return pieces[0] if len(pieces) == 1 else "(" + " AND ".join(pieces) + ")"
+
+
+_WORD_CHARS = re.compile(r"[^\W_]+")

@@ -1,0 +1,258 @@
+"""The writer thread: the only thread that touches the ``IndexWriter`` (STYLE 5).
+
+It takes batches from the ``Batcher`` and applies them: path hints through ``apply_paths``
+(which re-checks the disk for every path), full rescans through ``reconcile``, and the
+maintenance jobs. A failed batch is logged and followed by a rescan with backoff; the
+thread itself never dies of one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from notedex.daemon.batcher import FILTERS, MAINTENANCE, Batch, Batcher, Hint
+from notedex.daemon.logging import get_logger
+from notedex.errors import VaultNotFound
+from notedex.store.reconcile import apply_paths, reconcile
+from notedex.store.writer import ApplyReport, IndexWriter
+
+log = get_logger("notedex.daemon.indexer")
+
+GIT_WAIT_CAP = 30.0
+SAMPLE_PATHS = 5
+
+
+class Interrupted(Exception):
+    """Stop was requested while a rescan was running (raised between two transactions)."""
+
+
+class Indexer:
+    """Owns the writer connection; ``start()`` hands it to a thread of its own."""
+
+    def __init__(
+        self,
+        open_writer: Callable[[], IndexWriter],
+        batcher: Batcher,
+        *,
+        git_dir: Path | None = None,
+        stop: threading.Event | None = None,
+        fault: str | None = None,
+        git_wait_cap: float = GIT_WAIT_CAP,
+    ) -> None:
+        self._open_writer = open_writer
+        self.writer = open_writer()
+        self._batcher = batcher
+        self._git_lock = git_dir / "index.lock" if git_dir is not None else None
+        self._stop = stop or threading.Event()
+        self._fault = fault
+        self._git_wait_cap = git_wait_cap
+        self._stale_git_lock: tuple[int, int] | None = None
+        self._failures = 0
+        self._thread = threading.Thread(target=self._run, name="notedex-writer")
+
+    # -- thread ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def close(self) -> None:
+        """Checkpoint the WAL and close the connection (after the thread has ended)."""
+        self.writer.checkpoint()
+        self.writer.close()
+
+    def _run(self) -> None:
+        while True:
+            batch = self._batcher.take()
+            if batch is None:
+                return
+            self.process(batch)
+
+    # -- work -----------------------------------------------------------------------------------
+
+    def process(self, batch: Batch) -> None:
+        """Apply one batch; never raises (failures become a delayed rescan)."""
+        try:
+            if self._fault == "writer" and batch.paths:
+                self._fault = None
+                raise RuntimeError("injected fault (NOTEDEX_TEST_FAULT=writer)")
+            for error in batch.errors:
+                log.error("event handler failed", error=repr(error), exc_info=error)
+            if FILTERS in batch.tasks and not batch.rescan:
+                self.writer.refresh_filters()
+                log.info("excluded files reloaded", filters=list(self.writer.filters))
+            if batch.rescan:
+                self.rescan(", ".join(batch.rescan))
+            elif batch.paths:
+                self.apply(batch.paths)
+            if MAINTENANCE in batch.tasks:
+                self.maintain()
+            self._failures = 0
+        except VaultNotFound as exc:
+            log.warning("vault missing", error=str(exc), action="index left unchanged")
+        except Exception as exc:
+            self._failures += 1
+            delay = min(60.0, 2.0**self._failures)
+            log.exception("batch failed", error=repr(exc), retry_in=delay)
+            self._reopen()
+            self._batcher.request_rescan("recovering from a failed batch", delay=delay)
+
+    def apply(self, paths: Sequence[str]) -> ApplyReport:
+        paths = self._wait_for_git(list(paths))
+        started = time.perf_counter()
+        report = apply_paths(self.writer, paths)
+        self.writer.set_meta("last_batch", repr(time.time()))
+        again = self._changed_while_read(report)
+        if again:
+            self._batcher.add(again, Hint.CHANGED)
+        log.info(
+            "batch",
+            paths=len(paths),
+            sample=list(paths[:SAMPLE_PATHS]),
+            added=report.added,
+            changed=report.changed,
+            removed=report.removed,
+            errors=report.errors,
+            requeued=len(again),
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        for reason in report.kept:
+            log.warning("kept index rows", reason=reason)
+        return report
+
+    def rescan(self, cause: str, *, abort: Callable[[], bool] | None = None) -> ApplyReport | None:
+        """Full reconcile; with ``abort``, stop between transactions once it returns True."""
+        self._wait_for_git([])
+        started = time.perf_counter()
+        log.info("rescan", cause=cause)
+
+        def progress(done: int, total: int) -> None:
+            if abort is not None and abort():
+                raise Interrupted
+
+        try:
+            report = reconcile(self.writer, progress=progress if abort is not None else None)
+        except Interrupted:
+            log.info("rescan interrupted", cause=cause)
+            return None
+        self.writer.set_meta("last_batch", repr(time.time()))
+        log.info(
+            "rescan done",
+            cause=cause,
+            added=report.added,
+            changed=report.changed,
+            removed=report.removed,
+            unchanged=report.unchanged,
+            errors=report.errors,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        for reason in report.kept:
+            log.warning("kept index rows", reason=reason)
+        return report
+
+    def maintain(self) -> None:
+        """Daily: FTS integrity check (rebuild on failure), optimize, WAL checkpoint."""
+        started = time.perf_counter()
+        healthy = self.writer.integrity_check()
+        if not healthy:
+            log.error("fts integrity check failed", action="rebuilding the full-text index")
+            self.writer.rebuild_fts()
+            if not self.writer.integrity_check():
+                log.error("fts still inconsistent after the rebuild", action="run `notedex index --full`")
+        self.writer.optimize()
+        self.writer.checkpoint()
+        log.info(
+            "maintenance",
+            integrity="ok" if healthy else "rebuilt",
+            seconds=round(time.perf_counter() - started, 3),
+        )
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _changed_while_read(self, report: ApplyReport) -> list[str]:
+        """Files whose disk etag moved on since the writer looked: queue them again."""
+        if not report.paths:
+            return []
+        indexed = self.writer.indexed_paths()
+        vault = self.writer.vault
+        again: list[str] = []
+        for path in dict.fromkeys(report.paths):
+            known = indexed.get(path)
+            if known is None:
+                continue
+            rel = known.disk_rel or path
+            try:
+                st = os.stat(vault / rel)
+            except OSError:
+                again.append(rel)
+                continue
+            if (st.st_size, st.st_mtime_ns, st.st_ino) != (known.size, known.mtime_ns, known.inode):
+                again.append(rel)
+        return again
+
+    def _wait_for_git(self, paths: list[str]) -> list[str]:
+        """While git holds ``index.lock`` (checkout, rebase), wait (capped), then take the rest."""
+        lock = self._git_lock
+        if lock is None:
+            return paths
+        identity = _identity(lock)
+        if identity is None or identity == self._stale_git_lock:
+            return paths
+        started = time.monotonic()
+        log.info("waiting for git", lock=str(lock))
+        while identity is not None and time.monotonic() - started < self._git_wait_cap:
+            if self._stop.wait(0.05):
+                break
+            identity = _identity(lock)
+        waited = round(time.monotonic() - started, 3)
+        if identity is not None and not self._stop.is_set():
+            # Left behind by a crashed git: do not wait for this one again.
+            self._stale_git_lock = identity
+            log.warning("git lock still there; indexing anyway", lock=str(lock), waited=waited)
+        else:
+            log.info("git done", waited=waited)
+        seen = set(paths)
+        return paths + [p for p in self._batcher.take_now() if p not in seen]
+
+    def _reopen(self) -> None:
+        """After a failure the writer's in-memory view may not match the database: reload it."""
+        try:
+            self.writer.close()
+            self.writer = self._open_writer()
+        except Exception as exc:
+            log.error("cannot reopen the index", error=repr(exc))
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def find_git_dir(vault: Path) -> Path | None:
+    """The ``.git`` folder of the repository holding the vault, if any (worktrees too)."""
+    for folder in (vault, *vault.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        if dot_git.is_file():
+            try:
+                text = dot_git.read_text(encoding="utf-8").strip()
+            except OSError:
+                return None
+            if text.startswith("gitdir:"):
+                target = Path(text.removeprefix("gitdir:").strip())
+                return target if target.is_absolute() else (folder / target).resolve()
+            return None
+    return None

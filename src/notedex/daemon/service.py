@@ -1,0 +1,320 @@
+"""``notedex daemon``: keep the index equal to the vault while running, catch up at start.
+
+Start order (STYLE 6): logging -> writer lock -> signal handlers -> watcher -> startup
+reconcile -> READY -> supervise; the ``finally`` stops everything in reverse and flushes.
+The watcher starts before the reconcile so that nothing changed during it is missed (its
+hints are applied right after; re-checking a path twice is harmless).
+
+Threads: watchdog's observer (the handler only enqueues), the writer thread (owns the
+``IndexWriter``), apscheduler's thread (enqueues jobs), and the main thread, which supervises
+the observer and pings systemd's watchdog.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import stat
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+
+from notedex.config import Config
+from notedex.daemon.batcher import Batcher
+from notedex.daemon.indexer import Indexer, find_git_dir
+from notedex.daemon.logging import configure_logging, get_logger
+from notedex.daemon.notify import SystemdNotifier
+from notedex.daemon.watcher import OverflowHook, RunningObserver, VaultEventHandler, start_observer
+from notedex.errors import EXIT_OK, DaemonAlreadyRunning, VaultNotFound
+from notedex.store.connect import WriterLock, lock_holder
+from notedex.store.writer import IndexWriter
+
+log = get_logger("notedex.daemon")
+
+EXIT_SOFTWARE = 70
+FAULT_ENV = "NOTEDEX_TEST_FAULT"
+"""Test-only fault injection: ``handler`` (event handling) or ``writer`` (first batch)."""
+LOCK_POLL = 0.5
+RETRY_CAP = 60.0
+
+
+def run_daemon(cfg: Config, *, poll: bool = False) -> int:
+    """Run in the foreground until SIGTERM/SIGINT; 0 after a clean stop."""
+    configure_logging()
+    _use_forkserver()
+    notifier = SystemdNotifier()
+    lock = WriterLock(cfg.lock_path)
+    try:
+        acquire_daemon_lock(lock, cfg, notifier)
+        daemon = Daemon(cfg, poll=poll, notifier=notifier, fault=os.environ.get(FAULT_ENV) or None)
+        return daemon.run()
+    finally:
+        lock.release()
+        notifier.close()
+
+
+def acquire_daemon_lock(lock: WriterLock, cfg: Config, notifier: SystemdNotifier) -> None:
+    """Take the writer lock as "daemon"; wait out other writers, refuse a second daemon."""
+    waiting_for: int | None = None
+    last_extend = 0.0
+    while not lock.acquire("daemon", wait=0.0 if waiting_for is None else LOCK_POLL):
+        holder = lock_holder(cfg.lock_path)
+        if holder is not None and holder.role == "daemon":
+            since = dt.datetime.fromtimestamp(holder.since, tz=dt.UTC).isoformat(timespec="seconds")
+            raise DaemonAlreadyRunning(
+                f"a notedex daemon is already running for this vault (pid {holder.pid}, since "
+                f"{since}); it keeps {cfg.db} fresh. Stop it first, or use `notedex status`."
+            )
+        pid = holder.pid if holder is not None else -1
+        if pid != waiting_for:
+            waiting_for = pid
+            who = f"`notedex {holder.role}` (pid {holder.pid})" if holder else "another writer"
+            log.info("waiting for the writer lock", holder=who, lock=str(cfg.lock_path))
+            notifier.notify(f"STATUS=waiting for {who} to finish writing the index")
+        if time.monotonic() - last_extend > 5:
+            # A long `notedex index --full` must not make systemd give up on our start.
+            notifier.notify("EXTEND_TIMEOUT_USEC=15000000")
+            last_extend = time.monotonic()
+    if waiting_for is not None:
+        log.info("writer lock acquired")
+
+
+class Daemon:
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        poll: bool = False,
+        notifier: SystemdNotifier | None = None,
+        fault: str | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.poll = poll
+        self.notifier = notifier or SystemdNotifier()
+        self.fault = fault
+        self.stop = threading.Event()
+        self._signal: str | None = None
+        self._rescan_signal = False
+        self._last_ping = 0.0
+        self._last_extend = time.monotonic()
+
+    def run(self) -> int:
+        started = time.monotonic()
+        self._install_signal_handlers()
+        batcher = Batcher()
+        hook = OverflowHook(lambda message: batcher.request_rescan("inotify queue overflow")).install()
+        supervisor = Supervisor(self.cfg.vault, batcher, poll=self.poll, fault=self.fault)
+        indexer: Indexer | None = None
+        scheduler = None
+        exit_code = EXIT_OK
+        log.info("starting", vault=str(self.cfg.vault), db=str(self.cfg.db), pid=os.getpid())
+        try:
+            indexer = Indexer(
+                self._open_writer,
+                batcher,
+                git_dir=find_git_dir(self.cfg.vault),
+                stop=self.stop,
+                fault=self.fault,
+            )
+            supervisor.start()
+            try:
+                indexer.rescan("startup", abort=lambda: self._startup_tick(supervisor))
+            except VaultNotFound as exc:
+                log.warning("vault missing", error=str(exc), action="index left unchanged")
+            if self.stop.is_set():
+                return exit_code
+            self.notifier.notify("READY=1", f"STATUS=watching {self.cfg.vault} ({supervisor.kind})")
+            log.info("ready", watcher=supervisor.kind, seconds=round(time.monotonic() - started, 3))
+            indexer.start()
+            from notedex.daemon.jobs import start_jobs
+
+            scheduler = start_jobs(batcher)
+            exit_code = self._supervise(supervisor, indexer, batcher)
+            return exit_code
+        finally:
+            # Reverse order: no new work, flush what is queued, commit, checkpoint.
+            if not self._signal:
+                self.notifier.notify("STOPPING=1")
+            log.info("stopping", signal=self._signal, pending=batcher.pending)
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
+            supervisor.stop()
+            batcher.close()
+            if indexer is not None:
+                if indexer.is_alive():
+                    indexer.join()
+                indexer.close()
+            hook.remove()
+            log.info("stopped", exit_code=exit_code)
+
+    def _supervise(self, supervisor: Supervisor, indexer: Indexer, batcher: Batcher) -> int:
+        interval = self.notifier.watchdog_interval
+        tick = min(1.0, interval) if interval else 1.0
+        self._ping(supervisor.alive())
+        while not self.stop.wait(tick):
+            if self._rescan_signal:
+                self._rescan_signal = False
+                batcher.request_rescan("SIGHUP")
+            healthy = supervisor.check()
+            if not indexer.is_alive():
+                log.error("the writer thread ended unexpectedly")
+                return EXIT_SOFTWARE
+            self._ping(healthy)
+        return EXIT_OK
+
+    def _ping(self, healthy: bool) -> None:
+        """WATCHDOG=1 at half of WATCHDOG_USEC, and only while the vault is watched."""
+        interval = self.notifier.watchdog_interval
+        now = time.monotonic()
+        if healthy and interval and now - self._last_ping >= interval * 0.9:
+            self.notifier.notify("WATCHDOG=1")
+            self._last_ping = now
+
+    def _startup_tick(self, supervisor: Supervisor) -> bool:
+        """Between the startup reconcile's transactions: keep systemd patient; stop if asked."""
+        now = time.monotonic()
+        if now - self._last_extend >= 5.0:
+            self.notifier.notify("EXTEND_TIMEOUT_USEC=30000000")
+            self._last_extend = now
+        self._ping(supervisor.alive())
+        return self.stop.is_set()
+
+    def _open_writer(self) -> IndexWriter:
+        return IndexWriter(
+            self.cfg.db, self.cfg.vault, max_bytes=self.cfg.max_bytes, body_index=self.cfg.body_index
+        )
+
+    def _install_signal_handlers(self) -> None:
+        # Handlers run on the main thread between bytecodes: set flags, take no locks.
+        signal.signal(signal.SIGTERM, self._on_stop_signal)
+        signal.signal(signal.SIGINT, self._on_stop_signal)
+        signal.signal(signal.SIGHUP, self._on_hup)
+
+    def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self._signal is None:
+            self._signal = signal.Signals(signum).name
+            self.notifier.notify("STOPPING=1")
+        self.stop.set()
+
+    def _on_hup(self, signum: int, frame: FrameType | None) -> None:
+        self._rescan_signal = True
+
+
+class Supervisor:
+    """Keeps an observer running on the vault; every restart is followed by a rescan.
+
+    While the vault folder is missing (unmounted, renamed, still syncing) nothing is deleted:
+    the observer is stopped, the daemon keeps running and keeps pinging systemd (it is
+    waiting on purpose, and a restart could not do better), and the vault's return means a
+    new observer and a rescan.
+    """
+
+    def __init__(
+        self, root: Path, batcher: Batcher, *, poll: bool = False, fault: str | None = None
+    ) -> None:
+        self._root = root
+        self._batcher = batcher
+        self._poll = poll
+        self._fault = fault
+        self._running: RunningObserver | None = None
+        self._identity: tuple[int, int] | None = None
+        self._missing = False
+        self._backoff = 1.0
+        self._next_try = 0.0
+
+    @property
+    def kind(self) -> str:
+        return self._running.kind if self._running is not None else "none"
+
+    @property
+    def running(self) -> RunningObserver | None:
+        return self._running
+
+    def alive(self) -> bool:
+        return self._running is not None and self._running.alive()
+
+    def start(self) -> bool:
+        identity = _folder_identity(self._root)
+        if identity is None:
+            self._note_missing()
+            return False
+        try:
+            self._running = start_observer(self._root, self._make_handler, poll=self._poll)
+        except Exception as exc:
+            self._next_try = time.monotonic() + self._backoff
+            log.error("cannot watch the vault", error=repr(exc), retry_in=self._backoff)
+            self._backoff = min(self._backoff * 2, RETRY_CAP)
+            return False
+        self._identity = identity
+        self._backoff = 1.0
+        log.info("watching", vault=str(self._root), watcher=self._running.kind)
+        return True
+
+    def check(self) -> bool:
+        """One supervision step; True when the vault is watched (or deliberately waited for)."""
+        identity = _folder_identity(self._root)
+        if identity is None:
+            self._note_missing()
+            return True
+        if self._missing:
+            self._missing = False
+            log.info("the vault is back", vault=str(self._root))
+            return self._restart("the vault came back")
+        if self._running is None:
+            return self._restart("the watcher was not running")
+        if identity != self._identity:
+            return self._restart("the vault folder was replaced")
+        if not self._running.alive():
+            return self._restart("the watcher stopped")
+        return True
+
+    def stop(self) -> None:
+        if self._running is not None:
+            self._running.stop()
+            self._running = None
+
+    def _restart(self, cause: str) -> bool:
+        if time.monotonic() < self._next_try:
+            return False
+        self.stop()
+        log.warning("restarting the watcher", cause=cause)
+        if not self.start():
+            return False
+        self._batcher.request_rescan(cause)
+        return True
+
+    def _note_missing(self) -> None:
+        if not self._missing:
+            self._missing = True
+            log.warning(
+                "vault missing",
+                vault=str(self._root),
+                action="index left unchanged; waiting for the vault to come back",
+            )
+        self.stop()
+
+    def _make_handler(self, hold_until_close: bool) -> VaultEventHandler:
+        return VaultEventHandler(
+            self._root, self._batcher, hold_until_close=hold_until_close, fault=self._fault
+        )
+
+
+def _folder_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+def _use_forkserver() -> None:
+    """The writer parses big batches in a process pool; never fork this threaded process."""
+    if not sys.platform.startswith("linux"):
+        return  # macOS already spawns
+    import multiprocessing
+
+    multiprocessing.set_start_method("forkserver", force=True)
+    multiprocessing.set_forkserver_preload(["notedex.store.writer"])

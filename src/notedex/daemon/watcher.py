@@ -1,0 +1,366 @@
+"""Watch the vault with watchdog; the handler only enqueues hints (STYLE 5).
+
+- ``VaultEventHandler.dispatch`` never raises and never touches the disk: it turns an event
+  into vault-relative paths (both ends of a move) and hands them to the ``Batcher``. Paths
+  with a hidden segment (``.obsidian``, ``.git``, ``.trash``, ``.x.md.swp``) are dropped.
+- ``start_observer`` prefers inotify (FSEvents on macOS) and falls back to polling for
+  ``--poll``, a network file system, an inotify error (ENOSPC, EMFILE) or too few watches.
+- ``OverflowHook`` turns watchdog's "Inotify queue overflowed" log record into a rescan:
+  watchdog 7 only logs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileAttribEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+    FileSystemMovedEvent,
+)
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+
+from notedex.daemon.batcher import FILTERS, Batcher, Hint
+from notedex.daemon.logging import get_logger
+
+log = get_logger("notedex.daemon.watcher")
+
+# watchdog's event_filter: only these reach the handler, and on inotify only their bits are
+# asked of the kernel. No open/close-without-write events: our own reads would wake us.
+# No DirModifiedEvent (every file event also touches its folder) and no DirAttribEvent.
+EVENT_FILTER: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileAttribEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
+
+OBSIDIAN_SETTINGS = ".obsidian/app.json"
+POLL_INTERVAL = 1.0
+INOTIFY_WATCH_LIMIT = "/proc/sys/fs/inotify/max_user_watches"
+NETWORK_FILESYSTEMS = frozenset(
+    {
+        "9p", "afs", "ceph", "cifs", "davfs", "fuse.davfs2", "fuse.gvfsd-fuse", "fuse.rclone",
+        "fuse.s3fs", "fuse.sshfs", "glusterfs", "ncpfs", "nfs", "nfs4", "smb3", "smbfs",
+    }
+)  # fmt: skip
+
+
+def is_hidden(rel: str) -> bool:
+    """SEMANTICS 1: any segment starting with "." is outside the vault's notes."""
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+class VaultEventHandler(FileSystemEventHandler):
+    """Turns watchdog events into hints for the batcher. Runs on the observer thread."""
+
+    def __init__(
+        self, root: Path, batcher: Batcher, *, hold_until_close: bool, fault: str | None = None
+    ) -> None:
+        super().__init__()
+        self._root = os.fspath(root).rstrip(os.sep) or os.sep
+        self._prefix = self._root if self._root.endswith(os.sep) else self._root + os.sep
+        self._batcher = batcher
+        self.hold_until_close = hold_until_close
+        """On inotify, a modified file is read after its close event (FileClosedEvent)."""
+        self._fault = fault
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        try:
+            if self._fault == "handler" and "fault" in os.fsdecode(event.src_path):
+                raise RuntimeError("injected fault (NOTEDEX_TEST_FAULT=handler)")
+            self._enqueue(event)
+        except Exception as exc:
+            # A lost event must not mean a stale index: let a full rescan find what it was.
+            with contextlib.suppress(Exception):
+                self._batcher.request_rescan("event handler error", error=exc)
+
+    def _enqueue(self, event: FileSystemEvent) -> None:
+        src = self._relative(event.src_path)
+        dest = self._relative(event.dest_path) if isinstance(event, FileSystemMovedEvent) else None
+        if src == "" or dest == "":
+            # The vault folder itself was deleted or moved: the supervisor takes over.
+            self._batcher.request_rescan(f"the vault folder was {event.event_type}")
+            return
+        kind = event.event_type
+        if kind == "closed":
+            hint = Hint.SETTLED
+        elif kind == "modified" and self.hold_until_close:
+            hint = Hint.WRITING
+        else:
+            hint = Hint.CHANGED
+        paths = []
+        for rel in (src, dest):
+            if rel is None:
+                continue
+            if is_hidden(rel):
+                if rel == OBSIDIAN_SETTINGS:
+                    self._batcher.submit(FILTERS)
+                continue
+            paths.append(rel)
+        if not paths:
+            return
+        if kind == "moved":
+            # Both ends are re-checked; the source is gone, the destination is complete.
+            self._batcher.add(paths, Hint.SETTLED)
+        else:
+            self._batcher.add(paths, Hint.SETTLED if kind == "deleted" else hint)
+
+    def _relative(self, raw: bytes | str) -> str | None:
+        """Vault-relative ``/`` path (``""`` for the root), or None for paths outside the vault."""
+        if not raw:
+            return None
+        path = os.fsdecode(raw)
+        if path == self._root:
+            return ""
+        if not path.startswith(self._prefix):
+            return None
+        rel = path[len(self._prefix) :]
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+
+# -- observers -------------------------------------------------------------------------------
+
+
+@dataclass
+class RunningObserver:
+    observer: BaseObserver
+    kind: str
+    """"inotify", "fsevents", "polling"..."""
+    fallback_reason: str | None = None
+    """Why we poll, when we poll."""
+
+    def alive(self) -> bool:
+        try:
+            emitters = list(self.observer.emitters)
+        except RuntimeError:  # the set changed while we looked
+            return True
+        return self.observer.is_alive() and bool(emitters) and all(e.is_alive() for e in emitters)
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self.observer.stop()
+        with contextlib.suppress(RuntimeError):
+            self.observer.join(timeout=10)
+
+
+def start_observer(
+    root: Path,
+    make_handler: Callable[[bool], FileSystemEventHandler],
+    *,
+    poll: bool = False,
+    poll_interval: float = POLL_INTERVAL,
+) -> RunningObserver:
+    """Start watching ``root`` recursively; ``make_handler(hold_until_close)`` builds the handler."""
+    reason: str | None = "--poll was given" if poll else None
+    if reason is None:
+        fs_type = network_filesystem(root)
+        if fs_type is not None:
+            reason = f"the vault is on a network file system ({fs_type}): events are unreliable there"
+    if reason is None:
+        native, kind = _native_observer()
+        try:
+            native.schedule(
+                make_handler(kind == "inotify"), os.fspath(root), recursive=True, event_filter=EVENT_FILTER
+            )
+            native.start()
+        except OSError as exc:
+            _quietly_stop(native)
+            reason = _inotify_error_advice(exc)
+        else:
+            if kind == "inotify":
+                reason = watch_shortfall(root)
+            if reason is None:
+                return RunningObserver(native, kind)
+            _quietly_stop(native)
+    log.warning("polling", reason=reason, interval=poll_interval)
+    observer = PollingObserver(timeout=poll_interval)
+    observer.schedule(make_handler(False), os.fspath(root), recursive=True, event_filter=EVENT_FILTER)
+    observer.start()
+    return RunningObserver(observer, "polling", reason)
+
+
+def _native_observer() -> tuple[BaseObserver, str]:
+    if sys.platform.startswith("linux"):
+        from watchdog.observers.inotify import InotifyObserver
+
+        return InotifyObserver(), "inotify"
+    from watchdog.observers import Observer
+
+    observer = Observer()
+    return observer, type(observer).__name__.removesuffix("Observer").lower() or "native"
+
+
+def _quietly_stop(observer: BaseObserver) -> None:
+    with contextlib.suppress(Exception):
+        observer.stop()
+    with contextlib.suppress(Exception):
+        observer.join(timeout=5)
+
+
+def _inotify_error_advice(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return f"inotify ran out of watches ({exc}); {sysctl_advice()}"
+    if exc.errno == errno.EMFILE:
+        return (
+            f"too many inotify instances ({exc}); raise fs.inotify.max_user_instances "
+            "(e.g. `sudo sysctl fs.inotify.max_user_instances=512`)"
+        )
+    return f"the native file watcher failed to start: {exc}"
+
+
+def sysctl_advice(folders: int | None = None) -> str:
+    limit = _read_int(INOTIFY_WATCH_LIMIT)
+    wanted = max(524_288, 2 * (folders or 0))
+    return (
+        f"fs.inotify.max_user_watches is {limit if limit is not None else 'unknown'}; raise it "
+        f"with `sudo sysctl fs.inotify.max_user_watches={wanted}` and make it permanent in "
+        f"/etc/sysctl.d/90-notedex.conf, then restart the daemon"
+    )
+
+
+def watch_shortfall(root: Path, *, attempts: int = 3, pause: float = 0.2) -> str | None:
+    """None when inotify watches every folder; else why we should poll.
+
+    watchdog skips a folder it cannot watch (ENOSPC when the user's watch limit is reached)
+    without telling us, so count: one watch per folder, hidden ones included. Folders made
+    meanwhile are watched a moment later, hence a few attempts.
+    """
+    import time
+
+    watches = folders = 0
+    for attempt in range(attempts):
+        folders = count_folders(root)
+        watches_now = count_inotify_watches()
+        if watches_now is None:
+            return None  # cannot tell (no /proc): trust the observer
+        watches = watches_now
+        if watches >= folders:
+            return None
+        if attempt + 1 < attempts:
+            time.sleep(pause)
+    return f"inotify watches only {watches} of {folders} folders; {sysctl_advice(folders)}"
+
+
+def count_folders(root: Path) -> int:
+    """Folders watchdog's recursive inotify watch needs: root and every real subfolder."""
+    return sum(1 for _ in os.walk(root, followlinks=False))
+
+
+def count_inotify_watches() -> int | None:
+    """Watches held by this process's inotify instances, from ``/proc/self/fdinfo``."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    total = 0
+    found = False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii", errors="replace") as info:
+                total += sum(1 for line in info if line.startswith("inotify wd:"))
+            found = True
+        except OSError:
+            continue
+    return total if found else None
+
+
+def network_filesystem(root: Path, mountinfo: str | None = None) -> str | None:
+    """The file system type of ``root`` when it is a network one (Linux), else None."""
+    if mountinfo is None:
+        try:
+            with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+                mountinfo = handle.read()
+        except OSError:
+            return None
+    target = os.fspath(root)
+    best: tuple[int, str] | None = None
+    for line in mountinfo.splitlines():
+        left, sep, right = line.partition(" - ")
+        fields = left.split()
+        if not sep or len(fields) < 5 or not right:
+            continue
+        mount_point = _unescape_mount(fields[4])
+        inside = target == mount_point or target.startswith(mount_point.rstrip("/") + "/")
+        if inside and (best is None or len(mount_point) >= best[0]):
+            best = (len(mount_point), right.split()[0])
+    if best is not None and best[1] in NETWORK_FILESYSTEMS:
+        return best[1]
+    return None
+
+
+def _unescape_mount(field: str) -> str:
+    # mountinfo escapes space, tab, newline and backslash as \ooo octal.
+    out: list[str] = []
+    i = 0
+    while i < len(field):
+        if field[i] == "\\" and i + 4 <= len(field) and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+# -- queue overflow ----------------------------------------------------------------------------
+
+
+class OverflowHook(logging.Handler):
+    """watchdog 7 reports a kernel queue overflow only as a log record: make it a rescan."""
+
+    LOGGER = "watchdog.observers"
+
+    def __init__(self, on_overflow: Callable[[str], None]) -> None:
+        super().__init__(level=logging.WARNING)
+        self._on_overflow = on_overflow
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            if "queue overflow" in message.lower():
+                self._on_overflow(message)
+        except Exception:
+            self.handleError(record)
+
+    def install(self) -> OverflowHook:
+        logger = logging.getLogger(self.LOGGER)
+        logger.addHandler(self)
+        if logger.getEffectiveLevel() > logging.WARNING:
+            logger.setLevel(logging.WARNING)
+        return self
+
+    def remove(self) -> None:
+        logging.getLogger(self.LOGGER).removeHandler(self)

@@ -1,0 +1,139 @@
+"""Full-text body search and export rows. Stdlib only: the query path imports this module.
+
+``body_fts`` holds ``vault.text.segment(body)`` per note (rowid = files.id). Every FTS5
+expression reaching this module is built by ``query.search`` from quoted strings; nothing here
+interprets user syntax.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from notedex.store.schema import TOKENIZER
+
+Row = sqlite3.Row
+
+
+def _ids(values: Sequence[int]) -> str:
+    return "[" + ",".join(str(int(v)) for v in values) + "]"
+
+
+# -- body search -------------------------------------------------------------------------------
+
+
+def body_match_count(conn: sqlite3.Connection, expression: str) -> int:
+    """How many reportable notes (not Obsidian-excluded) match the expression."""
+    row = conn.execute(
+        """
+        SELECT count(*) FROM body_fts b JOIN notes n ON n.file_id = b.rowid
+        WHERE body_fts MATCH ? AND n.excluded = 0
+        """,
+        (expression,),
+    ).fetchone()
+    return int(row[0])
+
+
+def body_matches(
+    conn: sqlite3.Connection, expression: str, *, limit: int, offset: int = 0
+) -> list[Row]:
+    """One page of matching notes, best bm25 first (ties by path, so pages are stable)."""
+    return conn.execute(
+        """
+        SELECT b.rowid AS file_id, bm25(body_fts) AS bm25_score, f.path AS path,
+               f.disk_rel AS disk_rel, n.title AS title
+        FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
+        WHERE body_fts MATCH ? AND n.excluded = 0
+        ORDER BY bm25_score, f.path
+        LIMIT ? OFFSET ?
+        """,
+        (expression, limit, offset),
+    ).fetchall()
+
+
+def body_highlights(
+    conn: sqlite3.Connection, expression: str, file_ids: Sequence[int], marks: tuple[str, str]
+) -> dict[int, tuple[str, str]]:
+    """For the given notes: (indexed text, the same text with ``marks`` around each hit).
+
+    Computed only for one page of hits: highlight() over every match would read every body.
+    """
+    if not file_ids:
+        return {}
+    rows = conn.execute(
+        """
+        SELECT rowid, body, highlight(body_fts, 0, ?, ?) FROM body_fts
+        WHERE body_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))
+        """,
+        (marks[0], marks[1], expression, _ids(file_ids)),
+    ).fetchall()
+    return {int(r[0]): (r[1], r[2]) for r in rows}
+
+
+def highlight_text(expression: str, text: str, marks: tuple[str, str]) -> str | None:
+    """Match ``expression`` against one (already segmented) text in a private in-memory table.
+
+    Used when a note changed on disk after it was indexed, so positions come from what is on
+    disk now. None when the text no longer matches.
+    """
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.execute(f"CREATE VIRTUAL TABLE one USING fts5(body, tokenize = '{TOKENIZER}')")
+        mem.execute("INSERT INTO one(rowid, body) VALUES (1, ?)", (text,))
+        row = mem.execute(
+            "SELECT highlight(one, 0, ?, ?) FROM one WHERE one MATCH ?",
+            (marks[0], marks[1], expression),
+        ).fetchone()
+    finally:
+        mem.close()
+    return None if row is None else str(row[0])
+
+
+def body_index_rows(conn: sqlite3.Connection) -> int:
+    """Rows in the body index (0 when body indexing is switched off)."""
+    return int(conn.execute("SELECT count(*) FROM body_fts").fetchone()[0])
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+def export_notes(conn: sqlite3.Connection, *, modified_after_ns: int | None = None) -> list[Row]:
+    """Reportable notes for an export, by path; optionally only those modified after a time."""
+    where = "n.excluded = 0"
+    params: list[int] = []
+    if modified_after_ns is not None:
+        where += " AND f.mtime_ns > ?"
+        params.append(modified_after_ns)
+    return conn.execute(
+        f"""
+        SELECT f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel, f.mtime_ns AS mtime_ns,
+               n.stem AS stem, n.properties AS properties
+        FROM notes n JOIN files f ON f.id = n.file_id
+        WHERE {where}
+        ORDER BY f.path
+        """,
+        params,
+    ).fetchall()
+
+
+def link_targets(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[int, list[Row]]:
+    """Each note's references in document order: the target path, or NULL and the linkpath.
+
+    Self-links (``[[#Heading]]`` or a link that lands on its own note) are left out.
+    """
+    out: dict[int, list[Row]] = {}
+    if not file_ids:
+        return out
+    rows = conn.execute(
+        """
+        SELECT l.source_id AS source_id, t.path AS target, l.linkpath AS linkpath
+        FROM links l LEFT JOIN files t ON t.id = l.target_id
+        WHERE l.source_id IN (SELECT value FROM json_each(?))
+          AND l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
+        ORDER BY l.source_id, l.line, l.col, l.id
+        """,
+        (_ids(file_ids),),
+    ).fetchall()
+    for row in rows:
+        out.setdefault(int(row["source_id"]), []).append(row)
+    return out

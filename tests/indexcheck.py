@@ -1,0 +1,95 @@
+"""Shared checks for the store tests: FTS integrity after every test that writes, tiny vaults.
+
+Every test module of the store suite (test_cli, test_store, test_reconcile, test_incremental,
+test_bad_input, test_capture, test_config) uses ``fts_sound_after`` as an autouse fixture: after
+the test, every index it left behind (under ``tmp_path`` or the isolated state home) must pass
+FTS5's ``integrity-check`` with rank 1.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import write
+
+
+def index_files(*roots: Path) -> list[Path]:
+    """Every notedex index (an SQLite file with a ``note_fts`` table) under ``roots``."""
+    found: list[Path] = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*.db")):
+            if path.is_file() and _fts_tables(path):
+                found.append(path)
+    return found
+
+
+def _fts_tables(db: Path) -> list[str]:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%'"
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return []
+    finally:
+        conn.close()
+    return [row[0] for row in rows]
+
+
+def fts_problems(db: Path) -> list[str]:
+    """Every FTS5 table of ``db`` that fails ``integrity-check`` with rank 1, with the error."""
+    bad: list[str] = []
+    conn = sqlite3.connect(str(db))
+    try:
+        for table in _fts_tables(db):
+            try:
+                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                bad.append(f"{db.name}:{table}: {exc}")
+    finally:
+        conn.close()
+    return bad
+
+
+@pytest.fixture(autouse=True)
+def fts_sound_after(tmp_path: Path) -> Iterator[None]:
+    yield
+    roots = [tmp_path]
+    state = os.environ.get("XDG_STATE_HOME")
+    if state:
+        roots.append(Path(state))
+    problems = [p for db in index_files(*roots) for p in fts_problems(db)]
+    assert problems == [], f"FTS integrity-check (rank 1) failed: {problems}"
+
+
+def make_vault(root: Path, files: dict[str, str | bytes]) -> Path:
+    """A vault (with ``.obsidian/``) holding ``files``: vault-relative path -> text or bytes."""
+    (root / ".obsidian").mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        if isinstance(content, bytes):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        else:
+            write(path, content)
+    return root
+
+
+def age(root: Path, seconds: float = 60.0) -> None:
+    """Move every file's mtime into the past, out of the racy window (a settled vault)."""
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            ns = st.st_mtime_ns - int(seconds * 1e9)
+            os.utime(path, ns=(ns, ns), follow_symlinks=False)

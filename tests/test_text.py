@@ -1,0 +1,92 @@
+"""vault.text: the one segmentation function the index and the queries share."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from notedex.store.schema import TOKENIZER
+from notedex.vault.text import fold, fts_phrase, is_cjk, is_cjk_char, segment, split_words
+
+
+def test_segment_bigrams_plus_last_character() -> None:
+    assert segment("框架") == "框架 架"
+    assert segment("框") == "框"
+    assert segment("Cobra CLI 框架") == "Cobra CLI 框架 架"
+    assert segment("重跑gen-itgc后") == "重跑 跑 gen-itgc 后"
+    assert segment("plain text") == "plain text"
+
+
+def test_split_words_separates_scripts_and_full_width_punctuation() -> None:
+    assert split_words("重跑gen-itgc后") == ["重跑", "gen-itgc", "后"]
+    assert split_words("Cobra，框架；PARA。") == ["Cobra", "框架", "PARA"]
+    assert split_words("v1.2 c++ don't") == ["v1.2", "c", "don't"]
+    assert split_words('"AND" OR NEAR(x') == ["AND", "OR", "NEAR", "x"]
+    assert split_words("日本語のテキスト 한국어") == ["日本語のテキスト", "한국어"]
+
+
+def test_fts_phrase_never_passes_syntax_through() -> None:
+    assert fts_phrase("框架") == '"框架"'
+    assert fts_phrase("框架設計") == '"框架 架設 設計"'
+    assert fts_phrase("框") == '"框" *'
+    assert fts_phrase("gen-itgc") == '"gen itgc"'
+    assert fts_phrase('a"b') == '("a" AND "b")'
+    for hostile in ("*", "^", ":", "(", '"', ""):
+        assert fts_phrase(hostile) is None
+
+
+def test_cjk_classification() -> None:
+    assert is_cjk_char("框") and is_cjk_char("の") and is_cjk_char("한") and is_cjk_char("𠀀")
+    assert not is_cjk_char("a") and not is_cjk_char("，") and not is_cjk_char("é")
+    assert is_cjk("Cobra 框架") and not is_cjk("Cobra")
+
+
+def test_fold_is_nfc_then_lower() -> None:
+    assert fold("E\u0301T\u00c9") == "\u00e9t\u00e9"
+
+
+@pytest.fixture(scope="module")
+def fts() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize = '{TOKENIZER}')")
+    return conn
+
+
+CJK = st.text(
+    alphabet=st.sampled_from("框架設計重跑后量子糾纏演算法の日本語한국어"), min_size=1, max_size=12
+)
+MIXED = st.lists(
+    st.one_of(CJK, st.sampled_from(["gen-itgc", "Cobra", "CLI", " ", "，", "v1.2"])), max_size=6
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=MIXED, data=st.data())
+def test_every_cjk_substring_of_a_title_matches_it(
+    fts: sqlite3.Connection, parts: list[str], data: st.DataObject
+) -> None:
+    """Index and query agree: any piece of a CJK run, of any length, finds the text it is in."""
+    title = "".join(parts)
+    runs = [w for w in split_words(title) if is_cjk(w)]
+    if not runs:
+        return
+    run = data.draw(st.sampled_from(runs))
+    start = data.draw(st.integers(0, len(run) - 1))
+    end = data.draw(st.integers(start + 1, len(run)))
+    expression = fts_phrase(run[start:end])
+    assert expression is not None
+    fts.execute("DELETE FROM t")
+    fts.execute("INSERT INTO t(body) VALUES (?)", (segment(title),))
+    assert fts.execute("SELECT count(*) FROM t WHERE t MATCH ?", (expression,)).fetchone()[0] == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_text_gives_a_valid_expression_or_none(fts: sqlite3.Connection, text: str) -> None:
+    expression = fts_phrase(text)
+    if expression is not None:
+        fts.execute("SELECT count(*) FROM t WHERE t MATCH ?", (expression,)).fetchone()
+    segment(text)
