@@ -319,7 +319,7 @@ def test_storm_of_5000_new_files(daemons: Daemons, vault: Path, db_path: Path, t
     populate(vault, 5000, per_folder=100)
     assert_converges(vault, db_path, tmp_path, timeout=90, run=run)
     # a storm is applied in several batches while it lasts, not one at the very end
-    assert run.find("batch"), run.log_text()
+    assert len(run.find("batch")) >= 2, run.log_text()
     assert time.monotonic() - started < 90
 
 
@@ -369,6 +369,9 @@ def _max_queued_events() -> int | None:
 @pytest.mark.slow
 def test_queue_overflow_while_stopped_converges(daemons: Daemons, vault: Path, db_path: Path,
                                                 tmp_path: Path) -> None:
+    for folder in range(40):
+        # Existing folders are watched from the start: their events queue in the kernel.
+        (vault / "notes" / f"f{folder}").mkdir(parents=True)
     run = daemons.start()
     run.signal(signal.SIGSTOP)
     try:
@@ -377,8 +380,8 @@ def test_queue_overflow_while_stopped_converges(daemons: Daemons, vault: Path, d
         run.signal(signal.SIGCONT)
     assert_converges(vault, db_path, tmp_path, timeout=120, run=run)
     limit = _max_queued_events()
-    if sys.platform.startswith("linux") and limit is not None and limit < 8000 * 2:
-        # each new file is at least IN_CREATE + IN_CLOSE_WRITE: the kernel queue overflowed
+    if sys.platform.startswith("linux") and limit is not None and limit < 8000 * 3:
+        # each new file is IN_CREATE + IN_MODIFY + IN_CLOSE_WRITE: the kernel queue overflowed
         run.wait_for("rescan", cause="inotify queue overflow")
 
 

@@ -663,22 +663,23 @@ def test_wikilinks_are_non_greedy_and_skip_an_inner_opening() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "linkpath", "display"),
+    ("text", "linkpath", "subpath", "display"),
     [
-        ("[[|x]]", "|x", None),  # a `|` at position 0 does not split
-        ("[[a|]]", "a", ""),
-        ("[[a|b|c]]", "a", "b|c"),
-        ("[[a\\|b]]", "a", "b"),
-        ("[[a\\\\|b]]", "a\\", "b"),  # only one trailing backslash is dropped
-        ("[[ a #h ]]", "a", "#h"),
+        ("[[|x]]", "|x", None, None),  # a `|` at position 0 does not split
+        ("[[a|]]", "a", None, ""),
+        ("[[a|b|c]]", "a", None, "b|c"),
+        ("[[a\\|b]]", "a", None, "b"),
+        ("[[a\\\\|b]]", "a\\", None, "b"),  # only one trailing backslash is dropped
+        ("[[ a #h ]]", "a", "#h", None),
+        ("[[a#h|shown]]", "a", "#h", "shown"),
+        ("[[#]]", "", "#", None),
     ],
 )
-def test_wikilink_target_and_display_split(text: str, linkpath: str, display: str | None) -> None:
+def test_wikilink_target_and_display_split(
+    text: str, linkpath: str, subpath: str | None, display: str | None
+) -> None:
     link = only_link(text)
-    assert (link.linkpath, link.display if link.subpath is None else link.subpath) == (
-        linkpath,
-        display,
-    )
+    assert (link.linkpath, link.subpath, link.display) == (linkpath, subpath, display)
 
 
 @pytest.mark.parametrize("text", ["[[ ]]", "[[\u00a0]]", "[[ | x]]"])
@@ -907,9 +908,22 @@ def test_read_note_on_a_directory(tmp_path: Path) -> None:
     (tmp_path / "Dir.md").mkdir()
     note = read_note(tmp_path / "Dir.md", "Dir.md")
     assert [(e.kind, e.message) for e in note.errors] == [
-        ("read", "cannot read file: Is a directory")
+        ("read", "cannot read file: it is a directory")
     ]
     assert (note.title, note.links, note.content_hash) == ("Dir", (), "")
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+def test_read_note_closes_its_file_on_every_path(tmp_path: Path) -> None:
+    (tmp_path / "Dir.md").mkdir()
+    (tmp_path / "Big.md").write_bytes(b"x" * 200)
+    (tmp_path / "Ok.md").write_bytes(b"[[x]]")
+    before = len(list(Path("/proc/self/fd").iterdir()))
+    for _ in range(20):
+        read_note(tmp_path / "Dir.md", "Dir.md")
+        read_note(tmp_path / "Big.md", "Big.md", max_bytes=100)
+        read_note(tmp_path / "Ok.md", "Ok.md")
+    assert len(list(Path("/proc/self/fd").iterdir())) == before
 
 
 def test_read_note_on_a_vanished_file(tmp_path: Path) -> None:

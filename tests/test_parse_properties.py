@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notedex.vault.frontmatter import HANDLER, Yaml12Loader
+from notedex.vault.markdown import mask_excluded
 from notedex.vault.model import Note
 from notedex.vault.parse import parse_note
 
@@ -63,6 +64,15 @@ def test_never_raises_on_markup_heavy_text(text: str) -> None:
     note = parse_note(data, "Any.md")
     assert_sane(note)
     assert_positions_point_at_links(note, data)
+
+
+@SETTINGS
+@given(markdownish)
+def test_masking_keeps_every_offset(text: str) -> None:
+    masked, _table_rows = mask_excluded(text)
+    assert len(masked) == len(text)
+    for original, kept in zip(text, masked):
+        assert kept == original or (kept == " " and original != "\n")
 
 
 _yaml_value = st.sampled_from(
@@ -127,7 +137,10 @@ class Piece:
 def inline_piece(draw: st.DrawFn) -> Piece:
     kind = draw(
         st.sampled_from(
-            ["word", "wikilink", "display", "embed", "markdown", "tag", "code", "math", "escaped"]
+            [
+                *["word", "wikilink", "display", "embed", "markdown", "tag"],
+                *["code", "double-code", "math", "escaped"],
+            ]
         )
     )
     if kind == "word":
@@ -146,6 +159,8 @@ def inline_piece(draw: st.DrawFn) -> Piece:
         return Piece(f"[text]({quote(name + '.md')})", links=[("markdown", name + ".md")])
     if kind == "code":
         return Piece(f"`[[{name}]] #{draw(_tag)}`")
+    if kind == "double-code":
+        return Piece(f"``[[{name}]] ` #{draw(_tag)}``")
     if kind == "math":
         return Piece(f"$x [[{name}]] y$")
     return Piece(f"\\[\\[{name}\\]\\]")

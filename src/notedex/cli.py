@@ -274,7 +274,9 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str
     holder = lock_holder(cfg.lock_file)
     if holder is not None and holder.role == "daemon" and not force:
         return None
-    if not force and not full and _index_is_current(cfg):
+    from notedex.store.freshness import index_is_current
+
+    if not force and not full and index_is_current(cfg.vault_dir, cfg.db_file):
         return None
     lock = WriterLock(cfg.lock_file)
     if not lock.acquire("index", wait=30.0 if force else 0.0):
@@ -297,41 +299,6 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str
         return report.as_dict()
     finally:
         lock.release()
-
-
-def _index_is_current(cfg: Config) -> bool:
-    """A stdlib-only check: does every file's (size, mtime_ns, inode) match the index?"""
-    import json
-    import sqlite3
-
-    from notedex.store import read
-    from notedex.store.connect import connect_readonly
-    from notedex.store.etags import RACY_WINDOW_NS
-    from notedex.vault.walk import load_excluded_filters, walk_vault
-
-    if not os.path.exists(cfg.db_file):
-        return False
-    try:
-        conn = connect_readonly(cfg.db_file)
-    except NotedexError:
-        return False
-    try:
-        indexed = {r["path"]: r for r in read.file_etags(conn)}
-        excluded_filters = read.meta(conn).get("excluded_filters")
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        conn.close()
-    walk = walk_vault(cfg.vault_dir)
-    if len(walk.files) != len(indexed):
-        return False
-    for vf in walk.files:
-        row = indexed.get(vf.path)
-        if row is None or (row["size"], row["mtime_ns"], row["inode"]) != (vf.size, vf.mtime_ns, vf.inode):
-            return False
-        if vf.mtime_ns + RACY_WINDOW_NS >= row["indexed_ns"]:
-            return False  # racy: let the writer compare content
-    return excluded_filters == json.dumps(list(load_excluded_filters(cfg.vault_dir)))
 
 
 def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:

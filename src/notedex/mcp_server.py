@@ -58,6 +58,10 @@ class ToolError(Exception):
     """A failed tool call: the message goes back to the client as an ``isError`` result."""
 
 
+class DeadlineExceeded(ToolError):
+    """The call passed its deadline; SQLite was interrupted."""
+
+
 # -- tool definitions ---------------------------------------------------------------------------
 
 
@@ -335,10 +339,10 @@ class IndexKeeper:
                 self._cond.notify_all()
 
     def _round(self) -> tuple[bool, str | None]:
-        from notedex.cli import _index_is_current
+        from notedex.store.freshness import index_is_current
 
         try:
-            if _index_is_current(self.cfg):
+            if index_is_current(self.cfg.vault_dir, self.cfg.db_file):
                 return True, None
         except NotedexError as exc:
             return False, str(exc)
@@ -365,10 +369,6 @@ class IndexKeeper:
 
 
 # -- the tools ------------------------------------------------------------------------------------
-
-
-class DeadlineExceeded(ToolError):
-    pass
 
 
 class VaultTools:
@@ -440,14 +440,14 @@ class VaultTools:
 
         Raises ToolError when there is no usable index yet and none arrived before the deadline.
         """
-        from notedex.cli import _index_is_current
         from notedex.store.connect import lock_holder
+        from notedex.store.freshness import index_is_current
 
         holder = lock_holder(self.cfg.lock_path)
         if holder is not None and holder.role == "daemon":
             return False
         if not self.keeper.enabled:
-            return not _index_is_current(self.cfg)
+            return not index_is_current(self.cfg.vault_dir, self.cfg.db_file)
         ticket = self.keeper.request()
         if _has_schema(self.cfg.db):
             # An index to answer from: wait briefly for the update, else answer with it as is.
@@ -483,11 +483,23 @@ class VaultTools:
 
     def _search(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         from notedex.query.search import search
+        from notedex.store import read
+        from notedex.store.connect import read_transaction
 
         if not self.cfg.body_index:
             raise ToolError("full-text search is off: body_index = false in the notedex config file")
         data = search(conn, self.cfg.vault, args["query"], limit=args["limit"], offset=args["offset"])
         data["hasMore"] = data["total"] > data["offset"] + data["shown"]
+        with read_transaction(conn):
+            rows = {h["path"]: read.note_by_path(conn, h["path"]) for h in data["hits"]}
+        for hit in data["hits"]:
+            row = rows[hit["path"]]
+            disk_rel = (row["disk_rel"] or row["path"]) if row is not None else hit["path"]
+            try:
+                check_inside_vault(self.cfg.vault, disk_rel, hit["path"])
+            except ToolError:
+                # As for `show`: no text from a file outside the vault, only that it matched.
+                hit.update(dict.fromkeys(("line", "column", "match", "snippet", "matchStart", "matchEnd")))
         return data
 
     def _show(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:

@@ -134,6 +134,10 @@ class Daemon:
             scheduler = start_jobs(batcher)
             exit_code = self._supervise(supervisor, indexer, batcher)
             return exit_code
+        except Exception as exc:
+            exit_code = EXIT_SOFTWARE
+            log.exception("daemon failed", error=repr(exc))
+            raise
         finally:
             # Reverse order: no new work, flush what is queued, commit, checkpoint.
             if not self._signal:

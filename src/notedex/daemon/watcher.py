@@ -349,9 +349,11 @@ class OverflowHook(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            message = record.getMessage()
-            if "queue overflow" in message.lower():
-                self._on_overflow(message)
+            message = record.getMessage().lower()
+            # One overflow is logged once as "events were lost", then once per watch group
+            # as "reconciling recursive watches": a single rescan covers them all.
+            if "queue overflow" in message and "reconciling" not in message:
+                self._on_overflow(record.getMessage())
         except Exception:
             self.handleError(record)
 

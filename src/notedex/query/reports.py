@@ -14,12 +14,13 @@ if TYPE_CHECKING:
 
 def health(conn: sqlite3.Connection) -> dict[str, Any]:
     with read_transaction(conn):
-        orphan_rows = read.orphans(conn)
-        unlinked_rows = read.unlinked(conn)
+        lonely = read.notes_without_backlinks(conn)
         broken_rows = read.broken_links(conn)
         warning_rows = read.problems(conn, "warning")
         ambiguous_rows = read.ambiguous_links(conn)
         error_rows = read.problems(conn, "error")
+    orphan_rows = [r for r in lonely if not r["has_outgoing"]]
+    unlinked_rows = [r for r in lonely if r["has_outgoing"]]
     warnings = [{"path": r["path"], "message": r["message"]} for r in warning_rows]
     warnings += [
         {

@@ -14,42 +14,50 @@ matches, the hit is listed without a position rather than with a wrong one.
 
 from __future__ import annotations
 
+import os
 import re
-import sqlite3
+import stat
 import unicodedata
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
 from notedex.query.listing import strip_frontmatter
 from notedex.store import fulltext
 from notedex.store.connect import read_transaction
-from notedex.vault.text import is_cjk, nfc, segment
+from notedex.vault.text import is_cjk_char, nfc, segment
 
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
+
     from notedex.query.render import Renderer
 
 MAX_QUERY_CHARS = 2_000
 MAX_TERMS = 32
 DEFAULT_LIMIT = 20
 SNIPPET_CHARS = 160
+MAX_READ_BYTES = 50_000_000  # a note that grew past this since it was indexed gets no position
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # never block on a FIFO named x.md
 _SNIPPET_LEAD = 60
 
 _TOKEN = re.compile(r"[^\W_]+")  # what unicode61 keeps of non-CJK text: letters and digits
-_FIRST_CJK = "\u1100"  # nothing below this code point is CJK (vault.text's class starts here)
-_MARK_CANDIDATES = [chr(c) for c in range(0xE000, 0xE100)]  # private use: never in FTS tokens
+_MARK_CANDIDATES = [chr(c) for c in range(0xE000, 0xE100)]  # private use: rare in notes, checked
 
 
-@dataclass(frozen=True)
 class Term:
     """One term of a search, as typed, and the safe FTS5 expression it became."""
 
-    text: str
-    kind: str
-    """``word``, ``phrase`` or ``prefix``."""
-    exclude: bool
-    expression: str
+    __slots__ = ("exclude", "expression", "kind", "text")
+
+    def __init__(self, text: str, kind: str, exclude: bool, expression: str) -> None:
+        self.text = text
+        self.kind = kind
+        """``word``, ``phrase`` or ``prefix``."""
+        self.exclude = exclude
+        self.expression = expression
+
+    def __repr__(self) -> str:
+        return f"Term({self.text!r}, {self.kind!r}, exclude={self.exclude}, {self.expression!r})"
 
     def as_dict(self) -> dict[str, Any]:
         return {"text": self.text, "kind": self.kind, "exclude": self.exclude}
@@ -58,17 +66,13 @@ class Term:
 # -- CJK runs, shared by query and position mapping ----------------------------------------------
 
 
-def _is_cjk_char(ch: str) -> bool:
-    return ch >= _FIRST_CJK and is_cjk(ch)
-
-
 def _runs(text: str) -> list[tuple[int, int, bool]]:
     """Maximal runs of CJK / non-CJK characters: (start, end, is_cjk)."""
     runs: list[tuple[int, int, bool]] = []
     start = 0
     current: bool | None = None
     for i, ch in enumerate(text):
-        kind = _is_cjk_char(ch)
+        kind = is_cjk_char(ch)
         if kind is not current:
             if current is not None:
                 runs.append((start, i, current))
@@ -224,7 +228,7 @@ def match_expression(terms: list[Term]) -> str:
 
 def search(
     conn: sqlite3.Connection,
-    vault: Path,
+    vault: str | os.PathLike[str],
     query: str,
     *,
     limit: int = DEFAULT_LIMIT,
@@ -242,7 +246,7 @@ def search(
     for row in rows:
         stored = highlights.get(row["file_id"])
         hit: dict[str, Any] = {"path": row["path"], "title": row["title"]}
-        disk = vault / (row["disk_rel"] or row["path"])
+        disk = os.path.join(vault, row["disk_rel"] or row["path"])
         hit.update(locate_hit(disk, expression, stored, marks))
         hit["score"] = round(-float(row["bm25_score"]), 3) + 0.0
         hits.append(hit)
@@ -279,12 +283,18 @@ _NO_POSITION: dict[str, Any] = {
 
 
 def locate_hit(
-    disk: Path, expression: str, stored: tuple[str, str] | None, marks: tuple[str, str]
+    disk: str, expression: str, stored: tuple[str, str] | None, marks: tuple[str, str]
 ) -> dict[str, Any]:
     """Line, column (1-based, in characters of the file) and snippet of a note's first hit."""
     try:
-        raw = disk.read_bytes()
+        fd = os.open(disk, _OPEN_FLAGS)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return dict(_NO_POSITION)
+            raw = handle.read(MAX_READ_BYTES + 1)
     except OSError:
+        return dict(_NO_POSITION)
+    if len(raw) > MAX_READ_BYTES:
         return dict(_NO_POSITION)
     # As the parser does: replacement characters for bad UTF-8, and no BOM (SEMANTICS 2).
     text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")

@@ -142,6 +142,26 @@ def unlinked(conn: sqlite3.Connection) -> list[Row]:
     ).fetchall()
 
 
+def notes_without_backlinks(conn: sqlite3.Connection) -> list[Row]:
+    """Orphans and unlinked notes in one pass: no incoming link from another note.
+
+    ``has_outgoing`` tells them apart (SEMANTICS 8): 0 is an orphan, 1 is unlinked. Both
+    probes are answered from covering indexes, so this costs one index look-up per note.
+    """
+    return conn.execute(
+        f"""
+        SELECT f.path, n.title,
+               EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {_OUTGOING})
+                   AS has_outgoing
+        FROM notes n JOIN files f ON f.id = n.file_id
+        WHERE n.excluded = 0
+          AND NOT EXISTS (SELECT 1 FROM links l
+                          WHERE l.target_id = n.file_id AND l.source_id <> n.file_id)
+        ORDER BY f.path
+        """
+    ).fetchall()
+
+
 def broken_links(conn: sqlite3.Connection) -> list[Row]:
     return conn.execute(
         """

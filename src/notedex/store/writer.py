@@ -325,7 +325,8 @@ class IndexWriter:
 
         report.paths.extend(vf.path for vf in upserts)
         if upserts or deletes:
-            self.set_meta("last_indexed", repr(time.time()))
+            with self.transaction():
+                self.set_meta("last_indexed", repr(time.time()))
         report.seconds = time.perf_counter() - started
         return report
 

@@ -26,8 +26,8 @@ __all__ = ["DEFAULT_MAX_BYTES", "note_stem", "parse_note", "read_note"]
 DEFAULT_MAX_BYTES = 5_000_000
 # A NUL byte this early means an image or a UTF-16 file saved as .md, not Markdown.
 _BINARY_SNIFF_BYTES = 8192
-# Never block on a FIFO that happens to be called x.md; no effect on regular files.
 _TEXT_KEYS = ("id", "type", "status")
+# Never block on a FIFO that happens to be called x.md; no effect on regular files.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -55,15 +55,19 @@ def read_note(
     """Read at most ``max_bytes + 1`` bytes of ``disk_path`` and parse them; never raises."""
     try:
         fd = os.open(disk_path, _OPEN_FLAGS)
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):  # a directory fails in fdopen already
-                problem = Problem("read", "cannot read file: it is not a regular file")
-                return _name_only(path, "", problem)
+    except OSError as exc:
+        return _unreadable(path, exc.strerror or str(exc))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            return _unreadable(path, f"it is {what}")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(max_bytes + 1)
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return _name_only(path, "", Problem("read", f"cannot read file: {reason}"))
+        return _unreadable(path, exc.strerror or str(exc))
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         # Only a prefix was read, so this is not the file's sha256; size and mtime make it
         # change whenever the file changes, which is all the index needs from it.
@@ -157,6 +161,10 @@ def _name_only(path: str, content_hash: str, error: Problem) -> Note:
         content_hash=content_hash,
         body="",
     )
+
+
+def _unreadable(path: str, reason: str) -> Note:
+    return _name_only(path, "", Problem("read", f"cannot read file: {reason}"))
 
 
 def _size_problem(size: int, max_bytes: int) -> Problem:

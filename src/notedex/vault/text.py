@@ -88,11 +88,12 @@ def segment(text: str) -> str:
     ``"重跑gen-itgc后"`` -> ``"重跑 跑 gen-itgc 后"``; unicode61 then splits ``gen-itgc``.
     """
     text = nfc(text)
-    if not is_cjk(text):
+    pattern = _cjk_run_pattern()  # index side: bodies are long, so one compiled scan, not a loop
+    if pattern.search(text) is None:
         return text.strip()
     out: list[str] = []
     pos = 0
-    for match in _cjk_run_pattern().finditer(text):
+    for match in pattern.finditer(text):
         if match.start() > pos:
             out.append(text[pos : match.start()])
         out.append(" ".join(_segment_run(match.group())))

@@ -1,0 +1,44 @@
+"""Is the index current? A stdlib-only check, so a query can skip importing the writer.
+
+Walks the vault and compares every file's (size, mtime_ns, inode) with the index. Anything
+new, gone, changed, racy (see etags) or a changed "Excluded files" list means "not current":
+the caller then runs the real reconcile, which decides what actually changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+from notedex.errors import NotedexError
+from notedex.store import read
+from notedex.store.connect import connect_readonly
+from notedex.store.etags import RACY_WINDOW_NS
+from notedex.vault.walk import load_excluded_filters, walk_vault
+
+
+def index_is_current(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> bool:
+    if not os.path.exists(db):
+        return False
+    try:
+        conn = connect_readonly(db)
+    except NotedexError:
+        return False
+    try:
+        indexed = {r["path"]: r for r in read.file_etags(conn)}
+        excluded_filters = read.meta(conn).get("excluded_filters")
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+    walk = walk_vault(vault)
+    if len(walk.files) != len(indexed):
+        return False
+    for vf in walk.files:
+        row = indexed.get(vf.path)
+        if row is None or (row["size"], row["mtime_ns"], row["inode"]) != (vf.size, vf.mtime_ns, vf.inode):
+            return False
+        if vf.mtime_ns + RACY_WINDOW_NS >= row["indexed_ns"]:
+            return False  # racy: let the writer compare content
+    return excluded_filters == json.dumps(list(load_excluded_filters(vault)))

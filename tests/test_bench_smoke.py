@@ -1,0 +1,108 @@
+"""The benchmark scripts keep working: `bench/run.py --smoke` on a 1k vault, nothing about time.
+
+The smoke run uses the interpreter running the tests and its `notedex`, one run and ten saves;
+it checks that every figure of issue #6 is in results.json, not what the figures are.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+FIGURES = [
+    "cold_index_s",
+    "cold_index_notes_per_s",
+    "noop_reconcile_s",
+    "save_p50_ms",
+    "save_p95_ms",
+    "save_new_p50_ms",
+    "save_edit_p50_ms",
+    "save_count",
+    "save_timeouts",
+    "python_startup_ms",
+    "lookup_ms",
+    "lookup_vs_startup",
+    "lookup_miss_ms",
+    "lookup_miss_vs_startup",
+    "lookup_norefresh_ms",
+    "lookup_norefresh_vs_startup",
+    "health_ms",
+    "health_vs_startup",
+    "scan_ms",
+    "scan_vs_startup",
+    "daemon_ready_s",
+    "daemon_startup_peak_rss_mb",
+    "daemon_startup_rss_mb",
+    "daemon_peak_rss_mb",
+    "daemon_rss_mb",
+    "db_bytes",
+    "body_bytes",
+    "db_no_body_bytes",
+    "vault_bytes",
+    "db_ratio",
+    "db_no_body_ratio",
+]
+RIPGREP_FIGURES = ["rg_ms", "rg_vs_lookup", "rg_miss_ms", "rg_vs_lookup_miss"]
+TARGETS = {
+    "cold_index_s",
+    "noop_reconcile_s",
+    "save_p50_ms",
+    "save_p95_ms",
+    "save_p50_flatness",
+    "lookup_vs_startup",
+    "rg_vs_lookup",
+    "lookup_miss_vs_startup",
+    "rg_vs_lookup_miss",
+    "health_vs_startup",
+    "daemon_peak_rss_mb",
+    "db_no_body_ratio",
+}
+
+
+@pytest.mark.slow
+def test_bench_smoke_writes_every_figure(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "run.py"), "--smoke", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "| figure |" in done.stdout
+
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["settings"]["smoke"] is True
+    assert results["machine"]["cores"] >= 1
+    assert results["machine"]["sqlite"]
+    (size,) = results["sizes"]
+    assert size["notes"] == 1000
+    figures = size["figures"]
+    expected = FIGURES + (RIPGREP_FIGURES if shutil.which("rg") else [])
+    missing = [name for name in expected if not isinstance(figures.get(name), int | float)]
+    assert not missing, f"figures missing from results.json: {missing}"
+    assert figures["save_count"] >= 10
+    assert figures["save_timeouts"] == 0, size["samples"]["save_ms"]
+    assert 0 < figures["db_no_body_bytes"] < figures["db_bytes"]
+
+    assert {t["figure"] for t in results["targets"]} == TARGETS
+    assert results["targets_at"] == 1000
+    assert (out / "table.md").read_text(encoding="utf-8").count("\n| ") >= len(TARGETS)
+
+    # The vault is left as generated: the save loop's notes and edits are undone.
+    assert not (out / "v1k" / "_bench").exists()
+    assert not (out / "v1k.bench-dirty.json").exists()
+    # A chart only where matplotlib is installed (the `bench` extra).
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert (out / "benchmarks.png").stat().st_size > 0

@@ -1,0 +1,610 @@
+"""The CLI contract (ARCHITECTURE "CLI contract"), checked on a real vault through a subprocess.
+
+For scan, health, graph, show, status, capture and index: the JSON shape field by field, stdout
+that is exactly one JSON document, the exit codes, text output that carries the same facts, and
+bad usage that exits 2 with an empty stdout under ``--json``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notedex.store.schema import SCHEMA_VERSION
+from tests.helpers import DEMO_VAULT, Result, run_cli, write
+from tests.indexcheck import age, fts_sound_after, make_vault
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+SUMMARY = re.compile(r"^added (\d+), changed (\d+), removed (\d+), errors (\d+), \d+\.\d\ds$")
+ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$")
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> tuple[Path, Path]:
+    """A settled copy of the demo vault and its freshly built index."""
+    vault = tmp_path / "demo-vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    (vault / ".obsidian").mkdir(exist_ok=True)
+    age(vault)
+    db = tmp_path / "state" / "index.db"
+    result = run_cli("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return vault, db
+
+
+def cli(demo: tuple[Path, Path], *args: str | Path, input: str | None = None) -> Result:
+    vault, db = demo
+    return run_cli(*args, "--vault", vault, "--db", db, input=input)
+
+
+def json_only(result: Result) -> Any:
+    """stdout holds exactly one JSON document and nothing else; no traceback anywhere."""
+    assert "Traceback" not in result.stderr, result.stderr
+    text = result.stdout
+    data = json.loads(text)  # raises on anything before or after the document
+    assert text.endswith("}\n") and text.lstrip().startswith("{")
+    return data
+
+
+def vault_notes(vault: Path) -> set[str]:
+    return {p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".obsidian" not in p.parts}
+
+
+# -- scan -------------------------------------------------------------------------------------
+
+
+def test_scan_json_shape_field_by_field(demo: tuple[Path, Path]) -> None:
+    vault, _db = demo
+    result = cli(demo, "scan", "--json")
+    assert result.code == 0
+    data = json_only(result)
+    assert set(data) == {"notes", "errors", "noteCount", "errorCount"}
+    assert data["noteCount"] == len(data["notes"]) == len(vault_notes(vault)) == 15
+    assert data["errorCount"] == len(data["errors"]) == 1
+    for note in data["notes"]:
+        assert set(note) == {"id", "title", "type", "status", "path", "tags", "aliases"}
+        for key in ("id", "type", "status"):
+            assert note[key] is None or isinstance(note[key], str)
+        assert isinstance(note["title"], str) and note["title"]
+        assert isinstance(note["tags"], list) and all(isinstance(t, str) for t in note["tags"])
+        assert isinstance(note["aliases"], list) and all(isinstance(a, str) for a in note["aliases"])
+    paths = [n["path"] for n in data["notes"]]
+    assert set(paths) == vault_notes(vault)
+    assert paths == sorted(paths)
+    by_path = {n["path"]: n for n in data["notes"]}
+    assert by_path["Areas/Go 學習路線.md"] == {
+        "id": "20261105-130000",
+        "title": "Go 學習路線",
+        "type": "roadmap",
+        "status": "growing",
+        "path": "Areas/Go 學習路線.md",
+        "tags": ["golang", "learning"],
+        "aliases": [],
+    }
+    assert by_path["Projects/Cobra CLI 框架.md"]["aliases"] == ["spf13/cobra"]
+    assert by_path["Areas/PARA 方法.md"]["aliases"] == ["PARA method"]
+    assert by_path["Areas/PARA 方法.md"]["tags"] == ["productivity", "知識管理"]
+    assert by_path["README.md"]["id"] is None
+    [error] = data["errors"]
+    assert set(error) == {"path", "message"}
+    assert error["path"] == "Archive/broken-yaml.md"
+    assert "YAML" in error["message"]
+
+
+def test_scan_tag_filter_counts_nested_tags(demo: tuple[Path, Path]) -> None:
+    data = json_only(cli(demo, "scan", "--json", "--tag", "golang"))
+    paths = {n["path"] for n in data["notes"]}
+    # SEMANTICS 4: golang/errors counts for golang.
+    assert "Areas/Go 錯誤處理.md" in paths
+    assert "Projects/Cobra CLI 框架.md" in paths
+    assert "README.md" not in paths
+    assert data["noteCount"] == len(paths)
+    data = json_only(cli(demo, "scan", "--json", "--type", "method"))
+    assert {n["path"] for n in data["notes"]} == {
+        "Areas/PARA 方法.md",
+        "Reading/Zettelkasten 卡片盒筆記法.md",
+    }
+
+
+def test_scan_text_carries_every_fact_of_the_json(demo: tuple[Path, Path]) -> None:
+    data = json_only(cli(demo, "scan", "--json"))
+    result = cli(demo, "scan")
+    assert result.code == 0
+    text = result.stdout
+    assert "\x1b" not in text  # not a TTY: no escape codes
+    for note in data["notes"]:
+        line = next(line for line in text.splitlines() if line.startswith(note["path"] + " "))
+        for value in (note["title"], note["id"], note["type"], note["status"], *note["tags"], *note["aliases"]):
+            if value is not None:
+                assert value in line, (value, line)
+    for error in data["errors"]:
+        assert error["path"] in text and error["message"] in text
+    assert f"{data['noteCount']} notes, {data['errorCount']} errors" in text
+
+
+def test_scan_text_columns_are_aligned(demo: tuple[Path, Path]) -> None:
+    import unicodedata
+
+    def width(s: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+    text = cli(demo, "scan").stdout
+    lines = text.splitlines()
+    header = lines[0]
+    assert header.startswith("PATH")
+    title_col = header.index("TITLE")
+    rows = [line for line in lines[1:] if line.endswith(".md") or ".md " in line][:15]
+    assert len(rows) == 15
+    for row in rows:
+        path_part = row.split(".md", 1)[0] + ".md"
+        rest = row[len(path_part):]
+        # The title column starts at the same display column on every row.
+        assert width(path_part) + (len(rest) - len(rest.lstrip(" "))) == title_col, row
+
+
+# -- health -----------------------------------------------------------------------------------
+
+
+def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) -> None:
+    result = cli(demo, "health", "--json")
+    assert result.code == 1, result.stderr
+    data = json_only(result)
+    assert set(data) == {
+        "orphanNotes", "unlinkedNotes", "brokenLinks", "warnings", "errors", "orphanCount", "brokenLinkCount",
+    }
+    assert data["brokenLinks"] == [
+        {
+            "source": "Areas/Go 學習路線.md",
+            "line": 13,
+            "column": 29,
+            "text": "[[Concurrency patterns]]",
+            "target": "Concurrency patterns",
+        }
+    ]
+    assert data["brokenLinkCount"] == 1
+    assert {o["path"] for o in data["orphanNotes"]} == {
+        "00_Inbox/20261120-093000 讀書會想法.md",
+        "Archive/Orphan idea.md",
+        "Archive/舊的會議紀錄.md",
+    }
+    assert data["orphanCount"] == len(data["orphanNotes"]) == 3
+    for entry in data["orphanNotes"] + data["unlinkedNotes"]:
+        assert set(entry) == {"path", "title"} and isinstance(entry["title"], str)
+    assert {u["path"] for u in data["unlinkedNotes"]} == {
+        "Archive/broken-yaml.md",
+        "Projects/ADR-001 選用 Cobra 作為 CLI 框架.md",
+        "README.md",
+    }
+    assert data["warnings"] == []
+    assert [e["path"] for e in data["errors"]] == ["Archive/broken-yaml.md"]
+    assert all(set(e) == {"path", "message"} for e in data["errors"])
+
+
+def test_health_text_exits_1_too_and_carries_the_same_facts(demo: tuple[Path, Path]) -> None:
+    data = json_only(cli(demo, "health", "--json"))
+    result = cli(demo, "health")
+    assert result.code == 1
+    text = result.stdout
+    for b in data["brokenLinks"]:
+        assert f"{b['source']}:{b['line']}:{b['column']}" in text
+        assert b["text"] in text and b["target"] in text
+    for key in ("orphanNotes", "unlinkedNotes", "warnings", "errors"):
+        for entry in data[key]:
+            assert entry["path"] in text
+    for entry in data["warnings"] + data["errors"]:
+        assert entry["message"] in text
+    assert f"{data['brokenLinkCount']} broken links" in text
+    assert f"{data['orphanCount']} orphans" in text
+    assert f"{len(data['unlinkedNotes'])} unlinked" in text
+    assert f"Orphans: no links in or out ({data['orphanCount']})" in text
+
+
+def test_health_exits_0_without_broken_links_in_both_modes(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b]] #tag\n", "b.md": "[[a]]\n", "lone.md": "alone\n"})
+    db = tmp_path / "i.db"
+    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    data = json_only(result)
+    assert data["brokenLinkCount"] == 0 and data["brokenLinks"] == []
+    assert data["orphanNotes"] == [{"path": "lone.md", "title": "lone"}]
+    text = run_cli("health", "--vault", vault, "--db", db)
+    assert text.code == 0
+    assert "0 broken links" in text.stdout and "no broken links" in text.stdout
+    # And back to 1 once a link breaks (the refresh picks the edit up).
+    write(vault / "b.md", "[[a]] [[gone]]\n")
+    assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 1
+    assert run_cli("health", "--vault", vault, "--db", db).code == 1
+
+
+# -- graph ------------------------------------------------------------------------------------
+
+
+def test_graph_json_shape(demo: tuple[Path, Path]) -> None:
+    vault, _db = demo
+    result = cli(demo, "graph", "--json")
+    assert result.code == 0
+    data = json_only(result)
+    assert set(data) == {"nodes", "edges"}
+    ids = [n["id"] for n in data["nodes"]]
+    assert len(ids) == len(set(ids))
+    for node in data["nodes"]:
+        assert set(node) == {"id", "label", "kind"}
+        assert node["kind"] in {"note", "attachment", "unresolved"}
+    kinds = {n["id"]: n["kind"] for n in data["nodes"]}
+    assert {i for i, k in kinds.items() if k == "note"} == vault_notes(vault)
+    assert kinds["attachments/para-diagram.png"] == "attachment"
+    assert kinds["Concurrency patterns"] == "unresolved"
+    labels = {n["id"]: n["label"] for n in data["nodes"]}
+    assert labels["Areas/PARA 方法.md"] == "PARA 方法"
+    pairs = [(e["source"], e["target"]) for e in data["edges"]]
+    assert len(pairs) == len(set(pairs))
+    for edge in data["edges"]:
+        assert set(edge) == {"source", "target", "count"}
+        assert edge["source"] in kinds and kinds[edge["source"]] == "note"
+        assert edge["target"] in kinds
+        assert isinstance(edge["count"], int) and edge["count"] >= 1
+    assert ("README.md", "Areas/PARA 方法.md") in pairs
+    assert ("Areas/Go 學習路線.md", "Concurrency patterns") in pairs
+    text = cli(demo, "graph")
+    assert text.code == 0
+    for source, target in pairs:
+        assert f"{source} -> {target}" in text.stdout
+    assert f"{len(ids)} nodes" in text.stdout and f"{len(pairs)} edges" in text.stdout
+
+
+def test_graph_has_one_edge_per_node_pair(tmp_path: Path) -> None:
+    """[[Foo]], [[Foo.md]] and [[Foo#x]] share the broken key Foo: one edge with count 3."""
+    vault = make_vault(tmp_path / "v", {"a.md": "[[Foo]] [[Foo.md]] [[Foo#x]] [[foo]] [[b]] ![[b]]\n", "b.md": ""})
+    data = json_only(run_cli("graph", "--json", "--vault", vault, "--db", tmp_path / "i.db"))
+    assert sorted((e["source"], e["target"], e["count"]) for e in data["edges"]) == [
+        ("a.md", "Foo", 3),
+        ("a.md", "b.md", 2),
+        ("a.md", "foo", 1),  # SEMANTICS 7: keys keep their case
+    ]
+    assert sorted((n["id"], n["kind"]) for n in data["nodes"]) == [
+        ("Foo", "unresolved"), ("a.md", "note"), ("b.md", "note"), ("foo", "unresolved"),
+    ]
+
+
+# -- show -------------------------------------------------------------------------------------
+
+
+def test_show_json_by_path_and_by_title(demo: tuple[Path, Path]) -> None:
+    result = cli(demo, "show", "Projects/Cobra CLI 框架.md", "--json")
+    assert result.code == 0, result.stderr
+    data = json_only(result)
+    for key in ("path", "title", "id", "type", "status", "tags", "aliases", "links", "backlinks", "errors", "warnings"):
+        assert key in data
+    assert data["path"] == "Projects/Cobra CLI 框架.md"
+    assert data["id"] == "20261101-090000" and data["type"] == "reference"
+    assert data["tags"] == ["golang", "cli"] and data["aliases"] == ["spf13/cobra"]
+    assert ISO.match(data["modified"])
+    assert "body" not in data
+    [link] = data["links"]
+    assert link["target"] == "Projects/Cobra shell completion.md" and link["broken"] is False
+    assert {"source", "line", "column", "text"} <= set(data["backlinks"][0])
+    sources = {b["source"] for b in data["backlinks"]}
+    assert "Projects/ADR-001 選用 Cobra 作為 CLI 框架.md" in sources
+    by_title = json_only(cli(demo, "show", "cobra cli 框架", "--json"))
+    assert by_title["path"] == data["path"]
+    without_md = json_only(cli(demo, "show", "Projects/Cobra CLI 框架", "--json"))
+    assert without_md["path"] == data["path"]
+
+
+def test_show_body_and_broken_link_details(demo: tuple[Path, Path]) -> None:
+    data = json_only(cli(demo, "show", "Go 學習路線", "--body", "--json"))
+    assert data["body"].startswith("# Go 學習路線")
+    assert "---" not in data["body"].splitlines()[0]
+    broken = [link for link in data["links"] if link["broken"]]
+    assert broken == [
+        {
+            "kind": "wikilink",
+            "text": "[[Concurrency patterns]]",
+            "line": 13,
+            "column": 29,
+            "target": None,
+            "broken": True,
+            "key": "Concurrency patterns",
+        }
+    ]
+    text = cli(demo, "show", "Go 學習路線", "--body")
+    assert text.code == 0
+    assert "BROKEN (Concurrency patterns)" in text.stdout
+    assert "Areas/Go 學習路線.md" in text.stdout and "20261105-130000" in text.stdout
+    assert "# Go 學習路線" in text.stdout
+
+
+def test_show_unknown_or_ambiguous_note_is_exit_2_with_empty_stdout(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"A/Dup.md": "", "B/Dup.md": "", "x.md": ""})
+    db = tmp_path / "i.db"
+    missing = run_cli("show", "nothing here", "--json", "--vault", vault, "--db", db)
+    assert (missing.code, missing.stdout) == (2, "")
+    assert "no note matches" in missing.stderr and "Traceback" not in missing.stderr
+    ambiguous = run_cli("show", "Dup", "--json", "--vault", vault, "--db", db)
+    assert (ambiguous.code, ambiguous.stdout) == (2, "")
+    assert "A/Dup.md" in ambiguous.stderr and "B/Dup.md" in ambiguous.stderr
+    assert json_only(run_cli("show", "A/Dup", "--json", "--vault", vault, "--db", db))["path"] == "A/Dup.md"
+
+
+# -- status -----------------------------------------------------------------------------------
+
+
+def test_status_json_shape(demo: tuple[Path, Path]) -> None:
+    vault, db = demo
+    result = cli(demo, "status", "--json")
+    assert result.code == 0
+    data = json_only(result)
+    assert {"vault", "db", "schemaVersion", "counts", "lastIndexed", "daemon"} <= set(data)
+    assert data["vault"] == str(vault.resolve())
+    assert data["db"] == str(db)
+    assert data["schemaVersion"] == SCHEMA_VERSION
+    assert data["counts"] == {
+        "notes": 15, "attachments": 1, "links": data["counts"]["links"], "brokenLinks": 1, "errors": 1, "warnings": 0,
+    }
+    assert data["counts"]["links"] >= 15
+    assert ISO.match(data["lastIndexed"])
+    assert data["daemon"] == {"running": False, "pid": None, "since": None}
+    text = cli(demo, "status")
+    assert text.code == 0
+    for fact in (str(vault.resolve()), str(db), f"v{SCHEMA_VERSION}", "not running", data["lastIndexed"]):
+        assert fact in text.stdout
+
+
+def test_status_reports_a_daemon_holding_the_lock(demo: tuple[Path, Path]) -> None:
+    """A writer lock held with role "daemon": status says running with its pid; queries skip
+    the refresh (the daemon keeps the index fresh), so a new file is not seen yet."""
+    from notedex.store.connect import WriterLock
+
+    vault, db = demo
+    lock = WriterLock(Path(str(db) + ".lock"))
+    assert lock.acquire("daemon")
+    try:
+        data = json_only(cli(demo, "status", "--json"))
+        assert data["daemon"]["running"] is True and data["daemon"]["pid"] == os.getpid()
+        assert ISO.match(data["daemon"]["since"])
+        write(vault / "Fresh.md", "new\n")
+        paths = {n["path"] for n in json_only(cli(demo, "scan", "--json"))["notes"]}
+        assert "Fresh.md" not in paths
+    finally:
+        lock.release()
+    paths = {n["path"] for n in json_only(cli(demo, "scan", "--json"))["notes"]}
+    assert "Fresh.md" in paths
+
+
+# -- index and refresh ------------------------------------------------------------------------
+
+
+def test_index_prints_a_one_line_summary(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b]]\n", "b.md": "---\n: [\n---\n", "pic.png": b"\x89PNG"})
+    db = tmp_path / "i.db"
+
+    def index(*extra: str) -> tuple[int, ...]:
+        result = run_cli("index", *extra, "--vault", vault, "--db", db)
+        assert result.code == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert len(lines) == 1, result.stdout
+        match = SUMMARY.match(lines[0])
+        assert match, lines[0]
+        assert "indexing [" not in result.stderr  # no progress bar without a TTY
+        return tuple(int(g) for g in match.groups())
+
+    assert index() == (3, 0, 0, 1)
+    assert index() == (0, 0, 0, 0)
+    write(vault / "a.md", "[[b]] changed\n")
+    write(vault / "c.md", "new\n")
+    (vault / "pic.png").unlink()
+    assert index() == (1, 1, 1, 0)
+    assert index("--full") == (3, 0, 0, 1)
+    data = json_only(run_cli("index", "--json", "--vault", vault, "--db", db))
+    assert {"added", "changed", "removed", "errors", "seconds"} <= set(data)
+    assert (data["added"], data["changed"], data["removed"], data["errors"]) == (0, 0, 0, 0)
+
+
+def test_queries_refresh_first_unless_no_refresh(demo: tuple[Path, Path]) -> None:
+    vault, _db = demo
+    write(vault / "Brand new.md", "[[Concurrency patterns]]\n")
+    stale = json_only(cli(demo, "scan", "--json", "--no-refresh"))
+    assert "Brand new.md" not in {n["path"] for n in stale["notes"]}
+    fresh = json_only(cli(demo, "scan", "--json"))
+    assert "Brand new.md" in {n["path"] for n in fresh["notes"]}
+    assert fresh["noteCount"] == stale["noteCount"] + 1
+    (vault / "Brand new.md").unlink()
+    assert json_only(cli(demo, "health", "--json"))["brokenLinkCount"] == 1
+
+
+def test_a_query_builds_a_missing_index_itself(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "# A\n"})
+    db = tmp_path / "nested" / "deeper" / "i.db"
+    data = json_only(run_cli("scan", "--json", "--vault", vault, "--db", db))
+    assert [n["path"] for n in data["notes"]] == ["a.md"]
+    missing = run_cli("scan", "--json", "--no-refresh", "--vault", vault, "--db", tmp_path / "none.db")
+    assert (missing.code, missing.stdout) == (2, "")
+    assert "notedex index" in missing.stderr
+
+
+def _run_with_tty_stderr(args: list[str]) -> tuple[int, str, str]:
+    """Run the CLI with stderr on a pseudo-terminal; return (code, stdout, terminal output)."""
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "notedex", *args],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            stdin=subprocess.DEVNULL,
+        )
+        os.close(slave)
+        chunks: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            elif proc.poll() is not None:
+                break
+        stdout, _ = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+    return proc.returncode, stdout.decode(), b"".join(chunks).decode(errors="replace")
+
+
+def test_index_shows_a_progress_bar_on_a_tty_stderr(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {f"n{i}.md": f"[[n{i + 1}]]\n" for i in range(30)})
+    code, stdout, terminal = _run_with_tty_stderr(["index", "--vault", str(vault), "--db", str(tmp_path / "i.db")])
+    assert code == 0
+    assert SUMMARY.match(stdout.strip()), stdout
+    assert "indexing [" in terminal and "30/30" in terminal
+    assert "\r" in terminal
+    # --json keeps stdout pure even with the bar on the terminal.
+    write(vault / "n0.md", "changed\n")
+    code, stdout, terminal = _run_with_tty_stderr(
+        ["index", "--json", "--vault", str(vault), "--db", str(tmp_path / "i.db")]
+    )
+    assert code == 0 and json.loads(stdout)["changed"] == 1
+    assert "1/1" in terminal
+
+
+def test_progress_printer_draws_on_a_tty_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from notedex import cli as cli_module
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert cli_module._progress_printer("indexing") is None
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    show = cli_module._progress_printer("indexing")
+    assert show is not None
+    show(0, 4)
+    show(2, 4)
+    show(4, 4)
+    out = screen.getvalue()
+    assert "\rindexing [" + "." * 30 + "] 0/4" in out
+    assert "\rindexing [" + "#" * 15 + "." * 15 + "] 2/4" in out
+    assert out.endswith("\rindexing [" + "#" * 30 + "] 4/4\n")
+
+
+def test_renderer_makes_clickable_paths_on_a_tty_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from notedex.query.render import Renderer, render_health
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("TERM", "xterm-256color")
+    data = {
+        "orphanNotes": [{"path": "A b/c#d.md", "title": "c#d"}],
+        "unlinkedNotes": [],
+        "brokenLinks": [{"source": "x.md", "line": 3, "column": 7, "text": "[[y]]", "target": "y"}],
+        "warnings": [],
+        "errors": [],
+        "orphanCount": 1,
+        "brokenLinkCount": 1,
+    }
+    screen = Terminal()
+    render_health(Renderer(tmp_path, screen), data)
+    out = screen.getvalue()
+    url = "file://" + str(tmp_path).replace(" ", "%20") + "/A%20b/c%23d.md"
+    assert f"\x1b]8;;{url}\x1b\\A b/c#d.md\x1b]8;;\x1b\\" in out
+    assert "\x1b\\x.md:3:7\x1b]8;;" in out
+    plain = io.StringIO()
+    render_health(Renderer(tmp_path, plain), data)
+    assert "\x1b" not in plain.getvalue() and "x.md:3:7" in plain.getvalue()
+    monkeypatch.setenv("TERM", "dumb")
+    dumb = Terminal()
+    render_health(Renderer(tmp_path, dumb), data)
+    assert "\x1b" not in dumb.getvalue()
+
+
+def test_table_alignment_ignores_hyperlink_escapes(tmp_path: Path) -> None:
+    from notedex.query.render import Renderer
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    r = Renderer(tmp_path, screen)
+    r.links = True
+    r.table(("PATH", "TITLE"), [(r.path("a.md"), "A"), (r.path("筆記/long name.md"), "B")])
+    lines = [re.sub(r"\x1b]8;;[^\x1b]*\x1b\\", "", line) for line in screen.getvalue().splitlines()]
+    # "筆記/long name.md" is 17 cells wide (CJK characters take two).
+    assert lines == ["PATH" + " " * 15 + "TITLE", "a.md" + " " * 15 + "A", "筆記/long name.md  B"]
+
+
+# -- usage errors -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("health", "--json", "--bogus"),
+        ("scan", "--json", "--tag"),
+        ("show", "--json"),
+        ("capture", "--json"),
+        ("capture", "--json", "   "),
+        ("lookup", "--json", "--limit", "0", "x"),
+        ("graph", "--json", "extra"),
+        ("nosuchcommand", "--json"),
+        ("status", "--json", "--no-refresh", "--db", "{tmp}/missing.db"),
+        ("health", "--json", "--vault", "{tmp}/no such vault"),
+        ("scan", "--json", "--vault", "{tmp}/a-file.md"),
+        ("scan", "--json", "--db", "{vault}/inside.db"),
+        ("scan", "--json", "--db", "{tmp}/not-sqlite.db"),
+        ("scan", "--json", "--db", "{tmp}"),
+        ("index", "--json", "--db", "{tmp}/a-file.md/x.db"),
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_bad_usage_exits_2_with_empty_stdout(tmp_path: Path, args: tuple[str, ...]) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": ""})
+    write(tmp_path / "a-file.md", "not a folder")
+    write(tmp_path / "not-sqlite.db", "this is not a database\n" * 100)
+    expanded = [a.format(tmp=tmp_path, vault=vault) for a in args]
+    if "--vault" not in expanded:
+        expanded += ["--vault", str(vault)]
+    if "--db" not in expanded:
+        expanded += ["--db", str(tmp_path / "i.db")]
+    result = run_cli(*expanded)
+    assert result.code == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.strip(), "a message on stderr"
+    assert "Traceback" not in result.stderr
+    assert "internal error" not in result.stderr
+    assert (tmp_path / "not-sqlite.db").read_text() == "this is not a database\n" * 100
+
+
+def test_no_vault_anywhere_is_exit_2_with_a_how_to(tmp_path: Path) -> None:
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "notedex", "health", "--json"],
+        cwd=outside,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "--vault" in lines[0] and "NOTEDEX_VAULT" in lines[0]

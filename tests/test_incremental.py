@@ -1,0 +1,278 @@
+"""Incremental equals full: after any sequence of vault changes, the incrementally maintained
+index holds exactly the rows a fresh full index of the same vault holds.
+
+Two incremental paths are checked against a fresh ``IndexWriter`` + ``reconcile`` each time:
+``reconcile`` on a long-lived writer (``notedex index``, the refresh before a query, the daemon's
+startup) and ``apply_paths`` with the touched paths as hints (the daemon's event path). Notes
+are created, edited, renamed (also onto an existing note), deleted and moved with their folder;
+attachments come and go. Names collide on purpose (``Dup``/``dup``, same stem in several
+folders), one file has an NFD name, and links take every form that resolution distinguishes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import tempfile
+import unicodedata
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from notedex.store.reconcile import apply_paths, reconcile
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fresh_full_index
+from tests.indexcheck import fts_problems
+
+NAMES = ("Alpha", "beta", "Dup", "dup", "Gamma note", "v1.2", "日記", "Cafe\u0301", "pic")
+FOLDERS = ("", "A", "A/B", "C", "Été")
+NEW_FOLDERS = ("Moved", "C/Inner", "Z/deep")
+ATTACHMENTS = ("pic.png", "Dup.png", "doc.pdf")
+TARGETS = (
+    "Alpha", "alpha", "beta", "Dup", "dup", "DUP", "Gamma note", "v1.2", "日記", "Café", "CAFÉ",
+    "pic", "pic.png", "Dup.png", "doc.pdf", "A/Dup", "A/B/Dup", "C/Dup", "B/Dup", "wrong/Alpha",
+    "./Alpha", "../Alpha", "/A/beta", "Moved/Dup", "Home", "Missing",
+)
+
+link_text = st.builds(
+    lambda target, form, display: {
+        "wiki": f"[[{target}]]",
+        "display": f"[[{target}|{display}]]",
+        "heading": f"[[{target}#Part]]",
+        "embed": f"![[{target}]]",
+        "md": f"[{display}]({target.replace(' ', '%20')}.md)",
+        "self": "[[#Part]]",
+    }[form],
+    st.sampled_from(TARGETS),
+    st.sampled_from(("wiki", "display", "heading", "embed", "md", "self")),
+    st.sampled_from(("the text", "別名", "x")),
+)
+
+note_text = st.builds(
+    lambda links, tags, alias, fm_link, title: (
+        ("---\n" + (f"title: {title}\n" if title else "") + (f"aliases: [{alias}]\n" if alias else "")
+         + (f'up: "[[{fm_link}]]"\n' if fm_link else "") + "---\n")
+        if (title or alias or fm_link) else ""
+    )
+    + "# Part\n\n"
+    + " ".join(links)
+    + "\n"
+    + " ".join(f"#{t}" for t in tags)
+    + "\n",
+    st.lists(link_text, max_size=5),
+    st.lists(st.sampled_from(("a", "B", "a/b", "日本")), max_size=2),
+    st.sampled_from((None, "AI", "別名")),
+    st.sampled_from((None, "Alpha", "Dup")),
+    st.sampled_from((None, "A title", "")),
+)
+
+
+class VaultChanges(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.base = Path(tempfile.mkdtemp(prefix="notedex-incremental-"))
+        self.vault = self.base / "vault"
+        (self.vault / ".obsidian").mkdir(parents=True)
+        # A note that is never removed: an empty vault is (rightly) never reconciled to empty.
+        (self.vault / "Home.md").write_text("[[Alpha]] [[Dup]]\n", encoding="utf-8")
+        self.by_reconcile = IndexWriter(self.base / "reconcile.db", self.vault, workers=1)
+        self.by_hints = IndexWriter(self.base / "hints.db", self.vault, workers=1)
+        reconcile(self.by_reconcile)
+        reconcile(self.by_hints)
+        self.hints: list[str] = []
+
+    # -- what is on disk -----------------------------------------------------------------
+
+    def files(self, suffix: tuple[str, ...]) -> list[str]:
+        found = []
+        for dirpath, dirnames, names in os.walk(self.vault):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(names):
+                rel = Path(dirpath, name).relative_to(self.vault).as_posix()
+                if rel.lower().endswith(suffix) and rel != "Home.md":
+                    found.append(rel)
+        return found
+
+    def notes(self) -> list[str]:
+        return self.files((".md",))
+
+    def attachments(self) -> list[str]:
+        return self.files((".png", ".pdf"))
+
+    def folders(self) -> list[str]:
+        found = []
+        for dirpath, dirnames, _names in os.walk(self.vault):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            rel = Path(dirpath).relative_to(self.vault).as_posix()
+            if rel != ".":
+                found.append(rel)
+        return found
+
+    def place(self, folder: str, name: str, suffix: str = ".md") -> str:
+        return f"{folder}/{name}{suffix}" if folder else f"{name}{suffix}"
+
+    def _write(self, rel: str, text: str | bytes) -> None:
+        path = self.vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        path.write_bytes(data)
+        self.hints.append(rel)
+
+    # -- rules -----------------------------------------------------------------------------
+
+    @rule(folder=st.sampled_from(FOLDERS), name=st.sampled_from(NAMES), text=note_text)
+    def create_or_overwrite_note(self, folder: str, name: str, text: str) -> None:
+        self._write(self.place(folder, name), text)
+
+    @precondition(lambda self: self.notes())
+    @rule(data=st.data(), text=note_text)
+    def edit_note(self, data: st.DataObject, text: str) -> None:
+        self._write(data.draw(st.sampled_from(self.notes())), text)
+
+    @rule(text=note_text)
+    def edit_home(self, text: str) -> None:
+        self._write("Home.md", text)
+
+    @precondition(lambda self: self.notes())
+    @rule(data=st.data(), folder=st.sampled_from(FOLDERS), name=st.sampled_from(NAMES))
+    def rename_note(self, data: st.DataObject, folder: str, name: str) -> None:
+        source = data.draw(st.sampled_from(self.notes()))
+        target = self.place(folder, name)
+        if target == source:
+            return
+        (self.vault / target).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self.vault / source, self.vault / target)  # may replace an existing note
+        self.hints += [source, target]
+
+    @precondition(lambda self: self.notes())
+    @rule(data=st.data())
+    def delete_note(self, data: st.DataObject) -> None:
+        victim = data.draw(st.sampled_from(self.notes()))
+        (self.vault / victim).unlink()
+        self.hints.append(victim)
+
+    @precondition(lambda self: self.folders())
+    @rule(data=st.data(), new=st.sampled_from(NEW_FOLDERS))
+    def move_folder(self, data: st.DataObject, new: str) -> None:
+        source = data.draw(st.sampled_from(self.folders()))
+        if (self.vault / new).exists() or new == source or new.startswith(source + "/"):
+            return
+        (self.vault / new).parent.mkdir(parents=True, exist_ok=True)
+        (self.vault / source).rename(self.vault / new)
+        self.hints += [source, new]
+
+    @precondition(lambda self: self.folders())
+    @rule(data=st.data())
+    def delete_folder(self, data: st.DataObject) -> None:
+        victim = data.draw(st.sampled_from(self.folders()))
+        shutil.rmtree(self.vault / victim)
+        self.hints.append(victim)
+
+    @rule(folder=st.sampled_from(FOLDERS), name=st.sampled_from(ATTACHMENTS))
+    def add_attachment(self, folder: str, name: str) -> None:
+        self._write(f"{folder}/{name}" if folder else name, b"\x89PNG" + name.encode())
+
+    @precondition(lambda self: self.attachments())
+    @rule(data=st.data())
+    def delete_attachment(self, data: st.DataObject) -> None:
+        victim = data.draw(st.sampled_from(self.attachments()))
+        (self.vault / victim).unlink()
+        self.hints.append(victim)
+
+    @rule()
+    def sync(self) -> None:
+        """Bring both incremental indexes up to date and compare them with a fresh one."""
+        reconcile(self.by_reconcile)
+        apply_paths(self.by_hints, self.hints)
+        self.hints = []
+        expected = fresh_full_index(self.vault, self.base)
+        assert dump_index(self.by_reconcile.db_path) == expected
+        assert dump_index(self.by_hints.db_path) == expected
+
+    @invariant()
+    def nfd_names_stay_on_disk_as_written(self) -> None:
+        for rel in self.notes():
+            if "Cafe" in rel:
+                assert unicodedata.is_normalized("NFD", rel)
+
+    def teardown(self) -> None:
+        try:
+            self.sync()
+            for writer in (self.by_reconcile, self.by_hints):
+                assert fts_problems(writer.db_path) == []
+            # A new writer (the next `notedex index`) finds nothing to do.
+            self.by_reconcile.close()
+            with IndexWriter(self.base / "reconcile.db", self.vault, workers=1) as again:
+                report = reconcile(again)
+                assert (report.added, report.changed, report.removed) == (0, 0, 0)
+        finally:
+            self.by_reconcile.close()
+            self.by_hints.close()
+            shutil.rmtree(self.base, ignore_errors=True)
+
+
+VaultChanges.TestCase.settings = settings(
+    max_examples=25,
+    stateful_step_count=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+TestVaultChanges = VaultChanges.TestCase
+
+
+def test_a_long_seeded_sequence_on_a_bigger_vault(tmp_path: Path) -> None:
+    """200 seeded random operations on ~120 notes, synced every few steps: incremental == full."""
+    rng = random.Random(20261130)
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    folders = ["", "p", "p/q", "r", "s/t"]
+    names = [f"N{i}" for i in range(40)] + ["dup", "Dup", "x.y"]
+
+    def text() -> str:
+        parts = []
+        for _ in range(rng.randint(0, 6)):
+            target = rng.choice([*names, "p/N1", "q/N2", "missing", "../N3", "./N4", "pic.png"])
+            parts.append(rng.choice(["[[{}]]", "![[{}]]", "[[{}|alias]]", "[[{}#h]]"]).format(target))
+        return "---\ntags: [t" + str(rng.randint(0, 3)) + "]\n---\n" + " ".join(parts) + "\n"
+
+    def rel(folder: str, name: str) -> str:
+        return f"{folder}/{name}.md" if folder else f"{name}.md"
+
+    for _ in range(120):
+        path = vault / rel(rng.choice(folders), rng.choice(names))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text(), encoding="utf-8")
+    (vault / "pic.png").write_bytes(b"png")
+    (vault / "keep.md").write_text("anchor\n", encoding="utf-8")
+
+    with IndexWriter(tmp_path / "inc.db", vault, workers=1) as writer:
+        reconcile(writer)
+        for step in range(200):
+            notes = sorted(p for p in vault.rglob("*.md") if p.name != "keep.md")
+            op = rng.choice(["create", "edit", "rename", "delete", "move"])
+            if op == "create" or not notes:
+                path = vault / rel(rng.choice(folders), rng.choice(names))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text(), encoding="utf-8")
+            elif op == "edit":
+                rng.choice(notes).write_text(text(), encoding="utf-8")
+            elif op == "rename":
+                target = vault / rel(rng.choice(folders), rng.choice(names))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(rng.choice(notes), target)
+            elif op == "delete":
+                rng.choice(notes).unlink()
+            else:
+                dirs = sorted(d for d in vault.rglob("*") if d.is_dir() and ".obsidian" not in d.parts)
+                if dirs:
+                    source = rng.choice(dirs)
+                    dest = vault / f"m{step}"
+                    source.rename(dest)
+            if step % 10 == 9:
+                reconcile(writer)
+                assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path), f"after step {step}"
+        reconcile(writer)
+    assert dump_index(tmp_path / "inc.db") == fresh_full_index(vault, tmp_path)
