@@ -13,8 +13,8 @@ from typing import Any
 
 NO_MATPLOTLIB = 3
 
-# (figure key, label, scale to the panel's unit)
-PANELS: list[tuple[str, str, list[tuple[str, str, float]], list[tuple[float, str]]]] = [
+# (title, unit, [(figure key, label, scale to the unit[, True: a target line])], [(target, label)])
+PANELS: list[tuple[str, str, list[tuple[Any, ...]], list[tuple[float, str]]]] = [
     (
         "Indexing",
         "seconds",
@@ -31,7 +31,10 @@ PANELS: list[tuple[str, str, list[tuple[str, str, float]], list[tuple[float, str
     (
         "Query wall time (whole processes)",
         "milliseconds",
-        [("python_startup_ms", "python -c pass", 1.0), ("lookup_ms", "lookup", 1.0),
+        [("python_startup_ms", "python -c pass", 1.0),
+         ("python_startup_ms", "2x start-up (lookup target)", 2.0, True),
+         ("python_startup_ms", "10x start-up (health target)", 10.0, True),
+         ("lookup_ms", "lookup", 1.0),
          ("lookup_miss_ms", "lookup (nothing found)", 1.0),
          ("lookup_norefresh_ms", "lookup --no-refresh, no daemon", 1.0),
          ("health_ms", "health --json", 1.0), ("scan_ms", "scan --json", 1.0),
@@ -43,7 +46,8 @@ PANELS: list[tuple[str, str, list[tuple[str, str, float]], list[tuple[float, str
         "MB",
         [("daemon_peak_rss_mb", "daemon peak RSS", 1.0), ("daemon_rss_mb", "daemon RSS (steady)", 1.0),
          ("db_no_body_bytes", "database without body table", 1e-6), ("db_bytes", "database", 1e-6),
-         ("vault_bytes", "vault", 1e-6)],
+         ("vault_bytes", "vault", 1e-6),
+         ("vault_bytes", "30% of vault (database target, without body)", 0.3e-6, True)],
         [(120.0, "RSS target 120 MB")],
     ),
 ]
@@ -59,15 +63,18 @@ def draw(results: dict[str, Any], out: Path) -> None:
     notes = [s["notes"] for s in sizes]
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
     for ax, (title, unit, series, targets) in zip(axes.flat, PANELS):
-        for key, label, scale in series:
+        for key, label, scale, *flags in series:
+            derived = bool(flags and flags[0])  # a target drawn from a measurement
             points = [(n, s["figures"].get(key)) for n, s in zip(notes, sizes)]
             points = [(n, v * scale) for n, v in points if v is not None]
             if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+                ax.plot([p[0] for p in points], [p[1] for p in points], label=label,
+                        marker="" if derived else "o", linestyle=":" if derived else "-",
+                        color="grey" if derived else None)
         for value, label in targets:
             ax.axhline(value, linestyle="--", linewidth=0.8, color="grey")
-            ax.annotate(label, xy=(0.01, value), xycoords=("axes fraction", "data"),
-                        fontsize=7, color="grey", va="bottom")
+            ax.annotate(label, xy=(0.99, value), xycoords=("axes fraction", "data"),
+                        fontsize=7, color="grey", va="bottom", ha="right")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(notes)
@@ -77,7 +84,7 @@ def draw(results: dict[str, Any], out: Path) -> None:
         ax.set_ylabel(unit)
         ax.set_title(title)
         ax.grid(True, which="major", linewidth=0.3)
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=6.5, loc="upper left", framealpha=0.6)
     machine = results["machine"]
     fig.suptitle(
         f"notedex {machine['notedex']}: {machine['cores']} cores, Python {machine['python']}, "

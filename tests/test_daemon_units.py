@@ -533,12 +533,6 @@ def test_maintenance_keeps_a_sound_index(indexer: Indexer, db_path: Path) -> Non
     assert fts_integrity_ok(db_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="store: IndexWriter.rebuild_fts() cannot repair an FTS index that disagrees with its "
-    "content (DELETE on a regular FTS5 table removes the tokens of the corrupted content, not "
-    "the indexed ones); needs INSERT INTO t(t) VALUES('rebuild') first, or drop/recreate",
-)
 def test_maintenance_repairs_a_corrupted_fts_index(tmp_path: Path) -> None:
     vault = tmp_path / "fts-vault"
     for i in (1, 2, 3):
@@ -663,12 +657,6 @@ def test_batcher_defaults_are_in_the_documented_range() -> None:
     assert batcher_module.MAX_DELAY >= batcher_module.DEBOUNCE
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="store: after a rolled-back transaction IndexWriter keeps the rolled-back rows in its "
-    "in-memory view (_files, resolver), so a later reconcile on the same writer calls the file "
-    "unchanged; transaction() should reload its state on rollback (the daemon reopens the writer)",
-)
 def test_writer_view_after_a_rolled_back_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from notedex.store.reconcile import reconcile
 
@@ -686,3 +674,15 @@ def test_writer_view_after_a_rolled_back_transaction(tmp_path: Path, monkeypatch
         monkeypatch.undo()
         reconcile(writer)
         assert writer.conn.execute("SELECT count(*) FROM files").fetchone()[0] == 1
+
+
+def test_logging_is_readable_on_a_tty(restore_logging: None) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Terminal()
+    configure_logging(out, environ={})
+    structlog.stdlib.get_logger("test.tty").info("batch", paths=3)
+    text = out.getvalue()
+    assert not text.startswith("{") and "batch" in text and "paths" in text

@@ -110,7 +110,7 @@ class Indexer:
         paths = self._wait_for_git(list(paths))
         started = time.perf_counter()
         report = apply_paths(self.writer, paths)
-        self.writer.set_meta("last_batch", repr(time.time()))
+        self._mark_batch()
         again = self._changed_while_read(report)
         if again:
             self._batcher.add(again, Hint.CHANGED)
@@ -144,7 +144,7 @@ class Indexer:
         except Interrupted:
             log.info("rescan interrupted", cause=cause)
             return None
-        self.writer.set_meta("last_batch", repr(time.time()))
+        self._mark_batch()
         log.info(
             "rescan done",
             cause=cause,
@@ -177,6 +177,11 @@ class Indexer:
         )
 
     # -- helpers ----------------------------------------------------------------------------------
+
+    def _mark_batch(self) -> None:
+        """meta ``last_batch``: what ``notedex status`` shows as the daemon's last batch."""
+        with self.writer.transaction():
+            self.writer.set_meta("last_batch", repr(time.time()))
 
     def _changed_while_read(self, report: ApplyReport) -> list[str]:
         """Files whose disk etag moved on since the writer looked: queue them again."""
@@ -224,7 +229,7 @@ class Indexer:
         return paths + [p for p in self._batcher.take_now() if p not in seen]
 
     def _reopen(self) -> None:
-        """After a failure the writer's in-memory view may not match the database: reload it."""
+        """After a failure, start again from what the database holds (a fresh connection)."""
         try:
             self.writer.close()
             self.writer = self._open_writer()

@@ -69,7 +69,10 @@ def configure_logging(
     shared: list[Processor] = [
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
-        structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
+        # A terminal shows local wall-clock time up front; machines get UTC ISO 8601.
+        structlog.processors.TimeStamper(fmt="%H:%M:%S", utc=False)
+        if tty
+        else structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
     ]
     renderer: Processor
     if tty:

@@ -1,7 +1,8 @@
 """Is the index current? A stdlib-only check, so a query can skip importing the writer.
 
 Walks the vault and compares every file's (size, mtime_ns, inode) with the index. Anything
-new, gone, changed, racy (see etags) or a changed "Excluded files" list means "not current":
+new, gone, changed, racy (see etags), a note that could not be read last time, or a changed
+"Excluded files" list means "not current":
 the caller then runs the real reconcile, which decides what actually changed.
 """
 
@@ -26,6 +27,8 @@ def index_is_current(vault: str | os.PathLike[str], db: str | os.PathLike[str]) 
     except NotedexError:
         return False
     try:
+        if read.has_unreadable_notes(conn):
+            return False  # a chmod changes no etag: let the writer try those notes again
         indexed = {r["path"]: r for r in read.file_etags(conn)}
         excluded_filters = read.meta(conn).get("excluded_filters")
     except sqlite3.DatabaseError:

@@ -267,6 +267,11 @@ def note_problems(conn: sqlite3.Connection, path: str) -> list[Row]:
     ).fetchall()
 
 
+def has_unreadable_notes(conn: sqlite3.Connection) -> bool:
+    """Notes that could not be read last time: retried by the writer whatever their etag."""
+    return conn.execute("SELECT 1 FROM problems WHERE kind = 'read' LIMIT 1").fetchone() is not None
+
+
 def file_etags(conn: sqlite3.Connection) -> list[Row]:
     return conn.execute("SELECT path, disk_rel, size, mtime_ns, inode, indexed_ns FROM files").fetchall()
 

@@ -64,11 +64,12 @@ def _changed(writer: IndexWriter, files: Iterable[VaultFile]) -> tuple[list[Vaul
     Returns (to index, racy but unchanged).
     """
     indexed = writer.indexed_paths()
+    unreadable = writer.unreadable_paths()
     upserts: list[VaultFile] = []
     racy_same: list[str] = []
     for vf in files:
         known = indexed.get(vf.path)
-        if known is None or not known.same_etag(vf):
+        if known is None or not known.same_etag(vf) or vf.path in unreadable:
             upserts.append(vf)
         elif known.is_note and known.racy:
             # Same (size, mtime, inode) but written within the file system's timestamp

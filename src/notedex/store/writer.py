@@ -31,6 +31,7 @@ from notedex.vault.text import nfc, segment
 from notedex.vault.walk import is_excluded, load_excluded_filters
 
 BATCH_SIZE = 1000
+UNREADABLE_KIND = "read"  # vault.parse's problem kind for a note it could not open or read
 PARALLEL_THRESHOLD = 400  # below this, a process pool costs more than it saves
 
 Progress = Callable[[int, int], None]
@@ -209,7 +210,10 @@ class IndexWriter:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            # The in-memory view (files, resolver) may hold rows that were just rolled back.
+            self._load_state()
             raise
         else:
             self.conn.execute("COMMIT")
@@ -608,6 +612,16 @@ class IndexWriter:
             with self.transaction():
                 self.conn.executemany("UPDATE files SET indexed_ns = ? WHERE id = ?", rows)
 
+    def unreadable_paths(self) -> set[str]:
+        """Notes the parser could not read: retried on every reconcile, since making a file
+        readable again (chmod) changes none of size, mtime_ns and inode."""
+        return {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT path FROM problems WHERE kind = ? AND severity = 'error'", (UNREADABLE_KIND,)
+            )
+        }
+
     def content_hash(self, path: str) -> str | None:
         row = self.conn.execute(
             "SELECT n.content_hash FROM notes n JOIN files f ON f.id = n.file_id WHERE f.path = ?",
@@ -636,20 +650,17 @@ class IndexWriter:
         return True
 
     def rebuild_fts(self) -> None:
+        """Repair the FTS indexes from their content (after a failed integrity-check).
+
+        A DELETE cannot repair an index that disagrees with its content (it removes the tokens
+        of the content, not the indexed ones): FTS5's 'rebuild' re-derives each index from its
+        content, and the structure rows are then recomputed from the tables.
+        """
         with self.transaction():
-            self.conn.execute("DELETE FROM note_fts")
-            self.conn.execute("DELETE FROM body_fts")
-            self.conn.execute("INSERT INTO title_grams(title_grams) VALUES ('rebuild')")
+            for table in FTS_TABLES:
+                self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
             ids = {row[0] for row in self.conn.execute("SELECT file_id FROM notes")}
             self._refresh_fts(ids)
-        # Bodies are only on disk: re-read them through a full re-apply of notes.
-        notes = [
-            VaultFile(f.path, str(self.vault / (f.disk_rel or f.path)), True, f.size, f.mtime_ns, f.inode)
-            for f in self._files.values()
-            if f.is_note
-        ]
-        if self.body_index and notes:
-            self.apply(notes, ())
 
     def optimize(self) -> None:
         for table in FTS_TABLES:

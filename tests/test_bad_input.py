@@ -1,0 +1,230 @@
+"""Bad input never stops indexing: each bad file becomes an errors entry (or is handled as
+SEMANTICS says) and the rest of the vault is indexed.
+
+Every test puts its bad file next to the same healthy pair of notes (``good.md`` links to
+``other.md``) and checks, through the CLI, that the pair is indexed as usual.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notedex.store import writer as writer_module
+from notedex.store.freshness import index_is_current
+from notedex.store.reconcile import reconcile
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fresh_full_index, run_cli, write
+from tests.indexcheck import age, fts_sound_after, make_vault
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+HEALTHY = {"good.md": "---\ntags: [ok]\n---\n# Good\n[[other]]\n", "other.md": "[[good]]\n"}
+
+
+def index(vault: Path, db: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """scan --json and health --json; both must parse and exit as the contract says."""
+    scan = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    assert scan.code == 0, scan.stderr
+    assert "Traceback" not in scan.stderr
+    health = run_cli("health", "--json", "--vault", vault, "--db", db)
+    data = health.json()
+    assert health.code == (1 if data["brokenLinkCount"] else 0)
+    return scan.json(), data
+
+
+def assert_healthy_pair_indexed(scan: dict[str, Any], health: dict[str, Any]) -> None:
+    notes = {n["path"]: n for n in scan["notes"]}
+    assert notes["good.md"]["tags"] == ["ok"] and notes["good.md"]["title"] == "good"
+    assert "other.md" in notes
+    lonely = {n["path"] for n in health["orphanNotes"] + health["unlinkedNotes"]}
+    assert not {"good.md", "other.md"} & lonely  # they link each other: both resolved
+
+
+def errors_for(scan: dict[str, Any], path: str) -> list[str]:
+    return [e["message"] for e in scan["errors"] if e["path"] == path]
+
+
+def test_broken_yaml_is_an_error_and_the_body_still_counts(tmp_path: Path) -> None:
+    vault = make_vault(
+        tmp_path / "v",
+        {**HEALTHY, "bad.md": "---\ntitle: [unclosed\ntags: x\n---\n# Heading\nsee [[good]] #inline\n"},
+    )
+    scan, health = index(vault, tmp_path / "i.db")
+    assert_healthy_pair_indexed(scan, health)
+    [message] = errors_for(scan, "bad.md")
+    assert "YAML" in message
+    bad = next(n for n in scan["notes"] if n["path"] == "bad.md")
+    assert bad["title"] == "bad" and bad["tags"] == ["inline"]  # body tags, no properties
+    assert "bad.md" in {u["path"] for u in health["unlinkedNotes"]}  # its link counts
+    assert errors_for(health, "bad.md") == [message]
+
+
+def test_frontmatter_that_is_not_a_mapping_is_an_error(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {**HEALTHY, "list.md": "---\n- a\n- b\n---\n[[good]]\n"})
+    scan, health = index(vault, tmp_path / "i.db")
+    assert_healthy_pair_indexed(scan, health)
+    assert errors_for(scan, "list.md")
+
+
+def test_invalid_utf8_is_an_error_and_the_rest_is_read(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {**HEALTHY, "latin1.md": "caf\xe9 [[good]] #t\n".encode("latin-1")})
+    scan, health = index(vault, tmp_path / "i.db")
+    assert_healthy_pair_indexed(scan, health)
+    [message] = errors_for(scan, "latin1.md")
+    assert "UTF-8" in message
+    note = next(n for n in scan["notes"] if n["path"] == "latin1.md")
+    assert note["tags"] == ["t"]
+
+
+def test_a_binary_md_file_is_an_error(tmp_path: Path) -> None:
+    blob = bytes(range(256)) * 64 + b"[[good]]"
+    vault = make_vault(tmp_path / "v", {**HEALTHY, "blob.md": blob})
+    scan, health = index(vault, tmp_path / "i.db")
+    assert_healthy_pair_indexed(scan, health)
+    assert any("binary" in m for m in errors_for(scan, "blob.md"))
+    show = run_cli("show", "blob.md", "--json", "--vault", vault, "--db", tmp_path / "i.db")
+    assert show.code == 0 and show.json()["links"] == []
+
+
+def test_a_50_mb_note_is_an_error_and_is_not_read_whole(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", HEALTHY)
+    with open(vault / "huge.md", "wb") as handle:
+        handle.write(b"# Huge\n[[good]]\n")
+        handle.truncate(50 * 1024 * 1024)  # sparse: cheap to make
+    db = tmp_path / "i.db"
+    scan, health = index(vault, db)
+    assert_healthy_pair_indexed(scan, health)
+    [message] = errors_for(scan, "huge.md")
+    assert "size cap" in message
+    assert next(n for n in scan["notes"] if n["path"] == "huge.md")["title"] == "huge"
+    assert db.stat().st_size < 5 * 1024 * 1024  # nothing of it went into body_fts
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file anyway")
+def test_an_unreadable_note_is_an_error_until_it_is_readable_again(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {**HEALTHY, "locked.md": "[[good]] #secret\n"})
+    os.chmod(vault / "locked.md", 0)
+    db = tmp_path / "i.db"
+    try:
+        scan, health = index(vault, db)
+        assert_healthy_pair_indexed(scan, health)
+        assert any("cannot read" in m for m in errors_for(scan, "locked.md"))
+    finally:
+        os.chmod(vault / "locked.md", 0o644)  # chmod changes no mtime: the etag is the same
+    scan, _ = index(vault, db)
+    assert errors_for(scan, "locked.md") == []
+    assert next(n for n in scan["notes"] if n["path"] == "locked.md")["tags"] == ["secret"]
+
+
+def test_a_note_that_could_not_be_read_is_retried_with_the_same_etag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The root-proof version of the test above: the first read fails (EACCES), the file's
+    (size, mtime, inode) never changes, and the next reconcile reads it after all."""
+    vault = make_vault(tmp_path / "v", {**HEALTHY, "locked.md": "[[good]] #secret\n"})
+    age(vault)  # out of the racy window: only the etag speaks
+    db = tmp_path / "i.db"
+    real = writer_module.read_note
+    monkeypatch.setattr(
+        writer_module,
+        "read_note",
+        lambda disk, path, **kw: real(os.devnull + "/x" if path == "locked.md" else disk, path, **kw),
+    )
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        assert writer.conn.execute("SELECT count(*) FROM problems WHERE path = 'locked.md'").fetchone()[0] == 1
+        monkeypatch.setattr(writer_module, "read_note", real)
+        # The query path's stdlib check must not call this index current either.
+        assert index_is_current(vault, db) is False
+        report = reconcile(writer)
+        assert report.changed == 1
+    assert dump_index(db) == fresh_full_index(vault, tmp_path)
+
+
+def test_symlink_loops_are_errors_and_followed_links_are_indexed(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {**HEALTHY, "real/inside.md": "[[good]]\n"})
+    (vault / "self.md").symlink_to("self.md")  # a file link to itself (ELOOP)
+    (vault / "real" / "up").symlink_to("..", target_is_directory=True)  # a folder loop
+    (vault / "dangling.md").symlink_to("nowhere.md")
+    (vault / "alias.md").symlink_to("good.md")
+    scan, health = index(vault, tmp_path / "i.db")
+    assert_healthy_pair_indexed(scan, health)
+    paths = {n["path"] for n in scan["notes"]}
+    assert {"real/inside.md", "alias.md"} <= paths
+    assert not any(p.startswith("real/up/") for p in paths)
+    assert errors_for(scan, "self.md") and errors_for(scan, "real/up") and errors_for(scan, "dangling.md")
+
+
+def test_awkward_file_names(tmp_path: Path) -> None:
+    nfd = unicodedata.normalize("NFD", "Été à Noël.md")
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            **HEALTHY,
+            "with spaces.md": "",
+            "C# notes.md": "",
+            "emoji 🎉 party.md": "",
+            nfd: "",
+            "line\nbreak.md": "",
+            "links.md": "[[with spaces]] [[emoji 🎉 party]] [[été à noël]] [[ÉTÉ À NOËL]] "
+            "[x](C%23%20notes.md) [y](<with spaces.md>) [[C# notes]]\n",
+        },
+    )
+    assert unicodedata.is_normalized("NFD", os.listdir(vault)[0]) or nfd in os.listdir(vault)
+    db = tmp_path / "i.db"
+    scan, health = index(vault, db)
+    assert_healthy_pair_indexed(scan, health)
+    paths = {n["path"] for n in scan["notes"]}
+    nfc = unicodedata.normalize("NFC", nfd)
+    assert {"with spaces.md", "C# notes.md", "emoji 🎉 party.md", nfc, "line\nbreak.md"} <= paths
+    assert nfd not in paths  # SEMANTICS 1: stored NFC
+    show = run_cli("show", "links", "--json", "--vault", vault, "--db", db).json()
+    targets = [link["target"] for link in show["links"]]
+    assert targets[:6] == ["with spaces.md", "emoji 🎉 party.md", nfc, nfc, "C# notes.md", "with spaces.md"]
+    # SEMANTICS 6: a wikilink target is split at the first '#': [[C# notes]] is the key "C".
+    assert show["links"][6]["broken"] is True and show["links"][6]["key"] == "C"
+    assert [b["target"] for b in health["brokenLinks"]] == ["C"]
+    # --body reads the NFD file through its on-disk name.
+    body = run_cli("show", nfc, "--body", "--json", "--vault", vault, "--db", db)
+    assert body.code == 0 and body.json()["body"] == ""
+    # The text output keeps working with a newline in a path.
+    assert run_cli("scan", "--vault", vault, "--db", db).code == 0
+
+
+def test_a_file_name_that_is_not_utf8_is_an_error(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", HEALTHY)
+    try:
+        with open(os.path.join(os.fsencode(vault), b"bad\xff.md"), "wb") as handle:
+            handle.write(b"[[good]]\n")
+    except OSError:
+        pytest.skip("this file system refuses non-UTF-8 names")
+    scan, health = index(vault, tmp_path / "i.db")
+    assert_healthy_pair_indexed(scan, health)
+    assert any("UTF-8" in e["message"] for e in scan["errors"])
+    assert all("bad" not in n["path"] for n in scan["notes"])
+
+
+def test_all_bad_inputs_at_once_incremental_equals_full(tmp_path: Path) -> None:
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            **HEALTHY,
+            "bad.md": "---\n: [\n---\n",
+            "latin1.md": b"caf\xe9",
+            "blob.md": b"\0\1\2",
+            unicodedata.normalize("NFD", "é.md"): "[[good]]",
+        },
+    )
+    (vault / "loop.md").symlink_to("loop.md")
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        write(vault / "late.md", "[[é]]")
+        (vault / "bad.md").write_text("---\ntitle: fixed\n---\n", encoding="utf-8")
+        reconcile(writer)
+    assert dump_index(db) == fresh_full_index(vault, tmp_path)
