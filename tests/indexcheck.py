@@ -12,6 +12,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,3 +94,16 @@ def age(root: Path, seconds: float = 60.0) -> None:
             st = os.lstat(path)
             ns = st.st_mtime_ns - int(seconds * 1e9)
             os.utime(path, ns=(ns, ns), follow_symlinks=False)
+
+
+def index_diff(actual: dict[str, list[Any]], expected: dict[str, list[Any]], limit: int = 8) -> str:
+    """A readable difference of two ``dump_index`` results: per table, rows only on one side."""
+    lines = []
+    for table in sorted(set(actual) | set(expected)):
+        have, want = actual.get(table, []), expected.get(table, [])
+        if have == want:
+            continue
+        extra = [row for row in have if row not in want][:limit]
+        missing = [row for row in want if row not in have][:limit]
+        lines.append(f"{table}: extra {extra!r}; missing {missing!r}")
+    return "\n".join(lines)

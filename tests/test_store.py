@@ -344,7 +344,7 @@ def _health_sql(conn: sqlite3.Connection) -> dict[str, tuple[str, tuple[object, 
         getattr(read, name)(spy)
     for severity in ("error", "warning"):
         spy.name = f"problems:{severity}"
-        read.problems(spy, severity)  # type: ignore[arg-type]
+        read.problems(spy, severity)
     return captured
 
 

@@ -139,15 +139,30 @@ def _inside(path: str, folder: str) -> bool:
 def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
     """Build the configuration; raises a NotedexError (exit 2) with a how-to when it can't."""
     file_values = _read_config_file()
-    raw_vault = vault or os.environ.get("NOTEDEX_VAULT") or file_values.get("vault")
+    for key in ("vault", "db", "inbox"):
+        if key in file_values and not isinstance(file_values[key], str):
+            raise UsageError(f"config file {config_file()}: {key} must be a string")
+    if not isinstance(file_values.get("body_index", True), bool):
+        raise UsageError(f"config file {config_file()}: body_index must be true or false")
+    raw_vault: str | None
+    if vault:
+        raw_vault, source = vault, "--vault"
+    elif os.environ.get("NOTEDEX_VAULT"):
+        raw_vault, source = os.environ["NOTEDEX_VAULT"], "NOTEDEX_VAULT"
+    else:
+        raw_vault, source = file_values.get("vault"), f"vault in {config_file()}"
     if raw_vault:
         root = os.path.expanduser(str(raw_vault))
+        how = "pass an existing folder with --vault or NOTEDEX_VAULT"
         if not os.path.exists(root):
-            raise VaultNotFound(root, "pass an existing folder with --vault or NOTEDEX_VAULT")
+            raise VaultNotFound(root, f"no such folder, from {source}; {how}")
         if not os.path.isdir(root):
-            raise VaultNotFound(root, "it is not a folder")
+            raise VaultNotFound(root, f"not a folder, from {source}; {how}")
     else:
-        found = detect_vault(os.getcwd())
+        try:
+            found = detect_vault(os.getcwd())
+        except OSError:  # the working directory was deleted
+            found = None
         if found is None:
             raise NoVaultConfigured()
         root = found

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -101,6 +101,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
     tokenize = '{TOKENIZER}'
 );
 
+-- Notes whose structure-search rows a large apply still has to recompute (crash-safe).
+CREATE TABLE IF NOT EXISTS fts_pending (
+    id INTEGER PRIMARY KEY
+);
+
 -- Loose title matching for lookup's stage 2: any substring of 3+ characters, indexed.
 -- External content: the text stays in notes; only the trigram index is stored.
 CREATE VIRTUAL TABLE IF NOT EXISTS title_grams USING fts5(
@@ -117,7 +122,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
 """
 
 # Tables in dependency order, for a full rebuild.
-TABLES = ("links", "aliases", "tags", "problems", "notes", "files", "note_fts", "body_fts")
+TABLES = (
+    "links", "aliases", "tags", "problems", "notes", "files", "note_fts", "body_fts", "fts_pending",
+)
 # Every FTS5 table, for integrity-check and optimize. title_grams is external content (notes):
 # it is dropped with the schema and emptied with 'delete-all', never with DELETE.
 FTS_TABLES = ("note_fts", "body_fts", "title_grams")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 
@@ -31,6 +32,7 @@ from notedex.vault.text import nfc, segment
 from notedex.vault.walk import is_excluded, load_excluded_filters
 
 BATCH_SIZE = 1000
+PENDING_SIZE = -1  # files.size of a note registered but not yet written
 UNREADABLE_KIND = "read"  # vault.parse's problem kind for a note it could not open or read
 PARALLEL_THRESHOLD = 400  # below this, a process pool costs more than it saves
 
@@ -94,9 +96,20 @@ class IndexedFile:
         return self.mtime_ns + RACY_WINDOW_NS >= self.indexed_ns
 
 
-def _parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int) -> list[Note]:
-    """Worker-process entry point: parse a chunk of (disk_path, path) pairs."""
-    return [read_note(disk, path, max_bytes=max_bytes) for disk, path in items]
+def _parse_chunk(
+    items: Sequence[tuple[str, str]], max_bytes: int, body_index: bool
+) -> list[tuple[Note, str]]:
+    """Worker-process entry point: parse (disk_path, path) pairs, segment each body for FTS.
+
+    The CPU work happens here so the writer process only runs SQL. The raw body is dropped
+    from the Note (the segmented text replaces it) to halve what crosses the process boundary.
+    """
+    out: list[tuple[Note, str]] = []
+    for disk, path in items:
+        note = read_note(disk, path, max_bytes=max_bytes)
+        body = segment(note.body) if body_index and note.body else ""
+        out.append((dataclasses.replace(note, body=""), body))
+    return out
 
 
 def open_writer_db(db_path: Path) -> sqlite_utils.Database:
@@ -177,12 +190,15 @@ class IndexWriter:
         self.max_bytes = max_bytes
         self.body_index = body_index
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self._vault_prefix = os.path.join(str(vault), "")
         self.db = open_writer_db(db_path)
         self.conn: sqlite3.Connection = self.db.conn
         self.filters: tuple[str, ...] = ()
         self._files: dict[str, IndexedFile] = {}
         self._resolver: Resolver = Resolver(())
         self._load_state()
+        if self.conn.execute("SELECT 1 FROM fts_pending LIMIT 1").fetchone():
+            self.flush_pending_fts()  # a large apply was interrupted: finish its FTS rows
 
     # -- state ------------------------------------------------------------------------------
 
@@ -259,8 +275,12 @@ class IndexWriter:
     ) -> ApplyReport:
         """Index ``upserts`` (already known to differ from the index) and drop ``deletes``.
 
-        Deletions are applied first so a rename re-resolves its links in one pass. Notes are
-        parsed in worker processes when there are many of them.
+        Order: deletions; then every new file is registered at once (real row ids, and for
+        notes a pending etag, so links anywhere in this apply resolve immediately and a crash
+        leaves them "changed" for the next reconcile); then notes are parsed (in worker
+        processes when there are many) and written in batches. Structure-search rows are
+        recomputed once per apply: inside the single transaction of a small apply, or at the
+        end of a large one through the ``fts_pending`` table, which survives a crash.
         """
         started = time.perf_counter()
         report = ApplyReport()
@@ -269,63 +289,46 @@ class IndexWriter:
         attachments = [vf for vf in upserts if not vf.is_note]
         total = len(notes) + len(attachments) + len(deletes)
         done = 0
+        single = len(notes) <= BATCH_SIZE
+        for vf in upserts:
+            self._count(report, vf)
 
-        created: set[str] = set()
-        removed: set[str] = set()
-        if deletes:
-            with self.transaction():
-                dirty = self._delete_files(deletes)
-                removed.update(deletes)
-                report.removed += len(deletes)
-                report.paths.extend(deletes)
+        with self.transaction():
+            dirty: set[int] = set()
+            if deletes:
+                dirty |= self._delete_files(deletes)
                 for path in deletes:
                     self._resolver.remove(path)
-                self._reresolve_for(removed, dirty)
+                self._reresolve_for(set(deletes), dirty)
+                report.removed += len(deletes)
+                report.paths.extend(deletes)
+            created = self._register(attachments, notes)
+            for path in created:
+                self._resolver.add(path)
+            self._reresolve_for(created, dirty)
+            if single and not notes:
                 self._refresh_fts(dirty)
-            done += len(deletes)
-            if progress:
-                progress(done, total)
+            else:
+                self._defer_fts(dirty)
+        done += len(deletes) + len(attachments)
+        if progress and (deletes or attachments):
+            progress(done, total)
 
-        # Attachments first: notes in this same apply may link to them.
-        for start in range(0, len(attachments), BATCH_SIZE):
-            chunk = attachments[start : start + BATCH_SIZE]
-            with self.transaction():
-                dirty = set()
-                new_paths = [vf.path for vf in chunk if vf.path not in self._files]
-                for vf in chunk:
-                    self._count(report, vf)
-                    self._upsert_file(vf)
-                for path in new_paths:
-                    self._resolver.add(path)
-                created.update(new_paths)
-                self._reresolve_for(set(new_paths), dirty)
-                self._refresh_fts(dirty)
-            done += len(chunk)
-            if progress:
-                progress(done, total)
-
-        # Register every new note path before resolving any link, so links between notes
-        # created in the same apply resolve at once.
-        new_note_set = {vf.path for vf in notes if vf.path not in self._files}
-        for path in new_note_set:
-            self._resolver.add(path)
         by_path = {vf.path: vf for vf in notes}
         for parsed in self._parse_all(notes):
             with self.transaction():
-                dirty = set()
-                for note in parsed:
-                    vf = by_path[note.path]
-                    self._count(report, vf)
-                    if note.errors:
-                        report.errors += 1
-                    dirty |= self._write_note(vf, note)
-                batch_new = {n.path for n in parsed} & new_note_set
-                created.update(batch_new)
-                self._reresolve_for(batch_new, dirty)
-                self._refresh_fts(dirty)
+                dirty = self._write_notes(parsed, by_path)
+                report.errors += sum(1 for note, _ in parsed if note.errors)
+                if single:
+                    dirty |= self._take_pending()
+                    self._refresh_fts(dirty)
+                else:
+                    self._defer_fts(dirty)
             done += len(parsed)
             if progress:
                 progress(done, total)
+        if not single:
+            self.flush_pending_fts()
 
         report.paths.extend(vf.path for vf in upserts)
         if upserts or deletes:
@@ -340,18 +343,24 @@ class IndexWriter:
         else:
             report.added += 1
 
-    def _parse_all(self, notes: Sequence[VaultFile]) -> Iterator[list[Note]]:
+    def _parse_all(self, notes: Sequence[VaultFile]) -> Iterator[list[tuple[Note, str]]]:
         """Yield parsed notes in batches; parse in worker processes for large sets."""
         items = [(vf.disk_path, vf.path) for vf in notes]
         if len(items) < PARALLEL_THRESHOLD or self.workers <= 1:
             for start in range(0, len(items), BATCH_SIZE):
-                yield _parse_chunk(items[start : start + BATCH_SIZE], self.max_bytes)
+                yield _parse_chunk(items[start : start + BATCH_SIZE], self.max_bytes, self.body_index)
             return
-        chunk = 200
+        chunk = 100
         chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
-        pending: list[Note] = []
+        pending: list[tuple[Note, str]] = []
         with ProcessPoolExecutor(max_workers=self.workers) as pool:
-            for parsed in pool.map(_parse_chunk, chunks, [self.max_bytes] * len(chunks)):
+            results = pool.map(
+                _parse_chunk,
+                chunks,
+                [self.max_bytes] * len(chunks),
+                [self.body_index] * len(chunks),
+            )
+            for parsed in results:
                 pending.extend(parsed)
                 if len(pending) >= BATCH_SIZE:
                     yield pending
@@ -359,43 +368,50 @@ class IndexWriter:
         if pending:
             yield pending
 
-    def _upsert_file(self, vf: VaultFile) -> int:
-        disk_rel = os.path.relpath(vf.disk_path, self.vault).replace(os.sep, "/")
-        row = self.conn.execute(
+    def _disk_rel(self, vf: VaultFile) -> str | None:
+        """The on-disk relative name when it differs from the NFC path (macOS NFD names)."""
+        if vf.disk_path.startswith(self._vault_prefix):
+            disk_rel = vf.disk_path[len(self._vault_prefix) :].replace(os.sep, "/")
+        else:
+            disk_rel = os.path.relpath(vf.disk_path, self.vault).replace(os.sep, "/")
+        return None if disk_rel == vf.path else disk_rel
+
+    def _register(self, attachments: Sequence[VaultFile], notes: Sequence[VaultFile]) -> set[str]:
+        """Upsert attachment rows and give every new note a row with a pending etag.
+
+        Returns the paths new to the index. (A path's kind never changes: it follows its suffix.)
+        """
+        now = time.time_ns()
+        created: set[str] = set()
+        rows = []
+        for vf in attachments:
+            if vf.path not in self._files:
+                created.add(vf.path)
+            rows.append((vf.path, vf.path, self._disk_rel(vf), 0, vf.size, vf.mtime_ns, vf.inode, now))
+        for vf in notes:
+            if vf.path not in self._files:
+                created.add(vf.path)
+                # A pending etag never equals the disk: a crash before the note's batch
+                # commits means it is parsed again by the next reconcile.
+                rows.append((vf.path, vf.path, self._disk_rel(vf), 1, PENDING_SIZE, 0, 0, 0))
+        self.conn.executemany(
             """
             INSERT INTO files(path, path_key, disk_rel, is_note, size, mtime_ns, inode, indexed_ns)
             VALUES (?, lower(?), ?, ?, ?, ?, ?, ?)
             ON CONFLICT(path) DO UPDATE SET
                 disk_rel = excluded.disk_rel, is_note = excluded.is_note, size = excluded.size,
                 mtime_ns = excluded.mtime_ns, inode = excluded.inode, indexed_ns = excluded.indexed_ns
-            RETURNING id
             """,
-            (
-                vf.path,
-                vf.path,
-                None if disk_rel == vf.path else disk_rel,
-                int(vf.is_note),
-                vf.size,
-                vf.mtime_ns,
-                vf.inode,
-                time.time_ns(),
-            ),
-        ).fetchone()
-        file_id = int(row[0])
-        previous = self._files.get(vf.path)
-        if previous is not None and previous.is_note and not vf.is_note:
-            self._clear_note_rows(file_id, vf.path)
-        self._files[vf.path] = IndexedFile(
-            file_id,
-            vf.path,
-            None if disk_rel == vf.path else disk_rel,
-            vf.is_note,
-            vf.size,
-            vf.mtime_ns,
-            vf.inode,
-            time.time_ns(),
+            rows,
         )
-        return file_id
+        if rows:
+            for row in self.conn.execute(
+                "SELECT id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns FROM files "
+                "WHERE path IN (SELECT value FROM json_each(?))",
+                (json.dumps([r[0] for r in rows]),),
+            ):
+                self._files[row[1]] = IndexedFile(row[0], row[1], row[2], bool(row[3]), *row[4:])
+        return created
 
     def _clear_note_rows(self, file_id: int, path: str) -> set[int]:
         """Remove a note's derived rows; return the notes whose anchors depended on its links."""
@@ -425,81 +441,118 @@ class IndexWriter:
         self.conn.execute("DELETE FROM problems WHERE path = ? AND kind <> 'walk'", (path,))
         return dirty
 
-    def _write_note(self, vf: VaultFile, note: Note) -> set[int]:
-        """Replace one note's rows. Returns the note ids whose FTS rows must be recomputed."""
-        file_id = self._upsert_file(vf)
-        dirty = self._clear_note_rows(file_id, note.path)
-        dirty.add(file_id)
-        self.conn.execute(
+    def _write_notes(
+        self, parsed: Sequence[tuple[Note, str]], by_path: dict[str, VaultFile]
+    ) -> set[int]:
+        """Replace a batch of notes' rows. Returns the note ids whose FTS rows must change."""
+        now = time.time_ns()
+        dirty: set[int] = set()
+        etags: list[tuple[Any, ...]] = []
+        notes: list[tuple[Any, ...]] = []
+        grams: list[tuple[int, str, str]] = []
+        tags: list[tuple[Any, ...]] = []
+        aliases: list[tuple[int, int, str]] = []
+        links: list[tuple[Any, ...]] = []
+        problems: list[tuple[str, str, str, str]] = []
+        bodies: list[tuple[int, str]] = []
+        for note, body in parsed:
+            vf = by_path[note.path]
+            known = self._files[note.path]
+            file_id = known.id
+            if known.size != PENDING_SIZE:
+                # Indexed before this apply: its old rows go first.
+                dirty |= self._clear_note_rows(file_id, note.path)
+            dirty.add(file_id)
+            disk_rel = self._disk_rel(vf)
+            etags.append((disk_rel, vf.size, vf.mtime_ns, vf.inode, now, file_id))
+            self._files[note.path] = IndexedFile(
+                file_id, note.path, disk_rel, True, vf.size, vf.mtime_ns, vf.inode, now
+            )
+            notes.append(
+                (
+                    file_id,
+                    note.stem,
+                    note.title,
+                    note.frontmatter_title,
+                    note.first_h1,
+                    note.id,
+                    note.type,
+                    note.status,
+                    int(is_excluded(note.path, self.filters)),
+                    note.content_hash,
+                    json.dumps(note.properties, ensure_ascii=False, default=str) if note.properties else None,
+                )
+            )
+            grams.append((file_id, note.stem, note.title))
+            tags.extend((file_id, tag.name, tag.key, tag.source, i) for i, tag in enumerate(note.tags))
+            aliases.extend((file_id, i, alias) for i, alias in enumerate(note.aliases))
+            for link in note.links:
+                target_id, ambiguous = self._resolve(link.linkpath, note.path)
+                if target_id is not None:
+                    dirty.add(target_id)
+                links.append(
+                    (
+                        file_id,
+                        link.kind,
+                        link.raw,
+                        link.linkpath,
+                        link.subpath,
+                        link.display,
+                        link.line,
+                        link.column,
+                        name_key(link.linkpath),
+                        target_id,
+                        int(ambiguous),
+                    )
+                )
+            problems.extend((note.path, "error", p.kind, p.message) for p in note.errors)
+            problems.extend((note.path, "warning", p.kind, p.message) for p in note.warnings)
+            if body:
+                bodies.append((file_id, body))
+        sql = self.conn.executemany
+        sql(
+            "UPDATE files SET disk_rel = ?, is_note = 1, size = ?, mtime_ns = ?, inode = ?, "
+            "indexed_ns = ? WHERE id = ?",
+            etags,
+        )
+        sql(
             """
             INSERT INTO notes(file_id, stem, title, frontmatter_title, first_h1, note_id, type,
                               status, excluded, content_hash, properties)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            (
-                file_id,
-                note.stem,
-                note.title,
-                note.frontmatter_title,
-                note.first_h1,
-                note.id,
-                note.type,
-                note.status,
-                int(is_excluded(note.path, self.filters)),
-                note.content_hash,
-                json.dumps(note.properties, ensure_ascii=False, default=str) if note.properties else None,
-            ),
+            notes,
         )
-        self.conn.execute(
-            "INSERT INTO title_grams(rowid, stem, title) VALUES (?, ?, ?)",
-            (file_id, note.stem, note.title),
-        )
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO tags(file_id, tag, tag_key, source, position) VALUES (?, ?, ?, ?, ?)",
-            [(file_id, tag.name, tag.key, tag.source, i) for i, tag in enumerate(note.tags)],
-        )
-        self.conn.executemany(
-            "INSERT INTO aliases(file_id, position, alias) VALUES (?, ?, ?)",
-            [(file_id, i, alias) for i, alias in enumerate(note.aliases)],
-        )
-        link_rows = []
-        for link in note.links:
-            target_id, ambiguous = self._resolve(link.linkpath, note.path)
-            if target_id is not None:
-                dirty.add(target_id)
-            link_rows.append(
-                (
-                    file_id,
-                    link.kind,
-                    link.raw,
-                    link.linkpath,
-                    link.subpath,
-                    link.display,
-                    link.line,
-                    link.column,
-                    name_key(link.linkpath),
-                    target_id,
-                    int(ambiguous),
-                )
-            )
-        self.conn.executemany(
+        sql("INSERT INTO title_grams(rowid, stem, title) VALUES (?, ?, ?)", grams)
+        sql("INSERT OR IGNORE INTO tags(file_id, tag, tag_key, source, position) VALUES (?, ?, ?, ?, ?)", tags)
+        sql("INSERT INTO aliases(file_id, position, alias) VALUES (?, ?, ?)", aliases)
+        sql(
             """
             INSERT INTO links(source_id, kind, raw, linkpath, subpath, display, line, col,
                               name_key, target_id, ambiguous)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            link_rows,
+            links,
         )
-        self.conn.executemany(
-            "INSERT INTO problems(path, severity, kind, message) VALUES (?, ?, ?, ?)",
-            [(note.path, "error", p.kind, p.message) for p in note.errors]
-            + [(note.path, "warning", p.kind, p.message) for p in note.warnings],
-        )
-        if self.body_index and note.body:
-            self.conn.execute(
-                "INSERT INTO body_fts(rowid, body) VALUES (?, ?)", (file_id, segment(note.body))
-            )
+        sql("INSERT INTO problems(path, severity, kind, message) VALUES (?, ?, ?, ?)", problems)
+        sql("INSERT INTO body_fts(rowid, body) VALUES (?, ?)", bodies)
         return dirty
+
+    def _defer_fts(self, dirty: set[int]) -> None:
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO fts_pending(id) VALUES (?)", [(i,) for i in dirty]
+        )
+
+    def _take_pending(self) -> set[int]:
+        ids = {row[0] for row in self.conn.execute("SELECT id FROM fts_pending")}
+        if ids:
+            self.conn.execute("DELETE FROM fts_pending")
+        return ids
+
+    def flush_pending_fts(self) -> None:
+        """Recompute the structure rows recorded as pending (also after a crash)."""
+        with self.transaction():
+            self._refresh_fts(self._take_pending())
 
     def _resolve(self, linkpath: str, source: str) -> tuple[int | None, bool]:
         if not linkpath:

@@ -32,6 +32,9 @@ def _name_from_text(text: str) -> str:
     first_line = next((line for line in text.splitlines() if line.strip()), "")
     name = unicodedata.normalize("NFC", first_line)
     name = _UNSAFE.sub(" ", name)
+    # Control characters (C0 and C1), surrogates and non-characters: not in a file name, and
+    # YAML refuses them in the title scalar.
+    name = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs", "Cn") else ch for ch in name)
     name = re.sub(r"\s+", " ", name).strip(" .-_")
     if len(name) > MAX_NAME_CHARS:
         name = name[:MAX_NAME_CHARS].rstrip(" .-_")
