@@ -486,7 +486,7 @@ def test_title_rules(frontmatter: str, title: str, frontmatter_title: str | None
         ("#Tag only", None),
         ("    # Indented code", None),
         ("> # Quoted", None),
-        ("Setext\n===", None),
+        ("Setext\n===", "Setext"),  # setext level 1 is a level-1 heading too
         ("no heading", None),
     ],
 )
@@ -968,3 +968,20 @@ def test_read_note_does_not_block_on_a_fifo(tmp_path: Path) -> None:
     assert [(e.kind, e.message) for e in note.errors] == [
         ("read", "cannot read file: it is not a regular file")
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Big Title\n=========\n", "Big Title"),
+        ("Set\n===\n\n# Atx\n", "Set"),  # the first level-1 heading wins, whichever style
+        ("# Atx\n\nSet\n===\n", "Atx"),
+        ("x\n\n===\n", None),  # a lone === line is text
+        ("```\nA\n===\n```\n", None),  # inside code
+        ("    code\n===\n", None),  # the text above is indented code
+        ("- item\n===\n", None),  # a list item's lazy continuation
+        ("Sub\n---\n", None),  # setext level 2
+    ],
+)
+def test_setext_level_one_heading_counts_as_first_h1(text: str, expected: str | None) -> None:
+    assert parse_note(text.encode(), "n.md").first_h1 == expected

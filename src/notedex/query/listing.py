@@ -15,6 +15,7 @@ from notedex.store import read
 from notedex.store.connect import lock_holder, read_transaction
 from notedex.store.schema import SCHEMA_VERSION
 from notedex.vault.resolve import broken_key
+from notedex.vault.text import nfc
 
 _FRONTMATTER = re.compile(r"\A---\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
@@ -74,11 +75,15 @@ def graph(conn: sqlite3.Connection) -> dict[str, Any]:
 
 def find_note(conn: sqlite3.Connection, path_or_title: str) -> sqlite3.Row:
     """A note by vault path (with or without .md) or by title; ambiguity is an error."""
-    wanted = path_or_title.strip().replace("\\", "/").lstrip("/")
-    row = read.note_by_path(conn, wanted) or read.note_by_path(conn, wanted + ".md")
-    if row is not None:
-        return row
-    matches = read.notes_by_title(conn, wanted.removesuffix(".md"))
+    # As typed first (a backslash is a legal name character on Linux and macOS), then with
+    # Windows-style separators; NFC like every stored path (SEMANTICS 1).
+    typed = nfc(path_or_title.strip()).lstrip("/")
+    spellings = dict.fromkeys((typed, typed.replace("\\", "/")))
+    for wanted in spellings:
+        row = read.note_by_path(conn, wanted) or read.note_by_path(conn, wanted + ".md")
+        if row is not None:
+            return row
+    matches = read.notes_by_title(conn, typed.removesuffix(".md"))
     if not matches:
         raise NoteNotFound(f"no note matches {path_or_title!r}; try `notedex lookup` to search")
     if len(matches) > 1:

@@ -139,6 +139,9 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
             for row in read.title_substring_hits(conn, term.lower()):
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, "title (loose)", 0.0)
+    # SEMANTICS 1: notes in Obsidian's "Excluded files" stay out of lookup, seeds included.
+    for excluded in read.excluded_ids(conn, list(seeds)):
+        del seeds[excluded]
     if not seeds:
         return {}
     ranked = sorted(seeds.values(), key=lambda c: (-len(c.hits), c.rank, c.file_id))[:MAX_SEEDS]

@@ -30,16 +30,30 @@ def meta(conn: sqlite3.Connection) -> dict[str, str]:
     return {row[0]: row[1] for row in conn.execute("SELECT key, value FROM meta")}
 
 
+# What the reports count, shared by the lists (health) and the totals (status) so they agree:
+# nothing from a note in Obsidian's "Excluded files" (SEMANTICS 1).
+_REPORTED_PROBLEMS = """
+    FROM problems p LEFT JOIN files f ON f.path = p.path LEFT JOIN notes n ON n.file_id = f.id
+    WHERE p.severity = ? AND coalesce(n.excluded, 0) = 0
+"""
+_NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
+_BROKEN = "l.target_id IS NULL AND l.linkpath <> '' AND n.excluded = 0"
+_AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
+
+
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Totals for `status`; errors, warnings and broken links count exactly what health lists."""
     row = conn.execute(
-        """
+        f"""
         SELECT (SELECT count(*) FROM notes),
                (SELECT count(*) FROM files WHERE is_note = 0),
                (SELECT count(*) FROM links),
-               (SELECT count(*) FROM links l WHERE l.target_id IS NULL AND l.linkpath <> ''),
-               (SELECT count(*) FROM problems WHERE severity = 'error'),
-               (SELECT count(*) FROM problems WHERE severity = 'warning')
-        """
+               (SELECT count(*) {_NOTE_LINKS} WHERE {_BROKEN}),
+               (SELECT count(*) {_REPORTED_PROBLEMS}),
+               (SELECT count(*) {_REPORTED_PROBLEMS})
+               + (SELECT count(*) {_NOTE_LINKS} WHERE {_AMBIGUOUS})
+        """,
+        ("error", "warning"),
     ).fetchone()
     keys = ("notes", "attachments", "links", "brokenLinks", "errors", "warnings")
     return dict(zip(keys, (int(v) for v in row), strict=True))
@@ -104,10 +118,8 @@ def _json_ints(values: Sequence[int]) -> str:
 
 def problems(conn: sqlite3.Connection, severity: str) -> list[Row]:
     return conn.execute(
-        """
-        SELECT p.path, p.kind, p.message FROM problems p
-        LEFT JOIN files f ON f.path = p.path LEFT JOIN notes n ON n.file_id = f.id
-        WHERE p.severity = ? AND coalesce(n.excluded, 0) = 0
+        f"""
+        SELECT p.path, p.kind, p.message {_REPORTED_PROBLEMS}
         ORDER BY p.path, p.id
         """,
         (severity,),
@@ -164,10 +176,10 @@ def notes_without_backlinks(conn: sqlite3.Connection) -> list[Row]:
 
 def broken_links(conn: sqlite3.Connection) -> list[Row]:
     return conn.execute(
-        """
+        f"""
         SELECT f.path AS source, l.line, l.col AS column, l.raw AS text, l.linkpath
-        FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
-        WHERE l.target_id IS NULL AND l.linkpath <> '' AND n.excluded = 0
+        {_NOTE_LINKS} JOIN files f ON f.id = l.source_id
+        WHERE {_BROKEN}
         ORDER BY f.path, l.line, l.col
         """
     ).fetchall()
@@ -175,11 +187,10 @@ def broken_links(conn: sqlite3.Connection) -> list[Row]:
 
 def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
     return conn.execute(
-        """
+        f"""
         SELECT f.path AS source, l.line, l.col AS column, l.raw AS text, t.path AS target
-        FROM links l JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
-        JOIN notes n ON n.file_id = l.source_id
-        WHERE l.ambiguous = 1 AND n.excluded = 0
+        {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
+        WHERE {_AMBIGUOUS}
         ORDER BY f.path, l.line, l.col
         """
     ).fetchall()

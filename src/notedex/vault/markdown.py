@@ -431,8 +431,11 @@ _H1_MARK = re.compile(r"#(?=[ \t]|\r?$)", re.MULTILINE)
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 
 
-def _first_h1(body: str, masked: str) -> str | None:
-    """SEMANTICS 3: the first ATX level-1 heading outside code, trimmed, closing #s removed."""
+_SETEXT_H1 = re.compile(r"^ {0,3}=+[ \t]*\r?$", re.MULTILINE)
+_LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+def _first_atx_h1(body: str, masked: str) -> tuple[int, str] | None:
     for match in _H1_MARK.finditer(masked):
         position = match.start()
         line_start = masked.rfind("\n", 0, position) + 1
@@ -442,8 +445,36 @@ def _first_h1(body: str, masked: str) -> str | None:
         text = body[match.end() : line_end if line_end >= 0 else len(body)].strip()
         text = _CLOSING_HASHES.sub("", text).strip()
         if text:
-            return text
+            return line_start, text
     return None
+
+
+def _first_setext_h1(body: str, masked: str) -> tuple[int, str] | None:
+    """``Title`` over a line of ``=``: the line above must be paragraph text, not blank, not
+    a heading, not indented into code (the underline itself is outside code: masked)."""
+    for match in _SETEXT_H1.finditer(masked):
+        line_start = match.start()
+        if line_start == 0:
+            continue
+        text_start = masked.rfind("\n", 0, line_start - 1) + 1
+        above = masked[text_start : line_start - 1]
+        stripped = above.strip()
+        indent = len(above) - len(above.lstrip(" "))
+        if not stripped or indent > 3 or stripped.startswith(("#", ">", "|")):
+            continue
+        if _LIST_ITEM.match(stripped):
+            continue  # `- item` over `===` is a lazy continuation, not a heading
+        text = body[text_start : line_start - 1].strip()
+        if text:
+            return text_start, text
+    return None
+
+
+def _first_h1(body: str, masked: str) -> str | None:
+    """SEMANTICS 3: the first level-1 heading outside code (ATX `# x` or setext `x` / `===`),
+    trimmed, closing #s removed."""
+    found = [h for h in (_first_atx_h1(body, masked), _first_setext_h1(body, masked)) if h]
+    return min(found)[1] if found else None
 
 
 # --- the body as a whole ---------------------------------------------------------------------
@@ -462,7 +493,7 @@ _EMPTY_SCAN = BodyScan((), (), None)
 
 def scan_body(body: str, first_line: int = 1) -> BodyScan:
     """Links, tags and first H1 of ``body``, whose first line is file line ``first_line``."""
-    if "[" not in body and "#" not in body:
+    if "[" not in body and "#" not in body and "=" not in body:
         return _EMPTY_SCAN  # no link, tag or heading can exist
     masked, table_rows = mask_excluded(body)
     occurrences = _find_links(body, masked, table_rows) if "[" in masked else []
@@ -475,5 +506,5 @@ def scan_body(body: str, first_line: int = 1) -> BodyScan:
         column = start - body.rfind("\n", 0, start)  # 1-based: rfind is -1 on line 1
         links.append(Link(kind, body[start:end], linkpath, subpath, display, line, column))
     tags = _find_tags(masked, occurrences)
-    first_h1 = _first_h1(body, masked) if "#" in masked else None
+    first_h1 = _first_h1(body, masked) if "#" in masked or "=" in masked else None
     return BodyScan(tuple(links), tuple(tags), first_h1)
