@@ -244,7 +244,20 @@ def machine_info(tools: Tools) -> dict[str, Any]:
         first = _check([tools.rg, "--version"], tools.env).splitlines()[0]
         info["ripgrep"] = first.split()[1] if len(first.split()) > 1 else first
     info["install"] = "bench venv, regular install" if tools.venv else "current interpreter"
+    info["commit"] = _checkout_commit()
     return info
+
+
+def _checkout_commit() -> str | None:
+    """The measured checkout: HEAD's short hash, ``+changes`` when src/ differs from it."""
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src", "pyproject.toml"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+changes" if dirty else "")
 
 
 def _memory_gib() -> float | None:
@@ -1045,8 +1058,8 @@ def summary_markdown(results: dict[str, Any]) -> str:
         f"Run {results['date']}: `python bench/run.py {' '.join(results['command'])}`",
         "",
         f"Machine: {m['cores']} cores, {m['memory_gib']} GiB memory, {m['os']}; Python {m['python']}, "
-        f"SQLite {m['sqlite']}, notedex {m['notedex']}, ripgrep {m['ripgrep'] or 'absent'} "
-        f"({m['install']}).",
+        f"SQLite {m['sqlite']}, notedex {m['notedex']} (commit {m.get('commit') or 'unknown'}), "
+        f"ripgrep {m['ripgrep'] or 'absent'} ({m['install']}).",
         "",
         f"Runs: {s['runs']} (cold full index: {s['cold_runs']}); query repetitions per run: up to "
         f"{s['reps']}; saves: {sizes[0]['figures'].get('save_count')} per size. Keyword: {keywords}; "

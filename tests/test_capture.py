@@ -211,3 +211,45 @@ def test_captures_in_the_same_second_get_distinct_files(tmp_path: Path) -> None:
     assert len(paths) == 5
     write(vault / "00_Inbox" / "same idea 7.md", "taken\n")
     assert capture(vault, "00_Inbox", "same idea", now=MOMENT).path == "00_Inbox/same idea 6.md"
+
+
+def test_a_name_taken_by_an_nfd_twin_counts_as_taken(tmp_path: Path) -> None:
+    """SEMANTICS 1: `été.md` written NFD (macOS) and NFC are one vault path; capture must not
+    create the NFC twin, which the walker would skip."""
+    import unicodedata
+
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "00_Inbox" / (unicodedata.normalize("NFD", "été") + ".md"), "original\n")
+    captured = capture(vault, "00_Inbox", "été", now=MOMENT)
+    assert captured.path == "00_Inbox/été 2.md"
+    data = index_notes(vault, tmp_path / "i.db")
+    assert data["errors"] == []
+    assert {n["path"]: n["type"] for n in data["notes"]} == {"00_Inbox/été.md": None, "00_Inbox/été 2.md": "inbox-draft"}
+
+
+def test_capture_reports_its_note_even_when_the_index_cannot_be_updated(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {})
+    broken = tmp_path / "not-an-index.db"
+    broken.write_text("garbage\n" * 10, encoding="utf-8")
+    result = run_cli("capture", "keep me", "--json", "--vault", vault, "--db", broken)
+    assert result.code == 0
+    assert json.loads(result.stdout)["path"] == "00_Inbox/keep me.md"
+    assert (vault / "00_Inbox" / "keep me.md").is_file()
+    assert "not updated" in result.stderr
+
+
+def test_capture_from_stdin_with_undecodable_bytes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    vault = make_vault(tmp_path / "v", {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "notedex", "capture", "-", "--json", "--vault", str(vault), "--db", str(tmp_path / "i.db")],
+        input=b"caf\xe9 \xff latin-1\nbody \x00\n",
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout.decode("utf-8"))
+    assert data["path"] == "00_Inbox/caf\ufffd \ufffd latin-1.md"
+    assert index_notes(vault, tmp_path / "i.db")["errors"] == []

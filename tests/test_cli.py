@@ -54,6 +54,7 @@ def json_only(result: Result) -> Any:
     """stdout holds exactly one JSON document and nothing else; no traceback anywhere."""
     assert "Traceback" not in result.stderr, result.stderr
     text = result.stdout
+    assert text, f"empty stdout (exit {result.code}); stderr: {result.stderr}"
     data = json.loads(text)  # raises on anything before or after the document
     assert text.endswith("}\n") and text.lstrip().startswith("{")
     return data
@@ -229,6 +230,36 @@ def test_health_exits_0_without_broken_links_in_both_modes(tmp_path: Path) -> No
     assert run_cli("health", "--vault", vault, "--db", db).code == 1
 
 
+def test_health_warnings_and_errors_in_both_modes(tmp_path: Path) -> None:
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Space.md": "---\ntags: a, b\n---\n[[A/Dup]]\n",  # SEMANTICS 4: dropped, with a warning
+            "Start.md": "[[Dup]]\n",  # SEMANTICS 7.7: a tie-break, with a warning
+            "A/Dup.md": "[[Start]]\n",
+            "B/Dup.md": "[[Start]]\n",
+            "Bad.md": "---\n[oops\n---\n[[Start]]\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr  # warnings and errors are not broken links
+    data = json_only(result)
+    assert sorted(w["path"] for w in data["warnings"]) == ["Space.md", "Start.md"]
+    assert all(set(w) == {"path", "message"} and w["message"] for w in data["warnings"])
+    ambiguous = next(w for w in data["warnings"] if w["path"] == "Start.md")
+    assert "A/Dup.md" in ambiguous["message"]
+    assert [e["path"] for e in data["errors"]] == ["Bad.md"]
+    text = run_cli("health", "--vault", vault, "--db", db)
+    assert text.code == 0
+    for entry in data["warnings"] + data["errors"]:
+        assert f"{entry['path']}: {entry['message']}" in text.stdout
+    assert "2 warnings, 1 errors" in text.stdout
+    status = json_only(run_cli("status", "--json", "--vault", vault, "--db", db))
+    assert status["counts"]["warnings"] == len(data["warnings"])
+    assert status["counts"]["errors"] == len(data["errors"])
+
+
 # -- graph ------------------------------------------------------------------------------------
 
 
@@ -277,6 +308,18 @@ def test_graph_has_one_edge_per_node_pair(tmp_path: Path) -> None:
     assert sorted((n["id"], n["kind"]) for n in data["nodes"]) == [
         ("Foo", "unresolved"), ("a.md", "note"), ("b.md", "note"), ("foo", "unresolved"),
     ]
+
+
+def test_graph_keeps_an_unresolved_key_apart_from_a_file_of_that_name(tmp_path: Path) -> None:
+    """[[Gone.md.md]] is broken with the key "Gone.md" while Gone.md exists: two nodes."""
+    vault = make_vault(tmp_path / "v", {"Gone.md": "", "S.md": "[[Gone.md.md]] [[Gone]]\n"})
+    data = json_only(run_cli("graph", "--json", "--vault", vault, "--db", tmp_path / "i.db"))
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert len(nodes) == len(data["nodes"]) == 3
+    [broken] = [n for n in data["nodes"] if n["kind"] == "unresolved"]
+    assert broken["label"] == "Gone.md" and broken["id"] != "Gone.md"
+    assert nodes["Gone.md"]["kind"] == "note"
+    assert sorted((e["target"], e["count"]) for e in data["edges"]) == sorted([("Gone.md", 1), (broken["id"], 1)])
 
 
 # -- show -------------------------------------------------------------------------------------
@@ -339,6 +382,33 @@ def test_show_unknown_or_ambiguous_note_is_exit_2_with_empty_stdout(tmp_path: Pa
     assert json_only(run_cli("show", "A/Dup", "--json", "--vault", vault, "--db", db))["path"] == "A/Dup.md"
 
 
+def test_show_folds_case_beyond_ascii_like_links_do(tmp_path: Path) -> None:
+    """SEMANTICS 7 folds with str.lower() after NFC; SQLite's lower() folds ASCII only."""
+    import unicodedata
+
+    vault = make_vault(
+        tmp_path / "v",
+        {"Été/Öl Über.md": "---\ntitle: Ünïcode Títle\n---\n", "Ω.md": "", "x.md": "[[öl über]] [[ω]]\n"},
+    )
+    db = tmp_path / "i.db"
+    for query, path in [
+        ("öl über", "Été/Öl Über.md"),
+        ("ÖL ÜBER", "Été/Öl Über.md"),
+        ("été/öl über.md", "Été/Öl Über.md"),
+        ("ÉTÉ/ÖL ÜBER", "Été/Öl Über.md"),
+        (unicodedata.normalize("NFD", "été/öl über"), "Été/Öl Über.md"),
+        ("ünïcode títle", "Été/Öl Über.md"),
+        ("ω", "Ω.md"),
+    ]:
+        result = run_cli("show", query, "--json", "--vault", vault, "--db", db)
+        assert result.code == 0, (query, result.stderr)
+        assert json_only(result)["path"] == path, query
+    # The links agree: both resolve.
+    assert [link["target"] for link in json_only(run_cli("show", "x", "--json", "--vault", vault, "--db", db))["links"]] == [
+        "Été/Öl Über.md", "Ω.md",
+    ]
+
+
 # -- status -----------------------------------------------------------------------------------
 
 
@@ -382,6 +452,46 @@ def test_status_reports_a_daemon_holding_the_lock(demo: tuple[Path, Path]) -> No
         lock.release()
     paths = {n["path"] for n in json_only(cli(demo, "scan", "--json"))["notes"]}
     assert "Fresh.md" in paths
+
+
+def test_index_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -> None:
+    from notedex.store.connect import WriterLock
+
+    _vault, db = demo
+    lock = WriterLock(Path(str(db) + ".lock"))
+    assert lock.acquire("daemon")
+    try:
+        started = time.monotonic()
+        result = cli(demo, "index", "--json")
+        assert (result.code, result.stdout) == (75, "")
+        assert "daemon" in result.stderr and str(os.getpid()) in result.stderr
+        assert time.monotonic() - started < 10  # no 30 s wait for a lock that never frees
+    finally:
+        lock.release()
+
+
+def test_a_query_waits_for_another_writer_building_a_missing_index(tmp_path: Path) -> None:
+    """Two first queries at once: the second waits for the first one's index, not exit 2."""
+    from notedex.store.connect import WriterLock
+
+    vault = make_vault(tmp_path / "v", {"a.md": ""})
+    db = tmp_path / "i.db"
+    lock = WriterLock(Path(str(db) + ".lock"))
+    assert lock.acquire("index")  # "another process" that is building the index
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "notedex", "scan", "--json", "--vault", str(vault), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.0)  # let it reach the lock; it must still be waiting
+        assert proc.poll() is None
+    finally:
+        lock.release()
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert [n["path"] for n in json.loads(stdout)["notes"]] == ["a.md"]
 
 
 # -- index and refresh ------------------------------------------------------------------------

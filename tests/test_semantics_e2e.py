@@ -31,10 +31,24 @@ TIMEOUT = 30
 class Vault:
     """A vault on disk and its index, driven through the CLI only."""
 
+    READ_ONLY = frozenset({"scan", "health", "graph", "show", "lookup", "status"})
+
     def __init__(self, root: Path, db: Path) -> None:
         self.root = root
         self.db = db
         (root / ".obsidian").mkdir(parents=True, exist_ok=True)
+        # answers of read-only commands, keyed by the exact state of the vault on disk: asking
+        # the same question of an unchanged vault twice only costs time
+        self._answers: dict[tuple[Any, ...], str] = {}
+
+    def fingerprint(self) -> tuple[tuple[Any, ...], ...]:
+        """Every entry under the vault (names as bytes, lstat facts): changes with any edit."""
+        facts = []
+        for dirpath, dirs, files in os.walk(os.fsencode(self.root)):
+            for name in dirs + files:
+                st = os.lstat(os.path.join(dirpath, name))
+                facts.append((dirpath, name, st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(sorted(facts))
 
     def write(self, rel: str, text: str) -> Path:
         return write(self.root / rel, text)
@@ -51,8 +65,16 @@ class Vault:
         )
 
     def json(self, *args: str | Path, ok: tuple[int, ...] = (0,), input: str | None = None) -> Any:
+        key = None
+        if input is None and str(args[0]) in self.READ_ONLY:
+            key = (tuple(map(str, args)), ok, self.fingerprint())
+            if key in self._answers:
+                return json.loads(self._answers[key])
         result = self.run(*args, input=input)
-        return pure_json(result, ok)
+        data = pure_json(result, ok)
+        if key is not None:
+            self._answers[key] = result.stdout
+        return data
 
     # shorthands
     def scan(self, *extra: str) -> dict[str, Any]:
@@ -75,10 +97,10 @@ class Vault:
         return sorted(n["path"] for n in self.scan()["notes"])
 
     def note(self, path: str) -> dict[str, Any]:
-        for n in self.scan()["notes"]:
-            if n["path"] == path:
-                return dict(n)
-        raise AssertionError(f"{path} not in scan")
+        """The scan fields of one note, read through `show` (test_scan_and_show_agree pins that
+        both commands carry the same facts)."""
+        shown = self.show(path)
+        return {k: shown[k] for k in ("id", "title", "type", "status", "path", "tags", "aliases")}
 
     def links(self, note: str) -> list[tuple[str, str | None, bool, str | None]]:
         """(kind, target, broken, key) per occurrence, in file order."""
@@ -410,23 +432,20 @@ def test_excluded_files_resolve_links_but_are_left_out_of_reports(v: Vault) -> N
     h = v.health()
     # the excluded note's own broken link and its orphan-ness are not reported
     assert h["brokenLinks"] == []
+    assert v.run("health").code == 0
     assert h["orphanNotes"] == []
     assert paths_of(h["unlinkedNotes"]) == ["Main.md"]
     assert v.scan("--tag", "ancient")["notes"] == []
     assert v.json("lookup", "ancient")["candidates"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="§1 Excluded files out of lookup: userIgnoreFilters=[Archive/], Archive/Old.md, "
-    "Main.md links [[Old]]; `lookup Old` expected no candidates, got Main.md via "
-    "{seed: Archive/Old.md} (an excluded note seeds stage 2 and its path leaks into the output)",
-)
 def test_excluded_files_do_not_seed_lookup(v: Vault) -> None:
     _excluded_vault(v, ["Archive/"])
-    lookup = v.json("lookup", "Old")
-    assert lookup["candidates"] == []
-    assert "Archive/" not in json.dumps(lookup)
+    v.write("Archive/Linker.md", "[[Main]] [[Quuxlink]]\n")
+    for query in ("Old", "Quuxlink"):
+        lookup = v.json("lookup", query)
+        assert lookup["candidates"] == [], query
+        assert "Archive/" not in json.dumps(lookup), query
 
 
 def test_excluded_files_filter_without_trailing_slash(v: Vault) -> None:
@@ -540,28 +559,33 @@ def test_id_type_status_are_strings_or_null(v: Vault) -> None:
 # -- §4 tags ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("frontmatter", "tags", "warned"),
-    [
-        ('tags: [a, "#b", c/d]', ["a", "b", "c/d"], False),
-        ("tags: solo", ["solo"], False),
-        ("tags: a, b", [], True),
-        ("tags: [yes]", ["yes"], False),
-        ("tags: [2023]", [], True),
-        ('tags: ["2023"]', ["2023"], False),
-        ("tags: '#hash'", ["hash"], False),
-        ('tags:\n  - "#x"\n  - y', ["x", "y"], False),
-        ("tags: [日本語, 🎉]", ["日本語", "🎉"], False),
-        ("tags: ['', ok]", ["ok"], True),
-        ("tag: single", [], True),
-        ("tags: [Proj, proj, PROJ]", ["Proj"], False),
-    ],
-)
-def test_frontmatter_tags(v: Vault, frontmatter: str, tags: list[str], warned: bool) -> None:
-    v.write("T.md", f"---\n{frontmatter}\n---\n")
+FRONTMATTER_TAG_CASES = [
+    ('tags: [a, "#b", c/d]', ["a", "b", "c/d"], False),
+    ("tags: solo", ["solo"], False),
+    ("tags: a, b", [], True),
+    ("tags: [yes]", ["yes"], False),
+    ("tags: [2023]", [], True),
+    ('tags: ["2023"]', ["2023"], False),
+    ("tags: '#hash'", ["hash"], False),
+    ('tags:\n  - "#x"\n  - y', ["x", "y"], False),
+    ("tags: [日本語, 🎉]", ["日本語", "🎉"], False),
+    ("tags: ['', ok]", ["ok"], True),
+    ("tag: single", [], True),
+    ("tags: [Proj, proj, PROJ]", ["Proj"], False),
+]
+
+
+def test_frontmatter_tags(v: Vault) -> None:
     v.write("Other.md", "")
-    assert v.note("T.md")["tags"] == tags
-    assert ("T.md" in warned_paths(v.health())) is warned
+    for n, (frontmatter, _tags, _warned) in enumerate(FRONTMATTER_TAG_CASES):
+        v.write(f"T{n:02}.md", f"---\n{frontmatter}\n---\n")
+    notes = {n["path"]: n for n in v.scan()["notes"]}
+    warned = warned_paths(v.health())
+    got = {
+        fm: (notes[f"T{n:02}.md"]["tags"], f"T{n:02}.md" in warned)
+        for n, (fm, _t, _w) in enumerate(FRONTMATTER_TAG_CASES)
+    }
+    assert got == {fm: (tags, w) for fm, tags, w in FRONTMATTER_TAG_CASES}
 
 
 INLINE_TAGS = """\
@@ -940,12 +964,6 @@ def test_warnings_for_ignored_properties(v: Vault) -> None:
     assert v.note("NonStr.md")["aliases"] == ["ok"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="§8 warnings include ambiguous tie-breaks: vault A/B/Dup.md, C/Dup.md, Start.md "
-    "`[[Dup]]`, Space.md `tags: a, b`; health lists 2 warnings but status counts.warnings is 1 "
-    "(tie-break warnings are not counted)",
-)
 def test_status_counts_agree_with_health(v: Vault) -> None:
     v.write("A/B/Dup.md", "")
     v.write("C/Dup.md", "")
@@ -1037,7 +1055,8 @@ def test_invalid_utf8_name_and_content_are_errors_not_crashes(v: Vault) -> None:
     v.write_bytes("Binary.md", b"\x00\x01\x02\xff" * 100)
     scan = v.scan()
     assert "Good.md" in [n["path"] for n in scan["notes"]]
-    assert scan["errorCount"] >= 1
+    assert sorted(e["path"] for e in scan["errors"]) == ["Binary.md", "Latin1.md", "bad\ufffd.md"]
+    assert scan["errorCount"] == 3
     assert v.note("Latin1.md")["tags"] == ["ok"]
     v.health()
     v.graph()
@@ -1048,8 +1067,9 @@ def test_nfc_and_nfd_twins_on_disk_do_not_crash(v: Vault) -> None:
     v.write(unicodedata.normalize("NFD", "été") + ".md", "")
     v.write("S.md", "[[été]]\n")
     scan = v.scan()
-    assert "S.md" in [n["path"] for n in scan["notes"]]
-    v.health()
+    assert sorted(n["path"] for n in scan["notes"]) == ["S.md", "été.md"]
+    assert [e["path"] for e in scan["errors"]] == ["été.md"]
+    assert v.targets("S.md") == ["été.md"]
 
 
 def test_vault_path_with_trailing_slash_or_through_a_symlink(tmp_path: Path) -> None:
@@ -1154,48 +1174,47 @@ def _capture(v: Vault, text: str) -> dict[str, Any]:
     return data
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "../../x",
-        "/etc/passwd",
-        "..",
-        "a/../../../b",
-        "C:\\Windows\\evil",
-        "~/home",
-        "?!.*/\\:|<>\"'",
-        "...",
-        "nul\x00byte",
-        "x" * 10_000,
-        "\n\nsecond line",
-        ".hidden",
-        "---\ntitle: injected\n---",
-        'a: "b" #c [[Note]] ]]',
-    ],
-)
-def test_capture_never_escapes_the_vault(v: Vault, text: str) -> None:
+CAPTURE_TEXTS = [
+    "../../x",
+    "/etc/passwd",
+    "a/../../../b",
+    "C:\\Windows\\evil",
+    "?!.*/\\:|<>\"'",
+    "nul\x00byte",
+    "x" * 10_000,
+    ".hidden",
+    "---\ntitle: injected\n---",
+]
+
+
+def test_capture_never_escapes_the_vault(v: Vault) -> None:
     v.write("Note.md", "")
     v.db.parent.mkdir(parents=True, exist_ok=True)
     before_outside = set((v.root.parent).iterdir())
-    data = _capture(v, text)
-    assert set(data) == {"path", "id"}
-    path = data["path"]
-    assert not path.startswith("/") and ".." not in path.split("/")
-    target = (v.root / path).resolve()
-    assert target.is_relative_to(v.root.resolve())
-    assert target.is_file()
-    assert path.endswith(".md")
-    assert not any(part.startswith(".") for part in path.split("/")), path
-    assert len(os.fsencode(target.name)) <= 255
+    captured_paths = {}
+    for text in CAPTURE_TEXTS:
+        data = _capture(v, text)
+        assert set(data) == {"path", "id"}
+        path = data["path"]
+        assert not path.startswith("/") and ".." not in path.split("/"), (text, path)
+        target = (v.root / path).resolve()
+        assert target.is_relative_to(v.root.resolve()), (text, path)
+        assert target.is_file(), (text, path)
+        assert path.endswith(".md"), (text, path)
+        assert not any(part.startswith(".") for part in path.split("/")), (text, path)
+        assert len(os.fsencode(target.name)) <= 255, (text, path)
+        captured_paths[path] = data["id"]
+    assert len(captured_paths) == len(CAPTURE_TEXTS)
     assert set((v.root.parent).iterdir()) == before_outside
     scan = v.scan()
-    captured = {n["path"]: n for n in scan["notes"]}[path]
-    assert (captured["type"], captured["status"], captured["id"]) == (
-        "inbox-draft",
-        "seed",
-        data["id"],
-    )
-    assert [e for e in scan["errors"] if e["path"] == path] == []
+    notes = {n["path"]: n for n in scan["notes"]}
+    for path, note_id in captured_paths.items():
+        assert (notes[path]["type"], notes[path]["status"], notes[path]["id"]) == (
+            "inbox-draft",
+            "seed",
+            note_id,
+        )
+    assert scan["errors"] == []
 
 
 def test_capture_never_overwrites(v: Vault) -> None:
@@ -1237,11 +1256,6 @@ def test_capture_into_a_symlinked_inbox_does_not_leave_the_vault(v: Vault, tmp_p
 # -- more real-world cases ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="§3 first level-1 heading: setext `Big Title` + `=========` is an H1 in Markdown and "
-    "Obsidian; expected firstH1 'Big Title' (and `lookup Big` to find it), got null / no candidates",
-)
 def test_setext_heading_is_a_first_h1(v: Vault) -> None:
     v.write("Setext.md", "Big Title\n=========\n\ntext\n")
     assert v.show("Setext.md")["firstH1"] == "Big Title"
@@ -1529,7 +1543,6 @@ def test_relative_vault_path(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         timeout=TIMEOUT,
     )
     assert proc.returncode == 0, proc.stderr
@@ -1545,12 +1558,6 @@ def test_backslash_and_newline_in_file_names(v: Vault) -> None:
     assert v.show("line\nbreak.md")["title"] == "line\nbreak"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="§1 paths as stored: a note `a\\b.md` (legal on Linux/macOS) is listed by scan and "
-    "resolves [[a\\b]], but `show 'a\\b.md'` and `show 'a\\b'` exit 2 'no note matches' "
-    "(the argument's backslash seems to be turned into /)",
-)
 def test_show_finds_a_note_with_a_backslash_in_its_name(v: Vault) -> None:
     v.write("a\\b.md", "")
     assert v.show("a\\b.md")["path"] == "a\\b.md"
@@ -1629,7 +1636,8 @@ def test_case_only_twins_resolve_deterministically_with_a_warning(v: Vault) -> N
     v.write("S.md", "[[NOTE]]\n")
     first = v.targets("S.md")
     assert first[0] in ("Note.md", "note.md")
-    assert v.targets("S.md") == first
+    # a second index built from scratch picks the same twin
+    assert Vault(v.root, v.db.with_name("other.db")).targets("S.md") == first
     assert "S.md" in warned_paths(v.health())
 
 
@@ -1721,14 +1729,15 @@ def test_hidden_target_created_later_stays_broken(v: Vault) -> None:
 # -- batch 3: capture configuration -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("inbox", ["../escape", "/tmp", "sub/../../escape", ".hidden-inbox"])
+@pytest.mark.parametrize("inbox", ["../escape", "{abs}", "sub/../../escape", ".hidden-inbox"])
 def test_capture_inbox_setting_can_not_leave_the_vault(
     v: Vault, tmp_path: Path, inbox: str
 ) -> None:
     v.write("Note.md", "")
+    v.db.parent.mkdir(parents=True, exist_ok=True)
+    inbox = inbox.format(abs=tmp_path / "abs-inbox")
     config = write(tmp_path / "config.toml", f'inbox = "{inbox}"\n')
     before = {p for p in tmp_path.rglob("*") if v.root not in p.parents}
-    tmp_before = set(Path("/tmp").iterdir()) if inbox == "/tmp" else set()
     result = run_cli(
         "capture",
         "probe text",
@@ -1741,16 +1750,14 @@ def test_capture_inbox_setting_can_not_leave_the_vault(
         timeout=TIMEOUT,
     )
     assert "Traceback" not in result.stderr
-    after = {p for p in tmp_path.rglob("*") if v.root not in p.parents and p != v.db.parent}
+    after = {p for p in tmp_path.rglob("*") if v.root not in p.parents}
     new_outside = {p for p in after - before if not p.is_relative_to(v.db.parent)}
     assert new_outside == set(), new_outside
-    if inbox == "/tmp":
-        assert {
-            p for p in set(Path("/tmp").iterdir()) - tmp_before if p.name.startswith("probe")
-        } == set()
     if result.code == 0:
         path = json.loads(result.stdout)["path"]
-        assert (v.root / path).resolve().is_relative_to(v.root.resolve())
+        target = v.root / path
+        assert target.is_file() and target.resolve().is_relative_to(v.root.resolve())
+        assert not any(part.startswith(".") for part in path.split("/")), path
     else:
         assert (result.code, result.stdout) == (2, "")
 
@@ -1766,3 +1773,74 @@ def test_capture_when_the_inbox_is_a_file(v: Vault) -> None:
     assert "Traceback" not in result.stderr
     assert inbox.read_text() == "i am a file"
     assert result.code == 2 and result.stdout == ""
+
+
+# -- batch 4: disagreements found while probing ------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="§6 indented code blocks are not links/tags: `> quote` / `>` / `>     [[QC]] #qc` "
+    "(indented code inside a quote/callout) and `- item` / `` / `      [[LC]] #lc` (indented code "
+    "inside a list item) expected no link and no tag, got links QC, LC and tags qc, lc",
+)
+def test_indented_code_inside_quotes_and_lists_hides_links(v: Vault) -> None:
+    v.write("Q.md", "> quote\n>\n>     [[QC]] #qc\n")
+    v.write("L.md", "- item\n\n      [[LC]] #lc\n")
+    assert v.show("Q.md")["links"] == [] and v.note("Q.md")["tags"] == []
+    assert v.show("L.md")["links"] == [] and v.note("L.md")["tags"] == []
+
+
+def test_indented_lines_that_continue_a_paragraph_are_not_code(v: Vault) -> None:
+    v.write("Note.md", "")
+    v.write("Q.md", "> quote\n>     [[Note]] #cont\n\n  para [[Note]]\n")
+    assert v.targets("Q.md") == ["Note.md", "Note.md"]
+    assert v.note("Q.md")["tags"] == ["cont"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="§7.7 'candidates whose lower-cased path ends with the linkpath' (literal string "
+    "suffix): `sub/Note.md` + `[[ub/Note]]` expected sub/Note.md, got broken key 'ub/Note' "
+    "(product requires a folder boundary; confirm against Obsidian before fixing either side)",
+)
+def test_path_suffix_match_is_a_plain_string_suffix(v: Vault) -> None:
+    v.write("sub/Note.md", "")
+    v.write("S.md", "[[ub/Note]]\n")
+    assert v.targets("S.md") == ["sub/Note.md"]
+
+
+def test_capture_does_not_collide_with_an_nfd_twin(v: Vault) -> None:
+    probe = _capture(v, "probe")
+    inbox = (v.root / probe["path"]).parent
+    write(inbox / (unicodedata.normalize("NFD", "été") + ".md"), "original\n")
+    data = _capture(v, "été")
+    scan = v.scan()
+    assert scan["errors"] == []
+    captured = {n["path"]: n for n in scan["notes"]}[data["path"]]
+    assert captured["type"] == "inbox-draft"
+    assert len([n for n in scan["notes"] if n["title"] in ("été",)]) == 2
+
+
+def test_graph_keeps_an_unresolved_key_apart_from_a_file_with_that_path(v: Vault) -> None:
+    v.write("Gone.md", "")
+    v.write("S.md", "[[Gone.md.md]]\n")
+    assert broken(v.health()) == [("S.md", 1, 1, "[[Gone.md.md]]", "Gone.md")]
+    g = v.graph()
+    assert sorted((n["id"], n["kind"]) for n in g["nodes"]).count(("Gone.md", "note")) == 1
+    unresolved = {n["id"] for n in g["nodes"] if n["kind"] == "unresolved"}
+    assert len(unresolved) == 1
+    assert [(e["source"], e["target"] in unresolved, e["count"]) for e in g["edges"]] == [
+        ("S.md", True, 1)
+    ]
+
+
+def test_scan_and_show_agree(v: Vault) -> None:
+    v.write(
+        "A.md", "---\ntitle: T\nid: 1\ntype: x\nstatus: y\ntags: [b, A]\naliases: [Al]\n---\n#c\n"
+    )
+    v.write("B/C.md", "#Z #z [[A]]\n")
+    v.write("Bad.md", "---\n- x\n---\n#tag\n")
+    for entry in v.scan()["notes"]:
+        shown = v.show(entry["path"])
+        assert {k: shown[k] for k in entry} == entry

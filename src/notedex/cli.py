@@ -269,20 +269,27 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str
     Returns the apply report, or None when a daemon (or another writer) keeps it fresh. The
     writer stack is imported only when the stdlib etag check finds something to do.
     """
+    from notedex.errors import DaemonAlreadyRunning
     from notedex.store.connect import WriterLock, lock_holder
 
     holder = lock_holder(cfg.lock_file)
-    if holder is not None and holder.role == "daemon" and not force:
-        return None
+    if holder is not None and holder.role == "daemon":
+        if not force:
+            return None
+        # Waiting would be pointless: a daemon holds the lock for as long as it runs.
+        raise DaemonAlreadyRunning(
+            f"a notedex daemon (pid {holder.pid}) keeps this index fresh; stop it to run `index`"
+        )
     from notedex.store.freshness import index_is_current
 
     if not force and not full and index_is_current(cfg.vault_dir, cfg.db_file):
         return None
     lock = WriterLock(cfg.lock_file)
-    if not lock.acquire("index", wait=30.0 if force else 0.0):
+    # Another writer at work on an index that does not exist yet (two first queries at once):
+    # wait for it rather than answer "no index".
+    wait = 30.0 if force or not os.path.exists(cfg.db_file) else 0.0
+    if not lock.acquire("index", wait=wait):
         if force:
-            from notedex.errors import DaemonAlreadyRunning
-
             who = lock_holder(cfg.lock_file)
             raise DaemonAlreadyRunning(
                 f"another notedex process is writing this index (pid {who.pid if who else '?'})"
@@ -401,7 +408,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
     from notedex.vault.capture import capture
 
     cfg = _config(args)
-    text = sys.stdin.read() if args.text == "-" else args.text
+    # stdin may hold any bytes: undecodable ones become U+FFFD rather than a crash.
+    text = sys.stdin.buffer.read().decode("utf-8", "replace") if args.text == "-" else args.text
     if not text.strip():
         raise UsageError("capture needs some text")
     try:
@@ -409,7 +417,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot capture into {cfg.inbox}: {exc}") from exc
     if not args.no_refresh:
-        refresh(cfg)
+        try:
+            refresh(cfg)
+        except NotedexError as exc:
+            # The note exists now: its path must still reach the caller.
+            print(f"notedex: warning: captured, but the index was not updated: {exc}", file=sys.stderr)
     _output(args, cfg, {"path": captured.path, "id": captured.id}, render_captured)
     return EXIT_OK
 

@@ -55,17 +55,27 @@ def graph(conn: sqlite3.Connection) -> dict[str, Any]:
     nodes: dict[str, dict[str, str]] = {
         r["path"]: {"id": r["path"], "label": r["title"], "kind": "note"} for r in note_rows
     }
+    for r in edge_rows:
+        target = r["target"]
+        if target is not None and target not in nodes:
+            kind = "note" if r["target_is_note"] else "attachment"
+            nodes[target] = {"id": target, "label": Path(target).name, "kind": kind}
+    # An unresolved key can spell a file's path ([[Gone.md.md]] has the key Gone.md): its node
+    # gets an id of its own, so a broken link never looks like an edge to that file.
+    unresolved: dict[str, str] = {}
     # One edge per (source, target) node pair: [[Foo]] and [[Foo.md]] share the broken key Foo.
     edges: dict[tuple[str, str], dict[str, Any]] = {}
     for r in edge_rows:
-        if r["target"] is None:
-            target = broken_key(r["linkpath"])
-            nodes.setdefault(target, {"id": target, "label": target, "kind": "unresolved"})
-        else:
-            target = r["target"]
-            if target not in nodes:
-                kind = "note" if r["target_is_note"] else "attachment"
-                nodes[target] = {"id": target, "label": Path(target).name, "kind": kind}
+        target = r["target"]
+        if target is None:
+            key = broken_key(r["linkpath"])
+            target = unresolved.get(key)
+            if target is None:
+                target = key
+                while target in nodes:
+                    target += " (unresolved)"
+                nodes[target] = {"id": target, "label": key, "kind": "unresolved"}
+                unresolved[key] = target
         edge = edges.setdefault(
             (r["source"], target), {"source": r["source"], "target": target, "count": 0}
         )

@@ -103,19 +103,27 @@ def _match(conn: sqlite3.Connection, column: str, expression: str) -> list[sqlit
     return read.fts_note_hits(conn, f"{column} : {expression}", MAX_HITS_PER_QUERY)
 
 
-def _stage1(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
-    found: dict[int, Candidate] = {}
-    for term in terms:
+def _stage1(
+    conn: sqlite3.Connection, terms: list[str], tag: str | None, note_type: str | None, limit: int
+) -> tuple[int, list[Candidate]]:
+    """Titles and tags only; scored, filtered and cut to ``limit`` inside SQLite."""
+    matches = []
+    for index, term in enumerate(terms):
         expression = fts_phrase(term)
         assert expression is not None  # extract_terms keeps only terms with a token
-        for column in ("title", "tags"):
-            for row in _match(conn, column, expression):
-                cand = found.setdefault(row["file_id"], Candidate(row["file_id"]))
-                cand.hit(term, column, row["rank"])
-    for cand in found.values():
-        cand.score = float(len(cand.hits))
+        matches += [(index, "title", expression), (index, "tags", expression)]
+    total, rows = read.ranked_field_hits(conn, matches, tag=tag, note_type=note_type, limit=limit)
+    shown = []
+    for row in rows:
+        cand = Candidate(row["file_id"])
+        for pair in sorted(row["hits"].split(","), key=lambda p: (int(p.split(":")[0]), p)):
+            index, field_name = pair.split(":", 1)
+            cand.hit(terms[int(index)], field_name, 0.0)
+        cand.rank = row["rank"]
+        cand.score = float(row["terms"])
         cand.via = {"stage": "title_tags"}
-    return found
+        shown.append(cand)
+    return total, shown
 
 
 _SEED_FIELDS = (("aliases", "alias"), ("anchors", "link text"), ("unresolved", "unresolved link"))
@@ -222,17 +230,18 @@ def lookup(
 ) -> dict[str, Any]:
     terms = extract_terms(question)
     stage = "none"
-    found: dict[int, Candidate] = {}
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
+        total = 0
+        shown: list[Candidate] = []
         if terms:
-            found = _filter(conn, _stage1(conn, terms), tag, note_type)
-            stage = "title_tags" if found else "none"
-            if not found:
+            total, shown = _stage1(conn, terms, tag, note_type, limit)
+            stage = "title_tags" if total else "none"
+            if not total:
                 found = _filter(conn, _stage2(conn, terms), tag, note_type)
-                stage = "graph_expansion" if found else "none"
-        ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
-        shown = ordered[:limit]
+                ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
+                total, shown = len(ordered), ordered[:limit]
+                stage = "graph_expansion" if total else "none"
         rows = {r["file_id"]: r for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
         seed_ids = sorted({s for c in shown for s, _ in c.seeds})
         seed_paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)}
@@ -268,7 +277,6 @@ def lookup(
                 "via": via,
             }
         )
-    total = len(ordered)
     narrowed = total > len(shown)
     return {
         "query": question,

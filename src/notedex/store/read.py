@@ -221,12 +221,19 @@ def note_by_path(conn: sqlite3.Connection, path: str) -> Row | None:
 
 
 def notes_by_title(conn: sqlite3.Connection, title: str) -> list[Row]:
-    """Case-insensitive match on path without .md, stem, or title."""
-    key = title.lower()
+    """Case-insensitive match on path without .md, stem, or title (SEMANTICS 7's fold)."""
+    import unicodedata
+
+    def fold(text: str | None) -> str | None:
+        return None if text is None else unicodedata.normalize("NFC", text).lower()
+
+    # SQLite's lower() folds ASCII only: "ÉTÉ" must find "été" as links do.
+    conn.create_function("nx_fold", 1, fold, deterministic=True)
+    key = fold(title)
     return conn.execute(
         f"""
         SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id
-        WHERE f.path_key = ? OR f.path_key = ? || '.md' OR lower(n.stem) = ? OR lower(n.title) = ?
+        WHERE f.path_key = ? OR f.path_key = ? || '.md' OR nx_fold(n.stem) = ? OR nx_fold(n.title) = ?
         ORDER BY length(f.path), f.path
         """,
         (key, key, key, key),
@@ -299,6 +306,63 @@ def fts_note_hits(conn: sqlite3.Connection, expression: str, limit: int = 5000) 
         """,
         (expression, limit),
     ).fetchall()
+
+
+def ranked_field_hits(
+    conn: sqlite3.Connection,
+    matches: Sequence[tuple[int, str, str]],
+    *,
+    tag: str | None = None,
+    note_type: str | None = None,
+    limit: int = 10,
+) -> tuple[int, list[Row]]:
+    """Stage 1 of lookup in one statement: rank notes by how many distinct terms hit, then BM25.
+
+    ``matches`` are (term index, column, FTS5 expression) triples. Scoring, filtering, ordering
+    and the limit all run inside SQLite, so the cost is the matching, not a Python loop over
+    every hit. Returns (total candidates, the top ``limit`` rows with ``file_id``, ``terms``,
+    ``rank`` and ``hits``: "term index:column" pairs joined by commas).
+    """
+    if not matches:
+        return 0, []
+    union = " UNION ALL ".join(
+        "SELECT rowid AS file_id, ? AS term, ? AS field, "
+        "bm25(note_fts, 10.0, 6.0, 4.0, 2.0, 1.0) AS rank FROM note_fts WHERE note_fts MATCH ?"
+        for _ in matches
+    )
+    params: list[Any] = []
+    for term, column, expression in matches:
+        params += [term, column, f"{column} : {expression}"]
+    where = ["n.excluded = 0"]
+    if note_type:
+        where.append("n.type = ?")
+        params.append(note_type)
+    if tag:
+        key = tag.lstrip("#").lower()
+        # SEMANTICS 4: a nested tag a/b/c also counts for a and a/b.
+        where.append(
+            "a.file_id IN (SELECT file_id FROM tags WHERE tag_key = ? "
+            "OR (tag_key > ? AND tag_key < ?))"
+        )
+        params += [key, key + "/", key + "0"]
+    params.append(limit)
+    rows = conn.execute(
+        f"""
+        WITH hits AS ({union}),
+        agg AS (
+            SELECT file_id, count(DISTINCT term) AS terms, sum(rank) AS rank,
+                   group_concat(term || ':' || field) AS hits
+            FROM hits GROUP BY file_id
+        )
+        SELECT a.file_id, a.terms, a.rank, a.hits, count(*) OVER () AS total
+        FROM agg a JOIN notes n ON n.file_id = a.file_id
+        WHERE {" AND ".join(where)}
+        ORDER BY a.terms DESC, a.rank, a.file_id
+        LIMIT ?
+        """,
+        params,
+    ).fetchall()
+    return (rows[0]["total"] if rows else 0), rows
 
 
 def title_substring_hits(conn: sqlite3.Connection, needle: str, limit: int = 200) -> list[Row]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7  # 7: files.path_key is fold(path), not SQLite lower()
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.

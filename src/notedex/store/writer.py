@@ -28,7 +28,7 @@ from notedex.store.schema import DDL, FTS_TABLES, SCHEMA_VERSION, TABLES
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import read_note
 from notedex.vault.resolve import Resolver, affected_name_keys, name_key
-from notedex.vault.text import nfc, segment
+from notedex.vault.text import fold, nfc, segment
 from notedex.vault.walk import is_excluded, load_excluded_filters
 
 BATCH_SIZE = 1000
@@ -72,7 +72,7 @@ class ApplyReport:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IndexedFile:
     id: int
     path: str
@@ -125,6 +125,8 @@ def open_writer_db(db_path: Path) -> sqlite_utils.Database:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.create_function("nx_segment", 1, _segment_or_empty, deterministic=True)
+        # SEMANTICS 7's fold (NFC, str.lower): SQLite's lower() folds ASCII letters only.
+        conn.create_function("nx_fold", 1, fold, deterministic=True)
         db = sqlite_utils.Database(conn, execute_plugins=False)
         if _schema_version(conn) != SCHEMA_VERSION:
             _rebuild_schema(conn, db_path)
@@ -205,7 +207,7 @@ class IndexWriter:
     def _load_state(self) -> None:
         rows = self.conn.execute(
             "SELECT id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns FROM files"
-        ).fetchall()
+        )  # streamed, not fetchall(): the daemon's peak memory at 100k files
         self._files = {row[1]: IndexedFile(row[0], row[1], row[2], bool(row[3]), *row[4:]) for row in rows}
         self._resolver = Resolver(self._files)
 
@@ -397,7 +399,7 @@ class IndexWriter:
         self.conn.executemany(
             """
             INSERT INTO files(path, path_key, disk_rel, is_note, size, mtime_ns, inode, indexed_ns)
-            VALUES (?, lower(?), ?, ?, ?, ?, ?, ?)
+            VALUES (?, nx_fold(?), ?, ?, ?, ?, ?, ?)
             ON CONFLICT(path) DO UPDATE SET
                 disk_rel = excluded.disk_rel, is_note = excluded.is_note, size = excluded.size,
                 mtime_ns = excluded.mtime_ns, inode = excluded.inode, indexed_ns = excluded.indexed_ns
@@ -590,12 +592,13 @@ class IndexWriter:
             keys.update(affected_name_keys(path))
         if not keys:
             return
-        placeholders = ",".join("?" * len(keys))
+        # json_each, not one placeholder per key: a first index of 100k files has 100k keys,
+        # beyond SQLite's default limit on bound parameters.
         rows = self.conn.execute(
-            f"SELECT l.id, l.source_id, f.path, l.linkpath, l.target_id, l.ambiguous "
-            f"FROM links l JOIN files f ON f.id = l.source_id "
-            f"WHERE l.name_key IN ({placeholders}) AND l.linkpath <> ''",
-            sorted(keys),
+            "SELECT l.id, l.source_id, f.path, l.linkpath, l.target_id, l.ambiguous "
+            "FROM links l JOIN files f ON f.id = l.source_id "
+            "WHERE l.name_key IN (SELECT value FROM json_each(?)) AND l.linkpath <> ''",
+            (json.dumps(sorted(keys)),),
         ).fetchall()
         updates = []
         for link_id, source_id, source, linkpath, old_target, old_ambiguous in rows:

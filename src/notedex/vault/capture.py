@@ -93,9 +93,14 @@ def capture(vault: Path, inbox: str, text: str, *, now: dt.datetime | None = Non
         f"{clean.rstrip()}\n"
     )
     data = content.encode("utf-8", errors="replace")
+    # SEMANTICS 1: names are compared in NFC. An NFD `été.md` already takes the name `été.md`
+    # (the walker would skip one of the two), so such a name counts as taken too.
+    taken = {unicodedata.normalize("NFC", name) for name in os.listdir(real_folder)}
     for attempt in range(1, 10_000):
         suffix = "" if attempt == 1 else f" {attempt}"
         candidate = real_folder / f"{title}{suffix}.md"
+        if candidate.name in taken:
+            continue
         try:
             fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:

@@ -113,20 +113,37 @@ def affected_name_keys(path: str) -> tuple[str, ...]:
     return tuple(keys)
 
 
-def _add_to(index: dict[str, dict[str, str]], key: str, path: str, compare_key: str) -> None:
+# A bucket is the one path with that name (the common case), or a tuple of several. A plain
+# string instead of a dict per name keeps a 100k-file vault's maps at a third of the memory
+# the daemon would otherwise hold for its whole life.
+Bucket = str | tuple[str, ...]
+
+
+def _add_to(index: dict[str, Bucket], key: str, path: str) -> None:
     bucket = index.get(key)
     if bucket is None:
-        index[key] = {path: compare_key}
-    else:
-        bucket[path] = compare_key
+        index[key] = path
+    elif isinstance(bucket, str):
+        if bucket != path:
+            index[key] = (bucket, path)
+    elif path not in bucket:
+        index[key] = (*bucket, path)
 
 
-def _remove_from(index: dict[str, dict[str, str]], key: str, path: str) -> None:
+def _remove_from(index: dict[str, Bucket], key: str, path: str) -> None:
     bucket = index.get(key)
-    if bucket is not None:
-        bucket.pop(path, None)
-        if not bucket:
+    if bucket is None:
+        return
+    if isinstance(bucket, str):
+        if bucket == path:
             del index[key]
+        return
+    rest = tuple(p for p in bucket if p != path)
+    index[key] = rest[0] if len(rest) == 1 else rest
+
+
+def _paths(bucket: Bucket) -> tuple[str, ...]:
+    return (bucket,) if isinstance(bucket, str) else bucket
 
 
 def _first(paths: list[str], source_folder: str | None) -> Resolution:
@@ -170,11 +187,11 @@ class Resolver:
     __slots__ = ("_by_name", "_by_stem")
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
-        # fold(file name) -> {path: fold(path)}: lookups of a linkpath that has an extension.
-        self._by_name: dict[str, dict[str, str]] = {}
-        # fold(name without .md) -> {path: fold(path without .md)}: the ".md" retry of 7.2,
-        # compared without the suffix on both sides (see the module docstring).
-        self._by_stem: dict[str, dict[str, str]] = {}
+        # fold(file name) -> path(s): lookups of a linkpath that has an extension.
+        self._by_name: dict[str, Bucket] = {}
+        # fold(name without .md) -> note path(s): the ".md" retry of 7.2, compared without the
+        # suffix on both sides (see the module docstring).
+        self._by_stem: dict[str, Bucket] = {}
         for path in paths:
             self.add(path)
 
@@ -182,14 +199,14 @@ class Resolver:
         if not isinstance(path, str):
             return False
         bucket = self._by_name.get(fold(_last_segment(path)))
-        return bucket is not None and path in bucket
+        return bucket is not None and path in _paths(bucket)
 
     def add(self, path: str) -> None:
         name = _last_segment(path)
-        _add_to(self._by_name, fold(name), path, fold(path))
+        _add_to(self._by_name, fold(name), path)
         stem = _note_stem(name)
         if stem is not None:
-            _add_to(self._by_stem, fold(stem), path, fold(path[:-3]))
+            _add_to(self._by_stem, fold(stem), path)
 
     def remove(self, path: str) -> None:
         name = _last_segment(path)
@@ -204,47 +221,54 @@ class Resolver:
             return Resolution(source, False)  # 7.1: [[#Heading]] points at its own note
         key = fold(linkpath)
         last = _last_segment(key)
-        candidates: dict[str, str] | None = None
+        bucket: Bucket | None = None
+        by_stem = False
         if _has_extension(last):
-            candidates = self._by_name.get(last)
-        if not candidates:
+            bucket = self._by_name.get(last)
+        if bucket is None:
             # 7.2: no extension, or the extension found nothing ([[v1.2]] -> v1.2.md).
-            candidates = self._by_stem.get(last)
-        if not candidates:
+            bucket = self._by_stem.get(last)
+            by_stem = True
+        if bucket is None:
             return _UNRESOLVED  # 7.3
         if "/" not in key:
-            if len(candidates) == 1:
-                return Resolution(next(iter(candidates)), False)  # 7.4: unique name, anywhere
-            return self._closest(key, candidates, source)
+            if isinstance(bucket, str):
+                return Resolution(bucket, False)  # 7.4: unique name, anywhere
+            return self._closest(key, bucket, by_stem, source)
+        candidates = _paths(bucket)
         if key.startswith(("./", "../")):
             # 7.5: relative to the source note's folder, exact path only.
             wanted = _join_relative(fold(source.rpartition("/")[0]), key)
             if wanted is None:
                 return _UNRESOLVED
-            return self._exact(wanted, candidates)
+            return self._exact(wanted, candidates, by_stem)
         absolute = key.startswith("/")
-        exact = self._exact(key[1:] if absolute else key, candidates)  # 7.6
+        exact = self._exact(key[1:] if absolute else key, candidates, by_stem)  # 7.6
         if exact.target is not None or absolute:
             return exact
-        return self._closest(key, candidates, source)
+        return self._closest(key, candidates, by_stem, source)
 
     @staticmethod
-    def _exact(wanted: str, candidates: dict[str, str]) -> Resolution:
-        matches = [path for path, compare_key in candidates.items() if compare_key == wanted]
+    def _compare_key(path: str, by_stem: bool) -> str:
+        return fold(path[:-3] if by_stem else path)
+
+    @classmethod
+    def _exact(cls, wanted: str, candidates: tuple[str, ...], by_stem: bool) -> Resolution:
+        matches = [path for path in candidates if cls._compare_key(path, by_stem) == wanted]
         if not matches:
             return _UNRESOLVED
         # Several only when paths differ just by case (a case-sensitive file system).
         return _first(matches, None)
 
-    @staticmethod
-    def _closest(key: str, candidates: dict[str, str], source: str) -> Resolution:
+    @classmethod
+    def _closest(cls, key: str, candidates: tuple[str, ...], by_stem: bool, source: str) -> Resolution:
         # 7.7: the path must end with the linkpath on a segment boundary ([[wrong/Note]] misses).
         suffix = "/" + key
-        matches = [
-            path
-            for path, compare_key in candidates.items()
-            if compare_key == key or compare_key.endswith(suffix)
-        ]
+        matches = []
+        for path in candidates:
+            compare_key = cls._compare_key(path, by_stem)
+            if compare_key == key or compare_key.endswith(suffix):
+                matches.append(path)
         if not matches:
             return _UNRESOLVED
         return _first(matches, source.rpartition("/")[0])
