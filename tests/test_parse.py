@@ -985,3 +985,22 @@ def test_read_note_does_not_block_on_a_fifo(tmp_path: Path) -> None:
 )
 def test_setext_level_one_heading_counts_as_first_h1(text: str, expected: str | None) -> None:
     assert parse_note(text.encode(), "n.md").first_h1 == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "links", "tags"),
+    [
+        ("> quote\n>\n>     [[QC]] #qc\n", [], []),  # indented code inside a quote/callout
+        (">     [[First]]\n", [], []),  # a quote may open with indented code
+        (">    three [[Three]]\n", ["Three"], []),  # `>` eats one space: only 3 left
+        ("> quote\n>     [[Cont]] #cont\n", ["Cont"], ["cont"]),  # continues the paragraph
+        ("- item\n\n      [[LC]] #lc\n", [], []),  # list content indent 2, + 4
+        ("- item\n\n  [[Para]] #p\n", ["Para"], ["p"]),  # a paragraph of the item
+        ("- a\n  - b\n\n        [[Deep]]\n", [], []),  # nested item: content indent 4, + 4
+        ("- item\n      [[Lazy]]\n", ["Lazy"], []),  # no blank line: a continuation, not code
+    ],
+)
+def test_indented_code_inside_containers(text: str, links: list[str], tags: list[str]) -> None:
+    note = parse_note(text.encode(), "n.md")
+    assert [link.linkpath for link in note.links] == links
+    assert [tag.name for tag in note.tags] == tags

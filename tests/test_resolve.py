@@ -67,12 +67,14 @@ def test_wrong_folder_is_broken_even_for_a_unique_name(resolver: Resolver) -> No
     assert broken_key("wrong/Note") == "wrong/Note"
 
 
-def test_partial_path_matches_on_a_segment_boundary(resolver: Resolver) -> None:
+def test_partial_path_matches_as_a_plain_suffix(resolver: Resolver) -> None:
+    """SEMANTICS 7.7 words it as "the lower-cased path ends with the linkpath": a string suffix."""
     assert resolver.resolve("B/Dup", GAMMA) == Resolution("A/B/Dup.md", False)
     assert target(resolver, "b/dup", "Note.md") == "A/B/Dup.md"
-    # "AB/Dup" must not match "A/B/Dup" nor "B/Dup" match a folder named "XB".
+    # "AB/Dup" is not a suffix of "A/B/Dup"; "B/Dup" is a suffix of "XB/Dup" and of "sub/B/Dup".
     assert target(resolver, "AB/Dup") is None
-    assert Resolver(["XB/Dup.md"]).resolve("B/Dup", "Note.md").target is None
+    assert Resolver(["XB/Dup.md"]).resolve("B/Dup", "Note.md").target == "XB/Dup.md"
+    assert Resolver(["sub/Note.md"]).resolve("ub/Note", "x.md").target == "sub/Note.md"
 
 
 # --- the 7.7 tie-break -----------------------------------------------------------------------

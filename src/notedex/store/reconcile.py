@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from notedex.errors import VaultNotFound
-from notedex.store.writer import ApplyReport, IndexedFile, IndexWriter, Progress
+from notedex.store.writer import ApplyReport, IndexedFile, IndexWriter, Progress, paused_gc
 from notedex.vault.model import VaultFile
 from notedex.vault.parse import read_note
 from notedex.vault.text import nfc
@@ -24,6 +24,11 @@ def reconcile(
     writer: IndexWriter, *, full: bool = False, progress: Progress | None = None
 ) -> ApplyReport:
     """Bring the index in line with the whole vault; incremental unless ``full``."""
+    with paused_gc():
+        return _reconcile(writer, full=full, progress=progress)
+
+
+def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) -> ApplyReport:
     if not writer.vault.is_dir():
         raise VaultNotFound(writer.vault, "the index was left unchanged")
     walk = walk_vault(writer.vault)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import json
 import os
 import sqlite3
@@ -94,6 +95,25 @@ class IndexedFile:
     @property
     def racy(self) -> bool:
         return self.mtime_ns + RACY_WINDOW_NS >= self.indexed_ns
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Suspend the cyclic garbage collector during bulk work.
+
+    Indexing creates hundreds of thousands of acyclic objects; every full collection would
+    walk the whole growing heap, which made a 100k-note index take about twice as long.
+    Reference counting still frees everything; one collection runs at the end.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
 
 
 def _parse_chunk(
@@ -284,6 +304,15 @@ class IndexWriter:
         recomputed once per apply: inside the single transaction of a small apply, or at the
         end of a large one through the ``fts_pending`` table, which survives a crash.
         """
+        with paused_gc():
+            return self._apply(upserts, deletes, progress)
+
+    def _apply(
+        self,
+        upserts: Sequence[VaultFile],
+        deletes: Iterable[str],
+        progress: Progress | None,
+    ) -> ApplyReport:
         started = time.perf_counter()
         report = ApplyReport()
         deletes = [path for path in deletes if path in self._files]

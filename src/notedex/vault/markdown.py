@@ -25,6 +25,7 @@ _BLOCK_HINT = re.compile(
     rf"{_CONTAINER_PREFIX}(?:```|~~~|\$\$|\|)"  # fence, math, pipe row
     r"| {0,3}<[!/a-zA-Z]"  # raw HTML block
     r"|(?: {4}| {0,3}\t)"  # indented code
+    r"|(?: {0,3}> ?)+(?: {4}| {0,3}\t)"  # indented code inside a quote or callout
     r"|[ \t>]*:?-+:?[ \t]*\|"  # table delimiter row without a leading pipe
     r")",
     re.MULTILINE,
@@ -36,6 +37,8 @@ _QUOTED = re.compile(r"[ \t]*>")
 _MATH_OPEN = re.compile(r"(?:[ \t]*>)*[ \t]*\$\$")
 _INDENTED = re.compile(r"(?: {4}| {0,3}\t)")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|\r?$)")
+_QUOTE_PREFIX = re.compile(r"(?: {0,3}> ?)+")
+_LIST_ITEM_CONTENT = re.compile(r"(?P<lead>[ \t]*)(?P<marker>[-+*]|\d{1,9}[.)])(?P<gap>[ \t]*)")
 _ATX_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|\r?$)")
 _PIPE_ROW = re.compile(r"(?:[ \t]*>)*[ \t]*\|")
 _TABLE_DELIMITER = re.compile(
@@ -58,6 +61,25 @@ _HTML_BLOCK_OPEN = re.compile(
 
 # Every block construct, list item, heading, table row or blank line starts with one of these.
 _BLOCK_FIRST_CHARS = frozenset(" \t\r>`~$<|-+*:#0123456789") | {""}
+
+
+def _indent_width(line: str) -> int:
+    width = 0
+    for ch in line:
+        if ch == " ":
+            width += 1
+        elif ch == "\t":
+            width += 4 - width % 4
+        else:
+            break
+    return width
+
+
+def _list_content_indent(item: re.Match[str]) -> int:
+    """Where a list item's content starts: after the marker and 1-4 spaces (CommonMark)."""
+    start = _indent_width(item["lead"]) + len(item["marker"])
+    gap = _indent_width(item["gap"])
+    return start + (gap if 1 <= gap <= 4 else 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +105,13 @@ def _scan_blocks(lines: list[str]) -> _Blocks:
     can_indent = True
     in_list = False
     in_table = False
+    # The same rule inside containers (CommonMark): after `>` and its one optional space, and
+    # inside a list item at its content indent + 4 columns, once a blank line came before.
+    quote_can_indent = True
+    quote_code = False
+    list_indent = 0
+    list_blank = False
+    list_code = False
     for index, line in enumerate(lines):
         if fence_len:
             if fence_quoted and not _QUOTED.match(line):
@@ -120,7 +149,26 @@ def _scan_blocks(lines: list[str]) -> _Blocks:
         if not line.strip():
             can_indent = True
             in_table = False
+            list_blank = True
             continue
+        quote = _QUOTE_PREFIX.match(line)
+        if quote:
+            inner = line[quote.end() :]
+            if not inner.strip():
+                quote_can_indent = True
+            elif (quote_can_indent or quote_code) and _INDENTED.match(inner):
+                quote_code = True
+                masked.add(index)
+                continue
+            else:
+                quote_can_indent = quote_code = False
+        else:
+            quote_can_indent, quote_code = True, False
+        if in_list and (list_blank or list_code) and _indent_width(line) >= list_indent + 4:
+            list_code = True
+            masked.add(index)
+            continue
+        list_blank = list_code = False
         if in_indented_code or (can_indent and not in_list):
             if _INDENTED.match(line):
                 in_indented_code = True
@@ -156,8 +204,10 @@ def _scan_blocks(lines: list[str]) -> _Blocks:
             continue
         if _ATX_HEADING.match(line):
             can_indent = True
-        if _LIST_ITEM.match(line):
+        item = _LIST_ITEM_CONTENT.match(line)
+        if item:
             in_list = True
+            list_indent = _list_content_indent(item)
         elif line[0] not in " \t":
             in_list = False
         if in_table or _PIPE_ROW.match(line):

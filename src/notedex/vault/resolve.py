@@ -262,13 +262,9 @@ class Resolver:
 
     @classmethod
     def _closest(cls, key: str, candidates: tuple[str, ...], by_stem: bool, source: str) -> Resolution:
-        # 7.7: the path must end with the linkpath on a segment boundary ([[wrong/Note]] misses).
-        suffix = "/" + key
-        matches = []
-        for path in candidates:
-            compare_key = cls._compare_key(path, by_stem)
-            if compare_key == key or compare_key.endswith(suffix):
-                matches.append(path)
+        # 7.7: "the candidates whose lower-cased path ends with the linkpath", a plain string
+        # suffix as the spec words it ([[ub/Note]] finds sub/Note.md; [[wrong/Note]] misses).
+        matches = [path for path in candidates if cls._compare_key(path, by_stem).endswith(key)]
         if not matches:
             return _UNRESOLVED
         return _first(matches, source.rpartition("/")[0])
