@@ -6,6 +6,7 @@ Everything that changes the index goes through :class:`IndexWriter`. It is used 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import gc
@@ -15,7 +16,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,13 @@ from notedex.vault.text import fold, nfc, segment
 from notedex.vault.walk import is_excluded, load_excluded_filters
 
 BATCH_SIZE = 1000
+# A large apply (a first index, a git checkout of thousands of notes) runs in bulk mode: bigger
+# transactions, a big page cache, fewer WAL checkpoints and no FTS segment merging until the
+# end. At 100k notes this halves the cold index; commits and merges were the larger half.
+BULK_NOTES = 5000
+BULK_BATCH_SIZE = 5000
+BULK_CACHE_KIB = 256 * 1024
+FTS_AUTOMERGE = 4  # SQLite's default
 PENDING_SIZE = -1  # files.size of a note registered but not yet written
 UNREADABLE_KIND = "read"  # vault.parse's problem kind for a note it could not open or read
 PARALLEL_THRESHOLD = 400  # below this, a process pool costs more than it saves
@@ -218,9 +226,14 @@ class IndexWriter:
         self.filters: tuple[str, ...] = ()
         self._files: dict[str, IndexedFile] = {}
         self._resolver: Resolver = Resolver(())
+        self._batch_size = BATCH_SIZE
         self._load_state()
+        # A large apply that was killed: undo its bulk setting, finish its FTS rows.
+        merge = self.conn.execute("SELECT v FROM body_fts_config WHERE k = 'automerge'").fetchone()
+        if merge is not None and merge[0] != FTS_AUTOMERGE:
+            self._set_automerge(FTS_AUTOMERGE)
         if self.conn.execute("SELECT 1 FROM fts_pending LIMIT 1").fetchone():
-            self.flush_pending_fts()  # a large apply was interrupted: finish its FTS rows
+            self.flush_pending_fts()
 
     # -- state ------------------------------------------------------------------------------
 
@@ -304,8 +317,39 @@ class IndexWriter:
         recomputed once per apply: inside the single transaction of a small apply, or at the
         end of a large one through the ``fts_pending`` table, which survives a crash.
         """
-        with paused_gc():
+        bulk = sum(1 for vf in upserts if vf.is_note) >= BULK_NOTES
+        with paused_gc(), self._bulk_mode(bulk):
             return self._apply(upserts, deletes, progress)
+
+    @contextlib.contextmanager
+    def _bulk_mode(self, enabled: bool) -> Iterator[None]:
+        if not enabled:
+            yield
+            return
+        cache = self.conn.execute("PRAGMA cache_size").fetchone()[0]
+        checkpoint = self.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        self.conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+        self.conn.execute("PRAGMA wal_autocheckpoint = 10000")
+        self._set_automerge(0)
+        self._batch_size = BULK_BATCH_SIZE
+        try:
+            yield
+        finally:
+            self._batch_size = BATCH_SIZE
+            self._set_automerge(FTS_AUTOMERGE)
+            with self.transaction():
+                for table in ("note_fts", "body_fts"):
+                    self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+            self.conn.execute(f"PRAGMA cache_size = {cache}")  # gives the pages back
+            self.conn.execute(f"PRAGMA wal_autocheckpoint = {checkpoint}")
+            self.checkpoint()
+
+    def _set_automerge(self, value: int) -> None:
+        with self.transaction():
+            for table in ("note_fts", "body_fts"):
+                self.conn.execute(
+                    f"INSERT INTO {table}({table}, rank) VALUES ('automerge', ?)", (value,)
+                )
 
     def _apply(
         self,
@@ -320,7 +364,7 @@ class IndexWriter:
         attachments = [vf for vf in upserts if not vf.is_note]
         total = len(notes) + len(attachments) + len(deletes)
         done = 0
-        single = len(notes) <= BATCH_SIZE
+        single = len(notes) <= self._batch_size
         for vf in upserts:
             self._count(report, vf)
 
@@ -378,22 +422,28 @@ class IndexWriter:
         """Yield parsed notes in batches; parse in worker processes for large sets."""
         items = [(vf.disk_path, vf.path) for vf in notes]
         if len(items) < PARALLEL_THRESHOLD or self.workers <= 1:
-            for start in range(0, len(items), BATCH_SIZE):
-                yield _parse_chunk(items[start : start + BATCH_SIZE], self.max_bytes, self.body_index)
+            size = self._batch_size
+            for start in range(0, len(items), size):
+                yield _parse_chunk(items[start : start + size], self.max_bytes, self.body_index)
             return
         chunk = 100
         chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
         pending: list[tuple[Note, str]] = []
+        # A bounded window of chunks in flight, in order: about one batch ahead, so workers keep
+        # parsing while a batch is written, yet parsed notes never pile up in memory when the
+        # writer is the slower side (pool.map would submit every chunk at once).
+        window = self._batch_size // chunk + 2 * self.workers
         with ProcessPoolExecutor(max_workers=self.workers) as pool:
-            results = pool.map(
-                _parse_chunk,
-                chunks,
-                [self.max_bytes] * len(chunks),
-                [self.body_index] * len(chunks),
-            )
-            for parsed in results:
-                pending.extend(parsed)
-                if len(pending) >= BATCH_SIZE:
+            in_flight: collections.deque[Future[list[tuple[Note, str]]]] = collections.deque()
+            next_chunk = 0
+            while next_chunk < len(chunks) or in_flight:
+                while next_chunk < len(chunks) and len(in_flight) < window:
+                    in_flight.append(
+                        pool.submit(_parse_chunk, chunks[next_chunk], self.max_bytes, self.body_index)
+                    )
+                    next_chunk += 1
+                pending.extend(in_flight.popleft().result())
+                if len(pending) >= self._batch_size:
                     yield pending
                     pending = []
         if pending:

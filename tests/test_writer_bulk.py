@@ -1,0 +1,66 @@
+"""Bulk mode (large applies): same index as a normal apply, settings restored afterwards."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from notedex.store import writer as writer_module
+from notedex.store.reconcile import reconcile
+from notedex.store.writer import FTS_AUTOMERGE, IndexWriter
+from tests.helpers import dump_index, fts_integrity_ok, write
+
+
+def make_vault(root: Path, notes: int) -> None:
+    for i in range(notes):
+        write(
+            root / f"f{i % 7}" / f"Note {i}.md",
+            f"---\ntags: [t{i % 5}]\n---\n# Note {i}\nlinks [[Note {(i * 3) % notes}]] [[Missing {i % 4}]] 框架{i}\n",
+        )
+    write(root / "img" / "pic.png", "png")
+
+
+def automerge(db: Path) -> list[int]:
+    conn = sqlite3.connect(db)
+    try:
+        return [
+            row[0]
+            for table in ("note_fts", "body_fts")
+            for row in conn.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'")
+        ]
+    finally:
+        conn.close()
+
+
+def test_bulk_apply_equals_a_normal_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = tmp_path / "vault"
+    make_vault(vault, 600)
+    normal_db, bulk_db = tmp_path / "normal.db", tmp_path / "bulk.db"
+    with IndexWriter(normal_db, vault, workers=1) as writer:
+        reconcile(writer)
+    # Force bulk mode with small batches and the worker pool, so every branch runs.
+    monkeypatch.setattr(writer_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(writer_module, "BULK_BATCH_SIZE", 128)
+    with IndexWriter(bulk_db, vault, workers=2) as writer:
+        report = reconcile(writer)
+        assert writer.conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
+        assert writer.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    assert report.added == 601
+    assert dump_index(bulk_db) == dump_index(normal_db)
+    assert automerge(bulk_db) == [FTS_AUTOMERGE, FTS_AUTOMERGE]
+    assert fts_integrity_ok(bulk_db)
+
+
+def test_a_writer_undoes_the_settings_of_a_killed_bulk_load(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    make_vault(vault, 20)
+    db = tmp_path / "index.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        writer._set_automerge(0)  # what a bulk load leaves behind when it is killed
+    assert automerge(db) == [0, 0]
+    IndexWriter(db, vault, workers=1).close()
+    assert automerge(db) == [FTS_AUTOMERGE, FTS_AUTOMERGE]
+    assert fts_integrity_ok(db)
