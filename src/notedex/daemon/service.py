@@ -82,6 +82,10 @@ def acquire_daemon_lock(lock: WriterLock, cfg: Config, notifier: SystemdNotifier
         log.info("writer lock acquired")
 
 
+# A daemon that starts on an empty index (or sees a big git checkout) runs a bulk apply; it
+# lives for days next to the user's editor, so it trades some speed for a smaller cache.
+DAEMON_BULK_CACHE_KIB = 32 * 1024
+
 class Daemon:
     def __init__(
         self,
@@ -188,7 +192,11 @@ class Daemon:
 
     def _open_writer(self) -> IndexWriter:
         return IndexWriter(
-            self.cfg.db, self.cfg.vault, max_bytes=self.cfg.max_bytes, body_index=self.cfg.body_index
+            self.cfg.db,
+            self.cfg.vault,
+            max_bytes=self.cfg.max_bytes,
+            body_index=self.cfg.body_index,
+            bulk_cache_kib=DAEMON_BULK_CACHE_KIB,
         )
 
     def _install_signal_handlers(self) -> None:

@@ -106,24 +106,27 @@ def _match(conn: sqlite3.Connection, column: str, expression: str) -> list[sqlit
 def _stage1(
     conn: sqlite3.Connection, terms: list[str], tag: str | None, note_type: str | None, limit: int
 ) -> tuple[int, list[Candidate]]:
-    """Titles and tags only; scored, filtered and cut to ``limit`` inside SQLite."""
-    matches = []
-    for index, term in enumerate(terms):
-        expression = fts_phrase(term)
-        assert expression is not None  # extract_terms keeps only terms with a token
-        matches += [(index, "title", expression), (index, "tags", expression)]
-    total, rows = read.ranked_field_hits(conn, matches, tag=tag, note_type=note_type, limit=limit)
-    shown = []
+    """Titles and tags only; scored, filtered and cut to ``limit`` inside SQLite.
+
+    One match per term over both columns ranks everything; which field each term hit is then
+    worked out for the shown candidates only.
+    """
+    expressions = [fts_phrase(term) for term in terms]
+    matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
+    total, rows = read.ranked_field_hits(
+        conn, matches, "{title tags}", tag=tag, note_type=note_type, limit=limit
+    )
+    shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
+    for index, expression in matches:
+        for column in ("title", "tags"):
+            for file_id in read.field_hits_among(conn, expression, column, list(shown)):
+                shown[file_id].hit(terms[index], column, 0.0)
     for row in rows:
-        cand = Candidate(row["file_id"])
-        for pair in sorted(row["hits"].split(","), key=lambda p: (int(p.split(":")[0]), p)):
-            index, field_name = pair.split(":", 1)
-            cand.hit(terms[int(index)], field_name, 0.0)
+        cand = shown[row["file_id"]]
         cand.rank = row["rank"]
         cand.score = float(row["terms"])
         cand.via = {"stage": "title_tags"}
-        shown.append(cand)
-    return total, shown
+    return total, list(shown.values())
 
 
 _SEED_FIELDS = (("aliases", "alias"), ("anchors", "link text"), ("unresolved", "unresolved link"))

@@ -20,28 +20,35 @@ from notedex.vault.walk import load_excluded_filters, walk_vault
 
 
 def index_is_current(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> bool:
+    return current_file_count(vault, db) is not None
+
+
+def current_file_count(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> int | None:
+    """The number of vault files when the index is current, else None."""
     if not os.path.exists(db):
-        return False
+        return None
     try:
         conn = connect_readonly(db)
     except NotedexError:
-        return False
+        return None
     try:
         if read.has_unreadable_notes(conn):
-            return False  # a chmod changes no etag: let the writer try those notes again
+            return None  # a chmod changes no etag: let the writer try those notes again
         indexed = {r["path"]: r for r in read.file_etags(conn)}
         excluded_filters = read.meta(conn).get("excluded_filters")
     except sqlite3.DatabaseError:
-        return False
+        return None
     finally:
         conn.close()
     walk = walk_vault(vault)
     if len(walk.files) != len(indexed):
-        return False
+        return None
     for vf in walk.files:
         row = indexed.get(vf.path)
         if row is None or (row["size"], row["mtime_ns"], row["inode"]) != (vf.size, vf.mtime_ns, vf.inode):
-            return False
+            return None
         if vf.mtime_ns + RACY_WINDOW_NS >= row["indexed_ns"]:
-            return False  # racy: let the writer compare content
-    return excluded_filters == json.dumps(list(load_excluded_filters(vault)))
+            return None  # racy: let the writer compare content
+    if excluded_filters != json.dumps(list(load_excluded_filters(vault))):
+        return None
+    return len(walk.files)

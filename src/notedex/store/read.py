@@ -310,7 +310,8 @@ def fts_note_hits(conn: sqlite3.Connection, expression: str, limit: int = 5000) 
 
 def ranked_field_hits(
     conn: sqlite3.Connection,
-    matches: Sequence[tuple[int, str, str]],
+    matches: Sequence[tuple[int, str]],
+    columns: str,
     *,
     tag: str | None = None,
     note_type: str | None = None,
@@ -318,21 +319,38 @@ def ranked_field_hits(
 ) -> tuple[int, list[Row]]:
     """Stage 1 of lookup in one statement: rank notes by how many distinct terms hit, then BM25.
 
-    ``matches`` are (term index, column, FTS5 expression) triples. Scoring, filtering, ordering
-    and the limit all run inside SQLite, so the cost is the matching, not a Python loop over
-    every hit. Returns (total candidates, the top ``limit`` rows with ``file_id``, ``terms``,
-    ``rank`` and ``hits``: "term index:column" pairs joined by commas).
+    ``matches`` are (term index, FTS5 expression) pairs, each matched once against the column
+    set ``columns`` (``"{title tags}"``). Scoring, filtering, ordering and the limit all run
+    inside SQLite, so the cost is the matching, not a Python loop over every hit. Returns
+    (total candidates, the top ``limit`` rows with ``file_id``, ``terms`` and ``rank``).
     """
     if not matches:
         return 0, []
+    if len(matches) == 1 and not tag and not note_type:
+        # One keyword (the common case): no aggregation, just a count and the best rows.
+        term, expression = matches[0]
+        query = f"{columns} : {expression}"
+        visible = "rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
+        total = conn.execute(
+            f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}", (query,)
+        ).fetchone()[0]
+        rows = conn.execute(
+            f"""
+            SELECT rowid AS file_id, 1 AS terms, bm25(note_fts, 10.0, 6.0, 4.0, 2.0, 1.0) AS rank
+            FROM note_fts WHERE note_fts MATCH ? AND {visible}
+            ORDER BY rank, rowid LIMIT ?
+            """,
+            (query, limit),
+        ).fetchall()
+        return int(total), rows
     union = " UNION ALL ".join(
-        "SELECT rowid AS file_id, ? AS term, ? AS field, "
-        "bm25(note_fts, 10.0, 6.0, 4.0, 2.0, 1.0) AS rank FROM note_fts WHERE note_fts MATCH ?"
+        "SELECT rowid AS file_id, ? AS term, bm25(note_fts, 10.0, 6.0, 4.0, 2.0, 1.0) AS rank "
+        "FROM note_fts WHERE note_fts MATCH ?"
         for _ in matches
     )
     params: list[Any] = []
-    for term, column, expression in matches:
-        params += [term, column, f"{column} : {expression}"]
+    for term, expression in matches:
+        params += [term, f"{columns} : {expression}"]
     where = ["n.excluded = 0"]
     if note_type:
         where.append("n.type = ?")
@@ -348,13 +366,12 @@ def ranked_field_hits(
     params.append(limit)
     rows = conn.execute(
         f"""
-        WITH hits AS ({union}),
+        WITH hits AS MATERIALIZED ({union}),  -- bm25() cannot run inside the aggregate
         agg AS (
-            SELECT file_id, count(DISTINCT term) AS terms, sum(rank) AS rank,
-                   group_concat(term || ':' || field) AS hits
+            SELECT file_id, count(DISTINCT term) AS terms, sum(rank) AS rank
             FROM hits GROUP BY file_id
         )
-        SELECT a.file_id, a.terms, a.rank, a.hits, count(*) OVER () AS total
+        SELECT a.file_id, a.terms, a.rank, count(*) OVER () AS total
         FROM agg a JOIN notes n ON n.file_id = a.file_id
         WHERE {" AND ".join(where)}
         ORDER BY a.terms DESC, a.rank, a.file_id
@@ -363,6 +380,20 @@ def ranked_field_hits(
         params,
     ).fetchall()
     return (rows[0]["total"] if rows else 0), rows
+
+
+def field_hits_among(
+    conn: sqlite3.Connection, expression: str, column: str, file_ids: Sequence[int]
+) -> set[int]:
+    """Which of ``file_ids`` match ``expression`` in ``column``: the details of shown rows."""
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT rowid FROM note_fts WHERE note_fts MATCH ? "
+            "AND rowid IN (SELECT value FROM json_each(?))",
+            (f"{column} : {expression}", _json_ints(file_ids)),
+        )
+    }
 
 
 def title_substring_hits(conn: sqlite3.Connection, needle: str, limit: int = 200) -> list[Row]:

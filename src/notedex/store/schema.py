@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7  # 7: files.path_key is fold(path), not SQLite lower()
+SCHEMA_VERSION = 8  # 7: path_key is fold(path); 8: notes_excluded partial index
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS notes (
     properties TEXT                       -- JSON, for show/export
 );
 CREATE INDEX IF NOT EXISTS notes_note_id ON notes(note_id);
+CREATE INDEX IF NOT EXISTS notes_excluded ON notes(file_id) WHERE excluded = 1;
 
 CREATE TABLE IF NOT EXISTS tags (
     file_id INTEGER NOT NULL,

@@ -39,7 +39,7 @@ BATCH_SIZE = 1000
 # end. At 100k notes this halves the cold index; commits and merges were the larger half.
 BULK_NOTES = 5000
 BULK_BATCH_SIZE = 5000
-BULK_CACHE_KIB = 256 * 1024
+BULK_CACHE_KIB = 256 * 1024  # `notedex index`; the long-lived daemon asks for less
 FTS_AUTOMERGE = 4  # SQLite's default
 PENDING_SIZE = -1  # files.size of a note registered but not yet written
 UNREADABLE_KIND = "read"  # vault.parse's problem kind for a note it could not open or read
@@ -214,6 +214,7 @@ class IndexWriter:
         max_bytes: int = 5_000_000,
         body_index: bool = True,
         workers: int | None = None,
+        bulk_cache_kib: int = BULK_CACHE_KIB,
     ) -> None:
         self.db_path = db_path
         self.vault = vault
@@ -226,6 +227,7 @@ class IndexWriter:
         self.filters: tuple[str, ...] = ()
         self._files: dict[str, IndexedFile] = {}
         self._resolver: Resolver = Resolver(())
+        self.bulk_cache_kib = bulk_cache_kib
         self._batch_size = BATCH_SIZE
         self._load_state()
         # A large apply that was killed: undo its bulk setting, finish its FTS rows.
@@ -328,7 +330,7 @@ class IndexWriter:
             return
         cache = self.conn.execute("PRAGMA cache_size").fetchone()[0]
         checkpoint = self.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-        self.conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+        self.conn.execute(f"PRAGMA cache_size = -{self.bulk_cache_kib}")
         self.conn.execute("PRAGMA wal_autocheckpoint = 10000")
         self._set_automerge(0)
         self._batch_size = BULK_BATCH_SIZE
