@@ -136,3 +136,15 @@ def fresh_full_index(vault: Path, tmp: Path) -> dict[str, list[tuple[Any, ...]]]
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)
     return dump_index(db)
+
+
+def indexed_demo(base: Path) -> tuple[Path, Path]:
+    """A private copy of the demo vault under ``base``, indexed through the CLI: (vault, db)."""
+    import shutil
+
+    vault = base / "vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    db = base / "index.db"
+    result = run_cli("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return vault, db

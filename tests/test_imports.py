@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import DEMO_VAULT, run_cli
+from tests.helpers import indexed_demo
 
 BANNED = (
     "sqlite_utils",
@@ -40,12 +39,7 @@ def imported_modules(*args: str | Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("imports")
-    vault = base / "vault"
-    shutil.copytree(DEMO_VAULT, vault)
-    db = base / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
-    return vault, db
+    return indexed_demo(tmp_path_factory.mktemp("imports"))
 
 
 def banned_in(names: set[str]) -> list[str]:

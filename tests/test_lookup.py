@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notedex.query.lookup import extract_terms
-from tests.helpers import DEMO_VAULT, run_cli, write
+from tests.helpers import DEMO_VAULT, indexed_demo, run_cli, write
 
 COBRA_NOTES = {
     "Projects/Cobra CLI 框架.md",
@@ -24,13 +24,7 @@ PARA = "Areas/PARA 方法.md"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A private copy of the demo vault, indexed once."""
-    base = tmp_path_factory.mktemp("demo")
-    vault = base / "vault"
-    shutil.copytree(DEMO_VAULT, vault)
-    db = base / "index.db"
-    result = run_cli("index", "--vault", vault, "--db", db)
-    assert result.code == 0, result.stderr
-    return vault, db
+    return indexed_demo(tmp_path_factory.mktemp("demo"))
 
 
 def lookup(demo: tuple[Path, Path], *args: str) -> dict:

@@ -7,7 +7,6 @@ the reported `match`, and the match must be what the query asked for.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import unicodedata
@@ -26,20 +25,15 @@ from notedex.query.search import (
     segment_with_offsets,
 )
 from notedex.vault.text import nfc, segment
-from tests.helpers import DEMO_VAULT, run_cli, write
+from tests.helpers import indexed_demo, run_cli, write
 
 BANNED = ("sqlite_utils", "watchdog", "structlog", "apscheduler", "frontmatter", "yaml", "notedex.daemon")
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("search-demo")
-    vault = base / "vault"
-    shutil.copytree(DEMO_VAULT, vault)
-    db = base / "index.db"
-    result = run_cli("index", "--vault", vault, "--db", db)
-    assert result.code == 0, result.stderr
-    return vault, db
+    """A private copy of the demo vault, indexed once."""
+    return indexed_demo(tmp_path_factory.mktemp("search-demo"))
 
 
 NOTES = {
