@@ -248,14 +248,6 @@ def notes_by_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]
     ).fetchall()
 
 
-def notes_by_id_prefix(conn: sqlite3.Connection, prefix: str) -> list[Row]:
-    return conn.execute(
-        f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
-        "WHERE n.note_id >= ? AND n.note_id < ? ORDER BY n.note_id",
-        (prefix, prefix + "\U0010ffff"),
-    ).fetchall()
-
-
 def outgoing_links(conn: sqlite3.Connection, file_id: int) -> list[Row]:
     return conn.execute(
         """

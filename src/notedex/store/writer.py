@@ -13,7 +13,6 @@ import gc
 import json
 import os
 import sqlite3
-import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -30,7 +29,7 @@ from notedex.store.schema import DDL, FTS_TABLES, SCHEMA_VERSION, TABLES
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import read_note
 from notedex.vault.resolve import Resolver, affected_name_keys, name_key
-from notedex.vault.text import fold, nfc, segment
+from notedex.vault.text import fold, segment
 from notedex.vault.walk import is_excluded, load_excluded_filters
 
 BATCH_SIZE = 1000
@@ -808,16 +807,4 @@ class IndexWriter:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def file_mode_ok(path: Path) -> bool:
-    """True when the index file is private to its owner (0600)."""
-    try:
-        return stat.S_IMODE(path.stat().st_mode) & 0o077 == 0
-    except OSError:
-        return False
-
-
-def disk_name(vault: Path, path: str, disk_rel: str | None) -> Path:
-    return vault / (disk_rel or path)
-
-
-__all__ = ["ApplyReport", "IndexWriter", "IndexedFile", "disk_name", "file_mode_ok", "nfc", "open_writer_db"]
+__all__ = ["ApplyReport", "IndexWriter", "IndexedFile", "open_writer_db", "paused_gc"]
