@@ -59,6 +59,13 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
     return dict(zip(keys, (int(v) for v in row), strict=True))
 
 
+def _tag_filter(column: str, tag: str, params: list[Any]) -> str:
+    """SQL that keeps notes with ``tag``; SEMANTICS 4: nested a/b/c also counts for a and a/b."""
+    key = tag.lstrip("#").lower()
+    params += [key, key + "/", key + "0"]
+    return f"{column} IN (SELECT file_id FROM tags WHERE tag_key = ? OR (tag_key > ? AND tag_key < ?))"
+
+
 def notes(
     conn: sqlite3.Connection,
     *,
@@ -69,13 +76,7 @@ def notes(
     where = [] if include_excluded else ["n.excluded = 0"]
     params: list[Any] = []
     if tag:
-        key = tag.lstrip("#").lower()
-        # SEMANTICS 4: a nested tag a/b/c also counts for a and a/b.
-        where.append(
-            "n.file_id IN (SELECT file_id FROM tags WHERE tag_key = ? "
-            "OR (tag_key > ? AND tag_key < ?))"
-        )
-        params += [key, key + "/", key + "0"]
+        where.append(_tag_filter("n.file_id", tag, params))
     if note_type:
         where.append("n.type = ?")
         params.append(note_type)
@@ -348,13 +349,7 @@ def ranked_field_hits(
         where.append("n.type = ?")
         params.append(note_type)
     if tag:
-        key = tag.lstrip("#").lower()
-        # SEMANTICS 4: a nested tag a/b/c also counts for a and a/b.
-        where.append(
-            "a.file_id IN (SELECT file_id FROM tags WHERE tag_key = ? "
-            "OR (tag_key > ? AND tag_key < ?))"
-        )
-        params += [key, key + "/", key + "0"]
+        where.append(_tag_filter("a.file_id", tag, params))
     params.append(limit)
     rows = conn.execute(
         f"""
