@@ -559,6 +559,62 @@ def test_sd_notify_ready_watchdog_stopping(daemons: Daemons, small_vault: Path, 
     assert any(m.startswith("STATUS=") or "\nSTATUS=" in m for m in messages)
 
 
+STOP_WHILE_LOCKED = """
+import os, signal, sys
+from notedex.config import Config
+from notedex.daemon.service import Daemon
+
+daemon = Daemon(Config(sys.argv[1], sys.argv[2]))
+daemon._install_signal_handlers()
+# The main thread holds the stop event's own lock, exactly as it does for a moment inside
+# every ``stop.wait(tick)``; the handler runs right here, on this thread.
+with daemon.stop._cond:
+    os.kill(os.getpid(), signal.SIGTERM)
+    os.kill(os.getpid(), signal.SIGHUP)
+assert daemon._signal == "SIGTERM" and daemon._rescan_signal
+assert daemon._sleep(5.0) is True  # the loop, not the handler, sets the event; no 5 s wait
+assert daemon.stop.is_set()
+daemon._remove_signal_wakeup()
+print("stopped")
+"""
+
+
+def test_stop_signal_while_the_main_thread_holds_a_lock(small_vault: Path, tmp_path: Path) -> None:
+    """CI once saw STOPPING=1 and then a daemon that never exited: the SIGTERM handler called
+    ``Event.set()``, whose lock the interrupted main thread already held inside ``Event.wait``.
+    Handlers now only set flags; this pins that deterministically."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", STOP_WHILE_LOCKED, str(small_vault), str(tmp_path / "x.db")],
+            capture_output=True, text=True, timeout=30,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the SIGTERM handler deadlocked against the main thread")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stopped"
+
+
+def test_signal_storm_stops_cleanly(daemons: Daemons, small_vault: Path) -> None:
+    """SIGTERM and SIGHUP bursts while the supervise loop wakes every millisecond
+    (WATCHDOG_USEC=2ms): the daemon always stops, flushes and exits."""
+    for _ in range(3):
+        run = daemons.start(env={"NOTIFY_SOCKET": "@notedex-test-unused", "WATCHDOG_USEC": "2000"})
+        deadline = time.monotonic() + 5
+        i = 0
+        while run.proc.poll() is None and time.monotonic() < deadline:
+            run.signal(signal.SIGHUP if i % 3 else signal.SIGTERM)
+            i += 1
+            time.sleep(0.0002)
+        try:
+            code = run.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the daemon hung after {i} SIGTERM/SIGHUP\n" + run.log_text())
+        # A signal that lands after the clean stop, while the interpreter is tearing down
+        # (Python has put the default handlers back), ends the process with it: harmless.
+        assert code in (0, -signal.SIGTERM, -signal.SIGHUP), run.log_text()
+        assert run.find("stopped", exit_code=0), run.log_text()
+
+
 def test_status_reports_the_daemon(daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path) -> None:
     run = daemons.start()
     write(small_vault / "new.md", note("New"))

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import select
 import signal
+import socket
 import stat
 import sys
 import threading
@@ -102,12 +104,19 @@ class Daemon:
         self.stop = threading.Event()
         self._signal: str | None = None
         self._rescan_signal = False
+        self._wakeup: tuple[socket.socket, socket.socket] | None = None
         self._last_ping = 0.0
         self._last_extend = time.monotonic()
 
     def run(self) -> int:
         started = time.monotonic()
         self._install_signal_handlers()
+        try:
+            return self._run(started)
+        finally:
+            self._remove_signal_wakeup()
+
+    def _run(self, started: float) -> int:
         batcher = Batcher()
         hook = OverflowHook(lambda message: batcher.request_rescan("inotify queue overflow")).install()
         supervisor = Supervisor(self.cfg.vault, batcher, poll=self.poll, fault=self.fault)
@@ -128,7 +137,7 @@ class Daemon:
                 indexer.rescan("startup", abort=lambda: self._startup_tick(supervisor))
             except VaultNotFound as exc:
                 log.warning("vault missing", error=str(exc), action="index left unchanged")
-            if self.stop.is_set():
+            if self._stop_requested():
                 return exit_code
             self.notifier.notify("READY=1", f"STATUS=watching {self.cfg.vault} ({supervisor.kind})")
             log.info("ready", watcher=supervisor.kind, seconds=round(time.monotonic() - started, 3))
@@ -144,8 +153,9 @@ class Daemon:
             raise
         finally:
             # Reverse order: no new work, flush what is queued, commit, checkpoint.
-            if not self._signal:
+            if not self._stop_requested():
                 self.notifier.notify("STOPPING=1")
+                self.stop.set()
             log.info("stopping", signal=self._signal, pending=batcher.pending)
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
@@ -162,7 +172,7 @@ class Daemon:
         interval = self.notifier.watchdog_interval
         tick = min(1.0, interval) if interval else 1.0
         self._ping(supervisor.alive())
-        while not self.stop.wait(tick):
+        while not self._sleep(tick):
             if self._rescan_signal:
                 self._rescan_signal = False
                 batcher.request_rescan("SIGHUP")
@@ -188,7 +198,34 @@ class Daemon:
             self.notifier.notify("EXTEND_TIMEOUT_USEC=30000000")
             self._last_extend = now
         self._ping(supervisor.alive())
+        return self._stop_requested()
+
+    def _stop_requested(self) -> bool:
+        """Turn a stop signal into ``self.stop`` (which the writer thread waits on).
+
+        Only ever called from ordinary main-thread code: ``Event.set`` takes the event's lock,
+        and a signal handler that took it could deadlock against the same thread's ``wait``.
+        """
+        if self._signal is not None and not self.stop.is_set():
+            self.notifier.notify("STOPPING=1")
+            self.stop.set()
         return self.stop.is_set()
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait up to ``seconds``, waking at once on a signal; True once a stop is requested."""
+        if self._stop_requested():
+            return True
+        if self._wakeup is None:
+            time.sleep(seconds)
+        else:
+            reader = self._wakeup[0]
+            if select.select([reader], [], [], seconds)[0]:
+                try:
+                    while reader.recv(64):
+                        pass
+                except (BlockingIOError, InterruptedError):
+                    pass
+        return self._stop_requested()
 
     def _open_writer(self) -> IndexWriter:
         return IndexWriter(
@@ -200,16 +237,33 @@ class Daemon:
         )
 
     def _install_signal_handlers(self) -> None:
-        # Handlers run on the main thread between bytecodes: set flags, take no locks.
+        # Handlers run on the main thread between bytecodes, possibly while that thread holds
+        # a lock (inside ``Event.wait``, say): they only set flags. The C-level wakeup fd makes
+        # the supervise loop's ``select`` return at once, and that loop acts on the flags.
+        reader, writer = socket.socketpair()
+        reader.setblocking(False)
+        writer.setblocking(False)
+        try:
+            signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        except ValueError:  # not the main thread (an embedding test): poll the flags instead
+            reader.close()
+            writer.close()
+        else:
+            self._wakeup = (reader, writer)
         signal.signal(signal.SIGTERM, self._on_stop_signal)
         signal.signal(signal.SIGINT, self._on_stop_signal)
         signal.signal(signal.SIGHUP, self._on_hup)
 
+    def _remove_signal_wakeup(self) -> None:
+        if self._wakeup is not None:
+            signal.set_wakeup_fd(-1)
+            for sock in self._wakeup:
+                sock.close()
+            self._wakeup = None
+
     def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
         if self._signal is None:
             self._signal = signal.Signals(signum).name
-            self.notifier.notify("STOPPING=1")
-        self.stop.set()
 
     def _on_hup(self, signum: int, frame: FrameType | None) -> None:
         self._rescan_signal = True
