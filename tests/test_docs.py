@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from notedex.cli import COMMANDS, build_parser
+from notedex.arguments import build_parser
+from notedex.cli import COMMANDS
 from tests.helpers import REPO, run_cli
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

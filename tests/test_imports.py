@@ -76,3 +76,27 @@ def test_the_check_can_fail(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     finally:
         (vault / "New note.md").unlink()
     assert "sqlite_utils" in names
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("lookup", "cobra", "--no-refresh"),
+        ("lookup", "--json", "cli", "framework", "--limit", "3", "--no-refresh"),
+        ("health", "--json"),
+        ("search", "cobra", "--no-refresh"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_ordinary_queries_skip_argparse(indexed: tuple[Path, Path], command: tuple[str, ...]) -> None:
+    vault, db = indexed
+    names = imported_modules(*command, "--vault", vault, "--db", db)
+    assert "argparse" not in names
+    assert "notedex.arguments" not in names
+
+
+def test_unusual_argv_still_goes_through_argparse(indexed: tuple[Path, Path]) -> None:
+    """The probe above can fail: an abbreviated option is argparse's to parse."""
+    vault, db = indexed
+    names = imported_modules("lookup", "cobra", "--no-ref", "--vault", vault, "--db", db)
+    assert "argparse" in names

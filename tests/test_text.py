@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import pytest
@@ -9,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notedex.store.schema import TOKENIZER
-from notedex.vault.text import fold, fts_phrase, is_cjk, is_cjk_char, segment, split_words
+from notedex.vault.text import (
+    alnum_runs,
+    fold,
+    fts_phrase,
+    is_cjk,
+    is_cjk_char,
+    segment,
+    split_words,
+    word_runs,
+)
 
 
 def test_segment_bigrams_plus_last_character() -> None:
@@ -90,3 +100,35 @@ def test_any_text_gives_a_valid_expression_or_none(fts: sqlite3.Connection, text
     if expression is not None:
         fts.execute("SELECT count(*) FROM t WHERE t MATCH ?", (expression,)).fetchone()
     segment(text)
+
+
+# -- the re-free word scanners match the patterns they replace -------------------------------
+
+WORD_PATTERN = re.compile(r"\w+(?:['+#./-]+\w+)*")
+ALNUM_PATTERN = re.compile(r"[^\W_]+")
+# Joiners, underscores, spaces and a spread of scripts, digits and symbols, so that runs,
+# joins and dead ends (a joiner followed by nothing or by punctuation) are all common.
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from("'+#./-_ \t,;:!?()[]{}\"aZ09é重跑ｱ٣²½ⅧＡ가_"),
+        st.characters(),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(TEXT)
+def test_word_runs_equals_the_word_pattern(text: str) -> None:
+    assert word_runs(text) == WORD_PATTERN.findall(text)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(TEXT)
+def test_alnum_runs_equals_the_alnum_pattern(text: str) -> None:
+    assert alnum_runs(text) == ALNUM_PATTERN.findall(text)
+
+
+def test_word_runs_examples() -> None:
+    assert word_runs("重跑gen-itgc后 v1.2, c++ and x-- -y") == ["重跑gen-itgc后", "v1.2", "c", "and", "x", "y"]
+    assert word_runs("a__b 'quoted' e.g.") == ["a__b", "quoted", "e.g"]

@@ -6,14 +6,13 @@ Every function takes a read-only ``sqlite3.Connection`` (``connect_readonly``) w
 
 from __future__ import annotations
 
-import sqlite3
-
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-Row = sqlite3.Row
+    Row = sqlite3.Row
 
 _NOTE_COLUMNS = """
     f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel, f.mtime_ns AS mtime_ns,

@@ -5,16 +5,19 @@ longer run could never match. We rewrite text before it reaches FTS5: every CJK 
 overlapping bigrams followed by its last character alone, and ASCII glued to CJK is split off.
 Latin words pass through unchanged; FTS5's porter tokenizer stems them on both sides.
 
-This module is on every query's path. Character classes over these ranges are slow to compile
-(milliseconds per pattern), so the query side classifies characters by code point instead, and
-the one big pattern the index side needs is compiled on first use.
+This module is on every query's path, and importing ``re`` costs a query a few milliseconds
+(enum, functools...): the query side scans words with ``str`` methods and classifies CJK by
+code point, and only the index side's one big pattern (compiled on first use) needs ``re``.
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from bisect import bisect_right
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    import re
 
 # Han (incl. extensions and compatibility), Kana, Hangul, Bopomofo: inclusive code-point ranges.
 _CJK_RANGES = (
@@ -40,7 +43,7 @@ _ENDS = tuple(end for _, end in _CJK_RANGES)
 _FIRST_CJK = _STARTS[0]
 
 # Latin/digit words, joined by - . / + # ' (`gen-itgc`, `v1.2`, `c++`); CJK is split off below.
-_WORD = re.compile(r"\w+(?:['+#./-]+\w+)*")
+_LINKS = "'+#./-"
 _JOINERS = "'+#./-_"
 _CJK_RUN: re.Pattern[str] | None = None
 
@@ -48,6 +51,8 @@ _CJK_RUN: re.Pattern[str] | None = None
 def _cjk_run_pattern() -> re.Pattern[str]:
     global _CJK_RUN
     if _CJK_RUN is None:
+        import re
+
         chars = "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES)
         _CJK_RUN = re.compile(f"[{chars}]+")
     return _CJK_RUN
@@ -121,10 +126,55 @@ def _split_scripts(word: str) -> list[str]:
     return [part for part in cleaned if part]
 
 
+def _is_word_char(ch: str) -> bool:
+    """``re``'s ``\\w`` for str patterns: alphanumeric in Unicode, or ``_``."""
+    return ch.isalnum() or ch == "_"
+
+
+def word_runs(text: str) -> list[str]:
+    """``re.findall(r"\\w+(?:['+#./-]+\\w+)*", text)`` without ``re`` (a test pins the equality)."""
+    runs: list[str] = []
+    n = len(text)
+    i = 0
+    while i < n:
+        if not _is_word_char(text[i]):
+            i += 1
+            continue
+        start = i
+        while i < n and _is_word_char(text[i]):
+            i += 1
+        while True:  # more joiners-then-word-characters belong to the same word
+            j = i
+            while j < n and text[j] in _LINKS:
+                j += 1
+            if j in (i, n) or not _is_word_char(text[j]):
+                break
+            i = j
+            while i < n and _is_word_char(text[i]):
+                i += 1
+        runs.append(text[start:i])
+    return runs
+
+
+def alnum_runs(text: str) -> list[str]:
+    """``re.findall(r"[^\\W_]+", text)`` without ``re``: maximal runs of alphanumerics."""
+    runs: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if ch.isalnum():
+            current.append(ch)
+        elif current:
+            runs.append("".join(current))
+            current = []
+    if current:
+        runs.append("".join(current))
+    return runs
+
+
 def split_words(text: str) -> list[str]:
     """Split free text into words: CJK runs and Latin/digit words (``gen-itgc`` stays whole)."""
     words: list[str] = []
-    for match in _WORD.findall(nfc(text)):
+    for match in word_runs(nfc(text)):
         if is_cjk(match):
             words.extend(_split_scripts(match))
         else:
@@ -151,12 +201,10 @@ def fts_phrase(term: str) -> str | None:
                 pieces.append(f'"{grams}"')
         else:
             # unicode61 drops the punctuation; quotes are doubled so nothing escapes the string.
-            token_text = " ".join(_WORD_CHARS.findall(word))
+            token_text = " ".join(alnum_runs(word))
             if token_text:
                 pieces.append('"' + token_text.replace('"', '""') + '"')
     if not pieces:
         return None
     return pieces[0] if len(pieces) == 1 else "(" + " AND ".join(pieces) + ")"
 
-
-_WORD_CHARS = re.compile(r"[^\W_]+")
