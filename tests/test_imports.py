@@ -100,3 +100,22 @@ def test_unusual_argv_still_goes_through_argparse(indexed: tuple[Path, Path]) ->
     vault, db = indexed
     names = imported_modules("lookup", "cobra", "--no-ref", "--vault", vault, "--db", db)
     assert "argparse" in names
+
+
+def test_installed_command_imports_neither_re_nor_argparse(indexed: tuple[Path, Path]) -> None:
+    """The `notedex` launcher itself (not pip's entry-point wrapper, which imports re first)."""
+    vault, db = indexed
+    launcher = Path(sys.executable).parent / "notedex"
+    if not launcher.exists():
+        pytest.skip("notedex is not installed next to this interpreter")
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", str(launcher), "lookup", "cobra", "--no-refresh",
+         "--vault", str(vault), "--db", str(db)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Cobra" in proc.stdout
+    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    assert "notedex.cli" in names
+    assert {"re", "argparse", "sqlite3", "json"} & names == set()
