@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from notedex.daemon.batcher import HOLD_CAP
 from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, run_cli, wait_until, write
 
 # -- harness ---------------------------------------------------------------------------------
@@ -227,17 +228,22 @@ def test_in_place_write_in_two_halves(daemons: Daemons, small_vault: Path, db_pa
     run = daemons.start()
     text = note("Alpha in place", tags="slow", links="[[b]] [[c]]").encode()
     half = len(text) // 2
+    started = time.monotonic()
     with open(small_vault / "a.md", "r+b") as handle:
         handle.truncate(0)
         handle.write(text[:half])
-        handle.flush()
-        os.fsync(handle.fileno())
+        handle.flush()  # visible to readers now; no fsync, which can stall for seconds on CI
         time.sleep(0.5)  # the scenario: a slow writer pauses mid-file (not a wait for the daemon)
         handle.write(text[half:])
+    held_for = time.monotonic() - started
     assert_converges(small_vault, db_path, tmp_path, run=run)
-    # Read after the close event: the half-written file was never indexed on its own.
+    # Read after the close event: the half-written file was never indexed on its own. The
+    # hold is capped (HOLD_CAP, 2 s) so that a writer that never closes cannot hide a file:
+    # on a machine so loaded that the 0.5 s pause stretched past the cap, one early read of
+    # the half is the designed behaviour, and only convergence (above) is checked.
     batches = [b for b in run.find("batch") if "a.md" in b["sample"]]
-    assert len(batches) == 1, batches
+    if held_for < HOLD_CAP * 0.75:
+        assert len(batches) == 1, (held_for, batches)
 
 
 # -- moves and deletions ----------------------------------------------------------------------

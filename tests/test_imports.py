@@ -83,7 +83,8 @@ def test_the_check_can_fail(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     [
         ("lookup", "cobra", "--no-refresh"),
         ("lookup", "--json", "cli", "framework", "--limit", "3", "--no-refresh"),
-        ("health", "--json"),
+        ("health", "--json", "--no-refresh"),
+        ("health", "--json"),  # without a daemon: the refresh check reads JSON config, fine
         ("search", "cobra", "--no-refresh"),
     ],
     ids=lambda c: " ".join(c),
@@ -93,6 +94,9 @@ def test_ordinary_queries_skip_argparse(indexed: tuple[Path, Path], command: tup
     names = imported_modules(*command, "--vault", vault, "--db", db)
     assert "argparse" not in names
     assert "notedex.arguments" not in names
+    if command[0] in ("lookup", "health") and "--no-refresh" in command:
+        # Neither the word scanner nor the compact JSON needs re (nor json, which imports it).
+        assert {"re", "json"} & names == set()
 
 
 def test_unusual_argv_still_goes_through_argparse(indexed: tuple[Path, Path]) -> None:

@@ -12,16 +12,33 @@ if TYPE_CHECKING:
 
 
 def emit_json(data: Any, out: TextIO | None = None) -> None:
-    import json  # only the --json path pays for it
-
     out = out or sys.stdout
     if out.isatty():
+        import json  # for people: indented (json's pure-Python path, fine at terminal sizes)
+
         out.write(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     else:
-        # Compact for pipes: only indent=None takes json's C encoder, about 10x faster on a
-        # large vault's health report than the pure-Python indenting one.
-        out.write(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str))
+        out.write(compact_json(data))
     out.write("\n")
+
+
+def compact_json(data: Any) -> str:
+    """``json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)``, sooner.
+
+    What agents read. ``import json`` brings ``re`` and its dependencies, about 5 ms of every
+    ``--json`` query here, to encode with a C function ``_json`` exposes directly. So call
+    that function; a test pins byte-equality with ``json.dumps``, and any interpreter whose
+    ``_json`` differs falls back to ``json.dumps`` itself.
+    """
+    try:
+        from _json import encode_basestring, make_encoder
+
+        encode = make_encoder(None, str, encode_basestring, None, ":", ",", False, False, True)
+        return "".join(encode(data, 0))
+    except (ImportError, TypeError):
+        import json
+
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 class Renderer:
