@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -345,11 +346,15 @@ def mask_excluded(body: str) -> tuple[str, frozenset[int]]:
 # The `!` of an embed is checked by hand: a leading optional char defeats the fast search.
 _WIKILINK = re.compile(r"\[\[((?:[^\[\]\n]|\[(?!\[)|\](?!\]))+)\]\]")
 _MARKDOWN_LINK = re.compile(
-    r"\[(?P<text>[^\[\]\n]*)\]\([ \t]*"
+    # Link text may hold balanced brackets (CommonMark), one level: `[a [b] c](x.md)` and
+    # the linked image `[![alt](pic.png)](Note.md)`.
+    r"\[(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\([ \t]*"
     r"(?:<(?P<angled>[^<>\n]*)>|(?P<plain>[^\s<>()]*(?:\([^\s<>()]*\)[^\s<>()]*)*))"
     r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"""
 )
 _URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{1,31}:")
+# A CommonMark URI autolink, `<https://x.y/>`: not an internal link, but a link a tag may follow.
+_AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*>")
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 
@@ -396,11 +401,28 @@ def _markdown_target(dest: str) -> tuple[str, str | None] | None:
     return linkpath, subpath
 
 
+def _markdown_links(masked: str) -> Iterator[re.Match[str]]:
+    """Every ``[t](dest)`` match, and those nested in a match's text (a linked image)."""
+    pending = [(0, len(masked))]
+    while pending:
+        position, end = pending.pop()
+        for match in _MARKDOWN_LINK.finditer(masked, position, end):
+            if masked.startswith("[[", match.start()):
+                continue  # `[[a]](b.md)`: the brackets belong to the wikilink
+            yield match
+            if "](" in match["text"]:
+                pending.append((match.start("text"), match.end("text")))
+
+
 # (start, end, kind, linkpath, subpath, display): offsets into the body.
 _Occurrence = tuple[int, int, LinkKind, str, str | None, str | None]
 
 
-def _find_links(body: str, masked: str, table_rows: frozenset[int]) -> list[_Occurrence]:
+def _find_links(
+    body: str, masked: str, table_rows: frozenset[int], external_ends: list[int]
+) -> list[_Occurrence]:
+    """Internal link occurrences in file order; ``external_ends`` gets where each external
+    Markdown link ends (a tag may start there, SEMANTICS 4)."""
     found: list[_Occurrence] = []
     if "[[" in masked:
         line_index = counted_to = 0  # matches come in order: count newlines once overall
@@ -421,10 +443,11 @@ def _find_links(body: str, masked: str, table_rows: frozenset[int]) -> list[_Occ
             else:
                 found.append((start, end, "wikilink", *parts))
     if "](" in masked:
-        for match in _MARKDOWN_LINK.finditer(masked):
+        for match in _markdown_links(masked):
             group = "plain" if match.start("angled") < 0 else "angled"
             target = _markdown_target(body[match.start(group) : match.end(group)])
             if target is None:
+                external_ends.append(match.end())
                 continue
             start, end = match.span()
             text = body[match.start("text") : match.end("text")]
@@ -451,22 +474,33 @@ _TAG_AT = re.compile("#(" + _TAG_BODY + ")")
 _ALL_DIGITS = re.compile(r"[0-9]+")
 
 
-def _find_tags(masked: str, links: list[_Occurrence]) -> list[str]:
+def _find_tags(masked: str, links: list[_Occurrence], external_ends: list[int]) -> list[str]:
     if "#" not in masked:
         return []
+    if "<" in masked:
+        external_ends = external_ends + [m.end() for m in _AUTOLINK.finditer(masked)]
     starts = [link[0] for link in links]
+    # reach[i]: the furthest end among links[0..i] (a linked image nests one link in another)
+    reach: list[int] = []
+    for link in links:
+        reach.append(max(link[1], reach[-1]) if reach else link[1])
+
+    def inside_a_link(position: int) -> bool:
+        index = bisect_right(starts, position) - 1
+        return index >= 0 and position < reach[index]
+
     found: list[tuple[int, str]] = []
     for match in _TAG.finditer(masked):
         position = match.start()
-        index = bisect_right(starts, position) - 1
-        if index >= 0 and position < links[index][1]:
+        if inside_a_link(position):
             continue  # inside a link's text or target
         found.append((position, match.group(1)))
-    for link in links:
-        after = _TAG_AT.match(masked, link[1])
-        if after:
-            found.append((link[1], after.group(1)))
-    if len(links) > 0:
+    # SEMANTICS 4: a tag may start right after a link, internal or not (`[t](https://x)#tag`).
+    for end in (*(link[1] for link in links), *external_ends):
+        after = _TAG_AT.match(masked, end)
+        if after and not inside_a_link(end):
+            found.append((end, after.group(1)))
+    if links or external_ends:
         found.sort()
     return [
         unicodedata.normalize("NFC", name)
@@ -546,7 +580,8 @@ def scan_body(body: str, first_line: int = 1) -> BodyScan:
     if "[" not in body and "#" not in body and "=" not in body:
         return _EMPTY_SCAN  # no link, tag or heading can exist
     masked, table_rows = mask_excluded(body)
-    occurrences = _find_links(body, masked, table_rows) if "[" in masked else []
+    external_ends: list[int] = []
+    occurrences = _find_links(body, masked, table_rows, external_ends) if "[" in masked else []
     links: list[Link] = []
     line = first_line
     counted_to = 0
@@ -555,6 +590,6 @@ def scan_body(body: str, first_line: int = 1) -> BodyScan:
         counted_to = start
         column = start - body.rfind("\n", 0, start)  # 1-based: rfind is -1 on line 1
         links.append(Link(kind, body[start:end], linkpath, subpath, display, line, column))
-    tags = _find_tags(masked, occurrences)
+    tags = _find_tags(masked, occurrences, external_ends)
     first_h1 = _first_h1(body, masked) if "#" in masked or "=" in masked else None
     return BodyScan(tuple(links), tuple(tags), first_h1)

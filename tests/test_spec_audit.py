@@ -1,0 +1,92 @@
+"""Rules of SEMANTICS.md that an independent audit found unpinned or broken.
+
+Each test is named after the spec sentence it checks; parsing cases go through ``parse_note``
+(pure), reports through the CLI as a subprocess on a real vault.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notedex.vault.model import Note
+from notedex.vault.parse import parse_note
+from tests.helpers import run_cli, write
+
+
+def parse(text: str, path: str = "Src.md") -> Note:
+    return parse_note(text.encode("utf-8"), path)
+
+
+def tag_names(text: str) -> list[str]:
+    return [tag.name for tag in parse(text).tags]
+
+
+def link_rows(text: str) -> list[tuple[str, str, int]]:
+    return [(link.kind, link.linkpath, link.column) for link in parse(text).links]
+
+
+def cli_json(vault: Path, db: Path, *args: str, ok: tuple[int, ...] = (0,)) -> Any:
+    result = run_cli(*args, "--vault", vault, "--db", db, "--json")
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.code in ok, (result.code, result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+# --- SEMANTICS 4: "The # must start ... an inline chunk (... after a link ...)" ----------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[site](https://example.org)#after", ["after"]),
+        ("<https://example.org>#auto", ["auto"]),
+        ("[a](Note.md)#x [b](http://q.example)#y #z", ["x", "y", "z"]),
+        # still no tag inside the URL itself, nor an all-digit one after it
+        ("[site](https://example.org/#frag)", []),
+        ("<https://example.org/#frag>", []),
+        ("[site](https://example.org)#1984", []),
+    ],
+)
+def test_s4_a_tag_may_start_right_after_an_external_link(text: str, expected: list[str]) -> None:
+    assert tag_names(text) == expected
+
+
+# --- SEMANTICS 6: Markdown links `[t](dest)`; link text may hold balanced brackets ------------
+
+
+def test_s6_linked_image_gives_the_image_embed_and_the_link() -> None:
+    text = "[![badge](img/pic.png)](Note.md)"
+    assert link_rows(text) == [("markdown", "Note.md", 1), ("markdown-embed", "img/pic.png", 2)]
+
+
+def test_s6_markdown_link_text_with_brackets_is_a_link() -> None:
+    assert link_rows("see [the [draft] plan](Plan.md)") == [("markdown", "Plan.md", 5)]
+
+
+def test_s6_wikilink_brackets_are_not_reused_by_a_markdown_link() -> None:
+    assert link_rows("[[A]](B.md)") == [("wikilink", "A", 1)]
+
+
+def test_s6_no_tag_inside_a_linked_image_text() -> None:
+    assert tag_names("[![a](p.png) #inside](Note.md) #outside") == ["outside"]
+
+
+def test_s8_note_reached_only_through_a_linked_image_is_not_an_orphan(tmp_path: Path) -> None:
+    vault, db = tmp_path / "v", tmp_path / "db.sqlite"
+    write(vault / ".obsidian" / "app.json", "{}")
+    write(vault / "Target.md", "target\n")
+    write(vault / "Readme.md", "[![build](img/badge.png)](Target.md)\n")
+    (vault / "img").mkdir()
+    (vault / "img" / "badge.png").write_bytes(b"\x89PNG")
+    health = cli_json(vault, db, "health")
+    assert health["orphanNotes"] == []
+    assert [n["path"] for n in health["unlinkedNotes"]] == ["Readme.md"]
+    shown = cli_json(vault, db, "show", "Readme.md")
+    assert [(lk["target"], lk["broken"]) for lk in shown["links"]] == [
+        ("Target.md", False),
+        ("img/badge.png", False),
+    ]
