@@ -7,6 +7,7 @@ Each test is named after the spec sentence it checks; parsing cases go through `
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,32 @@ def test_s8_note_reached_only_through_a_linked_image_is_not_an_orphan(tmp_path: 
         ("Target.md", False),
         ("img/badge.png", False),
     ]
+
+
+# --- SEMANTICS 1/3/5: text that macOS may write decomposed (NFD) is stored NFC ---------------
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def test_s3_title_h1_and_text_properties_are_nfc_like_paths_and_tags() -> None:
+    note = parse(
+        f"---\ntitle: {nfd('Déjà Vu')}\ntype: {nfd('réunion')}\nid: {nfd('été-1')}\n"
+        f"status: {nfd('brouillon à revoir')}\n---\n# {nfd('Résumé')}\n"
+    )
+    assert (note.title, note.frontmatter_title, note.first_h1) == ("Déjà Vu", "Déjà Vu", "Résumé")
+    assert (note.type, note.id, note.status) == ("réunion", "été-1", "brouillon à revoir")
+
+
+def test_s5_aliases_are_nfc_and_an_nfd_twin_is_not_a_second_alias() -> None:
+    note = parse(f"---\naliases: [{nfd('Café Crème')}, Café Crème]\n---\n")
+    assert note.aliases == ("Café Crème",)
+
+
+def test_s3_scan_type_filter_finds_a_type_written_nfd(tmp_path: Path) -> None:
+    vault, db = tmp_path / "v", tmp_path / "db.sqlite"
+    write(vault / ".obsidian" / "app.json", "{}")
+    write(vault / "Meeting.md", f"---\ntype: {nfd('réunion')}\n---\n")
+    scan = cli_json(vault, db, "scan", "--type", "réunion")
+    assert [(n["path"], n["type"]) for n in scan["notes"]] == [("Meeting.md", "réunion")]

@@ -428,7 +428,7 @@ def text_property(values: dict[str, Any], key: str, warnings: list[Problem]) -> 
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return value.strip() or None
+        return unicodedata.normalize("NFC", value.strip()) or None
     if isinstance(value, int | float | dt.date):
         return str(json_safe(value))
     warnings.append(
@@ -501,7 +501,7 @@ def frontmatter_aliases(values: dict[str, Any], warnings: list[Problem]) -> list
     aliases: list[str] = []
     for item in items:
         if isinstance(item, str):
-            alias = item.strip()
+            alias = unicodedata.normalize("NFC", item.strip())
             if alias and alias not in aliases:
                 aliases.append(alias)
         elif item is not None:

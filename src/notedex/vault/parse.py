@@ -20,6 +20,7 @@ from notedex.vault.frontmatter import (
 )
 from notedex.vault.markdown import scan_body
 from notedex.vault.model import Note, Problem, Tag
+from notedex.vault.text import nfc
 
 __all__ = ["DEFAULT_MAX_BYTES", "note_stem", "parse_note", "read_note"]
 
@@ -120,12 +121,13 @@ def _parse(data: bytes, path: str, content_hash: str) -> Note:
 
     stem = note_stem(path)
     raw_title = values.get("title")
-    frontmatter_title = raw_title.strip() or None if isinstance(raw_title, str) else None
+    # Text as macOS may write it (NFD) is compared and filtered NFC, like paths and tags.
+    frontmatter_title = nfc(raw_title.strip()) or None if isinstance(raw_title, str) else None
     return Note(
         path=path,
         stem=stem,
         frontmatter_title=frontmatter_title,
-        first_h1=scan.first_h1,
+        first_h1=nfc(scan.first_h1) if scan.first_h1 else None,
         title=frontmatter_title or stem,  # SEMANTICS 3
         id=note_id,
         type=note_type,
