@@ -120,3 +120,40 @@ def test_s3_scan_type_filter_finds_a_type_written_nfd(tmp_path: Path) -> None:
     write(vault / "Meeting.md", f"---\ntype: {nfd('réunion')}\n---\n")
     scan = cli_json(vault, db, "scan", "--type", "réunion")
     assert [(n["path"], n["type"]) for n in scan["notes"]] == [("Meeting.md", "réunion")]
+
+
+# --- SEMANTICS 6: "Not links, not tags: ... indented code blocks" -----------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\n    [[x]] #t\n",  # after a thematic break
+        "***\n    [[x]] #t\n",
+        "* * *\n    [[x]] #t\n",
+        "___\n    [[x]] #t\n",
+        "Intro\n---\n    [[x]] #t\n",  # after a setext heading
+        "Intro\n===\n    [[x]] #t\n",
+        "- item\n---\n    [[x]] #t\n",  # the break ends the list
+        "-foo is not a list item\n\n    [[x]] #t\n",  # a marker needs a space after it
+        "+1 vote\n\n    [[x]] #t\n",
+        "1.5 items\n\n    [[x]] #t\n",
+    ],
+)
+def test_s6_indented_code_after_a_break_heading_or_non_list_paragraph(text: str) -> None:
+    note = parse(text)
+    assert (note.links, note.tags) == ((), ())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- item\n\n    [[x]] #t\n",  # list continuation, not code
+        "Intro\n    [[x]] #t\n",  # paragraph continuation
+        "- a\n  ---\n    [[x]] #t\n",  # a break inside the item keeps the list open
+    ],
+)
+def test_s6_indented_lines_that_are_not_code_still_link(text: str) -> None:
+    note = parse(text)
+    assert [link.linkpath for link in note.links] == ["x"]
+    assert [tag.name for tag in note.tags] == ["t"]

@@ -37,9 +37,14 @@ _FENCE_CLOSE = re.compile(r"(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*\r?$")
 _QUOTED = re.compile(r"[ \t]*>")
 _MATH_OPEN = re.compile(r"(?:[ \t]*>)*[ \t]*\$\$")
 _INDENTED = re.compile(r"(?: {4}| {0,3}\t)")
-_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|\r?$)")
 _QUOTE_PREFIX = re.compile(r"(?: {0,3}> ?)+")
-_LIST_ITEM_CONTENT = re.compile(r"(?P<lead>[ \t]*)(?P<marker>[-+*]|\d{1,9}[.)])(?P<gap>[ \t]*)")
+# A list marker is followed by a space or tab, or ends the line: `-foo` and `1.5` are text.
+_LIST_ITEM_CONTENT = re.compile(
+    r"(?P<lead>[ \t]*)(?P<marker>[-+*]|\d{1,9}[.)])(?P<gap>[ \t]+|(?=\r?$))"
+)
+# `---`, `***`, `_ _ _`: a thematic break, not a list item; it ends a paragraph.
+_THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\r?$")
+_SETEXT_UNDERLINE = re.compile(r" {0,3}(?:=+|-+)[ \t]*\r?$")
 _ATX_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|\r?$)")
 _PIPE_ROW = re.compile(r"(?:[ \t]*>)*[ \t]*\|")
 _TABLE_DELIMITER = re.compile(
@@ -61,7 +66,7 @@ _HTML_BLOCK_OPEN = re.compile(
 
 
 # Every block construct, list item, heading, table row or blank line starts with one of these.
-_BLOCK_FIRST_CHARS = frozenset(" \t\r>`~$<|-+*:#0123456789") | {""}
+_BLOCK_FIRST_CHARS = frozenset(" \t\r>`~$<|-+*:#0123456789_=") | {""}
 
 
 def _indent_width(line: str) -> int:
@@ -205,7 +210,16 @@ def _scan_blocks(lines: list[str]) -> _Blocks:
             continue
         if _ATX_HEADING.match(line):
             can_indent = True
-        item = _LIST_ITEM_CONTENT.match(line)
+        item = None
+        if _THEMATIC_BREAK.match(line) or (
+            _SETEXT_UNDERLINE.match(line)
+            and index > 0
+            and lines[index - 1].strip()
+            and index - 1 not in masked
+        ):
+            can_indent = True  # the paragraph (if any) ended: indented code may follow
+        else:
+            item = _LIST_ITEM_CONTENT.match(line)
         if item:
             in_list = True
             list_indent = _list_content_indent(item)
