@@ -157,3 +157,23 @@ def test_s6_indented_lines_that_are_not_code_still_link(text: str) -> None:
     note = parse(text)
     assert [link.linkpath for link in note.links] == ["x"]
     assert [tag.name for tag in note.tags] == ["t"]
+
+
+# --- SEMANTICS 4: "The # must start the line or an inline chunk" -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (">#quoted", ["quoted"]),  # the line start inside a blockquote
+        (">>#deep", ["deep"]),
+        ("> [!note] Title\n>#incallout", ["incallout"]),
+        ("|#head|b|\n|-|-|\n|#cell|x|", ["head", "cell"]),  # a table cell's start
+        # still not tags: mid-word after > or |, outside a quote or a table
+        ("a>#no x|#no <b>#no</b>", []),
+        (">#1984", []),
+        ("># Heading", []),
+    ],
+)
+def test_s4_a_tag_may_start_a_quoted_line_or_a_table_cell(text: str, expected: list[str]) -> None:
+    assert tag_names(text) == expected

@@ -485,10 +485,19 @@ _TAG_BODY = (
 # handled separately because link text is masked for tags.
 _TAG = re.compile(r"#(?<![^\s*_]#)(" + _TAG_BODY + ")")
 _TAG_AT = re.compile("#(" + _TAG_BODY + ")")
+# The line start inside a blockquote or callout (`>#tag`) and a table cell start (`|#tag`)
+# also begin an inline chunk; `_find_tags` checks which of the two it is.
+_TAG_AFTER_MARK = re.compile(r"(?<=[>|])#(" + _TAG_BODY + ")")
+_QUOTE_MARKS = re.compile(r"[ \t>]*")
 _ALL_DIGITS = re.compile(r"[0-9]+")
 
 
-def _find_tags(masked: str, links: list[_Occurrence], external_ends: list[int]) -> list[str]:
+def _find_tags(
+    masked: str,
+    links: list[_Occurrence],
+    external_ends: list[int],
+    table_rows: frozenset[int] = frozenset(),
+) -> list[str]:
     if "#" not in masked:
         return []
     if "<" in masked:
@@ -509,13 +518,25 @@ def _find_tags(masked: str, links: list[_Occurrence], external_ends: list[int]) 
         if inside_a_link(position):
             continue  # inside a link's text or target
         found.append((position, match.group(1)))
+    if ">#" in masked or "|#" in masked:
+        line_index = counted_to = 0  # matches come in order: count newlines once overall
+        for match in _TAG_AFTER_MARK.finditer(masked):
+            position = match.start()
+            if masked[position - 1] == ">":
+                line_start = masked.rfind("\n", 0, position) + 1
+                chunk_start = _QUOTE_MARKS.fullmatch(masked, line_start, position) is not None
+            else:
+                line_index += masked.count("\n", counted_to, position)
+                counted_to = position
+                chunk_start = line_index in table_rows
+            if chunk_start and not inside_a_link(position):
+                found.append((position, match.group(1)))
     # SEMANTICS 4: a tag may start right after a link, internal or not (`[t](https://x)#tag`).
     for end in (*(link[1] for link in links), *external_ends):
         after = _TAG_AT.match(masked, end)
         if after and not inside_a_link(end):
             found.append((end, after.group(1)))
-    if links or external_ends:
-        found.sort()
+    found.sort()
     return [
         unicodedata.normalize("NFC", name)
         for _pos, name in found
@@ -604,6 +625,6 @@ def scan_body(body: str, first_line: int = 1) -> BodyScan:
         counted_to = start
         column = start - body.rfind("\n", 0, start)  # 1-based: rfind is -1 on line 1
         links.append(Link(kind, body[start:end], linkpath, subpath, display, line, column))
-    tags = _find_tags(masked, occurrences, external_ends)
+    tags = _find_tags(masked, occurrences, external_ends, table_rows)
     first_h1 = _first_h1(body, masked) if "#" in masked or "=" in masked else None
     return BodyScan(tuple(links), tuple(tags), first_h1)
