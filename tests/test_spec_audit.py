@@ -177,3 +177,9 @@ def test_s6_indented_lines_that_are_not_code_still_link(text: str) -> None:
 )
 def test_s4_a_tag_may_start_a_quoted_line_or_a_table_cell(text: str, expected: list[str]) -> None:
     assert tag_names(text) == expected
+
+
+def test_s6_markdown_link_text_may_wrap_within_its_paragraph() -> None:
+    # SEMANTICS 6 asks "on one line" of wikilinks only; CommonMark link text may wrap.
+    note = parse("see [the\nplan](Plan.md) and [not\n\na link](X.md)")
+    assert [(link.linkpath, link.line, link.column) for link in note.links] == [("Plan.md", 1, 5)]

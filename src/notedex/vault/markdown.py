@@ -361,8 +361,8 @@ def mask_excluded(body: str) -> tuple[str, frozenset[int]]:
 _WIKILINK = re.compile(r"\[\[((?:[^\[\]\n]|\[(?!\[)|\](?!\]))+)\]\]")
 _MARKDOWN_LINK = re.compile(
     # Link text may hold balanced brackets (CommonMark), one level: `[a [b] c](x.md)` and
-    # the linked image `[![alt](pic.png)](Note.md)`.
-    r"\[(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\([ \t]*"
+    # the linked image `[![alt](pic.png)](Note.md)`; it may wrap within its paragraph.
+    rf"\[(?P<text>(?:[^\[\]\n]|{_BLANK_LINE_AHEAD}|\[[^\[\]\n]*\])*)\]\([ \t]*"
     r"(?:<(?P<angled>[^<>\n]*)>|(?P<plain>[^\s<>()]*(?:\([^\s<>()]*\)[^\s<>()]*)*))"
     r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"""
 )
