@@ -183,3 +183,26 @@ def test_s6_markdown_link_text_may_wrap_within_its_paragraph() -> None:
     # SEMANTICS 6 asks "on one line" of wikilinks only; CommonMark link text may wrap.
     note = parse("see [the\nplan](Plan.md) and [not\n\na link](X.md)")
     assert [(link.linkpath, link.line, link.column) for link in note.links] == [("Plan.md", 1, 5)]
+
+
+# --- SEMANTICS 1 + 8: excluded files are "left out of reports" -----------------------------
+
+
+def test_s8_a_link_from_an_excluded_note_does_not_save_a_note_from_the_orphan_list(
+    tmp_path: Path,
+) -> None:
+    # Obsidian's graph (whose "Orphans" SEMANTICS 8 follows) hides excluded files and their
+    # edges; notedex's own graph leaves them out too, so health must agree with it.
+    vault, db = tmp_path / "v", tmp_path / "db.sqlite"
+    write(vault / ".obsidian" / "app.json", '{"userIgnoreFilters": ["Archive/"]}')
+    write(vault / "Archive" / "Old.md", "[[Target]] [[Linker]]\n")
+    write(vault / "Target.md", "no links\n")
+    write(vault / "Linker.md", "[[Elsewhere]]\n")
+    health = cli_json(vault, db, "health", ok=(1,))
+    assert [n["path"] for n in health["orphanNotes"]] == ["Target.md"]
+    assert [n["path"] for n in health["unlinkedNotes"]] == ["Linker.md"]
+    graph = cli_json(vault, db, "graph")
+    assert all(edge["target"] != "Target.md" for edge in graph["edges"])
+    # the link still resolves and is still a backlink of the note itself
+    shown = cli_json(vault, db, "show", "Target.md")
+    assert [b["source"] for b in shown["backlinks"]] == ["Archive/Old.md"]

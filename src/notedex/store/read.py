@@ -23,6 +23,11 @@ _NOTE_COLUMNS = """
 
 # A reference to another file: not a [[#heading]] self-link, not a link that lands on its source.
 _OUTGOING = "l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)"
+# SEMANTICS 1/8: a link from an excluded note is no incoming link in the reports (Obsidian's
+# graph hides excluded files, edges included); the partial index notes_excluded answers it.
+_INCOMING = """SELECT 1 FROM links l
+                          WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
+                            AND l.source_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"""
 
 
 def meta(conn: sqlite3.Connection) -> dict[str, str]:
@@ -132,8 +137,7 @@ def orphans(conn: sqlite3.Connection) -> list[Row]:
         f"""
         SELECT f.path, n.title FROM notes n JOIN files f ON f.id = n.file_id
         WHERE n.excluded = 0
-          AND NOT EXISTS (SELECT 1 FROM links l
-                          WHERE l.target_id = n.file_id AND l.source_id <> n.file_id)
+          AND NOT EXISTS ({_INCOMING})
           AND NOT EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {_OUTGOING})
         ORDER BY f.path
         """
@@ -146,8 +150,7 @@ def unlinked(conn: sqlite3.Connection) -> list[Row]:
         f"""
         SELECT f.path, n.title FROM notes n JOIN files f ON f.id = n.file_id
         WHERE n.excluded = 0
-          AND NOT EXISTS (SELECT 1 FROM links l
-                          WHERE l.target_id = n.file_id AND l.source_id <> n.file_id)
+          AND NOT EXISTS ({_INCOMING})
           AND EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {_OUTGOING})
         ORDER BY f.path
         """
@@ -167,8 +170,7 @@ def notes_without_backlinks(conn: sqlite3.Connection) -> list[Row]:
                    AS has_outgoing
         FROM notes n JOIN files f ON f.id = n.file_id
         WHERE n.excluded = 0
-          AND NOT EXISTS (SELECT 1 FROM links l
-                          WHERE l.target_id = n.file_id AND l.source_id <> n.file_id)
+          AND NOT EXISTS ({_INCOMING})
         ORDER BY f.path
         """
     ).fetchall()
