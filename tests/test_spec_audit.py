@@ -206,3 +206,15 @@ def test_s8_a_link_from_an_excluded_note_does_not_save_a_note_from_the_orphan_li
     # the link still resolves and is still a backlink of the note itself
     shown = cli_json(vault, db, "show", "Target.md")
     assert [b["source"] for b in shown["backlinks"]] == ["Archive/Old.md"]
+
+
+def test_s4_tag_and_type_filters_accept_an_argument_typed_nfd(tmp_path: Path) -> None:
+    # Paths and tags are NFC (SEMANTICS 1, 4); a macOS terminal can hand us NFD arguments.
+    vault, db = tmp_path / "v", tmp_path / "db.sqlite"
+    write(vault / ".obsidian" / "app.json", "{}")
+    write(vault / "Summer.md", "---\ntype: réunion\n---\n#été/juillet\n")
+    for args in (("--tag", nfd("été")), ("--tag", nfd("ÉTÉ/Juillet")), ("--type", nfd("réunion"))):
+        scan = cli_json(vault, db, "scan", *args)
+        assert [n["path"] for n in scan["notes"]] == ["Summer.md"], args
+    found = cli_json(vault, db, "lookup", "summer", "--tag", nfd("été"), "--type", nfd("réunion"))
+    assert [c["path"] for c in found["candidates"]] == ["Summer.md"]

@@ -63,9 +63,16 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
     return dict(zip(keys, (int(v) for v in row), strict=True))
 
 
+def _nfc(text: str) -> str:
+    import unicodedata  # already loaded by vault.text on the query path
+
+    return unicodedata.normalize("NFC", text)
+
+
 def _tag_filter(column: str, tag: str, params: list[Any]) -> str:
     """SQL that keeps notes with ``tag``; SEMANTICS 4: nested a/b/c also counts for a and a/b."""
-    key = tag.lstrip("#").lower()
+    # keys are stored NFC + lower(): a tag typed or pasted NFD (macOS) must find them
+    key = _nfc(tag.lstrip("#")).lower()
     params += [key, key + "/", key + "0"]
     return f"{column} IN (SELECT file_id FROM tags WHERE tag_key = ? OR (tag_key > ? AND tag_key < ?))"
 
@@ -83,7 +90,7 @@ def notes(
         where.append(_tag_filter("n.file_id", tag, params))
     if note_type:
         where.append("n.type = ?")
-        params.append(note_type)
+        params.append(_nfc(note_type))  # types are stored NFC
     sql = f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -348,7 +355,7 @@ def ranked_field_hits(
     where = ["n.excluded = 0"]
     if note_type:
         where.append("n.type = ?")
-        params.append(note_type)
+        params.append(_nfc(note_type))
     if tag:
         where.append(_tag_filter("a.file_id", tag, params))
     params.append(limit)
