@@ -218,3 +218,24 @@ def test_s4_tag_and_type_filters_accept_an_argument_typed_nfd(tmp_path: Path) ->
         assert [n["path"] for n in scan["notes"]] == ["Summer.md"], args
     found = cli_json(vault, db, "lookup", "summer", "--tag", nfd("été"), "--type", nfd("réunion"))
     assert [c["path"] for c in found["candidates"]] == ["Summer.md"]
+
+
+# --- SEMANTICS 6: wikilink inner text; "rejected if the inner text contains [[" ---------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a `$` or a backtick in a note name must not open math or code across two links
+        ("[[Price A$]] and [[Price B$]]", ["Price A$", "Price B$"]),
+        ("[[a`b]] and [[c`d]]", ["a`b", "c`d"]),
+        # "Drop one trailing \\ from the target": also when nothing follows it
+        ("[[Note\\]]", ["Note"]),
+        # code, math and escapes that start first still win
+        ("`[[x]]` $[[y]]$ \\[\\[z\\]\\] [[ok]]", ["ok"]),
+    ],
+)
+def test_s6_a_wikilink_that_starts_first_keeps_its_text(text: str, expected: list[str]) -> None:
+    links = parse(text).links
+    assert [link.linkpath for link in links] == expected
+    assert all("[[" not in link.linkpath and "]]" not in link.linkpath for link in links)

@@ -290,21 +290,38 @@ class _CodeSpans:
 
 
 class _RegexSpans:
-    def __init__(self, pattern: re.Pattern[str]) -> None:
+    def __init__(self, pattern: re.Pattern[str], excluded: bool = True) -> None:
         self._pattern = pattern
+        self._excluded = excluded
 
     def search(self, text: str, position: int) -> _Span | None:
         match = self._pattern.search(text, position)
-        return None if match is None else (match.start(), match.end(), True)
+        return None if match is None else (match.start(), match.end(), self._excluded)
 
 
 def _blank(text: str) -> str:
     return _NOT_NEWLINE.sub(" ", text)
 
 
-def _inline_exclusions(text: str) -> list[tuple[int, int]]:
-    """Spans of escapes, code spans and math, scanning left to right (SEMANTICS 6)."""
+def _span_hides_a_wikilink_end(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether a span that starts inside a wikilink hides its closing ``]]`` (or runs past)."""
+    starts = [start for start, _end in spans]
+    for match in _WIKILINK.finditer(text):
+        link_start, link_end = match.span()
+        index = bisect_right(starts, link_start)  # the first span starting inside the link
+        while index < len(spans) and spans[index][0] < link_end:
+            if spans[index][1] > link_end - 2:
+                return True
+            index += 1
+    return False
+
+
+def _inline_exclusions(text: str, *, wikilinks: bool = False) -> list[tuple[int, int]]:
+    """Spans of escapes, code spans and math, scanning left to right (SEMANTICS 6); with
+    ``wikilinks``, a wikilink that starts first also keeps its text from them."""
     scanners: list[_CodeSpans | _RegexSpans] = []
+    if wikilinks:
+        scanners.append(_RegexSpans(_WIKILINK, excluded=False))
     if "\\" in text:
         scanners.append(_RegexSpans(_ESCAPE))
     if "`" in text:
@@ -343,15 +360,30 @@ def mask_excluded(body: str) -> tuple[str, frozenset[int]]:
     if "`" in masked or "$" in masked or "\\" in masked:
         spans = _inline_exclusions(masked)
         if spans:
-            pieces: list[str] = []
-            position = 0
-            for start, end in spans:
-                pieces.append(masked[position:start])
-                pieces.append(_blank(masked[start:end]))
-                position = end
-            pieces.append(masked[position:])
-            masked = "".join(pieces)
+            inline = _apply_spans(masked, spans)
+            # A wikilink is an inline construct too: one that starts first keeps its text,
+            # so a `$` or a backtick in a note name cannot open math or code that swallows
+            # the next link (`[[A$]] and [[B$]]` is two links, not one with `[[` inside).
+            # Only when a span hid a `]` can that have happened: then scan again with them.
+            if (
+                "[[" in masked
+                and inline.count("]") != masked.count("]")
+                and _span_hides_a_wikilink_end(masked, spans)
+            ):
+                inline = _apply_spans(masked, _inline_exclusions(masked, wikilinks=True))
+            masked = inline
     return masked, rows
+
+
+def _apply_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    pieces: list[str] = []
+    position = 0
+    for start, end in spans:
+        pieces.append(text[position:start])
+        pieces.append(_blank(text[start:end]))
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 # --- links -----------------------------------------------------------------------------------
