@@ -239,3 +239,16 @@ def test_s6_a_wikilink_that_starts_first_keeps_its_text(text: str, expected: lis
     links = parse(text).links
     assert [link.linkpath for link in links] == expected
     assert all("[[" not in link.linkpath and "]]" not in link.linkpath for link in links)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[[$[[|x ($$]]",  # math hides the second [[: the written inner text holds [[
+        "[[a`b [[c`]]",  # the same with a code span
+        "[[x \\[[ y]]",  # an escape inside
+    ],
+)
+def test_s6_no_wikilink_whose_written_inner_text_holds_brackets(text: str) -> None:
+    for link in parse(text).links:
+        assert "[[" not in link.raw[2:-2] and "]]" not in link.raw[2:-2], link

@@ -475,6 +475,8 @@ def _find_links(
         for match in _WIKILINK.finditer(masked):
             start, end = match.span()
             inner = body[start + 2 : end - 2]
+            if "[[" in inner or "]]" in inner:
+                continue  # code or math hid brackets: the written text is no wikilink (6)
             # SEMANTICS 6: in a table row an unescaped `|` splits the cell, not the link.
             if table_rows and "|" in inner and _UNESCAPED_PIPE.search(inner):
                 line_index += body.count("\n", counted_to, start)
