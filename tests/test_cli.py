@@ -322,6 +322,20 @@ def test_graph_keeps_an_unresolved_key_apart_from_a_file_of_that_name(tmp_path: 
     assert sorted((e["target"], e["count"]) for e in data["edges"]) == sorted([("Gone.md", 1), (broken["id"], 1)])
 
 
+def test_graph_labels_an_excluded_link_target_by_its_name(tmp_path: Path) -> None:
+    """SEMANTICS 1: an excluded note still resolves links; as a target node it reads like a note."""
+    vault = make_vault(tmp_path / "v", {
+        "Old/Archived plan.md": "# Archived\n",
+        "Now.md": "[[Archived plan]] ![[pic.png]]\n",
+        "pic.png": "",
+        ".obsidian/app.json": '{"userIgnoreFilters": ["Old/"]}',
+    })
+    data = json_only(run_cli("graph", "--json", "--vault", vault, "--db", tmp_path / "i.db"))
+    nodes = {n["id"]: n for n in data["nodes"]}
+    assert nodes["Old/Archived plan.md"] == {"id": "Old/Archived plan.md", "label": "Archived plan", "kind": "note"}
+    assert nodes["pic.png"]["label"] == "pic.png" and nodes["pic.png"]["kind"] == "attachment"
+
+
 # -- show -------------------------------------------------------------------------------------
 
 

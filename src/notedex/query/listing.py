@@ -58,8 +58,12 @@ def graph(conn: sqlite3.Connection) -> dict[str, Any]:
     for r in edge_rows:
         target = r["target"]
         if target is not None and target not in nodes:
-            kind = "note" if r["target_is_note"] else "attachment"
-            nodes[target] = {"id": target, "label": Path(target).name, "kind": kind}
+            # An attachment, or a note left out by "Excluded files" (it still resolves links):
+            # labelled like other nodes, a note by its name without .md, a file by its name.
+            if r["target_is_note"]:
+                nodes[target] = {"id": target, "label": Path(target).stem, "kind": "note"}
+            else:
+                nodes[target] = {"id": target, "label": Path(target).name, "kind": "attachment"}
     # An unresolved key can spell a file's path ([[Gone.md.md]] has the key Gone.md): its node
     # gets an id of its own, so a broken link never looks like an edge to that file.
     unresolved: dict[str, str] = {}
