@@ -230,6 +230,17 @@ def test_health_exits_0_without_broken_links_in_both_modes(tmp_path: Path) -> No
     assert run_cli("health", "--vault", vault, "--db", db).code == 1
 
 
+def test_health_text_keeps_each_broken_link_on_one_line(tmp_path: Path) -> None:
+    """A Markdown link's text may wrap within its paragraph; the report line does not."""
+    vault = make_vault(tmp_path / "v", {"a.md": "See [the\nplan](Gone.md) today.\n"})
+    result = run_cli("health", "--vault", vault, "--db", tmp_path / "i.db")
+    assert result.code == 1, result.stderr
+    [line] = [ln for ln in result.stdout.splitlines() if "Gone" in ln]
+    assert "a.md:1:5" in line and "[the plan](Gone.md)" in line
+    data = json_only(run_cli("health", "--json", "--vault", vault, "--db", tmp_path / "i.db"))
+    assert data["brokenLinks"][0]["text"] == "[the\nplan](Gone.md)"  # JSON keeps the raw text
+
+
 def test_health_warnings_and_errors_in_both_modes(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v",

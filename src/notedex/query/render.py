@@ -117,7 +117,8 @@ def render_scan(r: Renderer, data: dict[str, Any]) -> None:
 def render_health(r: Renderer, data: dict[str, Any]) -> None:
     r.section("Broken links", data["brokenLinkCount"])
     for b in data["brokenLinks"]:
-        r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {b['text']}  -> {b['target']} (no such note)")
+        text = " ".join(b["text"].split("\n"))  # a Markdown link's text may wrap: one line each
+        r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} (no such note)")
     r.section("Orphans: no links in or out", data["orphanCount"])
     for o in data["orphanNotes"]:
         r.line(f"  {r.path(o['path'])}")
