@@ -18,9 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from notedex.errors import IndexUnavailable
 from notedex.store.connect import apply_pragmas
@@ -31,6 +29,9 @@ from notedex.vault.parse import read_note
 from notedex.vault.resolve import Resolver, affected_name_keys, name_key
 from notedex.vault.text import fold, segment
 from notedex.vault.walk import is_excluded, load_excluded_filters
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 BATCH_SIZE = 1000
 # A large apply (a first index, a git checkout of thousands of notes) runs in bulk mode: bigger
@@ -140,6 +141,13 @@ def _parse_chunk(
 
 
 def open_writer_db(db_path: Path) -> sqlite_utils.Database:
+    """Open (creating) the index for writing, wrapped in a ``sqlite_utils.Database``."""
+    import sqlite_utils
+
+    return sqlite_utils.Database(open_writer_connection(db_path), execute_plugins=False)
+
+
+def open_writer_connection(db_path: Path) -> sqlite3.Connection:
     """Open (creating) the index for writing: WAL, synchronous=NORMAL, mode 0600, current schema."""
     conn: sqlite3.Connection | None = None
     try:
@@ -154,7 +162,6 @@ def open_writer_db(db_path: Path) -> sqlite_utils.Database:
         conn.create_function("nx_segment", 1, _segment_or_empty, deterministic=True)
         # SEMANTICS 7's fold (NFC, str.lower): SQLite's lower() folds ASCII letters only.
         conn.create_function("nx_fold", 1, fold, deterministic=True)
-        db = sqlite_utils.Database(conn, execute_plugins=False)
         if _schema_version(conn) != SCHEMA_VERSION:
             _rebuild_schema(conn, db_path)
     except (OSError, sqlite3.DatabaseError, IndexUnavailable) as exc:
@@ -169,7 +176,7 @@ def open_writer_db(db_path: Path) -> sqlite_utils.Database:
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(OSError):
             os.chmod(str(db_path) + suffix, 0o600)
-    return db
+    return conn
 
 
 def _rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
@@ -221,8 +228,8 @@ class IndexWriter:
         self.body_index = body_index
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
         self._vault_prefix = os.path.join(str(vault), "")
-        self.db = open_writer_db(db_path)
-        self.conn: sqlite3.Connection = self.db.conn
+        self.conn: sqlite3.Connection = open_writer_connection(db_path)
+        self._db: sqlite_utils.Database | None = None
         self.filters: tuple[str, ...] = ()
         self._files: dict[str, IndexedFile] = {}
         self._resolver: Resolver = Resolver(())
@@ -235,6 +242,16 @@ class IndexWriter:
             self._set_automerge(FTS_AUTOMERGE)
         if self.conn.execute("SELECT 1 FROM fts_pending LIMIT 1").fetchone():
             self.flush_pending_fts()
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The connection as a ``sqlite_utils.Database``, made on first use (a lazy import:
+        sqlite-utils and what it pulls in cost the daemon tens of MB it never used)."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn, execute_plugins=False)
+        return self._db
 
     # -- state ------------------------------------------------------------------------------
 
