@@ -21,6 +21,7 @@ import re
 import stat
 import unicodedata
 from collections import deque
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -29,6 +30,7 @@ from notedex.vault.model import VaultFile, WalkProblem, WalkResult
 
 __all__ = [
     "VaultNotFound",
+    "VaultStream",
     "is_excluded",
     "load_excluded_filters",
     "walk_vault",
@@ -77,43 +79,53 @@ def _child(folder: str, name: str) -> str:
 
 class _Walk:
     def __init__(self) -> None:
-        self.files: list[VaultFile] = []
         self.problems: list[WalkProblem] = []
         self.unreadable: list[str] = []
-        # Every folder listed (or queued) so far, by identity -> the vault path it has there.
+        # Every folder listed (or about to be) so far, by identity -> the vault path it has there.
         self.walked: dict[_DirId, str] = {}
-        self.pending: list[_Folder] = []
         # Symlinked folders wait until the real tree is done, so real paths win.
         self.linked: deque[_Folder] = deque()
 
-    def run(self, root: str, root_id: _DirId) -> WalkResult:
+    def files(self, root: str, root_id: _DirId) -> Iterator[VaultFile]:
+        """Yield every file: the real tree in path order, then what symlinked folders add."""
         self.walked[root_id] = ""
-        self.pending.append(_Folder(root, "", (root_id,)))
-        while True:
-            if self.pending:
-                self._list(self.pending.pop())
-            elif self.linked:
-                folder = self.linked.popleft()
-                first = self.walked.get(folder.chain[-1])
-                if first is not None:
-                    self._problem(
-                        folder.path,
-                        f"symlink to a folder already in the vault as {first!r}; not followed",
-                    )
-                    continue
-                self.walked[folder.chain[-1]] = folder.path
-                self._list(folder)
-            else:
-                break
-        self.files.sort(key=lambda f: f.path)
+        yield from self._tree(_Folder(root, "", (root_id,)))
+        while self.linked:
+            folder = self.linked.popleft()
+            first = self.walked.get(folder.chain[-1])
+            if first is not None:
+                self._problem(
+                    folder.path,
+                    f"symlink to a folder already in the vault as {first!r}; not followed",
+                )
+                continue
+            self.walked[folder.chain[-1]] = folder.path
+            yield from self._tree(folder)
+
+    def run(self, root: str, root_id: _DirId) -> WalkResult:
+        files = sorted(self.files(root, root_id), key=lambda f: f.path)
         self.problems.sort(key=lambda p: (p.path, p.message))
         self.unreadable.sort()
-        return WalkResult(tuple(self.files), tuple(self.problems), tuple(self.unreadable))
+        return WalkResult(tuple(files), tuple(self.problems), tuple(self.unreadable))
+
+    def _tree(self, top: _Folder) -> Iterator[VaultFile]:
+        # Depth first, one folder's listing held per level: a subfolder is entered at its
+        # place in path order, so the files come out sorted.
+        stack = [iter(self._list(top))]
+        while stack:
+            for item in stack[-1]:
+                if isinstance(item, _Folder):
+                    stack.append(iter(self._list(item)))
+                    break
+                yield item
+            else:
+                stack.pop()
 
     def _problem(self, path: str, message: str) -> None:
         self.problems.append(WalkProblem(path, message))
 
-    def _list(self, folder: _Folder) -> None:
+    def _list(self, folder: _Folder) -> list[VaultFile | _Folder]:
+        """The folder's files and the subfolders to enter, in path order."""
         try:
             with os.scandir(folder.disk_path) as listing:
                 entries = list(listing)
@@ -121,9 +133,9 @@ class _Walk:
             # Permissions, a cloud placeholder, a folder gone mid-walk: keep its rows.
             self.unreadable.append(folder.path)
             self._problem(folder.path, f"cannot list folder: {exc.strerror or exc}")
-            return
-        entries.sort(key=lambda e: e.name)
-        taken: set[str] = set()
+            return []
+        # NFC name -> the entry that keeps it: the first of its disk names in sorted order.
+        chosen: dict[str, os.DirEntry[str]] = {}
         for entry in entries:
             name = entry.name
             if name.startswith("."):
@@ -133,85 +145,104 @@ class _Walk:
                 continue
             if not name.isascii():
                 name = unicodedata.normalize("NFC", name)  # SEMANTICS 1: macOS writes NFD
-            path = _child(folder.path, name)
-            if name in taken:
+            other = chosen.get(name)
+            if other is not None:
                 # Two disk names with one NFC form: the first in sorted order keeps the path.
+                if entry.name < other.name:
+                    chosen[name], other = entry, chosen[name]
+                else:
+                    other = entry
                 self._problem(
-                    path,
-                    f"another name in this folder has the same NFC form; skipped {entry.name!a}",
+                    _child(folder.path, name),
+                    f"another name in this folder has the same NFC form; skipped {other.name!a}",
                 )
                 continue
-            taken.add(name)
+            chosen[name] = entry
+        del entries
+        # A folder sorts as "name/": exactly where its files fall among its siblings' paths.
+        order = sorted(
+            (f"{name}/" if _is_real_dir(entry) else name, name, entry)
+            for name, entry in chosen.items()
+        )
+        del chosen
+        items: list[VaultFile | _Folder] = []
+        for _, name, entry in order:
+            path = _child(folder.path, name)
             try:
-                self._entry(entry, path, folder)
+                item = self._entry(entry, path, folder)
             except FileNotFoundError:
                 continue  # deleted since the listing: it is simply not a vault file any more
             except OSError as exc:
                 self._problem(path, f"cannot read: {exc.strerror or exc}")
+                continue
+            if item is not None:
+                items.append(item)
+        return items
 
-    def _entry(self, entry: os.DirEntry[str], path: str, parent: _Folder) -> None:
+    def _entry(self, entry: os.DirEntry[str], path: str, parent: _Folder) -> VaultFile | _Folder | None:
         if entry.is_symlink():
-            self._symlink(entry, path, parent)
-        elif entry.is_dir(follow_symlinks=False):
+            return self._symlink(entry, path, parent)
+        if entry.is_dir(follow_symlinks=False):
             info = entry.stat(follow_symlinks=False)
-            self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=False)
-        elif entry.is_file(follow_symlinks=False):
-            self._file(entry.path, path, entry.stat(follow_symlinks=False))
-        else:
-            # A FIFO would block the reader forever; sockets and devices are not notes either.
-            self._problem(path, "not a regular file or folder; skipped")
+            return self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=False)
+        if entry.is_file(follow_symlinks=False):
+            return _file(entry.path, path, entry.stat(follow_symlinks=False))
+        # A FIFO would block the reader forever; sockets and devices are not notes either.
+        self._problem(path, "not a regular file or folder; skipped")
+        return None
 
-    def _symlink(self, entry: os.DirEntry[str], path: str, parent: _Folder) -> None:
+    def _symlink(
+        self, entry: os.DirEntry[str], path: str, parent: _Folder
+    ) -> VaultFile | _Folder | None:
         # Followed wherever it leads, outside the vault root too (as Obsidian does); the path
         # stays the link's path inside the vault and the loop guard is in _folder.
         try:
             info = entry.stat()  # follows the link
         except FileNotFoundError:
             self._problem(path, "dangling symlink; target missing")
-            return
+            return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 self._problem(path, LOOP_MESSAGE)
             else:
                 self._problem(path, f"cannot follow symlink: {exc.strerror or exc}")
-            return
+            return None
         if stat.S_ISDIR(info.st_mode):
-            self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=True)
-        elif stat.S_ISREG(info.st_mode):
-            self._file(entry.path, path, info)
-        else:
-            self._problem(
-                path, "symlink to something that is not a regular file or folder; skipped"
-            )
+            return self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=True)
+        if stat.S_ISREG(info.st_mode):
+            return _file(entry.path, path, info)
+        self._problem(path, "symlink to something that is not a regular file or folder; skipped")
+        return None
 
     def _folder(
         self, disk_path: str, path: str, parent: _Folder, identity: _DirId, *, linked: bool
-    ) -> None:
+    ) -> _Folder | None:
+        """The folder to enter now, or None (a loop, a symlink left for later, a repeat)."""
         if identity in parent.chain:
             self._problem(path, LOOP_MESSAGE)
-            return
+            return None
         folder = _Folder(disk_path, path, (*parent.chain, identity))
         if linked:
             self.linked.append(folder)
-            return
+            return None
         first = self.walked.get(identity)
         if first is not None:  # a bind mount of a folder that is already in the vault
             self._problem(path, f"same folder as {first!r}; not walked twice")
-            return
+            return None
         self.walked[identity] = path
-        self.pending.append(folder)
+        return folder
 
-    def _file(self, disk_path: str, path: str, info: os.stat_result) -> None:
-        self.files.append(
-            VaultFile(
-                path=path,
-                disk_path=disk_path,
-                is_note=_is_note_name(path),
-                size=info.st_size,
-                mtime_ns=info.st_mtime_ns,
-                inode=info.st_ino,
-            )
-        )
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    """A folder that is walked in place (not a symlink); errors are left to ``_entry``."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
+    return VaultFile(path, disk_path, _is_note_name(path), info.st_size, info.st_mtime_ns, info.st_ino)
 
 
 def walk_vault(root: str | os.PathLike[str]) -> WalkResult:
@@ -220,6 +251,34 @@ def walk_vault(root: str | os.PathLike[str]) -> WalkResult:
     Raises ``VaultNotFound`` only when ``root`` itself is missing or not a folder. A root that
     exists but cannot be listed gives ``unreadable_dirs == ("",)``: keep every row.
     """
+    disk_root, root_id = _root(root)
+    return _Walk().run(disk_root, root_id)
+
+
+class VaultStream:
+    """The same walk as ``walk_vault``, one file at a time, for a diff that must not hold the
+    whole vault in memory.
+
+    ``files`` yields the real tree in path order (code-point order, as SQLite's BINARY
+    collation sorts UTF-8), then the files that symlinked folders add, each such folder in
+    path order. ``problems`` and ``unreadable_dirs`` are complete once ``files`` is exhausted.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        disk_root, root_id = _root(root)
+        self._walk = _Walk()
+        self.files: Iterator[VaultFile] = self._walk.files(disk_root, root_id)
+
+    @property
+    def problems(self) -> tuple[WalkProblem, ...]:
+        return tuple(sorted(self._walk.problems, key=lambda p: (p.path, p.message)))
+
+    @property
+    def unreadable_dirs(self) -> tuple[str, ...]:
+        return tuple(sorted(self._walk.unreadable))
+
+
+def _root(root: str | os.PathLike[str]) -> tuple[str, _DirId]:
     disk_root = os.path.abspath(os.fspath(root))
     try:
         info = os.stat(disk_root)
@@ -227,7 +286,7 @@ def walk_vault(root: str | os.PathLike[str]) -> WalkResult:
         raise VaultNotFound(disk_root, exc.strerror or "cannot look at it") from exc
     if not stat.S_ISDIR(info.st_mode):
         raise VaultNotFound(disk_root, "not a folder")
-    return _Walk().run(disk_root, (info.st_dev, info.st_ino))
+    return disk_root, (info.st_dev, info.st_ino)
 
 
 def load_excluded_filters(root: str | os.PathLike[str]) -> tuple[str, ...]:
