@@ -206,7 +206,7 @@ class Indexer:
         """Files whose disk etag moved on since the writer looked: queue them again."""
         if not report.paths:
             return []
-        indexed = self.writer.indexed_paths()
+        indexed = self.writer.file_rows(report.paths)
         vault = self.writer.vault
         again: list[str] = []
         for path in dict.fromkeys(report.paths):

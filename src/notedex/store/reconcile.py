@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from notedex.errors import VaultNotFound
@@ -17,7 +18,7 @@ from notedex.store.writer import ApplyReport, IndexedFile, IndexWriter, Progress
 from notedex.vault.model import VaultFile
 from notedex.vault.parse import read_note
 from notedex.vault.text import nfc
-from notedex.vault.walk import walk_vault
+from notedex.vault.walk import VaultStream, walk_vault
 
 
 def reconcile(
@@ -31,10 +32,11 @@ def reconcile(
 def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) -> ApplyReport:
     if not writer.vault.is_dir():
         raise VaultNotFound(writer.vault, "the index was left unchanged")
-    walk = walk_vault(writer.vault)
     report = ApplyReport()
+    walk: VaultStream | None = None
     if full:
-        if writer.indexed_paths() and (not walk.files or walk.unreadable_dirs):
+        listed = walk_vault(writer.vault)
+        if writer.has_files() and (not listed.files or listed.unreadable_dirs):
             # A rebuild would drop the rows the safety rules below exist to keep.
             report.kept.append(
                 "did not rebuild from scratch: the vault scan found no files or could not "
@@ -42,55 +44,109 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
             )
         else:
             writer.clear()
+        files: Iterable[VaultFile] = listed.files
+        problems, unreadable_dirs = listed.problems, listed.unreadable_dirs
+    else:
+        walk = VaultStream(writer.vault)
+        files = walk.files
     writer.refresh_filters()
-    writer.record_walk_problems((p.path, p.message) for p in walk.problems)
-    indexed = writer.indexed_paths()
-    on_disk = {vf.path: vf for vf in walk.files}
+    diff = diff_against_index(writer, files)
+    if walk is not None:
+        problems, unreadable_dirs = walk.problems, walk.unreadable_dirs
+    writer.record_walk_problems((p.path, p.message) for p in problems)
 
-    upserts, racy = _changed(writer, walk.files)
-    stale = [path for path in indexed if path not in on_disk]
-    if stale and not walk.files:
+    stale = diff.stale
+    if stale and not diff.walked:
         report.kept.append(
-            f"the vault scan found no files; kept {len(indexed)} indexed files "
+            f"the vault scan found no files; kept {len(stale)} indexed files "
             "(is the vault unmounted or still syncing?)"
         )
-        stale = []
-    deletes = _confirmed_gone(writer.vault, indexed, stale, walk.unreadable_dirs, report)
-    applied = writer.apply(upserts, deletes, progress=progress)
-    writer.touch_indexed(racy)
+        stale = {}
+    deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report)
+    applied = writer.apply(diff.upserts, deletes, progress=progress)
+    writer.touch_indexed(diff.racy)
     applied.kept.extend(report.kept)
-    applied.unchanged = len(walk.files) - len(upserts)
+    applied.unchanged = diff.walked - len(diff.upserts)
     return applied
+
+
+@dataclass
+class Diff:
+    """Disk versus index, as ``diff_against_index`` finds it."""
+
+    upserts: list[VaultFile] = field(default_factory=list)
+    """Files new to the index, or whose etag (or, when racy, content) differs."""
+    racy: list[str] = field(default_factory=list)
+    """Racy but unchanged notes: their ``indexed_ns`` is moved on."""
+    stale: dict[str, IndexedFile] = field(default_factory=dict)
+    """Indexed rows the walk did not see: deleted only once ``lstat`` confirms it."""
+    walked: int = 0
+
+
+def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
+    """Diff walked files against the ``files`` rows by a merge-join in path order.
+
+    Neither side is held in memory: both arrive sorted by path (``VaultStream`` walks the real
+    tree in code-point order, SQLite's BINARY collation sorts UTF-8 the same way), so a
+    walked file meets its row at the head of the index stream. Rows the walk moved past go to
+    ``stale``; a file that arrives out of order (under a symlinked folder, walked last) is
+    looked up there, so the result never depends on the order, only the memory does.
+    """
+    diff = Diff()
+    unreadable = writer.unreadable_paths()
+    rows = writer.iter_files()
+    head = next(rows, None)
+    passed = diff.stale
+    for vf in files:
+        diff.walked += 1
+        path = vf.path
+        while head is not None and head.path < path:
+            passed[head.path] = head
+            head = next(rows, None)
+        if head is not None and head.path == path:
+            known: IndexedFile | None = head
+            head = next(rows, None)
+        else:
+            known = passed.pop(path, None)
+        _compare(writer, vf, known, unreadable, diff)
+    while head is not None:
+        passed[head.path] = head
+        head = next(rows, None)
+    return diff
+
+
+def _compare(
+    writer: IndexWriter, vf: VaultFile, known: IndexedFile | None, unreadable: set[str], diff: Diff
+) -> None:
+    if known is None or not known.same_etag(vf) or vf.path in unreadable:
+        diff.upserts.append(vf)
+    elif known.is_note and known.racy:
+        # Same (size, mtime, inode) but written within the file system's timestamp
+        # granularity of our last read: only the content can tell.
+        note = read_note(vf.disk_path, vf.path, max_bytes=writer.max_bytes)
+        if note.content_hash != writer.content_hash(vf.path):
+            diff.upserts.append(vf)
+        else:
+            diff.racy.append(vf.path)
 
 
 def _changed(writer: IndexWriter, files: Iterable[VaultFile]) -> tuple[list[VaultFile], list[str]]:
     """Files whose etag differs, plus racy-clean notes whose content hash differs.
 
-    Returns (to index, racy but unchanged).
+    Returns (to index, racy but unchanged). For a few files: their rows are looked up by path.
     """
-    indexed = writer.indexed_paths()
+    files = list(files)
+    indexed = writer.file_rows(vf.path for vf in files)
     unreadable = writer.unreadable_paths()
-    upserts: list[VaultFile] = []
-    racy_same: list[str] = []
+    diff = Diff()
     for vf in files:
-        known = indexed.get(vf.path)
-        if known is None or not known.same_etag(vf) or vf.path in unreadable:
-            upserts.append(vf)
-        elif known.is_note and known.racy:
-            # Same (size, mtime, inode) but written within the file system's timestamp
-            # granularity of our last read: only the content can tell.
-            note = read_note(vf.disk_path, vf.path, max_bytes=writer.max_bytes)
-            if note.content_hash != writer.content_hash(vf.path):
-                upserts.append(vf)
-            else:
-                racy_same.append(vf.path)
-    return upserts, racy_same
+        _compare(writer, vf, indexed.get(vf.path), unreadable, diff)
+    return diff.upserts, diff.racy
 
 
 def _confirmed_gone(
     vault: Path,
-    indexed: Mapping[str, IndexedFile],
-    stale: Iterable[str],
+    stale: Mapping[str, IndexedFile],
     unreadable_dirs: Iterable[str],
     report: ApplyReport,
 ) -> list[str]:
@@ -100,12 +156,11 @@ def _confirmed_gone(
         return []
     gone: list[str] = []
     kept_unreadable = 0
-    for path in stale:
+    for path, known in stale.items():
         if blocked and path.startswith(blocked):
             kept_unreadable += 1
             continue
-        known = indexed.get(path)
-        disk_rel = (known.disk_rel if known else None) or path
+        disk_rel = known.disk_rel or path
         try:
             os.lstat(vault / disk_rel)
         except FileNotFoundError:
@@ -157,7 +212,6 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
         report = ApplyReport()
         report.kept.append(f"the vault {vault} is not there; the index was left unchanged")
         return report
-    indexed = writer.indexed_paths()
     upserts: dict[str, VaultFile] = {}
     deletes: set[str] = set()
     kept = ApplyReport()
@@ -178,9 +232,7 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
             try:
                 os.lstat(disk_path)
             except FileNotFoundError:
-                prefix = path + "/"
-                gone = [p for p in indexed if p == path or p.startswith(prefix)]
-                deletes.update(gone)
+                deletes.update(row.path for row in writer.files_under(path))
             continue  # a dangling symlink: leave the index as it is
         if stat.S_ISDIR(st.st_mode):
             sub = walk_vault(disk_path)
@@ -191,12 +243,14 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
                 seen.add(full.path)
                 upserts[full.path] = full
             blocked = tuple(prefix + d.rstrip("/") + "/" for d in sub.unreadable_dirs)
-            stale = [
-                p
-                for p in indexed
-                if p.startswith(prefix) and p not in seen and not (blocked and p.startswith(blocked))
-            ]
-            deletes.update(_confirmed_gone(vault, indexed, stale, (), kept))
+            stale = {
+                row.path: row
+                for row in writer.files_under(path)
+                if row.path.startswith(prefix)
+                and row.path not in seen
+                and not (blocked and row.path.startswith(blocked))
+            }
+            deletes.update(_confirmed_gone(vault, stale, (), kept))
         elif stat.S_ISREG(st.st_mode):
             found = _stat_file(vault, hint)
             if found is not None:

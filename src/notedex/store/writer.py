@@ -18,15 +18,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from notedex.errors import IndexUnavailable
 from notedex.store.connect import apply_pragmas
 from notedex.store.etags import RACY_WINDOW_NS
+from notedex.store.keyindex import FileKeyIndex
 from notedex.store.schema import DDL, FTS_TABLES, SCHEMA_VERSION, TABLES
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import read_note
-from notedex.vault.resolve import Resolver, affected_name_keys, name_key
+from notedex.vault.resolve import Resolver, affected_name_keys, lookup_key, name_key
 from notedex.vault.text import fold, segment
 from notedex.vault.walk import is_excluded, load_excluded_filters
 
@@ -81,12 +82,14 @@ class ApplyReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class IndexedFile:
+class IndexedFile(NamedTuple):
+    """A ``files`` row (a tuple: the reconcile makes one per indexed file, and fast)."""
+
     id: int
     path: str
     disk_rel: str | None
-    is_note: bool
+    is_note: int
+    """1 for a note, 0 for an attachment (SQLite's boolean, as stored)."""
     size: int
     mtime_ns: int
     inode: int
@@ -103,6 +106,16 @@ class IndexedFile:
     @property
     def racy(self) -> bool:
         return self.mtime_ns + RACY_WINDOW_NS >= self.indexed_ns
+
+
+_NO_CANDIDATES: tuple[Resolver, dict[str, int]] = (Resolver(), {})
+_FILE_COLUMNS = "id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns"
+_FILES_BY_PATHS = f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN (SELECT value FROM json_each(?))"
+_FILES_IN_PATH_ORDER = f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"
+# folder, folder + "/", folder + "0": "0" follows "/", so the range is exactly "folder/..."
+_FILES_UNDER = f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ? OR (path >= ? AND path < ?)"
+_IDS_OF_PATHS = "SELECT id, path FROM files WHERE path IN (SELECT value FROM json_each(?))"
+_PATHS_OF_IDS = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))"
 
 
 @contextlib.contextmanager
@@ -231,11 +244,12 @@ class IndexWriter:
         self.conn: sqlite3.Connection = open_writer_connection(db_path)
         self._db: sqlite_utils.Database | None = None
         self.filters: tuple[str, ...] = ()
-        self._files: dict[str, IndexedFile] = {}
-        self._resolver: Resolver = Resolver(())
+        # No per-file state in memory: etags and link candidates are read from the index for
+        # the paths at hand (issue 6: a 100k-file map cost the daemon about 70 MB).
+        self._keys: FileKeyIndex | None = None  # built when first needed
+        self._candidates = _NO_CANDIDATES
         self.bulk_cache_kib = bulk_cache_kib
         self._batch_size = BATCH_SIZE
-        self._load_state()
         # A large apply that was killed: undo its bulk setting, finish its FTS rows.
         merge = self.conn.execute("SELECT v FROM body_fts_config WHERE k = 'automerge'").fetchone()
         if merge is not None and merge[0] != FTS_AUTOMERGE:
@@ -253,14 +267,71 @@ class IndexWriter:
             self._db = sqlite_utils.Database(self.conn, execute_plugins=False)
         return self._db
 
-    # -- state ------------------------------------------------------------------------------
+    # -- file rows (etags) --------------------------------------------------------------------
 
-    def _load_state(self) -> None:
-        rows = self.conn.execute(
-            "SELECT id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns FROM files"
-        )  # streamed, not fetchall(): the daemon's peak memory at 100k files
-        self._files = {row[1]: IndexedFile(row[0], row[1], row[2], bool(row[3]), *row[4:]) for row in rows}
-        self._resolver = Resolver(self._files)
+    def file_rows(self, paths: Iterable[str]) -> dict[str, IndexedFile]:
+        """The indexed rows of ``paths`` (those that have one), by path."""
+        wanted = list(dict.fromkeys(paths))
+        if not wanted:
+            return {}
+        return {row.path: row for row in self._select_files(_FILES_BY_PATHS, (json.dumps(wanted),))}
+
+    def iter_files(self) -> Iterator[IndexedFile]:
+        """Every indexed row in path order (the order ``VaultStream`` walks the real tree in).
+
+        Consume it before writing: it reads from the connection the writes go through.
+        """
+        return self._select_files(_FILES_IN_PATH_ORDER, ())
+
+    def files_under(self, folder: str) -> list[IndexedFile]:
+        """The rows of ``folder`` itself and of every path below it."""
+        return list(self._select_files(_FILES_UNDER, (folder, folder + "/", folder + "0")))
+
+    def has_files(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
+
+    def indexed_paths(self) -> dict[str, IndexedFile]:
+        """Every indexed row by path (tests, small vaults: the daemon streams ``iter_files``)."""
+        return {row.path: row for row in self.iter_files()}
+
+    def _select_files(self, sql: str, args: tuple[object, ...]) -> Iterator[IndexedFile]:
+        return map(IndexedFile._make, self.conn.execute(sql, args))
+
+    # -- link candidates -----------------------------------------------------------------------
+    # SEMANTICS 7 compares a link only with the files filed under its lookup key; each batch
+    # builds a Resolver over just those files, found through a compact hash -> id index.
+
+    def _key_index(self) -> FileKeyIndex:
+        if self._keys is None:
+            self._keys = FileKeyIndex(self.conn.execute("SELECT id, path FROM files"))
+        return self._keys
+
+    def _load_link_candidates(self, keys: Iterable[str]) -> None:
+        """Until the next load, ``_resolve`` sees every file filed under ``keys``: it resolves
+        any linkpath whose ``lookup_key`` is in ``keys`` exactly as over the whole vault."""
+        keys = set(keys)
+        wanted: set[int] = set()
+        if keys:
+            index = self._key_index()
+            for key in keys:
+                wanted.update(index.ids(key))
+        resolver = Resolver()
+        ids: dict[str, int] = {}
+        if wanted:
+            for file_id, path in self.conn.execute(_PATHS_OF_IDS, (json.dumps(sorted(wanted)),)):
+                resolver.add(path)
+                ids[path] = file_id
+        self._candidates = (resolver, ids)
+
+    def _resolve(self, linkpath: str, source: str) -> tuple[int | None, bool]:
+        """A link's target id (None: unresolved) and whether the tie-break of 7.7 chose."""
+        if not linkpath:
+            return None, False  # SEMANTICS 6: [[#Heading]] is a self-link, not an edge
+        resolver, ids = self._candidates
+        resolution = resolver.resolve(linkpath, source)
+        if resolution.target is None:
+            return None, False
+        return ids.get(resolution.target), resolution.ambiguous
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -281,8 +352,8 @@ class IndexWriter:
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            # The in-memory view (files, resolver) may hold rows that were just rolled back.
-            self._load_state()
+            # The key index may hold rows that were just rolled back: rebuilt when next needed.
+            self._keys = None
             raise
         else:
             self.conn.execute("COMMIT")
@@ -293,9 +364,6 @@ class IndexWriter:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
-
-    def indexed_paths(self) -> dict[str, IndexedFile]:
-        return dict(self._files)
 
     # -- excluded files ----------------------------------------------------------------------
 
@@ -377,27 +445,30 @@ class IndexWriter:
     ) -> ApplyReport:
         started = time.perf_counter()
         report = ApplyReport()
-        deletes = [path for path in deletes if path in self._files]
+        deletes = list(dict.fromkeys(deletes))
+        known = self.file_rows([*deletes, *(vf.path for vf in upserts)])
+        deletes = [path for path in deletes if path in known]
         notes = [vf for vf in upserts if vf.is_note]
         attachments = [vf for vf in upserts if not vf.is_note]
         total = len(notes) + len(attachments) + len(deletes)
         done = 0
         single = len(notes) <= self._batch_size
         for vf in upserts:
-            self._count(report, vf)
+            if vf.path in known:
+                report.changed += 1
+            else:
+                report.added += 1
+        existing = set(known).difference(deletes)  # a deleted path that is upserted is new
+        del known  # a large first index would otherwise hold every new row twice
 
         with self.transaction():
             dirty: set[int] = set()
             if deletes:
                 dirty |= self._delete_files(deletes)
-                for path in deletes:
-                    self._resolver.remove(path)
                 self._reresolve_for(set(deletes), dirty)
                 report.removed += len(deletes)
                 report.paths.extend(deletes)
-            created = self._register(attachments, notes)
-            for path in created:
-                self._resolver.add(path)
+            created = self._register(attachments, notes, existing)
             self._reresolve_for(created, dirty)
             if single and not notes:
                 self._refresh_fts(dirty)
@@ -408,6 +479,7 @@ class IndexWriter:
             progress(done, total)
 
         by_path = {vf.path: vf for vf in notes}
+        del existing
         for parsed in self._parse_all(notes):
             with self.transaction():
                 dirty = self._write_notes(parsed, by_path)
@@ -429,12 +501,6 @@ class IndexWriter:
                 self.set_meta("last_indexed", repr(time.time()))
         report.seconds = time.perf_counter() - started
         return report
-
-    def _count(self, report: ApplyReport, vf: VaultFile) -> None:
-        if vf.path in self._files:
-            report.changed += 1
-        else:
-            report.added += 1
 
     def _parse_all(self, notes: Sequence[VaultFile]) -> Iterator[list[tuple[Note, str]]]:
         """Yield parsed notes in batches; parse in worker processes for large sets."""
@@ -475,20 +541,23 @@ class IndexWriter:
             disk_rel = os.path.relpath(vf.disk_path, self.vault).replace(os.sep, "/")
         return None if disk_rel == vf.path else disk_rel
 
-    def _register(self, attachments: Sequence[VaultFile], notes: Sequence[VaultFile]) -> set[str]:
+    def _register(
+        self, attachments: Sequence[VaultFile], notes: Sequence[VaultFile], existing: set[str]
+    ) -> set[str]:
         """Upsert attachment rows and give every new note a row with a pending etag.
 
-        Returns the paths new to the index. (A path's kind never changes: it follows its suffix.)
+        ``existing``: the paths that already have a row. Returns the paths new to the index.
+        (A path's kind never changes: it follows its suffix.)
         """
         now = time.time_ns()
         created: set[str] = set()
         rows = []
         for vf in attachments:
-            if vf.path not in self._files:
+            if vf.path not in existing:
                 created.add(vf.path)
             rows.append((vf.path, vf.path, self._disk_rel(vf), 0, vf.size, vf.mtime_ns, vf.inode, now))
         for vf in notes:
-            if vf.path not in self._files:
+            if vf.path not in existing:
                 created.add(vf.path)
                 # A pending etag never equals the disk: a crash before the note's batch
                 # commits means it is parsed again by the next reconcile.
@@ -503,13 +572,8 @@ class IndexWriter:
             """,
             rows,
         )
-        if rows:
-            for row in self.conn.execute(
-                "SELECT id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns FROM files "
-                "WHERE path IN (SELECT value FROM json_each(?))",
-                (json.dumps([r[0] for r in rows]),),
-            ):
-                self._files[row[1]] = IndexedFile(row[0], row[1], row[2], bool(row[3]), *row[4:])
+        if created and self._keys is not None:
+            self._keys.add(self.conn.execute(_IDS_OF_PATHS, (json.dumps(sorted(created)),)))
         return created
 
     def _clear_note_rows(self, file_id: int, path: str) -> set[int]:
@@ -554,9 +618,13 @@ class IndexWriter:
         links: list[tuple[Any, ...]] = []
         problems: list[tuple[str, str, str, str]] = []
         bodies: list[tuple[int, str]] = []
+        rows = self.file_rows(note.path for note, _ in parsed)
+        self._load_link_candidates(
+            lookup_key(link.linkpath) for note, _ in parsed for link in note.links if link.linkpath
+        )
         for note, body in parsed:
             vf = by_path[note.path]
-            known = self._files[note.path]
+            known = rows[note.path]
             file_id = known.id
             if known.size != PENDING_SIZE:
                 # Indexed before this apply: its old rows go first.
@@ -564,9 +632,6 @@ class IndexWriter:
             dirty.add(file_id)
             disk_rel = self._disk_rel(vf)
             etags.append((disk_rel, vf.size, vf.mtime_ns, vf.inode, now, file_id))
-            self._files[note.path] = IndexedFile(
-                file_id, note.path, disk_rel, True, vf.size, vf.mtime_ns, vf.inode, now
-            )
             notes.append(
                 (
                     file_id,
@@ -608,6 +673,7 @@ class IndexWriter:
             problems.extend((note.path, "warning", p.kind, p.message) for p in note.warnings)
             if body:
                 bodies.append((file_id, body))
+        self._candidates = _NO_CANDIDATES
         sql = self.conn.executemany
         sql(
             "UPDATE files SET disk_rel = ?, is_note = 1, size = ?, mtime_ns = ?, inode = ?, "
@@ -653,21 +719,12 @@ class IndexWriter:
         with self.transaction():
             self._refresh_fts(self._take_pending())
 
-    def _resolve(self, linkpath: str, source: str) -> tuple[int | None, bool]:
-        if not linkpath:
-            return None, False  # SEMANTICS 6: [[#Heading]] is a self-link, not an edge
-        resolution = self._resolver.resolve(linkpath, source)
-        if resolution.target is None:
-            return None, False
-        target = self._files.get(resolution.target)
-        return (target.id if target else None), resolution.ambiguous
-
     def _delete_files(self, paths: Iterable[str]) -> set[int]:
         dirty: set[int] = set()
-        for path in paths:
-            known = self._files.pop(path, None)
-            if known is None:
-                continue
+        for known in self.file_rows(paths).values():
+            path = known.path
+            if self._keys is not None:
+                self._keys.remove(known.id, path)
             dirty |= self._clear_note_rows(known.id, path)
             # Links that pointed here become unresolved; their sources' FTS rows change.
             for (source_id,) in self.conn.execute(
@@ -698,6 +755,7 @@ class IndexWriter:
             (json.dumps(sorted(keys)),),
         ).fetchall()
         updates = []
+        self._load_link_candidates(lookup_key(row[3]) for row in rows)
         for link_id, source_id, source, linkpath, old_target, old_ambiguous in rows:
             new_target, ambiguous = self._resolve(linkpath, source)
             if new_target != old_target or int(ambiguous) != old_ambiguous:
@@ -706,6 +764,7 @@ class IndexWriter:
                 for target in (old_target, new_target):
                     if target is not None:
                         dirty.add(target)
+        self._candidates = _NO_CANDIDATES
         self.conn.executemany("UPDATE links SET target_id = ?, ambiguous = ? WHERE id = ?", updates)
 
     def _refresh_fts(self, dirty: set[int]) -> None:
@@ -755,15 +814,10 @@ class IndexWriter:
     def touch_indexed(self, paths: Iterable[str]) -> None:
         """Mark racy-but-unchanged files as checked now."""
         now = time.time_ns()
-        rows = []
-        for path in paths:
-            known = self._files.get(path)
-            if known is not None:
-                self._files[path] = dataclasses.replace(known, indexed_ns=now)
-                rows.append((now, known.id))
+        rows = [(now, path) for path in paths]
         if rows:
             with self.transaction():
-                self.conn.executemany("UPDATE files SET indexed_ns = ? WHERE id = ?", rows)
+                self.conn.executemany("UPDATE files SET indexed_ns = ? WHERE path = ?", rows)
 
     def unreadable_paths(self) -> set[str]:
         """Notes the parser could not read: retried on every reconcile, since making a file
@@ -789,7 +843,7 @@ class IndexWriter:
             for table in TABLES:
                 conn.execute(f"DELETE FROM {table}")
             conn.execute("DELETE FROM meta WHERE key <> 'schema_version'")
-        self._load_state()
+        self._keys = None
 
     def integrity_check(self) -> bool:
         """FTS5 integrity-check (rank 1 also compares with the content); True when sound."""

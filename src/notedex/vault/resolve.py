@@ -22,6 +22,8 @@ __all__ = [
     "Resolver",
     "affected_name_keys",
     "broken_key",
+    "file_keys",
+    "lookup_key",
     "name_key",
 ]
 
@@ -103,14 +105,26 @@ def affected_name_keys(path: str) -> tuple[str, ...]:
     exactly the keys ``Resolver`` looks candidates up by (SEMANTICS 7.2), so a link with
     another ``name_key`` can never have this file as a candidate.
     """
+    name_key_, stem_key = file_keys(path)
+    if stem_key is None or stem_key == name_key_:
+        return (name_key_,)
+    return (name_key_, stem_key)
+
+
+def file_keys(path: str) -> tuple[str, str | None]:
+    """The keys a file is filed under: fold(file name), and for a note fold(name without .md).
+
+    A ``Resolver`` that holds only the files filed under ``lookup_key(linkpath)`` resolves
+    that linkpath exactly as one that holds the whole vault.
+    """
     name = _last_segment(path)
-    keys = [fold(name)]
     stem = _note_stem(name)
-    if stem is not None:
-        stem_key = fold(stem)
-        if stem_key not in keys:
-            keys.append(stem_key)
-    return tuple(keys)
+    return fold(name), (fold(stem) if stem is not None else None)
+
+
+def lookup_key(linkpath: str) -> str:
+    """The one key ``Resolver.resolve`` looks ``linkpath``'s candidates up by (SEMANTICS 7.2)."""
+    return _last_segment(fold(linkpath))
 
 
 # A bucket is the one path with that name (the common case), or a tuple of several. A plain
@@ -202,25 +216,23 @@ class Resolver:
         return bucket is not None and path in _paths(bucket)
 
     def add(self, path: str) -> None:
-        name = _last_segment(path)
-        _add_to(self._by_name, fold(name), path)
-        stem = _note_stem(name)
-        if stem is not None:
-            _add_to(self._by_stem, fold(stem), path)
+        name_key_, stem_key = file_keys(path)
+        _add_to(self._by_name, name_key_, path)
+        if stem_key is not None:
+            _add_to(self._by_stem, stem_key, path)
 
     def remove(self, path: str) -> None:
-        name = _last_segment(path)
-        _remove_from(self._by_name, fold(name), path)
-        stem = _note_stem(name)
-        if stem is not None:
-            _remove_from(self._by_stem, fold(stem), path)
+        name_key_, stem_key = file_keys(path)
+        _remove_from(self._by_name, name_key_, path)
+        if stem_key is not None:
+            _remove_from(self._by_stem, stem_key, path)
 
     def resolve(self, linkpath: str, source: str) -> Resolution:
         """The file ``linkpath`` points to when written in the note ``source`` (SEMANTICS 7)."""
         if not linkpath:
             return Resolution(source, False)  # 7.1: [[#Heading]] points at its own note
         key = fold(linkpath)
-        last = _last_segment(key)
+        last = _last_segment(key)  # lookup_key(linkpath)
         bucket: Bucket | None = None
         by_stem = False
         if _has_extension(last):

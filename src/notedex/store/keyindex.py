@@ -1,0 +1,87 @@
+"""Which files a link may land on, in a few bytes per file: the writer's candidate index.
+
+SEMANTICS 7 only ever compares a link with the files filed under its lookup key
+(``resolve.lookup_key``): the fold of a file's name, or of a note's name without ``.md``
+(``resolve.file_keys``). This index maps the hash of each such key to the ids of the files
+filed under it, as two parallel sorted arrays: 16 bytes a key and no Python object per file,
+where dicts of paths cost the daemon about 30 MB at 100k files. Paths stay in SQLite.
+
+A hash can collide: ``ids`` may return a file that is not filed under the key. Callers fetch
+the paths and file them under their real keys (``Resolver.add``), so a stray file is never
+looked up and answers stay exact.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+
+from notedex.vault.resolve import file_keys
+
+_OFFSET = 1 << 63  # hash() is a signed 64-bit value; offset it to sort packed pairs
+_LOW = (1 << 64) - 1
+REBUILD_AT = 256
+"""Adding more files than this at once re-sorts the arrays instead of inserting one by one."""
+
+
+def _key_hashes(path: str) -> tuple[int, ...]:
+    name_key, stem_key = file_keys(path)
+    if stem_key is None or stem_key == name_key:
+        return (hash(name_key),)
+    return (hash(name_key), hash(stem_key))
+
+
+class FileKeyIndex:
+    """hash(key) -> file ids, for every file's ``file_keys``; kept current by the writer."""
+
+    __slots__ = ("_hashes", "_ids")
+
+    def __init__(self, files: Iterable[tuple[int, str]] = ()) -> None:
+        self._hashes = array("q")
+        self._ids = array("q")
+        self._rebuild(files)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def ids(self, key: str) -> array[int]:
+        """Ids of the files filed under ``key`` (and, rarely, of a file whose key collides)."""
+        h = hash(key)
+        lo = bisect_left(self._hashes, h)
+        return self._ids[lo : bisect_right(self._hashes, h, lo)]
+
+    def add(self, files: Iterable[tuple[int, str]]) -> None:
+        """File new ``(id, path)`` rows under their keys."""
+        files = list(files)
+        if len(files) > REBUILD_AT:
+            self._rebuild(files)
+            return
+        for file_id, path in files:
+            for h in _key_hashes(path):
+                at = bisect_right(self._hashes, h)
+                self._hashes.insert(at, h)
+                self._ids.insert(at, file_id)
+
+    def remove(self, file_id: int, path: str) -> None:
+        for h in _key_hashes(path):
+            at = bisect_left(self._hashes, h)
+            while at < len(self._hashes) and self._hashes[at] == h:
+                if self._ids[at] == file_id:
+                    del self._hashes[at]
+                    del self._ids[at]
+                    break
+                at += 1
+
+    def _rebuild(self, files: Iterable[tuple[int, str]]) -> None:
+        """Merge ``files`` into the arrays with one sort of packed (hash, id) integers."""
+        packed = [(h + _OFFSET) << 64 | i for h, i in zip(self._hashes, self._ids)]
+        packed.extend(
+            (h + _OFFSET) << 64 | file_id for file_id, path in files for h in _key_hashes(path)
+        )
+        packed.sort()
+        self._hashes = array("q", ((p >> 64) - _OFFSET for p in packed))
+        self._ids = array("q", (p & _LOW for p in packed))
+
+
+__all__ = ["FileKeyIndex"]
