@@ -88,6 +88,11 @@ class Indexer:
         self.writer.close()
 
     def _run(self) -> None:
+        try:
+            # A few tenths of a second at 100k files: paid now, not by the first save.
+            self.writer.prepare_links()
+        except Exception as exc:
+            log.error("cannot prepare link resolution", error=repr(exc))  # retried when needed
         while True:
             batch = self._batcher.take()
             if batch is None:

@@ -301,6 +301,10 @@ class IndexWriter:
     # SEMANTICS 7 compares a link only with the files filed under its lookup key; each batch
     # builds a Resolver over just those files, found through a compact hash -> id index.
 
+    def prepare_links(self) -> None:
+        """Build the link-candidate index now, not on the first write that needs it."""
+        self._key_index()
+
     def _key_index(self) -> FileKeyIndex:
         if self._keys is None:
             self._keys = FileKeyIndex(self.conn.execute("SELECT id, path FROM files"))
