@@ -17,7 +17,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-from notedex.vault.resolve import file_keys
+from notedex.vault.resolve import file_keys, file_name_key, file_stem_key
 
 _OFFSET = 1 << 63  # hash() is a signed 64-bit value; offset it to sort packed pairs
 _LOW = (1 << 64) - 1
@@ -25,9 +25,20 @@ REBUILD_AT = 256
 """Adding more files than this at once re-sorts the arrays instead of inserting one by one."""
 
 
+def key_hash(path: str, stem: int) -> int | None:
+    """hash() of a file's name key (``stem`` 0) or of a note's stem key (1; None if not a note).
+
+    For building the index from rows SQLite has sorted by this value (``from_sorted``).
+    """
+    if not stem:
+        return hash(file_name_key(path))
+    stem_key = file_stem_key(path)  # never the name key: that one ends with ".md"
+    return None if stem_key is None else hash(stem_key)
+
+
 def _key_hashes(path: str) -> tuple[int, ...]:
     name_key, stem_key = file_keys(path)
-    if stem_key is None or stem_key == name_key:
+    if stem_key is None:
         return (hash(name_key),)
     return (hash(name_key), hash(stem_key))
 
@@ -41,6 +52,16 @@ class FileKeyIndex:
         self._hashes = array("q")
         self._ids = array("q")
         self._rebuild(files)
+
+    @classmethod
+    def from_sorted(cls, rows: Iterable[tuple[int, int]]) -> FileKeyIndex:
+        """An index from ``(key hash, file id)`` rows already sorted by hash: no Python
+        object per row is held (a sort here would hold every pair at once, about 15 MB)."""
+        index = cls()
+        for h, file_id in rows:
+            index._hashes.append(h)
+            index._ids.append(file_id)
+        return index
 
     def __len__(self) -> int:
         return len(self._ids)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from notedex.errors import IndexUnavailable
 from notedex.store.connect import apply_pragmas
 from notedex.store.etags import RACY_WINDOW_NS
-from notedex.store.keyindex import FileKeyIndex
+from notedex.store.keyindex import FileKeyIndex, key_hash
 from notedex.store.schema import DDL, FTS_TABLES, SCHEMA_VERSION, TABLES
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import read_note
@@ -116,6 +116,14 @@ _FILES_IN_PATH_ORDER = f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"
 _FILES_UNDER = f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ? OR (path >= ? AND path < ?)"
 _IDS_OF_PATHS = "SELECT id, path FROM files WHERE path IN (SELECT value FROM json_each(?))"
 _PATHS_OF_IDS = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))"
+# SQLite sorts the key hashes (in its own, bounded memory) for FileKeyIndex.from_sorted.
+_KEY_HASHES_IN_ORDER = """
+SELECT h, id FROM (
+    SELECT nx_key_hash(path, 0) AS h, id FROM files
+    UNION ALL
+    SELECT nx_key_hash(path, 1) AS h, id FROM files WHERE is_note = 1
+) WHERE h IS NOT NULL ORDER BY h
+"""
 
 
 @contextlib.contextmanager
@@ -307,7 +315,8 @@ class IndexWriter:
 
     def _key_index(self) -> FileKeyIndex:
         if self._keys is None:
-            self._keys = FileKeyIndex(self.conn.execute("SELECT id, path FROM files"))
+            self.conn.create_function("nx_key_hash", 2, key_hash, deterministic=True)
+            self._keys = FileKeyIndex.from_sorted(self.conn.execute(_KEY_HASHES_IN_ORDER))
         return self._keys
 
     def _load_link_candidates(self, keys: Iterable[str]) -> None:

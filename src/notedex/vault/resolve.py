@@ -23,6 +23,8 @@ __all__ = [
     "affected_name_keys",
     "broken_key",
     "file_keys",
+    "file_name_key",
+    "file_stem_key",
     "lookup_key",
     "name_key",
 ]
@@ -117,9 +119,18 @@ def file_keys(path: str) -> tuple[str, str | None]:
     A ``Resolver`` that holds only the files filed under ``lookup_key(linkpath)`` resolves
     that linkpath exactly as one that holds the whole vault.
     """
-    name = _last_segment(path)
-    stem = _note_stem(name)
-    return fold(name), (fold(stem) if stem is not None else None)
+    return file_name_key(path), file_stem_key(path)
+
+
+def file_name_key(path: str) -> str:
+    """``file_keys(path)[0]``: fold(file name)."""
+    return fold(_last_segment(path))
+
+
+def file_stem_key(path: str) -> str | None:
+    """``file_keys(path)[1]``: fold(name without .md) for a note, else None."""
+    stem = _note_stem(_last_segment(path))
+    return fold(stem) if stem is not None else None
 
 
 def lookup_key(linkpath: str) -> str:
