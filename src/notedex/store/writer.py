@@ -242,6 +242,7 @@ class IndexWriter:
         body_index: bool = True,
         workers: int | None = None,
         bulk_cache_kib: int = BULK_CACHE_KIB,
+        bulk_batch_size: int | None = None,
     ) -> None:
         self.db_path = db_path
         self.vault = vault
@@ -257,6 +258,8 @@ class IndexWriter:
         self._keys: FileKeyIndex | None = None  # built when first needed
         self._candidates = _NO_CANDIDATES
         self.bulk_cache_kib = bulk_cache_kib
+        # None: BULK_BATCH_SIZE. Also what bounds the parsed notes held in memory.
+        self.bulk_batch_size = bulk_batch_size
         self._batch_size = BATCH_SIZE
         # A large apply that was killed: undo its bulk setting, finish its FTS rows.
         merge = self.conn.execute("SELECT v FROM body_fts_config WHERE k = 'automerge'").fetchone()
@@ -430,7 +433,7 @@ class IndexWriter:
         self.conn.execute(f"PRAGMA cache_size = -{self.bulk_cache_kib}")
         self.conn.execute("PRAGMA wal_autocheckpoint = 10000")
         self._set_automerge(0)
-        self._batch_size = BULK_BATCH_SIZE
+        self._batch_size = self.bulk_batch_size or BULK_BATCH_SIZE
         try:
             yield
         finally:
