@@ -41,6 +41,7 @@ BATCH_SIZE = 1000
 BULK_NOTES = 5000
 BULK_BATCH_SIZE = 5000
 BULK_CACHE_KIB = 256 * 1024  # `notedex index`; the long-lived daemon asks for less
+LOOKUP_CHUNK = 5000  # paths looked up (or re-resolved) per query: bounds what is held at once
 FTS_AUTOMERGE = 4  # SQLite's default
 PENDING_SIZE = -1  # files.size of a note registered but not yet written
 UNREADABLE_KIND = "read"  # vault.parse's problem kind for a note it could not open or read
@@ -283,9 +284,11 @@ class IndexWriter:
     def file_rows(self, paths: Iterable[str]) -> dict[str, IndexedFile]:
         """The indexed rows of ``paths`` (those that have one), by path."""
         wanted = list(dict.fromkeys(paths))
-        if not wanted:
-            return {}
-        return {row.path: row for row in self._select_files(_FILES_BY_PATHS, (json.dumps(wanted),))}
+        rows: dict[str, IndexedFile] = {}
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            chunk = json.dumps(wanted[start : start + LOOKUP_CHUNK])
+            rows.update((row.path, row) for row in self._select_files(_FILES_BY_PATHS, (chunk,)))
+        return rows
 
     def iter_files(self) -> Iterator[IndexedFile]:
         """Every indexed row in path order (the order ``VaultStream`` walks the real tree in).
@@ -486,6 +489,7 @@ class IndexWriter:
                 report.paths.extend(deletes)
             created = self._register(attachments, notes, existing)
             self._reresolve_for(created, dirty)
+            del created
             if single and not notes:
                 self._refresh_fts(dirty)
             else:
@@ -494,9 +498,12 @@ class IndexWriter:
         if progress and (deletes or attachments):
             progress(done, total)
 
-        by_path = {vf.path: vf for vf in notes}
         del existing
+        written = 0
         for parsed in self._parse_all(notes):
+            # Batches come in the order of ``notes``: map just this batch's paths.
+            by_path = {vf.path: vf for vf in notes[written : written + len(parsed)]}
+            written += len(parsed)
             with self.transaction():
                 dirty = self._write_notes(parsed, by_path)
                 report.errors += sum(1 for note, _ in parsed if note.errors)
@@ -519,15 +526,18 @@ class IndexWriter:
         return report
 
     def _parse_all(self, notes: Sequence[VaultFile]) -> Iterator[list[tuple[Note, str]]]:
-        """Yield parsed notes in batches; parse in worker processes for large sets."""
-        items = [(vf.disk_path, vf.path) for vf in notes]
-        if len(items) < PARALLEL_THRESHOLD or self.workers <= 1:
+        """Yield parsed notes in batches, in the order of ``notes``; parse in worker processes
+        for large sets."""
+        def items(start: int, stop: int) -> list[tuple[str, str]]:
+            return [(vf.disk_path, vf.path) for vf in notes[start:stop]]
+
+        if len(notes) < PARALLEL_THRESHOLD or self.workers <= 1:
             size = self._batch_size
-            for start in range(0, len(items), size):
-                yield _parse_chunk(items[start : start + size], self.max_bytes, self.body_index)
+            for start in range(0, len(notes), size):
+                yield _parse_chunk(items(start, start + size), self.max_bytes, self.body_index)
             return
         chunk = 100
-        chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
+        chunks = range(0, len(notes), chunk)  # each chunk's items are made when it is submitted
         pending: list[tuple[Note, str]] = []
         # A bounded window of chunks in flight, in order: about one batch ahead, so workers keep
         # parsing while a batch is written, yet parsed notes never pile up in memory when the
@@ -538,8 +548,11 @@ class IndexWriter:
             next_chunk = 0
             while next_chunk < len(chunks) or in_flight:
                 while next_chunk < len(chunks) and len(in_flight) < window:
+                    start = chunks[next_chunk]
                     in_flight.append(
-                        pool.submit(_parse_chunk, chunks[next_chunk], self.max_bytes, self.body_index)
+                        pool.submit(
+                            _parse_chunk, items(start, start + chunk), self.max_bytes, self.body_index
+                        )
                     )
                     next_chunk += 1
                 pending.extend(in_flight.popleft().result())
@@ -733,7 +746,11 @@ class IndexWriter:
     def flush_pending_fts(self) -> None:
         """Recompute the structure rows recorded as pending (also after a crash)."""
         with self.transaction():
-            self._refresh_fts(self._take_pending())
+            self._refresh_fts(set(), pending=True)
+
+    def _move_pending_to_dirty(self) -> None:
+        self.conn.execute("INSERT OR IGNORE INTO temp.dirty_notes(id) SELECT id FROM fts_pending")
+        self.conn.execute("DELETE FROM fts_pending")
 
     def _delete_files(self, paths: Iterable[str]) -> set[int]:
         dirty: set[int] = set()
@@ -757,6 +774,13 @@ class IndexWriter:
 
     def _reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change."""
+        # In slices: a first index creates 100k files, whose keys and links would otherwise
+        # all be held at once (tens of MB). A link re-resolved twice gets the same answer.
+        ordered = sorted(changed_paths)
+        for start in range(0, len(ordered), LOOKUP_CHUNK):
+            self._reresolve_slice(ordered[start : start + LOOKUP_CHUNK], dirty)
+
+    def _reresolve_slice(self, changed_paths: Iterable[str], dirty: set[int]) -> None:
         keys: set[str] = set()
         for path in changed_paths:
             keys.update(affected_name_keys(path))
@@ -783,15 +807,21 @@ class IndexWriter:
         self._candidates = _NO_CANDIDATES
         self.conn.executemany("UPDATE links SET target_id = ?, ambiguous = ? WHERE id = ?", updates)
 
-    def _refresh_fts(self, dirty: set[int]) -> None:
-        """Recompute the structure-search rows of the given notes from the tables."""
-        if not dirty:
+    def _refresh_fts(self, dirty: set[int], *, pending: bool = False) -> None:
+        """Recompute the structure-search rows of the given notes from the tables.
+
+        ``pending``: also (and taken from) every note in ``fts_pending``, moved in SQL: after
+        a first index that is every note, which as Python ints and tuples cost about 15 MB.
+        """
+        if not dirty and not pending:
             return
         self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS dirty_notes(id INTEGER PRIMARY KEY)")
         self.conn.execute("DELETE FROM temp.dirty_notes")
         self.conn.executemany(
             "INSERT OR IGNORE INTO temp.dirty_notes(id) VALUES (?)", [(i,) for i in dirty]
         )
+        if pending:
+            self._move_pending_to_dirty()
         self.conn.execute(
             "DELETE FROM note_fts WHERE rowid IN (SELECT id FROM temp.dirty_notes)"
         )
