@@ -31,8 +31,9 @@ SAMPLE_PATHS = 5
 def release_memory() -> None:
     """Give the heap a rescan just used back to the OS.
 
-    A reconcile of a 100k-file vault holds its walk and etag maps for a moment (tens of MB);
-    Python frees them, but glibc keeps the pages unless asked, and the daemon lives for days.
+    A rescan that applied many files (a first index, a big checkout) held them and their
+    parsed notes for a while (tens of MB at 100k notes); Python frees them, but glibc keeps the
+    pages unless asked, and the daemon lives for days. A no-op rescan streams and holds little.
     """
     gc.collect()
     try:
