@@ -10,6 +10,8 @@ import json
 import logging
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -686,3 +688,17 @@ def test_logging_is_readable_on_a_tty(restore_logging: None) -> None:
     structlog.stdlib.get_logger("test.tty").info("batch", paths=3)
     text = out.getvalue()
     assert not text.startswith("{") and "batch" in text and "paths" in text
+
+
+def test_the_launcher_does_not_run_the_cli_when_a_worker_re_imports_it() -> None:
+    """The daemon parses large batches in a forkserver pool; each worker re-imports the script
+    the daemon was started from as ``__mp_main__``. Running the CLI there again made a first
+    index under the daemon fail (the worker exited: "a daemon is already running")."""
+    launcher = Path(__file__).resolve().parents[1] / "scripts" / "notedex"
+    code = (
+        "import runpy, sys; sys.argv = ['notedex', 'daemon']; "
+        f"runpy.run_path({str(launcher)!r}, run_name='__mp_main__'); print('imported only')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "imported only"
