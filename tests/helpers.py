@@ -77,6 +77,8 @@ def wait_until(
 
 def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every fact of the index, keyed by paths rather than row ids, sorted: for equality checks."""
+    from notedex.store.schema import LINK_TEXT, NOTE_TITLE
+
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         q = conn.execute
@@ -86,20 +88,24 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 "SELECT path, is_note, size, mtime_ns, inode, coalesce(disk_rel, '') FROM files"
             ).fetchall(),
             "notes": q(
-                f"SELECT f.path, stem, title, frontmatter_title, first_h1, note_id, type, status, "
+                f"SELECT f.path, stem, {NOTE_TITLE}, frontmatter_title, first_h1, note_id, type, status, "
                 f"excluded, content_hash, properties FROM notes n JOIN {files} f ON f.id = n.file_id"
             ).fetchall(),
             "tags": q(
-                f"SELECT f.path, tag, tag_key, source, position FROM tags t JOIN {files} f ON f.id = t.file_id"
+                f"SELECT f.path, k.tag, k.tag_key, t.inline, t.position FROM tags t "
+                f"JOIN tag_names k ON k.id = t.tag_id JOIN {files} f ON f.id = t.file_id"
             ).fetchall(),
             "aliases": q(
                 f"SELECT f.path, position, alias FROM aliases a JOIN {files} f ON f.id = a.file_id"
             ).fetchall(),
             "links": q(
-                f"SELECT s.path, kind, raw, linkpath, subpath, display, line, col, name_key, t.path, ambiguous "
+                f"SELECT s.path, seq, kind, {LINK_TEXT}, raw, linkpath, subpath, display, line, col, name_key, "
+                f"t.path, ambiguous "
                 f"FROM links l JOIN {files} s ON s.id = l.source_id LEFT JOIN {files} t ON t.id = l.target_id"
             ).fetchall(),
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
+            "lonely_notes": q("SELECT lonely, path, title FROM lonely_notes").fetchall(),
+            "broken_links": q("SELECT source, line, col, seq, text, target FROM broken_links").fetchall(),
             "note_fts": q(
                 f"SELECT f.path, title, tags, aliases, anchors, unresolved FROM note_fts x JOIN {files} f ON f.id = x.rowid"
             ).fetchall(),

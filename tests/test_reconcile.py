@@ -17,6 +17,7 @@ import pytest
 from notedex.errors import VaultNotFound
 from notedex.store import writer as writer_module
 from notedex.store.reconcile import apply_paths, reconcile
+from notedex.store.schema import LINK_TEXT
 from notedex.store.writer import IndexWriter
 from notedex.vault.resolve import affected_name_keys, name_key
 from tests.helpers import dump_index, fresh_full_index, run_cli, write
@@ -51,7 +52,7 @@ def links(db: Path) -> list[tuple[str, str, str | None]]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         rows = conn.execute(
-            "SELECT s.path, l.raw, t.path FROM links l JOIN files s ON s.id = l.source_id "
+            f"SELECT s.path, {LINK_TEXT}, t.path FROM links l JOIN files s ON s.id = l.source_id "
             "LEFT JOIN files t ON t.id = l.target_id WHERE l.linkpath <> '' ORDER BY s.path, l.line, l.col"
         ).fetchall()
     finally:

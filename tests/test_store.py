@@ -5,8 +5,10 @@ Real SQLite files under tmp_path; the CLI as a subprocess where the exit code ma
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import sqlite3
 import stat
 from pathlib import Path
@@ -17,7 +19,7 @@ from notedex.errors import IndexUnavailable
 from notedex.store import read
 from notedex.store.connect import BUSY_TIMEOUT_MS, connect_readonly
 from notedex.store.reconcile import reconcile
-from notedex.store.schema import SCHEMA_VERSION
+from notedex.store.schema import LINK_KIND, LINK_TEXT, NOTE_TITLE, SCHEMA_VERSION, content_key
 from notedex.store.writer import BATCH_SIZE, IndexWriter
 from notedex.vault.text import fts_phrase
 from tests.helpers import dump_index, fresh_full_index, run_cli, write
@@ -214,17 +216,24 @@ def test_tables_hold_notes_tags_aliases_links_attachments_problems_meta(tmp_path
         for path, row in files.items():
             st = (vault / path).stat()
             assert (row["size"], row["mtime_ns"], row["inode"]) == (st.st_size, st.st_mtime_ns, st.st_ino)
-        hub = conn.execute("SELECT * FROM notes WHERE file_id = ?", (files["Hub.md"]["id"],)).fetchone()
+        hub = conn.execute(
+            f"SELECT n.*, {NOTE_TITLE} AS title FROM notes n WHERE file_id = ?", (files["Hub.md"]["id"],)
+        ).fetchone()
         assert (hub["stem"], hub["title"], hub["frontmatter_title"], hub["first_h1"]) == (
             "Hub", "The Hub", "The Hub", "Heading one",
         )
         assert (hub["note_id"], hub["type"], hub["status"]) == ("h1", "map", "live")
-        assert len(hub["content_hash"]) == 64
-        tags = conn.execute("SELECT tag, tag_key FROM tags WHERE file_id = ? ORDER BY position", (hub["file_id"],))
-        assert [tuple(r) for r in tags] == [("Top/Sub", "top/sub"), ("inline", "inline")]
+        hub_bytes = (vault / "Hub.md").read_bytes()
+        assert hub["content_hash"] == content_key(hashlib.sha256(hub_bytes).hexdigest())
+        tags = conn.execute(
+            "SELECT k.tag, k.tag_key, t.inline FROM tags t JOIN tag_names k ON k.id = t.tag_id "
+            "WHERE t.file_id = ? ORDER BY t.position",
+            (hub["file_id"],),
+        )
+        assert [tuple(r) for r in tags] == [("Top/Sub", "top/sub", 0), ("inline", "inline", 1)]
         assert [r[0] for r in conn.execute("SELECT alias FROM aliases")] == ["Center"]
         links = conn.execute(
-            "SELECT l.kind, l.raw, l.linkpath, l.display, l.line, l.col, t.path AS target "
+            f"SELECT {LINK_KIND}, {LINK_TEXT}, l.linkpath, l.display, l.line, l.col, t.path AS target "
             "FROM links l LEFT JOIN files t ON t.id = l.target_id ORDER BY l.line, l.col"
         ).fetchall()
         assert [tuple(r) for r in links] == [
@@ -350,7 +359,8 @@ def _health_sql(conn: sqlite3.Connection) -> dict[str, tuple[str, tuple[object, 
 
 def test_health_queries_never_scan_the_links_table(tmp_path: Path) -> None:
     """EXPLAIN QUERY PLAN: links (the biggest table) is only probed by index, or scanned
-    through a partial index that holds just the rows the answer needs (broken, ambiguous)."""
+    through a partial index that holds just the rows the answer needs (ambiguous); orphans,
+    unlinked notes and broken links are read from the writer's tables of findings."""
     files: dict[str, str | bytes] = {f"n{i}.md": f"[[n{i + 1}]] [[n{i + 2}|x]] [[gone{i}]]\n" for i in range(60)}
     vault = make_vault(tmp_path / "v", files)
     db = tmp_path / "i.db"
@@ -362,10 +372,12 @@ def test_health_queries_never_scan_the_links_table(tmp_path: Path) -> None:
             for step in plan:
                 if re.match(r"SCAN l\b|SCAN links\b", step):
                     assert re.search(r"USING (COVERING )?INDEX links_(unresolved|ambiguous)\b", step), (name, plan)
-                if "links" in step or re.match(r"(SEARCH|SCAN) l\b", step):
+                if re.search(r"\blinks\b", step) or re.match(r"(SEARCH|SCAN) l\b", step):
                     assert "INDEX" in step or "PRIMARY KEY" in step, (name, plan)
-                if name == "notes_without_backlinks" and step.startswith("SEARCH l"):
-                    assert "COVERING INDEX" in step, (name, plan)  # one probe per note
+                if name in ("notes_without_backlinks", "orphans", "unlinked", "broken_links"):
+                    # Stored findings, read in report order: no probe per note, no sort.
+                    assert not re.match(r"(SEARCH|SCAN) (l|n|f)\b", step), (name, plan)
+                    assert "TEMP B-TREE" not in step, (name, plan)
     finally:
         conn.close()
 
@@ -410,3 +422,153 @@ def test_incremental_writes_match_a_fresh_index(tmp_path: Path) -> None:
         (vault / "b.md").rename(vault / "B2.md")
         reconcile(writer)
     assert dump_index(db) == fresh_full_index(vault, tmp_path)
+
+
+# -- stored findings and compact rows (issue 6) ---------------------------------------------------
+
+
+def _findings_from_links(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """Orphans/unlinked and broken links computed from scratch from the links table: the oracle
+    for the writer's ``lonely_notes`` and ``broken_links``."""
+    from notedex.vault.resolve import broken_key
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        outgoing = "l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)"
+        lonely = conn.execute(
+            f"""
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {outgoing})
+                        THEN 2 ELSE 1 END, f.path, {NOTE_TITLE}
+            FROM notes n JOIN files f ON f.id = n.file_id
+            WHERE n.excluded = 0 AND NOT EXISTS (
+                SELECT 1 FROM links l WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
+                  AND l.source_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1))
+            ORDER BY 1, 2
+            """
+        ).fetchall()
+        broken = [
+            (source, line, col, text, broken_key(linkpath))
+            for source, line, col, text, linkpath in conn.execute(
+                f"""
+                SELECT f.path, l.line, l.col, {LINK_TEXT}, l.linkpath
+                FROM links l JOIN notes n ON n.file_id = l.source_id JOIN files f ON f.id = l.source_id
+                WHERE l.target_id IS NULL AND l.linkpath <> '' AND n.excluded = 0
+                ORDER BY f.path, l.line, l.col, l.seq
+                """
+            )
+        ]
+    finally:
+        conn.close()
+    return lonely, broken
+
+
+def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    conn = connect_readonly(db)
+    try:
+        lonely = [(2 if r["has_outgoing"] else 1, r["path"], r["title"]) for r in read.notes_without_backlinks(conn)]
+        broken = [tuple(r) for r in read.broken_links(conn)]
+    finally:
+        conn.close()
+    return lonely, broken
+
+
+def test_stored_findings_follow_every_kind_of_change(tmp_path: Path) -> None:
+    """lonely_notes and broken_links stay equal to a computation from the links table through
+    new notes that resolve broken links, renames, deletions, duplicate names resolved by path,
+    attachments, title edits and a change of Obsidian's "Excluded files"."""
+    import json
+
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Hub.md": "[[Later]] [[A/Dup]] [[Dup]] ![[pic.png]] [[#Self]]\n",
+            "A/Dup.md": "[[Hub]]\n",
+            "B/Dup.md": "",
+            "Lonely.md": "---\ntitle: A title\n---\n",
+            "Old/Gone.md": "[[Nowhere.md]] [[nowhere]]\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    steps = [
+        lambda: write(vault / "Later.md", "[[Lonely]]\n"),  # resolves Hub's broken link
+        lambda: (vault / "B/Dup.md").rename(vault / "B/Other.md"),  # [[Dup]] is no longer a tie
+        lambda: (vault / "A/Dup.md").unlink(),  # Hub's [[A/Dup]] and [[Dup]] break
+        lambda: write(vault / "img/pic.png", "png"),  # an attachment appears
+        lambda: write(vault / "Lonely.md", "---\ntitle: Renamed title\n---\n[[Old/Gone]]\n"),
+        lambda: write(vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Old/"]})),
+        lambda: write(vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Hub"]})),
+        lambda: shutil.rmtree(vault / "Old"),
+    ]
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        assert _stored_findings(db) == _findings_from_links(db)
+        for step in steps:
+            step()
+            reconcile(writer)
+            assert _stored_findings(db) == _findings_from_links(db)
+    assert dump_index(db) == fresh_full_index(vault, tmp_path)
+
+
+def test_health_json_is_the_health_report_encoded(tmp_path: Path) -> None:
+    """The SQLite-built document is byte for byte what emit_json writes for health() to a pipe."""
+    import json
+
+    from notedex.query.reports import health, health_json
+
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            'Quote "q" \\ tab\t.md': "[[Missing \"x\"]] [[ctl\u0001]] ![[Nope.MD|w]]\n",
+            "日本語 🎉.md": "---\ntitle: 'Ünïcode \u2028 title'\ntags: a, b\n---\n[t](No%20such.md)\n",
+            "Lonely.md": "",
+            "Linked.md": "[[Lonely]] [[日本語 🎉]]\n",
+            "bad.md": "---\n[: x\n---\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    build(vault, db)
+    conn = connect_readonly(db)
+    try:
+        document, broken = health_json(conn)
+        data = health(conn)
+    finally:
+        conn.close()
+    assert document == json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    assert broken == data["brokenLinkCount"] == 4
+    assert data["orphanNotes"] and data["unlinkedNotes"] and data["warnings"] and data["errors"]
+
+
+def test_links_read_back_as_written(tmp_path: Path) -> None:
+    """links.raw is stored only when the usual spelling differs: every link still reads back
+    exactly as the parser saw it, kind included, and broken keys are SEMANTICS 7's."""
+    from notedex.store.schema import link_text
+    from notedex.vault.parse import read_note
+    from notedex.vault.resolve import broken_key
+
+    text = (
+        "---\nup: \"[[Up#H|shown]]\"\nrel: '[[ Spaced ]]'\n---\n"
+        "[[Plain]] [[Plain#H1#H2|d]] [[Pipe|]] ![[pic.png|100]] [[A\u00a0B]] [[ Trim ]]\n"
+        "| [[Tab\\|le]] | x |\n|---|---|\n"
+        "[t](My%20Note.md) [t](<My Note.md>) ![a](img%2Fp.png#x) [](Empty.md) [t](Ü.MD)\n"
+    )
+    vault = make_vault(tmp_path / "v", {"Src.md": text})
+    db = tmp_path / "i.db"
+    build(vault, db)
+    note = read_note(str(vault / "Src.md"), "Src.md")
+    conn = connect_readonly(db)
+    try:
+        row = read.note_by_path(conn, "Src.md")
+        assert row is not None
+        stored = read.outgoing_links(conn, row["file_id"])
+        raw_null = conn.execute("SELECT count(*) FROM links WHERE raw IS NULL").fetchone()[0]
+        broken = {r["text"]: r["target"] for r in read.broken_links(conn)}
+    finally:
+        conn.close()
+    expected = sorted(note.links, key=lambda link: (link.line, link.column))
+    assert [(r["kind"], r["raw"], r["linkpath"], r["subpath"], r["display"]) for r in stored] == [
+        (link.kind, link.raw, link.linkpath, link.subpath, link.display) for link in expected
+    ]
+    assert raw_null >= 5  # the usual spellings are not stored twice
+    assert broken == {link.raw: broken_key(link.linkpath) for link in note.links if link.linkpath}
+    kinds = {"wikilink": 0, "embed": 1, "markdown": 2, "markdown-embed": 3, "frontmatter": 4}
+    assert link_text(kinds["markdown"], "My Note.md", None, "t") == "[t](My%20Note.md)"

@@ -139,6 +139,15 @@ def cmd_health(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     conn = _open(cfg, args)
+    if args.json and not sys.stdout.isatty():
+        # Compact JSON, as emit_json writes it to a pipe, built by SQLite: at 100k notes the
+        # report has tens of thousands of findings.
+        from notedex.query.reports import health_json
+
+        with conn:
+            document, broken = health_json(conn)
+        sys.stdout.write(document + "\n")
+        return EXIT_FINDINGS if broken else EXIT_OK
     with conn:
         data = health(conn)
     _output(args, cfg, data, render_health)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.resolve import broken_key
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -16,11 +15,63 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
     with read_transaction(conn):
         lonely = read.notes_without_backlinks(conn)
         broken_rows = read.broken_links(conn)
-        warning_rows = read.problems(conn, "warning")
-        ambiguous_rows = read.ambiguous_links(conn)
-        error_rows = read.problems(conn, "error")
+        warnings, errors = _problems(conn)
     orphan_rows = [r for r in lonely if not r["has_outgoing"]]
     unlinked_rows = [r for r in lonely if r["has_outgoing"]]
+    return {
+        "orphanNotes": [{"path": r["path"], "title": r["title"]} for r in orphan_rows],
+        "unlinkedNotes": [{"path": r["path"], "title": r["title"]} for r in unlinked_rows],
+        "brokenLinks": [
+            {
+                "source": r["source"],
+                "line": r["line"],
+                "column": r["column"],
+                "text": r["text"],
+                "target": r["target"],
+            }
+            for r in broken_rows
+        ],
+        "warnings": warnings,
+        "errors": errors,
+        "orphanCount": len(orphan_rows),
+        "brokenLinkCount": len(broken_rows),
+    }
+
+
+def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
+    """``health(conn)`` as compact JSON, exactly as ``render.emit_json`` writes it to a pipe,
+    and the broken-link count (the exit code).
+
+    A large vault has tens of thousands of findings: SQLite writes each one's JSON object, so
+    Python neither builds nor encodes a dict per finding.
+    """
+    from notedex.query.render import compact_json  # json.dumps, without importing json
+
+    with read_transaction(conn):
+        lonely = read.notes_without_backlinks_json(conn)
+        broken = read.broken_links_json(conn)
+        warnings, errors = _problems(conn)
+    orphans = [obj for has_outgoing, obj in lonely if not has_outgoing]
+    unlinked = [obj for has_outgoing, obj in lonely if has_outgoing]
+
+    document = "".join(
+        (
+            '{"orphanNotes":[', ",".join(orphans),
+            '],"unlinkedNotes":[', ",".join(unlinked),
+            '],"brokenLinks":[', ",".join(broken),
+            '],"warnings":', compact_json(warnings),
+            ',"errors":', compact_json(errors),
+            f',"orphanCount":{len(orphans)},"brokenLinkCount":{len(broken)}}}',
+        )
+    )
+    return document, len(broken)
+
+
+def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(warnings, errors): stored problems, plus a warning per ambiguous link (SEMANTICS 8)."""
+    warning_rows = read.problems(conn, "warning")
+    ambiguous_rows = read.ambiguous_links(conn)
+    error_rows = read.problems(conn, "error")
     warnings = [{"path": r["path"], "message": r["message"]} for r in warning_rows]
     warnings += [
         {
@@ -31,21 +82,5 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
         for r in ambiguous_rows
     ]
     warnings.sort(key=lambda w: w["path"])
-    return {
-        "orphanNotes": [{"path": r["path"], "title": r["title"]} for r in orphan_rows],
-        "unlinkedNotes": [{"path": r["path"], "title": r["title"]} for r in unlinked_rows],
-        "brokenLinks": [
-            {
-                "source": r["source"],
-                "line": r["line"],
-                "column": r["column"],
-                "text": r["text"],
-                "target": broken_key(r["linkpath"]),
-            }
-            for r in broken_rows
-        ],
-        "warnings": warnings,
-        "errors": [{"path": r["path"], "message": r["message"]} for r in error_rows],
-        "orphanCount": len(orphan_rows),
-        "brokenLinkCount": len(broken_rows),
-    }
+    errors = [{"path": r["path"], "message": r["message"]} for r in error_rows]
+    return warnings, errors

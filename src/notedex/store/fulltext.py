@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from notedex.store.schema import TOKENIZER
+from notedex.store.schema import NOTE_TITLE, TOKENIZER
 
 Row = sqlite3.Row
 
@@ -39,9 +39,9 @@ def body_matches(
 ) -> list[Row]:
     """One page of matching notes, best bm25 first (ties by path, so pages are stable)."""
     return conn.execute(
-        """
+        f"""
         SELECT b.rowid AS file_id, bm25(body_fts) AS bm25_score, f.path AS path,
-               f.disk_rel AS disk_rel, n.title AS title
+               f.disk_rel AS disk_rel, {NOTE_TITLE} AS title
         FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
         WHERE body_fts MATCH ? AND n.excluded = 0
         ORDER BY bm25_score, f.path
@@ -130,7 +130,7 @@ def link_targets(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[int,
         FROM links l LEFT JOIN files t ON t.id = l.target_id
         WHERE l.source_id IN (SELECT value FROM json_each(?))
           AND l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
-        ORDER BY l.source_id, l.line, l.col, l.id
+        ORDER BY l.source_id, l.line, l.col, l.seq
         """,
         (_ids(file_ids),),
     ).fetchall()

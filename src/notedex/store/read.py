@@ -6,6 +6,8 @@ Every function takes a read-only ``sqlite3.Connection`` (``connect_readonly``) w
 
 from __future__ import annotations
 
+from notedex.store.schema import LINK_KIND, LINK_TEXT, LONELY_ORPHAN, LONELY_UNLINKED, NOTE_TITLE
+
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
@@ -14,20 +16,15 @@ if TYPE_CHECKING:
 
     Row = sqlite3.Row
 
-_NOTE_COLUMNS = """
+_NOTE_COLUMNS = f"""
     f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel, f.mtime_ns AS mtime_ns,
-    f.size AS size, n.stem AS stem, n.title AS title, n.frontmatter_title AS frontmatter_title,
+    f.size AS size, n.stem AS stem, {NOTE_TITLE} AS title, n.frontmatter_title AS frontmatter_title,
     n.first_h1 AS first_h1, n.note_id AS id, n.type AS type, n.status AS status,
     n.excluded AS excluded, n.content_hash AS content_hash, n.properties AS properties
 """
 
 # A reference to another file: not a [[#heading]] self-link, not a link that lands on its source.
 _OUTGOING = "l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)"
-# SEMANTICS 1/8: a link from an excluded note is no incoming link in the reports (Obsidian's
-# graph hides excluded files, edges included); the partial index notes_excluded answers it.
-_INCOMING = """SELECT 1 FROM links l
-                          WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
-                            AND l.source_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"""
 
 
 def meta(conn: sqlite3.Connection) -> dict[str, str]:
@@ -41,7 +38,6 @@ _REPORTED_PROBLEMS = """
     WHERE p.severity = ? AND coalesce(n.excluded, 0) = 0
 """
 _NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
-_BROKEN = "l.target_id IS NULL AND l.linkpath <> '' AND n.excluded = 0"
 _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
@@ -52,7 +48,7 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         SELECT (SELECT count(*) FROM notes),
                (SELECT count(*) FROM files WHERE is_note = 0),
                (SELECT count(*) FROM links),
-               (SELECT count(*) {_NOTE_LINKS} WHERE {_BROKEN}),
+               (SELECT count(*) FROM broken_links),
                (SELECT count(*) {_REPORTED_PROBLEMS}),
                (SELECT count(*) {_REPORTED_PROBLEMS})
                + (SELECT count(*) {_NOTE_LINKS} WHERE {_AMBIGUOUS})
@@ -74,7 +70,10 @@ def _tag_filter(column: str, tag: str, params: list[Any]) -> str:
     # keys are stored NFC + lower(): a tag typed or pasted NFD (macOS) must find them
     key = _nfc(tag.lstrip("#")).lower()
     params += [key, key + "/", key + "0"]
-    return f"{column} IN (SELECT file_id FROM tags WHERE tag_key = ? OR (tag_key > ? AND tag_key < ?))"
+    return (
+        f"{column} IN (SELECT t.file_id FROM tags t JOIN tag_names k ON k.id = t.tag_id "
+        "WHERE k.tag_key = ? OR (k.tag_key > ? AND k.tag_key < ?))"
+    )
 
 
 def notes(
@@ -98,7 +97,10 @@ def notes(
 
 
 def tags_by_note(conn: sqlite3.Connection, file_ids: Iterable[int] | None = None) -> dict[int, list[str]]:
-    return _grouped(conn, "SELECT file_id, tag FROM tags", "file_id", file_ids, "position")
+    return _grouped(
+        conn, "SELECT t.file_id, k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id",
+        "t.file_id", file_ids, "t.position",
+    )
 
 
 def aliases_by_note(conn: sqlite3.Connection, file_ids: Iterable[int] | None = None) -> dict[int, list[str]]:
@@ -140,64 +142,72 @@ def problems(conn: sqlite3.Connection, severity: str) -> list[Row]:
 
 def orphans(conn: sqlite3.Connection) -> list[Row]:
     """SEMANTICS 8: no incoming link from another note and no outgoing reference at all."""
-    return conn.execute(
-        f"""
-        SELECT f.path, n.title FROM notes n JOIN files f ON f.id = n.file_id
-        WHERE n.excluded = 0
-          AND NOT EXISTS ({_INCOMING})
-          AND NOT EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {_OUTGOING})
-        ORDER BY f.path
-        """
-    ).fetchall()
+    return _lonely(conn, f"= {LONELY_ORPHAN}")
 
 
 def unlinked(conn: sqlite3.Connection) -> list[Row]:
     """No incoming link from another note, but at least one outgoing reference."""
-    return conn.execute(
-        f"""
-        SELECT f.path, n.title FROM notes n JOIN files f ON f.id = n.file_id
-        WHERE n.excluded = 0
-          AND NOT EXISTS ({_INCOMING})
-          AND EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {_OUTGOING})
-        ORDER BY f.path
-        """
-    ).fetchall()
+    return _lonely(conn, f"= {LONELY_UNLINKED}")
 
 
 def notes_without_backlinks(conn: sqlite3.Connection) -> list[Row]:
     """Orphans and unlinked notes in one pass: no incoming link from another note.
 
-    ``has_outgoing`` tells them apart (SEMANTICS 8): 0 is an orphan, 1 is unlinked. Both
-    probes are answered from covering indexes, so this costs one index look-up per note.
+    ``has_outgoing`` tells them apart (SEMANTICS 8): 0 is an orphan, 1 is unlinked; orphans
+    come first, each kind by path. The writer keeps these findings in ``lonely_notes``: this
+    reads them, it probes no note.
     """
+    return _lonely(conn, "> 0")
+
+
+def _lonely(conn: sqlite3.Connection, state: str) -> list[Row]:
     return conn.execute(
         f"""
-        SELECT f.path, n.title,
-               EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {_OUTGOING})
-                   AS has_outgoing
-        FROM notes n JOIN files f ON f.id = n.file_id
-        WHERE n.excluded = 0
-          AND NOT EXISTS ({_INCOMING})
-        ORDER BY f.path
+        SELECT path, title, lonely = {LONELY_UNLINKED} AS has_outgoing FROM lonely_notes
+        WHERE lonely {state} ORDER BY lonely, path
+        """
+    ).fetchall()
+
+
+def notes_without_backlinks_json(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    """``notes_without_backlinks`` as (has_outgoing, the JSON object ``{"path","title"}``)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
+        f"""
+        SELECT lonely = {LONELY_UNLINKED}, json_object('path', path, 'title', title)
+        FROM lonely_notes ORDER BY lonely, path
         """
     ).fetchall()
 
 
 def broken_links(conn: sqlite3.Connection) -> list[Row]:
+    """SEMANTICS 8: source, line, column, the link as written, and its broken key (target)."""
     return conn.execute(
-        f"""
-        SELECT f.path AS source, l.line, l.col AS column, l.raw AS text, l.linkpath
-        {_NOTE_LINKS} JOIN files f ON f.id = l.source_id
-        WHERE {_BROKEN}
-        ORDER BY f.path, l.line, l.col
-        """
+        "SELECT source, line, col AS column, text, target FROM broken_links ORDER BY source, line, col, seq"
     ).fetchall()
+
+
+def broken_links_json(conn: sqlite3.Connection) -> list[str]:
+    """``broken_links`` as JSON objects ``{"source","line","column","text","target"}``."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return [
+        row[0]
+        for row in cursor.execute(
+            """
+            SELECT json_object('source', source, 'line', line, 'column', col, 'text', text,
+                               'target', target)
+            FROM broken_links ORDER BY source, line, col, seq
+            """
+        )
+    ]
 
 
 def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
     return conn.execute(
         f"""
-        SELECT f.path AS source, l.line, l.col AS column, l.raw AS text, t.path AS target
+        SELECT f.path AS source, l.line, l.col AS column, {LINK_TEXT} AS text, t.path AS target
         {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
         WHERE {_AMBIGUOUS}
         ORDER BY f.path, l.line, l.col
@@ -242,7 +252,7 @@ def notes_by_title(conn: sqlite3.Connection, title: str) -> list[Row]:
     return conn.execute(
         f"""
         SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id
-        WHERE f.path_key = ? OR f.path_key = ? || '.md' OR nx_fold(n.stem) = ? OR nx_fold(n.title) = ?
+        WHERE nx_fold(f.path) IN (?, ? || '.md') OR nx_fold(n.stem) = ? OR nx_fold({NOTE_TITLE}) = ?
         ORDER BY length(f.path), f.path
         """,
         (key, key, key, key),
@@ -259,11 +269,11 @@ def notes_by_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]
 
 def outgoing_links(conn: sqlite3.Connection, file_id: int) -> list[Row]:
     return conn.execute(
-        """
-        SELECT l.kind, l.raw, l.linkpath, l.subpath, l.display, l.line, l.col AS column,
-               t.path AS target, l.ambiguous
+        f"""
+        SELECT {LINK_KIND} AS kind, {LINK_TEXT} AS raw, l.linkpath, l.subpath, l.display, l.line,
+               l.col AS column, t.path AS target, l.ambiguous
         FROM links l LEFT JOIN files t ON t.id = l.target_id
-        WHERE l.source_id = ? ORDER BY l.line, l.col
+        WHERE l.source_id = ? ORDER BY l.line, l.col, l.seq
         """,
         (file_id,),
     ).fetchall()
@@ -271,8 +281,8 @@ def outgoing_links(conn: sqlite3.Connection, file_id: int) -> list[Row]:
 
 def backlinks(conn: sqlite3.Connection, file_id: int) -> list[Row]:
     return conn.execute(
-        """
-        SELECT f.path AS source, l.kind, l.raw, l.line, l.col AS column
+        f"""
+        SELECT f.path AS source, {LINK_KIND} AS kind, {LINK_TEXT} AS raw, l.line, l.col AS column
         FROM links l JOIN files f ON f.id = l.source_id
         WHERE l.target_id = ? AND l.source_id <> ? ORDER BY f.path, l.line, l.col
         """,

@@ -124,7 +124,7 @@ def _compare(
         # Same (size, mtime, inode) but written within the file system's timestamp
         # granularity of our last read: only the content can tell.
         note = read_note(vf.disk_path, vf.path, max_bytes=writer.max_bytes)
-        if note.content_hash != writer.content_hash(vf.path):
+        if not writer.same_content(vf.path, note.content_hash):
             diff.upserts.append(vf)
         else:
             diff.racy.append(vf.path)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8  # 7: path_key is fold(path); 8: notes_excluded partial index
+SCHEMA_VERSION = 9  # 8: notes_excluded partial index; 9: compact rows (issue 6), stored findings
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -18,7 +18,6 @@ CREATE TABLE IF NOT EXISTS meta (
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,          -- vault-relative, '/', NFC
-    path_key TEXT NOT NULL,             -- fold(path), for path-prefix queries
     disk_rel TEXT,                      -- on-disk relative name when it differs from path (NFD)
     is_note INTEGER NOT NULL,
     size INTEGER NOT NULL,
@@ -26,33 +25,37 @@ CREATE TABLE IF NOT EXISTS files (
     inode INTEGER NOT NULL,
     indexed_ns INTEGER NOT NULL         -- when we last read it: racy-clean detection
 );
-CREATE INDEX IF NOT EXISTS files_path_key ON files(path_key);
 
 CREATE TABLE IF NOT EXISTS notes (
     file_id INTEGER PRIMARY KEY REFERENCES files(id),
-    stem TEXT NOT NULL,
-    title TEXT NOT NULL,
+    stem TEXT NOT NULL,                 -- title = coalesce(frontmatter_title, stem): see NOTE_TITLE
     frontmatter_title TEXT,
     first_h1 TEXT,
     note_id TEXT,
     type TEXT,
     status TEXT,
     excluded INTEGER NOT NULL DEFAULT 0,  -- Obsidian "Excluded files": link targets, not reported
-    content_hash TEXT NOT NULL,
+    content_hash INTEGER NOT NULL,        -- content_key(sha256 hex): the first 60 bits
     properties TEXT                       -- JSON, for show/export
 );
-CREATE INDEX IF NOT EXISTS notes_note_id ON notes(note_id);
 CREATE INDEX IF NOT EXISTS notes_excluded ON notes(file_id) WHERE excluded = 1;
+
+-- A vault has a few hundred tag spellings on 100k notes: each is stored once.
+CREATE TABLE IF NOT EXISTS tag_names (
+    id INTEGER PRIMARY KEY,
+    tag TEXT NOT NULL UNIQUE,           -- a spelling as written
+    tag_key TEXT NOT NULL               -- lower-cased, for filtering (nested: a/b counts for a)
+);
+CREATE INDEX IF NOT EXISTS tag_names_key ON tag_names(tag_key);
 
 CREATE TABLE IF NOT EXISTS tags (
     file_id INTEGER NOT NULL,
-    tag TEXT NOT NULL,                  -- first-seen spelling
-    tag_key TEXT NOT NULL,              -- lower-cased, for filtering (nested: tag_key LIKE 'a/%')
-    source TEXT NOT NULL,
     position INTEGER NOT NULL,
-    PRIMARY KEY (file_id, tag_key)
+    tag_id INTEGER NOT NULL,            -- tag_names.id of the first-seen spelling in this note
+    inline INTEGER NOT NULL,            -- 1 from the body, 0 from the frontmatter
+    PRIMARY KEY (file_id, position)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS tags_key ON tags(tag_key);
+CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag_id);
 
 CREATE TABLE IF NOT EXISTS aliases (
     file_id INTEGER NOT NULL,
@@ -61,28 +64,45 @@ CREATE TABLE IF NOT EXISTS aliases (
     PRIMARY KEY (file_id, position)
 ) WITHOUT ROWID;
 
+-- Clustered by source: a note's links are one range of the table, in document order.
 CREATE TABLE IF NOT EXISTS links (
-    id INTEGER PRIMARY KEY,
     source_id INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    raw TEXT NOT NULL,
+    seq INTEGER NOT NULL,               -- position among the note's links (document order)
+    kind INTEGER NOT NULL,              -- index into LINK_KINDS
     linkpath TEXT NOT NULL,
     subpath TEXT,
     display TEXT,
+    raw TEXT,                           -- the text as written; NULL when it is link_text(...)
     line INTEGER NOT NULL,
     col INTEGER NOT NULL,
-    name_key TEXT NOT NULL,             -- resolve.name_key(linkpath): which creations can change it
     target_id INTEGER,                  -- files.id, NULL when unresolved or a self-link
-    ambiguous INTEGER NOT NULL DEFAULT 0
-);
--- Covering for the health queries: "has a backlink from another note" and "has an outgoing
--- reference" are answered from these indexes alone, one probe per note.
-CREATE INDEX IF NOT EXISTS links_source ON links(source_id, linkpath, target_id);
-CREATE INDEX IF NOT EXISTS links_target ON links(target_id, source_id) WHERE target_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS links_name_key ON links(name_key);
-CREATE INDEX IF NOT EXISTS links_unresolved ON links(source_id)
-    WHERE target_id IS NULL AND linkpath <> '';
+    ambiguous INTEGER NOT NULL DEFAULT 0,
+    name_key TEXT,                      -- resolve.name_key(linkpath), only while unresolved
+    PRIMARY KEY (source_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_target ON links(target_id) WHERE target_id IS NOT NULL;
+-- Broken links (SEMANTICS 8), and the links a new file may resolve (SEMANTICS 7).
+CREATE INDEX IF NOT EXISTS links_unresolved ON links(name_key) WHERE name_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS links_ambiguous ON links(source_id) WHERE ambiguous = 1;
+
+-- health's findings (SEMANTICS 8) for the reported notes (not Obsidian-excluded), kept by the
+-- writer for every note whose links or backlinks change, in report order: health reads them
+-- as they are, so its cost grows with the findings, not with the vault.
+CREATE TABLE IF NOT EXISTS lonely_notes (
+    lonely INTEGER NOT NULL,            -- LONELY_ORPHAN or LONELY_UNLINKED
+    path TEXT NOT NULL,
+    title TEXT NOT NULL,
+    PRIMARY KEY (lonely, path)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS broken_links (
+    source TEXT NOT NULL,               -- the note's path
+    line INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    seq INTEGER NOT NULL,               -- links.seq
+    text TEXT NOT NULL,                 -- the link as written
+    target TEXT NOT NULL,               -- its broken key (SEMANTICS 7)
+    PRIMARY KEY (source, line, col, seq)
+) WITHOUT ROWID;
 
 -- Errors and warnings, per vault path (a note, or a walk problem on any path).
 CREATE TABLE IF NOT EXISTS problems (
@@ -109,9 +129,11 @@ CREATE TABLE IF NOT EXISTS fts_pending (
 
 -- Loose title matching for lookup's stage 2: any substring of 3+ characters, indexed.
 -- External content: the text stays in notes; only the trigram index is stored.
+-- The title is the frontmatter title or else the stem, so those two columns cover it.
 CREATE VIRTUAL TABLE IF NOT EXISTS title_grams USING fts5(
-    stem, title,
+    stem, frontmatter_title,
     content = 'notes', content_rowid = 'file_id',
+    columnsize = 0,
     tokenize = 'trigram'
 );
 
@@ -124,8 +146,57 @@ CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
 
 # Tables in dependency order, for a full rebuild.
 TABLES = (
-    "links", "aliases", "tags", "problems", "notes", "files", "note_fts", "body_fts", "fts_pending",
+    "links", "aliases", "tags", "tag_names", "lonely_notes", "broken_links", "problems", "notes",
+    "files", "note_fts", "body_fts", "fts_pending",
 )
 # Every FTS5 table, for integrity-check and optimize. title_grams is external content (notes):
 # it is dropped with the schema and emptied with 'delete-all', never with DELETE.
 FTS_TABLES = ("note_fts", "body_fts", "title_grams")
+
+# links.kind: stored as the index into this tuple.
+LINK_KINDS = ("wikilink", "embed", "markdown", "markdown-embed", "frontmatter")
+
+# lonely_notes.lonely (SEMANTICS 8): no incoming link from another note, and then without or
+# with an outgoing reference.
+LONELY_NO = 0
+LONELY_ORPHAN = 1
+LONELY_UNLINKED = 2
+
+# SEMANTICS 3: the title is the frontmatter title (a non-empty string) or else the stem.
+NOTE_TITLE = "coalesce(n.frontmatter_title, n.stem)"
+
+
+def link_text(kind: int, linkpath: str, subpath: str | None, display: str | None) -> str:
+    """The usual spelling of a link; ``links.raw`` is stored only when the note differs.
+
+    Must agree with ``LINK_TEXT`` (the same text built by SQLite), which readers use.
+    """
+    embed = "!" if kind in (1, 3) else ""
+    if kind in (2, 3):
+        return f"{embed}[{display or ''}]({linkpath.replace(' ', '%20')}{subpath or ''})"
+    bar = "" if display is None else "|" + display
+    return f"{embed}[[{linkpath}{subpath or ''}{bar}]]"
+
+
+# links.raw as written, for a row of `links l` (see link_text).
+LINK_TEXT = """coalesce(l.raw, CASE WHEN l.kind IN (1, 3) THEN '!' ELSE '' END || CASE
+    WHEN l.kind IN (2, 3) THEN '[' || coalesce(l.display, '') || '](' || replace(l.linkpath, ' ', '%20')
+                               || coalesce(l.subpath, '') || ')'
+    ELSE '[[' || l.linkpath || coalesce(l.subpath, '') || coalesce('|' || l.display, '') || ']]'
+END)"""
+
+# links.kind as its name, for a row of `links l`.
+LINK_KIND = "CASE l.kind " + " ".join(f"WHEN {i} THEN '{k}'" for i, k in enumerate(LINK_KINDS)) + " END"
+
+# vault.resolve.broken_key(l.linkpath) in SQL (linkpath is NFC already): without a trailing .md.
+BROKEN_KEY = """CASE WHEN length(l.linkpath) > 3 AND lower(substr(l.linkpath, -3)) = '.md'
+                      AND substr(l.linkpath, -4, 1) <> '/'
+                 THEN substr(l.linkpath, 1, length(l.linkpath) - 3) ELSE l.linkpath END"""
+
+
+def content_key(sha256_hex: str) -> int:
+    """notes.content_hash: the first 60 bits of the content's sha256 (an 8-byte integer).
+
+    A note that could not be read has no hash (""): -1, which no content gives.
+    """
+    return int(sha256_hex[:15], 16) if sha256_hex else -1

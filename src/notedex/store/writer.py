@@ -24,7 +24,21 @@ from notedex.errors import IndexUnavailable
 from notedex.store.connect import apply_pragmas
 from notedex.store.etags import RACY_WINDOW_NS
 from notedex.store.keyindex import FileKeyIndex, key_hash
-from notedex.store.schema import DDL, FTS_TABLES, SCHEMA_VERSION, TABLES
+from notedex.store.schema import (
+    BROKEN_KEY,
+    DDL,
+    FTS_TABLES,
+    LINK_KINDS,
+    LINK_TEXT,
+    LONELY_NO,
+    LONELY_ORPHAN,
+    LONELY_UNLINKED,
+    NOTE_TITLE,
+    SCHEMA_VERSION,
+    TABLES,
+    content_key,
+    link_text,
+)
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import read_note
 from notedex.vault.resolve import Resolver, affected_name_keys, lookup_key, name_key
@@ -184,6 +198,7 @@ def open_writer_connection(db_path: Path) -> sqlite3.Connection:
         conn.create_function("nx_segment", 1, _segment_or_empty, deterministic=True)
         # SEMANTICS 7's fold (NFC, str.lower): SQLite's lower() folds ASCII letters only.
         conn.create_function("nx_fold", 1, fold, deterministic=True)
+        conn.create_function("nx_name_key", 1, name_key, deterministic=True)
         if _schema_version(conn) != SCHEMA_VERSION:
             _rebuild_schema(conn, db_path)
     except (OSError, sqlite3.DatabaseError, IndexUnavailable) as exc:
@@ -217,6 +232,14 @@ def _rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.executescript(DDL)
     conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+_KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
+
+
+def _unresolved_key(linkpath: str, target_id: int | None) -> str | None:
+    """links.name_key: set only on an unresolved link (a self-link has no target to find)."""
+    return name_key(linkpath) if target_id is None and linkpath else None
 
 
 def _segment_or_empty(text: str | None) -> str:
@@ -395,13 +418,24 @@ class IndexWriter:
         if stored and stored[0] == encoded:
             return
         with self.transaction() as conn:
-            for file_id, path in conn.execute(
-                "SELECT n.file_id, f.path FROM notes n JOIN files f ON f.id = n.file_id"
+            changed = []
+            for file_id, path, was_excluded in conn.execute(
+                "SELECT n.file_id, f.path, n.excluded FROM notes n JOIN files f ON f.id = n.file_id"
             ).fetchall():
-                conn.execute(
-                    "UPDATE notes SET excluded = ? WHERE file_id = ?",
-                    (int(is_excluded(path, filters)), file_id),
-                )
+                excluded = int(is_excluded(path, filters))
+                if excluded != was_excluded:
+                    changed.append(file_id)
+                    conn.execute("UPDATE notes SET excluded = ? WHERE file_id = ?", (excluded, file_id))
+            if changed:
+                # Findings exist for reported notes only, and a link from an excluded note
+                # counts as no backlink: the notes and the targets of their links change.
+                targets = conn.execute(
+                    "SELECT DISTINCT target_id FROM links WHERE target_id IS NOT NULL "
+                    "AND source_id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(changed),),
+                ).fetchall()
+                self._set_dirty([*changed, *(row[0] for row in targets)])
+                self._refresh_findings()
             self.set_meta("excluded_filters", encoded)
 
     # -- applying changes ----------------------------------------------------------------------
@@ -584,17 +618,17 @@ class IndexWriter:
         for vf in attachments:
             if vf.path not in existing:
                 created.add(vf.path)
-            rows.append((vf.path, vf.path, self._disk_rel(vf), 0, vf.size, vf.mtime_ns, vf.inode, now))
+            rows.append((vf.path, self._disk_rel(vf), 0, vf.size, vf.mtime_ns, vf.inode, now))
         for vf in notes:
             if vf.path not in existing:
                 created.add(vf.path)
                 # A pending etag never equals the disk: a crash before the note's batch
                 # commits means it is parsed again by the next reconcile.
-                rows.append((vf.path, vf.path, self._disk_rel(vf), 1, PENDING_SIZE, 0, 0, 0))
+                rows.append((vf.path, self._disk_rel(vf), 1, PENDING_SIZE, 0, 0, 0))
         self.conn.executemany(
             """
-            INSERT INTO files(path, path_key, disk_rel, is_note, size, mtime_ns, inode, indexed_ns)
-            VALUES (?, nx_fold(?), ?, ?, ?, ?, ?, ?)
+            INSERT INTO files(path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(path) DO UPDATE SET
                 disk_rel = excluded.disk_rel, is_note = excluded.is_note, size = excluded.size,
                 mtime_ns = excluded.mtime_ns, inode = excluded.inode, indexed_ns = excluded.indexed_ns
@@ -617,10 +651,12 @@ class IndexWriter:
         # title_grams reads its text from notes (external content): remove it while the
         # notes row still holds the values it was indexed with.
         self.conn.execute(
-            "INSERT INTO title_grams(title_grams, rowid, stem, title) "
-            "SELECT 'delete', file_id, stem, title FROM notes WHERE file_id = ?",
+            "INSERT INTO title_grams(title_grams, rowid, stem, frontmatter_title) "
+            "SELECT 'delete', file_id, stem, frontmatter_title FROM notes WHERE file_id = ?",
             (file_id,),
         )
+        self.conn.execute("DELETE FROM lonely_notes WHERE path = ?", (path,))
+        self.conn.execute("DELETE FROM broken_links WHERE source = ?", (path,))
         for sql in (
             "DELETE FROM links WHERE source_id = ?",
             "DELETE FROM tags WHERE file_id = ?",
@@ -641,7 +677,7 @@ class IndexWriter:
         dirty: set[int] = set()
         etags: list[tuple[Any, ...]] = []
         notes: list[tuple[Any, ...]] = []
-        grams: list[tuple[int, str, str]] = []
+        grams: list[tuple[int, str, str | None]] = []
         tags: list[tuple[Any, ...]] = []
         aliases: list[tuple[int, int, str]] = []
         links: list[tuple[Any, ...]] = []
@@ -665,37 +701,41 @@ class IndexWriter:
                 (
                     file_id,
                     note.stem,
-                    note.title,
                     note.frontmatter_title,
                     note.first_h1,
                     note.id,
                     note.type,
                     note.status,
                     int(is_excluded(note.path, self.filters)),
-                    note.content_hash,
+                    content_key(note.content_hash),
                     json.dumps(note.properties, ensure_ascii=False, default=str) if note.properties else None,
                 )
             )
-            grams.append((file_id, note.stem, note.title))
-            tags.extend((file_id, tag.name, tag.key, tag.source, i) for i, tag in enumerate(note.tags))
+            grams.append((file_id, note.stem, note.frontmatter_title))
+            tags.extend(
+                (file_id, i, tag.name, tag.key, int(tag.source == "inline")) for i, tag in enumerate(note.tags)
+            )
             aliases.extend((file_id, i, alias) for i, alias in enumerate(note.aliases))
-            for link in note.links:
+            for seq, link in enumerate(note.links):
                 target_id, ambiguous = self._resolve(link.linkpath, note.path)
                 if target_id is not None:
                     dirty.add(target_id)
+                kind = _KIND_CODES[link.kind]
+                usual = link_text(kind, link.linkpath, link.subpath, link.display)
                 links.append(
                     (
                         file_id,
-                        link.kind,
-                        link.raw,
+                        seq,
+                        kind,
                         link.linkpath,
                         link.subpath,
                         link.display,
+                        None if link.raw == usual else link.raw,
                         link.line,
                         link.column,
-                        name_key(link.linkpath),
                         target_id,
                         int(ambiguous),
+                        _unresolved_key(link.linkpath, target_id),
                     )
                 )
             problems.extend((note.path, "error", p.kind, p.message) for p in note.errors)
@@ -711,26 +751,45 @@ class IndexWriter:
         )
         sql(
             """
-            INSERT INTO notes(file_id, stem, title, frontmatter_title, first_h1, note_id, type,
+            INSERT INTO notes(file_id, stem, frontmatter_title, first_h1, note_id, type,
                               status, excluded, content_hash, properties)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             notes,
         )
-        sql("INSERT INTO title_grams(rowid, stem, title) VALUES (?, ?, ?)", grams)
-        sql("INSERT OR IGNORE INTO tags(file_id, tag, tag_key, source, position) VALUES (?, ?, ?, ?, ?)", tags)
+        sql("INSERT INTO title_grams(rowid, stem, frontmatter_title) VALUES (?, ?, ?)", grams)
+        tag_ids = self._tag_ids({row[2]: row[3] for row in tags})
+        sql(
+            "INSERT INTO tags(file_id, position, tag_id, inline) VALUES (?, ?, ?, ?)",
+            [(file_id, position, tag_ids[name], inline) for file_id, position, name, _, inline in tags],
+        )
         sql("INSERT INTO aliases(file_id, position, alias) VALUES (?, ?, ?)", aliases)
         sql(
             """
-            INSERT INTO links(source_id, kind, raw, linkpath, subpath, display, line, col,
-                              name_key, target_id, ambiguous)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO links(source_id, seq, kind, linkpath, subpath, display, raw, line, col,
+                              target_id, ambiguous, name_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             links,
         )
         sql("INSERT INTO problems(path, severity, kind, message) VALUES (?, ?, ?, ?)", problems)
         sql("INSERT INTO body_fts(rowid, body) VALUES (?, ?)", bodies)
         return dirty
+
+    def _tag_ids(self, names: dict[str, str]) -> dict[str, int]:
+        """tag_names ids of these spellings (name -> key), adding the new ones."""
+        if not names:
+            return {}
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO tag_names(tag, tag_key) VALUES (?, ?)", list(names.items())
+        )
+        return {
+            tag: tag_id
+            for tag_id, tag in self.conn.execute(
+                "SELECT id, tag FROM tag_names WHERE tag IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(names), ensure_ascii=False),),
+            )
+        }
 
     def _defer_fts(self, dirty: set[int]) -> None:
         self.conn.executemany(
@@ -765,7 +824,9 @@ class IndexWriter:
             ).fetchall():
                 dirty.add(source_id)
             self.conn.execute(
-                "UPDATE links SET target_id = NULL, ambiguous = 0 WHERE target_id = ?", (known.id,)
+                "UPDATE links SET target_id = NULL, ambiguous = 0, name_key = nx_name_key(linkpath) "
+                "WHERE target_id = ?",
+                (known.id,),
             )
             self.conn.execute("DELETE FROM files WHERE id = ?", (known.id,))
             self.conn.execute("DELETE FROM problems WHERE path = ?", (path,))
@@ -788,24 +849,46 @@ class IndexWriter:
             return
         # json_each, not one placeholder per key: a first index of 100k files has 100k keys,
         # beyond SQLite's default limit on bound parameters.
-        rows = self.conn.execute(
-            "SELECT l.id, l.source_id, f.path, l.linkpath, l.target_id, l.ambiguous "
+        select = (
+            "SELECT l.source_id, l.seq, f.path, l.linkpath, l.target_id, l.ambiguous "
             "FROM links l JOIN files f ON f.id = l.source_id "
-            "WHERE l.name_key IN (SELECT value FROM json_each(?)) AND l.linkpath <> ''",
-            (json.dumps(sorted(keys)),),
+        )
+        rows = self.conn.execute(
+            select + "WHERE l.name_key IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(keys), ensure_ascii=False),),
         ).fetchall()
+        # A resolved link has a name_key among its target's affected_name_keys: the links
+        # these files can take from (or give to) another file point at a file sharing a key.
+        # (The key index may name a file whose key only collides: the filter below drops its
+        # links, whose name_key is not among ``keys``.)
+        index = self._key_index()
+        sharing = {file_id for key in keys for file_id in index.ids(key)}
+        if sharing:
+            rows += [
+                row
+                for row in self.conn.execute(
+                    select + "WHERE l.target_id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(sorted(sharing)),),
+                )
+                if name_key(row[3]) in keys
+            ]
         updates = []
         self._load_link_candidates(lookup_key(row[3]) for row in rows)
-        for link_id, source_id, source, linkpath, old_target, old_ambiguous in rows:
+        for source_id, seq, source, linkpath, old_target, old_ambiguous in rows:
             new_target, ambiguous = self._resolve(linkpath, source)
             if new_target != old_target or int(ambiguous) != old_ambiguous:
-                updates.append((new_target, int(ambiguous), link_id))
+                updates.append(
+                    (new_target, int(ambiguous), _unresolved_key(linkpath, new_target), source_id, seq)
+                )
                 dirty.add(source_id)
                 for target in (old_target, new_target):
                     if target is not None:
                         dirty.add(target)
         self._candidates = _NO_CANDIDATES
-        self.conn.executemany("UPDATE links SET target_id = ?, ambiguous = ? WHERE id = ?", updates)
+        self.conn.executemany(
+            "UPDATE links SET target_id = ?, ambiguous = ?, name_key = ? WHERE source_id = ? AND seq = ?",
+            updates,
+        )
 
     def _refresh_fts(self, dirty: set[int], *, pending: bool = False) -> None:
         """Recompute the structure-search rows of the given notes from the tables.
@@ -815,11 +898,7 @@ class IndexWriter:
         """
         if not dirty and not pending:
             return
-        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS dirty_notes(id INTEGER PRIMARY KEY)")
-        self.conn.execute("DELETE FROM temp.dirty_notes")
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO temp.dirty_notes(id) VALUES (?)", [(i,) for i in dirty]
-        )
+        self._set_dirty(dirty)
         if pending:
             self._move_pending_to_dirty()
         self.conn.execute(
@@ -832,7 +911,8 @@ class IndexWriter:
                    nx_segment(n.stem || ' ' || coalesce(n.frontmatter_title, '') || ' '
                               || coalesce(n.first_h1, '')),
                    nx_segment((SELECT group_concat(tag, ' ') FROM (
-                       SELECT tag FROM tags WHERE file_id = n.file_id ORDER BY position))),
+                       SELECT k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id
+                       WHERE t.file_id = n.file_id ORDER BY t.position))),
                    nx_segment((SELECT group_concat(alias, ' ') FROM (
                        SELECT alias FROM aliases WHERE file_id = n.file_id ORDER BY position))),
                    nx_segment((SELECT group_concat(anchor, ' ') FROM (
@@ -844,6 +924,55 @@ class IndexWriter:
                        WHERE source_id = n.file_id AND target_id IS NULL AND linkpath <> ''
                        ORDER BY linkpath)))
             FROM notes n JOIN temp.dirty_notes d ON d.id = n.file_id
+            """
+        )
+        self._refresh_findings()
+
+    def _set_dirty(self, ids: Iterable[int]) -> None:
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS dirty_notes(id INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM temp.dirty_notes")
+        self.conn.executemany("INSERT OR IGNORE INTO temp.dirty_notes(id) VALUES (?)", [(i,) for i in ids])
+
+    def _refresh_findings(self) -> None:
+        """Recompute health's findings (SEMANTICS 8) of the notes in ``temp.dirty_notes``.
+
+        Every note whose backlinks or outgoing references can have changed is dirty (the same
+        notes whose anchors or unresolved keys change; refresh_filters adds the targets of
+        notes whose exclusion changed), so the tables stay exact.
+        """
+        dirty_paths = "SELECT f.path FROM temp.dirty_notes d JOIN files f ON f.id = d.id"
+        self.conn.execute(f"DELETE FROM lonely_notes WHERE path IN ({dirty_paths})")
+        self.conn.execute(f"DELETE FROM broken_links WHERE source IN ({dirty_paths})")
+        self.conn.execute(
+            f"""
+            INSERT INTO lonely_notes(lonely, path, title)
+            SELECT s.lonely, f.path, s.title FROM (
+                SELECT n.file_id, {NOTE_TITLE} AS title, CASE
+                    -- SEMANTICS 1/8: a link from an excluded note is no incoming link
+                    -- (Obsidian's graph hides excluded files, edges included).
+                    WHEN EXISTS (SELECT 1 FROM links l
+                                 WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
+                                   AND l.source_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1))
+                        THEN {LONELY_NO}
+                    WHEN EXISTS (SELECT 1 FROM links l
+                                 WHERE l.source_id = n.file_id AND l.linkpath <> ''
+                                   AND (l.target_id IS NULL OR l.target_id <> l.source_id))
+                        THEN {LONELY_UNLINKED}
+                    ELSE {LONELY_ORPHAN} END AS lonely
+                FROM temp.dirty_notes d JOIN notes n ON n.file_id = d.id
+                WHERE n.excluded = 0
+            ) s JOIN files f ON f.id = s.file_id
+            WHERE s.lonely <> {LONELY_NO}
+            """
+        )
+        # links.name_key is set exactly on the unresolved links that are not self-links.
+        self.conn.execute(
+            f"""
+            INSERT INTO broken_links(source, line, col, seq, text, target)
+            SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY}
+            FROM temp.dirty_notes d JOIN notes n ON n.file_id = d.id JOIN files f ON f.id = d.id
+            JOIN links l ON l.source_id = d.id
+            WHERE n.excluded = 0 AND l.name_key IS NOT NULL
             """
         )
 
@@ -875,12 +1004,13 @@ class IndexWriter:
             )
         }
 
-    def content_hash(self, path: str) -> str | None:
+    def same_content(self, path: str, content_hash: str) -> bool:
+        """Whether the note indexed at ``path`` had this content (a sha256 hex digest)."""
         row = self.conn.execute(
             "SELECT n.content_hash FROM notes n JOIN files f ON f.id = n.file_id WHERE f.path = ?",
             (path,),
         ).fetchone()
-        return row[0] if row else None
+        return row is not None and row[0] == content_key(content_hash)
 
     def clear(self) -> None:
         """Drop every row (``index --full``); the schema stays."""
@@ -918,6 +1048,10 @@ class IndexWriter:
     def optimize(self) -> None:
         for table in FTS_TABLES:
             self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        # Spellings no note uses any more (kept until now: a vault has few, and a save is cheaper).
+        self.conn.execute(
+            "DELETE FROM tag_names WHERE NOT EXISTS (SELECT 1 FROM tags WHERE tag_id = tag_names.id)"
+        )
 
     def checkpoint(self) -> None:
         with contextlib.suppress(sqlite3.Error):
