@@ -78,8 +78,10 @@ def wait_until(
 def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every fact of the index, keyed by paths rather than row ids, sorted: for equality checks."""
     from notedex.store.schema import LINK_TEXT, NOTE_TITLE
+    from notedex.store.writer import add_sql_functions
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    add_sql_functions(conn)  # note_fts's content is the view note_fts_text
     try:
         q = conn.execute
         files = "(SELECT id, path FROM files)"
@@ -121,8 +123,10 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 def fts_integrity_ok(db: Path) -> bool:
     """FTS5 integrity-check with rank 1 (compares the index with its content)."""
     from notedex.store.schema import FTS_TABLES
+    from notedex.store.writer import add_sql_functions
 
     conn = sqlite3.connect(str(db))
+    add_sql_functions(conn)
     try:
         for table in FTS_TABLES:
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")

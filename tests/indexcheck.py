@@ -49,8 +49,11 @@ def _fts_tables(db: Path) -> list[str]:
 
 def fts_problems(db: Path) -> list[str]:
     """Every FTS5 table of ``db`` that fails ``integrity-check`` with rank 1, with the error."""
+    from notedex.store.writer import add_sql_functions
+
     bad: list[str] = []
     conn = sqlite3.connect(str(db))
+    add_sql_functions(conn)  # note_fts reads its content from a view that segments text
     try:
         for table in _fts_tables(db):
             try:

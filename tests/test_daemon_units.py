@@ -542,9 +542,10 @@ def test_maintenance_repairs_a_corrupted_fts_index(tmp_path: Path) -> None:
     idx = Indexer(lambda: IndexWriter(tmp_path / "fts.db", vault, workers=1), Batcher())
     try:
         idx.rescan("test")
-        # the FTS content and its index disagree (what integrity-check is there to catch)
+        # the FTS content and its index disagree (what integrity-check is there to catch):
+        # a row changed behind the writer's back, so note_fts_text and title_grams read it
         idx.writer.conn.execute(
-            "UPDATE note_fts_content SET c0 = 'zzz corrupted' WHERE id = (SELECT min(id) FROM note_fts_content)"
+            "UPDATE notes SET stem = 'zzz corrupted' WHERE file_id = (SELECT min(file_id) FROM notes)"
         )
         assert not idx.writer.integrity_check()
         idx.maintain()

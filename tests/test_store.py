@@ -20,7 +20,7 @@ from notedex.store import read
 from notedex.store.connect import BUSY_TIMEOUT_MS, connect_readonly
 from notedex.store.reconcile import reconcile
 from notedex.store.schema import LINK_KIND, LINK_TEXT, NOTE_TITLE, SCHEMA_VERSION, content_key
-from notedex.store.writer import BATCH_SIZE, IndexWriter
+from notedex.store.writer import BATCH_SIZE, IndexWriter, add_sql_functions
 from notedex.vault.text import fts_phrase
 from tests.helpers import dump_index, fresh_full_index, run_cli, write
 from tests.indexcheck import fts_sound_after, make_vault
@@ -208,6 +208,7 @@ def test_tables_hold_notes_tags_aliases_links_attachments_problems_meta(tmp_path
     db = tmp_path / "i.db"
     build(vault, db)
     conn = sqlite3.connect(db)
+    add_sql_functions(conn)  # note_fts's content is a view over the tables
     conn.row_factory = sqlite3.Row
     try:
         files = {r["path"]: r for r in conn.execute("SELECT * FROM files")}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 9  # 8: notes_excluded partial index; 9: compact rows (issue 6), stored findings
+SCHEMA_VERSION = 10  # 9: compact rows (issue 6), stored findings; 10: note_fts external content
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -114,15 +114,38 @@ CREATE TABLE IF NOT EXISTS problems (
 );
 CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
 
--- Structure search: what lookup matches. rowid = files.id of the note.
+-- Structure search: what lookup matches, computed from the tables (nx_segment is the writer's
+-- vault.text.segment), so its text is not stored twice. file_id = files.id of the note.
 --   title: stem, frontmatter title, first H1; tags; aliases;
 --   anchors: the texts other notes use to link here; unresolved: this note's broken link keys.
+CREATE VIEW IF NOT EXISTS note_fts_text AS
+SELECT n.file_id AS file_id,
+       nx_segment(n.stem || ' ' || coalesce(n.frontmatter_title, '') || ' '
+                  || coalesce(n.first_h1, '')) AS title,
+       nx_segment((SELECT group_concat(tag, ' ') FROM (
+           SELECT k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id
+           WHERE t.file_id = n.file_id ORDER BY t.position))) AS tags,
+       nx_segment((SELECT group_concat(alias, ' ') FROM (
+           SELECT alias FROM aliases WHERE file_id = n.file_id ORDER BY position))) AS aliases,
+       nx_segment((SELECT group_concat(anchor, ' ') FROM (
+           SELECT DISTINCT coalesce(display || ' ', '') || linkpath AS anchor
+           FROM links WHERE target_id = n.file_id AND source_id <> n.file_id
+           ORDER BY anchor))) AS anchors,
+       nx_segment((SELECT group_concat(linkpath, ' ') FROM (
+           SELECT DISTINCT linkpath FROM links
+           WHERE source_id = n.file_id AND target_id IS NULL AND linkpath <> ''
+           ORDER BY linkpath))) AS unresolved
+FROM notes n;
+
+-- External content: FTS5 reads a row's old text from the view to delete it, so the writer
+-- takes a note's row out before any of its inputs change (IndexWriter._withdraw).
 CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
     title, tags, aliases, anchors, unresolved,
+    content = 'note_fts_text', content_rowid = 'file_id',
     tokenize = '{TOKENIZER}'
 );
 
--- Notes whose structure-search rows a large apply still has to recompute (crash-safe).
+-- Notes whose structure-search rows are withdrawn and still to be inserted again (crash-safe).
 CREATE TABLE IF NOT EXISTS fts_pending (
     id INTEGER PRIMARY KEY
 );
@@ -147,10 +170,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
 # Tables in dependency order, for a full rebuild.
 TABLES = (
     "links", "aliases", "tags", "tag_names", "lonely_notes", "broken_links", "problems", "notes",
-    "files", "note_fts", "body_fts", "fts_pending",
+    "files", "body_fts", "fts_pending",
 )
-# Every FTS5 table, for integrity-check and optimize. title_grams is external content (notes):
-# it is dropped with the schema and emptied with 'delete-all', never with DELETE.
+EXTERNAL_FTS = ("note_fts", "title_grams")
+# Every FTS5 table, for integrity-check and optimize. note_fts and title_grams are external
+# content: they are dropped with the schema and emptied with 'delete-all', never with DELETE.
 FTS_TABLES = ("note_fts", "body_fts", "title_grams")
 
 # links.kind: stored as the index into this tuple.

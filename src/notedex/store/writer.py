@@ -27,6 +27,7 @@ from notedex.store.keyindex import FileKeyIndex, key_hash
 from notedex.store.schema import (
     BROKEN_KEY,
     DDL,
+    EXTERNAL_FTS,
     FTS_TABLES,
     LINK_KINDS,
     LINK_TEXT,
@@ -195,10 +196,7 @@ def open_writer_connection(db_path: Path) -> sqlite3.Connection:
         apply_pragmas(conn)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.create_function("nx_segment", 1, _segment_or_empty, deterministic=True)
-        # SEMANTICS 7's fold (NFC, str.lower): SQLite's lower() folds ASCII letters only.
-        conn.create_function("nx_fold", 1, fold, deterministic=True)
-        conn.create_function("nx_name_key", 1, name_key, deterministic=True)
+        add_sql_functions(conn)
         if _schema_version(conn) != SCHEMA_VERSION:
             _rebuild_schema(conn, db_path)
     except (OSError, sqlite3.DatabaseError, IndexUnavailable) as exc:
@@ -216,6 +214,14 @@ def open_writer_connection(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
+def add_sql_functions(conn: sqlite3.Connection) -> None:
+    """The writer's SQL functions; note_fts_text (the content of note_fts) needs nx_segment."""
+    conn.create_function("nx_segment", 1, _segment_or_empty, deterministic=True)
+    # SEMANTICS 7's fold (NFC, str.lower): SQLite's lower() folds ASCII letters only.
+    conn.create_function("nx_fold", 1, fold, deterministic=True)
+    conn.create_function("nx_name_key", 1, name_key, deterministic=True)
+
+
 def _rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
     """STYLE 3: the index is a cache; the vault is the truth. Rebuild on any version mismatch.
 
@@ -223,13 +229,14 @@ def _rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
     (``--db`` pointed at the wrong thing): it is refused, never altered.
     """
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    ours = (*TABLES, "title_grams", "sqlite_")  # FTS5 shadow tables are note_fts_data etc.
+    ours = (*TABLES, *EXTERNAL_FTS, "sqlite_")  # FTS5 shadow tables are note_fts_data etc.
     if "meta" not in tables and any(not name.startswith(ours) for name in tables):
         raise IndexUnavailable(
             f"{db_path} is an SQLite database but not a notedex index; pass another --db"
         )
-    for table in ("title_grams", *TABLES, "meta"):
+    for table in (*EXTERNAL_FTS, *TABLES, "meta"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("DROP VIEW IF EXISTS note_fts_text")
     conn.executescript(DDL)
     conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
@@ -542,7 +549,6 @@ class IndexWriter:
                 dirty = self._write_notes(parsed, by_path)
                 report.errors += sum(1 for note, _ in parsed if note.errors)
                 if single:
-                    dirty |= self._take_pending()
                     self._refresh_fts(dirty)
                 else:
                     self._defer_fts(dirty)
@@ -648,6 +654,7 @@ class IndexWriter:
                 (file_id,),
             )
         }
+        self._withdraw({file_id, *dirty})
         # title_grams reads its text from notes (external content): remove it while the
         # notes row still holds the values it was indexed with.
         self.conn.execute(
@@ -662,7 +669,6 @@ class IndexWriter:
             "DELETE FROM tags WHERE file_id = ?",
             "DELETE FROM aliases WHERE file_id = ?",
             "DELETE FROM notes WHERE file_id = ?",
-            "DELETE FROM note_fts WHERE rowid = ?",
             "DELETE FROM body_fts WHERE rowid = ?",
         ):
             self.conn.execute(sql, (file_id,))
@@ -743,6 +749,7 @@ class IndexWriter:
             if body:
                 bodies.append((file_id, body))
         self._candidates = _NO_CANDIDATES
+        self._withdraw(dirty)  # the targets of new links get anchors
         sql = self.conn.executemany
         sql(
             "UPDATE files SET disk_rel = ?, is_note = 1, size = ?, mtime_ns = ?, inode = ?, "
@@ -791,21 +798,38 @@ class IndexWriter:
             )
         }
 
-    def _defer_fts(self, dirty: set[int]) -> None:
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO fts_pending(id) VALUES (?)", [(i,) for i in dirty]
+    def _withdraw(self, ids: Iterable[int]) -> None:
+        """Take these notes' structure-search rows out before any of their inputs change.
+
+        note_fts is external content over the view note_fts_text: FTS5 deletes a row by
+        tokenizing what the view gives for it, which must still be what was indexed. A
+        withdrawn note waits in fts_pending (crash-safe) until _refresh_fts inserts it again;
+        withdrawing it twice is a no-op. Ids of attachments and of notes not written yet are
+        only recorded.
+        """
+        wanted = json.dumps(sorted(ids))
+        if wanted == "[]":
+            return
+        self.conn.execute(
+            """
+            DELETE FROM note_fts WHERE rowid IN (
+                SELECT n.file_id FROM notes n
+                WHERE n.file_id IN (SELECT value FROM json_each(?))
+                  AND n.file_id NOT IN (SELECT id FROM fts_pending))
+            """,
+            (wanted,),
+        )
+        self.conn.execute(
+            "INSERT OR IGNORE INTO fts_pending(id) SELECT value FROM json_each(?)", (wanted,)
         )
 
-    def _take_pending(self) -> set[int]:
-        ids = {row[0] for row in self.conn.execute("SELECT id FROM fts_pending")}
-        if ids:
-            self.conn.execute("DELETE FROM fts_pending")
-        return ids
+    def _defer_fts(self, dirty: set[int]) -> None:
+        self._withdraw(dirty)
 
     def flush_pending_fts(self) -> None:
         """Recompute the structure rows recorded as pending (also after a crash)."""
         with self.transaction():
-            self._refresh_fts(set(), pending=True)
+            self._refresh_fts(set())
 
     def _move_pending_to_dirty(self) -> None:
         self.conn.execute("INSERT OR IGNORE INTO temp.dirty_notes(id) SELECT id FROM fts_pending")
@@ -819,10 +843,14 @@ class IndexWriter:
                 self._keys.remove(known.id, path)
             dirty |= self._clear_note_rows(known.id, path)
             # Links that pointed here become unresolved; their sources' FTS rows change.
-            for (source_id,) in self.conn.execute(
-                "SELECT DISTINCT source_id FROM links WHERE target_id = ?", (known.id,)
-            ).fetchall():
-                dirty.add(source_id)
+            sources = {
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT DISTINCT source_id FROM links WHERE target_id = ?", (known.id,)
+                )
+            }
+            self._withdraw(sources)
+            dirty |= sources
             self.conn.execute(
                 "UPDATE links SET target_id = NULL, ambiguous = 0, name_key = nx_name_key(linkpath) "
                 "WHERE target_id = ?",
@@ -874,56 +902,42 @@ class IndexWriter:
             ]
         updates = []
         self._load_link_candidates(lookup_key(row[3]) for row in rows)
+        touched: set[int] = set()
         for source_id, seq, source, linkpath, old_target, old_ambiguous in rows:
             new_target, ambiguous = self._resolve(linkpath, source)
             if new_target != old_target or int(ambiguous) != old_ambiguous:
                 updates.append(
                     (new_target, int(ambiguous), _unresolved_key(linkpath, new_target), source_id, seq)
                 )
-                dirty.add(source_id)
+                touched.add(source_id)
                 for target in (old_target, new_target):
                     if target is not None:
-                        dirty.add(target)
+                        touched.add(target)
         self._candidates = _NO_CANDIDATES
+        self._withdraw(touched)  # their anchors or unresolved keys change
+        dirty |= touched
         self.conn.executemany(
             "UPDATE links SET target_id = ?, ambiguous = ?, name_key = ? WHERE source_id = ? AND seq = ?",
             updates,
         )
 
-    def _refresh_fts(self, dirty: set[int], *, pending: bool = False) -> None:
-        """Recompute the structure-search rows of the given notes from the tables.
+    def _refresh_fts(self, dirty: set[int]) -> None:
+        """Insert the structure-search rows of every withdrawn note (and of ``dirty``) again,
+        from the tables, and recompute their health findings.
 
-        ``pending``: also (and taken from) every note in ``fts_pending``, moved in SQL: after
-        a first index that is every note, which as Python ints and tuples cost about 15 MB.
+        The withdrawn notes are moved from ``fts_pending`` in SQL: after a first index that is
+        every note, which as Python ints and tuples cost about 15 MB.
         """
-        if not dirty and not pending:
+        self._withdraw(dirty)  # notes new to the index, or dirty without a change of inputs
+        self._set_dirty(())
+        self._move_pending_to_dirty()
+        if self.conn.execute("SELECT 1 FROM temp.dirty_notes LIMIT 1").fetchone() is None:
             return
-        self._set_dirty(dirty)
-        if pending:
-            self._move_pending_to_dirty()
-        self.conn.execute(
-            "DELETE FROM note_fts WHERE rowid IN (SELECT id FROM temp.dirty_notes)"
-        )
         self.conn.execute(
             """
             INSERT INTO note_fts(rowid, title, tags, aliases, anchors, unresolved)
-            SELECT n.file_id,
-                   nx_segment(n.stem || ' ' || coalesce(n.frontmatter_title, '') || ' '
-                              || coalesce(n.first_h1, '')),
-                   nx_segment((SELECT group_concat(tag, ' ') FROM (
-                       SELECT k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id
-                       WHERE t.file_id = n.file_id ORDER BY t.position))),
-                   nx_segment((SELECT group_concat(alias, ' ') FROM (
-                       SELECT alias FROM aliases WHERE file_id = n.file_id ORDER BY position))),
-                   nx_segment((SELECT group_concat(anchor, ' ') FROM (
-                       SELECT DISTINCT coalesce(display || ' ', '') || linkpath AS anchor
-                       FROM links WHERE target_id = n.file_id AND source_id <> n.file_id
-                       ORDER BY anchor))),
-                   nx_segment((SELECT group_concat(linkpath, ' ') FROM (
-                       SELECT DISTINCT linkpath FROM links
-                       WHERE source_id = n.file_id AND target_id IS NULL AND linkpath <> ''
-                       ORDER BY linkpath)))
-            FROM notes n JOIN temp.dirty_notes d ON d.id = n.file_id
+            SELECT file_id, title, tags, aliases, anchors, unresolved FROM note_fts_text
+            WHERE file_id IN (SELECT id FROM temp.dirty_notes)
             """
         )
         self._refresh_findings()
@@ -1015,7 +1029,8 @@ class IndexWriter:
     def clear(self) -> None:
         """Drop every row (``index --full``); the schema stays."""
         with self.transaction() as conn:
-            conn.execute("INSERT INTO title_grams(title_grams) VALUES ('delete-all')")
+            for table in EXTERNAL_FTS:
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
             for table in TABLES:
                 conn.execute(f"DELETE FROM {table}")
             conn.execute("DELETE FROM meta WHERE key <> 'schema_version'")
@@ -1037,13 +1052,14 @@ class IndexWriter:
 
         A DELETE cannot repair an index that disagrees with its content (it removes the tokens
         of the content, not the indexed ones): FTS5's 'rebuild' re-derives each index from its
-        content, and the structure rows are then recomputed from the tables.
+        content (for note_fts, the view over the tables), and the findings are recomputed.
         """
         with self.transaction():
             for table in FTS_TABLES:
                 self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
-            ids = {row[0] for row in self.conn.execute("SELECT file_id FROM notes")}
-            self._refresh_fts(ids)
+            self.conn.execute("DELETE FROM fts_pending")
+            self._set_dirty(row[0] for row in self.conn.execute("SELECT file_id FROM notes").fetchall())
+            self._refresh_findings()
 
     def optimize(self) -> None:
         for table in FTS_TABLES:
@@ -1058,4 +1074,4 @@ class IndexWriter:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-__all__ = ["ApplyReport", "IndexWriter", "IndexedFile", "open_writer_db", "paused_gc"]
+__all__ = ["ApplyReport", "IndexWriter", "IndexedFile", "add_sql_functions", "open_writer_db", "paused_gc"]
