@@ -64,3 +64,23 @@ def test_a_writer_undoes_the_settings_of_a_killed_bulk_load(tmp_path: Path) -> N
     IndexWriter(db, vault, workers=1).close()
     assert automerge(db) == [FTS_AUTOMERGE, FTS_AUTOMERGE]
     assert fts_integrity_ok(db)
+
+
+def test_a_new_index_gives_free_pages_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new file is created with auto_vacuum = INCREMENTAL; the pages that the final FTS merge
+    of a bulk load frees (and those a later optimize frees) leave the file."""
+    vault = tmp_path / "vault"
+    make_vault(vault, 400)
+    monkeypatch.setattr(writer_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(writer_module, "BULK_BATCH_SIZE", 64)
+    db = tmp_path / "index.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        assert writer.conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        assert writer.conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+        for i in range(0, 400, 3):
+            (vault / f"f{i % 7}" / f"Note {i}.md").unlink()
+        reconcile(writer)
+        writer.optimize()
+        assert writer.conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+    assert fts_integrity_ok(db)

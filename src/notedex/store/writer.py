@@ -194,6 +194,10 @@ def open_writer_connection(db_path: Path) -> sqlite3.Connection:
             os.close(os.open(db_path, os.O_RDWR | os.O_CREAT, 0o600))
         conn = sqlite3.connect(str(db_path), isolation_level=None, check_same_thread=False)
         apply_pragmas(conn)
+        if db_path.stat().st_size == 0:
+            # Only a new file can take it: free pages (FTS merges leave thousands after a
+            # full index) can then be given back, see release_free_pages().
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         add_sql_functions(conn)
@@ -488,6 +492,7 @@ class IndexWriter:
                     self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
             self.conn.execute(f"PRAGMA cache_size = {cache}")  # gives the pages back
             self.conn.execute(f"PRAGMA wal_autocheckpoint = {checkpoint}")
+            self.release_free_pages()
             self.checkpoint()
 
     def _set_automerge(self, value: int) -> None:
@@ -888,9 +893,12 @@ class IndexWriter:
         # A resolved link has a name_key among its target's affected_name_keys: the links
         # these files can take from (or give to) another file point at a file sharing a key.
         # (The key index may name a file whose key only collides: the filter below drops its
-        # links, whose name_key is not among ``keys``.)
-        index = self._key_index()
-        sharing = {file_id for key in keys for file_id in index.ids(key)}
+        # links, whose name_key is not among ``keys``. A first index registers every file
+        # before it writes any link: then there is nothing to find.)
+        sharing: set[int] = set()
+        if self.conn.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None:
+            index = self._key_index()
+            sharing = {file_id for key in keys for file_id in index.ids(key)}
         if sharing:
             rows += [
                 row
@@ -1068,6 +1076,15 @@ class IndexWriter:
         self.conn.execute(
             "DELETE FROM tag_names WHERE NOT EXISTS (SELECT 1 FROM tags WHERE tag_id = tag_names.id)"
         )
+        self.release_free_pages()
+
+    def release_free_pages(self) -> None:
+        """Give free pages back (an index created with auto_vacuum = INCREMENTAL; else a no-op).
+
+        executescript, not execute: the sqlite3 module steps this pragma once, one page.
+        Never inside a transaction (executescript would commit it).
+        """
+        self.conn.executescript("PRAGMA incremental_vacuum;")
 
     def checkpoint(self) -> None:
         with contextlib.suppress(sqlite3.Error):
