@@ -23,19 +23,18 @@ _NOTE_COLUMNS = f"""
     n.excluded AS excluded, n.content_hash AS content_hash, n.properties AS properties
 """
 
-# A reference to another file: not a [[#heading]] self-link, not a link that lands on its source.
-_OUTGOING = "l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)"
-
 
 def meta(conn: sqlite3.Connection) -> dict[str, str]:
     return {row[0]: row[1] for row in conn.execute("SELECT key, value FROM meta")}
 
 
 # What the reports count, shared by the lists (health) and the totals (status) so they agree:
-# nothing from a note in Obsidian's "Excluded files" (SEMANTICS 1).
+# nothing from a note in Obsidian's "Excluded files" (SEMANTICS 1). The excluded paths are
+# collected once (partial index notes_excluded), not looked up for every problem.
 _REPORTED_PROBLEMS = """
-    FROM problems p LEFT JOIN files f ON f.path = p.path LEFT JOIN notes n ON n.file_id = f.id
-    WHERE p.severity = ? AND coalesce(n.excluded, 0) = 0
+    FROM problems p
+    WHERE p.severity = ? AND p.path NOT IN (
+        SELECT f.path FROM notes n JOIN files f ON f.id = n.file_id WHERE n.excluded = 1)
 """
 _NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
 _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
