@@ -667,7 +667,10 @@ class IndexWriter:
             "SELECT 'delete', file_id, stem, frontmatter_title FROM notes WHERE file_id = ?",
             (file_id,),
         )
-        self.conn.execute("DELETE FROM lonely_notes WHERE path = ?", (path,))
+        self.conn.execute(
+            f"DELETE FROM lonely_notes WHERE lonely IN ({LONELY_ORPHAN}, {LONELY_UNLINKED}) AND path = ?",
+            (path,),
+        )
         self.conn.execute("DELETE FROM broken_links WHERE source = ?", (path,))
         for sql in (
             "DELETE FROM links WHERE source_id = ?",
@@ -962,8 +965,13 @@ class IndexWriter:
         notes whose anchors or unresolved keys change; refresh_filters adds the targets of
         notes whose exclusion changed), so the tables stay exact.
         """
-        dirty_paths = "SELECT f.path FROM temp.dirty_notes d JOIN files f ON f.id = d.id"
-        self.conn.execute(f"DELETE FROM lonely_notes WHERE path IN ({dirty_paths})")
+        # Every statement is driven by the dirty notes (CROSS JOIN fixes the order: the planner
+        # knows nothing of the temp table and would walk all notes, files or broken links).
+        dirty_paths = "SELECT (SELECT path FROM files WHERE id = d.id) FROM temp.dirty_notes d"
+        self.conn.execute(
+            f"DELETE FROM lonely_notes WHERE lonely IN ({LONELY_ORPHAN}, {LONELY_UNLINKED}) "
+            f"AND path IN ({dirty_paths})"
+        )
         self.conn.execute(f"DELETE FROM broken_links WHERE source IN ({dirty_paths})")
         self.conn.execute(
             f"""
@@ -981,9 +989,9 @@ class IndexWriter:
                                    AND (l.target_id IS NULL OR l.target_id <> l.source_id))
                         THEN {LONELY_UNLINKED}
                     ELSE {LONELY_ORPHAN} END AS lonely
-                FROM temp.dirty_notes d JOIN notes n ON n.file_id = d.id
+                FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
                 WHERE n.excluded = 0
-            ) s JOIN files f ON f.id = s.file_id
+            ) s CROSS JOIN files f ON f.id = s.file_id
             WHERE s.lonely <> {LONELY_NO}
             """
         )
@@ -992,8 +1000,8 @@ class IndexWriter:
             f"""
             INSERT INTO broken_links(source, line, col, seq, text, target)
             SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY}
-            FROM temp.dirty_notes d JOIN notes n ON n.file_id = d.id JOIN files f ON f.id = d.id
-            JOIN links l ON l.source_id = d.id
+            FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
+            CROSS JOIN files f ON f.id = d.id CROSS JOIN links l ON l.source_id = d.id
             WHERE n.excluded = 0 AND l.name_key IS NOT NULL
             """
         )
