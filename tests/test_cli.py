@@ -447,7 +447,7 @@ def test_status_json_shape(demo: tuple[Path, Path]) -> None:
     assert data["db"] == str(db)
     assert data["schemaVersion"] == SCHEMA_VERSION
     assert data["counts"] == {
-        "notes": 15, "attachments": 1, "links": data["counts"]["links"], "brokenLinks": 1, "errors": 1, "warnings": 0,
+        "notes": 15, "excludedNotes": 0, "attachments": 1, "links": data["counts"]["links"], "brokenLinks": 1, "errors": 1, "warnings": 0,
     }
     assert data["counts"]["links"] >= 15
     assert ISO.match(data["lastIndexed"])

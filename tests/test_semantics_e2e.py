@@ -975,6 +975,17 @@ def test_status_counts_agree_with_health(v: Vault) -> None:
     assert counts["warnings"] == len(h["warnings"]) == 2
 
 
+def test_status_note_count_agrees_with_scan_and_names_the_excluded(v: Vault) -> None:
+    """SEMANTICS 1: Excluded files stay out of reports; status counts them apart."""
+    v.write("Keep.md", "[[Old]]\n")
+    v.write("Archive/Old.md", "")
+    v.write(".obsidian/app.json", '{"userIgnoreFilters": ["Archive/"]}')
+    scan = v.json("scan")
+    counts = v.json("status")["counts"]
+    assert counts["notes"] == scan["noteCount"] == 1
+    assert counts["excludedNotes"] == 1
+
+
 # -- real-world file system oddities -------------------------------------------------------------
 
 

@@ -190,7 +190,8 @@ def render_status(r: Renderer, data: dict[str, Any]) -> None:
         ("vault", data["vault"]),
         ("index", data["db"]),
         ("schema", f"v{data['schemaVersion']}"),
-        ("notes", counts["notes"]),
+        ("notes", f"{counts['notes']} ({counts['excludedNotes']} more in Excluded files)"
+         if counts["excludedNotes"] else counts["notes"]),
         ("attachments", counts["attachments"]),
         ("links", f"{counts['links']} ({counts['brokenLinks']} broken)"),
         ("problems", f"{counts['errors']} errors, {counts['warnings']} warnings"),

@@ -41,10 +41,12 @@ _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
-    """Totals for `status`; errors, warnings and broken links count exactly what health lists."""
+    """Totals for `status`: notes count what `scan` lists (Excluded files apart, SEMANTICS 1);
+    errors, warnings and broken links count exactly what health lists."""
     row = conn.execute(
         f"""
-        SELECT (SELECT count(*) FROM notes),
+        SELECT (SELECT count(*) FROM notes WHERE excluded = 0),
+               (SELECT count(*) FROM notes WHERE excluded = 1),
                (SELECT count(*) FROM files WHERE is_note = 0),
                (SELECT count(*) FROM links),
                (SELECT count(*) FROM broken_links),
@@ -54,7 +56,7 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         """,
         ("error", "warning"),
     ).fetchone()
-    keys = ("notes", "attachments", "links", "brokenLinks", "errors", "warnings")
+    keys = ("notes", "excludedNotes", "attachments", "links", "brokenLinks", "errors", "warnings")
     return dict(zip(keys, (int(v) for v in row), strict=True))
 
 
