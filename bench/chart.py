@@ -18,8 +18,11 @@ PANELS: list[tuple[str, str, list[tuple[Any, ...]], list[tuple[float, str]]]] = 
     (
         "Indexing",
         "seconds",
-        [("cold_index_s", "cold full index", 1.0), ("noop_reconcile_s", "no-op reconcile", 1.0),
-         ("daemon_ready_s", "daemon start to READY", 1.0)],
+        [
+            ("cold_index_s", "cold full index", 1.0),
+            ("noop_reconcile_s", "no-op reconcile", 1.0),
+            ("daemon_ready_s", "daemon start to READY", 1.0),
+        ],
         [(30.0, "cold target 30 s"), (2.0, "no-op target 2 s")],
     ),
     (
@@ -31,23 +34,31 @@ PANELS: list[tuple[str, str, list[tuple[Any, ...]], list[tuple[float, str]]]] = 
     (
         "Query wall time (whole processes)",
         "milliseconds",
-        [("python_startup_ms", "python -c pass", 1.0),
-         ("python_startup_ms", "2x start-up (lookup target)", 2.0, True),
-         ("python_startup_ms", "10x start-up (health target)", 10.0, True),
-         ("lookup_ms", "lookup", 1.0),
-         ("lookup_miss_ms", "lookup (nothing found)", 1.0),
-         ("lookup_norefresh_ms", "lookup --no-refresh, no daemon", 1.0),
-         ("health_ms", "health --json", 1.0), ("scan_ms", "scan --json", 1.0),
-         ("rg_ms", "rg -l -i", 1.0), ("rg_miss_ms", "rg -l -i (nothing found)", 1.0)],
+        [
+            ("python_startup_ms", "python -c pass", 1.0),
+            ("python_startup_ms", "2x start-up (lookup target)", 2.0, True),
+            ("python_startup_ms", "10x start-up (health target)", 10.0, True),
+            ("lookup_ms", "lookup", 1.0),
+            ("lookup_miss_ms", "lookup (nothing found)", 1.0),
+            ("lookup_norefresh_ms", "lookup --no-refresh, no daemon", 1.0),
+            ("health_ms", "health --json", 1.0),
+            ("scan_ms", "scan --json", 1.0),
+            ("rg_ms", "rg -l -i", 1.0),
+            ("rg_miss_ms", "rg -l -i (nothing found)", 1.0),
+        ],
         [],
     ),
     (
         "Memory and size",
         "MB",
-        [("daemon_peak_rss_mb", "daemon peak RSS", 1.0), ("daemon_rss_mb", "daemon RSS (steady)", 1.0),
-         ("db_no_body_bytes", "database without body table", 1e-6), ("db_bytes", "database", 1e-6),
-         ("vault_bytes", "vault", 1e-6),
-         ("vault_bytes", "30% of vault (database target, without body)", 0.3e-6, True)],
+        [
+            ("daemon_peak_rss_mb", "daemon peak RSS", 1.0),
+            ("daemon_rss_mb", "daemon RSS (steady)", 1.0),
+            ("db_no_body_bytes", "database without body table", 1e-6),
+            ("db_bytes", "database", 1e-6),
+            ("vault_bytes", "vault", 1e-6),
+            ("vault_bytes", "30% of vault (database target, without body)", 0.3e-6, True),
+        ],
         [(120.0, "RSS target 120 MB")],
     ),
 ]
@@ -68,13 +79,25 @@ def draw(results: dict[str, Any], out: Path) -> None:
             points = [(n, s["figures"].get(key)) for n, s in zip(notes, sizes)]
             points = [(n, v * scale) for n, v in points if v is not None]
             if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], label=label,
-                        marker="" if derived else "o", linestyle=":" if derived else "-",
-                        color="grey" if derived else None)
+                ax.plot(
+                    [p[0] for p in points],
+                    [p[1] for p in points],
+                    label=label,
+                    marker="" if derived else "o",
+                    linestyle=":" if derived else "-",
+                    color="grey" if derived else None,
+                )
         for value, label in targets:
             ax.axhline(value, linestyle="--", linewidth=0.8, color="grey")
-            ax.annotate(label, xy=(0.99, value), xycoords=("axes fraction", "data"),
-                        fontsize=7, color="grey", va="bottom", ha="right")
+            ax.annotate(
+                label,
+                xy=(0.99, value),
+                xycoords=("axes fraction", "data"),
+                fontsize=7,
+                color="grey",
+                va="bottom",
+                ha="right",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(notes)

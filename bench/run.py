@@ -96,23 +96,85 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         epilog="--quick: 3 runs, 5 repetitions, 50 saves. --smoke: 1k notes, 1 run, 10 saves, "
         "the current interpreter and its notedex, results under OUT (for CI; asserts nothing).",
     )
-    parser.add_argument("--sizes", type=int, nargs="+", metavar="N", help="vault sizes in notes (default 1000 10000 100000)")
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="vault sizes in notes (default 1000 10000 100000)",
+    )
     parser.add_argument("--runs", type=int, help="runs per figure (default 5; --quick 3)")
-    parser.add_argument("--cold-runs", type=int, help="runs of the cold full index (default: --runs)")
-    parser.add_argument("--reps", type=int, help="alternations of each query inside one run (default 10; --quick 5)")
-    parser.add_argument("--saves", type=int, help="saves timed through the daemon, at least 50 (default 100; --quick 50)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"genvault seed (default {DEFAULT_SEED})")
-    parser.add_argument("--out", type=Path, default=BENCH_DIR / "out", help="work folder: vaults, venv, databases, logs (default bench/out)")
-    parser.add_argument("--results", type=Path, help="results JSON (default bench/results.json; --smoke: OUT/results.json)")
-    parser.add_argument("--chart", type=Path, help="chart PNG (default docs/benchmarks.png; --smoke: OUT/benchmarks.png)")
-    parser.add_argument("--keyword", help="the lookup keyword that exists (default: picked from the truth file)")
+    parser.add_argument(
+        "--cold-runs", type=int, help="runs of the cold full index (default: --runs)"
+    )
+    parser.add_argument(
+        "--reps", type=int, help="alternations of each query inside one run (default 10; --quick 5)"
+    )
+    parser.add_argument(
+        "--saves",
+        type=int,
+        help="saves timed through the daemon, at least 50 (default 100; --quick 50)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"genvault seed (default {DEFAULT_SEED})"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=BENCH_DIR / "out",
+        help="work folder: vaults, venv, databases, logs (default bench/out)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="results JSON (default bench/results.json; --smoke: OUT/results.json)",
+    )
+    parser.add_argument(
+        "--chart",
+        type=Path,
+        help="chart PNG (default docs/benchmarks.png; --smoke: OUT/benchmarks.png)",
+    )
+    parser.add_argument(
+        "--keyword", help="the lookup keyword that exists (default: picked from the truth file)"
+    )
     parser.add_argument("--quick", action="store_true", help="fewer runs, repetitions and saves")
-    parser.add_argument("--smoke", action="store_true", help="CI smoke run: keeps the scripts working, claims nothing")
-    parser.add_argument("--no-venv", action="store_true", help="measure the current interpreter's notedex (start-up then includes whatever its environment does)")
-    parser.add_argument("--no-install-rg", action="store_true", help="never install ripgrep (default: apt-get install it when missing and root)")
-    parser.add_argument("--update-docs", nargs="?", type=Path, const=ROOT / "docs" / "benchmarks.md", metavar="MD", help="replace the results block of docs/benchmarks.md")
-    parser.add_argument("--group-budget", type=float, default=15.0, metavar="S", help="seconds one query group may take per run; fewer repetitions (at least 3) for slow commands (default 15)")
-    parser.add_argument("--save-timeout", type=float, default=10.0, metavar="S", help="give up on one save after S seconds (default 10)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="CI smoke run: keeps the scripts working, claims nothing",
+    )
+    parser.add_argument(
+        "--no-venv",
+        action="store_true",
+        help="measure the current interpreter's notedex (start-up then includes whatever its environment does)",
+    )
+    parser.add_argument(
+        "--no-install-rg",
+        action="store_true",
+        help="never install ripgrep (default: apt-get install it when missing and root)",
+    )
+    parser.add_argument(
+        "--update-docs",
+        nargs="?",
+        type=Path,
+        const=ROOT / "docs" / "benchmarks.md",
+        metavar="MD",
+        help="replace the results block of docs/benchmarks.md",
+    )
+    parser.add_argument(
+        "--group-budget",
+        type=float,
+        default=15.0,
+        metavar="S",
+        help="seconds one query group may take per run; fewer repetitions (at least 3) for slow commands (default 15)",
+    )
+    parser.add_argument(
+        "--save-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="give up on one save after S seconds (default 10)",
+    )
     args = parser.parse_args(argv)
 
     smoke = args.smoke
@@ -134,8 +196,12 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         saves=saves,
         seed=args.seed,
         out=out,
-        results=(args.results or (out / "results.json" if smoke else BENCH_DIR / "results.json")).resolve(),
-        chart=(args.chart or (out / "benchmarks.png" if smoke else ROOT / "docs" / "benchmarks.png")).resolve(),
+        results=(
+            args.results or (out / "results.json" if smoke else BENCH_DIR / "results.json")
+        ).resolve(),
+        chart=(
+            args.chart or (out / "benchmarks.png" if smoke else ROOT / "docs" / "benchmarks.png")
+        ).resolve(),
         smoke=smoke,
         quick=quick,
         keyword=args.keyword,
@@ -210,12 +276,19 @@ def setup_tools(settings: Settings) -> Tools:
 def install_ripgrep() -> str | None:
     """Debian's ripgrep (the PyPI `ripgrep` package is an sdist needing a Rust toolchain)."""
     if shutil.which("apt-get") is None or os.geteuid() != 0:
-        say("ripgrep missing: install it (e.g. `apt-get install -y ripgrep`) for the rg comparisons")
+        say(
+            "ripgrep missing: install it (e.g. `apt-get install -y ripgrep`) for the rg comparisons"
+        )
         return None
     say("installing ripgrep with apt-get")
-    for attempt in (["apt-get", "install", "-y", "-q", "ripgrep"], ["apt-get", "update", "-q"],
-                    ["apt-get", "install", "-y", "-q", "ripgrep"]):
-        done = subprocess.run(attempt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    for attempt in (
+        ["apt-get", "install", "-y", "-q", "ripgrep"],
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", "ripgrep"],
+    ):
+        done = subprocess.run(
+            attempt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+        )
         if done.returncode == 0 and attempt[1] == "install":
             break
     return shutil.which("rg")
@@ -224,7 +297,9 @@ def install_ripgrep() -> str | None:
 def _check(cmd: Sequence[str], env: dict[str, str], *, cwd: Path | None = None) -> str:
     done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise BenchError(f"{' '.join(cmd[:4])}... exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+        raise BenchError(
+            f"{' '.join(cmd[:4])}... exited {done.returncode}: {done.stderr.strip()[-2000:]}"
+        )
     return done.stdout
 
 
@@ -251,10 +326,18 @@ def machine_info(tools: Tools) -> dict[str, Any]:
 def _checkout_commit() -> str | None:
     """The measured checkout: HEAD's short hash, ``+changes`` when src/ differs from it."""
     try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src", "pyproject.toml"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "src", "pyproject.toml"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
     return head + ("+changes" if dirty else "")
@@ -300,8 +383,18 @@ def prepare_vault(settings: Settings, notes: int) -> Vault:
     if not _truth_matches(truth, path, notes, settings.seed):
         say(f"generating {name} ({notes} notes, seed {settings.seed})")
         started = time.perf_counter()
-        cmd = [sys.executable, str(BENCH_DIR / "genvault.py"), "--notes", str(notes),
-               "--seed", str(settings.seed), "--out", str(path), "--truth", str(truth_file)]
+        cmd = [
+            sys.executable,
+            str(BENCH_DIR / "genvault.py"),
+            "--notes",
+            str(notes),
+            "--seed",
+            str(settings.seed),
+            "--out",
+            str(path),
+            "--truth",
+            str(truth_file),
+        ]
         if path.exists():
             cmd.append("--force")
         _check(cmd, dict(os.environ))
@@ -319,15 +412,16 @@ def prepare_vault(settings: Settings, notes: int) -> Vault:
         raise BenchError(f"the miss keyword {MISS_KEYWORD!r} occurs in {name}")
     invalid = set(truth.get("invalid_yaml", []))
     ascii_notes = sorted(
-        p for p in truth["notes"]
-        if re.fullmatch(r"[A-Za-z0-9 _./-]+\.md", p) and p not in invalid
+        p for p in truth["notes"] if re.fullmatch(r"[A-Za-z0-9 _./-]+\.md", p) and p not in invalid
     )
     if not ascii_notes:
         raise BenchError(f"{name} has no note with a plain ASCII name to edit")
     wanted = max(1, math.ceil(settings.saves / 2))
     step = max(1, len(ascii_notes) // wanted)
     edit_targets = ascii_notes[::step][:wanted]
-    link_stems = [Path(p).stem for p in ascii_notes[step // 2 :: step][:wanted]] or [Path(ascii_notes[0]).stem]
+    link_stems = [Path(p).stem for p in ascii_notes[step // 2 :: step][:wanted]] or [
+        Path(ascii_notes[0]).stem
+    ]
     vault = Vault(notes, path, truth_file, keyword, edit_targets, link_stems)
     vault.files, vault.bytes = vault_bytes(path)
     return vault
@@ -345,7 +439,11 @@ def _load_truth(truth_file: Path) -> dict[str, Any] | None:
 def _truth_matches(truth: dict[str, Any] | None, vault: Path, notes: int, seed: int) -> bool:
     if truth is None:
         return False
-    expected = {"generator": genvault.GENERATOR, "version": genvault.GENERATOR_VERSION, "seed": seed}
+    expected = {
+        "generator": genvault.GENERATOR,
+        "version": genvault.GENERATOR_VERSION,
+        "seed": seed,
+    }
     if any(truth.get(k) != v for k, v in expected.items()) or truth.get("notes_requested") != notes:
         return False
     try:
@@ -365,7 +463,9 @@ def pick_keyword(notes: dict[str, Any]) -> str:
                 tags[tag] += 1
         for word in set(re.findall(r"[a-z]+", str(entry["title"] or "").lower())):
             titles[word] += 1
-    both = sorted(((tags[w] + titles[w], w) for w in tags if titles[w]), key=lambda c: (-c[0], c[1]))
+    both = sorted(
+        ((tags[w] + titles[w], w) for w in tags if titles[w]), key=lambda c: (-c[0], c[1])
+    )
     if not both:
         raise BenchError("no tag of the vault is also a title word; pass --keyword")
     return both[0][1]
@@ -374,8 +474,7 @@ def pick_keyword(notes: dict[str, Any]) -> str:
 def _occurs(keyword: str, notes: dict[str, Any]) -> bool:
     word = keyword.lower()
     return any(
-        word in {t.lower() for t in entry["tags"]}
-        or word in str(entry["title"] or "").lower()
+        word in {t.lower() for t in entry["tags"]} or word in str(entry["title"] or "").lower()
         for entry in notes.values()
     )
 
@@ -463,7 +562,10 @@ class VaultEditor:
             self.edited.append(path)
             self._write_manifest()
         original = (self.backups / path).read_bytes()
-        return path, original + f"\n\nEdited by bench/run.py (r{run} n{index}) #benchedit\n".encode()
+        return (
+            path,
+            original + f"\n\nEdited by bench/run.py (r{run} n{index}) #benchedit\n".encode(),
+        )
 
 
 # --- measuring processes ------------------------------------------------------------------------
@@ -479,12 +581,18 @@ class Command:
 def run_timed(command: Command, env: dict[str, str]) -> float:
     started = time.perf_counter()
     code = subprocess.call(
-        command.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        command.argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
     )
     elapsed = time.perf_counter() - started
     if code not in command.ok:
         done = subprocess.run(command.argv, env=env, capture_output=True, text=True, check=False)
-        raise BenchError(f"{command.name}: `{' '.join(command.argv)}` exited {code}: {done.stderr.strip()[-1500:]}")
+        raise BenchError(
+            f"{command.name}: `{' '.join(command.argv)}` exited {code}: {done.stderr.strip()[-1500:]}"
+        )
     return elapsed
 
 
@@ -495,7 +603,9 @@ def run_output(command: Command, env: dict[str, str]) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
-def alternate(commands: Sequence[Command], reps: int, env: dict[str, str]) -> dict[str, list[float]]:
+def alternate(
+    commands: Sequence[Command], reps: int, env: dict[str, str]
+) -> dict[str, list[float]]:
     """Each repetition runs every command once, the order rotating, so noise hits all alike."""
     samples: dict[str, list[float]] = {c.name: [] for c in commands}
     for rep in range(reps):
@@ -569,7 +679,9 @@ class Daemon:
         env = dict(self.tools.env, NOTIFY_SOCKET=address)
         started = time.perf_counter()
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+            self.proc = subprocess.Popen(
+                self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env
+            )
         while True:
             try:
                 message = self._sock.recv(4096)
@@ -667,7 +779,13 @@ def running_daemon(daemon: Daemon, timeout: float) -> Iterator[float]:
 
 
 def save_loop(
-    editor: VaultEditor, db: Path, run: int, count: int, first: int, timeout: float, rng: random.Random
+    editor: VaultEditor,
+    db: Path,
+    run: int,
+    count: int,
+    first: int,
+    timeout: float,
+    rng: random.Random,
 ) -> list[dict[str, Any]]:
     """Alternate new note / edit of an existing one; poll the index read-only until visible."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
@@ -763,11 +881,15 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     miss = Command("lookup miss", (*nd, "lookup", MISS_KEYWORD, *where))
     health = Command("health --json", (*nd, "health", "--json", *where), ok=(0, 1))
     scan = Command("scan --json", (*nd, "scan", "--json", *where))
-    norefresh = Command("lookup --no-refresh", (*nd, "lookup", vault.keyword, "--no-refresh", *where))
+    norefresh = Command(
+        "lookup --no-refresh", (*nd, "lookup", vault.keyword, "--no-refresh", *where)
+    )
     rg = rg_miss = None
     if tools.rg:
         rg = Command("rg", (tools.rg, "-l", "-i", vault.keyword, str(vault.path)), ok=(0, 1))
-        rg_miss = Command("rg miss", (tools.rg, "-l", "-i", MISS_KEYWORD, str(vault.path)), ok=(0, 1))
+        rg_miss = Command(
+            "rg miss", (tools.rg, "-l", "-i", MISS_KEYWORD, str(vault.path)), ok=(0, 1)
+        )
     groups: list[tuple[str, list[Command]]] = [
         ("lookup", [python, lookup, *([rg] if rg else [])]),
         ("lookup_miss", [python, miss, *([rg_miss] if rg_miss else [])]),
@@ -793,7 +915,10 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
                 reps_for["norefresh"] = _reps(settings, [python, norefresh], env)
             got = alternate([python, norefresh], reps_for["norefresh"], env)
             record("lookup_norefresh_ms", median(got[norefresh.name]) * 1000)
-            record("lookup_norefresh_vs_startup", median(got[norefresh.name]) / median(got[python.name]))
+            record(
+                "lookup_norefresh_vs_startup",
+                median(got[norefresh.name]) / median(got[python.name]),
+            )
 
             daemon = Daemon(tools, vault.path, db, log)
             with running_daemon(daemon, ready_timeout) as ready:
@@ -808,7 +933,10 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
                 for key, commands in groups:
                     got = alternate(commands, reps_for[key], env)
                     start_up = median(got[python.name])
-                    record("python_startup_ms" if key == "lookup" else f"python_startup_ms_{key}", start_up * 1000)
+                    record(
+                        "python_startup_ms" if key == "lookup" else f"python_startup_ms_{key}",
+                        start_up * 1000,
+                    )
                     main = median(got[commands[1].name])
                     record(f"{key}_ms", main * 1000)
                     record(f"{key}_vs_startup", main / start_up)
@@ -816,8 +944,9 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
                         other = median(got[commands[2].name])
                         record(f"rg{'_miss' if key == 'lookup_miss' else ''}_ms", other * 1000)
                         record(f"rg_vs_{key}", other / main)
-                done = save_loop(editor, db, run, per_run_saves, run * per_run_saves,
-                                 settings.save_timeout, rng)
+                done = save_loop(
+                    editor, db, run, per_run_saves, run * per_run_saves, settings.save_timeout, rng
+                )
                 saves.extend(done)
                 memory = daemon.memory()
                 record("daemon_peak_rss_mb", memory["peak_mb"])
@@ -887,8 +1016,13 @@ def validate_without_daemon(norefresh: Command, env: dict[str, str]) -> dict[str
 
 
 def validate_with_daemon(
-    lookup: Command, miss: Command, health: Command, scan: Command,
-    rg: Command | None, rg_miss: Command | None, env: dict[str, str],
+    lookup: Command,
+    miss: Command,
+    health: Command,
+    scan: Command,
+    rg: Command | None,
+    rg_miss: Command | None,
+    env: dict[str, str],
 ) -> dict[str, Any]:
     """One untimed run of each query, reading its output: the timed runs measure real answers."""
     info: dict[str, Any] = {}
@@ -990,8 +1124,16 @@ def judge(sizes: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
         op, limit = row.target
         value = at["figures"].get(row.key)
         passed = None if value is None else (value <= limit if op == "<=" else value >= limit)
-        verdicts.append({"figure": row.key, "notes": at["notes"], "op": op, "limit": limit,
-                         "value": value, "pass": passed})
+        verdicts.append(
+            {
+                "figure": row.key,
+                "notes": at["notes"],
+                "op": op,
+                "limit": limit,
+                "value": value,
+                "pass": passed,
+            }
+        )
     return at["notes"], verdicts
 
 
@@ -1033,8 +1175,12 @@ def table(results: dict[str, Any]) -> str:
     sizes = results["sizes"]
     judged_at = results["targets_at"]
     verdicts = {v["figure"]: v for v in results["targets"]}
-    head = ["figure", *[f"{size_label(s['notes'])} notes" for s in sizes], "target",
-            f"pass/fail ({size_label(judged_at)})"]
+    head = [
+        "figure",
+        *[f"{size_label(s['notes'])} notes" for s in sizes],
+        "target",
+        f"pass/fail ({size_label(judged_at)})",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in ROWS:
         values = [fmt(row, s["figures"].get(row.key)) for s in sizes]
@@ -1044,8 +1190,12 @@ def table(results: dict[str, Any]) -> str:
         verdict = verdicts.get(row.key)
         mark = ""
         if verdict is not None:
-            mark = "n/a" if verdict["pass"] is None else "**pass**" if verdict["pass"] else "**FAIL**"
-        lines.append("| " + " | ".join([f"{row.label}{unit}", *values, fmt_target(row), mark]) + " |")
+            mark = (
+                "n/a" if verdict["pass"] is None else "**pass**" if verdict["pass"] else "**FAIL**"
+            )
+        lines.append(
+            "| " + " | ".join([f"{row.label}{unit}", *values, fmt_target(row), mark]) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -1086,7 +1236,10 @@ def draw_chart(tools: Tools, results_file: Path, chart: Path, smoke: bool) -> bo
     chart.parent.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         [tools.python, str(BENCH_DIR / "chart.py"), str(results_file), str(chart)],
-        env=tools.env, capture_output=True, text=True, check=False,
+        env=tools.env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode == 3:
         say("matplotlib is not installed: no chart (pip install 'notedex[bench]')")
@@ -1115,8 +1268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         tools = setup_tools(settings)
         machine = machine_info(tools)
-        say(f"measuring notedex {machine['notedex']} ({machine['install']}), Python {machine['python']}, "
-            f"SQLite {machine['sqlite']}, {machine['cores']} cores")
+        say(
+            f"measuring notedex {machine['notedex']} ({machine['install']}), Python {machine['python']}, "
+            f"SQLite {machine['sqlite']}, {machine['cores']} cores"
+        )
         sizes = []
         for notes in settings.sizes:
             sizes.append(measure_size(settings, tools, notes))
@@ -1132,25 +1287,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": [a if not os.path.isabs(a) else display_path(Path(a)) for a in settings.argv],
         "machine": machine,
         "settings": {
-            "runs": settings.runs, "cold_runs": settings.cold_runs, "reps": settings.reps,
-            "saves": settings.saves, "seed": settings.seed, "quick": settings.quick,
-            "smoke": settings.smoke, "group_budget_s": settings.group_budget,
+            "runs": settings.runs,
+            "cold_runs": settings.cold_runs,
+            "reps": settings.reps,
+            "saves": settings.saves,
+            "seed": settings.seed,
+            "quick": settings.quick,
+            "smoke": settings.smoke,
+            "group_budget_s": settings.group_budget,
         },
         "sizes": sizes,
         "seconds": round(time.perf_counter() - started, 1),
     }
     results["targets_at"], results["targets"] = judge(sizes)
     settings.results.parent.mkdir(parents=True, exist_ok=True)
-    settings.results.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    settings.results.write_text(
+        json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     block = summary_markdown(results)
     (settings.out / "table.md").write_text(block + "\n", encoding="utf-8")
     charted = draw_chart(tools, settings.results, settings.chart, settings.smoke)
     if settings.update_docs is not None:
         update_docs(settings.update_docs, block)
     print(table(results))
-    say(f"results: {display_path(settings.results)}"
+    say(
+        f"results: {display_path(settings.results)}"
         + (f", chart: {display_path(settings.chart)}" if charted else "")
-        + f"; {results['seconds']:.0f}s in all")
+        + f"; {results['seconds']:.0f}s in all"
+    )
     return 0
 
 

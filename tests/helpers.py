@@ -107,7 +107,9 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             ).fetchall(),
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
             "lonely_notes": q("SELECT lonely, path, title FROM lonely_notes").fetchall(),
-            "broken_links": q("SELECT source, line, col, seq, text, target FROM broken_links").fetchall(),
+            "broken_links": q(
+                "SELECT source, line, col, seq, text, target FROM broken_links"
+            ).fetchall(),
             "note_fts": q(
                 f"SELECT f.path, title, tags, aliases, anchors, unresolved FROM note_fts x JOIN {files} f ON f.id = x.rowid"
             ).fetchall(),

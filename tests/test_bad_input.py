@@ -52,7 +52,10 @@ def errors_for(scan: dict[str, Any], path: str) -> list[str]:
 def test_broken_yaml_is_an_error_and_the_body_still_counts(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v",
-        {**HEALTHY, "bad.md": "---\ntitle: [unclosed\ntags: x\n---\n# Heading\nsee [[good]] #inline\n"},
+        {
+            **HEALTHY,
+            "bad.md": "---\ntitle: [unclosed\ntags: x\n---\n# Heading\nsee [[good]] #inline\n",
+        },
     )
     scan, health = index(vault, tmp_path / "i.db")
     assert_healthy_pair_indexed(scan, health)
@@ -72,7 +75,9 @@ def test_frontmatter_that_is_not_a_mapping_is_an_error(tmp_path: Path) -> None:
 
 
 def test_invalid_utf8_is_an_error_and_the_rest_is_read(tmp_path: Path) -> None:
-    vault = make_vault(tmp_path / "v", {**HEALTHY, "latin1.md": "caf\xe9 [[good]] #t\n".encode("latin-1")})
+    vault = make_vault(
+        tmp_path / "v", {**HEALTHY, "latin1.md": "caf\xe9 [[good]] #t\n".encode("latin-1")}
+    )
     scan, health = index(vault, tmp_path / "i.db")
     assert_healthy_pair_indexed(scan, health)
     [message] = errors_for(scan, "latin1.md")
@@ -133,11 +138,18 @@ def test_a_note_that_could_not_be_read_is_retried_with_the_same_etag(
     monkeypatch.setattr(
         writer_module,
         "read_note",
-        lambda disk, path, **kw: real(os.devnull + "/x" if path == "locked.md" else disk, path, **kw),
+        lambda disk, path, **kw: real(
+            os.devnull + "/x" if path == "locked.md" else disk, path, **kw
+        ),
     )
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)
-        assert writer.conn.execute("SELECT count(*) FROM problems WHERE path = 'locked.md'").fetchone()[0] == 1
+        assert (
+            writer.conn.execute(
+                "SELECT count(*) FROM problems WHERE path = 'locked.md'"
+            ).fetchone()[0]
+            == 1
+        )
         monkeypatch.setattr(writer_module, "read_note", real)
         # The query path's stdlib check must not call this index current either.
         assert index_is_current(vault, db) is False
@@ -157,7 +169,11 @@ def test_symlink_loops_are_errors_and_followed_links_are_indexed(tmp_path: Path)
     paths = {n["path"] for n in scan["notes"]}
     assert {"real/inside.md", "alias.md"} <= paths
     assert not any(p.startswith("real/up/") for p in paths)
-    assert errors_for(scan, "self.md") and errors_for(scan, "real/up") and errors_for(scan, "dangling.md")
+    assert (
+        errors_for(scan, "self.md")
+        and errors_for(scan, "real/up")
+        and errors_for(scan, "dangling.md")
+    )
 
 
 def test_awkward_file_names(tmp_path: Path) -> None:
@@ -185,7 +201,14 @@ def test_awkward_file_names(tmp_path: Path) -> None:
     assert nfd not in paths  # SEMANTICS 1: stored NFC
     show = run_cli("show", "links", "--json", "--vault", vault, "--db", db).json()
     targets = [link["target"] for link in show["links"]]
-    assert targets[:6] == ["with spaces.md", "emoji 🎉 party.md", nfc, nfc, "C# notes.md", "with spaces.md"]
+    assert targets[:6] == [
+        "with spaces.md",
+        "emoji 🎉 party.md",
+        nfc,
+        nfc,
+        "C# notes.md",
+        "with spaces.md",
+    ]
     # SEMANTICS 6: a wikilink target is split at the first '#': [[C# notes]] is the key "C".
     assert show["links"][6]["broken"] is True and show["links"][6]["key"] == "C"
     assert [b["target"] for b in health["brokenLinks"]] == ["C"]

@@ -30,14 +30,19 @@ HOSTILE = [
     pytest.param(".hidden note", id="leading-dot"),
     pytest.param("nul\x00inside\x00", id="nul"),
     pytest.param("bell\x07 esc\x1b[31m red \x7f del \x85 nel \x9b csi", id="control-chars"),
-    pytest.param("c1\x9b31m \x80\x9f controls \ufffe\uffff \U000e0001 tag \ue000 private", id="c1-and-noncharacters"),
+    pytest.param(
+        "c1\x9b31m \x80\x9f controls \ufffe\uffff \U000e0001 tag \ue000 private",
+        id="c1-and-noncharacters",
+    ),
     pytest.param("x" * 10_000, id="10000-chars"),
     pytest.param("界" * 10_000, id="10000-cjk-chars"),
     pytest.param("🎉" * 300, id="emoji-4-byte"),
     pytest.param("?!*<>|:\"'`$%&;{}[]#^~.,-_", id="only-punctuation"),
     pytest.param("\n\n   \n  second line is the title\nthird", id="leading-blank-lines"),
     pytest.param("title: injected\n---\nid: evil", id="yaml-injection"),
-    pytest.param('"quoted" \\ back \u2028 line \u2029 para \ufeff bom \u202e rtl', id="unicode-separators"),
+    pytest.param(
+        '"quoted" \\ back \u2028 line \u2029 para \ufeff bom \u202e rtl', id="unicode-separators"
+    ),
     pytest.param("e\u0301te\u0301 NFD", id="nfd"),
     pytest.param("CON", id="reserved-windows-name"),
     pytest.param("~/notes $HOME %2e%2e%2f", id="shell-and-percent"),
@@ -138,8 +143,16 @@ def test_capture_cli_json_and_text(tmp_path: Path) -> None:
 
 def test_capture_reads_stdin_with_dash_and_keeps_nul_out(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {})
-    result = run_cli("capture", "-", "--json", "--vault", vault, "--db", tmp_path / "i.db",
-                     input="from\x00stdin ../../x\nbody line\n")
+    result = run_cli(
+        "capture",
+        "-",
+        "--json",
+        "--vault",
+        vault,
+        "--db",
+        tmp_path / "i.db",
+        input="from\x00stdin ../../x\nbody line\n",
+    )
     assert result.code == 0, result.stderr
     path = vault / result.json()["path"]
     assert path.parent == vault / "00_Inbox"
@@ -155,8 +168,18 @@ def test_capture_of_undecodable_argv_bytes(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {})
     db = tmp_path / "i.db"
     proc = subprocess.run(
-        [sys.executable.encode(), b"-m", b"notedex", b"capture", b"bad\xff\xfename", b"--json",
-         b"--vault", os.fsencode(vault), b"--db", os.fsencode(db)],
+        [
+            sys.executable.encode(),
+            b"-m",
+            b"notedex",
+            b"capture",
+            b"bad\xff\xfename",
+            b"--json",
+            b"--vault",
+            os.fsencode(vault),
+            b"--db",
+            os.fsencode(db),
+        ],
         capture_output=True,
         timeout=60,
     )
@@ -179,12 +202,16 @@ def test_inbox_folder_is_configurable_and_stays_in_the_vault(tmp_path: Path) -> 
     config = tmp_path / "config.toml"
     env = {"NOTEDEX_CONFIG": str(config)}
     config.write_text('inbox = "Inbox/Captures"\n', encoding="utf-8")
-    result = run_cli("capture", "hello", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env)
+    result = run_cli(
+        "capture", "hello", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env
+    )
     assert result.code == 0, result.stderr
     assert result.json()["path"] == "Inbox/Captures/hello.md"
     # ".." segments cannot climb out of the vault.
     config.write_text('inbox = "../../escape"\n', encoding="utf-8")
-    result = run_cli("capture", "hi", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env)
+    result = run_cli(
+        "capture", "hi", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env
+    )
     assert result.code == 0 and result.json()["path"] == "escape/hi.md"
     assert not (tmp_path / "escape").exists()
 
@@ -198,7 +225,9 @@ def test_an_inbox_that_leads_outside_or_is_hidden_is_refused(tmp_path: Path) -> 
     env = {"NOTEDEX_CONFIG": str(config)}
     for inbox in ("Out", "Out/deeper/still", ".inbox", "Notes/.drafts"):
         config.write_text(f'inbox = "{inbox}"\n', encoding="utf-8")
-        result = run_cli("capture", "x", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env)
+        result = run_cli(
+            "capture", "x", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env
+        )
         assert (result.code, result.stdout) == (2, ""), inbox
         assert "Traceback" not in result.stderr
     assert list(outside.iterdir()) == []  # not even a folder was made there
@@ -224,7 +253,10 @@ def test_a_name_taken_by_an_nfd_twin_counts_as_taken(tmp_path: Path) -> None:
     assert captured.path == "00_Inbox/été 2.md"
     data = index_notes(vault, tmp_path / "i.db")
     assert data["errors"] == []
-    assert {n["path"]: n["type"] for n in data["notes"]} == {"00_Inbox/été.md": None, "00_Inbox/été 2.md": "inbox-draft"}
+    assert {n["path"]: n["type"] for n in data["notes"]} == {
+        "00_Inbox/été.md": None,
+        "00_Inbox/été 2.md": "inbox-draft",
+    }
 
 
 def test_capture_reports_its_note_even_when_the_index_cannot_be_updated(tmp_path: Path) -> None:
@@ -244,7 +276,18 @@ def test_capture_from_stdin_with_undecodable_bytes(tmp_path: Path) -> None:
 
     vault = make_vault(tmp_path / "v", {})
     proc = subprocess.run(
-        [sys.executable, "-m", "notedex", "capture", "-", "--json", "--vault", str(vault), "--db", str(tmp_path / "i.db")],
+        [
+            sys.executable,
+            "-m",
+            "notedex",
+            "capture",
+            "-",
+            "--json",
+            "--vault",
+            str(vault),
+            "--db",
+            str(tmp_path / "i.db"),
+        ],
         input=b"caf\xe9 \xff latin-1\nbody \x00\n",
         capture_output=True,
         timeout=60,

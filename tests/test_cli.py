@@ -61,7 +61,9 @@ def json_only(result: Result) -> Any:
 
 
 def vault_notes(vault: Path) -> set[str]:
-    return {p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".obsidian" not in p.parts}
+    return {
+        p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".obsidian" not in p.parts
+    }
 
 
 # -- scan -------------------------------------------------------------------------------------
@@ -81,7 +83,9 @@ def test_scan_json_shape_field_by_field(demo: tuple[Path, Path]) -> None:
             assert note[key] is None or isinstance(note[key], str)
         assert isinstance(note["title"], str) and note["title"]
         assert isinstance(note["tags"], list) and all(isinstance(t, str) for t in note["tags"])
-        assert isinstance(note["aliases"], list) and all(isinstance(a, str) for a in note["aliases"])
+        assert isinstance(note["aliases"], list) and all(
+            isinstance(a, str) for a in note["aliases"]
+        )
     paths = [n["path"] for n in data["notes"]]
     assert set(paths) == vault_notes(vault)
     assert paths == sorted(paths)
@@ -128,7 +132,14 @@ def test_scan_text_carries_every_fact_of_the_json(demo: tuple[Path, Path]) -> No
     assert "\x1b" not in text  # not a TTY: no escape codes
     for note in data["notes"]:
         line = next(line for line in text.splitlines() if line.startswith(note["path"] + " "))
-        for value in (note["title"], note["id"], note["type"], note["status"], *note["tags"], *note["aliases"]):
+        for value in (
+            note["title"],
+            note["id"],
+            note["type"],
+            note["status"],
+            *note["tags"],
+            *note["aliases"],
+        ):
             if value is not None:
                 assert value in line, (value, line)
     for error in data["errors"]:
@@ -151,7 +162,7 @@ def test_scan_text_columns_are_aligned(demo: tuple[Path, Path]) -> None:
     assert len(rows) == 15
     for row in rows:
         path_part = row.split(".md", 1)[0] + ".md"
-        rest = row[len(path_part):]
+        rest = row[len(path_part) :]
         # The title column starts at the same display column on every row.
         assert width(path_part) + (len(rest) - len(rest.lstrip(" "))) == title_col, row
 
@@ -164,7 +175,13 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
     assert result.code == 1, result.stderr
     data = json_only(result)
     assert set(data) == {
-        "orphanNotes", "unlinkedNotes", "brokenLinks", "warnings", "errors", "orphanCount", "brokenLinkCount",
+        "orphanNotes",
+        "unlinkedNotes",
+        "brokenLinks",
+        "warnings",
+        "errors",
+        "orphanCount",
+        "brokenLinkCount",
     }
     assert data["brokenLinks"] == [
         {
@@ -214,7 +231,9 @@ def test_health_text_exits_1_too_and_carries_the_same_facts(demo: tuple[Path, Pa
 
 
 def test_health_exits_0_without_broken_links_in_both_modes(tmp_path: Path) -> None:
-    vault = make_vault(tmp_path / "v", {"a.md": "[[b]] #tag\n", "b.md": "[[a]]\n", "lone.md": "alone\n"})
+    vault = make_vault(
+        tmp_path / "v", {"a.md": "[[b]] #tag\n", "b.md": "[[a]]\n", "lone.md": "alone\n"}
+    )
     db = tmp_path / "i.db"
     result = run_cli("health", "--json", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
@@ -309,7 +328,9 @@ def test_graph_json_shape(demo: tuple[Path, Path]) -> None:
 
 def test_graph_has_one_edge_per_node_pair(tmp_path: Path) -> None:
     """[[Foo]], [[Foo.md]] and [[Foo#x]] share the broken key Foo: one edge with count 3."""
-    vault = make_vault(tmp_path / "v", {"a.md": "[[Foo]] [[Foo.md]] [[Foo#x]] [[foo]] [[b]] ![[b]]\n", "b.md": ""})
+    vault = make_vault(
+        tmp_path / "v", {"a.md": "[[Foo]] [[Foo.md]] [[Foo#x]] [[foo]] [[b]] ![[b]]\n", "b.md": ""}
+    )
     data = json_only(run_cli("graph", "--json", "--vault", vault, "--db", tmp_path / "i.db"))
     assert sorted((e["source"], e["target"], e["count"]) for e in data["edges"]) == [
         ("a.md", "Foo", 3),
@@ -317,7 +338,10 @@ def test_graph_has_one_edge_per_node_pair(tmp_path: Path) -> None:
         ("a.md", "foo", 1),  # SEMANTICS 7: keys keep their case
     ]
     assert sorted((n["id"], n["kind"]) for n in data["nodes"]) == [
-        ("Foo", "unresolved"), ("a.md", "note"), ("b.md", "note"), ("foo", "unresolved"),
+        ("Foo", "unresolved"),
+        ("a.md", "note"),
+        ("b.md", "note"),
+        ("foo", "unresolved"),
     ]
 
 
@@ -330,20 +354,29 @@ def test_graph_keeps_an_unresolved_key_apart_from_a_file_of_that_name(tmp_path: 
     [broken] = [n for n in data["nodes"] if n["kind"] == "unresolved"]
     assert broken["label"] == "Gone.md" and broken["id"] != "Gone.md"
     assert nodes["Gone.md"]["kind"] == "note"
-    assert sorted((e["target"], e["count"]) for e in data["edges"]) == sorted([("Gone.md", 1), (broken["id"], 1)])
+    assert sorted((e["target"], e["count"]) for e in data["edges"]) == sorted(
+        [("Gone.md", 1), (broken["id"], 1)]
+    )
 
 
 def test_graph_labels_an_excluded_link_target_by_its_name(tmp_path: Path) -> None:
     """SEMANTICS 1: an excluded note still resolves links; as a target node it reads like a note."""
-    vault = make_vault(tmp_path / "v", {
-        "Old/Archived plan.md": "# Archived\n",
-        "Now.md": "[[Archived plan]] ![[pic.png]]\n",
-        "pic.png": "",
-        ".obsidian/app.json": '{"userIgnoreFilters": ["Old/"]}',
-    })
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Old/Archived plan.md": "# Archived\n",
+            "Now.md": "[[Archived plan]] ![[pic.png]]\n",
+            "pic.png": "",
+            ".obsidian/app.json": '{"userIgnoreFilters": ["Old/"]}',
+        },
+    )
     data = json_only(run_cli("graph", "--json", "--vault", vault, "--db", tmp_path / "i.db"))
     nodes = {n["id"]: n for n in data["nodes"]}
-    assert nodes["Old/Archived plan.md"] == {"id": "Old/Archived plan.md", "label": "Archived plan", "kind": "note"}
+    assert nodes["Old/Archived plan.md"] == {
+        "id": "Old/Archived plan.md",
+        "label": "Archived plan",
+        "kind": "note",
+    }
     assert nodes["pic.png"]["label"] == "pic.png" and nodes["pic.png"]["kind"] == "attachment"
 
 
@@ -354,7 +387,19 @@ def test_show_json_by_path_and_by_title(demo: tuple[Path, Path]) -> None:
     result = cli(demo, "show", "Projects/Cobra CLI 框架.md", "--json")
     assert result.code == 0, result.stderr
     data = json_only(result)
-    for key in ("path", "title", "id", "type", "status", "tags", "aliases", "links", "backlinks", "errors", "warnings"):
+    for key in (
+        "path",
+        "title",
+        "id",
+        "type",
+        "status",
+        "tags",
+        "aliases",
+        "links",
+        "backlinks",
+        "errors",
+        "warnings",
+    ):
         assert key in data
     assert data["path"] == "Projects/Cobra CLI 框架.md"
     assert data["id"] == "20261101-090000" and data["type"] == "reference"
@@ -404,7 +449,10 @@ def test_show_unknown_or_ambiguous_note_is_exit_2_with_empty_stdout(tmp_path: Pa
     ambiguous = run_cli("show", "Dup", "--json", "--vault", vault, "--db", db)
     assert (ambiguous.code, ambiguous.stdout) == (2, "")
     assert "A/Dup.md" in ambiguous.stderr and "B/Dup.md" in ambiguous.stderr
-    assert json_only(run_cli("show", "A/Dup", "--json", "--vault", vault, "--db", db))["path"] == "A/Dup.md"
+    assert (
+        json_only(run_cli("show", "A/Dup", "--json", "--vault", vault, "--db", db))["path"]
+        == "A/Dup.md"
+    )
 
 
 def test_show_folds_case_beyond_ascii_like_links_do(tmp_path: Path) -> None:
@@ -413,7 +461,11 @@ def test_show_folds_case_beyond_ascii_like_links_do(tmp_path: Path) -> None:
 
     vault = make_vault(
         tmp_path / "v",
-        {"Été/Öl Über.md": "---\ntitle: Ünïcode Títle\n---\n", "Ω.md": "", "x.md": "[[öl über]] [[ω]]\n"},
+        {
+            "Été/Öl Über.md": "---\ntitle: Ünïcode Títle\n---\n",
+            "Ω.md": "",
+            "x.md": "[[öl über]] [[ω]]\n",
+        },
     )
     db = tmp_path / "i.db"
     for query, path in [
@@ -429,8 +481,12 @@ def test_show_folds_case_beyond_ascii_like_links_do(tmp_path: Path) -> None:
         assert result.code == 0, (query, result.stderr)
         assert json_only(result)["path"] == path, query
     # The links agree: both resolve.
-    assert [link["target"] for link in json_only(run_cli("show", "x", "--json", "--vault", vault, "--db", db))["links"]] == [
-        "Été/Öl Über.md", "Ω.md",
+    assert [
+        link["target"]
+        for link in json_only(run_cli("show", "x", "--json", "--vault", vault, "--db", db))["links"]
+    ] == [
+        "Été/Öl Über.md",
+        "Ω.md",
     ]
 
 
@@ -447,14 +503,26 @@ def test_status_json_shape(demo: tuple[Path, Path]) -> None:
     assert data["db"] == str(db)
     assert data["schemaVersion"] == SCHEMA_VERSION
     assert data["counts"] == {
-        "notes": 15, "excludedNotes": 0, "attachments": 1, "links": data["counts"]["links"], "brokenLinks": 1, "errors": 1, "warnings": 0,
+        "notes": 15,
+        "excludedNotes": 0,
+        "attachments": 1,
+        "links": data["counts"]["links"],
+        "brokenLinks": 1,
+        "errors": 1,
+        "warnings": 0,
     }
     assert data["counts"]["links"] >= 15
     assert ISO.match(data["lastIndexed"])
     assert data["daemon"] == {"running": False, "pid": None, "since": None}
     text = cli(demo, "status")
     assert text.code == 0
-    for fact in (str(vault.resolve()), str(db), f"v{SCHEMA_VERSION}", "not running", data["lastIndexed"]):
+    for fact in (
+        str(vault.resolve()),
+        str(db),
+        f"v{SCHEMA_VERSION}",
+        "not running",
+        data["lastIndexed"],
+    ):
         assert fact in text.stdout
 
 
@@ -523,7 +591,9 @@ def test_a_query_waits_for_another_writer_building_a_missing_index(tmp_path: Pat
 
 
 def test_index_prints_a_one_line_summary(tmp_path: Path) -> None:
-    vault = make_vault(tmp_path / "v", {"a.md": "[[b]]\n", "b.md": "---\n: [\n---\n", "pic.png": b"\x89PNG"})
+    vault = make_vault(
+        tmp_path / "v", {"a.md": "[[b]]\n", "b.md": "---\n: [\n---\n", "pic.png": b"\x89PNG"}
+    )
     db = tmp_path / "i.db"
 
     def index(*extra: str) -> tuple[int, ...]:
@@ -565,7 +635,9 @@ def test_a_query_builds_a_missing_index_itself(tmp_path: Path) -> None:
     db = tmp_path / "nested" / "deeper" / "i.db"
     data = json_only(run_cli("scan", "--json", "--vault", vault, "--db", db))
     assert [n["path"] for n in data["notes"]] == ["a.md"]
-    missing = run_cli("scan", "--json", "--no-refresh", "--vault", vault, "--db", tmp_path / "none.db")
+    missing = run_cli(
+        "scan", "--json", "--no-refresh", "--vault", vault, "--db", tmp_path / "none.db"
+    )
     assert (missing.code, missing.stdout) == (2, "")
     assert "notedex index" in missing.stderr
 
@@ -603,7 +675,9 @@ def _run_with_tty_stderr(args: list[str]) -> tuple[int, str, str]:
 
 def test_index_shows_a_progress_bar_on_a_tty_stderr(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {f"n{i}.md": f"[[n{i + 1}]]\n" for i in range(30)})
-    code, stdout, terminal = _run_with_tty_stderr(["index", "--vault", str(vault), "--db", str(tmp_path / "i.db")])
+    code, stdout, terminal = _run_with_tty_stderr(
+        ["index", "--vault", str(vault), "--db", str(tmp_path / "i.db")]
+    )
     assert code == 0
     assert SUMMARY.match(stdout.strip()), stdout
     assert "indexing [" in terminal and "30/30" in terminal
@@ -639,7 +713,9 @@ def test_progress_printer_draws_on_a_tty_only(monkeypatch: pytest.MonkeyPatch) -
     assert out.endswith("\rindexing [" + "#" * 30 + "] 4/4\n")
 
 
-def test_renderer_makes_clickable_paths_on_a_tty_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_renderer_makes_clickable_paths_on_a_tty_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from notedex.query.render import Renderer, render_health
 
     class Terminal(io.StringIO):

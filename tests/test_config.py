@@ -21,7 +21,10 @@ __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
 
 @pytest.fixture
 def vaults(tmp_path: Path) -> dict[str, Path]:
-    return {name: make_vault(tmp_path / name, {f"{name}.md": ""}) for name in ("flag", "env", "file", "found")}
+    return {
+        name: make_vault(tmp_path / name, {f"{name}.md": ""})
+        for name in ("flag", "env", "file", "found")
+    }
 
 
 @pytest.fixture
@@ -35,7 +38,9 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_precedence_flag_env_file_detection(
     vaults: dict[str, Path], config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config.write_text(f'vault = "{vaults["file"]}"\ndb = "{tmp_path / "file.db"}"\n', encoding="utf-8")
+    config.write_text(
+        f'vault = "{vaults["file"]}"\ndb = "{tmp_path / "file.db"}"\n', encoding="utf-8"
+    )
     monkeypatch.setenv("NOTEDEX_VAULT", str(vaults["env"]))
     monkeypatch.setenv("NOTEDEX_DB", str(tmp_path / "env.db"))
     monkeypatch.chdir(vaults["found"])
@@ -54,13 +59,19 @@ def test_precedence_flag_env_file_detection(
     assert cfg.db == Path(default_db_path(cfg.vault))
 
 
-def test_detection_walks_up_to_the_obsidian_folder(vaults: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_detection_walks_up_to_the_obsidian_folder(
+    vaults: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     deep = vaults["found"] / "a" / "b" / "c"
     deep.mkdir(parents=True)
     monkeypatch.chdir(deep)
     assert resolve_config().vault == vaults["found"].resolve()
     result = subprocess.run(
-        [sys.executable, "-m", "notedex", "scan", "--json"], cwd=deep, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "notedex", "scan", "--json"],
+        cwd=deep,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert '"found.md"' in result.stdout
@@ -84,7 +95,9 @@ def test_tilde_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 @pytest.mark.parametrize("source", ["flag", "env", "file"])
-def test_a_missing_vault_is_exit_2_with_one_line_saying_how(source: str, config: Path, tmp_path: Path) -> None:
+def test_a_missing_vault_is_exit_2_with_one_line_saying_how(
+    source: str, config: Path, tmp_path: Path
+) -> None:
     missing = tmp_path / "no such vault"
     args: list[str | Path] = ["health", "--json", "--db", tmp_path / "i.db"]
     env: dict[str, str] = {}
@@ -140,10 +153,14 @@ def test_bad_config_file_values_are_usage_errors(
     assert "Traceback" not in result.stderr
 
 
-def test_config_file_settings_reach_the_writer(config: Path, vaults: dict[str, Path], tmp_path: Path) -> None:
+def test_config_file_settings_reach_the_writer(
+    config: Path, vaults: dict[str, Path], tmp_path: Path
+) -> None:
     big = vaults["flag"] / "big.md"
     big.write_text("# Big\n" + "x" * 2000 + "\n[[flag]]\n", encoding="utf-8")
-    config.write_text('max_bytes = 1000\nbody_index = false\ninbox = "Captured"\n', encoding="utf-8")
+    config.write_text(
+        'max_bytes = 1000\nbody_index = false\ninbox = "Captured"\n', encoding="utf-8"
+    )
     cfg = resolve_config(str(vaults["flag"]), str(tmp_path / "i.db"))
     assert isinstance(cfg, Config)
     assert (cfg.max_bytes, cfg.body_index, cfg.inbox) == (1000, False, "Captured")

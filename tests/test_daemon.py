@@ -60,14 +60,17 @@ class DaemonRun:
 
     def find(self, event: str, **match: Any) -> list[dict[str, Any]]:
         return [
-            e for e in self.events()
+            e
+            for e in self.events()
             if e.get("event") == event and all(e.get(k) == v for k, v in match.items())
         ]
 
     def wait_for(self, event: str, timeout: float = 30.0, **match: Any) -> dict[str, Any]:
         def seen() -> dict[str, Any] | None:
             if self.proc.poll() is not None and not self.find(event, **match):
-                raise AssertionError(f"daemon exited with {self.proc.returncode}:\n{self.log_text()}")
+                raise AssertionError(
+                    f"daemon exited with {self.proc.returncode}:\n{self.log_text()}"
+                )
             found = self.find(event, **match)
             return found[-1] if found else None
 
@@ -98,8 +101,17 @@ class Daemons:
         full_env.update(env or {})
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "notedex", "daemon", "--vault", str(self.vault),
-                 "--db", str(self.db), *args],
+                [
+                    sys.executable,
+                    "-m",
+                    "notedex",
+                    "daemon",
+                    "--vault",
+                    str(self.vault),
+                    "--db",
+                    str(self.db),
+                    *args,
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
@@ -146,21 +158,32 @@ def _diff(actual: dict[str, list[Any]], expected: dict[str, list[Any]]) -> str:
     for table in expected:
         a, e = set(actual.get(table, [])), set(expected[table])
         if a != e:
-            lines.append(f"{table}: missing {sorted(e - a, key=repr)[:5]} extra {sorted(a - e, key=repr)[:5]}")
+            lines.append(
+                f"{table}: missing {sorted(e - a, key=repr)[:5]} extra {sorted(a - e, key=repr)[:5]}"
+            )
     return "\n".join(lines)
 
 
-def assert_converges(vault: Path, db: Path, tmp_path: Path, *, timeout: float = 30.0,
-                     run: DaemonRun | None = None) -> None:
+def assert_converges(
+    vault: Path, db: Path, tmp_path: Path, *, timeout: float = 30.0, run: DaemonRun | None = None
+) -> None:
     """The index equals a fresh full index of the vault (waited for), and its FTS is sound."""
     expected = fresh_full_index(vault, tmp_path)
     expected_files = len(expected["files"])
     interval = 0.05 if expected_files < 1000 else 0.3
     try:
-        wait_until(lambda: indexed_count(db) == expected_files, timeout=timeout, interval=interval,
-                   message=f"{expected_files} files indexed")
-        wait_until(lambda: dump_index(db) == expected, timeout=timeout, interval=interval,
-                   message="the index to equal a fresh full index")
+        wait_until(
+            lambda: indexed_count(db) == expected_files,
+            timeout=timeout,
+            interval=interval,
+            message=f"{expected_files} files indexed",
+        )
+        wait_until(
+            lambda: dump_index(db) == expected,
+            timeout=timeout,
+            interval=interval,
+            message="the index to equal a fresh full index",
+        )
     except AssertionError as exc:
         detail = _diff(dump_index(db), expected) if db.exists() else "no index"
         log = run.log_text()[-4000:] if run else ""
@@ -175,8 +198,10 @@ def note(text: str, *, tags: str = "", links: str = "") -> str:
 
 def populate(vault: Path, count: int, folder: str = "notes", per_folder: int = 100) -> None:
     for i in range(count):
-        write(vault / folder / f"f{i // per_folder}" / f"n{i}.md",
-              note(f"Note {i}", tags=f"t{i % 7}", links=f"[[n{(i + 1) % count}]] [[missing{i % 5}]]"))
+        write(
+            vault / folder / f"f{i // per_folder}" / f"n{i}.md",
+            note(f"Note {i}", tags=f"t{i % 7}", links=f"[[n{(i + 1) % count}]] [[missing{i % 5}]]"),
+        )
 
 
 @pytest.fixture
@@ -192,8 +217,9 @@ def small_vault(vault: Path) -> Path:
 # -- editor save patterns -------------------------------------------------------------------
 
 
-def test_atomic_save_temp_then_replace(daemons: Daemons, small_vault: Path, db_path: Path,
-                                       tmp_path: Path) -> None:
+def test_atomic_save_temp_then_replace(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     tmp = small_vault / "a.md.tmp.12345"
     tmp.write_text(note("Alpha two", tags="x2", links="[[sub/c]]"), encoding="utf-8")
@@ -201,7 +227,9 @@ def test_atomic_save_temp_then_replace(daemons: Daemons, small_vault: Path, db_p
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_vim_backup_rename(daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_vim_backup_rename(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     target = small_vault / "b.md"
     backup = small_vault / "b.md~"
@@ -211,7 +239,9 @@ def test_vim_backup_rename(daemons: Daemons, small_vault: Path, db_path: Path, t
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_jetbrains_safe_write(daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_jetbrains_safe_write(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     target = small_vault / "sub" / "c.md"
     tmp = small_vault / "sub" / "c.md___jb_tmp___"
@@ -223,8 +253,9 @@ def test_jetbrains_safe_write(daemons: Daemons, small_vault: Path, db_path: Path
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_in_place_write_in_two_halves(daemons: Daemons, small_vault: Path, db_path: Path,
-                                      tmp_path: Path) -> None:
+def test_in_place_write_in_two_halves(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     text = note("Alpha in place", tags="slow", links="[[b]] [[c]]").encode()
     half = len(text) // 2
@@ -237,6 +268,7 @@ def test_in_place_write_in_two_halves(daemons: Daemons, small_vault: Path, db_pa
         handle.write(text[half:])
     held_for = time.monotonic() - started
     assert_converges(small_vault, db_path, tmp_path, run=run)
+
     # Read after the close event: the half-written file was never indexed on its own. The
     # hold is capped (HOLD_CAP, 2 s) so that a writer that never closes cannot hide a file:
     # on a machine so loaded that the 0.5 s pause stretched past the cap, one early read of
@@ -253,8 +285,9 @@ def test_in_place_write_in_two_halves(daemons: Daemons, small_vault: Path, db_pa
 # -- moves and deletions ----------------------------------------------------------------------
 
 
-def test_moves_within_out_of_and_into_the_vault(daemons: Daemons, small_vault: Path, db_path: Path,
-                                                tmp_path: Path) -> None:
+def test_moves_within_out_of_and_into_the_vault(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside"
     write(outside / "incoming.md", note("Incoming", links="[[a]]"))
     run = daemons.start()
@@ -271,7 +304,9 @@ def test_folder_rename(daemons: Daemons, small_vault: Path, db_path: Path, tmp_p
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_move_out_then_back(daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_move_out_then_back(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     outside = tmp_path / "away"
     outside.mkdir()
@@ -287,14 +322,18 @@ def test_move_out_then_back(daemons: Daemons, small_vault: Path, db_path: Path, 
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_rmtree_of_a_subtree(daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_rmtree_of_a_subtree(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     populate(small_vault, 60, folder="sub/many", per_folder=20)
     run = daemons.start()
     shutil.rmtree(small_vault / "sub")
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_note_moved_into_trash(daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_note_moved_into_trash(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     (small_vault / ".trash").mkdir()
     os.rename(small_vault / "b.md", small_vault / ".trash" / "b.md")
@@ -304,8 +343,9 @@ def test_note_moved_into_trash(daemons: Daemons, small_vault: Path, db_path: Pat
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_writes_in_hidden_folders_create_nothing(daemons: Daemons, small_vault: Path, db_path: Path,
-                                                 tmp_path: Path) -> None:
+def test_writes_in_hidden_folders_create_nothing(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     before = indexed_count(db_path)
     write(small_vault / ".obsidian" / "workspace.json", "{}")
@@ -323,7 +363,9 @@ def test_writes_in_hidden_folders_create_nothing(daemons: Daemons, small_vault: 
 
 
 @pytest.mark.slow
-def test_storm_of_5000_new_files(daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_storm_of_5000_new_files(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     started = time.monotonic()
     populate(vault, 5000, per_folder=100)
@@ -335,16 +377,29 @@ def test_storm_of_5000_new_files(daemons: Daemons, vault: Path, db_path: Path, t
 
 def _git(vault: Path, *args: str) -> None:
     subprocess.run(
-        ["git", "-c", "user.name=notedex", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false",
-         "-c", "init.defaultBranch=main", *args],
-        cwd=vault, check=True, capture_output=True,
+        [
+            "git",
+            "-c",
+            "user.name=notedex",
+            "-c",
+            "user.email=t@example.org",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+            *args,
+        ],
+        cwd=vault,
+        check=True,
+        capture_output=True,
     )
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_git_checkout_between_branches(daemons: Daemons, vault: Path, db_path: Path,
-                                       tmp_path: Path) -> None:
+def test_git_checkout_between_branches(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     populate(vault, 400, per_folder=50)
     _git(vault, "init", "-q")
     _git(vault, "add", "-A")
@@ -352,7 +407,9 @@ def test_git_checkout_between_branches(daemons: Daemons, vault: Path, db_path: P
     _git(vault, "checkout", "-q", "-b", "other")
     for i in range(0, 200):
         path = vault / "notes" / f"f{i // 50}" / f"n{i}.md"
-        path.write_text(note(f"Changed {i}", tags="changed", links=f"[[n{i + 300}]]"), encoding="utf-8")
+        path.write_text(
+            note(f"Changed {i}", tags="changed", links=f"[[n{i + 300}]]"), encoding="utf-8"
+        )
     for i in range(200, 300):
         (vault / "notes" / f"f{i // 50}" / f"n{i}.md").unlink()
     for i in range(150):
@@ -377,8 +434,9 @@ def _max_queued_events() -> int | None:
 
 
 @pytest.mark.slow
-def test_queue_overflow_while_stopped_converges(daemons: Daemons, vault: Path, db_path: Path,
-                                                tmp_path: Path) -> None:
+def test_queue_overflow_while_stopped_converges(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     for folder in range(40):
         # Existing folders are watched from the start: their events queue in the kernel.
         (vault / "notes" / f"f{folder}").mkdir(parents=True)
@@ -396,12 +454,17 @@ def test_queue_overflow_while_stopped_converges(daemons: Daemons, vault: Path, d
 
 
 @pytest.mark.slow
-def test_kill_9_mid_batch_then_restart_converges(daemons: Daemons, vault: Path, db_path: Path,
-                                                 tmp_path: Path) -> None:
+def test_kill_9_mid_batch_then_restart_converges(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     populate(vault, 4000, per_folder=200)
-    wait_until(lambda: indexed_count(db_path) > 0, timeout=60, interval=0.01,
-               message="the batch to start committing")
+    wait_until(
+        lambda: indexed_count(db_path) > 0,
+        timeout=60,
+        interval=0.01,
+        message="the batch to start committing",
+    )
     run.proc.kill()
     run.proc.wait(timeout=10)
     partial = indexed_count(db_path)
@@ -413,8 +476,9 @@ def test_kill_9_mid_batch_then_restart_converges(daemons: Daemons, vault: Path, 
 # -- catching up and racing ---------------------------------------------------------------------
 
 
-def test_edits_made_while_down_are_picked_up_at_start(daemons: Daemons, small_vault: Path, db_path: Path,
-                                                      tmp_path: Path) -> None:
+def test_edits_made_while_down_are_picked_up_at_start(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     first = daemons.start()
     assert_converges(small_vault, db_path, tmp_path, run=first)
     assert first.stop() == 0
@@ -428,8 +492,9 @@ def test_edits_made_while_down_are_picked_up_at_start(daemons: Daemons, small_va
     assert_converges(small_vault, db_path, tmp_path, run=second)
 
 
-def test_two_same_size_edits_within_one_second_are_both_indexed(daemons: Daemons, small_vault: Path,
-                                                                db_path: Path, tmp_path: Path) -> None:
+def test_two_same_size_edits_within_one_second_are_both_indexed(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     target = small_vault / "a.md"
     target.write_text(note("First version AAAA"), encoding="utf-8")
@@ -442,8 +507,9 @@ def test_two_same_size_edits_within_one_second_are_both_indexed(daemons: Daemons
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_exception_in_event_handling_is_survived(daemons: Daemons, small_vault: Path, db_path: Path,
-                                                 tmp_path: Path) -> None:
+def test_exception_in_event_handling_is_survived(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start(env={"NOTEDEX_TEST_FAULT": "handler"})
     write(small_vault / "fault.md", note("Faulty event", links="[[a]]"))
     run.wait_for("event handler failed")
@@ -454,8 +520,9 @@ def test_exception_in_event_handling_is_survived(daemons: Daemons, small_vault: 
     assert run.proc.poll() is None
 
 
-def test_exception_in_a_batch_is_survived(daemons: Daemons, small_vault: Path, db_path: Path,
-                                          tmp_path: Path) -> None:
+def test_exception_in_a_batch_is_survived(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start(env={"NOTEDEX_TEST_FAULT": "writer"})
     write(small_vault / "first.md", note("First after start"))
     run.wait_for("batch failed")
@@ -465,8 +532,9 @@ def test_exception_in_a_batch_is_survived(daemons: Daemons, small_vault: Path, d
     assert run.find("rescan", cause="recovering from a failed batch")
 
 
-def test_concurrent_readers_never_see_database_is_locked(daemons: Daemons, vault: Path, db_path: Path,
-                                                         tmp_path: Path) -> None:
+def test_concurrent_readers_never_see_database_is_locked(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     populate(vault, 200)
     run = daemons.start()
     done = threading.Event()
@@ -477,10 +545,15 @@ def test_concurrent_readers_never_see_database_is_locked(daemons: Daemons, vault
                 return
             for i in range(150):
                 n = 1000 + chunk * 150 + i
-                write(vault / "bulk" / f"c{chunk}" / f"b{n}.md", note(f"Bulk {n}", links=f"[[n{n % 200}]]"))
+                write(
+                    vault / "bulk" / f"c{chunk}" / f"b{n}.md",
+                    note(f"Bulk {n}", links=f"[[n{n % 200}]]"),
+                )
 
     def read_once(_: int) -> tuple[int, str, str]:
-        result = run_cli("scan", "--json", "--no-refresh", "--vault", vault, "--db", db_path, timeout=60)
+        result = run_cli(
+            "scan", "--json", "--no-refresh", "--vault", vault, "--db", db_path, timeout=60
+        )
         return result.code, result.stdout, result.stderr
 
     writer = threading.Thread(target=keep_writing)
@@ -510,8 +583,9 @@ def test_second_instance_exits_75(daemons: Daemons, small_vault: Path, db_path: 
     assert first.proc.poll() is None
 
 
-def test_waits_for_a_non_daemon_writer(daemons: Daemons, small_vault: Path, db_path: Path,
-                                       tmp_path: Path) -> None:
+def test_waits_for_a_non_daemon_writer(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     from notedex.store.connect import WriterLock
 
     lock = WriterLock(db_path.with_name(db_path.name + ".lock"))
@@ -526,10 +600,14 @@ def test_waits_for_a_non_daemon_writer(daemons: Daemons, small_vault: Path, db_p
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
-def test_sigterm_during_a_batch_exits_0(daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_sigterm_during_a_batch_exits_0(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     populate(vault, 3000, per_folder=150)
-    wait_until(lambda: indexed_count(db_path) > 0, timeout=60, interval=0.01, message="a batch in progress")
+    wait_until(
+        lambda: indexed_count(db_path) > 0, timeout=60, interval=0.01, message="a batch in progress"
+    )
     assert run.stop() == 0, run.log_text()
     assert run.find("stopped", exit_code=0)
     second = daemons.start()
@@ -537,8 +615,9 @@ def test_sigterm_during_a_batch_exits_0(daemons: Daemons, vault: Path, db_path: 
     assert second.stop() == 0
 
 
-def test_sd_notify_ready_watchdog_stopping(daemons: Daemons, small_vault: Path, db_path: Path,
-                                          tmp_path: Path) -> None:
+def test_sd_notify_ready_watchdog_stopping(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     address = str(tmp_path / "notify.sock")
     if len(address) > 100:
         pytest.skip("tmp_path too long for an AF_UNIX socket path")
@@ -558,10 +637,15 @@ def test_sd_notify_ready_watchdog_stopping(daemons: Daemons, small_vault: Path, 
         run = daemons.start(env={"NOTIFY_SOCKET": address, "WATCHDOG_USEC": "400000"}, ready=False)
         wait_until(lambda: any("READY=1" in m for m in drain()), timeout=30, message="READY=1")
         ready_at = next(i for i, m in enumerate(messages) if "READY=1" in m)
-        wait_until(lambda: sum("WATCHDOG=1" in m for m in drain()[ready_at:]) >= 3, timeout=10,
-                   message="WATCHDOG=1 pings")
+        wait_until(
+            lambda: sum("WATCHDOG=1" in m for m in drain()[ready_at:]) >= 3,
+            timeout=10,
+            message="WATCHDOG=1 pings",
+        )
         run.signal(signal.SIGTERM)
-        wait_until(lambda: any("STOPPING=1" in m for m in drain()), timeout=10, message="STOPPING=1")
+        wait_until(
+            lambda: any("STOPPING=1" in m for m in drain()), timeout=10, message="STOPPING=1"
+        )
         assert run.proc.wait(timeout=30) == 0
     finally:
         sock.close()
@@ -597,7 +681,9 @@ def test_stop_signal_while_the_main_thread_holds_a_lock(small_vault: Path, tmp_p
     try:
         done = subprocess.run(
             [sys.executable, "-c", STOP_WHILE_LOCKED, str(small_vault), str(tmp_path / "x.db")],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     except subprocess.TimeoutExpired:
         pytest.fail("the SIGTERM handler deadlocked against the main thread")
@@ -626,7 +712,9 @@ def test_signal_storm_stops_cleanly(daemons: Daemons, small_vault: Path) -> None
         assert run.find("stopped", exit_code=0), run.log_text()
 
 
-def test_status_reports_the_daemon(daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_status_reports_the_daemon(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     write(small_vault / "new.md", note("New"))
     assert_converges(small_vault, db_path, tmp_path, run=run)
@@ -639,8 +727,9 @@ def test_status_reports_the_daemon(daemons: Daemons, small_vault: Path, db_path:
     assert data["lastBatch"]
 
 
-def test_vault_that_disappears_is_never_mass_deleted(daemons: Daemons, small_vault: Path, db_path: Path,
-                                                     tmp_path: Path) -> None:
+def test_vault_that_disappears_is_never_mass_deleted(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     run = daemons.start()
     before = indexed_count(db_path)
     gone = tmp_path / "vault-unmounted"
@@ -676,12 +765,17 @@ def test_save_to_visible_latency(daemons: Daemons, small_vault: Path, db_path: P
         def visible(title: str = title) -> bool:
             conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
             try:
-                return conn.execute("SELECT 1 FROM notes WHERE first_h1 = ?", (title,)).fetchone() is not None
+                return (
+                    conn.execute("SELECT 1 FROM notes WHERE first_h1 = ?", (title,)).fetchone()
+                    is not None
+                )
             finally:
                 conn.close()
 
         wait_until(visible, timeout=10, interval=0.005)
         latencies.append(time.monotonic() - started)
     latencies.sort()
-    print(f"save-to-visible latency: median {latencies[2] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+    print(
+        f"save-to-visible latency: median {latencies[2] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms"
+    )
     assert latencies[2] < 1.0

@@ -72,7 +72,9 @@ def fake_batcher(clock: FakeClock) -> Batcher:
     return Batcher(debounce=0.1, max_delay=1.0, hold_cap=2.0, clock=clock)
 
 
-def test_batcher_coalesces_per_path_after_the_debounce(fake_batcher: Batcher, clock: FakeClock) -> None:
+def test_batcher_coalesces_per_path_after_the_debounce(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
     fake_batcher.add(["a.md"])
     fake_batcher.add(["a.md", "b.md"])
     fake_batcher.add(["a.md"])
@@ -95,7 +97,9 @@ def test_batcher_storm_is_flushed_at_the_cap(fake_batcher: Batcher, clock: FakeC
     assert fake_batcher.pending == 0
 
 
-def test_batcher_holds_a_file_being_written_until_its_close(fake_batcher: Batcher, clock: FakeClock) -> None:
+def test_batcher_holds_a_file_being_written_until_its_close(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
     fake_batcher.add(["a.md"], Hint.WRITING)
     fake_batcher.add(["b.md"])
     clock.advance(0.5)
@@ -110,7 +114,9 @@ def test_batcher_holds_a_file_being_written_until_its_close(fake_batcher: Batche
     assert batch is not None and batch.paths == ["a.md"]
 
 
-def test_batcher_reads_a_file_held_open_too_long_anyway(fake_batcher: Batcher, clock: FakeClock) -> None:
+def test_batcher_reads_a_file_held_open_too_long_anyway(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
     fake_batcher.add(["log.md"], Hint.WRITING)
     clock.advance(1.9)
     assert fake_batcher.take(timeout=0) is None
@@ -183,7 +189,9 @@ def _drain(queue: Batcher) -> Batch | None:
     return queue.take(timeout=0)
 
 
-def test_handler_enqueues_both_ends_of_a_move(handler: tuple[VaultEventHandler, Batcher, Path]) -> None:
+def test_handler_enqueues_both_ends_of_a_move(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
     h, queue, root = handler
     h.dispatch(FileMovedEvent(str(root / "a.md"), str(root / "sub" / "b.md")))
     h.dispatch(DirMovedEvent(str(root / "old"), str(root / "new")))
@@ -193,13 +201,21 @@ def test_handler_enqueues_both_ends_of_a_move(handler: tuple[VaultEventHandler, 
 
 def test_handler_drops_hidden_paths(handler: tuple[VaultEventHandler, Batcher, Path]) -> None:
     h, queue, root = handler
-    for rel in (".obsidian/workspace.json", ".git/index", ".trash/x.md", "notes/.x.md.swp", "a/.hidden/b.md"):
+    for rel in (
+        ".obsidian/workspace.json",
+        ".git/index",
+        ".trash/x.md",
+        "notes/.x.md.swp",
+        "a/.hidden/b.md",
+    ):
         h.dispatch(FileCreatedEvent(str(root / rel)))
     h.dispatch(FileCreatedEvent(str(root.parent / "outside.md")))
     assert _drain(queue) is None
 
 
-def test_handler_move_into_trash_only_checks_the_source(handler: tuple[VaultEventHandler, Batcher, Path]) -> None:
+def test_handler_move_into_trash_only_checks_the_source(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
     h, queue, root = handler
     h.dispatch(FileMovedEvent(str(root / "a.md"), str(root / ".trash" / "a.md")))
     h.dispatch(FileMovedEvent(str(root / ".trash" / "b.md"), str(root / "b.md")))
@@ -207,7 +223,9 @@ def test_handler_move_into_trash_only_checks_the_source(handler: tuple[VaultEven
     assert batch is not None and batch.paths == ["a.md", "b.md"]
 
 
-def test_handler_holds_modified_files_until_closed(handler: tuple[VaultEventHandler, Batcher, Path]) -> None:
+def test_handler_holds_modified_files_until_closed(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
     h, queue, root = handler
     h.dispatch(FileModifiedEvent(str(root / "a.md")))
     assert _drain(queue) is None
@@ -224,14 +242,17 @@ def test_handler_obsidian_settings_reload_the_excluded_files(
     assert queue.tasks_pending == [FILTERS]
 
 
-def test_handler_vault_root_deleted_asks_for_a_rescan(handler: tuple[VaultEventHandler, Batcher, Path]) -> None:
+def test_handler_vault_root_deleted_asks_for_a_rescan(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
     h, queue, root = handler
     h.dispatch(DirDeletedEvent(str(root)))
     assert queue.rescan_pending
 
 
-def test_handler_never_raises(handler: tuple[VaultEventHandler, Batcher, Path],
-                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_handler_never_raises(
+    handler: tuple[VaultEventHandler, Batcher, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     h, queue, root = handler
 
     def broken(*args: Any, **kwargs: Any) -> None:
@@ -253,7 +274,9 @@ def test_injected_handler_fault_becomes_a_rescan(tmp_path: Path) -> None:
 
 def test_real_observer_feeds_the_batcher(vault: Path) -> None:
     queue = Batcher(debounce=0.02, max_delay=0.2)
-    running = start_observer(vault, lambda hold: VaultEventHandler(vault, queue, hold_until_close=hold))
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, queue, hold_until_close=hold)
+    )
     try:
         write(vault / "sub" / "a.md", "# A")
         write(vault / ".obsidian" / "x.json", "{}")
@@ -271,16 +294,23 @@ def test_real_observer_feeds_the_batcher(vault: Path) -> None:
 # -- fallbacks, overflow --------------------------------------------------------------------------
 
 
-def test_too_few_inotify_watches_fall_back_to_polling(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_too_few_inotify_watches_fall_back_to_polling(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if not os.path.exists("/proc/self/fdinfo"):
         pytest.skip("inotify only")
     (vault / "a" / "b").mkdir(parents=True)
     monkeypatch.setattr(watcher, "count_inotify_watches", lambda: 1)
-    running = start_observer(vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold))
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold)
+    )
     try:
         assert running.kind == "polling"
         assert running.fallback_reason is not None
-        assert "max_user_watches" in running.fallback_reason and "of 4 folders" in running.fallback_reason
+        assert (
+            "max_user_watches" in running.fallback_reason
+            and "of 4 folders" in running.fallback_reason
+        )
     finally:
         running.stop()
 
@@ -289,7 +319,9 @@ def test_inotify_watch_count_matches_the_folders(vault: Path) -> None:
     if not os.path.exists("/proc/self/fdinfo"):
         pytest.skip("inotify only")
     (vault / "a" / "b").mkdir(parents=True)
-    running = start_observer(vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold))
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold)
+    )
     try:
         assert running.kind == "inotify"
         assert watcher.watch_shortfall(vault) is None
@@ -309,7 +341,9 @@ def test_inotify_enospc_falls_back_to_polling(vault: Path, monkeypatch: pytest.M
         def join(self, timeout: float | None = None) -> None: ...
 
     monkeypatch.setattr(watcher, "_native_observer", lambda: (NoWatches(), "inotify"))
-    running = start_observer(vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold))
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold)
+    )
     try:
         assert running.kind == "polling"
         assert "sysctl fs.inotify.max_user_watches=" in (running.fallback_reason or "")
@@ -318,8 +352,9 @@ def test_inotify_enospc_falls_back_to_polling(vault: Path, monkeypatch: pytest.M
 
 
 def test_poll_flag_forces_polling(vault: Path) -> None:
-    running = start_observer(vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold),
-                             poll=True)
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold), poll=True
+    )
     try:
         assert running.kind == "polling" and running.fallback_reason == "--poll was given"
         assert running.alive()
@@ -402,7 +437,9 @@ def test_supervisor_waits_for_a_missing_vault(vault: Path, tmp_path: Path) -> No
         supervisor.stop()
 
 
-def test_supervisor_is_unhealthy_while_it_cannot_watch(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_supervisor_is_unhealthy_while_it_cannot_watch(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from notedex.daemon import service
 
     def fail(*args: Any, **kwargs: Any) -> Any:
@@ -430,8 +467,9 @@ def indexer(vault: Path, db_path: Path) -> Iterator[Indexer]:
         idx.close()
 
 
-def test_indexer_applies_hints_and_writes_last_batch(indexer: Indexer, vault: Path, db_path: Path,
-                                                     tmp_path: Path) -> None:
+def test_indexer_applies_hints_and_writes_last_batch(
+    indexer: Indexer, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     write(vault / "c.md", "# C [[a]]\n")
     (vault / "b.md").unlink()
     before = time.time()
@@ -448,7 +486,9 @@ def test_indexer_requeues_a_file_that_changed_while_it_was_read(
 
     def apply_then_write(writer: IndexWriter, hints: Any) -> Any:
         report = real_apply_paths(writer, hints)
-        (vault / "a.md").write_text("# A, longer: written while we were reading\n", encoding="utf-8")
+        (vault / "a.md").write_text(
+            "# A, longer: written while we were reading\n", encoding="utf-8"
+        )
         return report
 
     monkeypatch.setattr(indexer_module, "apply_paths", apply_then_write)
@@ -500,8 +540,9 @@ def test_find_git_dir(tmp_path: Path) -> None:
     assert find_git_dir(worktree) == repo / ".git" / "worktrees" / "wt"
 
 
-def test_indexer_survives_a_failed_batch(indexer: Indexer, vault: Path, db_path: Path, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_indexer_survives_a_failed_batch(
+    indexer: Indexer, vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(writer: IndexWriter, hints: Any) -> Any:
         raise RuntimeError("disk on fire")
 
@@ -516,7 +557,9 @@ def test_indexer_survives_a_failed_batch(indexer: Indexer, vault: Path, db_path:
     assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
 
 
-def test_indexer_thread_drains_the_queue_on_close(vault: Path, db_path: Path, tmp_path: Path) -> None:
+def test_indexer_thread_drains_the_queue_on_close(
+    vault: Path, db_path: Path, tmp_path: Path
+) -> None:
     queue = Batcher(debounce=10, max_delay=10)  # nothing would be due for a long time...
     idx = Indexer(lambda: IndexWriter(db_path, vault, workers=1), queue)
     idx.rescan("startup")
@@ -562,7 +605,9 @@ def test_jobs_only_enqueue_work() -> None:
     queue = Batcher()
     scheduler = start_jobs(queue, reconcile_every=0.1, maintain_every=0.1)
     try:
-        wait_until(lambda: queue.rescan_pending and queue.tasks_pending, timeout=10, message="jobs fired")
+        wait_until(
+            lambda: queue.rescan_pending and queue.tasks_pending, timeout=10, message="jobs fired"
+        )
         jobs = {job.id: job for job in scheduler.get_jobs()}
         assert set(jobs) == {"reconcile", "maintenance"}
         assert all(job.coalesce and job.max_instances == 1 for job in jobs.values())
@@ -606,7 +651,9 @@ def test_notify_without_a_socket_is_a_no_op() -> None:
 def test_watchdog_interval_is_half_the_timeout() -> None:
     assert watchdog_interval({"WATCHDOG_USEC": "30000000"}) == 15.0
     assert watchdog_interval({"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"}) is None
-    assert watchdog_interval({"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": str(os.getpid())}) == 15.0
+    assert (
+        watchdog_interval({"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": str(os.getpid())}) == 15.0
+    )
     assert watchdog_interval({"WATCHDOG_USEC": "x"}) is None
     assert watchdog_interval({}) is None
 
@@ -635,7 +682,9 @@ def test_logging_writes_json_lines_off_a_tty(restore_logging: None) -> None:
     assert lines[1]["logger"] == "watchdog.observers.inotify_c" and lines[1]["level"] == "warning"
 
 
-def test_logging_prefixes_the_priority_on_the_journal(restore_logging: None, tmp_path: Path) -> None:
+def test_logging_prefixes_the_priority_on_the_journal(
+    restore_logging: None, tmp_path: Path
+) -> None:
     with open(tmp_path / "journal", "w+", encoding="utf-8") as stream:
         info = os.fstat(stream.fileno())
         env = {"JOURNAL_STREAM": f"{info.st_dev}:{info.st_ino}"}
@@ -660,7 +709,9 @@ def test_batcher_defaults_are_in_the_documented_range() -> None:
     assert batcher_module.MAX_DELAY >= batcher_module.DEBOUNCE
 
 
-def test_writer_view_after_a_rolled_back_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writer_view_after_a_rolled_back_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from notedex.store.reconcile import reconcile
 
     vault = tmp_path / "rb-vault"

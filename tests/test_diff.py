@@ -30,8 +30,19 @@ needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symli
 # Names whose path order differs from a naive depth-first order ("A b.md" < "A/x.md" < "A0.md")
 # or from the order of their on-disk bytes (an NFD "é" sorts before "f", its NFC form after).
 TRICKY = [
-    "A b.md", "A/x.md", "A/B/y.md", "A-c.md", "A.md", "A0.md", "a/lower.md", "Z.md",
-    "f.md", unicodedata.normalize("NFD", "é.md"), "日本/語.md", "img/pic.png", "A/B c.png",
+    "A b.md",
+    "A/x.md",
+    "A/B/y.md",
+    "A-c.md",
+    "A.md",
+    "A0.md",
+    "a/lower.md",
+    "Z.md",
+    "f.md",
+    unicodedata.normalize("NFD", "é.md"),
+    "日本/語.md",
+    "img/pic.png",
+    "A/B c.png",
 ]
 
 

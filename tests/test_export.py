@@ -30,7 +30,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def export(vault: Path, db: Path, *args: str | Path, code: int = 0) -> dict:
-    result = run_cli("export", "--format", "connector-v1", *args, "--vault", vault, "--db", db, "--no-refresh")
+    result = run_cli(
+        "export", "--format", "connector-v1", *args, "--vault", vault, "--db", db, "--no-refresh"
+    )
     assert result.code == code, result.stderr
     return json.loads(result.stdout) if code == 0 and result.stdout else {"stderr": result.stderr}
 
@@ -72,7 +74,15 @@ def test_document_follows_the_connector_v1_field_table(demo: tuple[Path, Path]) 
         rel = record["sourceMetadata"]["relativePath"]
         disk = vault / rel
         raw = disk.read_bytes()
-        assert set(record) == {"id", "title", "text", "tags", "timestamp", "contentHash", "sourceMetadata"}
+        assert set(record) == {
+            "id",
+            "title",
+            "text",
+            "tags",
+            "timestamp",
+            "contentHash",
+            "sourceMetadata",
+        }
         assert record["id"] == f"obsidian:{rel}"
         assert record["title"] == Path(rel).stem
         assert record["text"] == body_of(raw)
@@ -87,7 +97,9 @@ def test_document_follows_the_connector_v1_field_table(demo: tuple[Path, Path]) 
         tags = [t for t in record["tags"] if not t.startswith(("link:", "folder:"))]
         assert tags == scan[rel]["tags"]
         folder = rel.rpartition("/")[0]
-        assert [t for t in record["tags"] if t.startswith("folder:")] == ([f"folder:{folder}"] if folder else [])
+        assert [t for t in record["tags"] if t.startswith("folder:")] == (
+            [f"folder:{folder}"] if folder else []
+        )
 
         shown = cli_json(vault, db, "show", rel)
         expected_links = {
@@ -155,7 +167,9 @@ def test_out_writes_a_file_outside_the_vault_only(demo: tuple[Path, Path], tmp_p
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert summary == {"out": str(out), "records": len(doc["records"]), "skipped": 0}
     assert doc["version"] == "connector-v1"
-    inside = run_cli("export", "--out", vault / "x.json", "--vault", vault, "--db", db, "--no-refresh")
+    inside = run_cli(
+        "export", "--out", vault / "x.json", "--vault", vault, "--db", db, "--no-refresh"
+    )
     assert inside.code == 2 and "outside the vault" in inside.stderr
     assert not (vault / "x.json").exists()
 

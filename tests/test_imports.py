@@ -93,7 +93,9 @@ def test_the_check_can_fail(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     ],
     ids=lambda c: " ".join(c),
 )
-def test_ordinary_queries_skip_argparse(indexed: tuple[Path, Path], command: tuple[str, ...]) -> None:
+def test_ordinary_queries_skip_argparse(
+    indexed: tuple[Path, Path], command: tuple[str, ...]
+) -> None:
     vault, db = indexed
     names = imported_modules(*command, "--vault", vault, "--db", db)
     assert "argparse" not in names
@@ -117,13 +119,29 @@ def test_installed_command_imports_neither_re_nor_argparse(indexed: tuple[Path, 
     if not launcher.exists():
         pytest.skip("notedex is not installed next to this interpreter")
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", str(launcher), "lookup", "cobra", "--no-refresh",
-         "--vault", str(vault), "--db", str(db)],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            str(launcher),
+            "lookup",
+            "cobra",
+            "--no-refresh",
+            "--vault",
+            str(vault),
+            "--db",
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Cobra" in proc.stdout
-    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
-             if line.startswith("import time:") and "|" in line}
+    names = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
     assert "notedex.cli" in names
     assert {"re", "argparse", "sqlite3", "json"} & names == set()

@@ -35,9 +35,32 @@ FOLDERS = ("", "A", "A/B", "C", "Été")
 NEW_FOLDERS = ("Moved", "C/Inner", "Z/deep")
 ATTACHMENTS = ("pic.png", "Dup.png", "doc.pdf")
 TARGETS = (
-    "Alpha", "alpha", "beta", "Dup", "dup", "DUP", "Gamma note", "v1.2", "日記", "Café", "CAFÉ",
-    "pic", "pic.png", "Dup.png", "doc.pdf", "A/Dup", "A/B/Dup", "C/Dup", "B/Dup", "wrong/Alpha",
-    "./Alpha", "../Alpha", "/A/beta", "Moved/Dup", "Home", "Missing",
+    "Alpha",
+    "alpha",
+    "beta",
+    "Dup",
+    "dup",
+    "DUP",
+    "Gamma note",
+    "v1.2",
+    "日記",
+    "Café",
+    "CAFÉ",
+    "pic",
+    "pic.png",
+    "Dup.png",
+    "doc.pdf",
+    "A/Dup",
+    "A/B/Dup",
+    "C/Dup",
+    "B/Dup",
+    "wrong/Alpha",
+    "./Alpha",
+    "../Alpha",
+    "/A/beta",
+    "Moved/Dup",
+    "Home",
+    "Missing",
 )
 
 SEED: dict[str, str | bytes] = {
@@ -65,15 +88,23 @@ link_text = st.builds(
 
 note_text = st.builds(
     lambda links, tags, alias, fm_link, title: (
-        ("---\n" + (f"title: {title}\n" if title else "") + (f"aliases: [{alias}]\n" if alias else "")
-         + (f'up: "[[{fm_link}]]"\n' if fm_link else "") + "---\n")
-        if (title or alias or fm_link) else ""
-    )
-    + "# Part\n\n"
-    + " ".join(links)
-    + "\n"
-    + " ".join(f"#{t}" for t in tags)
-    + "\n",
+        (
+            (
+                "---\n"
+                + (f"title: {title}\n" if title else "")
+                + (f"aliases: [{alias}]\n" if alias else "")
+                + (f'up: "[[{fm_link}]]"\n' if fm_link else "")
+                + "---\n"
+            )
+            if (title or alias or fm_link)
+            else ""
+        )
+        + "# Part\n\n"
+        + " ".join(links)
+        + "\n"
+        + " ".join(f"#{t}" for t in tags)
+        + "\n"
+    ),
     st.lists(link_text, max_size=5),
     st.lists(st.sampled_from(("a", "B", "a/b", "日本")), max_size=2),
     st.sampled_from((None, "AI", "別名")),
@@ -207,7 +238,9 @@ class VaultChanges(RuleBasedStateMachine):
         expected = fresh_full_index(self.vault, self.base)
         for name, writer in (("reconcile", self.by_reconcile), ("apply_paths", self.by_hints)):
             actual = dump_index(writer.db_path)
-            assert actual == expected, f"{name} differs from a full index:\n{index_diff(actual, expected)}"
+            assert actual == expected, (
+                f"{name} differs from a full index:\n{index_diff(actual, expected)}"
+            )
 
     @invariant()
     def sync_every_few_changes(self) -> None:
@@ -259,7 +292,9 @@ def test_a_long_seeded_sequence_on_a_bigger_vault(tmp_path: Path) -> None:
         parts = []
         for _ in range(rng.randint(0, 6)):
             target = rng.choice([*names, "p/N1", "q/N2", "missing", "../N3", "./N4", "pic.png"])
-            parts.append(rng.choice(["[[{}]]", "![[{}]]", "[[{}|alias]]", "[[{}#h]]"]).format(target))
+            parts.append(
+                rng.choice(["[[{}]]", "![[{}]]", "[[{}|alias]]", "[[{}#h]]"]).format(target)
+            )
         return "---\ntags: [t" + str(rng.randint(0, 3)) + "]\n---\n" + " ".join(parts) + "\n"
 
     def rel(folder: str, name: str) -> str:
@@ -290,7 +325,9 @@ def test_a_long_seeded_sequence_on_a_bigger_vault(tmp_path: Path) -> None:
             elif op == "delete":
                 rng.choice(notes).unlink()
             else:
-                dirs = sorted(d for d in vault.rglob("*") if d.is_dir() and ".obsidian" not in d.parts)
+                dirs = sorted(
+                    d for d in vault.rglob("*") if d.is_dir() and ".obsidian" not in d.parts
+                )
                 if dirs:
                     source = rng.choice(dirs)
                     dest = vault / f"m{step}"

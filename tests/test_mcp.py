@@ -27,7 +27,17 @@ from notedex.config import Config
 from notedex.mcp_server import TOOLS, ToolError, VaultTools, check_arguments, refuse_outside_paths
 from tests.helpers import DEMO_VAULT, REPO, run_cli, write
 
-MCP_ONLY = {"stale", "offset", "limit", "hasMore", "totals", "total", "bodyChars", "bodyOffset", "bodyTruncated"}
+MCP_ONLY = {
+    "stale",
+    "offset",
+    "limit",
+    "hasMore",
+    "totals",
+    "total",
+    "bodyChars",
+    "bodyOffset",
+    "bodyTruncated",
+}
 TOOL_NAMES = {"lookup", "search", "show", "health", "scan"}
 
 
@@ -65,7 +75,10 @@ async def session(vault: Path, db: Path, *extra: str) -> AsyncIterator[Session]:
         args=["-m", "notedex", "mcp", "--vault", str(vault), "--db", str(db), *extra],
         env=dict(os.environ),
     )
-    async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as client:
+    async with (
+        stdio_client(params) as (read, write_stream),
+        ClientSession(read, write_stream) as client,
+    ):
         await client.initialize()
         yield client
 
@@ -120,9 +133,20 @@ def test_lists_five_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Pat
         for name, prop in schema["properties"].items():
             assert prop.get("description"), (tool.name, name)
         annotations = tool.annotations
-        assert getattr(annotations, "read_only_hint", None) or getattr(annotations, "readOnlyHint", None)
-    required = {t.name: (getattr(t, "input_schema", None) or t.inputSchema).get("required", []) for t in tools}
-    assert required == {"lookup": ["question"], "search": ["query"], "show": ["note"], "health": [], "scan": []}
+        assert getattr(annotations, "read_only_hint", None) or getattr(
+            annotations, "readOnlyHint", None
+        )
+    required = {
+        t.name: (getattr(t, "input_schema", None) or t.inputSchema).get("required", [])
+        for t in tools
+    }
+    assert required == {
+        "lookup": ["question"],
+        "search": ["query"],
+        "show": ["note"],
+        "health": [],
+        "scan": [],
+    }
 
 
 def test_every_tool_returns_the_cli_json(sdk: Any, demo: tuple[Path, Path]) -> None:
@@ -138,7 +162,10 @@ def test_every_tool_returns_the_cli_json(sdk: Any, demo: tuple[Path, Path]) -> N
     }
 
     async def body(client: Session) -> dict[str, Any]:
-        return {key: payload(await client.call_tool(key.split("-")[0], args)) for key, (args, _) in calls.items()}
+        return {
+            key: payload(await client.call_tool(key.split("-")[0], args))
+            for key, (args, _) in calls.items()
+        }
 
     results = run(vault, db, body)
     for key, (_, argv) in calls.items():
@@ -146,7 +173,11 @@ def test_every_tool_returns_the_cli_json(sdk: Any, demo: tuple[Path, Path]) -> N
         assert got["stale"] is False, key
         assert without(got, MCP_ONLY) == without(expected, MCP_ONLY), key
     assert results["show"]["body"] == cli(vault, db, "show", "PARA 方法", "--body")["body"]
-    assert results["scan-all"]["noteCount"] == results["scan-all"]["total"] == len(results["scan-all"]["notes"])
+    assert (
+        results["scan-all"]["noteCount"]
+        == results["scan-all"]["total"]
+        == len(results["scan-all"]["notes"])
+    )
 
 
 def test_lists_are_bounded_and_paginated(sdk: Any, demo: tuple[Path, Path]) -> None:
@@ -156,8 +187,14 @@ def test_lists_are_bounded_and_paginated(sdk: Any, demo: tuple[Path, Path]) -> N
         return [
             payload(await client.call_tool("scan", {"limit": 3, "offset": 3})),
             payload(await client.call_tool("search", {"query": "cobra", "limit": 1, "offset": 1})),
-            payload(await client.call_tool("lookup", {"question": "cobra", "limit": 2, "offset": 2})),
-            payload(await client.call_tool("show", {"note": "PARA 方法", "maxBodyChars": 10, "bodyOffset": 5})),
+            payload(
+                await client.call_tool("lookup", {"question": "cobra", "limit": 2, "offset": 2})
+            ),
+            payload(
+                await client.call_tool(
+                    "show", {"note": "PARA 方法", "maxBodyChars": 10, "bodyOffset": 5}
+                )
+            ),
         ]
 
     scan, search, lookup, show = run(vault, db, body)
@@ -174,7 +211,9 @@ def test_lists_are_bounded_and_paginated(sdk: Any, demo: tuple[Path, Path]) -> N
     assert show["bodyTruncated"] is True and show["bodyChars"] == len(full_body)
 
 
-def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(sdk: Any, demo: tuple[Path, Path]) -> None:
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(
+    sdk: Any, demo: tuple[Path, Path]
+) -> None:
     bad_calls = [
         ("lookup", {}, "missing required argument 'question'"),
         ("lookup", {"question": 42}, "must be a string"),
@@ -328,7 +367,9 @@ def test_argument_checks_fill_defaults() -> None:
         check_arguments(spec, {"query": "x", "limit": 101})
 
 
-@pytest.mark.parametrize("note", ["../x", "a/../../b", "/abs", "~/x", "~", "C:/x", "D:\\x", "a\\..\\..\\b", "nul\0"])
+@pytest.mark.parametrize(
+    "note", ["../x", "a/../../b", "/abs", "~/x", "~", "C:/x", "D:\\x", "a\\..\\..\\b", "nul\0"]
+)
 def test_outside_paths_are_refused_before_any_lookup(note: str) -> None:
     with pytest.raises(ToolError, match=r"refused|NUL"):
         refuse_outside_paths(note)
@@ -344,7 +385,9 @@ def test_a_query_past_its_deadline_is_interrupted(demo: tuple[Path, Path]) -> No
     tools = VaultTools(Config(vault, db), timeout=0.3, refresh=False)
 
     def forever(conn: Any, args: dict[str, Any]) -> dict[str, Any]:
-        conn.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c").fetchone()
+        conn.execute(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+        ).fetchone()
         return {}
 
     tools._handlers["scan"] = forever
@@ -356,7 +399,9 @@ def test_a_query_past_its_deadline_is_interrupted(demo: tuple[Path, Path]) -> No
     tools.close()
 
 
-def test_a_call_that_overruns_gets_an_error_and_the_next_call_works(sdk: Any, demo: tuple[Path, Path]) -> None:
+def test_a_call_that_overruns_gets_an_error_and_the_next_call_works(
+    sdk: Any, demo: tuple[Path, Path]
+) -> None:
     from notedex.mcp_server import run_tool
 
     vault, db = demo
@@ -392,7 +437,9 @@ READ_ONLY_COMMANDS = {"lookup", "search", "show", "scan", "health", "graph", "st
 def test_claude_permissions_allow_exactly_read_only_command_prefixes() -> None:
     from notedex.cli import COMMANDS
 
-    settings = json.loads((REPO / "integrations" / "claude" / "settings.json").read_text(encoding="utf-8"))
+    settings = json.loads(
+        (REPO / "integrations" / "claude" / "settings.json").read_text(encoding="utf-8")
+    )
     assert set(settings) == {"permissions"} and set(settings["permissions"]) == {"allow"}
     commands = []
     for rule in settings["permissions"]["allow"]:
@@ -411,7 +458,9 @@ def test_ask_vault_command_reads_only_candidates_through_json() -> None:
     assert set(fields) == {"description", "argument-hint", "allowed-tools"}
     allowed = [tool.strip() for tool in fields["allowed-tools"].split(",")]
     assert allowed == ["Bash(notedex lookup:*)", "Bash(notedex show:*)"]
-    settings = json.loads((REPO / "integrations" / "claude" / "settings.json").read_text(encoding="utf-8"))
+    settings = json.loads(
+        (REPO / "integrations" / "claude" / "settings.json").read_text(encoding="utf-8")
+    )
     assert set(allowed) <= set(settings["permissions"]["allow"])
     body = match[2]
     assert "$ARGUMENTS" in body

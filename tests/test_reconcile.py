@@ -84,7 +84,9 @@ def test_only_changed_files_are_parsed(writer: IndexWriter, parsed: list[str]) -
     assert parsed == ["n3.md"]
 
 
-def test_size_mtime_and_inode_each_mark_a_file_changed(writer: IndexWriter, parsed: list[str]) -> None:
+def test_size_mtime_and_inode_each_mark_a_file_changed(
+    writer: IndexWriter, parsed: list[str]
+) -> None:
     vault = writer.vault
     for name in ("size.md", "mtime.md", "inode.md", "same.md"):
         write(vault / name, "0123456789\n")
@@ -122,7 +124,11 @@ def test_a_racy_edit_with_the_same_etag_is_still_found(writer: IndexWriter) -> N
         handle.write(b"[[c]]\n")
     os.utime(vault / "a.md", ns=(st.st_atime_ns, st.st_mtime_ns))
     after = (vault / "a.md").stat()
-    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ino,
+    )
     assert counts(reconcile(writer)) == (0, 1, 0)
     assert links(writer.db_path) == [("a.md", "[[c]]", None)]
     # An unchanged racy file is checked, not re-indexed, and then leaves the racy window.
@@ -171,7 +177,13 @@ def test_an_empty_scan_deletes_nothing_and_says_so(tmp_path: Path) -> None:
     for note in vault.glob("*.md"):
         note.rename(parked / note.name)  # e.g. a cloud folder not synced yet
 
-    for args in (("index",), ("index", "--full"), ("index", "--json"), ("scan", "--json"), ("health", "--json")):
+    for args in (
+        ("index",),
+        ("index", "--full"),
+        ("index", "--json"),
+        ("scan", "--json"),
+        ("health", "--json"),
+    ):
         result = run_cli(*args, "--vault", vault, "--db", db)
         assert result.code in (0, 1), result.stderr
         assert "found no files" in result.stderr and "kept 10" in result.stderr, args
@@ -198,16 +210,28 @@ def test_broken_link_resolves_when_its_target_is_created_and_breaks_again(tmp_pa
     )
     db = tmp_path / "i.db"
     assert broken_targets(vault, db) == [
-        ("src.md", "Target"), ("src.md", "sub/Target"), ("src.md", "Target"), ("src.md", "pic.png"),
+        ("src.md", "Target"),
+        ("src.md", "sub/Target"),
+        ("src.md", "Target"),
+        ("src.md", "pic.png"),
     ]
     write(vault / "sub" / "Target.md", "# T\n")
     (vault / "img").mkdir()
     (vault / "img" / "pic.png").write_bytes(b"png")
     assert broken_targets(vault, db) == []
-    assert [t for _s, _r, t in links(db)] == ["sub/Target.md", "sub/Target.md", "sub/Target.md", "img/pic.png"]
+    assert [t for _s, _r, t in links(db)] == [
+        "sub/Target.md",
+        "sub/Target.md",
+        "sub/Target.md",
+        "img/pic.png",
+    ]
     # Deleted: every link to it breaks again.
     (vault / "sub" / "Target.md").unlink()
-    assert broken_targets(vault, db) == [("src.md", "Target"), ("src.md", "sub/Target"), ("src.md", "Target")]
+    assert broken_targets(vault, db) == [
+        ("src.md", "Target"),
+        ("src.md", "sub/Target"),
+        ("src.md", "Target"),
+    ]
     assert dump_index(db) == fresh_full_index(vault, tmp_path)
 
 
@@ -282,7 +306,13 @@ def test_only_links_whose_resolution_can_change_are_re_resolved(
         [("Foo", "hub.md"), ("foo.md", "hub.md"), ("x/FOO", "hub.md"), ("Foo", "other.md")]
     )
     assert [t for s, r, t in links(writer.db_path) if s == "hub.md"] == [
-        "x/Foo.md", "x/Foo.md", "x/Foo.md", None, None, None, None,
+        "x/Foo.md",
+        "x/Foo.md",
+        "x/Foo.md",
+        None,
+        None,
+        None,
+        None,
     ]
 
 
@@ -292,7 +322,12 @@ def test_only_links_whose_resolution_can_change_are_re_resolved(
 def test_apply_paths_follows_hints_for_both_ends_of_moves(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v",
-        {"a.md": "[[Note]] [[B/Other]]\n", "A/Note.md": "[[a]]\n", "B/Other.md": "", "B/c.png": b"x"},
+        {
+            "a.md": "[[Note]] [[B/Other]]\n",
+            "A/Note.md": "[[a]]\n",
+            "B/Other.md": "",
+            "B/c.png": b"x",
+        },
     )
     db = tmp_path / "i.db"
     with IndexWriter(db, vault, workers=1) as writer:
@@ -313,7 +348,9 @@ def test_apply_paths_follows_hints_for_both_ends_of_moves(tmp_path: Path) -> Non
 
 
 def test_excluded_files_setting_is_picked_up(tmp_path: Path) -> None:
-    vault = make_vault(tmp_path / "v", {"a.md": "[[Archive/old]]\n", "Archive/old.md": "[[gone]]\n"})
+    vault = make_vault(
+        tmp_path / "v", {"a.md": "[[Archive/old]]\n", "Archive/old.md": "[[gone]]\n"}
+    )
     db = tmp_path / "i.db"
     assert broken_targets(vault, db) == [("Archive/old.md", "gone")]
     write(vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Archive/"]}))

@@ -20,9 +20,11 @@ def reference(data: object) -> str:
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=6), inner, max_size=4)
-    | st.tuples(inner, inner),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+        | st.tuples(inner, inner)
+    ),
     max_leaves=25,
 )
 

@@ -27,7 +27,15 @@ from notedex.query.search import (
 from notedex.vault.text import nfc, segment
 from tests.helpers import indexed_demo, run_cli, write
 
-BANNED = ("sqlite_utils", "watchdog", "structlog", "apscheduler", "frontmatter", "yaml", "notedex.daemon")
+BANNED = (
+    "sqlite_utils",
+    "watchdog",
+    "structlog",
+    "apscheduler",
+    "frontmatter",
+    "yaml",
+    "notedex.daemon",
+)
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +139,13 @@ def test_stemmed_match_points_at_the_word_that_matched(corpus: tuple[Path, Path]
 
 @pytest.mark.parametrize(
     ("query", "expected"),
-    [("框架", "框架"), ("框", "框"), ("架的說", "架的說"), ("錯誤處理", "錯誤處理"), ("CLI框架", "CLI框架")],
+    [
+        ("框架", "框架"),
+        ("框", "框"),
+        ("架的說", "架的說"),
+        ("錯誤處理", "錯誤處理"),
+        ("CLI框架", "CLI框架"),
+    ],
 )
 def test_cjk_inside_a_longer_run(corpus: tuple[Path, Path], query: str, expected: str) -> None:
     data = search(corpus, query)
@@ -210,8 +224,12 @@ HOSTILE = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("query", HOSTILE, ids=lambda q: repr(q[:20]) + (f"+{len(q)}" if len(q) > 20 else ""))
-def test_hostile_input_gives_a_result_or_a_clear_usage_error(demo: tuple[Path, Path], query: str) -> None:
+@pytest.mark.parametrize(
+    "query", HOSTILE, ids=lambda q: repr(q[:20]) + (f"+{len(q)}" if len(q) > 20 else "")
+)
+def test_hostile_input_gives_a_result_or_a_clear_usage_error(
+    demo: tuple[Path, Path], query: str
+) -> None:
     vault, db = demo
     result = run_cli("search", query, "--vault", vault, "--db", db, "--json", "--no-refresh")
     assert result.code in (0, 2), result.stderr
@@ -248,7 +266,11 @@ def test_search_imports_no_heavy_module(demo: tuple[Path, Path]) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
-    names = {ln.rsplit("|", 1)[1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
+    names = {
+        ln.rsplit("|", 1)[1].strip()
+        for ln in proc.stderr.splitlines()
+        if ln.startswith("import time:")
+    }
     assert "notedex.query.search" in names
     assert sorted(n for n in names if any(n == b or n.startswith(b + ".") for b in BANNED)) == []
 
@@ -292,7 +314,11 @@ def test_parse_query_rejects_nothing_to_search() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab 框架的說明。\n\t-_,.CLI中e\u0301é\u3000")), max_size=40))
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("ab 框架的說明。\n\t-_,.CLI中e\u0301é\u3000")), max_size=40
+    )
+)
 def test_segment_with_offsets_agrees_with_segment(text: str) -> None:
     ntext = nfc(text)
     seg, offsets = segment_with_offsets(ntext)

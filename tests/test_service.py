@@ -38,7 +38,9 @@ def cfg(tmp_path: Path) -> Config:
 
 
 def _unit_lines(text: str) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    return dict(
+        line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#")
+    )
 
 
 @pytest.mark.parametrize("name", TEMPLATES)
@@ -58,7 +60,9 @@ def test_unit_has_the_service_settings(cfg: Config) -> None:
     assert "Nice" in unit
     assert unit["WantedBy"] == "default.target"
     exec_start = unit["ExecStart"]
-    assert exec_start.startswith(systemd_quote(os.path.abspath(sys.executable)) + " -m notedex daemon --vault ")
+    assert exec_start.startswith(
+        systemd_quote(os.path.abspath(sys.executable)) + " -m notedex daemon --vault "
+    )
     # the vault path has a space and a %: quoted, % doubled (systemd specifiers)
     assert f'"{str(cfg.vault).replace("%", "%%")}"' in exec_start
     assert str(cfg.db) in exec_start
@@ -72,12 +76,16 @@ def test_systemd_quoting() -> None:
     assert systemd_quote("/x/$HOME") == "/x/$$HOME"
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+@pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed"
+)
 def test_unit_passes_systemd_analyze_verify(cfg: Config, tmp_path: Path) -> None:
     path = tmp_path / "units" / "notedex-test.service"
     path.parent.mkdir()
     path.write_text(render_unit(cfg), encoding="utf-8")
-    proc = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["systemd-analyze", "verify", str(path)], capture_output=True, text=True, timeout=60
+    )
     if proc.returncode != 0 and "Failed to initialize manager" in proc.stderr:
         pytest.skip(f"systemd-analyze cannot run here: {proc.stderr.strip()}")
     complaints = [line for line in proc.stderr.splitlines() if path.name in line]
@@ -105,7 +113,9 @@ def test_plist_escapes_xml(tmp_path: Path) -> None:
 
 def test_full_disk_access_is_explained_for_protected_folders() -> None:
     home = Path.home()
-    note = install.full_disk_access_note(home / "Library" / "Mobile Documents" / "iCloud~md~obsidian" / "Vault")
+    note = install.full_disk_access_note(
+        home / "Library" / "Mobile Documents" / "iCloud~md~obsidian" / "Vault"
+    )
     assert "Full Disk Access" in note and note.startswith("Your vault")
     assert not install.full_disk_access_note(home / "notes").startswith("Your vault")
 
@@ -122,7 +132,9 @@ def test_dry_run_prints_the_unit_and_writes_nothing(cfg: Config, tmp_path: Path)
 
 
 def test_dry_run_json(cfg: Config) -> None:
-    result = run_cli("service", "install", "--dry-run", "--json", "--vault", cfg.vault, "--db", cfg.db)
+    result = run_cli(
+        "service", "install", "--dry-run", "--json", "--vault", cfg.vault, "--db", cfg.db
+    )
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["dryRun"] is True and data["written"] is False and data["ran"] == []
@@ -139,28 +151,40 @@ def test_install_status_uninstall_with_a_fake_systemctl(cfg: Config, tmp_path: P
     fake.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\n', encoding="utf-8")
     fake.chmod(0o755)
     env = {"PATH": str(bin_dir)}
-    installed = run_cli("service", "install", "--json", "--vault", cfg.vault, "--db", cfg.db, env=env)
+    installed = run_cli(
+        "service", "install", "--json", "--vault", cfg.vault, "--db", cfg.db, env=env
+    )
     assert installed.code == 0, installed.stderr
     data = installed.json()
     unit = Path(data["path"])
     assert data["written"] and unit.exists()
     assert unit.read_text(encoding="utf-8") == data["content"]
     assert unit.parent == Path(os.environ["XDG_CONFIG_HOME"]) / "systemd" / "user"
-    assert calls.read_text().splitlines() == ["--user daemon-reload", f"--user enable --now {unit.name}"]
+    assert calls.read_text().splitlines() == [
+        "--user daemon-reload",
+        f"--user enable --now {unit.name}",
+    ]
 
     status = run_cli("service", "status", "--vault", cfg.vault, "--db", cfg.db, env=env)
     assert status.code == 0 and "installed at" in status.stdout and "not running" in status.stdout
 
-    removed = run_cli("service", "uninstall", "--json", "--vault", cfg.vault, "--db", cfg.db, env=env)
+    removed = run_cli(
+        "service", "uninstall", "--json", "--vault", cfg.vault, "--db", cfg.db, env=env
+    )
     assert removed.code == 0 and removed.json()["removed"] and not unit.exists()
-    assert calls.read_text().splitlines()[-2:] == [f"--user disable --now {unit.name}", "--user daemon-reload"]
+    assert calls.read_text().splitlines()[-2:] == [
+        f"--user disable --now {unit.name}",
+        "--user daemon-reload",
+    ]
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="systemd install path")
 def test_install_without_systemctl_prints_the_commands(cfg: Config, tmp_path: Path) -> None:
     empty = tmp_path / "empty-bin"
     empty.mkdir()
-    result = run_cli("service", "install", "--vault", cfg.vault, "--db", cfg.db, env={"PATH": str(empty)})
+    result = run_cli(
+        "service", "install", "--vault", cfg.vault, "--db", cfg.db, env={"PATH": str(empty)}
+    )
     assert result.code == 0, result.stderr
     assert "wrote " in result.stdout
     assert "run these yourself" in result.stdout

@@ -98,7 +98,11 @@ def test_index_inside_the_vault_is_refused(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {"a.md": ""})
     (tmp_path / "link-into-vault").symlink_to(vault / "sub", target_is_directory=True)
     (vault / "sub").mkdir()
-    for db in (vault / "i.db", vault / "sub" / "deep" / "i.db", tmp_path / "link-into-vault" / "i.db"):
+    for db in (
+        vault / "i.db",
+        vault / "sub" / "deep" / "i.db",
+        tmp_path / "link-into-vault" / "i.db",
+    ):
         result = run_cli("index", "--json", "--vault", vault, "--db", db)
         assert (result.code, result.stdout) == (2, ""), db
         assert "outside the vault" in result.stderr
@@ -125,7 +129,9 @@ def test_schema_mismatch_reader_explains_writer_rebuilds(tmp_path: Path) -> None
     _set_version(db, str(SCHEMA_VERSION - 1))
     conn = sqlite3.connect(db)
     with conn:  # stale rows that a rebuild must not keep
-        conn.execute("INSERT INTO problems(path, severity, kind, message) VALUES ('zz.md', 'error', 'x', 'old')")
+        conn.execute(
+            "INSERT INTO problems(path, severity, kind, message) VALUES ('zz.md', 'error', 'x', 'old')"
+        )
     conn.close()
 
     for command in ("scan", "health", "graph", "status"):
@@ -143,7 +149,9 @@ def test_schema_mismatch_reader_explains_writer_rebuilds(tmp_path: Path) -> None
     assert [n["path"] for n in result.json()["notes"]] == ["a.md", "b.md"]
     assert dump_index(db) == expected
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),
+    )
     conn.close()
 
 
@@ -178,7 +186,9 @@ def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None
     assert (result.code, result.stdout) == (2, "")
     assert "not a notedex index" in result.stderr
     conn = sqlite3.connect(db)
-    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["invoices"]
+    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == [
+        "invoices"
+    ]
     conn.close()
 
 
@@ -216,12 +226,20 @@ def test_tables_hold_notes_tags_aliases_links_attachments_problems_meta(tmp_path
         assert files["img/pic.png"]["is_note"] == 0 and files["Hub.md"]["is_note"] == 1
         for path, row in files.items():
             st = (vault / path).stat()
-            assert (row["size"], row["mtime_ns"], row["inode"]) == (st.st_size, st.st_mtime_ns, st.st_ino)
+            assert (row["size"], row["mtime_ns"], row["inode"]) == (
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ino,
+            )
         hub = conn.execute(
-            f"SELECT n.*, {NOTE_TITLE} AS title FROM notes n WHERE file_id = ?", (files["Hub.md"]["id"],)
+            f"SELECT n.*, {NOTE_TITLE} AS title FROM notes n WHERE file_id = ?",
+            (files["Hub.md"]["id"],),
         ).fetchone()
         assert (hub["stem"], hub["title"], hub["frontmatter_title"], hub["first_h1"]) == (
-            "Hub", "The Hub", "The Hub", "Heading one",
+            "Hub",
+            "The Hub",
+            "The Hub",
+            "Heading one",
         )
         assert (hub["note_id"], hub["type"], hub["status"]) == ("h1", "map", "live")
         hub_bytes = (vault / "Hub.md").read_bytes()
@@ -247,7 +265,8 @@ def test_tables_hold_notes_tags_aliases_links_attachments_problems_meta(tmp_path
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         assert meta["schema_version"] == str(SCHEMA_VERSION) and "last_indexed" in meta
         fts = conn.execute(
-            "SELECT title, tags, aliases, anchors, unresolved FROM note_fts WHERE rowid = ?", (hub["file_id"],)
+            "SELECT title, tags, aliases, anchors, unresolved FROM note_fts WHERE rowid = ?",
+            (hub["file_id"],),
         ).fetchone()
         assert "Hub" in fts["title"] and "The Hub" in fts["title"] and "Heading one" in fts["title"]
         assert "Top/Sub" in fts["tags"] and "Center" in fts["aliases"]
@@ -256,7 +275,9 @@ def test_tables_hold_notes_tags_aliases_links_attachments_problems_meta(tmp_path
             "SELECT anchors FROM note_fts WHERE rowid = ?", (files["Leaf.md"]["id"],)
         ).fetchone()[0]
         assert "the leaf" in leaf_anchors  # the text other notes use for Leaf
-        body = conn.execute("SELECT body FROM body_fts WHERE rowid = ?", (files["Leaf.md"]["id"],)).fetchone()
+        body = conn.execute(
+            "SELECT body FROM body_fts WHERE rowid = ?", (files["Leaf.md"]["id"],)
+        ).fetchone()
         assert body[0].strip() == "body text"
     finally:
         conn.close()
@@ -307,7 +328,9 @@ def test_fts_segments_cjk_and_stems_latin(tmp_path: Path) -> None:
 
 def test_writes_are_batched_begin_immediate_upserts(tmp_path: Path) -> None:
     count = BATCH_SIZE + 50
-    vault = make_vault(tmp_path / "v", {f"n/{i:04}.md": f"[[{i + 1:04}]] #t{i % 7}\n" for i in range(count)})
+    vault = make_vault(
+        tmp_path / "v", {f"n/{i:04}.md": f"[[{i + 1:04}]] #t{i % 7}\n" for i in range(count)}
+    )
     statements: list[str] = []
     with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
         writer.conn.set_trace_callback(statements.append)
@@ -349,7 +372,13 @@ def _health_sql(conn: sqlite3.Connection) -> dict[str, tuple[str, tuple[object, 
             return conn.execute(sql, params)
 
     spy = Spy()
-    for name in ("notes_without_backlinks", "orphans", "unlinked", "broken_links", "ambiguous_links"):
+    for name in (
+        "notes_without_backlinks",
+        "orphans",
+        "unlinked",
+        "broken_links",
+        "ambiguous_links",
+    ):
         spy.name = name
         getattr(read, name)(spy)
     for severity in ("error", "warning"):
@@ -362,7 +391,9 @@ def test_health_queries_never_scan_the_links_table(tmp_path: Path) -> None:
     """EXPLAIN QUERY PLAN: links (the biggest table) is only probed by index, or scanned
     through a partial index that holds just the rows the answer needs (ambiguous); orphans,
     unlinked notes and broken links are read from the writer's tables of findings."""
-    files: dict[str, str | bytes] = {f"n{i}.md": f"[[n{i + 1}]] [[n{i + 2}|x]] [[gone{i}]]\n" for i in range(60)}
+    files: dict[str, str | bytes] = {
+        f"n{i}.md": f"[[n{i + 1}]] [[n{i + 2}|x]] [[gone{i}]]\n" for i in range(60)
+    }
     vault = make_vault(tmp_path / "v", files)
     db = tmp_path / "i.db"
     build(vault, db)
@@ -372,7 +403,9 @@ def test_health_queries_never_scan_the_links_table(tmp_path: Path) -> None:
             plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
             for step in plan:
                 if re.match(r"SCAN l\b|SCAN links\b", step):
-                    assert re.search(r"USING (COVERING )?INDEX links_(unresolved|ambiguous)\b", step), (name, plan)
+                    assert re.search(
+                        r"USING (COVERING )?INDEX links_(unresolved|ambiguous)\b", step
+                    ), (name, plan)
                 if re.search(r"\blinks\b", step) or re.match(r"(SEARCH|SCAN) l\b", step):
                     assert "INDEX" in step or "PRIMARY KEY" in step, (name, plan)
                 if name in ("notes_without_backlinks", "orphans", "unlinked", "broken_links"):
@@ -391,7 +424,7 @@ def test_health_splits_notes_without_backlinks_into_orphans_and_unlinked(tmp_pat
             "broken-only.md": "[[nowhere]]\n",  # an outgoing (broken) reference: unlinked
             "embedder.md": "![[embedded]]\n",
             "embedded.md": "",
-            "fm.md": "---\nup: \"[[fm-target]]\"\n---\n",
+            "fm.md": '---\nup: "[[fm-target]]"\n---\n',
             "fm-target.md": "",
             "pic-user.md": "![[p.png]]\n",
             "p.png": b"png",
@@ -405,11 +438,18 @@ def test_health_splits_notes_without_backlinks_into_orphans_and_unlinked(tmp_pat
 
         data = health(conn)
         assert [r["path"] for r in read.orphans(conn)] == [o["path"] for o in data["orphanNotes"]]
-        assert [r["path"] for r in read.unlinked(conn)] == [u["path"] for u in data["unlinkedNotes"]]
+        assert [r["path"] for r in read.unlinked(conn)] == [
+            u["path"] for u in data["unlinkedNotes"]
+        ]
     finally:
         conn.close()
     assert [o["path"] for o in data["orphanNotes"]] == ["orphan.md"]
-    assert [u["path"] for u in data["unlinkedNotes"]] == ["broken-only.md", "embedder.md", "fm.md", "pic-user.md"]
+    assert [u["path"] for u in data["unlinkedNotes"]] == [
+        "broken-only.md",
+        "embedder.md",
+        "fm.md",
+        "pic-user.md",
+    ]
 
 
 def test_incremental_writes_match_a_fresh_index(tmp_path: Path) -> None:
@@ -466,7 +506,10 @@ def _findings_from_links(db: Path) -> tuple[list[tuple[object, ...]], list[tuple
 def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
     conn = connect_readonly(db)
     try:
-        lonely = [(2 if r["has_outgoing"] else 1, r["path"], r["title"]) for r in read.notes_without_backlinks(conn)]
+        lonely = [
+            (2 if r["has_outgoing"] else 1, r["path"], r["title"])
+            for r in read.notes_without_backlinks(conn)
+        ]
         broken = [tuple(r) for r in read.broken_links(conn)]
     finally:
         conn.close()
@@ -496,7 +539,9 @@ def test_stored_findings_follow_every_kind_of_change(tmp_path: Path) -> None:
         lambda: (vault / "A/Dup.md").unlink(),  # Hub's [[A/Dup]] and [[Dup]] break
         lambda: write(vault / "img/pic.png", "png"),  # an attachment appears
         lambda: write(vault / "Lonely.md", "---\ntitle: Renamed title\n---\n[[Old/Gone]]\n"),
-        lambda: write(vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Old/"]})),
+        lambda: write(
+            vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Old/"]})
+        ),
         lambda: write(vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Hub"]})),
         lambda: shutil.rmtree(vault / "Old"),
     ]
@@ -519,7 +564,7 @@ def test_health_json_is_the_health_report_encoded(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v",
         {
-            'Quote "q" \\ tab\t.md': "[[Missing \"x\"]] [[ctl\u0001]] ![[Nope.MD|w]]\n",
+            'Quote "q" \\ tab\t.md': '[[Missing "x"]] [[ctl\u0001]] ![[Nope.MD|w]]\n',
             "日本語 🎉.md": "---\ntitle: 'Ünïcode \u2028 title'\ntags: a, b\n---\n[t](No%20such.md)\n",
             "Lonely.md": "",
             "Linked.md": "[[Lonely]] [[日本語 🎉]]\n",
@@ -578,7 +623,9 @@ def test_links_read_back_as_written(tmp_path: Path) -> None:
 def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) -> None:
     """A save recomputes the findings of a few notes: every statement is driven by those
     notes (at 100k notes a scan of notes, files or the findings cost a save 100 ms)."""
-    vault = make_vault(tmp_path / "v", {f"n{i}.md": f"[[n{i + 1}]] [[gone{i % 3}]]\n" for i in range(200)})
+    vault = make_vault(
+        tmp_path / "v", {f"n{i}.md": f"[[n{i + 1}]] [[gone{i % 3}]]\n" for i in range(200)}
+    )
     db = tmp_path / "i.db"
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)

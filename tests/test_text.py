@@ -130,5 +130,12 @@ def test_alnum_runs_equals_the_alnum_pattern(text: str) -> None:
 
 
 def test_word_runs_examples() -> None:
-    assert word_runs("重跑gen-itgc后 v1.2, c++ and x-- -y") == ["重跑gen-itgc后", "v1.2", "c", "and", "x", "y"]
+    assert word_runs("重跑gen-itgc后 v1.2, c++ and x-- -y") == [
+        "重跑gen-itgc后",
+        "v1.2",
+        "c",
+        "and",
+        "x",
+        "y",
+    ]
     assert word_runs("a__b 'quoted' e.g.") == ["a__b", "quoted", "e.g"]

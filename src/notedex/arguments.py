@@ -62,9 +62,13 @@ def _common(json_flag: bool = True) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False, formatter_class=HelpFormatter)
     group = common.add_argument_group("vault and index")
     group.add_argument("--vault", metavar="PATH", help="the vault folder (default: see below)")
-    group.add_argument("--db", metavar="PATH", help="the index file (default: per-vault, in the state dir)")
+    group.add_argument(
+        "--db", metavar="PATH", help="the index file (default: per-vault, in the state dir)"
+    )
     if json_flag:
-        common.add_argument("--json", action="store_true", help="print exactly one JSON document on stdout")
+        common.add_argument(
+            "--json", action="store_true", help="print exactly one JSON document on stdout"
+        )
     common.add_argument(
         "--no-refresh",
         action="store_true",
@@ -120,7 +124,9 @@ def build_parser(only: str | None = None) -> Parser:
         "  notedex lookup golang --limit 5 --tag go",
     )
     p.add_argument("question", nargs="+", help="a question in English or Chinese, or keywords")
-    p.add_argument("--limit", type=positive_int, default=10, help="show at most N candidates (default 10)")
+    p.add_argument(
+        "--limit", type=positive_int, default=10, help="show at most N candidates (default 10)"
+    )
     p.add_argument("--tag", help="only notes with this tag (nested tags count for their parents)")
     p.add_argument("--type", dest="note_type", help="only notes of this frontmatter type")
 
@@ -138,8 +144,11 @@ def build_parser(only: str | None = None) -> Parser:
     p.add_argument("--tag", help="only notes with this tag")
     p.add_argument("--type", dest="note_type", help="only notes of this frontmatter type")
 
-    add("graph", "Print the link graph: notes, attachments and unresolved targets, with edge counts.",
-        "  notedex graph --json")
+    add(
+        "graph",
+        "Print the link graph: notes, attachments and unresolved targets, with edge counts.",
+        "  notedex graph --json",
+    )
 
     p = add(
         "show",
@@ -147,7 +156,9 @@ def build_parser(only: str | None = None) -> Parser:
         '  notedex show "PARA method"\n  notedex show Projects/cobra.md --body --json',
     )
     p.add_argument("note", help="a vault path (with or without .md) or a title")
-    p.add_argument("--body", action="store_true", help="include the note's text (without frontmatter)")
+    p.add_argument(
+        "--body", action="store_true", help="include the note's text (without frontmatter)"
+    )
 
     p = add(
         "capture",
@@ -156,8 +167,11 @@ def build_parser(only: str | None = None) -> Parser:
     )
     p.add_argument("text", help="the note's text; - reads standard input")
 
-    add("status", "Show the vault, the index, counts, freshness and whether a daemon is running.",
-        "  notedex status\n  notedex status --json")
+    add(
+        "status",
+        "Show the vault, the index, counts, freshness and whether a daemon is running.",
+        "  notedex status\n  notedex status --json",
+    )
 
     p = add(
         "index",
@@ -172,7 +186,9 @@ def build_parser(only: str | None = None) -> Parser:
         "  notedex daemon --vault ~/notes",
         parent=_common(json_flag=False),
     )
-    p.add_argument("--poll", action="store_true", help="use the polling observer (network file systems)")
+    p.add_argument(
+        "--poll", action="store_true", help="use the polling observer (network file systems)"
+    )
 
     p = add(
         "service",
@@ -187,7 +203,7 @@ def build_parser(only: str | None = None) -> Parser:
         "Run retrieval cases (RecallNest canary format) against lookup and score them.",
         "  notedex eval examples/demo-cases.json --vault examples/demo-vault",
     )
-    p.add_argument("cases", help="a JSON file with a list of cases (or {\"cases\": [...]})")
+    p.add_argument("cases", help='a JSON file with a list of cases (or {"cases": [...]})')
 
     p = add(
         "search",
@@ -197,7 +213,9 @@ def build_parser(only: str | None = None) -> Parser:
         "  notedex search 'comple*' --limit 5\n  notedex search 框架",
     )
     p.add_argument("text", nargs="+", help='words (all must occur), "exact phrase", prefix*, -word')
-    p.add_argument("--limit", type=positive_int, default=20, help="show at most N notes (default 20)")
+    p.add_argument(
+        "--limit", type=positive_int, default=20, help="show at most N notes (default 20)"
+    )
 
     p = add(
         "export",
@@ -206,11 +224,20 @@ def build_parser(only: str | None = None) -> Parser:
         "  notedex export --format connector-v1 > vault.json\n"
         "  notedex export --format connector-v1 --changed-since 2026-04-01T00:00:00Z --out new.json",
     )
-    p.add_argument("--format", choices=("connector-v1",), default="connector-v1",
-                   help="the output format (default connector-v1)")
-    p.add_argument("--changed-since", metavar="ISO",
-                   help="only notes modified after this ISO 8601 date or time (no zone: local time)")
-    p.add_argument("--out", metavar="FILE", help="write to FILE (outside the vault) instead of stdout")
+    p.add_argument(
+        "--format",
+        choices=("connector-v1",),
+        default="connector-v1",
+        help="the output format (default connector-v1)",
+    )
+    p.add_argument(
+        "--changed-since",
+        metavar="ISO",
+        help="only notes modified after this ISO 8601 date or time (no zone: local time)",
+    )
+    p.add_argument(
+        "--out", metavar="FILE", help="write to FILE (outside the vault) instead of stdout"
+    )
 
     p = add(
         "mcp",
@@ -219,8 +246,13 @@ def build_parser(only: str | None = None) -> Parser:
         "  notedex mcp --vault ~/notes\n  claude mcp add notedex -- notedex mcp --vault ~/notes",
         parent=_common(json_flag=False),
     )
-    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                   help="the deadline of every tool call (default 30)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="the deadline of every tool call (default 30)",
+    )
     return parser
 
 

@@ -73,8 +73,15 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str
             return None
         # `index` with nothing to do answers from the stdlib check, without the writer stack.
         seconds = round(time.perf_counter() - started, 3)
-        return {"added": 0, "changed": 0, "removed": 0, "unchanged": unchanged, "errors": 0,
-                "seconds": seconds, "kept": []}
+        return {
+            "added": 0,
+            "changed": 0,
+            "removed": 0,
+            "unchanged": unchanged,
+            "errors": 0,
+            "seconds": seconds,
+            "kept": [],
+        }
     lock = WriterLock(cfg.lock_file)
     # Another writer at work on an index that does not exist yet (two first queries at once):
     # wait for it rather than answer "no index".
@@ -90,7 +97,9 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str
         from notedex.store.reconcile import reconcile
         from notedex.store.writer import IndexWriter
 
-        with IndexWriter(cfg.db, cfg.vault, max_bytes=cfg.max_bytes, body_index=cfg.body_index) as writer:
+        with IndexWriter(
+            cfg.db, cfg.vault, max_bytes=cfg.max_bytes, body_index=cfg.body_index
+        ) as writer:
             report = reconcile(writer, full=full, progress=_progress_printer("indexing"))
         for reason in report.kept:
             print(f"notedex: {reason}", file=sys.stderr)
@@ -128,7 +137,9 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     cfg = _config(args)
     conn = _open(cfg, args)
     with conn:
-        data = lookup(conn, " ".join(args.question), limit=args.limit, tag=args.tag, note_type=args.note_type)
+        data = lookup(
+            conn, " ".join(args.question), limit=args.limit, tag=args.tag, note_type=args.note_type
+        )
     _output(args, cfg, data, render_lookup)
     return EXIT_OK
 
@@ -221,7 +232,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
             refresh(cfg)
         except NotedexError as exc:
             # The note exists now: its path must still reach the caller.
-            print(f"notedex: warning: captured, but the index was not updated: {exc}", file=sys.stderr)
+            print(
+                f"notedex: warning: captured, but the index was not updated: {exc}", file=sys.stderr
+            )
     _output(args, cfg, {"path": captured.path, "id": captured.id}, render_captured)
     return EXIT_OK
 
@@ -300,7 +313,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     target = resolve_out(args.out, cfg.vault)
     conn = _open(cfg, args)
     with conn:
-        document, skipped = export_connector(conn, cfg.vault, changed_since=since, max_bytes=cfg.max_bytes)
+        document, skipped = export_connector(
+            conn, cfg.vault, changed_since=since, max_bytes=cfg.max_bytes
+        )
     for line in skipped:
         print(f"notedex: skipped {line}", file=sys.stderr)
     write_document(document, target)
@@ -355,7 +370,9 @@ COMMON_VALUES = {"--vault": "vault", "--db": "db"}
 COMMON_FLAGS = {"--json": "json", "--no-refresh": "no_refresh", "--debug": "debug"}
 FILTERS = {"--tag": "tag", "--type": "note_type"}
 # command -> (positional dest, "+" or "1" or None, {option: dest}, {flag: dest}, {dest: default})
-FAST_COMMANDS: dict[str, tuple[str | None, str | None, dict[str, str], dict[str, str], dict[str, Any]]] = {
+FAST_COMMANDS: dict[
+    str, tuple[str | None, str | None, dict[str, str], dict[str, str], dict[str, Any]]
+] = {
     "lookup": ("question", "+", {"--limit": "limit", **FILTERS}, {}, {"limit": 10}),
     "health": (None, None, {}, {}, {}),
     "scan": (None, None, dict(FILTERS), {}, {}),
@@ -379,8 +396,14 @@ def fast_parse(argv: Sequence[str]) -> Args | None:
         return None
     command = argv[0]
     positional, nargs, options, flags, defaults = FAST_COMMANDS[command]
-    values: dict[str, Any] = {"command": command, "vault": None, "db": None, "json": False,
-                              "no_refresh": False, "debug": False}
+    values: dict[str, Any] = {
+        "command": command,
+        "vault": None,
+        "db": None,
+        "json": False,
+        "no_refresh": False,
+        "debug": False,
+    }
     values.update(dict.fromkeys(options.values()))
     values.update(dict.fromkeys(flags.values(), False))
     values.update(defaults)

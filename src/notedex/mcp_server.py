@@ -84,7 +84,11 @@ def _paging(default: int, maximum: int = MAX_LIST_LIMIT) -> dict[str, Any]:
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
     if required:
         schema["required"] = list(required)
     return schema
@@ -132,8 +136,14 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "A question or keywords, e.g. 'which notes discuss the Cobra CLI framework?'",
                 },
                 **_paging(10, 100),
-                "tag": {"type": "string", "description": "Only notes with this tag (nested tags count for their parents)."},
-                "type": {"type": "string", "description": "Only notes whose frontmatter `type` is this."},
+                "tag": {
+                    "type": "string",
+                    "description": "Only notes with this tag (nested tags count for their parents).",
+                },
+                "type": {
+                    "type": "string",
+                    "description": "Only notes whose frontmatter `type` is this.",
+                },
             },
             ("question",),
         ),
@@ -152,7 +162,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 2000,
-                    "description": 'Search text, e.g. \'cobra "shell completion" -zsh\' or \'框架\'.',
+                    "description": "Search text, e.g. 'cobra \"shell completion\" -zsh' or '框架'.",
                 },
                 **_paging(20, 100),
             },
@@ -175,7 +185,11 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "maxLength": 1000,
                     "description": "A vault-relative path such as 'Projects/Cobra CLI 框架.md', or a note title.",
                 },
-                "body": {"type": "boolean", "default": True, "description": "Include the note's text (default true)."},
+                "body": {
+                    "type": "boolean",
+                    "default": True,
+                    "description": "Include the note's text (default true).",
+                },
                 "bodyOffset": {
                     "type": "integer",
                     "minimum": 0,
@@ -217,8 +231,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         "`noteCount`/`errorCount` are the full totals, `offset`/`limit` page through both lists.",
         _object(
             {
-                "tag": {"type": "string", "description": "Only notes with this tag (nested tags count for their parents)."},
-                "type": {"type": "string", "description": "Only notes whose frontmatter `type` is this."},
+                "tag": {
+                    "type": "string",
+                    "description": "Only notes with this tag (nested tags count for their parents).",
+                },
+                "type": {
+                    "type": "string",
+                    "description": "Only notes whose frontmatter `type` is this.",
+                },
                 **_paging(100),
             }
         ),
@@ -255,7 +275,9 @@ def check_arguments(spec: ToolSpec, arguments: dict[str, Any] | None) -> dict[st
             if prop.get("minLength") and not value.strip():
                 raise ToolError(f"{spec.name}: {name!r} must not be empty")
             if len(value) > prop.get("maxLength", 1 << 30):
-                raise ToolError(f"{spec.name}: {name!r} is too long (at most {prop['maxLength']} characters)")
+                raise ToolError(
+                    f"{spec.name}: {name!r} is too long (at most {prop['maxLength']} characters)"
+                )
         elif kind == "integer":
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
@@ -374,11 +396,15 @@ class IndexKeeper:
 class VaultTools:
     """The five tools, synchronous: each call runs in a worker thread with its own connection."""
 
-    def __init__(self, cfg: Config, *, timeout: float = DEFAULT_TIMEOUT, refresh: bool = True) -> None:
+    def __init__(
+        self, cfg: Config, *, timeout: float = DEFAULT_TIMEOUT, refresh: bool = True
+    ) -> None:
         self.cfg = cfg
         self.timeout = timeout
         self.keeper = IndexKeeper(cfg, enabled=refresh)
-        self._handlers: dict[str, Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any]]] = {
+        self._handlers: dict[
+            str, Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any]]
+        ] = {
             "lookup": self._lookup,
             "search": self._search,
             "show": self._show,
@@ -394,7 +420,9 @@ class VaultTools:
 
     # -- dispatch --
 
-    def call(self, name: str, arguments: dict[str, Any] | None, deadline: float | None = None) -> dict[str, Any]:
+    def call(
+        self, name: str, arguments: dict[str, Any] | None, deadline: float | None = None
+    ) -> dict[str, Any]:
         """Run one tool; raises ToolError with a message meant for the client."""
         from notedex.store.connect import connect_readonly
 
@@ -471,7 +499,9 @@ class VaultTools:
         from notedex.query.lookup import lookup
 
         offset, limit = args["offset"], args["limit"]
-        data = lookup(conn, args["question"], limit=offset + limit, tag=args["tag"], note_type=args["type"])
+        data = lookup(
+            conn, args["question"], limit=offset + limit, tag=args["tag"], note_type=args["type"]
+        )
         page = data["candidates"][offset:]
         data["candidates"] = page
         data["shown"] = len(page)
@@ -487,8 +517,12 @@ class VaultTools:
         from notedex.store.connect import read_transaction
 
         if not self.cfg.body_index:
-            raise ToolError("full-text search is off: body_index = false in the notedex config file")
-        data = search(conn, self.cfg.vault, args["query"], limit=args["limit"], offset=args["offset"])
+            raise ToolError(
+                "full-text search is off: body_index = false in the notedex config file"
+            )
+        data = search(
+            conn, self.cfg.vault, args["query"], limit=args["limit"], offset=args["offset"]
+        )
         data["hasMore"] = data["total"] > data["offset"] + data["shown"]
         with read_transaction(conn):
             rows = {h["path"]: read.note_by_path(conn, h["path"]) for h in data["hits"]}
@@ -499,7 +533,9 @@ class VaultTools:
                 check_inside_vault(self.cfg.vault, disk_rel, hit["path"])
             except ToolError:
                 # As for `show`: no text from a file outside the vault, only that it matched.
-                hit.update(dict.fromkeys(("line", "column", "match", "snippet", "matchStart", "matchEnd")))
+                hit.update(
+                    dict.fromkeys(("line", "column", "match", "snippet", "matchStart", "matchEnd"))
+                )
         return data
 
     def _show(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
@@ -553,13 +589,17 @@ def _has_schema(db: Path) -> bool:
     return True
 
 
-def _paginate(data: dict[str, Any], lists: tuple[str, ...], offset: int, limit: int) -> dict[str, Any]:
+def _paginate(
+    data: dict[str, Any], lists: tuple[str, ...], offset: int, limit: int
+) -> dict[str, Any]:
     totals = {name: len(data[name]) for name in lists}
     for name in lists:
         data[name] = data[name][offset : offset + limit]
     data["totals"] = totals
     data["total"] = totals[lists[0]] if lists[0] == "notes" else max(totals.values())
-    data.update(offset=offset, limit=limit, hasMore=any(n > offset + limit for n in totals.values()))
+    data.update(
+        offset=offset, limit=limit, hasMore=any(n > offset + limit for n in totals.values())
+    )
     return data
 
 
@@ -577,7 +617,12 @@ def refuse_outside_paths(note: str) -> None:
     candidate = note.strip().replace("\\", "/")
     if "\0" in candidate:
         raise ToolError("the note name contains a NUL character")
-    if candidate.startswith(("/", "~/")) or candidate == "~" or _DRIVE.match(candidate) or os.path.isabs(note):
+    if (
+        candidate.startswith(("/", "~/"))
+        or candidate == "~"
+        or _DRIVE.match(candidate)
+        or os.path.isabs(note)
+    ):
         raise ToolError(
             f"refused {note!r}: absolute paths are not allowed; give a path relative to the "
             "vault root (e.g. 'Projects/Note.md') or a note title"
@@ -608,7 +653,9 @@ def require_sdk() -> None:
         raise UsageError(INSTALL_HINT) from None
 
 
-async def run_tool(tools: VaultTools, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
+async def run_tool(
+    tools: VaultTools, name: str, arguments: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, str | None]:
     """One call with its deadline, off the event loop: (result, None) or (None, error message)."""
     import anyio
     import anyio.to_thread
@@ -632,7 +679,11 @@ def result_wire(result: dict[str, Any] | None, error: str | None) -> dict[str, A
     if error is not None:
         return {"content": [{"type": "text", "text": f"notedex: {error}"}], "isError": True}
     text = json.dumps(result, ensure_ascii=False, default=str)
-    return {"content": [{"type": "text", "text": text}], "structuredContent": result, "isError": False}
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": result,
+        "isError": False,
+    }
 
 
 def build_server(tools: VaultTools) -> Any:
@@ -659,7 +710,11 @@ def build_server(tools: VaultTools) -> Any:
             return types.CallToolResult.model_validate(result_wire(result, error))
 
         return Server(
-            "notedex", version=__version__, on_list_tools=on_list_tools, on_call_tool=on_call_tool, **extra
+            "notedex",
+            version=__version__,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            **extra,
         )
 
     server: Any = Server("notedex", version=__version__, **extra)  # SDK 1.x
@@ -676,7 +731,11 @@ def build_server(tools: VaultTools) -> Any:
 
     server.list_tools()(list_tools)
     decorator_params = inspect.signature(server.call_tool).parameters
-    register = server.call_tool(validate_input=False) if "validate_input" in decorator_params else server.call_tool()
+    register = (
+        server.call_tool(validate_input=False)
+        if "validate_input" in decorator_params
+        else server.call_tool()
+    )
     register(call_tool)
     return server
 

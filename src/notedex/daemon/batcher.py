@@ -229,7 +229,9 @@ class Batcher:
         if self._rescan_due is not None:
             candidates.append(self._rescan_due)
         if self._window_start is not None:
-            candidates.append(min(self._last_event + self.debounce, self._window_start + self.max_delay))
+            candidates.append(
+                min(self._last_event + self.debounce, self._window_start + self.max_delay)
+            )
         if self._held:
             candidates.append(min(self._held.values()) + self.hold_cap)
         return min(candidates) if candidates else None

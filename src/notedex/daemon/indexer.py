@@ -192,7 +192,9 @@ class Indexer:
             log.error("fts integrity check failed", action="rebuilding the full-text index")
             self.writer.rebuild_fts()
             if not self.writer.integrity_check():
-                log.error("fts still inconsistent after the rebuild", action="run `notedex index --full`")
+                log.error(
+                    "fts still inconsistent after the rebuild", action="run `notedex index --full`"
+                )
         self.writer.optimize()
         self.writer.checkpoint()
         log.info(

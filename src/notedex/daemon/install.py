@@ -154,7 +154,9 @@ def service_command(cfg: Config, action: str, *, dry_run: bool = False) -> dict[
             plan.path.unlink()
             removed = True
             if plan.platform == "systemd":
-                ran += _run_all(_Plan(plan.platform, plan.name, plan.path, None, [_systemctl("daemon-reload")]))
+                ran += _run_all(
+                    _Plan(plan.platform, plan.name, plan.path, None, [_systemctl("daemon-reload")])
+                )
     data: dict[str, Any] = {
         "action": action,
         "platform": plan.platform,
@@ -182,7 +184,10 @@ def _plan(cfg: Config, action: str) -> _Plan:
         plan = _Plan("launchd", label, path, None)
         if action == "install":
             plan.content = render_plist(cfg)
-            plan.commands = [["launchctl", "bootout", f"{domain}/{label}"], ["launchctl", "bootstrap", domain, str(path)]]
+            plan.commands = [
+                ["launchctl", "bootout", f"{domain}/{label}"],
+                ["launchctl", "bootstrap", domain, str(path)],
+            ]
             plan.notes = [f"logs: {launchd_log_path(cfg.vault)}", full_disk_access_note(cfg.vault)]
         elif action == "uninstall":
             plan.commands = [["launchctl", "bootout", f"{domain}/{label}"]]
@@ -230,7 +235,9 @@ def _run_all(plan: _Plan) -> list[dict[str, Any]]:
             ran.append({"command": shlex.join(command), "returncode": None, "output": str(exc)})
             break
         output = (proc.stdout + proc.stderr).strip()
-        ran.append({"command": shlex.join(command), "returncode": proc.returncode, "output": output})
+        ran.append(
+            {"command": shlex.join(command), "returncode": proc.returncode, "output": output}
+        )
         bootout = command[:2] == ["launchctl", "bootout"]
         if proc.returncode != 0 and not bootout and plan.commands[0] == command:
             break  # no user manager (no session bus): the rest would fail the same way
@@ -244,7 +251,9 @@ def _describe(data: dict[str, Any]) -> str:
         if data["content"] is not None:
             lines += [f"would write {path}:", "", data["content"].rstrip(), ""]
         if action == "uninstall":
-            lines.append(f"would remove {path}" if data["installed"] else f"{path} is not installed")
+            lines.append(
+                f"would remove {path}" if data["installed"] else f"{path} is not installed"
+            )
         lines += ["would run:", *(f"  {c}" for c in commands)]
         return "\n".join([*lines, *data["notes"]])
     if data["written"]:
@@ -261,10 +270,16 @@ def _describe(data: dict[str, Any]) -> str:
         lines.append(f"$ {result['command']}  ({status})")
         lines += [f"  {line}" for line in result["output"].splitlines()]
     failed = [
-        r for r in data["ran"] if r["returncode"] != 0 and not r["command"].startswith("launchctl bootout")
+        r
+        for r in data["ran"]
+        if r["returncode"] != 0 and not r["command"].startswith("launchctl bootout")
     ]
     if action != "status" and (failed or not data["ran"]):
-        why = "the service manager could not be reached" if failed else "the service manager was not found"
+        why = (
+            "the service manager could not be reached"
+            if failed
+            else "the service manager was not found"
+        )
         lines += [f"{why}; run these yourself:", *(f"  {c}" for c in commands)]
     return "\n".join([*lines, *data["notes"]])
 

@@ -34,7 +34,9 @@ class SystemdNotifier:
             return False
         try:
             if self._socket is None:
-                self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+                self._socket = socket.socket(
+                    socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC
+                )
             self._socket.sendto("\n".join(fields).encode("utf-8"), self._address)
         except OSError:
             return False  # the manager went away: never a reason to stop indexing

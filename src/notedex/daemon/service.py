@@ -91,6 +91,7 @@ def acquire_daemon_lock(lock: WriterLock, cfg: Config, notifier: SystemdNotifier
 DAEMON_BULK_CACHE_KIB = 8 * 1024
 DAEMON_BULK_BATCH_SIZE = 1000
 
+
 class Daemon:
     def __init__(
         self,
@@ -121,7 +122,9 @@ class Daemon:
 
     def _run(self, started: float) -> int:
         batcher = Batcher()
-        hook = OverflowHook(lambda message: batcher.request_rescan("inotify queue overflow")).install()
+        hook = OverflowHook(
+            lambda message: batcher.request_rescan("inotify queue overflow")
+        ).install()
         supervisor = Supervisor(self.cfg.vault, batcher, poll=self.poll, fault=self.fault)
         indexer: Indexer | None = None
         scheduler = None

@@ -178,12 +178,17 @@ def start_observer(
     if reason is None:
         fs_type = network_filesystem(root)
         if fs_type is not None:
-            reason = f"the vault is on a network file system ({fs_type}): events are unreliable there"
+            reason = (
+                f"the vault is on a network file system ({fs_type}): events are unreliable there"
+            )
     if reason is None:
         native, kind = _native_observer()
         try:
             native.schedule(
-                make_handler(kind == "inotify"), os.fspath(root), recursive=True, event_filter=EVENT_FILTER
+                make_handler(kind == "inotify"),
+                os.fspath(root),
+                recursive=True,
+                event_filter=EVENT_FILTER,
             )
             native.start()
         except OSError as exc:
@@ -197,7 +202,9 @@ def start_observer(
             _quietly_stop(native)
     log.warning("polling", reason=reason, interval=poll_interval)
     observer = PollingObserver(timeout=poll_interval)
-    observer.schedule(make_handler(False), os.fspath(root), recursive=True, event_filter=EVENT_FILTER)
+    observer.schedule(
+        make_handler(False), os.fspath(root), recursive=True, event_filter=EVENT_FILTER
+    )
     observer.start()
     return RunningObserver(observer, "polling", reason)
 

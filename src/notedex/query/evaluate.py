@@ -29,8 +29,17 @@ WEIGHTS = {"targets": 0.5, "order": 0.2, "content": 0.3}
 HARD_NEGATIVE_PENALTY = 0.3
 PASS_SCORE = 0.7
 DEFAULT_LIMIT = 10
-_FIELDS = ("name", "query", "limit", "targets", "expectTopK", "expectOrder", "hardNegatives",
-           "expectContentAny", "notes")
+_FIELDS = (
+    "name",
+    "query",
+    "limit",
+    "targets",
+    "expectTopK",
+    "expectOrder",
+    "hardNegatives",
+    "expectContentAny",
+    "notes",
+)
 
 
 def load_cases(path: str) -> list[dict[str, Any]]:
@@ -42,13 +51,15 @@ def load_cases(path: str) -> list[dict[str, Any]]:
         raise UsageError(f"cannot read cases file {path}: {exc}") from exc
     cases = data.get("cases") if isinstance(data, dict) else data
     if not isinstance(cases, list) or not cases:
-        raise UsageError(f"{path}: expected a non-empty list of cases (or {{\"cases\": [...]}})")
+        raise UsageError(f'{path}: expected a non-empty list of cases (or {{"cases": [...]}})')
     for i, case in enumerate(cases):
         if not isinstance(case, dict) or not isinstance(case.get("query"), str):
-            raise UsageError(f"{path}: case {i + 1} needs at least a string \"query\"")
+            raise UsageError(f'{path}: case {i + 1} needs at least a string "query"')
         unknown = set(case) - set(_FIELDS)
         if unknown:
-            raise UsageError(f"{path}: case {i + 1} has unknown fields: {', '.join(sorted(unknown))}")
+            raise UsageError(
+                f"{path}: case {i + 1} has unknown fields: {', '.join(sorted(unknown))}"
+            )
         for key in ("targets", "expectOrder", "hardNegatives", "expectContentAny"):
             value = case.get(key, [])
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -108,7 +119,9 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
         parts["content"] = len(matched) / len(content)
     weight = sum(WEIGHTS[k] for k in parts)
     score = sum(WEIGHTS[k] * v for k, v in parts.items()) / weight if weight else 1.0
-    negatives = [ref for ref in case.get("hardNegatives") or [] if _rank(candidates, ref) is not None]
+    negatives = [
+        ref for ref in case.get("hardNegatives") or [] if _rank(candidates, ref) is not None
+    ]
     if negatives:
         score -= HARD_NEGATIVE_PENALTY
     score = max(0.0, score)
@@ -147,5 +160,7 @@ def evaluate(conn: sqlite3.Connection, cases: list[dict[str, Any]]) -> dict[str,
         "meanScore": round(sum(r["score"] for r in reports) / len(reports), 4),
         "hitAt1": round(sum(r["top1Hit"] for r in with_targets) / n, 4) if n else None,
         "hitAt3": round(sum(r["top3Hit"] for r in with_targets) / n, 4) if n else None,
-        "mrr": round(sum(1 / r["bestRank"] for r in with_targets if r["bestRank"]) / n, 4) if n else None,
+        "mrr": round(sum(1 / r["bestRank"] for r in with_targets if r["bestRank"]) / n, 4)
+        if n
+        else None,
     }

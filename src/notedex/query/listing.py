@@ -153,9 +153,15 @@ def show(
             {"source": r["source"], "line": r["line"], "column": r["column"], "text": r["raw"]}
             for r in back
         ],
-        "errors": [{"path": row["path"], "message": p["message"]} for p in problems if p["severity"] == "error"],
+        "errors": [
+            {"path": row["path"], "message": p["message"]}
+            for p in problems
+            if p["severity"] == "error"
+        ],
         "warnings": [
-            {"path": row["path"], "message": p["message"]} for p in problems if p["severity"] == "warning"
+            {"path": row["path"], "message": p["message"]}
+            for p in problems
+            if p["severity"] == "warning"
         ],
     }
     if body:

@@ -25,7 +25,178 @@ MAX_SEEDS = 200
 MAX_QUESTION_CHARS = 2_000
 
 STOP_WORDS_EN = frozenset(
-    ["a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "anything", "are", "as", "at", "be", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "else", "ever", "every", "few", "find", "for", "from", "further", "get", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "know", "like", "list", "look", "me", "mention", "mentioned", "mentions", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "please", "related", "relate", "relating", "regarding", "same", "say", "says", "she", "should", "show", "so", "some", "something", "such", "tell", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "want", "was", "we", "were", "what", "whatever", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "write", "wrote", "written", "you", "your", "yours", "discuss", "discussed", "discusses", "discussing", "note", "notes", "vault", "vaults", "my", "obsidian-vault", "file", "files", "page", "pages", "doc", "docs", "document", "documents"]
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "anything",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "down",
+        "during",
+        "each",
+        "else",
+        "ever",
+        "every",
+        "few",
+        "find",
+        "for",
+        "from",
+        "further",
+        "get",
+        "got",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "know",
+        "like",
+        "list",
+        "look",
+        "me",
+        "mention",
+        "mentioned",
+        "mentions",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "please",
+        "related",
+        "relate",
+        "relating",
+        "regarding",
+        "same",
+        "say",
+        "says",
+        "she",
+        "should",
+        "show",
+        "so",
+        "some",
+        "something",
+        "such",
+        "tell",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "us",
+        "very",
+        "want",
+        "was",
+        "we",
+        "were",
+        "what",
+        "whatever",
+        "when",
+        "where",
+        "whether",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "would",
+        "write",
+        "wrote",
+        "written",
+        "you",
+        "your",
+        "yours",
+        "discuss",
+        "discussed",
+        "discusses",
+        "discussing",
+        "note",
+        "notes",
+        "vault",
+        "vaults",
+        "my",
+        "obsidian-vault",
+        "file",
+        "files",
+        "page",
+        "pages",
+        "doc",
+        "docs",
+        "document",
+        "documents",
+    ]
 )
 
 # Removed from inside CJK runs, longest match first (Traditional and Simplified alike).
@@ -160,7 +331,12 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
     for seed in ranked:
         matched = sorted({f for fields in seed.hits.values() for f in fields})
         seed.score = 2.0 * len(seed.hits)
-        seed.via = {"stage": "graph_expansion", "seed": None, "relation": "seed", "matched": matched}
+        seed.via = {
+            "stage": "graph_expansion",
+            "seed": None,
+            "relation": "seed",
+            "matched": matched,
+        }
         found[seed.file_id] = seed
     seed_ids = [s.file_id for s in ranked]
     for row in read.neighbours(conn, seed_ids):
@@ -222,7 +398,6 @@ def refine_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
     return list(dict.fromkeys(refined))
 
 
-
 def lookup(
     conn: sqlite3.Connection,
     question: str,
@@ -263,8 +438,7 @@ def lookup(
             }
             if len(cand.seeds) > 1:
                 via["otherSeeds"] = sorted(
-                    {seed_paths[s] for s, _ in cand.seeds[1:] if s in seed_paths}
-                    - {via["seed"]}
+                    {seed_paths[s] for s, _ in cand.seeds[1:] if s in seed_paths} - {via["seed"]}
                 )
         candidates.append(
             {
@@ -299,6 +473,10 @@ def _message(stage: str, total: int, shown: int, terms: list[str]) -> str:
     if total == 0:
         return "no matching notes"
     if total > shown:
-        return f"narrowed to {shown} of {total} candidates (ranked by matched terms, then relevance)"
-    where = "titles and tags" if stage == "title_tags" else "aliases, link texts and their neighbours"
+        return (
+            f"narrowed to {shown} of {total} candidates (ranked by matched terms, then relevance)"
+        )
+    where = (
+        "titles and tags" if stage == "title_tags" else "aliases, link texts and their neighbours"
+    )
     return f"{total} candidate{'s' if total != 1 else ''} from {where}"

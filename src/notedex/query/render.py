@@ -118,7 +118,9 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     r.section("Broken links", data["brokenLinkCount"])
     for b in data["brokenLinks"]:
         text = " ".join(b["text"].split("\n"))  # a Markdown link's text may wrap: one line each
-        r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} (no such note)")
+        r.line(
+            f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} (no such note)"
+        )
     r.section("Orphans: no links in or out", data["orphanCount"])
     for o in data["orphanNotes"]:
         r.line(f"  {r.path(o['path'])}")
@@ -184,14 +186,22 @@ def render_show(r: Renderer, data: dict[str, Any]) -> None:
 
 def render_status(r: Renderer, data: dict[str, Any]) -> None:
     daemon = data["daemon"]
-    running = f"running (pid {daemon['pid']}, since {daemon['since']})" if daemon["running"] else "not running"
+    running = (
+        f"running (pid {daemon['pid']}, since {daemon['since']})"
+        if daemon["running"]
+        else "not running"
+    )
     counts = data["counts"]
     rows = [
         ("vault", data["vault"]),
         ("index", data["db"]),
         ("schema", f"v{data['schemaVersion']}"),
-        ("notes", f"{counts['notes']} ({counts['excludedNotes']} more in Excluded files)"
-         if counts["excludedNotes"] else counts["notes"]),
+        (
+            "notes",
+            f"{counts['notes']} ({counts['excludedNotes']} more in Excluded files)"
+            if counts["excludedNotes"]
+            else counts["notes"],
+        ),
         ("attachments", counts["attachments"]),
         ("links", f"{counts['links']} ({counts['brokenLinks']} broken)"),
         ("problems", f"{counts['errors']} errors, {counts['warnings']} warnings"),
@@ -245,7 +255,9 @@ def render_eval(r: Renderer, data: dict[str, Any]) -> None:
         if case["orderOk"] is False:
             extra.append("order wrong")
         tail = f"  ({'; '.join(extra)})" if extra else ""
-        r.line(f"{mark}  {case['score']:.2f}  rank {rank!s:>2}  {case['stage']:<15} {case['name']}{tail}")
+        r.line(
+            f"{mark}  {case['score']:.2f}  rank {rank!s:>2}  {case['stage']:<15} {case['name']}{tail}"
+        )
     r.line()
 
     def pct(value: float | None) -> str:

@@ -56,11 +56,16 @@ def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
 
     document = "".join(
         (
-            '{"orphanNotes":[', ",".join(orphans),
-            '],"unlinkedNotes":[', ",".join(unlinked),
-            '],"brokenLinks":[', ",".join(broken),
-            '],"warnings":', compact_json(warnings),
-            ',"errors":', compact_json(errors),
+            '{"orphanNotes":[',
+            ",".join(orphans),
+            '],"unlinkedNotes":[',
+            ",".join(unlinked),
+            '],"brokenLinks":[',
+            ",".join(broken),
+            '],"warnings":',
+            compact_json(warnings),
+            ',"errors":',
+            compact_json(errors),
             f',"orphanCount":{len(orphans)},"brokenLinkCount":{len(broken)}}}',
         )
     )

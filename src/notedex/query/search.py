@@ -384,13 +384,17 @@ def render_search(r: Renderer, data: dict[str, Any]) -> None:
     """Text output: ``path:line:column  title`` and the snippet with the hit marked."""
     bold = ("\x1b[1m", "\x1b[0m") if r.links else ("«", "»")
     for hit in data["hits"]:
-        where = r.path(hit["path"], hit["line"], hit["column"]) if hit["line"] else r.path(hit["path"])
+        where = (
+            r.path(hit["path"], hit["line"], hit["column"]) if hit["line"] else r.path(hit["path"])
+        )
         r.line(f"{where}  {hit['title']}")
         if hit["snippet"] is not None:
             s, a, b = hit["snippet"], hit["matchStart"], hit["matchEnd"]
             r.line("    " + s[:a] + bold[0] + s[a:b] + bold[1] + s[b:])
         else:
-            r.line("    (no position: the file changed or cannot be read; `notedex index` updates it)")
+            r.line(
+                "    (no position: the file changed or cannot be read; `notedex index` updates it)"
+            )
     if data["hits"]:
         r.line()
     r.line(data["message"])

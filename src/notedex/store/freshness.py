@@ -45,7 +45,11 @@ def current_file_count(vault: str | os.PathLike[str], db: str | os.PathLike[str]
         return None
     for vf in walk.files:
         row = indexed.get(vf.path)
-        if row is None or (row["size"], row["mtime_ns"], row["inode"]) != (vf.size, vf.mtime_ns, vf.inode):
+        if row is None or (row["size"], row["mtime_ns"], row["inode"]) != (
+            vf.size,
+            vf.mtime_ns,
+            vf.inode,
+        ):
             return None
         if vf.mtime_ns + RACY_WINDOW_NS >= row["indexed_ns"]:
             return None  # racy: let the writer compare content

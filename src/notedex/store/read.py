@@ -97,14 +97,21 @@ def notes(
     return conn.execute(sql + " ORDER BY f.path", params).fetchall()
 
 
-def tags_by_note(conn: sqlite3.Connection, file_ids: Iterable[int] | None = None) -> dict[int, list[str]]:
+def tags_by_note(
+    conn: sqlite3.Connection, file_ids: Iterable[int] | None = None
+) -> dict[int, list[str]]:
     return _grouped(
-        conn, "SELECT t.file_id, k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id",
-        "t.file_id", file_ids, "t.position",
+        conn,
+        "SELECT t.file_id, k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id",
+        "t.file_id",
+        file_ids,
+        "t.position",
     )
 
 
-def aliases_by_note(conn: sqlite3.Connection, file_ids: Iterable[int] | None = None) -> dict[int, list[str]]:
+def aliases_by_note(
+    conn: sqlite3.Connection, file_ids: Iterable[int] | None = None
+) -> dict[int, list[str]]:
     return _grouped(conn, "SELECT file_id, alias FROM aliases", "file_id", file_ids, "position")
 
 
@@ -303,7 +310,9 @@ def has_unreadable_notes(conn: sqlite3.Connection) -> bool:
 
 
 def file_etags(conn: sqlite3.Connection) -> list[Row]:
-    return conn.execute("SELECT path, disk_rel, size, mtime_ns, inode, indexed_ns FROM files").fetchall()
+    return conn.execute(
+        "SELECT path, disk_rel, size, mtime_ns, inode, indexed_ns FROM files"
+    ).fetchall()
 
 
 # -- lookup ----------------------------------------------------------------------------------

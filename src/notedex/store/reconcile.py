@@ -173,7 +173,9 @@ def _confirmed_gone(
             # Still there under its recorded name (e.g. it became unreadable to the walk).
             kept_unreadable += 1
     if kept_unreadable:
-        report.kept.append(f"kept {kept_unreadable} indexed files under folders that could not be read")
+        report.kept.append(
+            f"kept {kept_unreadable} indexed files under folders that could not be read"
+        )
     return gone
 
 
@@ -239,7 +241,9 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
             prefix = path + "/"
             seen: set[str] = set()
             for vf in sub.files:
-                full = VaultFile(prefix + vf.path, vf.disk_path, vf.is_note, vf.size, vf.mtime_ns, vf.inode)
+                full = VaultFile(
+                    prefix + vf.path, vf.disk_path, vf.is_note, vf.size, vf.mtime_ns, vf.inode
+                )
                 seen.add(full.path)
                 upserts[full.path] = full
             blocked = tuple(prefix + d.rstrip("/") + "/" for d in sub.unreadable_dirs)

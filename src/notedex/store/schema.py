@@ -169,8 +169,17 @@ CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
 
 # Tables in dependency order, for a full rebuild.
 TABLES = (
-    "links", "aliases", "tags", "tag_names", "lonely_notes", "broken_links", "problems", "notes",
-    "files", "body_fts", "fts_pending",
+    "links",
+    "aliases",
+    "tags",
+    "tag_names",
+    "lonely_notes",
+    "broken_links",
+    "problems",
+    "notes",
+    "files",
+    "body_fts",
+    "fts_pending",
 )
 EXTERNAL_FTS = ("note_fts", "title_grams")
 # Every FTS5 table, for integrity-check and optimize. note_fts and title_grams are external
@@ -210,7 +219,9 @@ LINK_TEXT = """coalesce(l.raw, CASE WHEN l.kind IN (1, 3) THEN '!' ELSE '' END |
 END)"""
 
 # links.kind as its name, for a row of `links l`.
-LINK_KIND = "CASE l.kind " + " ".join(f"WHEN {i} THEN '{k}'" for i, k in enumerate(LINK_KINDS)) + " END"
+LINK_KIND = (
+    "CASE l.kind " + " ".join(f"WHEN {i} THEN '{k}'" for i, k in enumerate(LINK_KINDS)) + " END"
+)
 
 # vault.resolve.broken_key(l.linkpath) in SQL (linkpath is NFC already): without a trailing .md.
 BROKEN_KEY = """CASE WHEN length(l.linkpath) > 3 AND lower(substr(l.linkpath, -3)) = '.md'

@@ -126,7 +126,9 @@ class IndexedFile(NamedTuple):
 
 _NO_CANDIDATES: tuple[Resolver, dict[str, int]] = (Resolver(), {})
 _FILE_COLUMNS = "id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns"
-_FILES_BY_PATHS = f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN (SELECT value FROM json_each(?))"
+_FILES_BY_PATHS = (
+    f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN (SELECT value FROM json_each(?))"
+)
 _FILES_IN_PATH_ORDER = f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"
 # folder, folder + "/", folder + "0": "0" follows "/", so the range is exactly "folder/..."
 _FILES_UNDER = f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ? OR (path >= ? AND path < ?)"
@@ -242,7 +244,9 @@ def _rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.execute("DROP VIEW IF EXISTS note_fts_text")
     conn.executescript(DDL)
-    conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+    )
 
 
 _KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
@@ -423,7 +427,9 @@ class IndexWriter:
     def refresh_filters(self) -> None:
         """Re-read Obsidian's "Excluded files"; re-flag notes when the list changed."""
         filters = load_excluded_filters(self.vault)
-        stored = self.conn.execute("SELECT value FROM meta WHERE key = 'excluded_filters'").fetchone()
+        stored = self.conn.execute(
+            "SELECT value FROM meta WHERE key = 'excluded_filters'"
+        ).fetchone()
         encoded = json.dumps(list(filters))
         self.filters = filters
         if stored and stored[0] == encoded:
@@ -436,7 +442,9 @@ class IndexWriter:
                 excluded = int(is_excluded(path, filters))
                 if excluded != was_excluded:
                     changed.append(file_id)
-                    conn.execute("UPDATE notes SET excluded = ? WHERE file_id = ?", (excluded, file_id))
+                    conn.execute(
+                        "UPDATE notes SET excluded = ? WHERE file_id = ?", (excluded, file_id)
+                    )
             if changed:
                 # Findings exist for reported notes only, and a link from an excluded note
                 # counts as no backlink: the notes and the targets of their links change.
@@ -573,6 +581,7 @@ class IndexWriter:
     def _parse_all(self, notes: Sequence[VaultFile]) -> Iterator[list[tuple[Note, str]]]:
         """Yield parsed notes in batches, in the order of ``notes``; parse in worker processes
         for large sets."""
+
         def items(start: int, stop: int) -> list[tuple[str, str]]:
             return [(vf.disk_path, vf.path) for vf in notes[start:stop]]
 
@@ -596,7 +605,10 @@ class IndexWriter:
                     start = chunks[next_chunk]
                     in_flight.append(
                         pool.submit(
-                            _parse_chunk, items(start, start + chunk), self.max_bytes, self.body_index
+                            _parse_chunk,
+                            items(start, start + chunk),
+                            self.max_bytes,
+                            self.body_index,
                         )
                     )
                     next_chunk += 1
@@ -722,12 +734,15 @@ class IndexWriter:
                     note.status,
                     int(is_excluded(note.path, self.filters)),
                     content_key(note.content_hash),
-                    json.dumps(note.properties, ensure_ascii=False, default=str) if note.properties else None,
+                    json.dumps(note.properties, ensure_ascii=False, default=str)
+                    if note.properties
+                    else None,
                 )
             )
             grams.append((file_id, note.stem, note.frontmatter_title))
             tags.extend(
-                (file_id, i, tag.name, tag.key, int(tag.source == "inline")) for i, tag in enumerate(note.tags)
+                (file_id, i, tag.name, tag.key, int(tag.source == "inline"))
+                for i, tag in enumerate(note.tags)
             )
             aliases.extend((file_id, i, alias) for i, alias in enumerate(note.aliases))
             for seq, link in enumerate(note.links):
@@ -776,7 +791,10 @@ class IndexWriter:
         tag_ids = self._tag_ids({row[2]: row[3] for row in tags})
         sql(
             "INSERT INTO tags(file_id, position, tag_id, inline) VALUES (?, ?, ?, ?)",
-            [(file_id, position, tag_ids[name], inline) for file_id, position, name, _, inline in tags],
+            [
+                (file_id, position, tag_ids[name], inline)
+                for file_id, position, name, _, inline in tags
+            ],
         )
         sql("INSERT INTO aliases(file_id, position, alias) VALUES (?, ?, ?)", aliases)
         sql(
@@ -918,7 +936,13 @@ class IndexWriter:
             new_target, ambiguous = self._resolve(linkpath, source)
             if new_target != old_target or int(ambiguous) != old_ambiguous:
                 updates.append(
-                    (new_target, int(ambiguous), _unresolved_key(linkpath, new_target), source_id, seq)
+                    (
+                        new_target,
+                        int(ambiguous),
+                        _unresolved_key(linkpath, new_target),
+                        source_id,
+                        seq,
+                    )
                 )
                 touched.add(source_id)
                 for target in (old_target, new_target):
@@ -956,7 +980,9 @@ class IndexWriter:
     def _set_dirty(self, ids: Iterable[int]) -> None:
         self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS dirty_notes(id INTEGER PRIMARY KEY)")
         self.conn.execute("DELETE FROM temp.dirty_notes")
-        self.conn.executemany("INSERT OR IGNORE INTO temp.dirty_notes(id) VALUES (?)", [(i,) for i in ids])
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO temp.dirty_notes(id) VALUES (?)", [(i,) for i in ids]
+        )
 
     def _refresh_findings(self) -> None:
         """Recompute health's findings (SEMANTICS 8) of the notes in ``temp.dirty_notes``.
@@ -1030,7 +1056,8 @@ class IndexWriter:
         return {
             row[0]
             for row in self.conn.execute(
-                "SELECT path FROM problems WHERE kind = ? AND severity = 'error'", (UNREADABLE_KIND,)
+                "SELECT path FROM problems WHERE kind = ? AND severity = 'error'",
+                (UNREADABLE_KIND,),
             )
         }
 
@@ -1074,7 +1101,9 @@ class IndexWriter:
             for table in FTS_TABLES:
                 self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
             self.conn.execute("DELETE FROM fts_pending")
-            self._set_dirty(row[0] for row in self.conn.execute("SELECT file_id FROM notes").fetchall())
+            self._set_dirty(
+                row[0] for row in self.conn.execute("SELECT file_id FROM notes").fetchall()
+            )
             self._refresh_findings()
 
     def optimize(self) -> None:
@@ -1099,4 +1128,11 @@ class IndexWriter:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-__all__ = ["ApplyReport", "IndexWriter", "IndexedFile", "add_sql_functions", "open_writer_db", "paused_gc"]
+__all__ = [
+    "ApplyReport",
+    "IndexWriter",
+    "IndexedFile",
+    "add_sql_functions",
+    "open_writer_db",
+    "paused_gc",
+]

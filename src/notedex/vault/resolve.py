@@ -284,7 +284,9 @@ class Resolver:
         return _first(matches, None)
 
     @classmethod
-    def _closest(cls, key: str, candidates: tuple[str, ...], by_stem: bool, source: str) -> Resolution:
+    def _closest(
+        cls, key: str, candidates: tuple[str, ...], by_stem: bool, source: str
+    ) -> Resolution:
         # 7.7: "the candidates whose lower-cased path ends with the linkpath", a plain string
         # suffix as the spec words it ([[ub/Note]] finds sub/Note.md; [[wrong/Note]] misses).
         matches = [path for path in candidates if cls._compare_key(path, by_stem).endswith(key)]

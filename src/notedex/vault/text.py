@@ -207,4 +207,3 @@ def fts_phrase(term: str) -> str | None:
     if not pieces:
         return None
     return pieces[0] if len(pieces) == 1 else "(" + " AND ".join(pieces) + ")"
-

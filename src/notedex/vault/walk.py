@@ -179,7 +179,9 @@ class _Walk:
                 items.append(item)
         return items
 
-    def _entry(self, entry: os.DirEntry[str], path: str, parent: _Folder) -> VaultFile | _Folder | None:
+    def _entry(
+        self, entry: os.DirEntry[str], path: str, parent: _Folder
+    ) -> VaultFile | _Folder | None:
         if entry.is_symlink():
             return self._symlink(entry, path, parent)
         if entry.is_dir(follow_symlinks=False):
@@ -242,7 +244,9 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
-    return VaultFile(path, disk_path, _is_note_name(path), info.st_size, info.st_mtime_ns, info.st_ino)
+    return VaultFile(
+        path, disk_path, _is_note_name(path), info.st_size, info.st_mtime_ns, info.st_ino
+    )
 
 
 def walk_vault(root: str | os.PathLike[str]) -> WalkResult:
