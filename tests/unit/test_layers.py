@@ -64,11 +64,15 @@ def imports_of(path: Path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("notedex"))
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.startswith("notedex"):
-                found.add(node.module)
-                # `from notedex.store import read` imports the module notedex.store.read.
-                found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").startswith("notedex")
+        ):
+            module = node.module or ""
+            found.add(module)
+            # `from notedex.store import read` imports the module notedex.store.read.
+            found.update(f"{module}.{a.name}" for a in node.names)
     return found
 
 
