@@ -1,9 +1,9 @@
-"""`notedex mcp` (issue 7): the server as a subprocess, driven by the MCP SDK's own stdio client.
+"""`notedex mcp` as a subprocess, driven by the MCP SDK's own stdio client.
 
 Tool results must equal the CLI's `--json` for the same vault (minus the MCP-only keys), errors
 must be tool errors after which the server keeps answering, and `show` must never read outside
-the vault. The SDK-free parts (argument checks, path refusal, the deadline) are also tested
-in-process. Tests that need the SDK skip cleanly without it.
+the vault. The SDK-free parts (argument checks, path refusal, the deadline) are tested in-process
+under tests/unit/mcp_server. Tests that need the SDK skip cleanly without it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,9 +22,7 @@ from typing import Any
 
 import pytest
 
-from notedex.config import Config
-from notedex.mcp_server import TOOLS, ToolError, VaultTools, check_arguments, refuse_outside_paths
-from tests.helpers import DEMO_VAULT, REPO, run_cli, write
+from tests.helpers import DEMO_VAULT, run_cli, write
 
 MCP_ONLY = {
     "stale",
@@ -354,117 +351,3 @@ def test_without_the_sdk_mcp_says_how_to_install_it(demo: tuple[Path, Path]) -> 
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1
     assert "pip install 'notedex[mcp]'" in proc.stderr
-
-
-# -- in-process: the parts that need no SDK ---------------------------------------------------------
-
-
-def test_argument_checks_fill_defaults() -> None:
-    spec = next(t for t in TOOLS if t.name == "search")
-    assert check_arguments(spec, {"query": "x"}) == {"query": "x", "limit": 20, "offset": 0}
-    assert check_arguments(spec, {"query": "x", "limit": 5.0})["limit"] == 5
-    with pytest.raises(ToolError, match=r"must be in 1\.\.100"):
-        check_arguments(spec, {"query": "x", "limit": 101})
-
-
-@pytest.mark.parametrize(
-    "note", ["../x", "a/../../b", "/abs", "~/x", "~", "C:/x", "D:\\x", "a\\..\\..\\b", "nul\0"]
-)
-def test_outside_paths_are_refused_before_any_lookup(note: str) -> None:
-    with pytest.raises(ToolError, match=r"refused|NUL"):
-        refuse_outside_paths(note)
-
-
-@pytest.mark.parametrize("note", ["PARA 方法", "Areas/PARA 方法.md", "Wait.. what", "a/b.c"])
-def test_ordinary_names_pass(note: str) -> None:
-    refuse_outside_paths(note)
-
-
-def test_a_query_past_its_deadline_is_interrupted(demo: tuple[Path, Path]) -> None:
-    vault, db = demo
-    tools = VaultTools(Config(vault, db), timeout=0.3, refresh=False)
-
-    def forever(conn: Any, args: dict[str, Any]) -> dict[str, Any]:
-        conn.execute(
-            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
-        ).fetchone()
-        return {}
-
-    tools._handlers["scan"] = forever
-    started = time.monotonic()
-    with pytest.raises(ToolError, match="deadline"):
-        tools.call("scan", {}, time.monotonic() + 0.3)
-    assert time.monotonic() - started < 5
-    tools._handlers.pop("scan")
-    tools.close()
-
-
-def test_a_call_that_overruns_gets_an_error_and_the_next_call_works(
-    sdk: Any, demo: tuple[Path, Path]
-) -> None:
-    from notedex.mcp_server import run_tool
-
-    vault, db = demo
-    tools = VaultTools(Config(vault, db), timeout=0.3, refresh=False)
-    real_scan = tools._handlers["scan"]
-
-    def stuck(conn: Any, args: dict[str, Any]) -> dict[str, Any]:
-        time.sleep(1.5)  # not SQLite: only the async deadline can stop waiting for this
-        return real_scan(conn, args)
-
-    tools._handlers["scan"] = stuck
-
-    async def main() -> list[Any]:
-        started = time.monotonic()
-        first = await run_tool(tools, "scan", {})
-        elapsed = time.monotonic() - started
-        tools._handlers["scan"] = real_scan
-        second = await run_tool(tools, "scan", {"limit": 1})
-        return [first, elapsed, second]
-
-    (result, error), elapsed, (second, second_error) = asyncio.run(main())
-    assert result is None and error is not None and "deadline" in error
-    assert elapsed < 1.5
-    assert second_error is None and second is not None and second["notes"]
-    tools.close()
-
-
-# -- the Claude Code integration files ------------------------------------------------------------
-
-READ_ONLY_COMMANDS = {"lookup", "search", "show", "scan", "health", "graph", "status"}
-
-
-def test_claude_permissions_allow_exactly_read_only_command_prefixes() -> None:
-    from notedex.cli import COMMANDS
-
-    settings = json.loads(
-        (REPO / "integrations" / "claude" / "settings.json").read_text(encoding="utf-8")
-    )
-    assert set(settings) == {"permissions"} and set(settings["permissions"]) == {"allow"}
-    commands = []
-    for rule in settings["permissions"]["allow"]:
-        match = re.fullmatch(r"Bash\(notedex ([a-z]+):\*\)", rule)
-        assert match, f"not a fixed `notedex <command>` prefix: {rule}"
-        commands.append(match[1])
-    assert set(commands) == READ_ONLY_COMMANDS and len(commands) == len(set(commands))
-    assert set(commands) <= set(COMMANDS)
-
-
-def test_ask_vault_command_reads_only_candidates_through_json() -> None:
-    text = (REPO / "integrations" / "claude" / "ask-vault.md").read_text(encoding="utf-8")
-    match = re.match(r"---\n(.*?)\n---\n(.*)", text, re.DOTALL)
-    assert match, "Claude Code commands start with a frontmatter block"
-    fields = dict(line.split(": ", 1) for line in match[1].splitlines())
-    assert set(fields) == {"description", "argument-hint", "allowed-tools"}
-    allowed = [tool.strip() for tool in fields["allowed-tools"].split(",")]
-    assert allowed == ["Bash(notedex lookup:*)", "Bash(notedex show:*)"]
-    settings = json.loads(
-        (REPO / "integrations" / "claude" / "settings.json").read_text(encoding="utf-8")
-    )
-    assert set(allowed) <= set(settings["permissions"]["allow"])
-    body = match[2]
-    assert "$ARGUMENTS" in body
-    assert "notedex lookup '<the question>' --json" in body
-    assert "notedex show '<path>' --body --json" in body
-    for duty in ("non-zero exit", "narrowed", "Sources", "Never parse its text output"):
-        assert duty in body, duty

@@ -1,0 +1,57 @@
+"""`notedex mcp`: the index as read-only MCP tools over stdio.
+
+The tools (``lookup``, ``health``, ``scan``, ``show``, ``search``) call the same ``query``
+functions as the CLI, so a result is the CLI's ``--json`` document plus ``stale`` and, for lists,
+``offset``/``limit``/``hasMore``. The package is split by job: ``tools`` (the tool table and the
+argument checks), ``handlers`` (``VaultTools``: one call, its connection and deadline),
+``keeper`` (the background index update), ``paths`` (nothing is read outside the vault) and
+``sdk`` (the only module that imports the MCP SDK, and :func:`serve`). The names below are the
+package's public surface, as they were when it was one module.
+"""
+
+from __future__ import annotations
+
+from notedex.mcp_server.handlers import DEFAULT_TIMEOUT, REFRESH_WAIT, VaultTools
+from notedex.mcp_server.keeper import IndexKeeper
+from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
+from notedex.mcp_server.sdk import (
+    INSTALL_HINT,
+    build_server,
+    require_sdk,
+    result_wire,
+    run_tool,
+    serve,
+)
+from notedex.mcp_server.tools import (
+    INSTRUCTIONS,
+    MAX_LIST_LIMIT,
+    TOOL_NAMES,
+    TOOLS,
+    DeadlineExceeded,
+    ToolError,
+    ToolSpec,
+    check_arguments,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "INSTALL_HINT",
+    "INSTRUCTIONS",
+    "MAX_LIST_LIMIT",
+    "REFRESH_WAIT",
+    "TOOLS",
+    "TOOL_NAMES",
+    "DeadlineExceeded",
+    "IndexKeeper",
+    "ToolError",
+    "ToolSpec",
+    "VaultTools",
+    "build_server",
+    "check_arguments",
+    "check_inside_vault",
+    "refuse_outside_paths",
+    "require_sdk",
+    "result_wire",
+    "run_tool",
+    "serve",
+]

@@ -1,0 +1,232 @@
+"""The five MCP tools' handlers: one read-only connection per call, its deadline, and the results.
+
+``VaultTools`` runs a call synchronously (the SDK shim puts it in a worker thread): it checks
+the arguments against the tool table, learns whether the index may be stale, opens a read-only
+connection whose progress handler interrupts SQLite at the deadline, and shapes the ``query``
+function's answer, the CLI's ``--json`` document, with ``stale`` and, for lists,
+``offset``/``limit``/``hasMore``. Every failure leaves as a ``ToolError`` with a message for the
+client.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from notedex.config import Config
+from notedex.errors import NotedexError
+from notedex.mcp_server.keeper import IndexKeeper
+from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
+from notedex.mcp_server.tools import TOOL_NAMES, TOOLS, DeadlineExceeded, ToolError, check_arguments
+from notedex.query.listing import find_note, scan, show
+from notedex.query.lookup import lookup
+from notedex.query.reports import health
+from notedex.query.search import search
+from notedex.store import read
+from notedex.store.connect import connect_readonly, read_transaction
+
+DEFAULT_TIMEOUT = 30.0
+REFRESH_WAIT = 2.0
+"""How long a call waits for a running index update before answering with ``stale: true``."""
+
+
+class VaultTools:
+    """The five tools, synchronous: each call runs in a worker thread with its own connection."""
+
+    def __init__(
+        self, cfg: Config, *, timeout: float = DEFAULT_TIMEOUT, refresh: bool = True
+    ) -> None:
+        self.cfg = cfg
+        self.timeout = timeout
+        self.keeper = IndexKeeper(cfg, enabled=refresh)
+        self._handlers: dict[
+            str, Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any]]
+        ] = {
+            "lookup": self._lookup,
+            "search": self._search,
+            "show": self._show,
+            "health": self._health,
+            "scan": self._scan,
+        }
+
+    def start(self) -> None:
+        self.keeper.start()
+
+    def close(self) -> None:
+        self.keeper.stop()
+
+    # -- dispatch --
+
+    def call(
+        self, name: str, arguments: dict[str, Any] | None, deadline: float | None = None
+    ) -> dict[str, Any]:
+        """Run one tool; raises ToolError with a message meant for the client."""
+        spec = next((t for t in TOOLS if t.name == name), None)
+        if spec is None:
+            raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+        args = check_arguments(spec, arguments)
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout
+        stale = self._stale(deadline)
+        try:
+            conn = connect_readonly(self.cfg.db)
+        except NotedexError as exc:
+            raise ToolError(str(exc)) from None
+
+        def past_deadline() -> int:
+            return 1 if time.monotonic() > deadline else 0
+
+        conn.set_progress_handler(past_deadline, 1000)
+        try:
+            result = self._handlers[name](conn, args)
+        except NotedexError as exc:
+            raise ToolError(str(exc)) from None
+        except sqlite3.OperationalError as exc:
+            if time.monotonic() > deadline:
+                raise DeadlineExceeded(self.deadline_message(name)) from None
+            raise ToolError(f"cannot read the index: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise ToolError(f"cannot read the index: {exc}") from None
+        finally:
+            conn.close()
+        result["stale"] = stale
+        return result
+
+    def deadline_message(self, name: str) -> str:
+        return (
+            f"{name} did not finish within the {self.timeout:g}s deadline and was stopped; "
+            "try a narrower query or a smaller limit (the server is still running)"
+        )
+
+    def _stale(self, deadline: float) -> bool:
+        """True when no daemon keeps the index fresh and it may lag behind the vault.
+
+        Raises ToolError when there is no usable index yet and none arrived before the deadline.
+        """
+        from notedex.store.connect import lock_holder
+        from notedex.store.freshness import index_is_current
+
+        holder = lock_holder(self.cfg.lock_path)
+        if holder is not None and holder.role == "daemon":
+            return False
+        if not self.keeper.enabled:
+            return not index_is_current(self.cfg.vault_dir, self.cfg.db_file)
+        ticket = self.keeper.request()
+        if _has_schema(self.cfg.db):
+            # An index to answer from: wait briefly for the update, else answer with it as is.
+            wait = min(REFRESH_WAIT, (deadline - time.monotonic()) / 2)
+            finished, ok, _ = self.keeper.wait(ticket, wait)
+            return not (finished and ok)
+        # Nothing to answer from yet: wait for the first build, up to the deadline.
+        finished, ok, error = self.keeper.wait(ticket, deadline - time.monotonic() - 0.2)
+        if finished and ok:
+            return False
+        if finished and error:
+            raise ToolError(f"there is no usable index yet: {error}")
+        raise ToolError(
+            "the index is still being built for the first time; try again in a moment "
+            "(the server keeps building it)"
+        )
+
+    # -- tools --
+
+    def _lookup(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        offset, limit = args["offset"], args["limit"]
+        data = lookup(
+            conn, args["question"], limit=offset + limit, tag=args["tag"], note_type=args["type"]
+        )
+        page = data["candidates"][offset:]
+        data["candidates"] = page
+        data["shown"] = len(page)
+        data["narrowed"] = data["total"] > offset + len(page) or offset > 0
+        if offset:
+            data["message"] = _page_message("candidates", offset, len(page), data["total"])
+        data.update(offset=offset, limit=limit, hasMore=data["total"] > offset + len(page))
+        return data
+
+    def _search(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        if not self.cfg.body_index:
+            raise ToolError(
+                "full-text search is off: body_index = false in the notedex config file"
+            )
+        data = search(
+            conn, self.cfg.vault, args["query"], limit=args["limit"], offset=args["offset"]
+        )
+        data["hasMore"] = data["total"] > data["offset"] + data["shown"]
+        with read_transaction(conn):
+            rows = {h["path"]: read.note_by_path(conn, h["path"]) for h in data["hits"]}
+        for hit in data["hits"]:
+            row = rows[hit["path"]]
+            disk_rel = (row["disk_rel"] or row["path"]) if row is not None else hit["path"]
+            try:
+                check_inside_vault(self.cfg.vault, disk_rel, hit["path"])
+            except ToolError:
+                # As for `show`: no text from a file outside the vault, only that it matched.
+                hit.update(
+                    dict.fromkeys(("line", "column", "match", "snippet", "matchStart", "matchEnd"))
+                )
+        return data
+
+    def _show(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        wanted = args["note"]
+        refuse_outside_paths(wanted)
+        with read_transaction(conn):
+            row = find_note(conn, wanted)
+        check_inside_vault(self.cfg.vault, row["disk_rel"] or row["path"], row["path"])
+        data = show(conn, self.cfg.vault, row["path"], body=args["body"])
+        limit = args["limit"]
+        totals = {"links": len(data["links"]), "backlinks": len(data["backlinks"])}
+        data["links"] = data["links"][:limit]
+        data["backlinks"] = data["backlinks"][:limit]
+        data["totals"] = totals
+        data["limit"] = limit
+        data["hasMore"] = any(n > limit for n in totals.values())
+        if "body" in data:
+            body: str = data["body"]
+            start, size = args["bodyOffset"], args["maxBodyChars"]
+            data["body"] = body[start : start + size]
+            data["bodyChars"] = len(body)
+            data["bodyOffset"] = start
+            data["bodyTruncated"] = start + size < len(body)
+        return data
+
+    def _health(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        data = health(conn)
+        lists = ("orphanNotes", "unlinkedNotes", "brokenLinks", "warnings", "errors")
+        return _paginate(data, lists, args["offset"], args["limit"])
+
+    def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        data = scan(conn, tag=args["tag"], note_type=args["type"])
+        return _paginate(data, ("notes", "errors"), args["offset"], args["limit"])
+
+
+def _has_schema(db: Path) -> bool:
+    """True when the index can be read (a first build has committed its schema)."""
+    try:
+        connect_readonly(db).close()
+    except NotedexError:
+        return False
+    return True
+
+
+def _paginate(
+    data: dict[str, Any], lists: tuple[str, ...], offset: int, limit: int
+) -> dict[str, Any]:
+    totals = {name: len(data[name]) for name in lists}
+    for name in lists:
+        data[name] = data[name][offset : offset + limit]
+    data["totals"] = totals
+    data["total"] = totals[lists[0]] if lists[0] == "notes" else max(totals.values())
+    data.update(
+        offset=offset, limit=limit, hasMore=any(n > offset + limit for n in totals.values())
+    )
+    return data
+
+
+def _page_message(what: str, offset: int, shown: int, total: int) -> str:
+    if not shown:
+        return f"no {what} past {offset}; {total} in all"
+    return f"{what} {offset + 1}-{offset + shown} of {total}"

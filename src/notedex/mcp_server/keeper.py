@@ -1,0 +1,111 @@
+"""The MCP server's background index update, for when no daemon keeps the index fresh.
+
+The handshake must be answered at once, so the index is brought up to date by a thread that
+runs a ``notedex index`` child process: a slow or crashing build never blocks the event loop and
+is stopped with the server (ARCHITECTURE "Freshness": the CLI without a daemon).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import threading
+
+from notedex.config import Config
+from notedex.errors import NotedexError
+
+
+class IndexKeeper:
+    """Brings the index up to date in the background when no daemon does.
+
+    Each call asks for a check (an etag walk, stdlib only); when files changed, a
+    ``notedex index`` child process applies them. Requests that arrive while one runs are
+    coalesced into one more round.
+    """
+
+    def __init__(self, cfg: Config, *, enabled: bool = True) -> None:
+        self.cfg = cfg
+        self.enabled = enabled
+        self._cond = threading.Condition()
+        self._wanted = 0
+        self._done = 0
+        self._ok = False
+        self._error: str | None = None
+        self._stopping = False
+        self._child: subprocess.Popen[bytes] | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if not self.enabled or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="notedex-mcp-index", daemon=True)
+        self._thread.start()
+        self.request()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            child = self._child
+            self._cond.notify_all()
+        if child is not None:
+            with contextlib.suppress(OSError):
+                child.terminate()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def request(self) -> int:
+        with self._cond:
+            self._wanted += 1
+            self._cond.notify_all()
+            return self._wanted
+
+    def wait(self, ticket: int, timeout: float) -> tuple[bool, bool, str | None]:
+        """(round finished, index is current, error) for a round that began after ``ticket``."""
+        with self._cond:
+            finished = self._cond.wait_for(
+                lambda: self._done >= ticket or self._stopping, max(0.0, timeout)
+            )
+            finished = finished and self._done >= ticket
+            return finished, self._ok if finished else False, self._error
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._stopping or self._wanted > self._done)
+                if self._stopping:
+                    return
+                target = self._wanted
+            ok, error = self._round()
+            with self._cond:
+                self._done, self._ok, self._error = target, ok, error
+                self._cond.notify_all()
+
+    def _round(self) -> tuple[bool, str | None]:
+        from notedex.store.freshness import index_is_current
+
+        try:
+            if index_is_current(self.cfg.vault_dir, self.cfg.db_file):
+                return True, None
+        except NotedexError as exc:
+            return False, str(exc)
+        except Exception as exc:  # a probe bug must not stop the keeper
+            return False, f"{type(exc).__name__}: {exc}"
+        vault, db = str(self.cfg.vault), str(self.cfg.db)
+        command = [sys.executable, "-m", "notedex", "index", "--vault", vault, "--db", db]
+        with self._cond:
+            if self._stopping:
+                return False, "stopping"
+            # stdout is the MCP channel: the child must never write to it.
+            self._child = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
+        child = self._child
+        _, stderr = child.communicate()
+        with self._cond:
+            self._child = None
+        if child.returncode == 0:
+            return True, None
+        lines = [ln for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+        reason = lines[-1] if lines else f"exit status {child.returncode}"
+        return False, f"updating the index failed: {reason.removeprefix('notedex: ')}"

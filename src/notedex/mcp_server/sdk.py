@@ -1,0 +1,142 @@
+"""The SDK shim: the MCP SDK (the optional extra ``notedex[mcp]``) around the stdlib tools.
+
+Only this module imports the SDK, and only inside its functions, so the rest of the server is
+testable without it and ``notedex mcp`` without the extra says in one line how to install it.
+It answers the handshake and ``tools/list`` at once, runs each call off the event loop with its
+deadline (a call that overruns is answered with an error while the server keeps serving), turns
+results and errors into MCP tool results (``isError``, never a crashed server) for SDK 1.x and
+2.x alike, and serves over stdio.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from typing import Any
+
+from notedex.config import Config
+from notedex.errors import UsageError
+from notedex.mcp_server.handlers import DEFAULT_TIMEOUT, VaultTools
+from notedex.mcp_server.tools import INSTRUCTIONS, TOOLS, ToolError
+
+INSTALL_HINT = "notedex mcp needs the MCP SDK, an optional extra: pip install 'notedex[mcp]'"
+
+
+def require_sdk() -> None:
+    """UsageError (exit 2, one line) with the install command when the SDK is missing."""
+    import importlib
+
+    try:
+        importlib.import_module("mcp.server.lowlevel")
+        importlib.import_module("mcp.server.stdio")
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+
+
+async def run_tool(
+    tools: VaultTools, name: str, arguments: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """One call with its deadline, off the event loop: (result, None) or (None, error message)."""
+    import anyio
+    import anyio.to_thread
+
+    deadline = time.monotonic() + tools.timeout
+    call = functools.partial(tools.call, name, arguments, deadline)
+    try:
+        # A little grace after the deadline: SQLite is interrupted at the deadline itself.
+        with anyio.fail_after(tools.timeout + 1.0):
+            return await anyio.to_thread.run_sync(call, abandon_on_cancel=True), None
+    except TimeoutError:
+        return None, tools.deadline_message(name)
+    except ToolError as exc:
+        return None, str(exc)
+    except Exception as exc:  # a bug must cost one call, not the server
+        return None, f"internal error in {name}: {type(exc).__name__}: {exc}"
+
+
+def result_wire(result: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
+    """A CallToolResult as MCP sends it: the JSON as text, and as structured content."""
+    if error is not None:
+        return {"content": [{"type": "text", "text": f"notedex: {error}"}], "isError": True}
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": result,
+        "isError": False,
+    }
+
+
+def build_server(tools: VaultTools) -> Any:
+    """A low-level MCP server for whichever SDK is installed (2.x ``on_*`` handlers or 1.x
+    decorators); the tools, schemas and results are the same."""
+    import inspect
+
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+
+    from notedex import __version__
+
+    tool_models = [types.Tool.model_validate(spec.wire()) for spec in TOOLS]
+    params = inspect.signature(Server.__init__).parameters
+    extra: dict[str, Any] = {"instructions": INSTRUCTIONS} if "instructions" in params else {}
+
+    if "on_call_tool" in params:  # SDK 2.x
+
+        async def on_list_tools(ctx: Any, params: Any) -> Any:
+            return types.ListToolsResult(tools=tool_models)
+
+        async def on_call_tool(ctx: Any, params: Any) -> Any:
+            result, error = await run_tool(tools, params.name, params.arguments)
+            return types.CallToolResult.model_validate(result_wire(result, error))
+
+        return Server(
+            "notedex",
+            version=__version__,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            **extra,
+        )
+
+    server: Any = Server("notedex", version=__version__, **extra)  # SDK 1.x
+
+    async def list_tools() -> list[Any]:
+        return tool_models
+
+    async def call_tool(name: str, arguments: dict[str, Any] | None) -> list[Any]:
+        result, error = await run_tool(tools, name, arguments)
+        if error is not None:
+            raise ToolError(f"notedex: {error}")  # 1.x turns this into an isError result
+        wire = result_wire(result, None)
+        return [types.TextContent.model_validate(block) for block in wire["content"]]
+
+    server.list_tools()(list_tools)
+    decorator_params = inspect.signature(server.call_tool).parameters
+    register = (
+        server.call_tool(validate_input=False)
+        if "validate_input" in decorator_params
+        else server.call_tool()
+    )
+    register(call_tool)
+    return server
+
+
+def serve(cfg: Config, *, timeout: float = DEFAULT_TIMEOUT, refresh: bool = True) -> int:
+    """Serve MCP over stdin/stdout until the client goes away."""
+    require_sdk()
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    tools = VaultTools(cfg, timeout=timeout, refresh=refresh)
+    server = build_server(tools)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    tools.start()
+    try:
+        anyio.run(main)
+    finally:
+        tools.close()
+    return 0

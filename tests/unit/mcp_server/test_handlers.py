@@ -1,0 +1,82 @@
+"""The tool handlers in-process (no SDK): dispatch, paging of the CLI's JSON, and the deadline."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notedex.config import Config
+from notedex.mcp_server.handlers import VaultTools
+from notedex.mcp_server.tools import ToolError
+from notedex.query.reports import health
+from notedex.store.connect import connect_readonly
+from tests.helpers import indexed_demo
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return indexed_demo(tmp_path_factory.mktemp("mcp-handlers"))
+
+
+@pytest.fixture
+def tools(indexed: tuple[Path, Path]) -> Iterator[VaultTools]:
+    vault, db = indexed
+    tools = VaultTools(Config(vault, db), timeout=10, refresh=False)
+    yield tools
+    tools.close()
+
+
+def test_an_unknown_tool_is_refused_with_the_list_of_tools(tools: VaultTools) -> None:
+    with pytest.raises(ToolError) as caught:
+        tools.call("nope", {})
+    assert (
+        str(caught.value) == "unknown tool 'nope'; the tools are lookup, search, show, health, scan"
+    )
+
+
+def test_health_pages_every_list_and_keeps_their_full_lengths(
+    tools: VaultTools, indexed: tuple[Path, Path]
+) -> None:
+    conn = connect_readonly(indexed[1])
+    try:
+        full = health(conn)
+    finally:
+        conn.close()
+    lists = ("orphanNotes", "unlinkedNotes", "brokenLinks", "warnings", "errors")
+    got = tools.call("health", {"limit": 1, "offset": 1})
+    assert got["totals"] == {name: len(full[name]) for name in lists}
+    assert max(got["totals"].values()) > 2  # the demo vault has enough findings to page
+    for name in lists:
+        assert got[name] == full[name][1:2], name
+    assert got["total"] == max(got["totals"].values())
+    assert (got["offset"], got["limit"], got["hasMore"], got["stale"]) == (1, 1, True, False)
+
+
+def test_lookup_past_the_last_candidate_says_so(tools: VaultTools) -> None:
+    got = tools.call("lookup", {"question": "cobra", "offset": 90})
+    assert got["candidates"] == [] and got["shown"] == 0 and got["narrowed"] is True
+    assert got["message"] == f"no candidates past 90; {got['total']} in all"
+    assert got["hasMore"] is False
+
+
+def test_a_query_past_its_deadline_is_interrupted(indexed: tuple[Path, Path]) -> None:
+    vault, db = indexed
+    tools = VaultTools(Config(vault, db), timeout=0.3, refresh=False)
+
+    def forever(conn: Any, args: dict[str, Any]) -> dict[str, Any]:
+        conn.execute(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+        ).fetchone()
+        return {}
+
+    tools._handlers["scan"] = forever
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="deadline"):
+        tools.call("scan", {}, time.monotonic() + 0.3)
+    assert time.monotonic() - started < 5
+    tools._handlers.pop("scan")
+    tools.close()
