@@ -1,7 +1,8 @@
-"""The `notedex` command line: argparse, lazy imports, one place that maps errors to exit codes.
+"""The command handlers, and the steps they share: config -> refresh -> open -> answer -> output.
 
-Only the stdlib is imported at module level: every import here costs every query. A command
-imports what it needs when it runs (STYLE 7).
+Only the stdlib is imported at module level: every import here costs every query. A handler
+imports what it needs when it runs (STYLE 7); ``notedex.cli.commands`` names which handler runs
+which command.
 """
 
 from __future__ import annotations
@@ -10,18 +11,16 @@ import os
 import sys
 import time
 
-from notedex.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, NotedexError
+from notedex.errors import EXIT_FINDINGS, EXIT_OK, NotedexError
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import argparse
     import sqlite3
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
     from typing import Any
 
     from notedex.config import Config
-
-EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug, not a user error
 
 # -- shared steps ----------------------------------------------------------------------------
 
@@ -127,6 +126,42 @@ def _output(args: argparse.Namespace, cfg: Config, data: Any, render: Callable[.
         render(Renderer(cfg.vault_dir), data)
 
 
+def _report(args: argparse.Namespace, data: Any, text: Callable[[], str]) -> None:
+    """The output of a command that is not a query: its JSON, or one plain line of text."""
+    if args.json:
+        from notedex.query.render import emit_json
+
+        emit_json(data)
+    else:
+        print(text())
+
+
+def answer(
+    args: argparse.Namespace,
+    cfg: Config,
+    query: Callable[[sqlite3.Connection], Any],
+    render: Callable[..., None],
+    *,
+    findings: Callable[[Any], Any] | None = None,
+    compact: Callable[[sqlite3.Connection], tuple[str, Any]] | None = None,
+) -> int:
+    """The steps every query command shares: refresh, open read-only, query, output, exit code.
+
+    ``findings`` says whether the answer exits 1 (ARCHITECTURE "CLI contract"); ``compact``
+    builds the piped ``--json`` document in SQLite and says the same.
+    """
+    conn = _open(cfg, args)
+    if compact is not None and args.json and not sys.stdout.isatty():
+        with conn:
+            document, found = compact(conn)
+        sys.stdout.write(document + "\n")
+        return EXIT_FINDINGS if found else EXIT_OK
+    with conn:
+        data = query(conn)
+    _output(args, cfg, data, render)
+    return EXIT_FINDINGS if findings is not None and findings(data) else EXIT_OK
+
+
 # -- commands ---------------------------------------------------------------------------------
 
 
@@ -134,59 +169,50 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     from notedex.query.lookup import lookup
     from notedex.query.render import render_lookup
 
-    cfg = _config(args)
-    conn = _open(cfg, args)
-    with conn:
-        data = lookup(
-            conn, " ".join(args.question), limit=args.limit, tag=args.tag, note_type=args.note_type
-        )
-    _output(args, cfg, data, render_lookup)
-    return EXIT_OK
+    question = " ".join(args.question)
+    return answer(
+        args,
+        _config(args),
+        lambda conn: lookup(
+            conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type
+        ),
+        render_lookup,
+    )
 
 
 def cmd_health(args: argparse.Namespace) -> int:
     from notedex.query.render import render_health
-    from notedex.query.reports import health
+    from notedex.query.reports import health, health_json
 
-    cfg = _config(args)
-    conn = _open(cfg, args)
-    if args.json and not sys.stdout.isatty():
-        # Compact JSON, as emit_json writes it to a pipe, built by SQLite: at 100k notes the
-        # report has tens of thousands of findings.
-        from notedex.query.reports import health_json
-
-        with conn:
-            document, broken = health_json(conn)
-        sys.stdout.write(document + "\n")
-        return EXIT_FINDINGS if broken else EXIT_OK
-    with conn:
-        data = health(conn)
-    _output(args, cfg, data, render_health)
-    return EXIT_FINDINGS if data["brokenLinkCount"] else EXIT_OK
+    # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
+    # notes the report has tens of thousands of findings.
+    return answer(
+        args,
+        _config(args),
+        health,
+        render_health,
+        findings=lambda data: data["brokenLinkCount"],
+        compact=health_json,
+    )
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
     from notedex.query.listing import scan
     from notedex.query.render import render_scan
 
-    cfg = _config(args)
-    conn = _open(cfg, args)
-    with conn:
-        data = scan(conn, tag=args.tag, note_type=args.note_type)
-    _output(args, cfg, data, render_scan)
-    return EXIT_OK
+    return answer(
+        args,
+        _config(args),
+        lambda conn: scan(conn, tag=args.tag, note_type=args.note_type),
+        render_scan,
+    )
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     from notedex.query.listing import graph
     from notedex.query.render import render_graph
 
-    cfg = _config(args)
-    conn = _open(cfg, args)
-    with conn:
-        data = graph(conn)
-    _output(args, cfg, data, render_graph)
-    return EXIT_OK
+    return answer(args, _config(args), graph, render_graph)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -194,11 +220,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     from notedex.query.render import render_show
 
     cfg = _config(args)
-    conn = _open(cfg, args)
-    with conn:
-        data = show(conn, cfg.vault, args.note, body=args.body)
-    _output(args, cfg, data, render_show)
-    return EXIT_OK
+    return answer(
+        args, cfg, lambda conn: show(conn, cfg.vault, args.note, body=args.body), render_show
+    )
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -206,11 +230,38 @@ def cmd_status(args: argparse.Namespace) -> int:
     from notedex.query.render import render_status
 
     cfg = _config(args)
-    conn = _open(cfg, args)
-    with conn:
-        data = status(conn, cfg.vault, cfg.db, cfg.lock_path)
-    _output(args, cfg, data, render_status)
-    return EXIT_OK
+    return answer(
+        args, cfg, lambda conn: status(conn, cfg.vault, cfg.db, cfg.lock_path), render_status
+    )
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from notedex.query.evaluate import evaluate, load_cases
+    from notedex.query.render import render_eval
+
+    cfg = _config(args)
+    cases = load_cases(args.cases)
+    return answer(
+        args,
+        cfg,
+        lambda conn: evaluate(conn, cases),
+        render_eval,
+        findings=lambda data: data["failed"] != 0,
+    )
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from notedex.errors import UsageError
+    from notedex.query.search import parse_query, render_search, search
+
+    cfg = _config(args)
+    text = " ".join(args.text)
+    parse_query(text)  # a bad query is a usage error before any indexing work
+    if not cfg.body_index:
+        raise UsageError("full-text search is off: body_index = false in the config file")
+    return answer(
+        args, cfg, lambda conn: search(conn, cfg.vault, text, limit=args.limit), render_search
+    )
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
@@ -243,65 +294,14 @@ def cmd_index(args: argparse.Namespace) -> int:
     cfg = _config(args)
     report = refresh(cfg, full=args.full, force=True)
     assert report is not None
-    if args.json:
-        from notedex.query.render import emit_json
-
-        emit_json(report)
-    else:
-        print(
+    _report(
+        args,
+        report,
+        lambda: (
             f"added {report['added']}, changed {report['changed']}, removed {report['removed']}, "
-            f"errors {report['errors']}, {report['seconds']:.2f}s",
-        )
-    return EXIT_OK
-
-
-def cmd_daemon(args: argparse.Namespace) -> int:
-    from notedex.daemon.service import run_daemon
-
-    cfg = _config(args)
-    return run_daemon(cfg, poll=args.poll)
-
-
-def cmd_service(args: argparse.Namespace) -> int:
-    from notedex.daemon.install import service_command
-
-    cfg = _config(args)
-    data = service_command(cfg, args.action, dry_run=args.dry_run)
-    if args.json:
-        from notedex.query.render import emit_json
-
-        emit_json(data)
-    else:
-        print(data["text"])
-    return EXIT_OK
-
-
-def cmd_eval(args: argparse.Namespace) -> int:
-    from notedex.query.evaluate import evaluate, load_cases
-    from notedex.query.render import render_eval
-
-    cfg = _config(args)
-    cases = load_cases(args.cases)
-    conn = _open(cfg, args)
-    with conn:
-        data = evaluate(conn, cases)
-    _output(args, cfg, data, render_eval)
-    return EXIT_OK if data["failed"] == 0 else EXIT_FINDINGS
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    from notedex.errors import UsageError
-    from notedex.query.search import parse_query, render_search, search
-
-    cfg = _config(args)
-    text = " ".join(args.text)
-    parse_query(text)  # a bad query is a usage error before any indexing work
-    if not cfg.body_index:
-        raise UsageError("full-text search is off: body_index = false in the config file")
-    conn = _open(cfg, args)
-    with conn:
-        data = search(conn, cfg.vault, text, limit=args.limit)
-    _output(args, cfg, data, render_search)
+            f"errors {report['errors']}, {report['seconds']:.2f}s"
+        ),
+    )
     return EXIT_OK
 
 
@@ -321,12 +321,27 @@ def cmd_export(args: argparse.Namespace) -> int:
     write_document(document, target)
     if target is not None:
         summary = {"out": str(target), "records": len(document["records"]), "skipped": len(skipped)}
-        if args.json:
-            from notedex.query.render import emit_json
+        _report(
+            args,
+            summary,
+            lambda: f"wrote {summary['records']} records to {target} ({len(skipped)} skipped)",
+        )
+    return EXIT_OK
 
-            emit_json(summary)
-        else:
-            print(f"wrote {summary['records']} records to {target} ({len(skipped)} skipped)")
+
+def cmd_daemon(args: argparse.Namespace) -> int:
+    from notedex.daemon.service import run_daemon
+
+    cfg = _config(args)
+    return run_daemon(cfg, poll=args.poll)
+
+
+def cmd_service(args: argparse.Namespace) -> int:
+    from notedex.daemon.install import service_command
+
+    cfg = _config(args)
+    data = service_command(cfg, args.action, dry_run=args.dry_run)
+    _report(args, data, lambda: data["text"])
     return EXIT_OK
 
 
@@ -339,161 +354,3 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be a positive number of seconds")
     cfg = _config(args)
     return serve(cfg, timeout=args.timeout, refresh=not args.no_refresh)
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "lookup": cmd_lookup,
-    "health": cmd_health,
-    "scan": cmd_scan,
-    "graph": cmd_graph,
-    "show": cmd_show,
-    "capture": cmd_capture,
-    "status": cmd_status,
-    "index": cmd_index,
-    "daemon": cmd_daemon,
-    "service": cmd_service,
-    "eval": cmd_eval,
-    "search": cmd_search,
-    "export": cmd_export,
-    "mcp": cmd_mcp,
-}
-
-
-# -- the fast path ------------------------------------------------------------------------------
-# The query commands in their ordinary forms are parsed without argparse (about 5 ms of
-# imports and gettext look-ups per run). Anything unusual (help, an error, an abbreviated or
-# unknown option, ``--``, a value that starts with "-") is declined and argparse handles it,
-# so every message and exit code stays argparse's. A property test checks that whatever is
-# accepted here parses to exactly what `notedex.arguments.build_parser` gives.
-
-COMMON_VALUES = {"--vault": "vault", "--db": "db"}
-COMMON_FLAGS = {"--json": "json", "--no-refresh": "no_refresh", "--debug": "debug"}
-FILTERS = {"--tag": "tag", "--type": "note_type"}
-# command -> (positional dest, "+" or "1" or None, {option: dest}, {flag: dest}, {dest: default})
-FAST_COMMANDS: dict[
-    str, tuple[str | None, str | None, dict[str, str], dict[str, str], dict[str, Any]]
-] = {
-    "lookup": ("question", "+", {"--limit": "limit", **FILTERS}, {}, {"limit": 10}),
-    "health": (None, None, {}, {}, {}),
-    "scan": (None, None, dict(FILTERS), {}, {}),
-    "graph": (None, None, {}, {}, {}),
-    "show": ("note", "1", {}, {"--body": "body"}, {}),
-    "status": (None, None, {}, {}, {}),
-    "search": ("text", "+", {"--limit": "limit"}, {}, {"limit": 20}),
-}
-
-
-class Args:
-    """A parsed command line (argparse.Namespace's shape, without importing argparse)."""
-
-    def __init__(self, **values: Any) -> None:
-        self.__dict__.update(values)
-
-
-def fast_parse(argv: Sequence[str]) -> Args | None:
-    """Parse a query command's ordinary argv, or None to leave it to argparse."""
-    if not argv or argv[0] not in FAST_COMMANDS:
-        return None
-    command = argv[0]
-    positional, nargs, options, flags, defaults = FAST_COMMANDS[command]
-    values: dict[str, Any] = {
-        "command": command,
-        "vault": None,
-        "db": None,
-        "json": False,
-        "no_refresh": False,
-        "debug": False,
-    }
-    values.update(dict.fromkeys(options.values()))
-    values.update(dict.fromkeys(flags.values(), False))
-    values.update(defaults)
-    words: list[str] = []
-    run_ended = False  # argparse takes one contiguous run of positionals
-    i = 1
-    while i < len(argv):
-        token = argv[i]
-        i += 1
-        if not token.startswith("-"):
-            if run_ended:
-                return None
-            words.append(token)
-            continue
-        if words:
-            run_ended = True
-        name, eq, inline = token.partition("=")
-        if name in COMMON_FLAGS or name in flags:
-            if eq:
-                return None  # "--json=1": argparse's error
-            values[COMMON_FLAGS.get(name) or flags[name]] = True
-            continue
-        dest: str | None = COMMON_VALUES.get(name) or options.get(name)
-        if dest is None:
-            return None  # help, --, an abbreviation, an unknown option: argparse's business
-        if eq:
-            value = inline
-        elif i < len(argv) and not argv[i].startswith("-"):
-            value = argv[i]
-            i += 1
-        else:
-            return None
-        if dest == "limit":
-            count = _count(value)
-            if count is None:
-                return None
-            values[dest] = count
-        else:
-            values[dest] = value
-    if positional is not None:
-        if not words or (nargs == "1" and len(words) != 1):
-            return None
-        values[positional] = words if nargs == "+" else words[0]
-    elif words:
-        return None
-    return Args(**values)
-
-
-def _count(text: str) -> int | None:
-    """`arguments.positive_int` without the error: None where argparse would complain."""
-    try:
-        value = int(text)
-    except ValueError:
-        return None
-    return value if value >= 1 else None
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args: Any = fast_parse(argv)
-    if args is None:
-        from notedex.arguments import build_parser
-
-        first = next((a for a in argv if not a.startswith("-")), None)
-        parser = build_parser(first if first in COMMANDS else None)
-        args = parser.parse_args(argv)
-        if not args.command:
-            parser.print_help(sys.stderr)
-            return EXIT_USAGE
-    try:
-        return COMMANDS[args.command](args)
-    except NotedexError as exc:
-        print(f"notedex: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # The reader went away (`| head`): not an error of ours.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
-    except Exception as exc:
-        if getattr(args, "debug", False):
-            raise
-        print(
-            f"notedex: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

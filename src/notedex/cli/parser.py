@@ -1,7 +1,7 @@
-"""The argparse side of the command line: every command's options, help text and examples.
+"""The argparse side of the command line, built from the command table in ``notedex.cli.commands``.
 
-Imported only when ``notedex.cli``'s fast path declines an argv (help, an error, a rarely
-used command): argparse and its gettext look-ups cost a query several milliseconds.
+Imported only when the fast path declines an argv (help, an error, a rarely used command):
+argparse and its gettext look-ups cost a query several milliseconds.
 """
 
 from __future__ import annotations
@@ -9,28 +9,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from notedex.cli.commands import (
+    COMMANDS,
+    COUNT,
+    DESCRIPTION,
+    EPILOG,
+    FLAG,
+    PROG,
+    SECONDS,
+    Command,
+    Option,
+    parse_count,
+)
 from notedex.errors import EXIT_USAGE
-
-TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
-if TYPE_CHECKING:
-    from typing import Any
-
-
-EPILOG = """\
-examples:
-  notedex lookup "which notes discuss the Cobra CLI framework?"
-  notedex health --json
-  notedex scan --tag golang
-  notedex show "PARA method" --body
-  notedex capture "Idea: try the PARA method for the inbox"
-  notedex daemon --vault ~/notes
-
-The vault is --vault, else $NOTEDEX_VAULT, else `vault` in the config file, else the nearest
-folder above the working directory that holds .obsidian/. Exit codes: 0 ok, 1 findings
-(health found broken links; eval had failing cases), 2 usage or input error, 75 a daemon is
-already running, 70 internal error.
-"""
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -58,32 +52,44 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _common(json_flag: bool = True) -> argparse.ArgumentParser:
+def positive_int(text: str) -> int:
+    value = parse_count(text)
+    if isinstance(value, str):
+        raise argparse.ArgumentTypeError(value)
+    return value
+
+
+TYPES: dict[str, Callable[[str], Any]] = {COUNT: positive_int, SECONDS: float}
+
+
+def add_option(target: Any, option: Option) -> None:
+    """One table entry as ``add_argument`` (a parser or an argument group)."""
+    kwargs: dict[str, Any] = {}
+    if option.help is not None:
+        kwargs["help"] = option.help
+    if option.kind == FLAG:
+        kwargs["action"] = "store_true"
+    else:
+        extra = {"type": TYPES.get(option.kind), "default": option.default}
+        extra.update(choices=option.choices, metavar=option.metavar, nargs=option.nargs)
+        kwargs.update((key, value) for key, value in extra.items() if value is not None)
+    if not option.positional:
+        kwargs["dest"] = option.dest  # argparse refuses a dest for a positional
+    target.add_argument(option.name, **kwargs)
+
+
+def _common(options: Sequence[Option]) -> argparse.ArgumentParser:
+    """The parent parser of the global options (``--vault``, ``--db``, ``--json``...)."""
     common = argparse.ArgumentParser(add_help=False, formatter_class=HelpFormatter)
-    group = common.add_argument_group("vault and index")
-    group.add_argument("--vault", metavar="PATH", help="the vault folder (default: see below)")
-    group.add_argument(
-        "--db", metavar="PATH", help="the index file (default: per-vault, in the state dir)"
-    )
-    if json_flag:
-        common.add_argument(
-            "--json", action="store_true", help="print exactly one JSON document on stdout"
-        )
-    common.add_argument(
-        "--no-refresh",
-        action="store_true",
-        help="answer from the index as it is (by default, without a running daemon, "
-        "changed files are re-indexed first)",
-    )
-    common.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
+    groups: dict[str, Any] = {}
+    for option in options:
+        target: Any = common
+        if option.group is not None:
+            if option.group not in groups:
+                groups[option.group] = common.add_argument_group(option.group)
+            target = groups[option.group]
+        add_option(target, option)
     return common
-
-
-class _Unbuilt:
-    """Stands in for a subcommand's parser that this run does not need."""
-
-    def add_argument(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 def build_parser(only: str | None = None) -> Parser:
@@ -92,175 +98,41 @@ def build_parser(only: str | None = None) -> Parser:
     Every argparse object costs gettext look-ups; a query builds only the parser it runs.
     """
     parser = Parser(
-        prog="notedex",
-        description="An always-fresh SQLite index of a Markdown (Obsidian) vault, and instant answers from it.",
-        epilog=EPILOG,
-        formatter_class=HelpFormatter,
+        prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter
     )
     from notedex import __version__
 
-    parser.add_argument("--version", action="version", version=f"notedex {__version__}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    common = _common()
-
-    def add(name: str, help_text: str, examples: str, **kw: Any) -> Any:
-        if only is not None and name != only:
-            return _Unbuilt()
-        return sub.add_parser(
-            name,
-            parents=[kw.pop("parent", common)],
-            help=help_text,
-            description=help_text,
-            epilog="examples:\n" + examples,
-            formatter_class=HelpFormatter,
-            **kw,
-        )
-
-    p = add(
-        "lookup",
-        "Find the notes a question or keywords are about: titles and tags first, then aliases, "
-        "link texts and one hop along the links.",
-        '  notedex lookup cobra\n  notedex lookup "vault 裡有哪些跟 Cobra 這個 CLI 框架相關的筆記？" --json\n'
-        "  notedex lookup golang --limit 5 --tag go",
-    )
-    p.add_argument("question", nargs="+", help="a question in English or Chinese, or keywords")
-    p.add_argument(
-        "--limit", type=positive_int, default=10, help="show at most N candidates (default 10)"
-    )
-    p.add_argument("--tag", help="only notes with this tag (nested tags count for their parents)")
-    p.add_argument("--type", dest="note_type", help="only notes of this frontmatter type")
-
-    p = add(
-        "health",
-        "Report orphans, unlinked notes, broken links, warnings and errors. Exits 1 when links are broken.",
-        "  notedex health\n  notedex health --json | jq .brokenLinkCount",
-    )
-
-    p = add(
-        "scan",
-        "List every note with its id, title, type, status, tags and aliases, and the parse errors.",
-        "  notedex scan\n  notedex scan --tag project --json",
-    )
-    p.add_argument("--tag", help="only notes with this tag")
-    p.add_argument("--type", dest="note_type", help="only notes of this frontmatter type")
-
-    add(
-        "graph",
-        "Print the link graph: notes, attachments and unresolved targets, with edge counts.",
-        "  notedex graph --json",
-    )
-
-    p = add(
-        "show",
-        "Show one note's metadata, links and backlinks (and with --body its text).",
-        '  notedex show "PARA method"\n  notedex show Projects/cobra.md --body --json',
-    )
-    p.add_argument("note", help="a vault path (with or without .md) or a title")
-    p.add_argument(
-        "--body", action="store_true", help="include the note's text (without frontmatter)"
-    )
-
-    p = add(
-        "capture",
-        "Write a new note into the inbox folder (never overwrites an existing file).",
-        '  notedex capture "Look into spf13/cobra for the new CLI"\n  echo "text" | notedex capture -',
-    )
-    p.add_argument("text", help="the note's text; - reads standard input")
-
-    add(
-        "status",
-        "Show the vault, the index, counts, freshness and whether a daemon is running.",
-        "  notedex status\n  notedex status --json",
-    )
-
-    p = add(
-        "index",
-        "Bring the index up to date with the vault now (incremental unless --full).",
-        "  notedex index\n  notedex index --full",
-    )
-    p.add_argument("--full", action="store_true", help="rebuild the index from scratch")
-
-    p = add(
-        "daemon",
-        "Run in the foreground, watching the vault and keeping the index fresh (for systemd/launchd).",
-        "  notedex daemon --vault ~/notes",
-        parent=_common(json_flag=False),
-    )
-    p.add_argument(
-        "--poll", action="store_true", help="use the polling observer (network file systems)"
-    )
-
-    p = add(
-        "service",
-        "Install, remove or inspect the background service (systemd user unit or launchd agent).",
-        "  notedex service install --dry-run\n  notedex service status",
-    )
-    p.add_argument("action", choices=("install", "uninstall", "status"))
-    p.add_argument("--dry-run", action="store_true", help="print what would be written and run")
-
-    p = add(
-        "eval",
-        "Run retrieval cases (RecallNest canary format) against lookup and score them.",
-        "  notedex eval examples/demo-cases.json --vault examples/demo-vault",
-    )
-    p.add_argument("cases", help='a JSON file with a list of cases (or {"cases": [...]})')
-
-    p = add(
-        "search",
-        'Full-text search of note bodies: words, "exact phrases", prefix* and -excluded words; '
-        "each hit with its line, column and a snippet. Quote the whole query when it has -words.",
-        "  notedex search cobra\n  notedex search '\"shell completion\" -zsh' --json\n"
-        "  notedex search 'comple*' --limit 5\n  notedex search 框架",
-    )
-    p.add_argument("text", nargs="+", help='words (all must occur), "exact phrase", prefix*, -word')
-    p.add_argument(
-        "--limit", type=positive_int, default=20, help="show at most N notes (default 20)"
-    )
-
-    p = add(
-        "export",
-        "Write every note as RecallNest connector-v1 JSON (text, tags, links, folder, hash) "
-        "to stdout or a file.",
-        "  notedex export --format connector-v1 > vault.json\n"
-        "  notedex export --format connector-v1 --changed-since 2026-04-01T00:00:00Z --out new.json",
-    )
-    p.add_argument(
-        "--format",
-        choices=("connector-v1",),
-        default="connector-v1",
-        help="the output format (default connector-v1)",
-    )
-    p.add_argument(
-        "--changed-since",
-        metavar="ISO",
-        help="only notes modified after this ISO 8601 date or time (no zone: local time)",
-    )
-    p.add_argument(
-        "--out", metavar="FILE", help="write to FILE (outside the vault) instead of stdout"
-    )
-
-    p = add(
-        "mcp",
-        "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, health and scan (needs the extra: pip install 'notedex[mcp]').",
-        "  notedex mcp --vault ~/notes\n  claude mcp add notedex -- notedex mcp --vault ~/notes",
-        parent=_common(json_flag=False),
-    )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="the deadline of every tool call (default 30)",
-    )
+    parents: dict[bool, argparse.ArgumentParser] = {}
+    for command in COMMANDS.values():
+        if only is not None and command.name != only:
+            continue
+        if command.json not in parents:
+            parents[command.json] = _common(command.common)
+        _add_command(sub, command, parents[command.json])
     return parser
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+def _add_command(sub: Any, command: Command, parent: argparse.ArgumentParser) -> None:
+    parser = sub.add_parser(
+        command.name,
+        parents=[parent],
+        help=command.help,
+        description=command.help,
+        epilog="examples:\n" + "\n".join(f"  {example}" for example in command.examples),
+        formatter_class=HelpFormatter,
+    )
+    for option in command.options:
+        add_option(parser, option)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """argparse's reading of ``argv`` (it exits on help and errors); None without a command."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(first if first in COMMANDS else None)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return None
+    return args
