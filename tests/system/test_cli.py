@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from notedex.store.schema import SCHEMA_VERSION
-from tests.helpers import DEMO_VAULT, Result, run_cli, write
+from tests.helpers import DEMO_VAULT, Result, run_cli, wait_until, write
 from tests.indexcheck import age, fts_sound_after, make_vault
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
@@ -562,6 +562,19 @@ def test_index_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -
         lock.release()
 
 
+def open_files(pid: int) -> set[str]:
+    """The paths a process holds open (Linux: its /proc/PID/fd links)."""
+    fds = Path(f"/proc/{pid}/fd")
+    paths = set()
+    for fd in fds.iterdir():
+        try:
+            paths.add(os.readlink(fd))
+        except OSError:  # closed between listing and reading
+            pass
+    return paths
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/PID/fd")
 def test_a_query_waits_for_another_writer_building_a_missing_index(tmp_path: Path) -> None:
     """Two first queries at once: the second waits for the first one's index, not exit 2."""
     from notedex.store.connect import WriterLock
@@ -577,7 +590,11 @@ def test_a_query_waits_for_another_writer_building_a_missing_index(tmp_path: Pat
         text=True,
     )
     try:
-        time.sleep(1.0)  # let it reach the lock; it must still be waiting
+        # It has reached the lock once it holds the lock file open; it must still be waiting.
+        wait_until(
+            lambda: os.path.realpath(lock.path) in open_files(proc.pid) or proc.poll() is not None,
+            message="the query to open the lock file",
+        )
         assert proc.poll() is None
     finally:
         lock.release()
