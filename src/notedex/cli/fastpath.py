@@ -2,7 +2,7 @@
 
 argparse costs about 5 ms of imports and gettext look-ups per run. Anything unusual (help, an
 error, an abbreviated or unknown option, ``--``, a value that starts with "-", a kind of value
-read here) is declined and argparse handles it, so every message and exit code stays
+not read here) is declined and argparse handles it, so every message and exit code stays
 argparse's. A property test checks that whatever is accepted here parses to exactly what
 ``notedex.cli.parser.build_parser`` gives.
 """

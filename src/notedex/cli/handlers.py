@@ -115,12 +115,18 @@ def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:
     return connect_readonly(cfg.db_file)
 
 
-def _output(args: argparse.Namespace, cfg: Config, data: Any, render: Callable[..., None]) -> None:
-    if args.json:
-        from notedex.query.render import emit_json
+def _emitted_json(args: argparse.Namespace, data: Any) -> bool:
+    """Under ``--json``, print ``data`` as the one JSON document of stdout."""
+    if not args.json:
+        return False
+    from notedex.query.render import emit_json
 
-        emit_json(data)
-    else:
+    emit_json(data)
+    return True
+
+
+def _output(args: argparse.Namespace, cfg: Config, data: Any, render: Callable[..., None]) -> None:
+    if not _emitted_json(args, data):
         from notedex.query.render import Renderer
 
         render(Renderer(cfg.vault_dir), data)
@@ -128,11 +134,7 @@ def _output(args: argparse.Namespace, cfg: Config, data: Any, render: Callable[.
 
 def _report(args: argparse.Namespace, data: Any, text: Callable[[], str]) -> None:
     """The output of a command that is not a query: its JSON, or one plain line of text."""
-    if args.json:
-        from notedex.query.render import emit_json
-
-        emit_json(data)
-    else:
+    if not _emitted_json(args, data):
         print(text())
 
 
