@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from notedex.arguments import build_parser
 from notedex.cli import COMMANDS
+from notedex.cli.parser import build_parser
 from tests.helpers import REPO, run_cli
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -99,7 +99,7 @@ def test_ordinary_queries_skip_argparse(
     vault, db = indexed
     names = imported_modules(*command, "--vault", vault, "--db", db)
     assert "argparse" not in names
-    assert "notedex.arguments" not in names
+    assert "notedex.cli.parser" not in names
     if command[0] in ("lookup", "health") and "--no-refresh" in command:
         # Neither the word scanner nor the compact JSON needs re (nor json, which imports it).
         assert {"re", "json"} & names == set()

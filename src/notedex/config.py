@@ -1,9 +1,11 @@
 """Where the vault, the index and the logs are: flag > environment > config file > detection.
 
 This module is on every query's path, so it uses ``os.path`` on strings and imports nothing
-heavier than ``os``: ``pathlib`` alone costs about as much as a third of interpreter start-up.
-``Config.vault`` and ``Config.db`` still hand out ``Path`` objects for the writer and daemon;
-the query path uses ``vault_dir`` and ``db_file``.
+heavier than ``os``: ``pathlib`` alone costs about as much as a third of interpreter start-up
+(it brings ``re`` and ``urllib.parse``; alternated runs on the demo vault: ``lookup
+--no-refresh`` 82 -> 115 ms median, ``health --json --no-refresh`` 72 -> 104 ms). So
+``Config.vault`` and ``Config.db`` hand out ``Path`` objects for the writer and daemon, and
+the query path uses their string twins ``vault_dir`` and ``db_file``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The one error hierarchy (STYLE 8): the CLI maps these to exit codes in one place.
+"""The one error hierarchy and every exit code (STYLE 8): the CLI maps these in one place.
 
 Every user-facing failure is a ``NotedexError``; its ``exit_code`` is what the process exits
-with (ARCHITECTURE "CLI contract": 2 usage or input error, 75 daemon already running).
+with (ARCHITECTURE "CLI contract": 2 usage or input error, 75 daemon already running). Each
+exit code is defined here once and imported wherever a process ends with it.
 """
 
 from __future__ import annotations
@@ -10,10 +11,15 @@ import os
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
-"""``health`` found broken links (same rule with and without ``--json``)."""
+"""``health`` found broken links (same rule with and without ``--json``); eval cases failed."""
 EXIT_USAGE = 2
-EXIT_DAEMON_RUNNING = 75
-"""EX_TEMPFAIL: a second daemon on the same vault."""
+"""A bad flag, option or input; the message is one line on stderr."""
+EXIT_INTERNAL = 70
+"""EX_SOFTWARE: a bug, not a user error (the CLI's internal error, a daemon that failed)."""
+EXIT_TEMPFAIL = 75
+"""EX_TEMPFAIL: a daemon already keeps this vault's index (a second daemon, ``index``)."""
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT: the user pressed Ctrl-C."""
 
 
 class NotedexError(Exception):
@@ -56,4 +62,4 @@ class IndexUnavailable(NotedexError):
 class DaemonAlreadyRunning(NotedexError):
     """Another daemon holds the writer lock of this vault."""
 
-    exit_code = EXIT_DAEMON_RUNNING
+    exit_code = EXIT_TEMPFAIL

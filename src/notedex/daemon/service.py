@@ -30,13 +30,12 @@ from notedex.daemon.indexer import Indexer, find_git_dir
 from notedex.daemon.logging import configure_logging, get_logger
 from notedex.daemon.notify import SystemdNotifier
 from notedex.daemon.watcher import OverflowHook, RunningObserver, VaultEventHandler, start_observer
-from notedex.errors import EXIT_OK, DaemonAlreadyRunning, VaultNotFound
+from notedex.errors import EXIT_INTERNAL, EXIT_OK, DaemonAlreadyRunning, VaultNotFound
 from notedex.store.connect import WriterLock, lock_holder
 from notedex.store.writer import IndexWriter
 
 log = get_logger("notedex.daemon")
 
-EXIT_SOFTWARE = 70
 FAULT_ENV = "NOTEDEX_TEST_FAULT"
 """Test-only fault injection: ``handler`` (event handling) or ``writer`` (first batch)."""
 LOCK_POLL = 0.5
@@ -154,7 +153,7 @@ class Daemon:
             exit_code = self._supervise(supervisor, indexer, batcher)
             return exit_code
         except Exception as exc:
-            exit_code = EXIT_SOFTWARE
+            exit_code = EXIT_INTERNAL
             log.exception("daemon failed", error=repr(exc))
             raise
         finally:
@@ -185,7 +184,7 @@ class Daemon:
             healthy = supervisor.check()
             if not indexer.is_alive():
                 log.error("the writer thread ended unexpectedly")
-                return EXIT_SOFTWARE
+                return EXIT_INTERNAL
             self._ping(healthy)
         return EXIT_OK
 

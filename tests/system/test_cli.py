@@ -7,7 +7,6 @@ bad usage that exits 2 with an empty stdout under ``--json``.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import pty
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 
 from notedex.store.schema import SCHEMA_VERSION
-from tests.helpers import DEMO_VAULT, Result, run_cli, write
+from tests.helpers import DEMO_VAULT, Result, run_cli, wait_until, write
 from tests.indexcheck import age, fts_sound_after, make_vault
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
@@ -563,6 +562,19 @@ def test_index_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -
         lock.release()
 
 
+def open_files(pid: int) -> set[str]:
+    """The paths a process holds open (Linux: its /proc/PID/fd links)."""
+    fds = Path(f"/proc/{pid}/fd")
+    paths = set()
+    for fd in fds.iterdir():
+        try:
+            paths.add(os.readlink(fd))
+        except OSError:  # closed between listing and reading
+            pass
+    return paths
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/PID/fd")
 def test_a_query_waits_for_another_writer_building_a_missing_index(tmp_path: Path) -> None:
     """Two first queries at once: the second waits for the first one's index, not exit 2."""
     from notedex.store.connect import WriterLock
@@ -578,7 +590,11 @@ def test_a_query_waits_for_another_writer_building_a_missing_index(tmp_path: Pat
         text=True,
     )
     try:
-        time.sleep(1.0)  # let it reach the lock; it must still be waiting
+        # It has reached the lock once it holds the lock file open; it must still be waiting.
+        wait_until(
+            lambda: os.path.realpath(lock.path) in open_files(proc.pid) or proc.poll() is not None,
+            message="the query to open the lock file",
+        )
         assert proc.poll() is None
     finally:
         lock.release()
@@ -689,78 +705,6 @@ def test_index_shows_a_progress_bar_on_a_tty_stderr(tmp_path: Path) -> None:
     )
     assert code == 0 and json.loads(stdout)["changed"] == 1
     assert "1/1" in terminal
-
-
-def test_progress_printer_draws_on_a_tty_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    from notedex import cli as cli_module
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert cli_module._progress_printer("indexing") is None
-    screen = Terminal()
-    monkeypatch.setattr(sys, "stderr", screen)
-    show = cli_module._progress_printer("indexing")
-    assert show is not None
-    show(0, 4)
-    show(2, 4)
-    show(4, 4)
-    out = screen.getvalue()
-    assert "\rindexing [" + "." * 30 + "] 0/4" in out
-    assert "\rindexing [" + "#" * 15 + "." * 15 + "] 2/4" in out
-    assert out.endswith("\rindexing [" + "#" * 30 + "] 4/4\n")
-
-
-def test_renderer_makes_clickable_paths_on_a_tty_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from notedex.query.render import Renderer, render_health
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.setenv("TERM", "xterm-256color")
-    data = {
-        "orphanNotes": [{"path": "A b/c#d.md", "title": "c#d"}],
-        "unlinkedNotes": [],
-        "brokenLinks": [{"source": "x.md", "line": 3, "column": 7, "text": "[[y]]", "target": "y"}],
-        "warnings": [],
-        "errors": [],
-        "orphanCount": 1,
-        "brokenLinkCount": 1,
-    }
-    screen = Terminal()
-    render_health(Renderer(tmp_path, screen), data)
-    out = screen.getvalue()
-    url = "file://" + str(tmp_path).replace(" ", "%20") + "/A%20b/c%23d.md"
-    assert f"\x1b]8;;{url}\x1b\\A b/c#d.md\x1b]8;;\x1b\\" in out
-    assert "\x1b\\x.md:3:7\x1b]8;;" in out
-    plain = io.StringIO()
-    render_health(Renderer(tmp_path, plain), data)
-    assert "\x1b" not in plain.getvalue() and "x.md:3:7" in plain.getvalue()
-    monkeypatch.setenv("TERM", "dumb")
-    dumb = Terminal()
-    render_health(Renderer(tmp_path, dumb), data)
-    assert "\x1b" not in dumb.getvalue()
-
-
-def test_table_alignment_ignores_hyperlink_escapes(tmp_path: Path) -> None:
-    from notedex.query.render import Renderer
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    screen = Terminal()
-    r = Renderer(tmp_path, screen)
-    r.links = True
-    r.table(("PATH", "TITLE"), [(r.path("a.md"), "A"), (r.path("筆記/long name.md"), "B")])
-    lines = [re.sub(r"\x1b]8;;[^\x1b]*\x1b\\", "", line) for line in screen.getvalue().splitlines()]
-    # "筆記/long name.md" is 17 cells wide (CJK characters take two).
-    assert lines == ["PATH" + " " * 15 + "TITLE", "a.md" + " " * 15 + "A", "筆記/long name.md  B"]
 
 
 # -- usage errors -----------------------------------------------------------------------------

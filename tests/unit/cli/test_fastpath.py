@@ -1,4 +1,4 @@
-"""The CLI's argparse-free fast path parses exactly like argparse, or declines."""
+"""cli.fastpath: the argparse-free fast path parses exactly like argparse, or declines."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notedex.arguments import build_parser
-from notedex.cli import COMMANDS, FAST_COMMANDS, fast_parse
+from notedex.cli.commands import COMMANDS
+from notedex.cli.fastpath import FAST_COMMANDS, FAST_KINDS, fast_parse
+from notedex.cli.parser import build_parser
 
 TOKENS = [
     "cobra",
@@ -128,3 +129,13 @@ def test_unusual_forms_are_left_to_argparse(argv: list[str]) -> None:
 
 def test_every_fast_command_is_a_command() -> None:
     assert set(FAST_COMMANDS) <= set(COMMANDS)
+
+
+def test_fast_commands_take_only_what_the_fast_path_reads() -> None:
+    """One positional at most, of one word or a run of words; options of the kinds it reads."""
+    for name in FAST_COMMANDS:
+        options = COMMANDS[name].all_options()
+        positionals = [o for o in options if o.positional]
+        assert len(positionals) <= 1, name
+        assert all(o.nargs in (None, "+") for o in positionals), name
+        assert all(o.kind in FAST_KINDS for o in options), name

@@ -1,0 +1,53 @@
+"""The `notedex` command line: parse (fast path, else argparse), run the handler, map errors to exit codes.
+
+This is the entry point (``notedex.cli.main``) and the one place that turns an exception into
+an exit code (STYLE 8). Only the stdlib is imported at module level: every import here costs
+every query (STYLE 7).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from notedex.cli.commands import COMMANDS
+from notedex.cli.fastpath import fast_parse
+from notedex.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, NotedexError
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+__all__ = ["COMMANDS", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args: Any = fast_parse(argv)
+    if args is None:
+        from notedex.cli.parser import parse_args
+
+        args = parse_args(argv)
+        if args is None:
+            return EXIT_USAGE
+    try:
+        return COMMANDS[args.command].handler(args)
+    except NotedexError as exc:
+        print(f"notedex: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            raise
+        print(
+            f"notedex: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL

@@ -1,0 +1,320 @@
+"""The command table: every command's name, help, examples, options and handler, as data.
+
+Both the argparse parser (``notedex.cli.parser``) and the argparse-free fast path
+(``notedex.cli.fastpath``) are built from this one table, so an option, its default or its help
+is written once. It is on every query's path: no argparse, no ``re``, no ``typing`` at run time
+(STYLE 7).
+"""
+
+from __future__ import annotations
+
+from notedex.cli import handlers
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+# Option kinds: how a value is read. argparse gets a type for each; the fast path reads "text",
+# "count" and "flag" itself and leaves any other kind to argparse.
+TEXT = "text"
+COUNT = "count"  # a whole number >= 1 (`parse_count`)
+SECONDS = "seconds"  # a float; its range is the handler's to check
+FLAG = "flag"  # on/off, no value (argparse's store_true)
+
+
+class Option:
+    """One argument of a command: a positional (a name without "-"), a value option or a flag.
+
+    ``help`` may use argparse's ``%(default)...`` so a default is written only in ``default``.
+    """
+
+    __slots__ = ("choices", "default", "dest", "group", "help", "kind", "metavar", "name", "nargs")
+
+    def __init__(
+        self,
+        name: str,
+        help: str | None = None,
+        *,
+        kind: str = TEXT,
+        dest: str | None = None,
+        default: Any = None,
+        choices: tuple[str, ...] | None = None,
+        metavar: str | None = None,
+        nargs: str | None = None,
+        group: str | None = None,
+    ) -> None:
+        self.name = name
+        self.help = help
+        self.kind = kind
+        self.dest = dest or name.lstrip("-").replace("-", "_")
+        self.default = False if kind == FLAG else default
+        self.choices = choices
+        self.metavar = metavar
+        self.nargs = nargs
+        self.group = group
+
+    @property
+    def positional(self) -> bool:
+        return not self.name.startswith("-")
+
+
+class Command:
+    """One subcommand: what ``notedex NAME --help`` shows, what it accepts, what runs it."""
+
+    __slots__ = ("examples", "fast", "handler", "help", "json", "name", "options")
+
+    def __init__(
+        self,
+        name: str,
+        help: str,
+        examples: tuple[str, ...],
+        handler: Callable[[Any], int],
+        options: tuple[Option, ...] = (),
+        *,
+        json: bool = True,
+        fast: bool = False,
+    ) -> None:
+        self.name = name
+        self.help = help
+        self.examples = examples
+        self.handler = handler
+        self.options = options
+        self.json = json
+        """Whether the command takes ``--json`` (daemon and mcp talk on stdout otherwise)."""
+        self.fast = fast
+        """Parsed by the fast path in its ordinary forms (the query commands people repeat)."""
+
+    @property
+    def common(self) -> tuple[Option, ...]:
+        """The global options every command takes (ARCHITECTURE "CLI contract")."""
+        return COMMON if self.json else COMMON_WITHOUT_JSON
+
+    def all_options(self) -> tuple[Option, ...]:
+        return self.common + self.options
+
+
+def parse_count(text: str) -> int | str:
+    """A whole number >= 1, or the reason ``text`` is not one (argparse prints it)."""
+    try:
+        value = int(text)
+    except ValueError:
+        return f"not a whole number: {text!r}"
+    return value if value >= 1 else "must be at least 1"
+
+
+VAULT_AND_INDEX = "vault and index"
+JSON = Option("--json", "print exactly one JSON document on stdout", kind=FLAG)
+COMMON_WITHOUT_JSON = (
+    Option(
+        "--vault", "the vault folder (default: see below)", metavar="PATH", group=VAULT_AND_INDEX
+    ),
+    Option(
+        "--db",
+        "the index file (default: per-vault, in the state dir)",
+        metavar="PATH",
+        group=VAULT_AND_INDEX,
+    ),
+    Option(
+        "--no-refresh",
+        "answer from the index as it is (by default, without a running daemon, "
+        "changed files are re-indexed first)",
+        kind=FLAG,
+    ),
+    Option("--debug", "show tracebacks for internal errors", kind=FLAG),
+)
+# --json comes right after the group, before --no-refresh: the order `--help` has always shown.
+COMMON = (*COMMON_WITHOUT_JSON[:2], JSON, *COMMON_WITHOUT_JSON[2:])
+
+PROG = "notedex"
+DESCRIPTION = (
+    "An always-fresh SQLite index of a Markdown (Obsidian) vault, and instant answers from it."
+)
+EPILOG = """\
+examples:
+  notedex lookup "which notes discuss the Cobra CLI framework?"
+  notedex health --json
+  notedex scan --tag golang
+  notedex show "PARA method" --body
+  notedex capture "Idea: try the PARA method for the inbox"
+  notedex daemon --vault ~/notes
+
+The vault is --vault, else $NOTEDEX_VAULT, else `vault` in the config file, else the nearest
+folder above the working directory that holds .obsidian/. Exit codes: 0 ok, 1 findings
+(health found broken links; eval had failing cases), 2 usage or input error, 75 a daemon is
+already running, 70 internal error.
+"""
+
+
+NOTE_TYPE = Option("--type", "only notes of this frontmatter type", dest="note_type")
+
+TABLE = (
+    Command(
+        "lookup",
+        "Find the notes a question or keywords are about: titles and tags first, then aliases, "
+        "link texts and one hop along the links.",
+        (
+            "notedex lookup cobra",
+            'notedex lookup "vault 裡有哪些跟 Cobra 這個 CLI 框架相關的筆記？" --json',
+            "notedex lookup golang --limit 5 --tag go",
+        ),
+        handlers.cmd_lookup,
+        (
+            Option("question", "a question in English or Chinese, or keywords", nargs="+"),
+            Option(
+                "--limit",
+                "show at most N candidates (default %(default)d)",
+                kind=COUNT,
+                default=10,
+            ),
+            Option("--tag", "only notes with this tag (nested tags count for their parents)"),
+            NOTE_TYPE,
+        ),
+        fast=True,
+    ),
+    Command(
+        "health",
+        "Report orphans, unlinked notes, broken links, warnings and errors. Exits 1 when links are broken.",
+        ("notedex health", "notedex health --json | jq .brokenLinkCount"),
+        handlers.cmd_health,
+        fast=True,
+    ),
+    Command(
+        "scan",
+        "List every note with its id, title, type, status, tags and aliases, and the parse errors.",
+        ("notedex scan", "notedex scan --tag project --json"),
+        handlers.cmd_scan,
+        (Option("--tag", "only notes with this tag"), NOTE_TYPE),
+        fast=True,
+    ),
+    Command(
+        "graph",
+        "Print the link graph: notes, attachments and unresolved targets, with edge counts.",
+        ("notedex graph --json",),
+        handlers.cmd_graph,
+        fast=True,
+    ),
+    Command(
+        "show",
+        "Show one note's metadata, links and backlinks (and with --body its text).",
+        ('notedex show "PARA method"', "notedex show Projects/cobra.md --body --json"),
+        handlers.cmd_show,
+        (
+            Option("note", "a vault path (with or without .md) or a title"),
+            Option("--body", "include the note's text (without frontmatter)", kind=FLAG),
+        ),
+        fast=True,
+    ),
+    Command(
+        "capture",
+        "Write a new note into the inbox folder (never overwrites an existing file).",
+        (
+            'notedex capture "Look into spf13/cobra for the new CLI"',
+            'echo "text" | notedex capture -',
+        ),
+        handlers.cmd_capture,
+        (Option("text", "the note's text; - reads standard input"),),
+    ),
+    Command(
+        "status",
+        "Show the vault, the index, counts, freshness and whether a daemon is running.",
+        ("notedex status", "notedex status --json"),
+        handlers.cmd_status,
+        fast=True,
+    ),
+    Command(
+        "index",
+        "Bring the index up to date with the vault now (incremental unless --full).",
+        ("notedex index", "notedex index --full"),
+        handlers.cmd_index,
+        (Option("--full", "rebuild the index from scratch", kind=FLAG),),
+    ),
+    Command(
+        "daemon",
+        "Run in the foreground, watching the vault and keeping the index fresh (for systemd/launchd).",
+        ("notedex daemon --vault ~/notes",),
+        handlers.cmd_daemon,
+        (Option("--poll", "use the polling observer (network file systems)", kind=FLAG),),
+        json=False,
+    ),
+    Command(
+        "service",
+        "Install, remove or inspect the background service (systemd user unit or launchd agent).",
+        ("notedex service install --dry-run", "notedex service status"),
+        handlers.cmd_service,
+        (
+            Option("action", choices=("install", "uninstall", "status")),
+            Option("--dry-run", "print what would be written and run", kind=FLAG),
+        ),
+    ),
+    Command(
+        "eval",
+        "Run retrieval cases (RecallNest canary format) against lookup and score them.",
+        ("notedex eval examples/demo-cases.json --vault examples/demo-vault",),
+        handlers.cmd_eval,
+        (Option("cases", 'a JSON file with a list of cases (or {"cases": [...]})'),),
+    ),
+    Command(
+        "search",
+        'Full-text search of note bodies: words, "exact phrases", prefix* and -excluded words; '
+        "each hit with its line, column and a snippet. Quote the whole query when it has -words.",
+        (
+            "notedex search cobra",
+            "notedex search '\"shell completion\" -zsh' --json",
+            "notedex search 'comple*' --limit 5",
+            "notedex search 框架",
+        ),
+        handlers.cmd_search,
+        (
+            Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
+            Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
+        ),
+        fast=True,
+    ),
+    Command(
+        "export",
+        "Write every note as RecallNest connector-v1 JSON (text, tags, links, folder, hash) "
+        "to stdout or a file.",
+        (
+            "notedex export --format connector-v1 > vault.json",
+            "notedex export --format connector-v1 --changed-since 2026-04-01T00:00:00Z --out new.json",
+        ),
+        handlers.cmd_export,
+        (
+            Option(
+                "--format",
+                "the output format (default %(default)s)",
+                choices=("connector-v1",),
+                default="connector-v1",
+            ),
+            Option(
+                "--changed-since",
+                "only notes modified after this ISO 8601 date or time (no zone: local time)",
+                metavar="ISO",
+            ),
+            Option("--out", "write to FILE (outside the vault) instead of stdout", metavar="FILE"),
+        ),
+    ),
+    Command(
+        "mcp",
+        "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
+        "show, health and scan (needs the extra: pip install 'notedex[mcp]').",
+        (
+            "notedex mcp --vault ~/notes",
+            "claude mcp add notedex -- notedex mcp --vault ~/notes",
+        ),
+        handlers.cmd_mcp,
+        (
+            Option(
+                "--timeout",
+                "the deadline of every tool call (default %(default)g)",
+                kind=SECONDS,
+                default=30.0,
+                metavar="SECONDS",
+            ),
+        ),
+        json=False,
+    ),
+)
+
+COMMANDS: dict[str, Command] = {command.name: command for command in TABLE}

@@ -1,0 +1,107 @@
+"""The fast path: the query commands' ordinary argv parsed without argparse, from the same table.
+
+argparse costs about 5 ms of imports and gettext look-ups per run. Anything unusual (help, an
+error, an abbreviated or unknown option, ``--``, a value that starts with "-", a kind of value
+not read here) is declined and argparse handles it, so every message and exit code stays
+argparse's. A property test checks that whatever is accepted here parses to exactly what
+``notedex.cli.parser.build_parser`` gives.
+"""
+
+from __future__ import annotations
+
+from notedex.cli.commands import COMMANDS, COUNT, FLAG, TEXT, parse_count
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from notedex.cli.commands import Command, Option
+
+FAST_COMMANDS = frozenset(name for name, command in COMMANDS.items() if command.fast)
+FAST_KINDS = (TEXT, COUNT, FLAG)
+"""The kinds of option this module reads; a value of any other kind is argparse's."""
+
+
+class Args:
+    """A parsed command line (argparse.Namespace's shape, without importing argparse)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
+def fast_parse(argv: Sequence[str]) -> Args | None:
+    """Parse a query command's ordinary argv, or None to leave it to argparse."""
+    command = COMMANDS.get(argv[0]) if argv else None
+    if command is None or not command.fast:
+        return None
+    values: dict[str, Any] = {"command": command.name}
+    options: dict[str, Option] = {}
+    for option in command.all_options():
+        values[option.dest] = option.default
+        if not option.positional:
+            options[option.name] = option
+    words = _read_options(argv[1:], options, values)
+    if words is None or not _place_words(words, command, values):
+        return None
+    return Args(**values)
+
+
+def _read_options(
+    tokens: Sequence[str], options: dict[str, Option], values: dict[str, Any]
+) -> list[str] | None:
+    """Store every option's value in ``values``; return the positional words, or None to decline."""
+    words: list[str] = []
+    run_ended = False  # argparse takes one contiguous run of positionals
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token.startswith("-"):
+            if run_ended:
+                return None
+            words.append(token)
+            continue
+        run_ended = bool(words)
+        name, eq, inline = token.partition("=")
+        option = options.get(name)
+        if option is None:
+            return None  # help, --, an abbreviation, an unknown option: argparse's business
+        if option.kind == FLAG:
+            if eq:
+                return None  # "--json=1": argparse's error
+            values[option.dest] = True
+            continue
+        if eq:
+            raw = inline
+        elif i < len(tokens) and not tokens[i].startswith("-"):
+            raw = tokens[i]
+            i += 1
+        else:
+            return None
+        value = _convert(option, raw)
+        if value is None:
+            return None
+        values[option.dest] = value
+    return words
+
+
+def _convert(option: Option, raw: str) -> Any:
+    """The option's value as argparse would store it, or None where argparse may differ."""
+    if option.kind == COUNT:
+        count = parse_count(raw)
+        return None if isinstance(count, str) else count
+    if option.kind != TEXT or (option.choices is not None and raw not in option.choices):
+        return None
+    return raw
+
+
+def _place_words(words: list[str], command: Command, values: dict[str, Any]) -> bool:
+    """Give the positional words to the command's positional; False where argparse would object."""
+    positional = next((o for o in command.options if o.positional), None)
+    if positional is None:
+        return not words
+    if not words or (positional.nargs is None and len(words) != 1):
+        return False
+    values[positional.dest] = words if positional.nargs == "+" else words[0]
+    return True

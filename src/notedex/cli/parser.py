@@ -1,0 +1,138 @@
+"""The argparse side of the command line, built from the command table in ``notedex.cli.commands``.
+
+Imported only when the fast path declines an argv (help, an error, a rarely used command):
+argparse and its gettext look-ups cost a query several milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from notedex.cli.commands import (
+    COMMANDS,
+    COUNT,
+    DESCRIPTION,
+    EPILOG,
+    FLAG,
+    PROG,
+    SECONDS,
+    Command,
+    Option,
+    parse_count,
+)
+from notedex.errors import EXIT_USAGE
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, minus its `import shutil` (and bz2, lzma...) for the width.
+
+    argparse builds a formatter inside every ``add_argument``, so the stock one costs every
+    query a few milliseconds even when no help is printed.
+    """
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        if kwargs.get("width") is None:
+            try:
+                columns = int(os.environ.get("COLUMNS", "")) or os.get_terminal_size(2).columns
+            except (ValueError, OSError):
+                columns = 80
+            kwargs["width"] = max(columns - 2, 40)
+        super().__init__(prog, **kwargs)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with a one-line message (and nothing on stdout)."""
+
+    def error(self, message: str) -> Any:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def positive_int(text: str) -> int:
+    value = parse_count(text)
+    if isinstance(value, str):
+        raise argparse.ArgumentTypeError(value)
+    return value
+
+
+TYPES: dict[str, Callable[[str], Any]] = {COUNT: positive_int, SECONDS: float}
+
+
+def add_option(target: Any, option: Option) -> None:
+    """One table entry as ``add_argument`` (a parser or an argument group)."""
+    kwargs: dict[str, Any] = {}
+    if option.help is not None:
+        kwargs["help"] = option.help
+    if option.kind == FLAG:
+        kwargs["action"] = "store_true"
+    else:
+        extra = {"type": TYPES.get(option.kind), "default": option.default}
+        extra.update(choices=option.choices, metavar=option.metavar, nargs=option.nargs)
+        kwargs.update((key, value) for key, value in extra.items() if value is not None)
+    if not option.positional:
+        kwargs["dest"] = option.dest  # argparse refuses a dest for a positional
+    target.add_argument(option.name, **kwargs)
+
+
+def _common(options: Sequence[Option]) -> argparse.ArgumentParser:
+    """The parent parser of the global options (``--vault``, ``--db``, ``--json``...)."""
+    common = argparse.ArgumentParser(add_help=False, formatter_class=HelpFormatter)
+    groups: dict[str, Any] = {}
+    for option in options:
+        target: Any = common
+        if option.group is not None:
+            if option.group not in groups:
+                groups[option.group] = common.add_argument_group(option.group)
+            target = groups[option.group]
+        add_option(target, option)
+    return common
+
+
+def build_parser(only: str | None = None) -> Parser:
+    """The full parser, or (``only``) just the top level plus one subcommand.
+
+    Every argparse object costs gettext look-ups; a query builds only the parser it runs.
+    """
+    parser = Parser(
+        prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter
+    )
+    from notedex import __version__
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    parents: dict[bool, argparse.ArgumentParser] = {}
+    for command in COMMANDS.values():
+        if only is not None and command.name != only:
+            continue
+        if command.json not in parents:
+            parents[command.json] = _common(command.common)
+        _add_command(sub, command, parents[command.json])
+    return parser
+
+
+def _add_command(sub: Any, command: Command, parent: argparse.ArgumentParser) -> None:
+    parser = sub.add_parser(
+        command.name,
+        parents=[parent],
+        help=command.help,
+        description=command.help,
+        epilog="examples:\n" + "\n".join(f"  {example}" for example in command.examples),
+        formatter_class=HelpFormatter,
+    )
+    for option in command.options:
+        add_option(parser, option)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """argparse's reading of ``argv`` (it exits on help and errors); None without a command."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(first if first in COMMANDS else None)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return None
+    return args
