@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from notedex.indexing.reconcile import diff_against_index, reconcile
 from notedex.store import keyindex
 from notedex.store.keyindex import FileKeyIndex
-from notedex.store.reconcile import diff_against_index, reconcile
 from notedex.store.writer import IndexWriter
 from notedex.vault.model import VaultFile
 from notedex.vault.resolve import file_keys

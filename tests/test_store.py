@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from notedex.errors import IndexUnavailable
-from notedex.store import read
+from notedex.indexing.apply import BATCH_SIZE
+from notedex.indexing.reconcile import reconcile
+from notedex.store import findings, read
 from notedex.store.connect import BUSY_TIMEOUT_MS, connect_readonly
-from notedex.store.reconcile import reconcile
 from notedex.store.schema import LINK_KIND, LINK_TEXT, NOTE_TITLE, SCHEMA_VERSION, content_key
-from notedex.store.writer import BATCH_SIZE, IndexWriter, add_sql_functions
+from notedex.store.writer import IndexWriter, add_sql_functions
 from notedex.vault.text import fts_phrase
 from tests.helpers import dump_index, fresh_full_index, run_cli, write
 from tests.indexcheck import fts_sound_after, make_vault
@@ -632,9 +633,9 @@ def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) 
         statements: list[str] = []
         writer.conn.set_trace_callback(statements.append)
         with writer.transaction():
-            writer._set_dirty([1, 2, 3])
+            findings.set_dirty(writer.conn, [1, 2, 3])
             statements.clear()
-            writer._refresh_findings()
+            findings.refresh_findings(writer.conn)
         writer.conn.set_trace_callback(None)
         plans = {
             s: [row[3] for row in writer.conn.execute("EXPLAIN QUERY PLAN " + s)]

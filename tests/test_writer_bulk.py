@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from notedex.store import writer as writer_module
-from notedex.store.reconcile import reconcile
-from notedex.store.writer import FTS_AUTOMERGE, IndexWriter
+from notedex.indexing import apply as apply_module
+from notedex.indexing.reconcile import reconcile
+from notedex.store.maintenance import FTS_AUTOMERGE
+from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fts_integrity_ok, write
 
 
@@ -41,8 +42,8 @@ def test_bulk_apply_equals_a_normal_apply(tmp_path: Path, monkeypatch: pytest.Mo
     with IndexWriter(normal_db, vault, workers=1) as writer:
         reconcile(writer)
     # Force bulk mode with small batches and the worker pool, so every branch runs.
-    monkeypatch.setattr(writer_module, "BULK_NOTES", 100)
-    monkeypatch.setattr(writer_module, "BULK_BATCH_SIZE", 128)
+    monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 128)
     with IndexWriter(bulk_db, vault, workers=2) as writer:
         report = reconcile(writer)
         assert writer.conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
@@ -71,8 +72,8 @@ def test_a_new_index_gives_free_pages_back(tmp_path: Path, monkeypatch: pytest.M
     of a bulk load frees (and those a later optimize frees) leave the file."""
     vault = tmp_path / "vault"
     make_vault(vault, 400)
-    monkeypatch.setattr(writer_module, "BULK_NOTES", 100)
-    monkeypatch.setattr(writer_module, "BULK_BATCH_SIZE", 64)
+    monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 64)
     db = tmp_path / "index.db"
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)

@@ -1,0 +1,269 @@
+"""Disk versus index: find what changed by etag and hand it to the writer (STYLE 4).
+
+Safety rules (ARCHITECTURE "Freshness"): a missing vault, a walk that finds no files, or a
+folder that cannot be listed never deletes rows; only a file confirmed gone by ``lstat`` is
+removed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from notedex.errors import VaultNotFound
+from notedex.indexing.apply import ApplyReport, Progress, apply
+from notedex.indexing.pool import paused_gc
+from notedex.store.files import IndexedFile
+from notedex.store.writer import IndexWriter
+from notedex.vault.model import VaultFile
+from notedex.vault.parse import read_note
+from notedex.vault.text import nfc
+from notedex.vault.walk import VaultStream, walk_vault
+
+
+def reconcile(
+    writer: IndexWriter, *, full: bool = False, progress: Progress | None = None
+) -> ApplyReport:
+    """Bring the index in line with the whole vault; incremental unless ``full``."""
+    with paused_gc():
+        return _reconcile(writer, full=full, progress=progress)
+
+
+def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) -> ApplyReport:
+    if not writer.vault.is_dir():
+        raise VaultNotFound(writer.vault, "the index was left unchanged")
+    report = ApplyReport()
+    walk: VaultStream | None = None
+    if full:
+        listed = walk_vault(writer.vault)
+        if writer.has_files() and (not listed.files or listed.unreadable_dirs):
+            # A rebuild would drop the rows the safety rules below exist to keep.
+            report.kept.append(
+                "did not rebuild from scratch: the vault scan found no files or could not "
+                "read some folders; updated incrementally instead"
+            )
+        else:
+            writer.clear()
+        files: Iterable[VaultFile] = listed.files
+        problems, unreadable_dirs = listed.problems, listed.unreadable_dirs
+    else:
+        walk = VaultStream(writer.vault)
+        files = walk.files
+    writer.refresh_filters()
+    diff = diff_against_index(writer, files)
+    if walk is not None:
+        problems, unreadable_dirs = walk.problems, walk.unreadable_dirs
+    writer.record_walk_problems((p.path, p.message) for p in problems)
+
+    stale = diff.stale
+    if stale and not diff.walked:
+        report.kept.append(
+            f"the vault scan found no files; kept {len(stale)} indexed files "
+            "(is the vault unmounted or still syncing?)"
+        )
+        stale = {}
+    deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report)
+    applied = apply(writer, diff.upserts, deletes, progress=progress)
+    writer.touch_indexed(diff.racy)
+    applied.kept.extend(report.kept)
+    applied.unchanged = diff.walked - len(diff.upserts)
+    return applied
+
+
+@dataclass
+class Diff:
+    """Disk versus index, as ``diff_against_index`` finds it."""
+
+    upserts: list[VaultFile] = field(default_factory=list)
+    """Files new to the index, or whose etag (or, when racy, content) differs."""
+    racy: list[str] = field(default_factory=list)
+    """Racy but unchanged notes: their ``indexed_ns`` is moved on."""
+    stale: dict[str, IndexedFile] = field(default_factory=dict)
+    """Indexed rows the walk did not see: deleted only once ``lstat`` confirms it."""
+    walked: int = 0
+
+
+def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
+    """Diff walked files against the ``files`` rows by a merge-join in path order.
+
+    Neither side is held in memory: both arrive sorted by path (``VaultStream`` walks the real
+    tree in code-point order, SQLite's BINARY collation sorts UTF-8 the same way), so a
+    walked file meets its row at the head of the index stream. Rows the walk moved past go to
+    ``stale``; a file that arrives out of order (under a symlinked folder, walked last) is
+    looked up there, so the result never depends on the order, only the memory does.
+    """
+    diff = Diff()
+    unreadable = writer.unreadable_paths()
+    rows = writer.iter_files()
+    head = next(rows, None)
+    passed = diff.stale
+    for vf in files:
+        diff.walked += 1
+        path = vf.path
+        while head is not None and head.path < path:
+            passed[head.path] = head
+            head = next(rows, None)
+        if head is not None and head.path == path:
+            known: IndexedFile | None = head
+            head = next(rows, None)
+        else:
+            known = passed.pop(path, None)
+        _compare(writer, vf, known, unreadable, diff)
+    while head is not None:
+        passed[head.path] = head
+        head = next(rows, None)
+    return diff
+
+
+def _compare(
+    writer: IndexWriter, vf: VaultFile, known: IndexedFile | None, unreadable: set[str], diff: Diff
+) -> None:
+    if known is None or not known.same_etag(vf) or vf.path in unreadable:
+        diff.upserts.append(vf)
+    elif known.is_note and known.racy:
+        # Same (size, mtime, inode) but written within the file system's timestamp
+        # granularity of our last read: only the content can tell.
+        note = read_note(vf.disk_path, vf.path, max_bytes=writer.max_bytes)
+        if not writer.same_content(vf.path, note.content_hash):
+            diff.upserts.append(vf)
+        else:
+            diff.racy.append(vf.path)
+
+
+def _changed(writer: IndexWriter, files: Iterable[VaultFile]) -> tuple[list[VaultFile], list[str]]:
+    """Files whose etag differs, plus racy-clean notes whose content hash differs.
+
+    Returns (to index, racy but unchanged). For a few files: their rows are looked up by path.
+    """
+    files = list(files)
+    indexed = writer.file_rows(vf.path for vf in files)
+    unreadable = writer.unreadable_paths()
+    diff = Diff()
+    for vf in files:
+        _compare(writer, vf, indexed.get(vf.path), unreadable, diff)
+    return diff.upserts, diff.racy
+
+
+def _confirmed_gone(
+    vault: Path,
+    stale: Mapping[str, IndexedFile],
+    unreadable_dirs: Iterable[str],
+    report: ApplyReport,
+) -> list[str]:
+    blocked = tuple(d.rstrip("/") + "/" for d in unreadable_dirs if d)
+    if "" in unreadable_dirs or "." in unreadable_dirs:
+        report.kept.append("the vault root could not be listed; nothing was removed")
+        return []
+    gone: list[str] = []
+    kept_unreadable = 0
+    for path, known in stale.items():
+        if blocked and path.startswith(blocked):
+            kept_unreadable += 1
+            continue
+        disk_rel = known.disk_rel or path
+        try:
+            os.lstat(vault / disk_rel)
+        except FileNotFoundError:
+            gone.append(path)
+        except NotADirectoryError:
+            gone.append(path)
+        except OSError:
+            kept_unreadable += 1
+        else:
+            # Still there under its recorded name (e.g. it became unreadable to the walk).
+            kept_unreadable += 1
+    if kept_unreadable:
+        report.kept.append(
+            f"kept {kept_unreadable} indexed files under folders that could not be read"
+        )
+    return gone
+
+
+def _is_hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/") if part)
+
+
+def _stat_file(vault: Path, disk_rel: str) -> VaultFile | None:
+    disk_path = vault / disk_rel
+    try:
+        st = os.stat(disk_path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    path = nfc(disk_rel)
+    return VaultFile(
+        path=path,
+        disk_path=str(disk_path),
+        is_note=path.lower().endswith(".md"),
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        inode=st.st_ino,
+    )
+
+
+def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
+    """Re-check the disk for each hinted vault-relative path and bring the index in line.
+
+    Events are hints (ARCHITECTURE "Freshness"): whatever the event said, we look at the disk.
+    A path that is gone removes its row and every row under it; a folder is re-scanned; a
+    file is re-indexed when its etag or (if racy) its content changed.
+    """
+    vault = writer.vault
+    if not vault.is_dir():
+        report = ApplyReport()
+        report.kept.append(f"the vault {vault} is not there; the index was left unchanged")
+        return report
+    upserts: dict[str, VaultFile] = {}
+    deletes: set[str] = set()
+    kept = ApplyReport()
+    for hint in dict.fromkeys(h.strip("/") for h in hints):
+        if _is_hidden(hint):
+            continue
+        if hint == "":
+            return reconcile(writer)
+        disk_path = vault / hint
+        path = nfc(hint)
+        try:
+            st = os.stat(disk_path)
+        except FileNotFoundError:
+            st = None
+        except OSError:
+            continue  # unreadable for now: keep what we have
+        if st is None:
+            try:
+                os.lstat(disk_path)
+            except FileNotFoundError:
+                deletes.update(row.path for row in writer.files_under(path))
+            continue  # a dangling symlink: leave the index as it is
+        if stat.S_ISDIR(st.st_mode):
+            sub = walk_vault(disk_path)
+            prefix = path + "/"
+            seen: set[str] = set()
+            for vf in sub.files:
+                full = VaultFile(
+                    prefix + vf.path, vf.disk_path, vf.is_note, vf.size, vf.mtime_ns, vf.inode
+                )
+                seen.add(full.path)
+                upserts[full.path] = full
+            blocked = tuple(prefix + d.rstrip("/") + "/" for d in sub.unreadable_dirs)
+            stale = {
+                row.path: row
+                for row in writer.files_under(path)
+                if row.path.startswith(prefix)
+                and row.path not in seen
+                and not (blocked and row.path.startswith(blocked))
+            }
+            deletes.update(_confirmed_gone(vault, stale, (), kept))
+        elif stat.S_ISREG(st.st_mode):
+            found = _stat_file(vault, hint)
+            if found is not None:
+                upserts[found.path] = found
+    changed, racy = _changed(writer, upserts.values())
+    report = apply(writer, changed, sorted(deletes - set(upserts)))
+    writer.touch_indexed(racy)
+    report.kept.extend(kept.kept)
+    return report
