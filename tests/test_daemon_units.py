@@ -722,7 +722,7 @@ def test_writer_view_after_a_rolled_back_transaction(
         def fail(dirty: set[int]) -> None:
             raise RuntimeError("injected failure inside the transaction")
 
-        monkeypatch.setattr(writer, "_refresh_fts", fail)
+        monkeypatch.setattr(writer, "refresh_fts", fail)
         with pytest.raises(RuntimeError):
             reconcile(writer)
         monkeypatch.undo()
