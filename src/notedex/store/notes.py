@@ -167,8 +167,8 @@ def _add_links(rows: _Rows, file_id: int, note: Note, links: LinkTargets) -> set
 
 
 def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
-    # Raw executemany, not sqlite-utils' insert_all: this is the hot write path (see the
-    # figures in docs/architecture.md).
+    # Raw executemany, not sqlite-utils' insert_all: the hot write path. Measured on 50k link
+    # rows (about 10k notes), insert_all took 2.9 times as long, before building its dicts.
     sql = conn.executemany
     files.update_etags(conn, rows.etags)
     sql(

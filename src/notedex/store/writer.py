@@ -1,11 +1,6 @@
-"""The one writer: a thin facade over the writer connection and the store modules of each job.
-
-Everything that changes the index goes through :class:`IndexWriter` (``notedex index``, the
-CLI's refresh before a query, the daemon's writer thread). It owns the connection, the one
-transaction helper and the link-candidate index; the SQL lives in store/files.py (file rows),
-store/notes.py (note rows), store/links.py (targets and re-resolution), store/findings.py
-(FTS rows and health findings) and store/maintenance.py. indexing/apply.py drives it.
-"""
+"""The one writer: a thin facade that owns the writer connection, the one transaction helper
+and the link-candidate index, and exposes each step of an apply; the SQL of each job is in
+store/files.py, notes.py, links.py, findings.py and maintenance.py; indexing/ drives it."""
 
 from __future__ import annotations
 
