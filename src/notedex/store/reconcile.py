@@ -3,6 +3,6 @@ branch's to edit). Delete it once the helpers import notedex.indexing.reconcile.
 
 from __future__ import annotations
 
-from notedex.indexing.reconcile import apply_paths, diff_against_index, reconcile
+from notedex.indexing.reconcile import reconcile
 
-__all__ = ["apply_paths", "diff_against_index", "reconcile"]
+__all__ = ["reconcile"]
