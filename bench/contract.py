@@ -77,6 +77,8 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("bad-limit", ["lookup", "x", "--limit", "0", "--json"]),
 ]
 
+PINNED_MTIME = 1_780_000_000  # 2026-05-28, a fixed time for every file of the copied vault
+
 # Keys whose values differ between two runs of the same commit.
 VOLATILE_KEYS = {
     "producedAt",
@@ -108,6 +110,9 @@ def run_all() -> dict[str, dict[str, object]]:
     with tempfile.TemporaryDirectory() as scratch:
         vault = Path(scratch) / "vault"
         shutil.copytree(DEMO, vault)
+        # A checkout gives the demo files new mtimes; pin them so `modified` is comparable.
+        for path in sorted(vault.rglob("*"), reverse=True):
+            os.utime(path, (PINNED_MTIME, PINNED_MTIME), follow_symlinks=False)
         db = Path(scratch) / "index.db"
         env = {k: v for k, v in os.environ.items() if not k.startswith("NOTEDEX_")}
         env["XDG_STATE_HOME"] = str(Path(scratch) / "state")
