@@ -141,7 +141,7 @@ def fts_integrity_ok(db: Path) -> bool:
 
 def fresh_full_index(vault: Path, tmp: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Index the vault from scratch into a new database and dump it."""
-    from notedex.store.reconcile import reconcile
+    from notedex.indexing.reconcile import reconcile
     from notedex.store.writer import IndexWriter
 
     db = tmp / f"fresh-{time.monotonic_ns()}.db"

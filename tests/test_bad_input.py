@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from notedex.store import writer as writer_module
-from notedex.store.freshness import index_is_current
-from notedex.store.reconcile import reconcile
+from notedex.indexing import pool as parse_pool
+from notedex.indexing.freshness import index_is_current
+from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fresh_full_index, run_cli, write
 from tests.indexcheck import age, fts_sound_after, make_vault
@@ -134,9 +134,9 @@ def test_a_note_that_could_not_be_read_is_retried_with_the_same_etag(
     vault = make_vault(tmp_path / "v", {**HEALTHY, "locked.md": "[[good]] #secret\n"})
     age(vault)  # out of the racy window: only the etag speaks
     db = tmp_path / "i.db"
-    real = writer_module.read_note
+    real = parse_pool.read_note
     monkeypatch.setattr(
-        writer_module,
+        parse_pool,
         "read_note",
         lambda disk, path, **kw: real(
             os.devnull + "/x" if path == "locked.md" else disk, path, **kw
@@ -150,7 +150,7 @@ def test_a_note_that_could_not_be_read_is_retried_with_the_same_etag(
             ).fetchone()[0]
             == 1
         )
-        monkeypatch.setattr(writer_module, "read_note", real)
+        monkeypatch.setattr(parse_pool, "read_note", real)
         # The query path's stdlib check must not call this index current either.
         assert index_is_current(vault, db) is False
         report = reconcile(writer)

@@ -712,7 +712,7 @@ def test_batcher_defaults_are_in_the_documented_range() -> None:
 def test_writer_view_after_a_rolled_back_transaction(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from notedex.store.reconcile import reconcile
+    from notedex.indexing.reconcile import reconcile
 
     vault = tmp_path / "rb-vault"
     write(vault / "a.md", "# A\n")
@@ -722,7 +722,7 @@ def test_writer_view_after_a_rolled_back_transaction(
         def fail(dirty: set[int]) -> None:
             raise RuntimeError("injected failure inside the transaction")
 
-        monkeypatch.setattr(writer, "_refresh_fts", fail)
+        monkeypatch.setattr(writer, "refresh_fts", fail)
         with pytest.raises(RuntimeError):
             reconcile(writer)
         monkeypatch.undo()

@@ -267,9 +267,9 @@ def test_arbitrary_unicode_through_the_engine(
     question: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """In-process (a subprocess per example would be slow): the query engine never raises."""
+    from notedex.indexing.reconcile import reconcile
     from notedex.query.lookup import lookup as run_lookup
     from notedex.store.connect import connect_readonly
-    from notedex.store.reconcile import reconcile
     from notedex.store.writer import IndexWriter
 
     db = _ENGINE_DB.get("db")

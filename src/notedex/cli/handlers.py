@@ -7,9 +7,7 @@ which command.
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 
 from notedex.errors import EXIT_FINDINGS, EXIT_OK, NotedexError
 
@@ -50,61 +48,15 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str
     """Without a running daemon, bring the index up to date first (ARCHITECTURE "Freshness").
 
     Returns the apply report, or None when a daemon (or another writer) keeps it fresh. The
-    writer stack is imported only when the stdlib etag check finds something to do.
+    policy is indexing.freshness.ensure_fresh; ``force`` is the `index` command.
     """
-    from notedex.errors import DaemonAlreadyRunning
-    from notedex.store.connect import WriterLock, lock_holder
+    from notedex.indexing.freshness import ensure_fresh
 
-    holder = lock_holder(cfg.lock_file)
-    if holder is not None and holder.role == "daemon":
-        if not force:
-            return None
-        # Waiting would be pointless: a daemon holds the lock for as long as it runs.
-        raise DaemonAlreadyRunning(
-            f"a notedex daemon (pid {holder.pid}) keeps this index fresh; stop it to run `index`"
-        )
-    from notedex.store.freshness import current_file_count
-
-    started = time.perf_counter()
-    unchanged = None if full else current_file_count(cfg.vault_dir, cfg.db_file)
-    if unchanged is not None:
-        if not force:
-            return None
-        # `index` with nothing to do answers from the stdlib check, without the writer stack.
-        seconds = round(time.perf_counter() - started, 3)
-        return {
-            "added": 0,
-            "changed": 0,
-            "removed": 0,
-            "unchanged": unchanged,
-            "errors": 0,
-            "seconds": seconds,
-            "kept": [],
-        }
-    lock = WriterLock(cfg.lock_file)
-    # Another writer at work on an index that does not exist yet (two first queries at once):
-    # wait for it rather than answer "no index".
-    wait = 30.0 if force or not os.path.exists(cfg.db_file) else 0.0
-    if not lock.acquire("index", wait=wait):
-        if force:
-            who = lock_holder(cfg.lock_file)
-            raise DaemonAlreadyRunning(
-                f"another notedex process is writing this index (pid {who.pid if who else '?'})"
-            )
-        return None
-    try:
-        from notedex.store.reconcile import reconcile
-        from notedex.store.writer import IndexWriter
-
-        with IndexWriter(
-            cfg.db, cfg.vault, max_bytes=cfg.max_bytes, body_index=cfg.body_index
-        ) as writer:
-            report = reconcile(writer, full=full, progress=_progress_printer("indexing"))
-        for reason in report.kept:
-            print(f"notedex: {reason}", file=sys.stderr)
-        return report.as_dict()
-    finally:
-        lock.release()
+    progress = _progress_printer("indexing")
+    report = ensure_fresh(cfg, index=force, full=full, progress=progress).report
+    for reason in report["kept"] if report else ():
+        print(f"notedex: {reason}", file=sys.stderr)
+    return report
 
 
 def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:

@@ -19,8 +19,9 @@ from pathlib import Path
 from notedex.daemon.batcher import FILTERS, MAINTENANCE, Batch, Batcher, Hint
 from notedex.daemon.logging import get_logger
 from notedex.errors import VaultNotFound
-from notedex.store.reconcile import apply_paths, reconcile
-from notedex.store.writer import ApplyReport, IndexWriter
+from notedex.indexing.apply import ApplyReport
+from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store.writer import IndexWriter
 
 log = get_logger("notedex.daemon.indexer")
 

@@ -389,4 +389,4 @@ def _use_forkserver() -> None:
     import multiprocessing
 
     multiprocessing.set_start_method("forkserver", force=True)
-    multiprocessing.set_forkserver_preload(["notedex.store.writer"])
+    multiprocessing.set_forkserver_preload(["notedex.indexing.pool"])

@@ -106,14 +106,12 @@ class VaultTools:
 
         Raises ToolError when there is no usable index yet and none arrived before the deadline.
         """
-        from notedex.store.connect import lock_holder
-        from notedex.store.freshness import index_is_current
+        from notedex.indexing.freshness import daemon_keeps_fresh, ensure_fresh
 
-        holder = lock_holder(self.cfg.lock_path)
-        if holder is not None and holder.role == "daemon":
+        if daemon_keeps_fresh(self.cfg):
             return False
         if not self.keeper.enabled:
-            return not index_is_current(self.cfg.vault_dir, self.cfg.db_file)
+            return not ensure_fresh(self.cfg, apply=False).current
         ticket = self.keeper.request()
         if _has_schema(self.cfg.db):
             # An index to answer from: wait briefly for the update, else answer with it as is.

@@ -82,10 +82,11 @@ class IndexKeeper:
                 self._cond.notify_all()
 
     def _round(self) -> tuple[bool, str | None]:
-        from notedex.store.freshness import index_is_current
+        from notedex.indexing.freshness import ensure_fresh
 
         try:
-            if index_is_current(self.cfg.vault_dir, self.cfg.db_file):
+            # Check only: the `notedex index` child below applies (ARCHITECTURE "Freshness").
+            if ensure_fresh(self.cfg, apply=False).current:
                 return True, None
         except NotedexError as exc:
             return False, str(exc)

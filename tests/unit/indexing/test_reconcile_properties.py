@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from notedex.store.reconcile import apply_paths, reconcile
+from notedex.indexing.reconcile import apply_paths, reconcile
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fresh_full_index
 from tests.indexcheck import fts_problems, index_diff

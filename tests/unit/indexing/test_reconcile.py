@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from notedex.errors import VaultNotFound
-from notedex.store import writer as writer_module
-from notedex.store.reconcile import apply_paths, reconcile
+from notedex.indexing import pool as parse_pool
+from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store.links import LinkTargets
 from notedex.store.schema import LINK_TEXT
 from notedex.store.writer import IndexWriter
 from notedex.vault.resolve import affected_name_keys, name_key
@@ -30,13 +31,13 @@ __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The vault paths the writer parses (read_note calls), in order."""
     calls: list[str] = []
-    real = writer_module.read_note
+    real = parse_pool.read_note
 
     def spy(disk_path: Any, path: str, **kw: Any) -> Any:
         calls.append(path)
         return real(disk_path, path, **kw)
 
-    monkeypatch.setattr(writer_module, "read_note", spy)
+    monkeypatch.setattr(parse_pool, "read_note", spy)
     return calls
 
 
@@ -291,13 +292,13 @@ def test_only_links_whose_resolution_can_change_are_re_resolved(
     write(vault / "other.md", "[[Foo#h]] [[Qux]]\n")
     reconcile(writer)
     resolved: list[tuple[str, str]] = []
-    real = IndexWriter._resolve
+    real = LinkTargets.resolve
 
-    def spy(self: IndexWriter, linkpath: str, source: str) -> Any:
+    def spy(self: LinkTargets, linkpath: str, source: str) -> Any:
         resolved.append((linkpath, source))
         return real(self, linkpath, source)
 
-    monkeypatch.setattr(IndexWriter, "_resolve", spy)
+    monkeypatch.setattr(LinkTargets, "resolve", spy)
     write(vault / "x" / "Foo.md", "")  # a new note without links
     reconcile(writer)
     keys = set(affected_name_keys("x/Foo.md"))

@@ -7,19 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from notedex.store import writer as writer_module
-from notedex.store.reconcile import reconcile
-from notedex.store.writer import FTS_AUTOMERGE, IndexWriter
-from tests.helpers import dump_index, fts_integrity_ok, write
+from notedex.indexing import apply as apply_module
+from notedex.indexing.reconcile import reconcile
+from notedex.store.maintenance import FTS_AUTOMERGE
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fts_integrity_ok
+from tests.indexcheck import make_vault
 
 
-def make_vault(root: Path, notes: int) -> None:
-    for i in range(notes):
-        write(
-            root / f"f{i % 7}" / f"Note {i}.md",
-            f"---\ntags: [t{i % 5}]\n---\n# Note {i}\nlinks [[Note {(i * 3) % notes}]] [[Missing {i % 4}]] 框架{i}\n",
-        )
-    write(root / "img" / "pic.png", "png")
+def linked_vault(root: Path, notes: int) -> Path:
+    """``notes`` notes in seven folders, linking each other and some missing notes, plus a png."""
+    files: dict[str, str | bytes] = {
+        f"f{i % 7}/Note {i}.md": f"---\ntags: [t{i % 5}]\n---\n# Note {i}\n"
+        f"links [[Note {(i * 3) % notes}]] [[Missing {i % 4}]] 框架{i}\n"
+        for i in range(notes)
+    }
+    files["img/pic.png"] = "png"
+    return make_vault(root, files)
 
 
 def automerge(db: Path) -> list[int]:
@@ -36,13 +40,13 @@ def automerge(db: Path) -> list[int]:
 
 def test_bulk_apply_equals_a_normal_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = tmp_path / "vault"
-    make_vault(vault, 600)
+    linked_vault(vault, 600)
     normal_db, bulk_db = tmp_path / "normal.db", tmp_path / "bulk.db"
     with IndexWriter(normal_db, vault, workers=1) as writer:
         reconcile(writer)
     # Force bulk mode with small batches and the worker pool, so every branch runs.
-    monkeypatch.setattr(writer_module, "BULK_NOTES", 100)
-    monkeypatch.setattr(writer_module, "BULK_BATCH_SIZE", 128)
+    monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 128)
     with IndexWriter(bulk_db, vault, workers=2) as writer:
         report = reconcile(writer)
         assert writer.conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
@@ -55,7 +59,7 @@ def test_bulk_apply_equals_a_normal_apply(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_a_writer_undoes_the_settings_of_a_killed_bulk_load(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
-    make_vault(vault, 20)
+    linked_vault(vault, 20)
     db = tmp_path / "index.db"
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)
@@ -70,9 +74,9 @@ def test_a_new_index_gives_free_pages_back(tmp_path: Path, monkeypatch: pytest.M
     """A new file is created with auto_vacuum = INCREMENTAL; the pages that the final FTS merge
     of a bulk load frees (and those a later optimize frees) leave the file."""
     vault = tmp_path / "vault"
-    make_vault(vault, 400)
-    monkeypatch.setattr(writer_module, "BULK_NOTES", 100)
-    monkeypatch.setattr(writer_module, "BULK_BATCH_SIZE", 64)
+    linked_vault(vault, 400)
+    monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 64)
     db = tmp_path / "index.db"
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)

@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from notedex.errors import VaultNotFound
-from notedex.store.writer import ApplyReport, IndexedFile, IndexWriter, Progress, paused_gc
+from notedex.indexing.apply import ApplyReport, Progress, apply
+from notedex.indexing.pool import paused_gc
+from notedex.store.files import IndexedFile
+from notedex.store.writer import IndexWriter
 from notedex.vault.model import VaultFile
 from notedex.vault.parse import read_note
 from notedex.vault.text import nfc
@@ -63,7 +66,7 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
         )
         stale = {}
     deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report)
-    applied = writer.apply(diff.upserts, deletes, progress=progress)
+    applied = apply(writer, diff.upserts, deletes, progress=progress)
     writer.touch_indexed(diff.racy)
     applied.kept.extend(report.kept)
     applied.unchanged = diff.walked - len(diff.upserts)
@@ -260,7 +263,7 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
             if found is not None:
                 upserts[found.path] = found
     changed, racy = _changed(writer, upserts.values())
-    report = writer.apply(changed, sorted(deletes - set(upserts)))
+    report = apply(writer, changed, sorted(deletes - set(upserts)))
     writer.touch_indexed(racy)
     report.kept.extend(kept.kept)
     return report

@@ -1,0 +1,161 @@
+"""The ``files`` rows: etags (size, mtime_ns, inode), registration of new files, walk
+problems and the notes the parser could not read. All the SQL of the file table lives here."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NamedTuple
+
+from notedex.store.etags import RACY_WINDOW_NS
+from notedex.vault.model import VaultFile
+
+LOOKUP_CHUNK = 5000  # paths looked up (or re-resolved) per query: bounds what is held at once
+PENDING_SIZE = -1  # files.size of a note registered but not yet written
+UNREADABLE_KIND = "read"  # vault.parse's problem kind for a note it could not open or read
+
+_FILE_COLUMNS = "id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns"
+_FILES_BY_PATHS = (
+    f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN (SELECT value FROM json_each(?))"
+)
+_FILES_IN_PATH_ORDER = f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"
+# folder, folder + "/", folder + "0": "0" follows "/", so the range is exactly "folder/..."
+_FILES_UNDER = f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ? OR (path >= ? AND path < ?)"
+IDS_OF_PATHS = "SELECT id, path FROM files WHERE path IN (SELECT value FROM json_each(?))"
+
+
+class IndexedFile(NamedTuple):
+    """A ``files`` row (a tuple: the reconcile makes one per indexed file, and fast)."""
+
+    id: int
+    path: str
+    disk_rel: str | None
+    is_note: int
+    """1 for a note, 0 for an attachment (SQLite's boolean, as stored)."""
+    size: int
+    mtime_ns: int
+    inode: int
+    indexed_ns: int
+
+    def same_etag(self, vf: VaultFile) -> bool:
+        return (self.size, self.mtime_ns, self.inode, self.is_note) == (
+            vf.size,
+            vf.mtime_ns,
+            vf.inode,
+            vf.is_note,
+        )
+
+    @property
+    def racy(self) -> bool:
+        return self.mtime_ns + RACY_WINDOW_NS >= self.indexed_ns
+
+
+def file_rows(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, IndexedFile]:
+    """The indexed rows of ``paths`` (those that have one), by path."""
+    wanted = list(dict.fromkeys(paths))
+    rows: dict[str, IndexedFile] = {}
+    for start in range(0, len(wanted), LOOKUP_CHUNK):
+        chunk = json.dumps(wanted[start : start + LOOKUP_CHUNK])
+        rows.update((row.path, row) for row in _select(conn, _FILES_BY_PATHS, (chunk,)))
+    return rows
+
+
+def iter_files(conn: sqlite3.Connection) -> Iterator[IndexedFile]:
+    """Every indexed row in path order (the order ``VaultStream`` walks the real tree in)."""
+    return _select(conn, _FILES_IN_PATH_ORDER, ())
+
+
+def files_under(conn: sqlite3.Connection, folder: str) -> list[IndexedFile]:
+    """The rows of ``folder`` itself and of every path below it."""
+    return list(_select(conn, _FILES_UNDER, (folder, folder + "/", folder + "0")))
+
+
+def has_files(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
+
+
+def _select(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> Iterator[IndexedFile]:
+    return map(IndexedFile._make, conn.execute(sql, args))
+
+
+def register(
+    conn: sqlite3.Connection,
+    attachments: Sequence[VaultFile],
+    notes: Sequence[VaultFile],
+    existing: set[str],
+    disk_rel: Callable[[VaultFile], str | None],
+) -> set[str]:
+    """Upsert attachment rows and give every new note a row with a pending etag.
+
+    ``existing``: the paths that already have a row. Returns the paths new to the index.
+    (A path's kind never changes: it follows its suffix.)
+    """
+    now = time.time_ns()
+    created: set[str] = set()
+    rows = []
+    for vf in attachments:
+        if vf.path not in existing:
+            created.add(vf.path)
+        rows.append((vf.path, disk_rel(vf), 0, vf.size, vf.mtime_ns, vf.inode, now))
+    for vf in notes:
+        if vf.path not in existing:
+            created.add(vf.path)
+            # A pending etag never equals the disk: a crash before the note's batch
+            # commits means it is parsed again by the next reconcile.
+            rows.append((vf.path, disk_rel(vf), 1, PENDING_SIZE, 0, 0, 0))
+    conn.executemany(
+        """
+        INSERT INTO files(path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(path) DO UPDATE SET
+            disk_rel = excluded.disk_rel, is_note = excluded.is_note, size = excluded.size,
+            mtime_ns = excluded.mtime_ns, inode = excluded.inode, indexed_ns = excluded.indexed_ns
+        """,
+        rows,
+    )
+    return created
+
+
+def ids_of_paths(conn: sqlite3.Connection, paths: Iterable[str]) -> Iterator[tuple[int, str]]:
+    return conn.execute(IDS_OF_PATHS, (json.dumps(sorted(paths)),))
+
+
+def update_etags(conn: sqlite3.Connection, etags: Sequence[tuple[object, ...]]) -> None:
+    """(disk_rel, size, mtime_ns, inode, indexed_ns, id) of notes just written."""
+    conn.executemany(
+        "UPDATE files SET disk_rel = ?, is_note = 1, size = ?, mtime_ns = ?, inode = ?, "
+        "indexed_ns = ? WHERE id = ?",
+        etags,
+    )
+
+
+def delete_file_row(conn: sqlite3.Connection, file_id: int, path: str) -> None:
+    conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+    conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+
+
+def record_walk_problems(conn: sqlite3.Connection, problems: Iterable[tuple[str, str]]) -> None:
+    conn.execute("DELETE FROM problems WHERE kind = 'walk'")
+    conn.executemany(
+        "INSERT INTO problems(path, severity, kind, message) VALUES (?, 'error', 'walk', ?)",
+        list(problems),
+    )
+
+
+def touch_indexed(conn: sqlite3.Connection, rows: Sequence[tuple[int, str]]) -> None:
+    """(indexed_ns, path): racy-but-unchanged files checked now."""
+    conn.executemany("UPDATE files SET indexed_ns = ? WHERE path = ?", rows)
+
+
+def unreadable_paths(conn: sqlite3.Connection) -> set[str]:
+    """Notes the parser could not read: retried on every reconcile, since making a file
+    readable again (chmod) changes none of size, mtime_ns and inode."""
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT path FROM problems WHERE kind = ? AND severity = 'error'",
+            (UNREADABLE_KIND,),
+        )
+    }

@@ -1,0 +1,178 @@
+"""Link candidates and re-resolution (SEMANTICS 7): which files a link may land on, and the
+links whose target a new, moved or deleted file can change. All the SQL of link targets."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable
+
+from notedex.store.files import IDS_OF_PATHS, LOOKUP_CHUNK
+from notedex.store.keyindex import FileKeyIndex, key_hash
+from notedex.vault.resolve import Resolver, affected_name_keys, lookup_key, name_key
+
+Withdraw = Callable[[Iterable[int]], None]
+
+_PATHS_OF_IDS = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))"
+# SQLite sorts the key hashes (in its own, bounded memory) for FileKeyIndex.from_sorted.
+_KEY_HASHES_IN_ORDER = """
+SELECT h, id FROM (
+    SELECT nx_key_hash(path, 0) AS h, id FROM files
+    UNION ALL
+    SELECT nx_key_hash(path, 1) AS h, id FROM files WHERE is_note = 1
+) WHERE h IS NOT NULL ORDER BY h
+"""
+_LINKS_SELECT = (
+    "SELECT l.source_id, l.seq, f.path, l.linkpath, l.target_id, l.ambiguous "
+    "FROM links l JOIN files f ON f.id = l.source_id "
+)
+
+
+def unresolved_key(linkpath: str, target_id: int | None) -> str | None:
+    """links.name_key: set only on an unresolved link (a self-link has no target to find)."""
+    return name_key(linkpath) if target_id is None and linkpath else None
+
+
+class LinkTargets:
+    """Resolves links against the files in the index, holding no per-file state but a
+    compact key index (no 100k-file map: issue 6 measured about 70 MB in the daemon)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._keys: FileKeyIndex | None = None  # built when first needed
+        self._resolver = Resolver()
+        self._ids: dict[str, int] = {}
+
+    def forget(self) -> None:
+        """Drop the key index (after a rollback or a clear): rebuilt when next needed."""
+        self._keys = None
+
+    def key_index(self) -> FileKeyIndex:
+        if self._keys is None:
+            self.conn.create_function("nx_key_hash", 2, key_hash, deterministic=True)
+            self._keys = FileKeyIndex.from_sorted(self.conn.execute(_KEY_HASHES_IN_ORDER))
+        return self._keys
+
+    def added(self, created: set[str]) -> None:
+        """Files just registered: filed in the key index, if there is one yet."""
+        if created and self._keys is not None:
+            self._keys.add(self.conn.execute(IDS_OF_PATHS, (json.dumps(sorted(created)),)))
+
+    def removed(self, file_id: int, path: str) -> None:
+        if self._keys is not None:
+            self._keys.remove(file_id, path)
+
+    def load_candidates(self, keys: Iterable[str]) -> None:
+        """Until the next load, ``resolve`` sees every file filed under ``keys``: it resolves
+        any linkpath whose ``lookup_key`` is in ``keys`` exactly as over the whole vault."""
+        keys = set(keys)
+        wanted: set[int] = set()
+        if keys:
+            index = self.key_index()
+            for key in keys:
+                wanted.update(index.ids(key))
+        resolver = Resolver()
+        ids: dict[str, int] = {}
+        if wanted:
+            for file_id, path in self.conn.execute(_PATHS_OF_IDS, (json.dumps(sorted(wanted)),)):
+                resolver.add(path)
+                ids[path] = file_id
+        self._resolver, self._ids = resolver, ids
+
+    def drop_candidates(self) -> None:
+        self._resolver, self._ids = Resolver(), {}
+
+    def resolve(self, linkpath: str, source: str) -> tuple[int | None, bool]:
+        """A link's target id (None: unresolved) and whether the tie-break of 7.7 chose."""
+        if not linkpath:
+            return None, False  # SEMANTICS 6: [[#Heading]] is a self-link, not an edge
+        resolution = self._resolver.resolve(linkpath, source)
+        if resolution.target is None:
+            return None, False
+        return self._ids.get(resolution.target), resolution.ambiguous
+
+    def unresolve_links_to(self, file_id: int, withdraw: Withdraw) -> set[int]:
+        """A file goes: links that pointed at it become unresolved. Returns their sources,
+        whose FTS rows change (withdrawn before the links do)."""
+        sources = {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT source_id FROM links WHERE target_id = ?", (file_id,)
+            )
+        }
+        withdraw(sources)
+        self.conn.execute(
+            "UPDATE links SET target_id = NULL, ambiguous = 0, name_key = nx_name_key(linkpath) "
+            "WHERE target_id = ?",
+            (file_id,),
+        )
+        return sources
+
+    def reresolve_for(self, changed_paths: set[str], dirty: set[int], withdraw: Withdraw) -> None:
+        """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change."""
+        # In slices: a first index creates 100k files, whose keys and links would otherwise
+        # all be held at once (tens of MB). A link re-resolved twice gets the same answer.
+        ordered = sorted(changed_paths)
+        for start in range(0, len(ordered), LOOKUP_CHUNK):
+            self._reresolve_slice(ordered[start : start + LOOKUP_CHUNK], dirty, withdraw)
+
+    def _affected_links(self, keys: set[str]) -> list[tuple[int, int, str, str, int | None, int]]:
+        # json_each, not one placeholder per key: a first index of 100k files has 100k keys,
+        # beyond SQLite's default limit on bound parameters.
+        rows: list[tuple[int, int, str, str, int | None, int]] = self.conn.execute(
+            _LINKS_SELECT + "WHERE l.name_key IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(keys), ensure_ascii=False),),
+        ).fetchall()
+        # A resolved link has a name_key among its target's affected_name_keys: the links
+        # these files can take from (or give to) another file point at a file sharing a key.
+        # (The key index may name a file whose key only collides: the filter below drops its
+        # links, whose name_key is not among ``keys``. A first index registers every file
+        # before it writes any link: then there is nothing to find.)
+        sharing: set[int] = set()
+        if self.conn.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None:
+            index = self.key_index()
+            sharing = {file_id for key in keys for file_id in index.ids(key)}
+        if sharing:
+            rows += [
+                row
+                for row in self.conn.execute(
+                    _LINKS_SELECT + "WHERE l.target_id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(sorted(sharing)),),
+                )
+                if name_key(row[3]) in keys
+            ]
+        return rows
+
+    def _reresolve_slice(
+        self, changed_paths: Iterable[str], dirty: set[int], withdraw: Withdraw
+    ) -> None:
+        keys: set[str] = set()
+        for path in changed_paths:
+            keys.update(affected_name_keys(path))
+        if not keys:
+            return
+        rows = self._affected_links(keys)
+        updates = []
+        self.load_candidates(lookup_key(row[3]) for row in rows)
+        touched: set[int] = set()
+        for source_id, seq, source, linkpath, old_target, old_ambiguous in rows:
+            new_target, ambiguous = self.resolve(linkpath, source)
+            if new_target != old_target or int(ambiguous) != old_ambiguous:
+                updates.append(
+                    (
+                        new_target,
+                        int(ambiguous),
+                        unresolved_key(linkpath, new_target),
+                        source_id,
+                        seq,
+                    )
+                )
+                touched.add(source_id)
+                touched.update(t for t in (old_target, new_target) if t is not None)
+        self.drop_candidates()
+        withdraw(touched)  # their anchors or unresolved keys change
+        dirty |= touched
+        self.conn.executemany(
+            "UPDATE links SET target_id = ?, ambiguous = ?, name_key = ? WHERE source_id = ? AND seq = ?",
+            updates,
+        )

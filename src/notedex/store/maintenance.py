@@ -1,0 +1,103 @@
+"""Maintenance of the index file: FTS integrity-check, rebuild, optimize and automerge,
+bulk-mode pragmas, free pages, WAL checkpoint and clearing every row (``index --full``)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+
+from notedex.store import findings
+from notedex.store.schema import EXTERNAL_FTS, FTS_TABLES, TABLES
+
+FTS_AUTOMERGE = 4  # SQLite's default
+_MERGED_FTS = ("note_fts", "body_fts")
+
+
+def automerge(conn: sqlite3.Connection) -> int | None:
+    """The automerge setting body_fts holds (None: the default, never set)."""
+    row = conn.execute("SELECT v FROM body_fts_config WHERE k = 'automerge'").fetchone()
+    return None if row is None else int(row[0])
+
+
+def set_automerge(conn: sqlite3.Connection, value: int) -> None:
+    """Inside a transaction: FTS segment merging (0 pauses it during a bulk apply)."""
+    for table in _MERGED_FTS:
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', ?)", (value,))
+
+
+@contextlib.contextmanager
+def bulk_pragmas(conn: sqlite3.Connection, cache_kib: int) -> Iterator[None]:
+    """A big page cache and fewer WAL checkpoints for a large apply; restored after."""
+    cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+    checkpoint_pages = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    conn.execute(f"PRAGMA cache_size = -{cache_kib}")
+    conn.execute("PRAGMA wal_autocheckpoint = 10000")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {cache}")  # gives the pages back
+        conn.execute(f"PRAGMA wal_autocheckpoint = {checkpoint_pages}")
+
+
+def merge_segments(conn: sqlite3.Connection) -> None:
+    """Inside a transaction: merge the FTS segments a bulk apply left unmerged."""
+    for table in _MERGED_FTS:
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+
+
+def clear(conn: sqlite3.Connection) -> None:
+    """Inside a transaction: drop every row (``index --full``); the schema stays."""
+    for table in EXTERNAL_FTS:
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
+    for table in TABLES:
+        conn.execute(f"DELETE FROM {table}")
+    conn.execute("DELETE FROM meta WHERE key <> 'schema_version'")
+
+
+def integrity_check(conn: sqlite3.Connection) -> bool:
+    """FTS5 integrity-check (rank 1 also compares with the content); True when sound."""
+    try:
+        for table in FTS_TABLES:
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+    except sqlite3.DatabaseError:
+        return False
+    return True
+
+
+def rebuild_fts(conn: sqlite3.Connection) -> None:
+    """Inside a transaction: repair the FTS indexes from their content.
+
+    A DELETE cannot repair an index that disagrees with its content (it removes the tokens
+    of the content, not the indexed ones): FTS5's 'rebuild' re-derives each index from its
+    content (for note_fts, the view over the tables), and the findings are recomputed.
+    """
+    for table in FTS_TABLES:
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+    findings.clear_pending(conn)
+    findings.set_every_note_dirty(conn)
+    findings.refresh_findings(conn)
+
+
+def optimize(conn: sqlite3.Connection) -> None:
+    for table in FTS_TABLES:
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    # Spellings no note uses any more (kept until now: a vault has few, and a save is cheaper).
+    conn.execute(
+        "DELETE FROM tag_names WHERE NOT EXISTS (SELECT 1 FROM tags WHERE tag_id = tag_names.id)"
+    )
+    release_free_pages(conn)
+
+
+def release_free_pages(conn: sqlite3.Connection) -> None:
+    """Give free pages back (an index created with auto_vacuum = INCREMENTAL; else a no-op).
+
+    executescript, not execute: the sqlite3 module steps this pragma once, one page.
+    Never inside a transaction (executescript would commit it).
+    """
+    conn.executescript("PRAGMA incremental_vacuum;")
+
+
+def checkpoint(conn: sqlite3.Connection) -> None:
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,86 @@
+"""indexing/freshness.py: the one freshness policy, ``ensure_fresh``, for queries, ``index``
+and the MCP server's check (ARCHITECTURE "Freshness"). Real vault, real index, real lock."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from notedex.config import Config
+from notedex.errors import DaemonAlreadyRunning
+from notedex.indexing.freshness import (
+    APPLIED,
+    BUSY,
+    CURRENT,
+    DAEMON,
+    STALE,
+    current_file_count,
+    daemon_keeps_fresh,
+    ensure_fresh,
+)
+from notedex.store.connect import WriterLock
+from tests.helpers import write
+from tests.indexcheck import age, fts_sound_after, make_vault
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+
+@pytest.fixture
+def cfg(tmp_path: Path) -> Config:
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b]]\n", "b.md": "# B\n", "img.png": b"x"})
+    age(vault)  # out of the racy window: only the etags speak
+    return Config(vault, tmp_path / "state" / "i.db")
+
+
+def test_a_first_query_builds_the_index_then_finds_it_current(cfg: Config) -> None:
+    first = ensure_fresh(cfg)
+    assert first.state == APPLIED and first.current
+    assert first.report is not None and first.report["added"] == 3
+    assert current_file_count(cfg.vault_dir, cfg.db_file) == 3
+    again = ensure_fresh(cfg)
+    assert (again.state, again.report) == (CURRENT, None)
+
+
+def test_index_with_nothing_to_do_reports_zeros_without_the_writer(cfg: Config) -> None:
+    ensure_fresh(cfg)
+    report = ensure_fresh(cfg, index=True).report
+    assert report is not None
+    assert {k: v for k, v in report.items() if k != "seconds"} == {
+        "added": 0,
+        "changed": 0,
+        "removed": 0,
+        "unchanged": 3,
+        "errors": 0,
+        "kept": [],
+    }
+    assert ensure_fresh(cfg, index=True, full=True).state == APPLIED  # --full always rebuilds
+
+
+def test_a_check_only_call_never_writes(cfg: Config) -> None:
+    ensure_fresh(cfg)
+    write(Path(cfg.vault_dir) / "c.md", "new\n")
+    assert ensure_fresh(cfg, apply=False).state == STALE
+    assert current_file_count(cfg.vault_dir, cfg.db_file) is None  # still stale: nothing ran
+    assert ensure_fresh(cfg).report is not None
+
+
+def test_a_running_daemon_is_left_to_keep_the_index_fresh(cfg: Config) -> None:
+    with WriterLock(cfg.lock_file) as lock:
+        assert lock.acquire("daemon")
+        assert daemon_keeps_fresh(cfg)
+        assert ensure_fresh(cfg).state == DAEMON
+        assert not os.path.exists(cfg.db_file)  # no index was built behind the daemon's back
+        with pytest.raises(DaemonAlreadyRunning, match=r"daemon \(pid \d+\) keeps this index"):
+            ensure_fresh(cfg, index=True)
+    assert not daemon_keeps_fresh(cfg)
+
+
+def test_another_writer_is_not_waited_for_when_an_index_exists(cfg: Config) -> None:
+    ensure_fresh(cfg)
+    write(Path(cfg.vault_dir) / "c.md", "new\n")
+    with WriterLock(cfg.lock_file) as lock:
+        assert lock.acquire("index")
+        assert ensure_fresh(cfg).state == BUSY
+    assert ensure_fresh(cfg).state == APPLIED

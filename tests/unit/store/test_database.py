@@ -1,0 +1,171 @@
+"""store/database.py: the writer opens (creating) a private WAL index outside the vault, and rebuilds it on any schema mismatch; a foreign SQLite file is refused and left alone."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from notedex.errors import IndexUnavailable
+from notedex.indexing.reconcile import reconcile
+from notedex.store.connect import BUSY_TIMEOUT_MS, connect_readonly
+from notedex.store.schema import SCHEMA_VERSION
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, run_cli
+from tests.indexcheck import fts_sound_after, make_vault
+from tests.unit.store import build
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+
+def test_index_file_is_private_wal_and_outside_the_vault(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b]]\n", "b.md": ""})
+    old_umask = os.umask(0o022)
+    try:
+        result = run_cli("index", "--vault", vault)
+    finally:
+        os.umask(old_umask)
+    assert result.code == 0, result.stderr
+    state = Path(os.environ["XDG_STATE_HOME"]) / "notedex"
+    [db] = list(state.glob("*.db"))
+    assert re.fullmatch(r"v-[0-9a-f]+\.db", db.name)
+    assert vault.resolve() not in db.resolve().parents
+    for path in (db, *state.glob("*.db-wal"), *state.glob("*.db-shm"), *state.glob("*.lock")):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+    # A second vault with the same folder name gets its own file.
+    other = make_vault(tmp_path / "elsewhere" / "v", {"z.md": ""})
+    assert run_cli("index", "--vault", other).code == 0
+    assert len(list(state.glob("*.db"))) == 2
+
+
+def test_writer_connection_pragmas_and_sqlite_utils_without_plugins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite_utils
+    from sqlite_utils import db as sqlite_utils_db
+
+    called: list[object] = []
+    monkeypatch.setattr(sqlite_utils_db, "ensure_plugins_loaded", lambda: called.append("load"))
+    vault = make_vault(tmp_path / "v", {"a.md": ""})
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        assert isinstance(writer.db, sqlite_utils.Database)
+        conn = writer.conn
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+        reconcile(writer)
+    assert called == []  # execute_plugins=False: no plugin ever touches our connection
+
+
+def test_index_inside_the_vault_is_refused(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": ""})
+    (tmp_path / "link-into-vault").symlink_to(vault / "sub", target_is_directory=True)
+    (vault / "sub").mkdir()
+    for db in (
+        vault / "i.db",
+        vault / "sub" / "deep" / "i.db",
+        tmp_path / "link-into-vault" / "i.db",
+    ):
+        result = run_cli("index", "--json", "--vault", vault, "--db", db)
+        assert (result.code, result.stdout) == (2, ""), db
+        assert "outside the vault" in result.stderr
+    assert list(vault.rglob("*.db*")) == []
+    via_env = run_cli("scan", "--json", "--vault", vault, env={"NOTEDEX_DB": str(vault / "x.db")})
+    assert (via_env.code, via_env.stdout) == (2, "")
+
+
+def _set_version(db: Path, version: str) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+    conn.close()
+
+
+def test_schema_mismatch_reader_explains_writer_rebuilds(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b]] #t\n", "b.md": "# B\n"})
+    db = tmp_path / "i.db"
+    build(vault, db)
+    expected = dump_index(db)
+    _set_version(db, str(SCHEMA_VERSION - 1))
+    conn = sqlite3.connect(db)
+    with conn:  # stale rows that a rebuild must not keep
+        conn.execute(
+            "INSERT INTO problems(path, severity, kind, message) VALUES ('zz.md', 'error', 'x', 'old')"
+        )
+    conn.close()
+
+    for command in ("scan", "health", "graph", "status"):
+        result = run_cli(command, "--json", "--no-refresh", "--vault", vault, "--db", db)
+        assert (result.code, result.stdout) == (2, ""), command
+        assert "Traceback" not in result.stderr
+        assert f"schema version {SCHEMA_VERSION - 1}" in result.stderr
+        assert "notedex index" in result.stderr
+    with pytest.raises(IndexUnavailable):
+        connect_readonly(db)
+
+    # Without --no-refresh the writer rebuilds from the vault first; the answer is complete.
+    result = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    assert [n["path"] for n in result.json()["notes"]] == ["a.md", "b.md"]
+    assert dump_index(db) == expected
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),
+    )
+    conn.close()
+
+
+@pytest.mark.parametrize("version", ["999", "garbage", None])
+def test_writer_rebuilds_on_any_version_mismatch(tmp_path: Path, version: str | None) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b]]\n", "b.md": ""})
+    db = tmp_path / "i.db"
+    build(vault, db)
+    expected = dump_index(db)
+    if version is None:
+        conn = sqlite3.connect(db)
+        with conn:
+            conn.execute("DELETE FROM meta")
+        conn.close()
+    else:
+        _set_version(db, version)
+    result = run_cli("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("added 2,")
+    assert dump_index(db) == expected
+
+
+def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": ""})
+    db = tmp_path / "someone-elses.db"
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("CREATE TABLE invoices(id INTEGER PRIMARY KEY, amount REAL)")
+        conn.execute("INSERT INTO invoices(amount) VALUES (12.5)")
+    conn.close()
+    result = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    assert (result.code, result.stdout) == (2, "")
+    assert "not a notedex index" in result.stderr
+    conn = sqlite3.connect(db)
+    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == [
+        "invoices"
+    ]
+    conn.close()
+
+
+def test_an_empty_file_becomes_an_index(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": ""})
+    db = tmp_path / "i.db"
+    db.touch()
+    result = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    assert result.json()["noteCount"] == 1

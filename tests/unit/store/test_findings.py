@@ -1,0 +1,133 @@
+"""store/findings.py: the stored findings (orphans, unlinked, broken links) equal the ones computed from the links table after every kind of change, and a save recomputes them from the dirty notes alone."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+from notedex.indexing.reconcile import reconcile
+from notedex.store import findings, read
+from notedex.store.connect import connect_readonly
+from notedex.store.schema import LINK_TEXT, NOTE_TITLE
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fresh_full_index, write
+from tests.indexcheck import fts_sound_after, make_vault
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+
+def _findings_from_links(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """Orphans/unlinked and broken links computed from scratch from the links table: the oracle
+    for the writer's ``lonely_notes`` and ``broken_links``."""
+    from notedex.vault.resolve import broken_key
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        outgoing = "l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)"
+        lonely = conn.execute(
+            f"""
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM links l WHERE l.source_id = n.file_id AND {outgoing})
+                        THEN 2 ELSE 1 END, f.path, {NOTE_TITLE}
+            FROM notes n JOIN files f ON f.id = n.file_id
+            WHERE n.excluded = 0 AND NOT EXISTS (
+                SELECT 1 FROM links l WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
+                  AND l.source_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1))
+            ORDER BY 1, 2
+            """
+        ).fetchall()
+        broken = [
+            (source, line, col, text, broken_key(linkpath))
+            for source, line, col, text, linkpath in conn.execute(
+                f"""
+                SELECT f.path, l.line, l.col, {LINK_TEXT}, l.linkpath
+                FROM links l JOIN notes n ON n.file_id = l.source_id JOIN files f ON f.id = l.source_id
+                WHERE l.target_id IS NULL AND l.linkpath <> '' AND n.excluded = 0
+                ORDER BY f.path, l.line, l.col, l.seq
+                """
+            )
+        ]
+    finally:
+        conn.close()
+    return lonely, broken
+
+
+def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    conn = connect_readonly(db)
+    try:
+        lonely = [
+            (2 if r["has_outgoing"] else 1, r["path"], r["title"])
+            for r in read.notes_without_backlinks(conn)
+        ]
+        broken = [tuple(r) for r in read.broken_links(conn)]
+    finally:
+        conn.close()
+    return lonely, broken
+
+
+def test_stored_findings_follow_every_kind_of_change(tmp_path: Path) -> None:
+    """lonely_notes and broken_links stay equal to a computation from the links table through
+    new notes that resolve broken links, renames, deletions, duplicate names resolved by path,
+    attachments, title edits and a change of Obsidian's "Excluded files"."""
+    import json
+
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Hub.md": "[[Later]] [[A/Dup]] [[Dup]] ![[pic.png]] [[#Self]]\n",
+            "A/Dup.md": "[[Hub]]\n",
+            "B/Dup.md": "",
+            "Lonely.md": "---\ntitle: A title\n---\n",
+            "Old/Gone.md": "[[Nowhere.md]] [[nowhere]]\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    steps = [
+        lambda: write(vault / "Later.md", "[[Lonely]]\n"),  # resolves Hub's broken link
+        lambda: (vault / "B/Dup.md").rename(vault / "B/Other.md"),  # [[Dup]] is no longer a tie
+        lambda: (vault / "A/Dup.md").unlink(),  # Hub's [[A/Dup]] and [[Dup]] break
+        lambda: write(vault / "img/pic.png", "png"),  # an attachment appears
+        lambda: write(vault / "Lonely.md", "---\ntitle: Renamed title\n---\n[[Old/Gone]]\n"),
+        lambda: write(
+            vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Old/"]})
+        ),
+        lambda: write(vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Hub"]})),
+        lambda: shutil.rmtree(vault / "Old"),
+    ]
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        assert _stored_findings(db) == _findings_from_links(db)
+        for step in steps:
+            step()
+            reconcile(writer)
+            assert _stored_findings(db) == _findings_from_links(db)
+    assert dump_index(db) == fresh_full_index(vault, tmp_path)
+
+
+def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) -> None:
+    """A save recomputes the findings of a few notes: every statement is driven by those
+    notes (at 100k notes a scan of notes, files or the findings cost a save 100 ms)."""
+    vault = make_vault(
+        tmp_path / "v", {f"n{i}.md": f"[[n{i + 1}]] [[gone{i % 3}]]\n" for i in range(200)}
+    )
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        statements: list[str] = []
+        writer.conn.set_trace_callback(statements.append)
+        with writer.transaction():
+            findings.set_dirty(writer.conn, [1, 2, 3])
+            statements.clear()
+            findings.refresh_findings(writer.conn)
+        writer.conn.set_trace_callback(None)
+        plans = {
+            s: [row[3] for row in writer.conn.execute("EXPLAIN QUERY PLAN " + s)]
+            for s in statements
+            if s.lstrip().startswith(("INSERT", "DELETE"))
+        }
+    assert len(plans) == 4
+    for sql, plan in plans.items():
+        for step in plan:
+            if step.startswith("SCAN"):
+                assert re.match(r"SCAN (d|notes USING INDEX notes_excluded)$", step), (sql, plan)
