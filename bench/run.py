@@ -248,19 +248,7 @@ def child_env(out: Path) -> dict[str, str]:
 def setup_tools(settings: Settings) -> Tools:
     env = child_env(settings.out)
     if settings.use_venv:
-        venv = settings.out / "venv"
-        python = venv / "bin" / "python"
-        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        fresh = not python.exists()
-        if fresh:
-            say(f"creating the bench venv in {display_path(venv)}")
-            _check([sys.executable, "-m", "venv", str(venv)], env)
-        say("installing notedex (not editable) and matplotlib into the bench venv")
-        _check([*pip, f"{ROOT}[bench]"], env)
-        if not fresh:
-            # Same version number: pip would keep the old build. This checkout is what we measure.
-            _check([*pip, "--no-deps", "--force-reinstall", str(ROOT)], env)
-        tools = Tools(str(python), [str(venv / "bin" / "notedex")], None, env, True)
+        tools = install_checkout(settings.out / "venv", ROOT, env, extras="[bench]")
     else:
         script = Path(sys.executable).parent / "notedex"
         command = [str(script)] if script.exists() else [sys.executable, "-m", "notedex"]
@@ -271,6 +259,23 @@ def setup_tools(settings: Settings) -> Tools:
     if tools.rg is None:
         say("ripgrep (rg) not found: the rg comparisons are skipped")
     return tools
+
+
+def install_checkout(venv: Path, source: Path, env: dict[str, str], *, extras: str = "") -> Tools:
+    """A regular (non-editable) install of the checkout ``source`` into ``venv``, created if
+    missing; the measured ``notedex`` is that venv's console script (no ripgrep set)."""
+    python = venv / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    fresh = not python.exists()
+    if fresh:
+        say(f"creating the bench venv in {display_path(venv)}")
+        _check([sys.executable, "-m", "venv", str(venv)], env)
+    say(f"installing notedex{extras} (not editable) into {display_path(venv)}")
+    _check([*pip, f"{source}{extras}"], env)
+    if not fresh:
+        # Same version number: pip would keep the old build. This checkout is what we measure.
+        _check([*pip, "--no-deps", "--force-reinstall", str(source)], env)
+    return Tools(str(python), [str(venv / "bin" / "notedex")], None, env, True)
 
 
 def install_ripgrep() -> str | None:
@@ -375,41 +380,9 @@ class Vault:
 
 
 def prepare_vault(settings: Settings, notes: int) -> Vault:
-    name = vault_name(notes)
-    path = settings.out / name
-    truth_file = settings.out / f"{name}.truth.json"
-    restore_vault(settings.out, name)
-    truth = _load_truth(truth_file)
-    if not _truth_matches(truth, path, notes, settings.seed):
-        say(f"generating {name} ({notes} notes, seed {settings.seed})")
-        started = time.perf_counter()
-        cmd = [
-            sys.executable,
-            str(BENCH_DIR / "genvault.py"),
-            "--notes",
-            str(notes),
-            "--seed",
-            str(settings.seed),
-            "--out",
-            str(path),
-            "--truth",
-            str(truth_file),
-        ]
-        if path.exists():
-            cmd.append("--force")
-        _check(cmd, dict(os.environ))
-        say(f"generated {name} in {time.perf_counter() - started:.1f}s")
-        truth = _load_truth(truth_file)
-        if truth is None:
-            raise BenchError(f"genvault wrote no readable truth file for {name}")
-    else:
-        say(f"reusing {name} (its truth file matches)")
-    assert truth is not None
-    keyword = settings.keyword or pick_keyword(truth["notes"])
-    if not _occurs(keyword, truth["notes"]):
-        raise BenchError(f"the keyword {keyword!r} is neither a tag nor a title word in {name}")
-    if MISS_KEYWORD in json.dumps(truth["notes"]).lower():
-        raise BenchError(f"the miss keyword {MISS_KEYWORD!r} occurs in {name}")
+    path, truth_file, truth = ensure_vault(settings.out, notes, settings.seed)
+    name = path.name
+    keyword = check_keyword(settings.keyword or pick_keyword(truth["notes"]), truth, name)
     invalid = set(truth.get("invalid_yaml", []))
     ascii_notes = sorted(
         p for p in truth["notes"] if re.fullmatch(r"[A-Za-z0-9 _./-]+\.md", p) and p not in invalid
@@ -425,6 +398,50 @@ def prepare_vault(settings: Settings, notes: int) -> Vault:
     vault = Vault(notes, path, truth_file, keyword, edit_targets, link_stems)
     vault.files, vault.bytes = vault_bytes(path)
     return vault
+
+
+def ensure_vault(out: Path, notes: int, seed: int) -> tuple[Path, Path, dict[str, Any]]:
+    """The vault of ``notes`` notes under ``out`` (generated unless its truth file matches, any
+    interrupted save loop undone): its path, its truth file and the truth."""
+    name = vault_name(notes)
+    path = out / name
+    truth_file = out / f"{name}.truth.json"
+    restore_vault(out, name)
+    truth = _load_truth(truth_file)
+    if truth is not None and _truth_matches(truth, path, notes, seed):
+        say(f"reusing {name} (its truth file matches)")
+        return path, truth_file, truth
+    say(f"generating {name} ({notes} notes, seed {seed})")
+    started = time.perf_counter()
+    cmd = [
+        sys.executable,
+        str(BENCH_DIR / "genvault.py"),
+        "--notes",
+        str(notes),
+        "--seed",
+        str(seed),
+        "--out",
+        str(path),
+        "--truth",
+        str(truth_file),
+    ]
+    if path.exists():
+        cmd.append("--force")
+    _check(cmd, dict(os.environ))
+    say(f"generated {name} in {time.perf_counter() - started:.1f}s")
+    truth = _load_truth(truth_file)
+    if truth is None:
+        raise BenchError(f"genvault wrote no readable truth file for {name}")
+    return path, truth_file, truth
+
+
+def check_keyword(keyword: str, truth: dict[str, Any], name: str) -> str:
+    """``keyword`` if it is a tag or title word of the vault and the miss keyword is absent."""
+    if not _occurs(keyword, truth["notes"]):
+        raise BenchError(f"the keyword {keyword!r} is neither a tag nor a title word in {name}")
+    if MISS_KEYWORD in json.dumps(truth["notes"]).lower():
+        raise BenchError(f"the miss keyword {MISS_KEYWORD!r} occurs in {name}")
+    return keyword
 
 
 def _load_truth(truth_file: Path) -> dict[str, Any] | None:
