@@ -26,6 +26,7 @@ import os
 import platform
 import random
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -596,6 +597,13 @@ class Command:
 
 
 def run_timed(command: Command, env: dict[str, str]) -> float:
+    return run_measured(command, env)[0]
+
+
+def run_measured(command: Command, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds from spawn to exit, and the CPU seconds (user + system) of the process and
+    every descendant it waited for. CPU time barely moves with the load of a shared machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     code = subprocess.call(
         command.argv,
@@ -605,12 +613,14 @@ def run_timed(command: Command, env: dict[str, str]) -> float:
         env=env,
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if code not in command.ok:
         done = subprocess.run(command.argv, env=env, capture_output=True, text=True, check=False)
         raise BenchError(
             f"{command.name}: `{' '.join(command.argv)}` exited {code}: {done.stderr.strip()[-1500:]}"
         )
-    return elapsed
+    return elapsed, cpu
 
 
 def run_output(command: Command, env: dict[str, str]) -> tuple[int, str]:
