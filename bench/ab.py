@@ -3,15 +3,16 @@
     python bench/ab.py OLD_REV NEW_REV --size 10000 --runs 5     # the house refactor's check
     python bench/ab.py main main --size 1000                      # validation: ratios near 1.0
 
-Each revision is exported with ``git archive`` and installed (regular, not editable) into its own
-virtual environment under ``OUT/ab``; both query one generated vault (bench/genvault.py, reused
-while its truth file matches), each through its own index. The measured commands are whole
-processes with the same argv and environment bench/run.py uses, and the two revisions alternate
-pair by pair (old, new, then new, old ...) so the noise of a shared machine hits both alike: the
-daemon-backed ``lookup KEYWORD`` and ``health --json``, ``lookup KEYWORD`` with no daemon (the
-freshness check walks the vault), and a cold ``index --full`` on a fresh database. Prints a table
-of medians, spread and the ratio new/old with a verdict against 0.95-1.05 and writes it as JSON.
-Exit 0: every ratio within the band; 1: some ratio outside it; 2: nothing could be measured.
+Each revision (a commit: ``git archive`` exports it) gets a regular, non-editable install in its
+own virtual environment under ``OUT/ab`` and its own index of one generated vault (bench/run.py
+generates and reuses it). The measured commands are whole processes with bench/run.py's argv and
+environment: ``lookup KEYWORD`` and ``health --json`` while each revision's daemon runs,
+``lookup KEYWORD`` with no daemon (its freshness check walks the vault) and a cold ``index
+--full`` on a fresh database. The revisions alternate pair by pair (old new, new old, ...) so the
+load of a shared machine hits both alike; each run's wall time and CPU time are kept. The table
+(stdout) and the JSON file give per revision the median and spread, and per command the ratio
+new/old with its 95% interval and a verdict against 0.95-1.05 (bench/ab_report.py).
+Exit 0: every judged ratio within the band; 1: some ratio outside it; 2: a measurement failed.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--reps", type=int, default=20, help="query pairs per command and round (default 20)"
     )
     parser.add_argument(
-        "--cold-reps", type=int, default=2, help="cold index pairs per round (default 2)"
+        "--cold-reps", type=int, default=4, help="cold index pairs per round (default 4)"
     )
     parser.add_argument(
         "--tolerance",
@@ -288,16 +289,9 @@ def one_round(
                 pairs(key, sides, 1, samples, nothing, number)
 
 
-def _load() -> float | None:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
-
-
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
-    load_start = _load()
+    load_start = bench.load_average()
     vault, _, truth = bench.ensure_vault(args.out, args.size, args.seed)
     keyword = bench.check_keyword(
         args.keyword or bench.pick_keyword(truth["notes"]), truth, vault.name
@@ -341,7 +335,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "cores": os.cpu_count(),
             "os": platform.system(),
             "python": platform.python_version(),
-            "load_average": {"start": load_start, "end": _load()},
+            "load_average": {"start": load_start, "end": bench.load_average()},
         },
         "info": info,
         "band": list(band),

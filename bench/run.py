@@ -856,7 +856,7 @@ def save_loop(
 
 
 def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]:
-    load_before = _load_average()
+    load_before = load_average()
     vault = prepare_vault(settings, notes)
     name = vault.path.name
     say(f"{name}: {vault.files} files, {vault.bytes / 1e6:.1f} MB; keyword {vault.keyword!r}")
@@ -1003,7 +1003,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     info["save_hash_mismatches"] = sum(1 for s in saves if not s["hash_matches"])
     samples["save_ms"] = [round(lat * 1000, 2) for lat in latencies]
     info["reps"] = reps_for
-    info["load_average"] = {"start": load_before, "end": _load_average()}
+    info["load_average"] = {"start": load_before, "end": load_average()}
     return {
         "notes": notes,
         "vault": name,
@@ -1014,7 +1014,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     }
 
 
-def _load_average() -> float | None:
+def load_average() -> float | None:
     """The 1-minute load average: how busy the shared machine was (2 cores: 2.0 is full)."""
     try:
         return round(os.getloadavg()[0], 2)
