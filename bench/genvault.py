@@ -590,44 +590,47 @@ class VaultGenerator:
             name += ".md"
         shown = self._words(1, 3)
         heading = self._words(1, 3).title()
-        linkpath = name
-        container = "inline"
+        text, kind, linkpath, container = self._note_link_form(name, shown, heading)
+        return _Item(text=text, link=_LinkRec(kind, linkpath, target.path), container=container)
+
+    def _note_link_form(self, name: str, shown: str, heading: str) -> tuple[str, str, str, str]:
+        """One spelling of a link to ``name``: (text, kind, linkpath, container)."""
+        rng = self.rng
         roll = rng.random()
         if roll < 0.35:
-            text, kind = f"[[{name}]]", "wikilink"
-        elif roll < 0.5:
-            text, kind = f"[[{name}|{shown}]]", "wikilink"
-        elif roll < 0.57:
-            text, kind = f"[[{name}#{heading}]]", "wikilink"
-        elif roll < 0.6:
-            text, kind = f"[[{name}#^{rng.randrange(16**6):06x}]]", "wikilink"
-        elif roll < 0.62:
-            text, kind = f"[[{name}#{heading}#{self._words(1, 2)}|{shown}]]", "wikilink"
-        elif roll < 0.64:
-            text, kind = f"[[ {name} ]]", "wikilink"
-        elif roll < 0.66 and " " in name:
-            text, kind = f"[[{name.replace(' ', NBSP, 1)}]]", "wikilink"
-        elif roll < 0.7:
-            text, kind = f"![[{name}]]", "embed"
-        elif roll < 0.72:
-            text, kind = f"![[{name}#{heading}]]", "embed"
-        elif roll < 0.84:
+            return f"[[{name}]]", "wikilink", name, "inline"
+        if roll < 0.5:
+            return f"[[{name}|{shown}]]", "wikilink", name, "inline"
+        if roll < 0.57:
+            return f"[[{name}#{heading}]]", "wikilink", name, "inline"
+        if roll < 0.6:
+            return f"[[{name}#^{rng.randrange(16**6):06x}]]", "wikilink", name, "inline"
+        if roll < 0.62:
+            return f"[[{name}#{heading}#{self._words(1, 2)}|{shown}]]", "wikilink", name, "inline"
+        if roll < 0.64:
+            return f"[[ {name} ]]", "wikilink", name, "inline"
+        if roll < 0.66 and " " in name:
+            return f"[[{name.replace(' ', NBSP, 1)}]]", "wikilink", name, "inline"
+        if roll < 0.7:
+            return f"![[{name}]]", "embed", name, "inline"
+        if roll < 0.72:
+            return f"![[{name}#{heading}]]", "embed", name, "inline"
+        if roll < 0.84:
             md = name if name.lower().endswith(".md") else name + ".md"
-            linkpath = md
-            if name.startswith("/") or rng.random() < 0.75:
-                text = f"[{shown}]({quote(md, safe='/')})"
-            else:
-                text = f"[{shown}](<{md}>)"
-            kind = "markdown"
-        elif roll < 0.87:
-            text, kind, container = f"[[{name}\\|{shown}]]", "wikilink", "table"
-        elif roll < 0.93:
-            text, kind, container = f"[[{name}]]", "wikilink", "callout"
-        elif roll < 0.95:
-            text, kind, container = f"[[{name}]]", "wikilink", "comment"
-        else:
-            text, kind = f"[[{name}|{shown}]]", "wikilink"
-        return _Item(text=text, link=_LinkRec(kind, linkpath, target.path), container=container)
+            return self._markdown_note_link(name, md, shown), "markdown", md, "inline"
+        if roll < 0.87:
+            return f"[[{name}\\|{shown}]]", "wikilink", name, "table"
+        if roll < 0.93:
+            return f"[[{name}]]", "wikilink", name, "callout"
+        if roll < 0.95:
+            return f"[[{name}]]", "wikilink", name, "comment"
+        return f"[[{name}|{shown}]]", "wikilink", name, "inline"
+
+    def _markdown_note_link(self, name: str, md: str, shown: str) -> str:
+        """``[shown](url-quoted.md)``, or the ``<...>`` form for a quarter of the relative ones."""
+        if name.startswith("/") or self.rng.random() < 0.75:
+            return f"[{shown}]({quote(md, safe='/')})"
+        return f"[{shown}](<{md}>)"
 
     def _attachment_link(self) -> _Item:
         rng = self.rng
@@ -744,18 +747,7 @@ class VaultGenerator:
     ) -> list[str]:
         """YAML lines (without the ``---`` fences); fills ``tags`` and ``truth`` as it goes."""
         rng = self.rng
-        lines: list[str] = []
-        roll = rng.random()
-        if roll < 0.08:  # about 5% of all notes (64% have frontmatter)
-            other = self._zh_title() if plan.lang == "zh" else self._en_title()
-            if other.lower() != plan.stem.lower():
-                truth.title = other
-                lines.append(f"{rng.choice(('title', 'title', 'Title'))}: {_yaml_scalar(other)}")
-        elif roll < 0.11:
-            lines.append(f'title: "{plan.stem}"')
-            truth.title = plan.stem
-        elif roll < 0.115:
-            lines.append('title: ""')  # SEMANTICS 3: empty -> the stem
+        lines = self._title_yaml(plan, truth)
         if plan.aliases:
             lines += self._aliases_yaml(plan.aliases)
             truth.aliases = list(plan.aliases)
@@ -765,6 +757,42 @@ class VaultGenerator:
             lines += self._tags_yaml(tags)
         if rng.random() < 0.01:
             lines.append(f"tag: {rng.choice(_TAG_WORDS)}-singular")  # ignored (SEMANTICS 4)
+        lines += self._fields_yaml(truth)
+        if rng.random() < 0.3:
+            lines.append(f"created: {_date_str(rng.randint(737800, 739500))}")
+        if rng.random() < 0.05:
+            lines.append(f"publish: {rng.choice(('true', 'false'))}")
+        if links:
+            lines += self._frontmatter_links(links, truth)
+        if rng.random() < 0.02:
+            lines.append('remark: "see [[Fake Quoted]] later"')  # not a whole-value link
+        if rng.random() < 0.01:
+            lines.append("parent: [[Someday Maybe]]")  # unquoted: a nested YAML list, no link
+        if not lines:
+            lines.append(f"created: {_date_str(rng.randint(737800, 739500))}")
+        return lines
+
+    def _title_yaml(self, plan: _NotePlan, truth: _NoteTruth) -> list[str]:
+        """The title line, if any: another title, the stem quoted, or empty (about 11%)."""
+        rng = self.rng
+        roll = rng.random()
+        if roll < 0.08:  # about 5% of all notes (64% have frontmatter)
+            other = self._zh_title() if plan.lang == "zh" else self._en_title()
+            if other.lower() == plan.stem.lower():
+                return []
+            truth.title = other
+            return [f"{rng.choice(('title', 'title', 'Title'))}: {_yaml_scalar(other)}"]
+        if roll < 0.11:
+            truth.title = plan.stem
+            return [f'title: "{plan.stem}"']
+        if roll < 0.115:
+            return ['title: ""']  # SEMANTICS 3: empty -> the stem
+        return []
+
+    def _fields_yaml(self, truth: _NoteTruth) -> list[str]:
+        """The ``id``, ``type`` and ``status`` lines, each present by chance."""
+        rng = self.rng
+        lines: list[str] = []
         if rng.random() < 0.1:
             if rng.random() < 0.2:
                 value = str(rng.randint(10000, 99999))
@@ -781,18 +809,6 @@ class VaultGenerator:
             value = rng.choice(("draft", "done", "active", "in progress", "进行中"))
             lines.append(f"{rng.choice(('status', 'Status'))}: {value}")
             truth.status = value
-        if rng.random() < 0.3:
-            lines.append(f"created: {_date_str(rng.randint(737800, 739500))}")
-        if rng.random() < 0.05:
-            lines.append(f"publish: {rng.choice(('true', 'false'))}")
-        if links:
-            lines += self._frontmatter_links(links, truth)
-        if rng.random() < 0.02:
-            lines.append('remark: "see [[Fake Quoted]] later"')  # not a whole-value link
-        if rng.random() < 0.01:
-            lines.append("parent: [[Someday Maybe]]")  # unquoted: a nested YAML list, no link
-        if not lines:
-            lines.append(f"created: {_date_str(rng.randint(737800, 739500))}")
         return lines
 
     def _aliases_yaml(self, aliases: list[str]) -> list[str]:
@@ -1044,12 +1060,7 @@ class VaultGenerator:
     def write(self, out: Path) -> dict[str, Any]:
         """Write the vault under ``out`` (which must exist and be empty) and return the truth."""
         rng = self.rng
-        for folder in self.folders:
-            if folder:
-                (out / folder).mkdir(parents=True, exist_ok=True)
-        for folder in {p.folder for p in self.notes}:
-            if folder:
-                (out / folder).mkdir(parents=True, exist_ok=True)
+        self._make_folders(out)
         writer = _FileWriter()
         n = len(self.notes)
         invalid = set(rng.sample(range(n), min(n, max(3, n // 300))))
@@ -1057,16 +1068,9 @@ class VaultGenerator:
         incoming: set[str] = set()
         invalid_paths: list[str] = []
         for index, plan in enumerate(self.notes):
-            roll = rng.random()
-            if index in invalid:
-                fm_kind = "invalid"
+            fm_kind = _frontmatter_kind(rng.random(), index in invalid)
+            if fm_kind == "invalid":
                 invalid_paths.append(plan.path)
-            elif roll < 0.35:
-                fm_kind = "none"
-            elif roll < 0.36:
-                fm_kind = "late"
-            else:
-                fm_kind = "valid"
             text, truth = self._render_note(plan, fm_kind)
             if rng.random() < 0.01:
                 text = text.replace("\n", "\r\n")
@@ -1076,35 +1080,13 @@ class VaultGenerator:
             for link in truth.links:
                 if link.target is not None and link.target != plan.path:
                     incoming.add(link.target)
-            notes_truth[plan.path] = {
-                "title": truth.title,
-                "first_h1": truth.first_h1,
-                "id": truth.id,
-                "type": truth.type,
-                "status": truth.status,
-                "tags": truth.tags,
-                "aliases": truth.aliases,
-                "links": [
-                    {"kind": link.kind, "linkpath": link.linkpath, "target": link.target}
-                    for link in truth.links
-                ],
-            }
+            notes_truth[plan.path] = _truth_entry(truth)
         for path in self.attachments:
             data = _PNG_BYTES if path.endswith(".png") else _PDF_BYTES
             writer.write(os.path.join(out, path), data + path.encode("utf-8"))
         writer.close()
         ignored = self._write_ignored(out)
-        orphans = []
-        broken = []
-        for path, entry in notes_truth.items():
-            outgoing = [link for link in entry["links"] if link["linkpath"] != ""]
-            if not outgoing and path not in incoming:
-                orphans.append(path)
-            for link in outgoing:
-                if link["target"] is None:
-                    linkpath = link["linkpath"]
-                    key = linkpath[:-3] if linkpath.endswith(".md") else linkpath
-                    broken.append({"source": path, "linkpath": linkpath, "key": key})
+        orphans, broken = _orphans_and_broken(notes_truth, incoming)
         return {
             "generator": GENERATOR,
             "version": GENERATOR_VERSION,
@@ -1113,10 +1095,18 @@ class VaultGenerator:
             "notes": notes_truth,
             "attachments": sorted(self.attachments),
             "ignored": ignored,
-            "orphans": sorted(orphans),
-            "broken": sorted(broken, key=lambda b: b["source"]),
+            "orphans": orphans,
+            "broken": broken,
             "invalid_yaml": sorted(invalid_paths),
         }
+
+    def _make_folders(self, out: Path) -> None:
+        for folder in self.folders:
+            if folder:
+                (out / folder).mkdir(parents=True, exist_ok=True)
+        for folder in {p.folder for p in self.notes}:
+            if folder:
+                (out / folder).mkdir(parents=True, exist_ok=True)
 
     def _write_ignored(self, out: Path) -> list[str]:
         """Dot-prefixed paths that are not vault files (SEMANTICS 1)."""
@@ -1135,6 +1125,51 @@ class VaultGenerator:
         }
         (out / MARKER_NAME).write_bytes((json.dumps(marker, sort_keys=True) + "\n").encode())
         return [".obsidian/app.json", ".trash/Deleted draft.md", MARKER_NAME]
+
+
+def _frontmatter_kind(roll: float, invalid: bool) -> str:
+    """Which frontmatter a note gets; ``roll`` is drawn for every note, invalid or not."""
+    if invalid:
+        return "invalid"
+    if roll < 0.35:
+        return "none"
+    if roll < 0.36:
+        return "late"
+    return "valid"
+
+
+def _truth_entry(truth: _NoteTruth) -> dict[str, Any]:
+    return {
+        "title": truth.title,
+        "first_h1": truth.first_h1,
+        "id": truth.id,
+        "type": truth.type,
+        "status": truth.status,
+        "tags": truth.tags,
+        "aliases": truth.aliases,
+        "links": [
+            {"kind": link.kind, "linkpath": link.linkpath, "target": link.target}
+            for link in truth.links
+        ],
+    }
+
+
+def _orphans_and_broken(
+    notes_truth: dict[str, dict[str, Any]], incoming: set[str]
+) -> tuple[list[str], list[dict[str, str]]]:
+    """Sorted orphans (SEMANTICS 8) and the broken links, by source (self-links do not count)."""
+    orphans = []
+    broken = []
+    for path, entry in notes_truth.items():
+        outgoing = [link for link in entry["links"] if link["linkpath"] != ""]
+        if not outgoing and path not in incoming:
+            orphans.append(path)
+        for link in outgoing:
+            if link["target"] is None:
+                linkpath = link["linkpath"]
+                key = linkpath[:-3] if linkpath.endswith(".md") else linkpath
+                broken.append({"source": path, "linkpath": linkpath, "key": key})
+    return sorted(orphans), sorted(broken, key=lambda b: b["source"])
 
 
 class _FileWriter:

@@ -26,6 +26,7 @@ import os
 import platform
 import random
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -248,19 +249,7 @@ def child_env(out: Path) -> dict[str, str]:
 def setup_tools(settings: Settings) -> Tools:
     env = child_env(settings.out)
     if settings.use_venv:
-        venv = settings.out / "venv"
-        python = venv / "bin" / "python"
-        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        fresh = not python.exists()
-        if fresh:
-            say(f"creating the bench venv in {display_path(venv)}")
-            _check([sys.executable, "-m", "venv", str(venv)], env)
-        say("installing notedex (not editable) and matplotlib into the bench venv")
-        _check([*pip, f"{ROOT}[bench]"], env)
-        if not fresh:
-            # Same version number: pip would keep the old build. This checkout is what we measure.
-            _check([*pip, "--no-deps", "--force-reinstall", str(ROOT)], env)
-        tools = Tools(str(python), [str(venv / "bin" / "notedex")], None, env, True)
+        tools = install_checkout(settings.out / "venv", ROOT, env, extras="[bench]")
     else:
         script = Path(sys.executable).parent / "notedex"
         command = [str(script)] if script.exists() else [sys.executable, "-m", "notedex"]
@@ -271,6 +260,23 @@ def setup_tools(settings: Settings) -> Tools:
     if tools.rg is None:
         say("ripgrep (rg) not found: the rg comparisons are skipped")
     return tools
+
+
+def install_checkout(venv: Path, source: Path, env: dict[str, str], *, extras: str = "") -> Tools:
+    """A regular (non-editable) install of the checkout ``source`` into ``venv``, created if
+    missing; the measured ``notedex`` is that venv's console script (no ripgrep set)."""
+    python = venv / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    fresh = not python.exists()
+    if fresh:
+        say(f"creating the bench venv in {display_path(venv)}")
+        _check([sys.executable, "-m", "venv", str(venv)], env)
+    say(f"installing notedex{extras} (not editable) into {display_path(venv)}")
+    _check([*pip, f"{source}{extras}"], env)
+    if not fresh:
+        # Same version number: pip would keep the old build. This checkout is what we measure.
+        _check([*pip, "--no-deps", "--force-reinstall", str(source)], env)
+    return Tools(str(python), [str(venv / "bin" / "notedex")], None, env, True)
 
 
 def install_ripgrep() -> str | None:
@@ -375,41 +381,9 @@ class Vault:
 
 
 def prepare_vault(settings: Settings, notes: int) -> Vault:
-    name = vault_name(notes)
-    path = settings.out / name
-    truth_file = settings.out / f"{name}.truth.json"
-    restore_vault(settings.out, name)
-    truth = _load_truth(truth_file)
-    if not _truth_matches(truth, path, notes, settings.seed):
-        say(f"generating {name} ({notes} notes, seed {settings.seed})")
-        started = time.perf_counter()
-        cmd = [
-            sys.executable,
-            str(BENCH_DIR / "genvault.py"),
-            "--notes",
-            str(notes),
-            "--seed",
-            str(settings.seed),
-            "--out",
-            str(path),
-            "--truth",
-            str(truth_file),
-        ]
-        if path.exists():
-            cmd.append("--force")
-        _check(cmd, dict(os.environ))
-        say(f"generated {name} in {time.perf_counter() - started:.1f}s")
-        truth = _load_truth(truth_file)
-        if truth is None:
-            raise BenchError(f"genvault wrote no readable truth file for {name}")
-    else:
-        say(f"reusing {name} (its truth file matches)")
-    assert truth is not None
-    keyword = settings.keyword or pick_keyword(truth["notes"])
-    if not _occurs(keyword, truth["notes"]):
-        raise BenchError(f"the keyword {keyword!r} is neither a tag nor a title word in {name}")
-    if MISS_KEYWORD in json.dumps(truth["notes"]).lower():
-        raise BenchError(f"the miss keyword {MISS_KEYWORD!r} occurs in {name}")
+    path, truth_file, truth = ensure_vault(settings.out, notes, settings.seed)
+    name = path.name
+    keyword = check_keyword(settings.keyword or pick_keyword(truth["notes"]), truth, name)
     invalid = set(truth.get("invalid_yaml", []))
     ascii_notes = sorted(
         p for p in truth["notes"] if re.fullmatch(r"[A-Za-z0-9 _./-]+\.md", p) and p not in invalid
@@ -425,6 +399,50 @@ def prepare_vault(settings: Settings, notes: int) -> Vault:
     vault = Vault(notes, path, truth_file, keyword, edit_targets, link_stems)
     vault.files, vault.bytes = vault_bytes(path)
     return vault
+
+
+def ensure_vault(out: Path, notes: int, seed: int) -> tuple[Path, Path, dict[str, Any]]:
+    """The vault of ``notes`` notes under ``out`` (generated unless its truth file matches, any
+    interrupted save loop undone): its path, its truth file and the truth."""
+    name = vault_name(notes)
+    path = out / name
+    truth_file = out / f"{name}.truth.json"
+    restore_vault(out, name)
+    truth = _load_truth(truth_file)
+    if truth is not None and _truth_matches(truth, path, notes, seed):
+        say(f"reusing {name} (its truth file matches)")
+        return path, truth_file, truth
+    say(f"generating {name} ({notes} notes, seed {seed})")
+    started = time.perf_counter()
+    cmd = [
+        sys.executable,
+        str(BENCH_DIR / "genvault.py"),
+        "--notes",
+        str(notes),
+        "--seed",
+        str(seed),
+        "--out",
+        str(path),
+        "--truth",
+        str(truth_file),
+    ]
+    if path.exists():
+        cmd.append("--force")
+    _check(cmd, dict(os.environ))
+    say(f"generated {name} in {time.perf_counter() - started:.1f}s")
+    truth = _load_truth(truth_file)
+    if truth is None:
+        raise BenchError(f"genvault wrote no readable truth file for {name}")
+    return path, truth_file, truth
+
+
+def check_keyword(keyword: str, truth: dict[str, Any], name: str) -> str:
+    """``keyword`` if it is a tag or title word of the vault and the miss keyword is absent."""
+    if not _occurs(keyword, truth["notes"]):
+        raise BenchError(f"the keyword {keyword!r} is neither a tag nor a title word in {name}")
+    if MISS_KEYWORD in json.dumps(truth["notes"]).lower():
+        raise BenchError(f"the miss keyword {MISS_KEYWORD!r} occurs in {name}")
+    return keyword
 
 
 def _load_truth(truth_file: Path) -> dict[str, Any] | None:
@@ -579,6 +597,13 @@ class Command:
 
 
 def run_timed(command: Command, env: dict[str, str]) -> float:
+    return run_measured(command, env)[0]
+
+
+def run_measured(command: Command, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds from spawn to exit, and the CPU seconds (user + system) of the process and
+    every descendant it waited for. CPU time barely moves with the load of a shared machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     code = subprocess.call(
         command.argv,
@@ -588,12 +613,14 @@ def run_timed(command: Command, env: dict[str, str]) -> float:
         env=env,
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if code not in command.ok:
         done = subprocess.run(command.argv, env=env, capture_output=True, text=True, check=False)
         raise BenchError(
             f"{command.name}: `{' '.join(command.argv)}` exited {code}: {done.stderr.strip()[-1500:]}"
         )
-    return elapsed
+    return elapsed, cpu
 
 
 def run_output(command: Command, env: dict[str, str]) -> tuple[int, str]:
@@ -829,7 +856,7 @@ def save_loop(
 
 
 def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]:
-    load_before = _load_average()
+    load_before = load_average()
     vault = prepare_vault(settings, notes)
     name = vault.path.name
     say(f"{name}: {vault.files} files, {vault.bytes / 1e6:.1f} MB; keyword {vault.keyword!r}")
@@ -976,7 +1003,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     info["save_hash_mismatches"] = sum(1 for s in saves if not s["hash_matches"])
     samples["save_ms"] = [round(lat * 1000, 2) for lat in latencies]
     info["reps"] = reps_for
-    info["load_average"] = {"start": load_before, "end": _load_average()}
+    info["load_average"] = {"start": load_before, "end": load_average()}
     return {
         "notes": notes,
         "vault": name,
@@ -987,7 +1014,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     }
 
 
-def _load_average() -> float | None:
+def load_average() -> float | None:
     """The 1-minute load average: how busy the shared machine was (2 cores: 2.0 is full)."""
     try:
         return round(os.getloadavg()[0], 2)
