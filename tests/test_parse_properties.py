@@ -9,10 +9,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notedex.vault.frontmatter import HANDLER, Yaml12Loader
+from notedex.vault.frontmatter import load_properties
 from notedex.vault.markdown import mask_excluded
 from notedex.vault.model import Note
 from notedex.vault.parse import parse_note
+from notedex.vault.yaml12 import Yaml12Loader
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -284,7 +285,7 @@ def test_yaml_builder_matches_pyyaml_construction(pairs: list[tuple[str, str]]) 
         expected = yaml.load(source, Loader=Yaml12Loader)  # a SafeLoader subclass
     except (yaml.YAMLError, ValueError):
         return
-    got = HANDLER.load(source)
+    got = load_properties(source)
     if not unique:
         assert got is None
     else:
