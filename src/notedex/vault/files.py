@@ -23,6 +23,7 @@ __all__ = [
     "is_note_name",
     "looks_binary",
     "note_stem",
+    "over_the_cap",
     "read_capped",
     "strip_frontmatter",
 ]
@@ -134,3 +135,16 @@ def read_capped(disk_path: str | os.PathLike[str], max_bytes: int) -> tuple[byte
 def looks_binary(data: bytes) -> bool:
     """A NUL byte in the first ``BINARY_SNIFF_BYTES``: not Markdown, whatever the name says."""
     return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+def over_the_cap(size: int, max_bytes: int) -> str:
+    """``file is 6.2 MB, over the 5.0 MB size cap``: one wording for the index and ``show``."""
+    return f"file is {_human_size(size)}, over the {_human_size(max_bytes)} size cap"
+
+
+def _human_size(size: int) -> str:
+    if size >= 1_000_000:
+        return f"{size / 1_000_000:.1f} MB"
+    if size >= 1_000:
+        return f"{size / 1_000:.1f} KB"
+    return f"{size} bytes"

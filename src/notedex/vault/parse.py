@@ -14,6 +14,7 @@ from notedex.vault.files import (
     NotARegularFile,
     looks_binary,
     note_stem,
+    over_the_cap,
     read_capped,
 )
 from notedex.vault.frontmatter import (
@@ -156,16 +157,4 @@ def _unreadable(path: str, reason: str) -> Note:
 
 
 def _size_problem(size: int, max_bytes: int) -> Problem:
-    return Problem(
-        "size",
-        f"file is {_human_size(size)}, over the {_human_size(max_bytes)} size cap; "
-        "indexed by name only",
-    )
-
-
-def _human_size(size: int) -> str:
-    if size >= 1_000_000:
-        return f"{size / 1_000_000:.1f} MB"
-    if size >= 1_000:
-        return f"{size / 1_000:.1f} KB"
-    return f"{size} bytes"
+    return Problem("size", f"{over_the_cap(size, max_bytes)}; indexed by name only")
