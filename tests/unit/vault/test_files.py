@@ -251,3 +251,10 @@ def test_show_body_refuses_a_note_over_the_size_cap(indexed_note: tuple[Path, Pa
     assert result.code != 0
     assert "cannot read x.md: file is 5.0 MB, over the 5.0 MB size cap" in result.stderr
     assert result.stdout == ""
+
+
+def test_the_config_default_is_the_vault_default() -> None:
+    """config.py keeps its own copy so `lookup` and `health` need not import vault/files.py."""
+    from notedex import config
+
+    assert config.DEFAULT_MAX_BYTES == DEFAULT_MAX_BYTES
