@@ -2,7 +2,7 @@
 table rows (SEMANTICS 6).
 
 One pass over the lines with a small state object: a block that is open (fence, math, HTML)
-consumes lines until it closes; otherwise each line is checked for indented code (top level,
+has a handler that takes lines until it closes; otherwise each line is checked for indented code (top level,
 in a quote, in a list item), then for a block opener, then tracked for what later lines need
 (paragraph, list, table). Pure functions, no I/O (STYLE 9).
 """
@@ -10,6 +10,7 @@ in a quote, in a list item), then for a block opener, then tracked for what late
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["BLANK_LINE_AHEAD", "Blocks", "may_hold_blocks", "scan_blocks"]
@@ -105,13 +106,13 @@ class _Scan:
         self.lines = lines
         self.masked: set[int] = set()
         self.rows: set[int] = set()
-        # Open blocks: each consumes lines until its closing line.
+        # The handler of the open fence, math or HTML block: it takes each line until the
+        # block closes, and says whether the line was the block's (None: no block is open).
+        self.open_block: Callable[[int, str], bool] | None = None
         self.fence_char = ""
         self.fence_len = 0
         self.fence_quoted = False
-        self.html_close: re.Pattern[str] | None = None
-        self.html_until_blank = False
-        self.in_math = False
+        self.html_close: re.Pattern[str] = _HTML_RAW_CLOSE
         # An indented code block cannot interrupt a paragraph: it needs a blank line (or the
         # body start, a heading, the end of another block) before it, and no enclosing list.
         self.can_indent = True
@@ -128,7 +129,7 @@ class _Scan:
 
     def run(self) -> Blocks:
         for index, line in enumerate(self.lines):
-            if self._inside_open_block(index, line):
+            if self.open_block is not None and self.open_block(index, line):
                 continue
             if line[:1] not in _BLOCK_FIRST_CHARS:
                 # A plain paragraph line (the common case): no block construct can start here.
@@ -147,37 +148,36 @@ class _Scan:
 
     # --- open blocks -------------------------------------------------------------------------
 
-    def _inside_open_block(self, index: int, line: str) -> bool:
-        """Whether ``line`` belongs to a fence, math or HTML block opened above."""
-        if self.fence_len:
-            if not self.fence_quoted or _QUOTED.match(line):
-                self._fence_line(index, line)
-                return True
-            self.fence_len = 0  # the callout ended, and the fence with it; read this line anew
-        if self.html_until_blank:
-            if line.strip():
-                self.masked.add(index)
-                return True
-            self.html_until_blank = False
-        if self.html_close is not None:
-            self.masked.add(index)
-            if self.html_close.search(line):
-                self.html_close = None
-                self.can_indent = True
-            return True
-        if self.in_math:
-            self.masked.add(index)
-            if "$$" in line:
-                self.in_math = False
-            return True
-        return False
-
-    def _fence_line(self, index: int, line: str) -> None:
+    def _fence_line(self, index: int, line: str) -> bool:
+        if self.fence_quoted and not _QUOTED.match(line):
+            self.open_block = None  # the callout ended, and the fence with it: read it anew
+            return False
         self.masked.add(index)
         close = _FENCE_CLOSE.match(line)
         if close and close["fence"][0] == self.fence_char and len(close["fence"]) >= self.fence_len:
-            self.fence_len = 0
+            self.open_block = None
             self.can_indent = True
+        return True
+
+    def _math_line(self, index: int, line: str) -> bool:
+        self.masked.add(index)
+        if "$$" in line:
+            self.open_block = None
+        return True
+
+    def _html_until_blank_line(self, index: int, line: str) -> bool:
+        if not line.strip():
+            self.open_block = None  # the blank line itself is read as usual
+            return False
+        self.masked.add(index)
+        return True
+
+    def _html_until_close_line(self, index: int, line: str) -> bool:
+        self.masked.add(index)
+        if self.html_close.search(line):
+            self.open_block = None
+            self.can_indent = True
+        return True
 
     # --- indented code -----------------------------------------------------------------------
 
@@ -229,15 +229,17 @@ class _Scan:
             self.fence_char = fence["fence"][0]
             self.fence_len = len(fence["fence"])
             self.fence_quoted = ">" in fence["prefix"]
+            self.open_block = self._fence_line
             self.in_table = False
         elif (math := _MATH_OPEN.match(line)) and "$$" not in line[math.end() :]:
-            self.in_math = True
+            self.open_block = self._math_line
         elif _HTML_BLOCK_OPEN.match(line):
-            self.html_until_blank = True
+            self.open_block = self._html_until_blank_line
         elif raw_open := _HTML_RAW_OPEN.match(line) or _HTML_COMMENT_OPEN.match(line):
             close = _HTML_COMMENT_CLOSE if raw_open.re is _HTML_COMMENT_OPEN else _HTML_RAW_CLOSE
             if not close.search(line, raw_open.end()):
                 self.html_close = close
+                self.open_block = self._html_until_close_line
         else:
             return False
         self.masked.add(index)
