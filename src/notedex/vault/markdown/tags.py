@@ -23,7 +23,7 @@ _TAG_BODY = (
 _TAG = re.compile(r"#(?<![^\s*_]#)(" + _TAG_BODY + ")")
 _TAG_AT = re.compile("#(" + _TAG_BODY + ")")
 # The line start inside a blockquote or callout (`>#tag`) and a table cell start (`|#tag`)
-# also begin an inline chunk; `_find_tags` checks which of the two it is.
+# also begin an inline chunk; `find_tags` checks which of the two it is.
 _TAG_AFTER_MARK = re.compile(r"(?<=[>|])#(" + _TAG_BODY + ")")
 # A CommonMark URI autolink, `<https://x.y/>`: not an internal link, but a link a tag may follow.
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*>")
