@@ -18,20 +18,23 @@ import hashlib
 import json
 import os
 import sqlite3
-import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 from notedex.errors import UsageError
-from notedex.query.listing import strip_frontmatter
 from notedex.store import fulltext, read
 from notedex.store.connect import read_transaction
+from notedex.vault.files import (
+    DEFAULT_MAX_BYTES,
+    NotARegularFile,
+    looks_binary,
+    read_capped,
+    strip_frontmatter,
+)
 from notedex.vault.resolve import broken_key
 
 FORMATS = ("connector-v1",)
-_BINARY_SNIFF_BYTES = 8192  # the parser's rule: a NUL byte this early means not Markdown
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 
 
 def parse_since(text: str) -> dt.datetime:
@@ -63,7 +66,7 @@ def export_connector(
     vault: Path,
     *,
     changed_since: dt.datetime | None = None,
-    max_bytes: int = 5_000_000,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     now: dt.datetime | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The connector-v1 document, and one line per note that was left out (and why)."""
@@ -117,17 +120,14 @@ def export_connector(
 def _read(disk: Path, max_bytes: int) -> tuple[bytes | None, int, str | None]:
     """(raw bytes, mtime_ns, None) or (None, 0, why it was left out). Never blocks on a FIFO."""
     try:
-        fd = os.open(disk, _OPEN_FLAGS)
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return None, 0, "not a regular file"
-            if info.st_size > max_bytes:
-                return None, 0, f"over the size cap ({info.st_size} > {max_bytes} bytes)"
-            raw = handle.read(max_bytes + 1)
+        raw, info = read_capped(disk, max_bytes)
+    except NotARegularFile:
+        return None, 0, "not a regular file"
     except OSError as exc:
         return None, 0, f"cannot read it: {exc.strerror or exc}"
-    if b"\0" in raw[:_BINARY_SNIFF_BYTES]:
+    if info.st_size > max_bytes:
+        return None, 0, f"over the size cap ({info.st_size} > {max_bytes} bytes)"
+    if looks_binary(raw):
         return None, 0, "binary content (NUL bytes), not Markdown"
     return raw, info.st_mtime_ns, None
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import sqlite3
 import time
 from pathlib import Path
@@ -14,10 +13,9 @@ from notedex.errors import NoteNotFound, UsageError
 from notedex.store import read
 from notedex.store.connect import lock_holder, read_transaction
 from notedex.store.schema import SCHEMA_VERSION
+from notedex.vault.files import DEFAULT_MAX_BYTES, over_the_cap, read_capped, strip_frontmatter
 from notedex.vault.resolve import broken_key
 from notedex.vault.text import nfc
-
-_FRONTMATTER = re.compile(r"\A---\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
 def scan(
@@ -106,14 +104,13 @@ def find_note(conn: sqlite3.Connection, path_or_title: str) -> sqlite3.Row:
     return matches[0]
 
 
-def strip_frontmatter(text: str) -> str:
-    """SEMANTICS 2: only a block at byte 0 that closes at a line that is exactly ---."""
-    match = _FRONTMATTER.match(text)
-    return text[match.end() :] if match else text
-
-
 def show(
-    conn: sqlite3.Connection, vault: Path, path_or_title: str, *, body: bool = False
+    conn: sqlite3.Connection,
+    vault: Path,
+    path_or_title: str,
+    *,
+    body: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> dict[str, Any]:
     with read_transaction(conn):
         row = find_note(conn, path_or_title)
@@ -165,13 +162,20 @@ def show(
         ],
     }
     if body:
-        disk = vault / (row["disk_rel"] or row["path"])
-        try:
-            raw = disk.read_bytes()
-        except OSError as exc:
-            raise NoteNotFound(f"cannot read {row['path']}: {exc.strerror or exc}") from exc
-        result["body"] = strip_frontmatter(raw.decode("utf-8", errors="replace"))
+        result["body"] = _body(vault / (row["disk_rel"] or row["path"]), row["path"], max_bytes)
     return result
+
+
+def _body(disk: Path, path: str, max_bytes: int) -> str:
+    """The note's text after its frontmatter, read as the indexer reads it: never blocking on
+    a FIFO, never loading more than the size cap."""
+    try:
+        raw, info = read_capped(disk, max_bytes)
+    except OSError as exc:
+        raise NoteNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if len(raw) > max_bytes:
+        raise NoteNotFound(f"cannot read {path}: {over_the_cap(info.st_size, max_bytes)}")
+    return strip_frontmatter(raw.decode("utf-8", errors="replace"))
 
 
 def _iso_from_ns(ns: int | None) -> str | None:

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import unicodedata
 
 from notedex.errors import UsageError
-from notedex.query.listing import strip_frontmatter
 from notedex.store import fulltext
 from notedex.store.connect import read_transaction
+from notedex.vault.files import read_capped, strip_frontmatter
 from notedex.vault.text import is_cjk_char, nfc, segment
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -37,7 +36,6 @@ MAX_TERMS = 32
 DEFAULT_LIMIT = 20
 SNIPPET_CHARS = 160
 MAX_READ_BYTES = 50_000_000  # a note that grew past this since it was indexed gets no position
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # never block on a FIFO named x.md
 _SNIPPET_LEAD = 60
 
 _TOKEN = re.compile(r"[^\W_]+")  # what unicode61 keeps of non-CJK text: letters and digits
@@ -287,12 +285,8 @@ def locate_hit(
 ) -> dict[str, Any]:
     """Line, column (1-based, in characters of the file) and snippet of a note's first hit."""
     try:
-        fd = os.open(disk, _OPEN_FLAGS)
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return dict(_NO_POSITION)
-            raw = handle.read(MAX_READ_BYTES + 1)
-    except OSError:
+        raw, _info = read_capped(disk, MAX_READ_BYTES)
+    except OSError:  # a folder or FIFO now (NotARegularFile), or gone
         return dict(_NO_POSITION)
     if len(raw) > MAX_READ_BYTES:
         return dict(_NO_POSITION)

@@ -15,6 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from notedex.vault.files import is_hidden_name
+
 MAX_NAME_CHARS = 60
 _OTHER_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|#^\[\]%`$!&;{}]+")
@@ -63,7 +65,7 @@ def capture(vault: Path, inbox: str, text: str, *, now: dt.datetime | None = Non
     moment = now or dt.datetime.now().astimezone()
     note_id = moment.strftime("%Y%m%d-%H%M%S")
     inbox_parts = [p for p in inbox.replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    if any(part.startswith(".") for part in inbox_parts):
+    if any(is_hidden_name(part) for part in inbox_parts):
         # SEMANTICS 1: a dot-prefixed folder is not part of the vault; the note would be lost.
         raise ValueError(f"the inbox folder {inbox!r} is hidden (a name starts with '.')")
     folder = vault.joinpath(*inbox_parts) if inbox_parts else vault

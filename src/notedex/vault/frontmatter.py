@@ -1,8 +1,12 @@
-"""Frontmatter: locating the block, loading it as YAML 1.2, reading Obsidian's keys.
+r"""Frontmatter: loading the block as YAML 1.2 and reading Obsidian's keys (SEMANTICS 2-6).
 
-Pure functions over already-decoded text (STYLE 9). The YAML is loaded through a
-python-frontmatter handler whose split and load we control: the library's own ``parse``
-strips the text, which would shift every line number after the block.
+Pure functions over already-decoded text (STYLE 9); ``vault.files`` locates the block. The
+YAML is composed and built here, not through python-frontmatter, and that is needed, not
+taste: its ``parse``/``loads`` strip the text first (every line number after the block would
+shift, and a block after blank lines would count), its YAML boundary ``^-{3,}\s*$`` closes at
+``--- `` and ``-----`` (the drift SEMANTICS 2 rules out), and its handler returns values only,
+while frontmatter links need the YAML nodes for their line and column. With split and load
+both ours, a handler subclass was dead code; ``load_properties`` is what its ``load`` was.
 """
 
 from __future__ import annotations
@@ -10,32 +14,17 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import math
-import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from frontmatter.default_handlers import YAMLHandler
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from notedex.vault.files import frontmatter_bounds
 from notedex.vault.markdown import wikilink_parts
 from notedex.vault.model import Link, Problem
-
-try:
-    from yaml import CSafeLoader as _BaseLoader
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
-
-# Aliases can expand a few lines of YAML into billions of values ("billion laughs").
-# PyYAML shares aliased objects, so only our own walk would explode; we refuse above this.
-MAX_EXPANDED_VALUES = 100_000
-
-_STR_TAG = "tag:yaml.org,2002:str"
-_OPEN_LENGTHS = (("---\n", 4), ("---\r\n", 5))
-# SEMANTICS 2: the block closes at the next line that is exactly `---` (CRLF accepted).
-_CLOSE_LINE = re.compile(r"^---\r?$", re.MULTILINE)
+from notedex.vault.yaml12 import STR_TAG, YamlBombError, load_pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,226 +40,29 @@ class FrontmatterBlock:
 
 
 def locate_frontmatter(text: str) -> FrontmatterBlock | None:
-    """SEMANTICS 2: only a block starting at offset 0 with ``---`` + newline counts."""
-    length = next((size for opener, size in _OPEN_LENGTHS if text.startswith(opener)), 0)
-    if not length:
+    """SEMANTICS 2: the block at offset 0, as ``vault.files`` locates it for every command."""
+    bounds = frontmatter_bounds(text)
+    if bounds is None:
         return None
-    close = _CLOSE_LINE.search(text, length)
-    if close is None:
-        return None
-    body_offset = close.end() + 1 if close.end() < len(text) else close.end()
+    yaml_start, yaml_end, body_offset = bounds
     return FrontmatterBlock(
-        yaml_text=text[length : close.start()],
-        yaml_offset=length,
+        yaml_text=text[yaml_start:yaml_end],
+        yaml_offset=yaml_start,
         body_offset=body_offset,
         body_line=text.count("\n", 0, body_offset) + 1,
     )
 
 
-# --- YAML 1.2 core schema --------------------------------------------------------------------
-
-
-class Yaml12Loader(_BaseLoader):
-    """SafeLoader with YAML 1.2 core scalars (SEMANTICS 2).
-
-    ``yes``/``no``/``on``/``off`` stay strings, only ``true``/``false`` (three spellings each)
-    are booleans, no sexagesimal or ``0``-prefixed octal ints, no ``<<`` merge, no ``=``.
-    Timestamps are kept (dates are common in notes) and printed ISO later.
-    """
-
-    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}  # noqa: RUF012
-
-
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"),
-)
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
-)
-# int before float: the 1.2 float pattern also matches plain digit strings.
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int",
-    re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
-    list("-+0123456789"),
-)
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+.0123456789"),
-)
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:timestamp",
-    re.compile(
-        r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}"
-        r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
-        r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)$"
-    ),
-    list("0123456789"),
-)
-
-
-def _construct_int(loader: Yaml12Loader, node: ScalarNode) -> int:
-    text = loader.construct_scalar(node)
-    if text.startswith("0o"):
-        return int(text[2:], 8)
-    if text.startswith("0x"):
-        return int(text[2:], 16)
-    try:
-        return int(text, 10)  # YAML 1.2: "012" is twelve
-    except ValueError:
-        # An explicit `!!int 0b101` or `1_000`: fall back to PyYAML's 1.1 reading.
-        return int(loader.construct_yaml_int(node))
-
-
-def _construct_timestamp(loader: Yaml12Loader, node: ScalarNode) -> object:
-    try:
-        return loader.construct_yaml_timestamp(node)
-    except ValueError:  # 2023-02-30: a string, as Obsidian would show it
-        return loader.construct_scalar(node)
-
-
-Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-Yaml12Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
-
-_SCALAR_BUILDERS: dict[str, Callable[[Yaml12Loader, ScalarNode], object]] = {
-    _STR_TAG: lambda _loader, node: node.value,
-    "tag:yaml.org,2002:null": lambda _loader, _node: None,
-    "tag:yaml.org,2002:bool": Yaml12Loader.construct_yaml_bool,
-    "tag:yaml.org,2002:int": _construct_int,
-    "tag:yaml.org,2002:float": Yaml12Loader.construct_yaml_float,
-    "tag:yaml.org,2002:timestamp": _construct_timestamp,
-}
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-_MAP_TAG = "tag:yaml.org,2002:map"
-
-
-def _build(loader: Yaml12Loader, node: Node, memo: dict[int, Any]) -> Any:
-    """The value of ``node``, as PyYAML's constructor would build it, in a third of the time.
-
-    Handles the core tags directly; anything else (``!!binary``, ``!!set``, unknown tags,
-    non-scalar keys) goes to PyYAML, which also produces its error messages. Aliased nodes
-    give the same object, as in PyYAML.
-    """
-    if isinstance(node, ScalarNode):
-        builder = _SCALAR_BUILDERS.get(node.tag)
-        if builder is not None:
-            return builder(loader, node)
-    elif node.tag == _SEQ_TAG and isinstance(node, SequenceNode):
-        if id(node) in memo:
-            return memo[id(node)]
-        items: list[Any] = []
-        memo[id(node)] = items
-        items.extend(_build(loader, item, memo) for item in node.value)
-        return items
-    elif node.tag == _MAP_TAG and isinstance(node, MappingNode):
-        if id(node) in memo:
-            return memo[id(node)]
-        if any(not isinstance(key, ScalarNode) for key, _value in node.value):
-            return loader.construct_object(node, deep=True)
-        mapping: dict[Any, Any] = {}
-        memo[id(node)] = mapping
-        for key_node, value_node in node.value:
-            mapping[_build(loader, key_node, memo)] = _build(loader, value_node, memo)
-        return mapping
-    return loader.construct_object(node, deep=True)
-
-
-class YamlBombError(ValueError):
-    """Aliases that expand past MAX_EXPANDED_VALUES, or refer to themselves."""
-
-
-def _children(node: Node) -> list[Node]:
-    if isinstance(node, MappingNode):
-        return [child for pair in node.value for child in pair]
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    return []
-
-
-def _check_expansion(root: Node) -> None:
-    """Count the values the node graph expands to, without expanding it (memoised DFS)."""
-    sizes: dict[int, int] = {}
-    on_path: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, finished = stack.pop()
-        key = id(node)
-        if finished:
-            on_path.discard(key)
-            sizes[key] = total = 1 + sum(sizes[id(child)] for child in _children(node))
-            if total > MAX_EXPANDED_VALUES:
-                raise YamlBombError(
-                    f"frontmatter expands to more than {MAX_EXPANDED_VALUES} values "
-                    "through YAML aliases"
-                )
-            continue
-        if key in sizes:
-            continue
-        if key in on_path:
-            raise YamlBombError("frontmatter has a YAML alias that contains itself")
-        on_path.add(key)
-        stack.append((node, True))
-        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
-
-
-class ObsidianYAMLHandler(YAMLHandler):
-    """A python-frontmatter handler that follows SEMANTICS 2 exactly.
-
-    ``split`` only accepts the block at offset 0, ``load`` uses YAML 1.2 core scalars.
-    ``load_pairs`` is the entry point the parser uses: it keeps the nodes, so frontmatter
-    links can be located in the file.
-    """
-
-    FM_BOUNDARY = _CLOSE_LINE
-
-    def detect(self, text: str) -> bool:
-        return locate_frontmatter(text) is not None
-
-    def split(self, text: str) -> tuple[str, str]:
-        block = locate_frontmatter(text)
-        if block is None:
-            raise ValueError("no frontmatter block at the start of the text")
-        return block.yaml_text, text[block.body_offset :]
-
-    def load(self, fm: str, **kwargs: object) -> Any:
-        """The properties as a dict, or None when the YAML is empty or not a mapping."""
-        _root, pairs = self.load_pairs(fm)
-        if pairs is None:
-            return None
-        mapping: dict[str, Any] = {}
-        for key, _node, value in pairs:
-            mapping.setdefault(_key_text(key), value)  # first wins, as in load_frontmatter
-        return mapping
-
-    def load_pairs(self, fm: str) -> tuple[Node | None, list[tuple[Any, Node, Any]] | None]:
-        """Compose ``fm``; for a mapping also construct each top-level (key, node, value).
-
-        Raises ``yaml.YAMLError``, ``YamlBombError`` or whatever a constructor raises
-        (``ValueError`` for ``!!int abc``); the caller turns all of them into a Problem.
-        """
-        loader = Yaml12Loader(fm)
-        try:
-            root = loader.get_single_node()
-            if root is None or not isinstance(root, MappingNode):
-                return root, None
-            if "*" in fm:  # no alias, no expansion: skip the walk
-                _check_expansion(root)
-            memo: dict[int, Any] = {}
-            pairs = [
-                (_build(loader, key_node, memo), value_node, _build(loader, value_node, memo))
-                for key_node, value_node in root.value
-            ]
-            return root, pairs
-        finally:
-            loader.dispose()
-
-
-HANDLER = ObsidianYAMLHandler()
+def load_properties(fm: str) -> dict[str, Any] | None:
+    """The YAML of a block as a dict (first of equal keys wins), or None when empty or not a
+    mapping: what ``yaml.load(fm, Loader=Yaml12Loader)`` builds, faster."""
+    _root, pairs = load_pairs(fm)
+    if pairs is None:
+        return None
+    mapping: dict[str, Any] = {}
+    for key, _node, value in pairs:
+        mapping.setdefault(_key_text(key), value)
+    return mapping
 
 
 # --- From YAML values to Obsidian's properties -----------------------------------------------
@@ -345,7 +137,7 @@ def load_frontmatter(block: FrontmatterBlock) -> Frontmatter:
 
 def _read_mapping(block: FrontmatterBlock) -> Frontmatter:
     result = Frontmatter()
-    root, pairs = HANDLER.load_pairs(block.yaml_text)
+    root, pairs = load_pairs(block.yaml_text)
     if root is None:
         return result
     if pairs is None:
@@ -387,7 +179,7 @@ def _frontmatter_links(roots: list[Node], block: FrontmatterBlock) -> list[Link]
             stack.extend(value for _key, value in reversed(node.value))
         elif isinstance(node, SequenceNode):
             stack.extend(reversed(node.value))
-        elif isinstance(node, ScalarNode) and node.tag == _STR_TAG:
+        elif isinstance(node, ScalarNode) and node.tag == STR_TAG:
             value = node.value
             if not (value.startswith("[[") and value.endswith("]]")):
                 continue
@@ -439,22 +231,8 @@ def text_property(values: dict[str, Any], key: str, warnings: list[Problem]) -> 
 
 def frontmatter_tags(values: dict[str, Any], warnings: list[Problem]) -> list[str]:
     """SEMANTICS 4: ``tags`` only; a string is one tag, a list gives its string items."""
-    if "tag" in values:
-        warnings.append(Problem("tag", "`tag:` is ignored by Obsidian; use `tags:`"))
-    raw = values.get("tags")
-    if raw is None:
-        return []
-    if isinstance(raw, str):
-        items: list[Any] = [raw]
-    elif isinstance(raw, list):
-        items = raw
-    else:
-        warnings.append(
-            Problem("tag", f"`tags:` should be a string or a list; {_shown(raw)} is ignored")
-        )
-        return []
     tags: list[str] = []
-    for item in items:
+    for item in _string_or_list(values, "tags", "tag", "tag", warnings):
         if not isinstance(item, str):
             if item is None:
                 warnings.append(Problem("tag", "`tags:` has an empty item; ignored"))
@@ -486,20 +264,8 @@ def frontmatter_tags(values: dict[str, Any], warnings: list[Problem]) -> list[st
 
 def frontmatter_aliases(values: dict[str, Any], warnings: list[Problem]) -> list[str]:
     """SEMANTICS 5: ``aliases`` only; a string is one alias (no comma split)."""
-    if "alias" in values:
-        warnings.append(Problem("property", "`alias:` is ignored by Obsidian; use `aliases:`"))
-    raw = values.get("aliases")
-    if raw is None:
-        return []
-    items: list[Any] = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    if not items and not isinstance(raw, list):
-        warnings.append(
-            Problem(
-                "property", f"`aliases:` should be a string or a list; {_shown(raw)} is ignored"
-            )
-        )
     aliases: list[str] = []
-    for item in items:
+    for item in _string_or_list(values, "aliases", "alias", "property", warnings):
         if isinstance(item, str):
             alias = unicodedata.normalize("NFC", item.strip())
             if alias and alias not in aliases:
@@ -512,6 +278,26 @@ def frontmatter_aliases(values: dict[str, Any], warnings: list[Problem]) -> list
                 )
             )
     return aliases
+
+
+def _string_or_list(
+    values: dict[str, Any], key: str, singular: str, kind: str, warnings: list[Problem]
+) -> list[Any]:
+    """SEMANTICS 4, 5: ``tags``/``aliases`` is one string or a list of items; the singular key
+    (``tag:``, ``alias:``) and any other value are ignored with a warning."""
+    if singular in values:
+        warnings.append(Problem(kind, f"`{singular}:` is ignored by Obsidian; use `{key}:`"))
+    raw = values.get(key)
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list):
+        return raw
+    warnings.append(
+        Problem(kind, f"`{key}:` should be a string or a list; {_shown(raw)} is ignored")
+    )
+    return []
 
 
 def _shown(value: Any) -> str:

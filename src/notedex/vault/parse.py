@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 
+from notedex.vault.files import (
+    DEFAULT_MAX_BYTES,
+    NotARegularFile,
+    looks_binary,
+    note_stem,
+    over_the_cap,
+    read_capped,
+)
 from notedex.vault.frontmatter import (
     Frontmatter,
     frontmatter_aliases,
@@ -24,18 +31,7 @@ from notedex.vault.text import nfc
 
 __all__ = ["DEFAULT_MAX_BYTES", "note_stem", "parse_note", "read_note"]
 
-DEFAULT_MAX_BYTES = 5_000_000
-# A NUL byte this early means an image or a UTF-16 file saved as .md, not Markdown.
-_BINARY_SNIFF_BYTES = 8192
 _TEXT_KEYS = ("id", "type", "status")
-# Never block on a FIFO that happens to be called x.md; no effect on regular files.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-
-
-def note_stem(path: str) -> str:
-    """``"A/B/Dup.md"`` -> ``"Dup"`` (the ``.md`` suffix in any case)."""
-    name = path.rsplit("/", 1)[-1]
-    return name[:-3] if name[-3:].lower() == ".md" else name
 
 
 def parse_note(data: bytes, path: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Note:
@@ -55,20 +51,11 @@ def read_note(
 ) -> Note:
     """Read at most ``max_bytes + 1`` bytes of ``disk_path`` and parse them; never raises."""
     try:
-        fd = os.open(disk_path, _OPEN_FLAGS)
+        data, info = read_capped(disk_path, max_bytes)
+    except NotARegularFile as exc:
+        return _unreadable(path, f"it is {exc.what}")
     except OSError as exc:
         return _unreadable(path, exc.strerror or str(exc))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            return _unreadable(path, f"it is {what}")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        return _unreadable(path, exc.strerror or str(exc))
-    finally:
-        os.close(fd)
     if len(data) > max_bytes:
         # Only a prefix was read, so this is not the file's sha256; size and mtime make it
         # change whenever the file changes, which is all the index needs from it.
@@ -79,7 +66,7 @@ def read_note(
 
 
 def _parse(data: bytes, path: str, content_hash: str) -> Note:
-    if b"\0" in data[:_BINARY_SNIFF_BYTES]:
+    if looks_binary(data):
         problem = Problem("binary", "binary content (NUL bytes); not parsed as Markdown")
         return _name_only(path, content_hash, problem)
     errors: list[Problem] = []
@@ -170,16 +157,4 @@ def _unreadable(path: str, reason: str) -> Note:
 
 
 def _size_problem(size: int, max_bytes: int) -> Problem:
-    return Problem(
-        "size",
-        f"file is {_human_size(size)}, over the {_human_size(max_bytes)} size cap; "
-        "indexed by name only",
-    )
-
-
-def _human_size(size: int) -> str:
-    if size >= 1_000_000:
-        return f"{size / 1_000_000:.1f} MB"
-    if size >= 1_000:
-        return f"{size / 1_000:.1f} KB"
-    return f"{size} bytes"
+    return Problem("size", f"{over_the_cap(size, max_bytes)}; indexed by name only")

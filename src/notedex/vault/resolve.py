@@ -14,7 +14,9 @@ turns a final ``Σ`` into ``ς`` but ``Σ.md`` into ``σ.md``), so ``[[ΛΌΓΟ�
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NamedTuple
 
+from notedex.vault.files import is_note_name
 from notedex.vault.text import fold, nfc
 
 __all__ = [
@@ -29,37 +31,14 @@ __all__ = [
     "name_key",
 ]
 
-_NOTE_SUFFIX = ".md"
 
-
-class Resolution:
-    """Where a link lands. A plain value class: ``health`` imports this module on the query
-    path, where ``dataclasses`` (and the ``inspect`` it pulls in) would cost milliseconds."""
-
-    __slots__ = ("ambiguous", "target")
+class Resolution(NamedTuple):
+    """Where a link lands."""
 
     target: str | None
     """The vault path as given to the ``Resolver`` (NFC, original case), or None: unresolved."""
     ambiguous: bool
     """True when the tie-break of SEMANTICS 7.7 chose among several matching files (a warning)."""
-
-    def __init__(self, target: str | None, ambiguous: bool) -> None:
-        object.__setattr__(self, "target", target)
-        object.__setattr__(self, "ambiguous", ambiguous)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Resolution is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Resolution):
-            return NotImplemented
-        return (self.target, self.ambiguous) == (other.target, other.ambiguous)
-
-    def __hash__(self) -> int:
-        return hash((self.target, self.ambiguous))
-
-    def __repr__(self) -> str:
-        return f"Resolution(target={self.target!r}, ambiguous={self.ambiguous!r})"
 
 
 _UNRESOLVED = Resolution(None, False)
@@ -71,9 +50,7 @@ def _last_segment(path: str) -> str:
 
 def _note_stem(name: str) -> str | None:
     """``Foo.MD`` -> ``Foo``; None when the name is not a note name (SEMANTICS 1)."""
-    if name[-3:].lower() == _NOTE_SUFFIX:
-        return name[:-3]
-    return None
+    return name[:-3] if is_note_name(name) else None
 
 
 def _has_extension(name: str) -> bool:

@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from notedex.errors import VaultNotFound
+from notedex.vault.files import is_hidden_name, is_note_name
 from notedex.vault.model import VaultFile, WalkProblem, WalkResult
 
 __all__ = [
@@ -67,10 +68,6 @@ def _printable(name: str) -> str:
         return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:
         return name.encode("utf-8", "replace").decode("utf-8")
-
-
-def _is_note_name(name: str) -> bool:
-    return name[-3:].lower() == ".md"
 
 
 def _child(folder: str, name: str) -> str:
@@ -138,7 +135,7 @@ class _Walk:
         chosen: dict[str, os.DirEntry[str]] = {}
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
+            if is_hidden_name(name):
                 continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
             if not _storable(name):
                 self._problem(_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE)
@@ -245,7 +242,7 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
 
 def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
     return VaultFile(
-        path, disk_path, _is_note_name(path), info.st_size, info.st_mtime_ns, info.st_ino
+        path, disk_path, is_note_name(path), info.st_size, info.st_mtime_ns, info.st_ino
     )
 
 

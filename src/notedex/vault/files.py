@@ -1,0 +1,150 @@
+"""The vault's file rules, in one place: which names are notes, which paths are hidden, where
+the frontmatter block ends, and how a vault file is read (size cap, FIFO guard, binary sniff).
+
+The indexer (``vault.parse``, ``vault.walk``) and the commands that read notes from disk
+(``show``, ``search``, ``export``) all use these functions, so the index and what a command
+prints agree on every file. Only ``os`` is imported (already loaded at interpreter start-up):
+the query path may use this module without paying for it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+__all__ = [
+    "BINARY_SNIFF_BYTES",
+    "DEFAULT_MAX_BYTES",
+    "NOTE_SUFFIX",
+    "NotARegularFile",
+    "frontmatter_bounds",
+    "is_hidden_name",
+    "is_hidden_path",
+    "is_note_name",
+    "looks_binary",
+    "note_stem",
+    "over_the_cap",
+    "read_capped",
+    "strip_frontmatter",
+]
+
+NOTE_SUFFIX = ".md"
+DEFAULT_MAX_BYTES = 5_000_000
+"""Notes larger than this are indexed by name only (``max_bytes`` in the config file)."""
+BINARY_SNIFF_BYTES = 8192
+"""A NUL byte this early means an image or a UTF-16 file saved as .md, not Markdown."""
+
+# Never block on a FIFO that happens to be called x.md; no effect on regular files.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+# --- names (SEMANTICS 1) ---------------------------------------------------------------------
+
+
+def is_note_name(name: str) -> bool:
+    """SEMANTICS 1: a note is a file whose name ends in ``.md``, in any case."""
+    return name[-3:].lower() == NOTE_SUFFIX
+
+
+def note_stem(path: str) -> str:
+    """``"A/B/Dup.md"`` -> ``"Dup"`` (the ``.md`` suffix in any case)."""
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if is_note_name(name) else name
+
+
+def is_hidden_name(name: str) -> bool:
+    """SEMANTICS 1: ``.obsidian/``, ``.git/``, ``.trash/``, ``.hidden.md`` are not in the vault."""
+    return name.startswith(".")
+
+
+def is_hidden_path(path: str) -> bool:
+    """Whether any segment of a ``/``-separated vault path is hidden (SEMANTICS 1)."""
+    return any(is_hidden_name(part) for part in path.split("/"))
+
+
+# --- the frontmatter locator (SEMANTICS 2) ---------------------------------------------------
+
+
+def frontmatter_bounds(text: str) -> tuple[int, int, int] | None:
+    """``(yaml_start, yaml_end, body_start)`` of the frontmatter block of decoded ``text``.
+
+    SEMANTICS 2: only a block starting at offset 0 with ``---`` + newline counts, and it closes
+    at the next line that is exactly ``---`` (CRLF accepted): ``--- `` does not close it.
+    """
+    if text.startswith("---\n"):
+        yaml_start = 4
+    elif text.startswith("---\r\n"):
+        yaml_start = 5
+    else:
+        return None
+    size = len(text)
+    line_start = yaml_start
+    while True:
+        if text.startswith("---", line_start):
+            after = line_start + 3
+            if after < size and text[after] == "\r":
+                after += 1
+            if after == size:
+                return yaml_start, line_start, size
+            if text[after] == "\n":
+                return yaml_start, line_start, after + 1
+        newline = text.find("\n---", line_start)
+        if newline < 0:
+            return None
+        line_start = newline + 1
+
+
+def strip_frontmatter(text: str) -> str:
+    """The body: ``text`` without its frontmatter block, exactly as the indexer splits it."""
+    bounds = frontmatter_bounds(text)
+    return text if bounds is None else text[bounds[2] :]
+
+
+# --- reading a vault file --------------------------------------------------------------------
+
+
+class NotARegularFile(OSError):
+    """A folder, FIFO, socket or device where a note was expected."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+        """``"a directory"`` or ``"not a regular file"``."""
+
+
+def read_capped(disk_path: str | os.PathLike[str], max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """At most ``max_bytes + 1`` bytes of a regular file, and its ``fstat``.
+
+    More than ``max_bytes`` bytes back means the file is over the cap: only a prefix was read.
+    Opening never blocks (a FIFO named ``x.md``); raises ``NotARegularFile`` for anything but
+    a regular file and ``OSError`` when the file cannot be opened or read.
+    """
+    fd = os.open(disk_path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotARegularFile(
+                "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(max_bytes + 1), info
+    finally:
+        os.close(fd)
+
+
+def looks_binary(data: bytes) -> bool:
+    """A NUL byte in the first ``BINARY_SNIFF_BYTES``: not Markdown, whatever the name says."""
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+def over_the_cap(size: int, max_bytes: int) -> str:
+    """``file is 6.2 MB, over the 5.0 MB size cap``: one wording for the index and ``show``."""
+    return f"file is {_human_size(size)}, over the {_human_size(max_bytes)} size cap"
+
+
+def _human_size(size: int) -> str:
+    if size >= 1_000_000:
+        return f"{size / 1_000_000:.1f} MB"
+    if size >= 1_000:
+        return f"{size / 1_000:.1f} KB"
+    return f"{size} bytes"

@@ -1,0 +1,49 @@
+"""A Markdown body -> its links, tags and first H1 (SEMANTICS 3, 4, 6), pure and offset-true.
+
+The package splits the work by construct: ``blocks`` (code, math, HTML blocks, table rows),
+``inline`` (escapes, code spans, inline math, and the masking that keeps offsets), ``links``,
+``tags`` and ``headings``. Callers use the names exported here. No I/O (STYLE 9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from notedex.vault.markdown.headings import first_h1
+from notedex.vault.markdown.inline import mask_excluded
+from notedex.vault.markdown.links import find_links, wikilink_parts
+from notedex.vault.markdown.tags import find_tags
+from notedex.vault.model import Link
+
+__all__ = ["BodyScan", "mask_excluded", "scan_body", "wikilink_parts"]
+
+
+@dataclass(frozen=True, slots=True)
+class BodyScan:
+    links: tuple[Link, ...]
+    tags: tuple[str, ...]
+    """In document order, possibly repeated; the caller removes duplicates."""
+    first_h1: str | None
+
+
+_EMPTY_SCAN = BodyScan((), (), None)
+
+
+def scan_body(body: str, first_line: int = 1) -> BodyScan:
+    """Links, tags and first H1 of ``body``, whose first line is file line ``first_line``."""
+    if "[" not in body and "#" not in body and "=" not in body:
+        return _EMPTY_SCAN  # no link, tag or heading can exist
+    masked, table_rows = mask_excluded(body)
+    external_ends: list[int] = []
+    occurrences = find_links(body, masked, table_rows, external_ends) if "[" in masked else []
+    links: list[Link] = []
+    line = first_line
+    counted_to = 0
+    for start, end, kind, linkpath, subpath, display in occurrences:
+        line += body.count("\n", counted_to, start)  # occurrences are sorted: count once
+        counted_to = start
+        column = start - body.rfind("\n", 0, start)  # 1-based: rfind is -1 on line 1
+        links.append(Link(kind, body[start:end], linkpath, subpath, display, line, column))
+    tags = find_tags(masked, occurrences, external_ends, table_rows)
+    heading = first_h1(body, masked) if "#" in masked or "=" in masked else None
+    return BodyScan(tuple(links), tuple(tags), heading)

@@ -1,0 +1,260 @@
+"""The vault's file rules (vault/files.py), and that the indexer, `show`, `search` and `export`
+all follow them: one frontmatter locator, one reader with size cap and FIFO guard."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from notedex.vault.files import (
+    DEFAULT_MAX_BYTES,
+    NotARegularFile,
+    frontmatter_bounds,
+    is_hidden_path,
+    is_note_name,
+    looks_binary,
+    note_stem,
+    read_capped,
+    strip_frontmatter,
+)
+from notedex.vault.parse import parse_note
+from tests.helpers import run_cli, write
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+
+
+def reference_body(text: str) -> str:
+    """SEMANTICS 2, written independently: ``---`` + newline at offset 0, closed by the next
+    line that is exactly ``---`` (CRLF accepted)."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0] not in ("---\n", "---\r\n"):
+        return text
+    for index, line in enumerate(lines[1:], 1):
+        if line in ("---", "---\n", "---\r", "---\r\n"):
+            return "".join(lines[index + 1 :])
+    return text
+
+
+# --- names -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("a.md", True),
+        ("A.MD", True),
+        ("x.Md", True),
+        (".md", True),
+        ("a.mdx", False),
+        ("md", False),
+    ],
+)
+def test_note_names_end_in_md_in_any_case(name: str, expected: bool) -> None:
+    assert is_note_name(name) is expected
+
+
+@pytest.mark.parametrize(
+    ("path", "stem"), [("A/B/Dup.md", "Dup"), ("x.MD", "x"), ("img/pic.png", "pic.png")]
+)
+def test_note_stem(path: str, stem: str) -> None:
+    assert note_stem(path) == stem
+
+
+@pytest.mark.parametrize(
+    ("path", "hidden"),
+    [
+        (".obsidian/app.json", True),
+        ("a/.trash/x.md", True),
+        (".hidden.md", True),
+        ("a/b.c/x.md", False),
+        ("a/x.md", False),
+        ("a..b/x.md", False),
+    ],
+)
+def test_hidden_paths_have_a_dot_segment(path: str, hidden: bool) -> None:
+    assert is_hidden_path(path) is hidden
+
+
+# --- the frontmatter locator -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "body"),
+    [
+        ("---\na: 1\n---\nbody", "body"),
+        ("---\r\na: 1\r\n---\r\nbody", "body"),
+        ("---\n---\nbody", "body"),
+        ("---\na: 1\n---", ""),
+        ("---\na: 1\n---\r", ""),
+        ("---\na: 1\n--- \n[[B]]\n---\nrest", "rest"),  # `--- ` does not close the block
+        ("---\na: 1\n----\nx\n---\nrest", "rest"),
+        ("---\na: 1\n--- \nno close", "---\na: 1\n--- \nno close"),
+        (" ---\na: 1\n---\nx", " ---\na: 1\n---\nx"),
+        ("---a\n---\nx", "---a\n---\nx"),
+    ],
+)
+def test_frontmatter_closes_at_a_line_that_is_exactly_three_dashes(text: str, body: str) -> None:
+    assert strip_frontmatter(text) == body
+    assert reference_body(text) == body
+
+
+def test_frontmatter_bounds_give_the_yaml_and_the_body() -> None:
+    text = "---\r\ntitle: x\r\n---\r\nbody"
+    yaml_start, yaml_end, body_start = frontmatter_bounds(text) or (0, 0, 0)
+    assert text[yaml_start:yaml_end] == "title: x\r\n"
+    assert text[body_start:] == "body"
+    assert frontmatter_bounds("no block") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["---", "--- ", "----", "a: 1", "[[B]]", "", " ---", "---\t", "x---"]),
+        max_size=6,
+    ),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+)
+def test_locator_agrees_with_the_spec_reference(lines: list[str], eol: str, final: bool) -> None:
+    text = eol.join(lines) + (eol if final else "")
+    assert strip_frontmatter(text) == reference_body(text)
+
+
+# --- reading a vault file --------------------------------------------------------------------
+
+
+def test_read_capped_reads_one_byte_past_the_cap_and_no_more(tmp_path: Path) -> None:
+    path = tmp_path / "big.md"
+    path.write_bytes(b"x" * 1000)
+    data, info = read_capped(path, 100)
+    assert len(data) == 101 and info.st_size == 1000
+    data, _info = read_capped(path, 1000)
+    assert data == b"x" * 1000
+
+
+def test_read_capped_refuses_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(NotARegularFile) as caught:
+        read_capped(tmp_path, 100)
+    assert caught.value.what == "a directory"
+
+
+@needs_fifo
+def test_read_capped_does_not_block_on_a_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "x.md"
+    os.mkfifo(fifo)
+    with pytest.raises(NotARegularFile) as caught:
+        read_capped(fifo, 100)  # a blocking open would hang here: nobody writes to it
+    assert caught.value.what == "not a regular file"
+
+
+def test_read_capped_raises_oserror_for_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_capped(tmp_path / "gone.md", 100)
+
+
+def test_binary_sniff_looks_at_the_first_8_kb() -> None:
+    assert looks_binary(b"PNG\0...")
+    assert not looks_binary(b"x" * 8192 + b"\0")
+
+
+# --- one rule for the indexer, `show`, `search` and `export` ---------------------------------
+
+# The closing line `--- ` (trailing space) does not close the block (SEMANTICS 2): the next
+# exact `---` does, so `[[B]] tail` is inside the frontmatter, and only `tail end` is body.
+TRAILING_SPACE = "---\ntitle: T\n--- \n[[B]] tail\n---\ntail end\n"
+
+
+@pytest.fixture(scope="module")
+def drift_vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("drift")
+    vault = base / "vault"
+    write(vault / "A.md", TRAILING_SPACE)
+    write(vault / "B.md", "b\n")
+    db = base / "index.db"
+    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    return vault, db
+
+
+def cli(drift_vault: tuple[Path, Path], *args: str) -> dict:
+    vault, db = drift_vault
+    result = run_cli(*args, "--vault", vault, "--db", db, "--no-refresh", timeout=60)
+    assert result.code in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_indexer_ends_frontmatter_at_the_exact_line() -> None:
+    note = parse_note(TRAILING_SPACE.encode(), "A.md")
+    assert note.body == "tail end\n"
+    assert note.links == ()
+
+
+def test_show_body_is_the_indexed_body(drift_vault: tuple[Path, Path]) -> None:
+    data = cli(drift_vault, "show", "A", "--body", "--json")
+    assert data["body"] == "tail end\n"
+    assert data["links"] == []  # the index saw no [[B]], and show now agrees
+
+
+def test_search_positions_count_only_the_body(drift_vault: tuple[Path, Path]) -> None:
+    data = cli(drift_vault, "search", "tail", "--json")
+    (hit,) = data["hits"]
+    # The first `tail` in the file is in the frontmatter, where the index never saw it.
+    assert (hit["line"], hit["column"]) == (6, 1)
+
+
+def test_export_text_is_the_indexed_body(drift_vault: tuple[Path, Path]) -> None:
+    vault, db = drift_vault
+    result = run_cli(
+        "export", "--format", "connector-v1", "--vault", vault, "--db", db, "--no-refresh"
+    )
+    assert result.code == 0, result.stderr
+    (record,) = [r for r in json.loads(result.stdout)["records"] if r["title"] == "A"]
+    assert record["text"] == "tail end\n"
+
+
+# --- `show --body` reads as the indexer reads ------------------------------------------------
+
+
+@pytest.fixture
+def indexed_note(tmp_path: Path) -> tuple[Path, Path]:
+    vault = tmp_path / "vault"
+    write(vault / "x.md", "# x\n")
+    db = tmp_path / "index.db"
+    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    return vault, db
+
+
+@needs_fifo
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX FIFOs")
+def test_show_body_does_not_hang_on_a_fifo(indexed_note: tuple[Path, Path]) -> None:
+    vault, db = indexed_note
+    (vault / "x.md").unlink()
+    os.mkfifo(vault / "x.md")  # replaced after indexing; nobody will ever write to it
+    result = run_cli(
+        "show", "x", "--body", "--json", "--vault", vault, "--db", db, "--no-refresh", timeout=30
+    )
+    assert result.code != 0
+    assert "cannot read x.md: not a regular file" in result.stderr
+
+
+def test_show_body_refuses_a_note_over_the_size_cap(indexed_note: tuple[Path, Path]) -> None:
+    vault, db = indexed_note
+    (vault / "x.md").write_bytes(b"# x\n" + b"y" * DEFAULT_MAX_BYTES)
+    result = run_cli(
+        "show", "x", "--body", "--json", "--vault", vault, "--db", db, "--no-refresh", timeout=30
+    )
+    assert result.code != 0
+    assert "cannot read x.md: file is 5.0 MB, over the 5.0 MB size cap" in result.stderr
+    assert result.stdout == ""
+
+
+def test_the_config_default_is_the_vault_default() -> None:
+    """config.py keeps its own copy so `lookup` and `health` need not import vault/files.py."""
+    from notedex import config
+
+    assert config.DEFAULT_MAX_BYTES == DEFAULT_MAX_BYTES
