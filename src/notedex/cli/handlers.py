@@ -175,7 +175,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     return answer(
-        args, cfg, lambda conn: show(conn, cfg.vault, args.note, body=args.body), render_show
+        args,
+        cfg,
+        lambda conn: show(conn, cfg.vault, args.note, body=args.body, max_bytes=cfg.max_bytes),
+        render_show,
     )
 
 

@@ -39,6 +39,7 @@ from watchdog.observers.polling import PollingObserver
 
 from notedex.daemon.batcher import FILTERS, Batcher, Hint
 from notedex.daemon.logging import get_logger
+from notedex.vault.files import is_hidden_path
 
 log = get_logger("notedex.daemon.watcher")
 
@@ -66,11 +67,6 @@ NETWORK_FILESYSTEMS = frozenset(
         "fuse.s3fs", "fuse.sshfs", "glusterfs", "ncpfs", "nfs", "nfs4", "smb3", "smbfs",
     }
 )  # fmt: skip
-
-
-def is_hidden(rel: str) -> bool:
-    """SEMANTICS 1: any segment starting with "." is outside the vault's notes."""
-    return any(part.startswith(".") for part in rel.split("/"))
 
 
 class VaultEventHandler(FileSystemEventHandler):
@@ -115,7 +111,7 @@ class VaultEventHandler(FileSystemEventHandler):
         for rel in (src, dest):
             if rel is None:
                 continue
-            if is_hidden(rel):
+            if is_hidden_path(rel):
                 if rel == OBSIDIAN_SETTINGS:
                     self._batcher.submit(FILTERS)
                 continue

@@ -18,6 +18,7 @@ from notedex.indexing.apply import ApplyReport, Progress, apply
 from notedex.indexing.pool import paused_gc
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
+from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
 from notedex.vault.parse import read_note
 from notedex.vault.text import nfc
@@ -182,10 +183,6 @@ def _confirmed_gone(
     return gone
 
 
-def _is_hidden(rel: str) -> bool:
-    return any(part.startswith(".") for part in rel.split("/") if part)
-
-
 def _stat_file(vault: Path, disk_rel: str) -> VaultFile | None:
     disk_path = vault / disk_rel
     try:
@@ -198,7 +195,7 @@ def _stat_file(vault: Path, disk_rel: str) -> VaultFile | None:
     return VaultFile(
         path=path,
         disk_path=str(disk_path),
-        is_note=path.lower().endswith(".md"),
+        is_note=is_note_name(path),
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
         inode=st.st_ino,
@@ -221,7 +218,7 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
     deletes: set[str] = set()
     kept = ApplyReport()
     for hint in dict.fromkeys(h.strip("/") for h in hints):
-        if _is_hidden(hint):
+        if is_hidden_path(hint):
             continue
         if hint == "":
             return reconcile(writer)

@@ -174,7 +174,9 @@ class VaultTools:
         with read_transaction(conn):
             row = find_note(conn, wanted)
         check_inside_vault(self.cfg.vault, row["disk_rel"] or row["path"], row["path"])
-        data = show(conn, self.cfg.vault, row["path"], body=args["body"])
+        data = show(
+            conn, self.cfg.vault, row["path"], body=args["body"], max_bytes=self.cfg.max_bytes
+        )
         limit = args["limit"]
         totals = {"links": len(data["links"]), "backlinks": len(data["backlinks"])}
         data["links"] = data["links"][:limit]

@@ -18,6 +18,7 @@ from notedex.store.database import add_sql_functions, open_writer_connection, se
 from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
+from notedex.vault.files import DEFAULT_MAX_BYTES
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.walk import load_excluded_filters
 
@@ -35,7 +36,7 @@ class IndexWriter:
         db_path: Path,
         vault: Path,
         *,
-        max_bytes: int = 5_000_000,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         body_index: bool = True,
         workers: int | None = None,
         bulk_cache_kib: int = BULK_CACHE_KIB,

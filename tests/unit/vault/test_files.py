@@ -258,3 +258,18 @@ def test_the_config_default_is_the_vault_default() -> None:
     from notedex import config
 
     assert config.DEFAULT_MAX_BYTES == DEFAULT_MAX_BYTES
+
+
+def test_show_body_applies_the_configured_size_cap(
+    indexed_note: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`max_bytes` from the config file caps `show --body` too, not only the indexer."""
+    vault, db = indexed_note
+    (vault / "x.md").write_bytes(b"# x\n" + b"y" * 2000)
+    config = tmp_path / "config.toml"
+    config.write_text("max_bytes = 1000\n", encoding="utf-8")
+    argv = ("show", "x", "--body", "--json", "--vault", vault, "--db", db, "--no-refresh")
+    capped = run_cli(*argv, env={"NOTEDEX_CONFIG": str(config)}, timeout=30)
+    assert capped.code == 2
+    assert "cannot read x.md: file is 2.0 KB, over the 1.0 KB size cap" in capped.stderr
+    assert run_cli(*argv, timeout=30).code == 0  # the default cap (5 MB) lets it through
