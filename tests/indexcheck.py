@@ -1,9 +1,8 @@
-"""Shared checks for the store tests: FTS integrity after every test that writes, tiny vaults.
+"""Shared index checks: FTS integrity after every test, tiny vaults, settled mtimes, index diffs.
 
-Every test module of the store suite (test_cli, test_store, test_reconcile, test_incremental,
-test_bad_input, test_capture, test_config) uses ``fts_sound_after`` as an autouse fixture: after
-the test, every index it left behind (under ``tmp_path`` or the isolated state home) must pass
-FTS5's ``integrity-check`` with rank 1.
+``fts_sound_after`` is autouse for every test (tests/conftest.py imports it): after the test,
+every index it left behind (under ``tmp_path`` or the isolated state home) must pass FTS5's
+``integrity-check`` with rank 1. Modules that still import it as well get the same fixture.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-_GENVAULT = Path(__file__).resolve().parents[1] / "bench" / "genvault.py"
+_GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
 
 
 @pytest.fixture(scope="module")
