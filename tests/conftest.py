@@ -77,7 +77,7 @@ def _tree(root: Path) -> list[tuple[str, int, int]]:
 
 
 @pytest.fixture(scope="session")
-def _demo_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def demo_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("demo")
     vault = base / "demo-vault"  # the real folder name: export's scope is "vault:demo-vault"
     shutil.copytree(DEMO_VAULT, vault)
@@ -90,9 +90,9 @@ def _demo_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def demo(_demo_index: tuple[Path, Path]) -> Iterator[tuple[Path, Path]]:
+def demo(demo_index: tuple[Path, Path]) -> Iterator[tuple[Path, Path]]:
     """The shared demo vault and its index, (vault, db); a test that changes the vault fails."""
-    vault, _db = _demo_index
+    vault, _db = demo_index
     before = _tree(vault)
-    yield _demo_index
+    yield demo_index
     assert _tree(vault) == before, "the shared demo vault is read-only: copy it to change it"
