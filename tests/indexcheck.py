@@ -17,17 +17,27 @@ import pytest
 
 from tests.helpers import write
 
+_SCANDIR = os.scandir  # the real one: a test may still have os.scandir patched at teardown
+
 
 def index_files(*roots: Path) -> list[Path]:
     """Every notedex index (an SQLite file with a ``note_fts`` table) under ``roots``."""
     found: list[Path] = []
-    for root in roots:
-        if not root.is_dir():
+    stack = [str(root) for root in roots if root.is_dir()]
+    while stack:
+        try:
+            listing = _SCANDIR(stack.pop())
+        except OSError:  # a folder a test left unreadable holds no index we can check
             continue
-        for path in sorted(root.rglob("*.db")):
-            if path.is_file() and _fts_tables(path):
-                found.append(path)
-    return found
+        with listing as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif (
+                    entry.name.endswith(".db") and entry.is_file() and _fts_tables(Path(entry.path))
+                ):
+                    found.append(Path(entry.path))
+    return sorted(found)
 
 
 def _fts_tables(db: Path) -> list[str]:

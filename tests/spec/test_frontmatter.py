@@ -1,8 +1,7 @@
 """SEMANTICS 2: frontmatter (properties): where it starts and ends, YAML, BOM.
 
-In-process through ``notedex.cli.main`` on a real vault under ``tmp_path`` with a real index:
-exact JSON answers of `scan`, `health`, `graph`, `show`, `lookup`, `status`, `search`, `export`
-and `capture`.
+All in-process: the CLI through ``notedex.cli.main`` (`run_inprocess`) on a real vault under
+``tmp_path`` with a real index, checked on its exact ``--json`` answers.
 """
 
 from __future__ import annotations

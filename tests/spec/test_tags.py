@@ -1,8 +1,8 @@
 """SEMANTICS 4: tags from frontmatter and body, nesting, boundaries, case.
 
-In-process through ``notedex.cli.main`` on a real vault under ``tmp_path`` with a real index:
-exact JSON answers of `scan`, `health`, `graph`, `show`, `lookup`, `status`, `search`, `export`
-and `capture`.
+All in-process: the CLI through ``notedex.cli.main`` (`run_inprocess`) on a real vault under
+``tmp_path`` with a real index, checked on its exact ``--json`` answers; rules about parsing
+alone go through the pure parser.
 """
 
 from __future__ import annotations
