@@ -46,6 +46,7 @@ def test_waits_for_a_non_daemon_writer(
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
+@pytest.mark.slow
 def test_sigterm_during_a_batch_exits_0(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -137,6 +138,7 @@ def test_stop_signal_while_the_main_thread_holds_a_lock(small_vault: Path, tmp_p
     assert done.stdout.strip() == "stopped"
 
 
+@pytest.mark.slow
 def test_signal_storm_stops_cleanly(daemons: Daemons, small_vault: Path) -> None:
     """SIGTERM and SIGHUP bursts while the supervise loop wakes every millisecond
     (WATCHDOG_USEC=2ms): the daemon always stops, flushes and exits."""
@@ -173,6 +175,7 @@ def test_status_reports_the_daemon(
     assert data["lastBatch"]
 
 
+@pytest.mark.slow
 def test_vault_that_disappears_is_never_mass_deleted(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -177,6 +177,7 @@ def test_exception_in_event_handling_is_survived(
     assert run.proc.poll() is None
 
 
+@pytest.mark.slow
 def test_exception_in_a_batch_is_survived(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -189,6 +190,7 @@ def test_exception_in_a_batch_is_survived(
     assert run.find("rescan", cause="recovering from a failed batch")
 
 
+@pytest.mark.slow
 def test_concurrent_readers_never_see_database_is_locked(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
