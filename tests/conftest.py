@@ -8,15 +8,15 @@ settled copy of examples/demo-vault with a built index, made once per session, r
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import DEMO_VAULT, run_inprocess
+from tests.helpers import DEMO_VAULT, run_inprocess, wait_until
 from tests.indexcheck import age, fts_sound_after
 
 __all__ = ["fts_sound_after"]  # autouse for every test: see tests/indexcheck.py
@@ -44,16 +44,15 @@ def _isolated_home(
 def _no_thread_leaks() -> Iterator[None]:
     before = set(threading.enumerate())
     yield
-    deadline = time.monotonic() + 5
-    leaked: list[threading.Thread] = []
-    while time.monotonic() < deadline:
-        leaked = [
+
+    def leaked() -> list[threading.Thread]:
+        return [
             t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon
         ]
-        if not leaked:
-            break
-        time.sleep(0.05)
-    assert not leaked, f"threads leaked by the test: {leaked}"
+
+    with contextlib.suppress(AssertionError):  # the assert below names the threads
+        wait_until(lambda: not leaked(), timeout=5, message="the test's threads to end")
+    assert not leaked(), f"threads leaked by the test: {leaked()}"
 
 
 @pytest.fixture
