@@ -1,13 +1,25 @@
-"""Shared fixtures: every test gets its own HOME/XDG dirs, and no test may leak threads."""
+"""Shared fixtures for every test folder: isolated HOME/XDG dirs, no leaked threads, sound FTS, the demo.
+
+Subfolders (unit/, spec/, system/) inherit these: every test gets its own HOME and XDG dirs, may
+leak no thread, and leaves behind only indexes that pass FTS5's integrity-check (``fts_sound_after``
+of tests/indexcheck.py, autouse here for all tests). ``demo`` is the one shared demo vault: a
+settled copy of examples/demo-vault with a built index, made once per session, read-only.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import DEMO_VAULT, run_inprocess, wait_until
+from tests.indexcheck import age, fts_sound_after
+
+__all__ = ["fts_sound_after"]  # autouse for every test: see tests/indexcheck.py
 
 
 @pytest.fixture(autouse=True)
@@ -32,16 +44,15 @@ def _isolated_home(
 def _no_thread_leaks() -> Iterator[None]:
     before = set(threading.enumerate())
     yield
-    deadline = time.monotonic() + 5
-    leaked: list[threading.Thread] = []
-    while time.monotonic() < deadline:
-        leaked = [
+
+    def leaked() -> list[threading.Thread]:
+        return [
             t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon
         ]
-        if not leaked:
-            break
-        time.sleep(0.05)
-    assert not leaked, f"threads leaked by the test: {leaked}"
+
+    with contextlib.suppress(AssertionError):  # the assert below names the threads
+        wait_until(lambda: not leaked(), timeout=5, message="the test's threads to end")
+    assert not leaked(), f"threads leaked by the test: {leaked()}"
 
 
 @pytest.fixture
@@ -54,3 +65,33 @@ def vault(tmp_path: Path) -> Path:
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "state" / "index.db"
+
+
+def _tree(root: Path) -> list[tuple[str, int, int]]:
+    """(path, size, mtime_ns) of everything under root: what a read-only test must not change."""
+    return sorted(
+        (p.relative_to(root).as_posix(), p.lstat().st_size, p.lstat().st_mtime_ns)
+        for p in root.rglob("*")
+    )
+
+
+@pytest.fixture(scope="session")
+def demo_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("demo")
+    vault = base / "demo-vault"  # the real folder name: export's scope is "vault:demo-vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    (vault / ".obsidian").mkdir(exist_ok=True)
+    age(vault)  # settled: no file is in the racy window of the index
+    db = base / "state" / "index.db"
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return vault, db
+
+
+@pytest.fixture
+def demo(demo_index: tuple[Path, Path]) -> Iterator[tuple[Path, Path]]:
+    """The shared demo vault and its index, (vault, db); a test that changes the vault fails."""
+    vault, _db = demo_index
+    before = _tree(vault)
+    yield demo_index
+    assert _tree(vault) == before, "the shared demo vault is read-only: copy it to change it"

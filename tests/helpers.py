@@ -1,17 +1,24 @@
-"""Test helpers: run the CLI as a subprocess, wait for conditions, compare indexes."""
+"""Test helpers: run the CLI (in-process or as a subprocess), wait for conditions, compare indexes."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from notedex.vault.model import Note
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_VAULT = REPO / "examples" / "demo-vault"
@@ -48,6 +55,90 @@ def run_cli(
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def run_inprocess(
+    *args: str | Path,
+    env: dict[str, str] | None = None,
+    input: str | bytes | None = None,
+    cwd: Path | None = None,
+    timeout: float = 30,
+) -> Result:
+    """Run ``notedex.cli.main(ARGS)`` in this process, captured like `run_cli` captures a child.
+
+    stdout and stderr are fresh non-TTY streams with a byte ``.buffer`` (the CLI writes text,
+    the C JSON encoder's output and, for stdin, reads ``sys.stdin.buffer``), encoded as the
+    child's would be (UTF-8; surrogateescape on stdout) and decoded as ``subprocess.run(text=True)``
+    decodes (strict UTF-8, universal newlines). argparse's ``SystemExit`` becomes the exit code.
+    The streams, ``os.environ`` and the working directory are restored afterwards, whatever happens.
+    A call that runs past ``timeout`` seconds fails the test (a SIGALRM, on the main thread), so
+    "never hangs" cases keep the bound a child process had.
+    """
+    from notedex.cli import main
+
+    raw = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    out, err = io.BytesIO(), io.BytesIO()
+    fake_in = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    fake_out = io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape", write_through=True)
+    fake_err = io.TextIOWrapper(
+        err, encoding="utf-8", errors="backslashreplace", write_through=True
+    )
+    sys.stdin, sys.stdout, sys.stderr = fake_in, fake_out, fake_err
+    try:
+        if env:
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        alarm = _Alarm(timeout)
+        try:
+            with alarm:
+                code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse: usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if isinstance(exc.code, str):
+                fake_err.write(exc.code + "\n")
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for fake in (fake_out, fake_err):
+            fake.flush()
+            fake.detach()  # keep the BytesIO open: a collected wrapper would close it
+    return Result(code, _as_child_text(out.getvalue()), _as_child_text(err.getvalue()))
+
+
+class CallTimeout(BaseException):
+    """A CLI call ran too long; a BaseException, so the CLI's ``except Exception`` can't swallow it."""
+
+
+class _Alarm:
+    """Raise `CallTimeout` in the main thread after ``seconds`` (a no-op off the main thread)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.armed = threading.current_thread() is threading.main_thread()
+
+    def _ring(self, signum: int, frame: object) -> None:
+        raise CallTimeout(f"notedex.cli.main ran past {self.seconds}s")
+
+    def __enter__(self) -> None:
+        if self.armed:
+            self.previous = signal.signal(signal.SIGALRM, self._ring)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+def _as_child_text(data: bytes) -> str:
+    """Bytes decoded the way ``subprocess.run(text=True)`` decodes a pipe."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline=None).read()
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -75,10 +166,150 @@ def wait_until(
     raise AssertionError(f"timed out after {timeout}s waiting for {message}; last value: {last!r}")
 
 
+class SpecVault:
+    """A vault on disk and its index, driven through the CLI only (in-process, `run_inprocess`)."""
+
+    READ_ONLY = frozenset({"scan", "health", "graph", "show", "lookup", "status"})
+
+    def __init__(self, root: Path, db: Path) -> None:
+        self.root = root
+        self.db = db
+        (root / ".obsidian").mkdir(parents=True, exist_ok=True)
+        # answers of read-only commands, keyed by the exact state of the vault on disk: asking
+        # the same question of an unchanged vault twice only costs time
+        self._answers: dict[tuple[Any, ...], str] = {}
+
+    def fingerprint(self) -> tuple[tuple[Any, ...], ...]:
+        """Every entry under the vault (names as bytes, lstat facts): changes with any edit."""
+        facts = []
+        for dirpath, dirs, files in os.walk(os.fsencode(self.root)):
+            for name in dirs + files:
+                st = os.lstat(os.path.join(dirpath, name))
+                facts.append((dirpath, name, st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(sorted(facts))
+
+    def write(self, rel: str, text: str) -> Path:
+        return write(self.root / rel, text)
+
+    def write_bytes(self, rel: str, data: bytes) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return path
+
+    def run(self, *args: str | Path, input: str | None = None) -> Result:
+        return run_inprocess(*args, "--vault", self.root, "--db", self.db, "--json", input=input)
+
+    def json(self, *args: str | Path, ok: tuple[int, ...] = (0,), input: str | None = None) -> Any:
+        key = None
+        if input is None and str(args[0]) in self.READ_ONLY:
+            key = (tuple(map(str, args)), ok, self.fingerprint())
+            if key in self._answers:
+                return json.loads(self._answers[key])
+        result = self.run(*args, input=input)
+        data = pure_json(result, ok)
+        if key is not None:
+            self._answers[key] = result.stdout
+        return data
+
+    # shorthands
+    def scan(self, *extra: str) -> dict[str, Any]:
+        data: dict[str, Any] = self.json("scan", *extra)
+        return data
+
+    def health(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.json("health", ok=(0, 1))
+        return data
+
+    def graph(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.json("graph")
+        return data
+
+    def show(self, note: str) -> dict[str, Any]:
+        data: dict[str, Any] = self.json("show", note)
+        return data
+
+    def paths(self) -> list[str]:
+        return sorted(n["path"] for n in self.scan()["notes"])
+
+    def note(self, path: str) -> dict[str, Any]:
+        """The scan fields of one note, read through `show` (test_scan_and_show_agree pins that
+        both commands carry the same facts)."""
+        shown = self.show(path)
+        return {k: shown[k] for k in ("id", "title", "type", "status", "path", "tags", "aliases")}
+
+    def links(self, note: str) -> list[tuple[str, str | None, bool, str | None]]:
+        """(kind, target, broken, key) per occurrence, in file order."""
+        return [
+            (lk["kind"], lk["target"], lk["broken"], lk["key"]) for lk in self.show(note)["links"]
+        ]
+
+    def targets(self, note: str) -> list[str | None]:
+        return [
+            lk["target"] if not lk["broken"] else f"BROKEN:{lk['key']}"
+            for lk in self.show(note)["links"]
+        ]
+
+
+def pure_json(result: Result, ok: tuple[int, ...] = (0,)) -> Any:
+    """Exactly one JSON document on stdout, an expected exit code, never a traceback."""
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.code in ok, (result.code, result.stdout, result.stderr)
+    return json.loads(result.stdout)  # raises on anything before or after the one document
+
+
+def cli_json(vault: Path, db: Path, *args: str, ok: tuple[int, ...] = (0,)) -> Any:
+    """``notedex ARGS --vault VAULT --db DB --json`` in-process, checked by `pure_json`."""
+    return pure_json(run_inprocess(*args, "--vault", vault, "--db", db, "--json"), ok)
+
+
+def by_line(show: dict[str, Any]) -> dict[int, list[str]]:
+    """`show`'s links grouped by line: the target path, or ``BROKEN:key``."""
+    out: dict[int, list[str]] = {}
+    for lk in show["links"]:
+        out.setdefault(lk["line"], []).append(
+            lk["target"] if not lk["broken"] else f"BROKEN:{lk['key']}"
+        )
+    return out
+
+
+def broken(health: dict[str, Any]) -> list[tuple[str, int, int, str, str]]:
+    return sorted(
+        (b["source"], b["line"], b["column"], b["text"], b["target"]) for b in health["brokenLinks"]
+    )
+
+
+def warned_paths(health: dict[str, Any]) -> set[str]:
+    return {w["path"] for w in health["warnings"]}
+
+
+def paths_of(items: list[dict[str, Any]]) -> list[str]:
+    return sorted(i["path"] for i in items)
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def parse_text(text: str, path: str = "Src.md") -> Note:
+    """``parse_note`` of ``text`` as UTF-8: the pure parser, no vault."""
+    from notedex.vault.parse import parse_note
+
+    return parse_note(text.encode("utf-8"), path)
+
+
+def tag_names(text: str) -> list[str]:
+    return [tag.name for tag in parse_text(text).tags]
+
+
+def link_rows(text: str) -> list[tuple[str, str, int]]:
+    return [(link.kind, link.linkpath, link.column) for link in parse_text(text).links]
+
+
 def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every fact of the index, keyed by paths rather than row ids, sorted: for equality checks."""
+    from notedex.store.database import add_sql_functions
     from notedex.store.schema import LINK_TEXT, NOTE_TITLE
-    from notedex.store.writer import add_sql_functions
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     add_sql_functions(conn)  # note_fts's content is the view note_fts_text
@@ -123,20 +354,10 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def fts_integrity_ok(db: Path) -> bool:
-    """FTS5 integrity-check with rank 1 (compares the index with its content)."""
-    from notedex.store.schema import FTS_TABLES
-    from notedex.store.writer import add_sql_functions
+    """FTS5 integrity-check with rank 1 (compares the index with its content) on every FTS table."""
+    from tests.indexcheck import fts_problems
 
-    conn = sqlite3.connect(str(db))
-    add_sql_functions(conn)
-    try:
-        for table in FTS_TABLES:
-            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
-        return True
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        conn.close()
+    return not fts_problems(db)
 
 
 def fresh_full_index(vault: Path, tmp: Path) -> dict[str, list[tuple[Any, ...]]]:

@@ -1,9 +1,8 @@
-"""Shared checks for the store tests: FTS integrity after every test that writes, tiny vaults.
+"""Shared index checks: FTS integrity after every test, tiny vaults, settled mtimes, index diffs.
 
-Every test module of the store suite (test_cli, test_store, test_reconcile, test_incremental,
-test_bad_input, test_capture, test_config) uses ``fts_sound_after`` as an autouse fixture: after
-the test, every index it left behind (under ``tmp_path`` or the isolated state home) must pass
-FTS5's ``integrity-check`` with rank 1.
+``fts_sound_after`` is autouse for every test (tests/conftest.py imports it): after the test,
+every index it left behind (under ``tmp_path`` or the isolated state home) must pass FTS5's
+``integrity-check`` with rank 1. Modules that still import it as well get the same fixture.
 """
 
 from __future__ import annotations
@@ -18,17 +17,27 @@ import pytest
 
 from tests.helpers import write
 
+_SCANDIR = os.scandir  # the real one: a test may still have os.scandir patched at teardown
+
 
 def index_files(*roots: Path) -> list[Path]:
     """Every notedex index (an SQLite file with a ``note_fts`` table) under ``roots``."""
     found: list[Path] = []
-    for root in roots:
-        if not root.is_dir():
+    stack = [str(root) for root in roots if root.is_dir()]
+    while stack:
+        try:
+            listing = _SCANDIR(stack.pop())
+        except OSError:  # a folder a test left unreadable holds no index we can check
             continue
-        for path in sorted(root.rglob("*.db")):
-            if path.is_file() and _fts_tables(path):
-                found.append(path)
-    return found
+        with listing as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif (
+                    entry.name.endswith(".db") and entry.is_file() and _fts_tables(Path(entry.path))
+                ):
+                    found.append(Path(entry.path))
+    return sorted(found)
 
 
 def _fts_tables(db: Path) -> list[str]:
@@ -49,7 +58,7 @@ def _fts_tables(db: Path) -> list[str]:
 
 def fts_problems(db: Path) -> list[str]:
     """Every FTS5 table of ``db`` that fails ``integrity-check`` with rank 1, with the error."""
-    from notedex.store.writer import add_sql_functions
+    from notedex.store.database import add_sql_functions
 
     bad: list[str] = []
     conn = sqlite3.connect(str(db))

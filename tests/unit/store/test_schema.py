@@ -6,8 +6,8 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+from notedex.store.database import add_sql_functions
 from notedex.store.schema import LINK_KIND, LINK_TEXT, NOTE_TITLE, SCHEMA_VERSION, content_key
-from notedex.store.writer import add_sql_functions
 from notedex.vault.text import fts_phrase
 from tests.indexcheck import fts_sound_after, make_vault
 from tests.unit.store import build

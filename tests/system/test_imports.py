@@ -37,11 +37,6 @@ def imported_modules(*args: str | Path) -> set[str]:
     return names
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return indexed_demo(tmp_path_factory.mktemp("imports"))
-
-
 def banned_in(names: set[str]) -> list[str]:
     return sorted(n for n in names if any(n == b or n.startswith(b + ".") for b in BANNED))
 
@@ -60,16 +55,16 @@ def banned_in(names: set[str]) -> list[str]:
     ids=lambda c: " ".join(c),
 )
 def test_query_commands_import_no_heavy_module(
-    indexed: tuple[Path, Path], command: tuple[str, ...]
+    demo: tuple[Path, Path], command: tuple[str, ...]
 ) -> None:
-    vault, db = indexed
+    vault, db = demo
     names = imported_modules(*command, "--vault", vault, "--db", db)
     assert banned_in(names) == []
 
 
-def test_the_check_can_fail(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+def test_the_check_can_fail(tmp_path: Path) -> None:
     """A refresh that has work to do does import the writer: the probe above really sees imports."""
-    vault, db = indexed
+    vault, db = indexed_demo(tmp_path)  # a private copy: this test writes to the vault
     (vault / "New note.md").write_text("new\n", encoding="utf-8")
     try:
         names = imported_modules("lookup", "cobra", "--vault", vault, "--db", db)
@@ -93,10 +88,8 @@ def test_the_check_can_fail(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     ],
     ids=lambda c: " ".join(c),
 )
-def test_ordinary_queries_skip_argparse(
-    indexed: tuple[Path, Path], command: tuple[str, ...]
-) -> None:
-    vault, db = indexed
+def test_ordinary_queries_skip_argparse(demo: tuple[Path, Path], command: tuple[str, ...]) -> None:
+    vault, db = demo
     names = imported_modules(*command, "--vault", vault, "--db", db)
     assert "argparse" not in names
     assert "notedex.cli.parser" not in names
@@ -105,16 +98,25 @@ def test_ordinary_queries_skip_argparse(
         assert {"re", "json"} & names == set()
 
 
-def test_unusual_argv_still_goes_through_argparse(indexed: tuple[Path, Path]) -> None:
+def test_search_imports_no_heavy_module(demo: tuple[Path, Path]) -> None:
+    vault, db = demo
+    names = imported_modules(
+        "search", "cobra", "--vault", vault, "--db", db, "--no-refresh", "--json"
+    )
+    assert "notedex.query.search" in names
+    assert banned_in(names) == []
+
+
+def test_unusual_argv_still_goes_through_argparse(demo: tuple[Path, Path]) -> None:
     """The probe above can fail: an abbreviated option is argparse's to parse."""
-    vault, db = indexed
+    vault, db = demo
     names = imported_modules("lookup", "cobra", "--no-ref", "--vault", vault, "--db", db)
     assert "argparse" in names
 
 
-def test_installed_command_imports_neither_re_nor_argparse(indexed: tuple[Path, Path]) -> None:
+def test_installed_command_imports_neither_re_nor_argparse(demo: tuple[Path, Path]) -> None:
     """The `notedex` launcher itself (not pip's entry-point wrapper, which imports re first)."""
-    vault, db = indexed
+    vault, db = demo
     launcher = Path(sys.executable).parent / "notedex"
     if not launcher.exists():
         pytest.skip("notedex is not installed next to this interpreter")

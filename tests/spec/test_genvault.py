@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-_GENVAULT = Path(__file__).resolve().parents[1] / "bench" / "genvault.py"
+_GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +114,7 @@ def _first_diffs(diffs: list[str], total_notes: int) -> str:
     return f"{len(diffs)} mismatches over {total_notes} notes; first 10:\n{shown}"
 
 
+@pytest.mark.slow
 def test_parser_and_resolver_match_generated_truth(genvault: ModuleType, tmp_path: Path) -> None:
     """Issue 2 acceptance: every note's title, tags, aliases and link targets equal the truth."""
     from notedex.vault.parse import read_note

@@ -1,4 +1,4 @@
-"""`notedex search` (issue 7): the CLI as a subprocess, plus the query translation as units.
+"""`notedex search` (issue 7): the CLI in-process, plus the query translation as units.
 
 Positions are checked against the file on disk: the reported line and column must point at
 the reported `match`, and the match must be what the query asked for.
@@ -7,8 +7,6 @@ the reported `match`, and the match must be what the query asked for.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -25,24 +23,7 @@ from notedex.query.search import (
     segment_with_offsets,
 )
 from notedex.vault.text import nfc, segment
-from tests.helpers import indexed_demo, run_cli, write
-
-BANNED = (
-    "sqlite_utils",
-    "watchdog",
-    "structlog",
-    "apscheduler",
-    "frontmatter",
-    "yaml",
-    "notedex.daemon",
-)
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A private copy of the demo vault, indexed once."""
-    return indexed_demo(tmp_path_factory.mktemp("search-demo"))
-
+from tests.helpers import run_inprocess, write
 
 NOTES = {
     "Shell.md": "# Shell\n\nThe shell completion works for bash.\n",
@@ -68,14 +49,14 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         + unicodedata.normalize("NFD", "Café résumé — needle here\r\n").encode()
     )
     db = base / "index.db"
-    result = run_cli("index", "--vault", vault, "--db", db)
+    result = run_inprocess("index", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     return vault, db
 
 
 def search(vault_db: tuple[Path, Path], *query: str, code: int = 0) -> dict:
     vault, db = vault_db
-    result = run_cli("search", *query, "--vault", vault, "--db", db, "--json", "--no-refresh")
+    result = run_inprocess("search", *query, "--vault", vault, "--db", db, "--json", "--no-refresh")
     assert result.code == code, result.stderr
     return result.json() if code == 0 else {"stderr": result.stderr, "stdout": result.stdout}
 
@@ -177,7 +158,7 @@ def test_a_note_changed_after_indexing_is_located_in_its_current_text(tmp_path: 
     (vault / ".obsidian").mkdir(parents=True)
     write(vault / "Moving.md", "alpha target\n")
     db = tmp_path / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     write(vault / "Moving.md", "new first line\n\n    and the target moved\n")
     (hit,) = search((vault, db), "target")["hits"]
     assert (hit["line"], hit["column"]) == (3, 13)
@@ -193,7 +174,7 @@ def test_limit_and_total(tmp_path: Path) -> None:
     for i in range(25):
         write(vault / f"n{i:02}.md", f"alpha number {i}\n")
     db = tmp_path / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     data = search((vault, db), "alpha")
     assert (data["total"], data["shown"], data["limit"]) == (25, 20, 20)
     five = search((vault, db), "alpha", "--limit", "5")
@@ -209,7 +190,7 @@ def test_no_match_is_not_an_error(demo: tuple[Path, Path]) -> None:
 
 def test_text_output_shows_position_and_marks_the_hit(corpus: tuple[Path, Path]) -> None:
     vault, db = corpus
-    result = run_cli("search", "needle", "--vault", vault, "--db", db, "--no-refresh")
+    result = run_inprocess("search", "needle", "--vault", vault, "--db", db, "--no-refresh")
     assert result.code == 0, result.stderr
     assert "Tricky.md:5:" in result.stdout
     assert "«needle»" in result.stdout
@@ -231,7 +212,7 @@ def test_hostile_input_gives_a_result_or_a_clear_usage_error(
     demo: tuple[Path, Path], query: str
 ) -> None:
     vault, db = demo
-    result = run_cli("search", query, "--vault", vault, "--db", db, "--json", "--no-refresh")
+    result = run_inprocess("search", query, "--vault", vault, "--db", db, "--json", "--no-refresh")
     assert result.code in (0, 2), result.stderr
     assert "Traceback" not in result.stderr
     lowered = result.stderr.lower()
@@ -252,27 +233,10 @@ def test_empty_and_exclusion_only_queries_exit_2(demo: tuple[Path, Path]) -> Non
     assert "nothing to search for" in search(demo, "", code=2)["stderr"]
     assert "at least one word" in search(demo, "-cobra -go", code=2)["stderr"]
     vault, db = demo
-    dashed = run_cli("search", "--vault", vault, "--db", db, "--no-refresh", "--", "-cobra")
+    dashed = run_inprocess("search", "--vault", vault, "--db", db, "--no-refresh", "--", "-cobra")
     assert dashed.code == 2 and "at least one word" in dashed.stderr
     assert search(demo, "go -cobra")["total"] >= 1  # one argument with a space is never an option
     assert "too long" in search(demo, "x" * (MAX_QUERY_CHARS + 1), code=2)["stderr"]
-
-
-def test_search_imports_no_heavy_module(demo: tuple[Path, Path]) -> None:
-    vault, db = demo
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "notedex", "search", "cobra",
-         "--vault", str(vault), "--db", str(db), "--no-refresh", "--json"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    names = {
-        ln.rsplit("|", 1)[1].strip()
-        for ln in proc.stderr.splitlines()
-        if ln.startswith("import time:")
-    }
-    assert "notedex.query.search" in names
-    assert sorted(n for n in names if any(n == b or n.startswith(b + ".") for b in BANNED)) == []
 
 
 # -- units: the translation is safe and agrees with the index -------------------------------------

@@ -2,13 +2,17 @@
 SEMANTICS says) and the rest of the vault is indexed.
 
 Every test puts its bad file next to the same healthy pair of notes (``good.md`` links to
-``other.md``) and checks, through the CLI, that the pair is indexed as usual.
+``other.md``) and checks, through the CLI, that the pair is indexed as usual. Unreadable files and
+folders are made so for real, also as root (tests/privileges.py), and by injection.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import unicodedata
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +22,23 @@ from notedex.indexing import pool as parse_pool
 from notedex.indexing.freshness import index_is_current
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
-from tests.helpers import dump_index, fresh_full_index, run_cli, write
+from tests.helpers import Result, dump_index, fresh_full_index, fts_integrity_ok, run_cli, write
 from tests.indexcheck import age, fts_sound_after, make_vault
+from tests.privileges import Lockout, lockout
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
 
 HEALTHY = {"good.md": "---\ntags: [ok]\n---\n# Good\n[[other]]\n", "other.md": "[[good]]\n"}
 
 
-def index(vault: Path, db: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def index(
+    vault: Path, db: Path, run: Callable[..., Result] = run_cli
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """scan --json and health --json; both must parse and exit as the contract says."""
-    scan = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    scan = run("scan", "--json", "--vault", vault, "--db", db)
     assert scan.code == 0, scan.stderr
     assert "Traceback" not in scan.stderr
-    health = run_cli("health", "--json", "--vault", vault, "--db", db)
+    health = run("health", "--json", "--vault", vault, "--db", db)
     data = health.json()
     assert health.code == (1 if data["brokenLinkCount"] else 0)
     return scan.json(), data
@@ -110,20 +117,84 @@ def test_a_50_mb_note_is_an_error_and_is_not_read_whole(tmp_path: Path) -> None:
     assert db.stat().st_size < 5 * 1024 * 1024  # nothing of it went into body_fts
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file anyway")
-def test_an_unreadable_note_is_an_error_until_it_is_readable_again(tmp_path: Path) -> None:
-    vault = make_vault(tmp_path / "v", {**HEALTHY, "locked.md": "[[good]] #secret\n"})
-    os.chmod(vault / "locked.md", 0)
-    db = tmp_path / "i.db"
+@pytest.fixture(params=["privileges", "injection"])
+def locker(request: pytest.FixtureRequest) -> Iterator[tuple[Lockout, Path, Callable[[], None]]]:
+    """Unreadable entries for real (as root too: tests/privileges.py) and by injection."""
+    with lockout(request.param) as (lock, base, chown):
+        if lock.reason:  # visible in the summary: a fallback, never a silent skip
+            warnings.warn(f"permission test by injection instead: {lock.reason}", stacklevel=1)
+        yield lock, base, chown
+
+
+def problems_of(db: Path, path: str) -> list[tuple[str, str]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        scan, health = index(vault, db)
-        assert_healthy_pair_indexed(scan, health)
-        assert any("cannot read" in m for m in errors_for(scan, "locked.md"))
+        rows = conn.execute("SELECT kind, message FROM problems WHERE path = ?", (path,))
+        return [tuple(row) for row in rows]
     finally:
-        os.chmod(vault / "locked.md", 0o644)  # chmod changes no mtime: the etag is the same
-    scan, _ = index(vault, db)
+        conn.close()
+
+
+def test_an_unreadable_note_is_an_error_until_it_is_readable_again(
+    locker: tuple[Lockout, Path, Callable[[], None]],
+) -> None:
+    lock, base, chown = locker
+    vault = make_vault(base / "v", {**HEALTHY, "locked.md": "[[good]] #secret\n"})
+    db = base / "i.db"
+    chown()
+    lock.lock(vault / "locked.md")
+    scan, health = index(vault, db, lock.run)
+    assert_healthy_pair_indexed(scan, health)
+    assert errors_for(scan, "locked.md") == ["cannot read file: Permission denied"]
+    assert problems_of(db, "locked.md") == [("read", "cannot read file: Permission denied")]
+    # SEMANTICS 1: still a note, known by its name, with nothing read from it
+    assert next(n for n in scan["notes"] if n["path"] == "locked.md")["tags"] == []
+    lock.unlock(vault / "locked.md")
+    scan, _ = index(vault, db, lock.run)
     assert errors_for(scan, "locked.md") == []
     assert next(n for n in scan["notes"] if n["path"] == "locked.md")["tags"] == ["secret"]
+    assert fts_integrity_ok(db)
+
+
+def test_a_folder_that_cannot_be_listed_deletes_nothing_from_the_index(
+    locker: tuple[Lockout, Path, Callable[[], None]],
+) -> None:
+    """ARCHITECTURE "Freshness": a folder the walk cannot list keeps its rows (it may be a
+    permission slip or a cloud placeholder, not a deletion) and is named in the errors."""
+    lock, base, chown = locker
+    files: dict[str, str | bytes] = {
+        **HEALTHY,
+        "Locked/Deep/secret.md": "[[good]] #hidden\n",
+        "Locked/top.md": "[[secret]]\n",
+    }
+    vault = make_vault(base / "v", files)
+    db = base / "i.db"
+    chown()
+    result = lock.run("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    before = dump_index(db)
+    assert "Locked/Deep/secret.md" in {row[0] for row in before["notes"]}
+    lock.lock(vault / "Locked" / "Deep")
+    write(vault / "good.md", HEALTHY["good.md"] + "edited\n")  # the refresh has work to do
+    chown()
+    result = lock.run("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    scan, health = index(vault, db, lock.run)
+    assert_healthy_pair_indexed(scan, health)
+    assert errors_for(scan, "Locked/Deep") == ["cannot list folder: Permission denied"]
+    after = dump_index(db)
+    for table in ("files", "notes", "tags", "links"):
+        kept = [row for row in after[table] if str(row[0]).startswith("Locked/")]
+        assert kept == [row for row in before[table] if str(row[0]).startswith("Locked/")], table
+    secret = next(n for n in scan["notes"] if n["path"] == "Locked/Deep/secret.md")
+    assert secret["tags"] == ["hidden"]
+    lock.unlock(vault / "Locked" / "Deep")
+    result = lock.run("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    scan, _ = index(vault, db, lock.run)
+    assert errors_for(scan, "Locked/Deep") == []
+    assert dump_index(db) == fresh_full_index(vault, base)
+    assert fts_integrity_ok(db)
 
 
 def test_a_note_that_could_not_be_read_is_retried_with_the_same_etag(

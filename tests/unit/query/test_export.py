@@ -9,28 +9,15 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
-import pytest
-
-from tests.helpers import DEMO_VAULT, run_cli, write
+from tests.helpers import run_inprocess, write
 
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("export-demo")
-    vault = base / "demo-vault"
-    shutil.copytree(DEMO_VAULT, vault)
-    db = base / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
-    return vault, db
-
-
 def export(vault: Path, db: Path, *args: str | Path, code: int = 0) -> dict:
-    result = run_cli(
+    result = run_inprocess(
         "export", "--format", "connector-v1", *args, "--vault", vault, "--db", db, "--no-refresh"
     )
     assert result.code == code, result.stderr
@@ -38,7 +25,7 @@ def export(vault: Path, db: Path, *args: str | Path, code: int = 0) -> dict:
 
 
 def cli_json(vault: Path, db: Path, *args: str) -> dict:
-    result = run_cli(*args, "--vault", vault, "--db", db, "--json", "--no-refresh")
+    result = run_inprocess(*args, "--vault", vault, "--db", db, "--json", "--no-refresh")
     assert result.code in (0, 1), result.stderr
     return json.loads(result.stdout)
 
@@ -121,7 +108,7 @@ def test_frontmatter_and_broken_links_in_a_record(tmp_path: Path) -> None:
         "Text #inline with [[Target]], [[Missing Note]], ![[pic.png]] and [[#Heading]].\n",
     )
     db = tmp_path / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     doc = export(vault, db)
     record = next(r for r in doc["records"] if r["id"] == "obsidian:Deep/Source.md")
     assert record["tags"] == [
@@ -145,7 +132,7 @@ def test_changed_since_exports_only_newer_notes(tmp_path: Path) -> None:
     os.utime(old, (1_700_000_000, 1_700_000_000))  # 2023-11-14T22:13:20Z
     os.utime(new, (1_800_000_000, 1_800_000_000))  # 2027-01-15T08:00:00Z
     db = tmp_path / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
 
     def ids(since: str) -> list[str]:
         return [r["id"] for r in export(vault, db, "--changed-since", since)["records"]]
@@ -161,13 +148,15 @@ def test_changed_since_exports_only_newer_notes(tmp_path: Path) -> None:
 def test_out_writes_a_file_outside_the_vault_only(demo: tuple[Path, Path], tmp_path: Path) -> None:
     vault, db = demo
     out = tmp_path / "export.json"
-    result = run_cli("export", "--out", out, "--vault", vault, "--db", db, "--json", "--no-refresh")
+    result = run_inprocess(
+        "export", "--out", out, "--vault", vault, "--db", db, "--json", "--no-refresh"
+    )
     assert result.code == 0, result.stderr
     summary = json.loads(result.stdout)
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert summary == {"out": str(out), "records": len(doc["records"]), "skipped": 0}
     assert doc["version"] == "connector-v1"
-    inside = run_cli(
+    inside = run_inprocess(
         "export", "--out", vault / "x.json", "--vault", vault, "--db", db, "--no-refresh"
     )
     assert inside.code == 2 and "outside the vault" in inside.stderr
@@ -182,8 +171,8 @@ def test_excluded_and_unreadable_notes_are_left_out(tmp_path: Path) -> None:
     write(vault / "Templates" / "Daily.md", "template\n")
     (vault / "Binary.md").write_bytes(b"\x89PNG\0\0\0binary")
     db = tmp_path / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
-    result = run_cli("export", "--vault", vault, "--db", db, "--no-refresh")
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
+    result = run_inprocess("export", "--vault", vault, "--db", db, "--no-refresh")
     assert result.code == 0, result.stderr
     assert [r["id"] for r in json.loads(result.stdout)["records"]] == ["obsidian:Keep.md"]
     assert "skipped Binary.md" in result.stderr
@@ -194,6 +183,6 @@ def test_export_refreshes_first_like_every_query(tmp_path: Path) -> None:
     (vault / ".obsidian").mkdir(parents=True)
     db = tmp_path / "index.db"
     write(vault / "First.md", "one\n")
-    result = run_cli("export", "--vault", vault, "--db", db)
+    result = run_inprocess("export", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     assert [r["id"] for r in json.loads(result.stdout)["records"]] == ["obsidian:First.md"]

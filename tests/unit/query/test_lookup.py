@@ -1,8 +1,7 @@
-"""Two-stage lookup through the CLI as a subprocess (issue 4), plus term extraction units."""
+"""Two-stage lookup through the CLI in-process (issue 4), plus term extraction units."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notedex.query.lookup import extract_terms
-from tests.helpers import DEMO_VAULT, indexed_demo, run_cli, write
+from tests.helpers import run_inprocess, write
 
 COBRA_NOTES = {
     "Projects/Cobra CLI 框架.md",
@@ -21,15 +20,9 @@ COBRA_NOTES = {
 PARA = "Areas/PARA 方法.md"
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A private copy of the demo vault, indexed once."""
-    return indexed_demo(tmp_path_factory.mktemp("demo"))
-
-
 def lookup(demo: tuple[Path, Path], *args: str) -> dict:
     vault, db = demo
-    result = run_cli("lookup", *args, "--vault", vault, "--db", db, "--json", "--no-refresh")
+    result = run_inprocess("lookup", *args, "--vault", vault, "--db", db, "--json", "--no-refresh")
     assert result.code == 0, result.stderr
     return result.json()
 
@@ -84,7 +77,7 @@ def test_alias_seeds_stage_two_and_expands_one_hop(demo: tuple[Path, Path]) -> N
 def test_stage_one_alone_cannot_find_spf13(demo: tuple[Path, Path]) -> None:
     """The alias is not a title or a tag: only stage 2 may find it (bodies are never read)."""
     vault, db = demo
-    result = run_cli("scan", "--vault", vault, "--db", db, "--json", "--no-refresh")
+    result = run_inprocess("scan", "--vault", vault, "--db", db, "--json", "--no-refresh")
     for note in result.json()["notes"]:
         assert "spf13" not in note["title"].lower()
         assert not any("spf13" in t.lower() for t in note["tags"])
@@ -93,13 +86,15 @@ def test_stage_one_alone_cannot_find_spf13(demo: tuple[Path, Path]) -> None:
 def test_nothing_found_is_stage_none_and_exit_zero(demo: tuple[Path, Path]) -> None:
     vault, db = demo
     question = "vault 裡有沒有討論量子糾纏演算法的筆記？"
-    result = run_cli("lookup", question, "--vault", vault, "--db", db, "--json", "--no-refresh")
+    result = run_inprocess(
+        "lookup", question, "--vault", vault, "--db", db, "--json", "--no-refresh"
+    )
     assert result.code == 0
     data = result.json()
     assert data["stage"] == "none"
     assert data["candidates"] == []
     assert data["total"] == 0
-    text = run_cli("lookup", question, "--vault", vault, "--db", db, "--no-refresh")
+    text = run_inprocess("lookup", question, "--vault", vault, "--db", db, "--no-refresh")
     assert text.code == 0
     assert "no matching notes" in text.stdout
 
@@ -108,13 +103,15 @@ def test_narrowing_is_disclosed_in_json_and_text(vault: Path, db_path: Path) -> 
     for i in range(12):
         write(vault / "go" / f"Go topic {i:02}.md", f"---\ntags: [golang]\n---\nbody {i}\n")
     write(vault / "Other.md", "---\ntags: [python]\n---\n")
-    data = run_cli("lookup", "golang", "--limit", "5", "--vault", vault, "--db", db_path, "--json")
+    data = run_inprocess(
+        "lookup", "golang", "--limit", "5", "--vault", vault, "--db", db_path, "--json"
+    )
     assert data.code == 0, data.stderr
     payload = data.json()
     assert (payload["shown"], payload["total"], payload["narrowed"]) == (5, 12, True)
     assert len(payload["candidates"]) == 5
     assert "narrowed to 5 of 12 candidates" in payload["message"]
-    text = run_cli("lookup", "golang", "--limit", "5", "--vault", vault, "--db", db_path)
+    text = run_inprocess("lookup", "golang", "--limit", "5", "--vault", vault, "--db", db_path)
     assert "narrowed to 5 of 12 candidates" in text.stdout
     assert text.stdout.count("go/Go topic") == 5
 
@@ -141,7 +138,7 @@ def test_english_inflections_match_through_stemming(vault: Path, db_path: Path) 
         ("customizing", "Customize your site.md"),
         ("linked", "Internal links.md"),
     ):
-        data = run_cli("lookup", term, "--vault", vault, "--db", db_path, "--json").json()
+        data = run_inprocess("lookup", term, "--vault", vault, "--db", db_path, "--json").json()
         assert paths(data) == {expected}, term
 
 
@@ -167,7 +164,7 @@ def test_cjk_terms_match_inside_longer_titles(
     write(vault / "重跑gen-itgc后.md", "x\n")
     write(vault / "設計模式.md", "x\n")
     write(vault / "Framework.md", "x\n")
-    data = run_cli("lookup", term, "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess("lookup", term, "--vault", vault, "--db", db_path, "--json").json()
     assert paths(data) == expected
     assert data["stage"] == "title_tags"
 
@@ -233,7 +230,7 @@ def test_fts_syntax_in_a_question_never_breaks_the_engine(
     demo: tuple[Path, Path], question: str
 ) -> None:
     vault, db = demo
-    result = run_cli(
+    result = run_inprocess(
         "lookup", "--vault", vault, "--db", db, "--json", "--no-refresh", "--", question
     )
     assert result.code == 0, result.stderr
@@ -263,33 +260,17 @@ def test_arbitrary_unicode_never_raises(question: str) -> None:
 @given(
     question=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=80)
 )
-def test_arbitrary_unicode_through_the_engine(
-    question: str, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+def test_arbitrary_unicode_through_the_engine(question: str, demo_index: tuple[Path, Path]) -> None:
     """In-process (a subprocess per example would be slow): the query engine never raises."""
-    from notedex.indexing.reconcile import reconcile
     from notedex.query.lookup import lookup as run_lookup
     from notedex.store.connect import connect_readonly
-    from notedex.store.writer import IndexWriter
 
-    db = _ENGINE_DB.get("db")
-    if db is None:
-        base = tmp_path_factory.mktemp("engine")
-        vault = base / "vault"
-        shutil.copytree(DEMO_VAULT, vault)
-        db = base / "index.db"
-        with IndexWriter(db, vault, workers=1) as writer:
-            reconcile(writer)
-        _ENGINE_DB["db"] = db
-    conn = connect_readonly(db)
+    conn = connect_readonly(demo_index[1])
     try:
         data = run_lookup(conn, question)
     finally:
         conn.close()
     assert data["stage"] in {"title_tags", "graph_expansion", "none"}
-
-
-_ENGINE_DB: dict[str, Path] = {}
 
 
 def test_no_seed_means_nothing_not_all_nodes(demo: tuple[Path, Path]) -> None:
@@ -302,7 +283,7 @@ def test_unresolved_link_key_seeds_through_linking_notes(vault: Path, db_path: P
     write(vault / "Roadmap.md", "next: [[Quantum widgets]]\n")
     write(vault / "Side.md", "see [[Roadmap]]\n")
     write(vault / "Lonely.md", "nothing\n")
-    data = run_cli("lookup", "widgets", "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess("lookup", "widgets", "--vault", vault, "--db", db_path, "--json").json()
     assert data["stage"] == "graph_expansion"
     by_path = {c["path"]: c for c in data["candidates"]}
     assert set(by_path) == {"Roadmap.md", "Side.md"}
@@ -317,7 +298,9 @@ def test_unresolved_link_key_seeds_through_linking_notes(vault: Path, db_path: P
 def test_link_anchor_text_seeds_the_target(vault: Path, db_path: Path) -> None:
     write(vault / "Kubernetes operators.md", "x\n")
     write(vault / "Ops.md", "we use [[Kubernetes operators|reconcilers]] everywhere\n")
-    data = run_cli("lookup", "reconcilers", "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess(
+        "lookup", "reconcilers", "--vault", vault, "--db", db_path, "--json"
+    ).json()
     assert data["stage"] == "graph_expansion"
     by_path = {c["path"]: c for c in data["candidates"]}
     assert by_path["Kubernetes operators.md"]["via"]["matched"] == ["link text"]
@@ -326,13 +309,13 @@ def test_link_anchor_text_seeds_the_target(vault: Path, db_path: Path) -> None:
 
 def test_bodies_are_never_searched_by_lookup(vault: Path, db_path: Path) -> None:
     write(vault / "Plain.md", "this body talks about zebras at length\n")
-    data = run_cli("lookup", "zebras", "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess("lookup", "zebras", "--vault", vault, "--db", db_path, "--json").json()
     assert data["stage"] == "none"
 
 
 def test_lookup_text_output_lists_the_same_notes(demo: tuple[Path, Path]) -> None:
     vault, db = demo
-    text = run_cli("lookup", "spf13", "--vault", vault, "--db", db, "--no-refresh")
+    text = run_inprocess("lookup", "spf13", "--vault", vault, "--db", db, "--no-refresh")
     assert text.code == 0
     for path in COBRA_NOTES:
         assert path in text.stdout
@@ -343,14 +326,18 @@ def test_cjk_run_without_spaces_is_decomposed_into_known_pieces(vault: Path, db_
     write(vault / "Inbox 整理流程.md", "x\n")
     write(vault / "演算法筆記.md", "x\n")
     write(vault / "Other.md", "x\n")
-    data = run_cli("lookup", "收件匣整理流程", "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess(
+        "lookup", "收件匣整理流程", "--vault", vault, "--db", db_path, "--json"
+    ).json()
     assert data["terms"] == ["整理流程"]
     assert paths(data) == {"Inbox 整理流程.md"}
     # Pieces that occur are kept and reported; the rest of the run is dropped, never widened.
-    data = run_cli("lookup", "量子糾纏演算法", "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess(
+        "lookup", "量子糾纏演算法", "--vault", vault, "--db", db_path, "--json"
+    ).json()
     assert data["terms"] == ["演算法"]
     assert paths(data) == {"演算法筆記.md"}
-    data = run_cli("lookup", "量子糾纏", "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess("lookup", "量子糾纏", "--vault", vault, "--db", db_path, "--json").json()
     assert (data["terms"], data["stage"], data["candidates"]) == ([], "none", [])
 
 
@@ -359,12 +346,12 @@ def test_loose_title_match_finds_a_substring_inside_a_word(vault: Path, db_path:
     write(vault / "Rerun genitgc nightly.md", "x\n")
     write(vault / "Other.md", "see [[Rerun genitgc nightly]]\n")
     write(vault / "Far.md", "x\n")
-    data = run_cli("lookup", "itgc", "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess("lookup", "itgc", "--vault", vault, "--db", db_path, "--json").json()
     assert data["stage"] == "graph_expansion"
     by_path = {c["path"]: c for c in data["candidates"]}
     assert set(by_path) == {"Rerun genitgc nightly.md", "Other.md"}
     assert by_path["Rerun genitgc nightly.md"]["via"]["matched"] == ["title (loose)"]
     # The trigram index follows edits: rename the note and the old title stops matching.
     (vault / "Rerun genitgc nightly.md").rename(vault / "Nightly.md")
-    data = run_cli("lookup", "itgc", "--vault", vault, "--db", db_path, "--json").json()
+    data = run_inprocess("lookup", "itgc", "--vault", vault, "--db", db_path, "--json").json()
     assert data["stage"] == "none"

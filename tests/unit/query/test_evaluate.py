@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from notedex.query.evaluate import score_case
-from tests.helpers import DEMO_VAULT, REPO, run_cli
+from tests.helpers import REPO, run_inprocess
 
 
 def result(*paths: str, ids: dict[str, str] | None = None, stage: str = "title_tags") -> dict:
@@ -84,25 +83,17 @@ def test_case_with_no_dimensions_passes_unless_a_negative_shows() -> None:
     assert score_case({"query": "q", "hardNegatives": ["x.md"]}, result("x.md"))["passed"] is False
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("demo")
-    vault = base / "vault"
-    shutil.copytree(DEMO_VAULT, vault)
-    return vault, base / "index.db"
-
-
 def test_demo_cases_all_pass(demo: tuple[Path, Path]) -> None:
     vault, db = demo
     cases = REPO / "examples" / "demo-cases.json"
     assert len(json.loads(cases.read_text())["cases"]) >= 15
-    out = run_cli("eval", cases, "--vault", vault, "--db", db, "--json")
+    out = run_inprocess("eval", cases, "--vault", vault, "--db", db, "--json")
     assert out.code == 0, out.stdout + out.stderr
     data = out.json()
     assert data["failed"] == 0
     assert data["passed"] == data["total"] >= 15
     assert {"meanScore", "hitAt1", "hitAt3", "mrr", "cases"} <= set(data)
-    text = run_cli("eval", cases, "--vault", vault, "--db", db, "--no-refresh")
+    text = run_inprocess("eval", cases, "--vault", vault, "--db", db, "--no-refresh")
     assert text.code == 0
     assert f"{data['total']}/{data['total']} passed" in text.stdout
     assert "MRR" in text.stdout
@@ -114,7 +105,7 @@ def test_failing_case_exits_one(demo: tuple[Path, Path], tmp_path: Path) -> None
     cases.write_text(
         json.dumps([{"name": "wrong", "query": "Cobra", "targets": ["Areas/PARA 方法.md"]}])
     )
-    out = run_cli("eval", cases, "--vault", vault, "--db", db, "--json")
+    out = run_inprocess("eval", cases, "--vault", vault, "--db", db, "--json")
     assert out.code == 1
     assert out.json()["cases"][0]["passed"] is False
 
@@ -136,7 +127,7 @@ def test_bad_cases_file_is_a_usage_error(
     vault, db = demo
     cases = tmp_path / "cases.json"
     cases.write_text(content)
-    out = run_cli("eval", cases, "--vault", vault, "--db", db, "--json")
+    out = run_inprocess("eval", cases, "--vault", vault, "--db", db, "--json")
     assert out.code == 2
     assert out.stdout == ""
     assert out.stderr.startswith("notedex: error:")

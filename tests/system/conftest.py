@@ -1,0 +1,30 @@
+"""Fixtures of the system tests: a group of daemons killed at teardown, and a small vault."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import write
+from tests.system.daemons import Daemons, note
+
+
+@pytest.fixture
+def daemons(vault: Path, db_path: Path, tmp_path: Path) -> Iterator[Daemons]:
+    group = Daemons(vault, db_path, tmp_path)
+    try:
+        yield group
+    finally:
+        group.kill_all()
+
+
+@pytest.fixture
+def small_vault(vault: Path) -> Path:
+    write(vault / "a.md", note("Alpha", tags="x", links="[[b]] [[Gamma]]"))
+    write(vault / "b.md", note("Beta", links="[[a|the first]]"))
+    write(vault / "sub" / "c.md", note("Gamma", tags="y/z", links="[[a]] [[nowhere]]"))
+    write(vault / "sub" / "deep" / "d.md", note("Delta", links="[[c]]"))
+    write(vault / "img.png", "not really a png")
+    return vault

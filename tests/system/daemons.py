@@ -1,0 +1,174 @@
+"""The daemon harness of the system tests: start `notedex daemon` processes, read their logs,
+and wait until the index converges on a fresh full index of the vault (STYLE 11, 13).
+
+Daemon processes run in their own session and are killed, with their whole process group, by
+the ``daemons`` fixture's finalizer (tests/system/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, wait_until, write
+from tests.indexcheck import index_diff
+
+
+class DaemonRun:
+    """One `notedex daemon` subprocess; its stderr (JSON lines) goes to a file."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path) -> None:
+        self.proc = proc
+        self.log_path = log_path
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def events(self) -> list[dict[str, Any]]:
+        out = []
+        for line in self.log_text().splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                out.append(record)
+        return out
+
+    def find(self, event: str, **match: Any) -> list[dict[str, Any]]:
+        return [
+            e
+            for e in self.events()
+            if e.get("event") == event and all(e.get(k) == v for k, v in match.items())
+        ]
+
+    def wait_for(self, event: str, timeout: float = 30.0, **match: Any) -> dict[str, Any]:
+        def seen() -> dict[str, Any] | None:
+            if self.proc.poll() is not None and not self.find(event, **match):
+                raise AssertionError(
+                    f"daemon exited with {self.proc.returncode}:\n{self.log_text()}"
+                )
+            found = self.find(event, **match)
+            return found[-1] if found else None
+
+        try:
+            return wait_until(seen, timeout=timeout, message=f"daemon event {event!r} {match}")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n--- daemon log ---\n{self.log_text()}") from None
+
+    def signal(self, signum: int) -> None:
+        os.kill(self.proc.pid, signum)
+
+    def stop(self, timeout: float = 60.0) -> int:
+        self.signal(signal.SIGTERM)
+        return self.proc.wait(timeout=timeout)
+
+
+class Daemons:
+    def __init__(self, vault: Path, db: Path, tmp_path: Path) -> None:
+        self.vault = vault
+        self.db = db
+        self.tmp_path = tmp_path
+        self.runs: list[DaemonRun] = []
+
+    def start(self, *args: str, env: dict[str, str] | None = None, ready: bool = True) -> DaemonRun:
+        log_path = self.tmp_path / f"daemon-{len(self.runs)}.log"
+        full_env = dict(os.environ)
+        full_env.pop("NOTIFY_SOCKET", None)
+        full_env.update(env or {})
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "notedex",
+                    "daemon",
+                    "--vault",
+                    str(self.vault),
+                    "--db",
+                    str(self.db),
+                    *args,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=full_env,
+                start_new_session=True,  # its own process group: the finalizer kills it whole
+            )
+        run = DaemonRun(proc, log_path)
+        self.runs.append(run)
+        if ready:
+            run.wait_for("ready")
+        return run
+
+    def kill_all(self) -> None:
+        for run in self.runs:
+            try:
+                os.killpg(run.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                run.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def indexed_count(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def assert_converges(
+    vault: Path, db: Path, tmp_path: Path, *, timeout: float = 30.0, run: DaemonRun | None = None
+) -> None:
+    """The index equals a fresh full index of the vault (waited for), and its FTS is sound."""
+    expected = fresh_full_index(vault, tmp_path)
+    expected_files = len(expected["files"])
+    interval = 0.05 if expected_files < 1000 else 0.3
+    try:
+        wait_until(
+            lambda: indexed_count(db) == expected_files,
+            timeout=timeout,
+            interval=interval,
+            message=f"{expected_files} files indexed",
+        )
+        wait_until(
+            lambda: dump_index(db) == expected,
+            timeout=timeout,
+            interval=interval,
+            message="the index to equal a fresh full index",
+        )
+    except AssertionError as exc:
+        detail = index_diff(dump_index(db), expected) if db.exists() else "no index"
+        log = run.log_text()[-4000:] if run else ""
+        raise AssertionError(f"{exc}\n{detail}\n--- daemon log (tail) ---\n{log}") from None
+    assert fts_integrity_ok(db)
+
+
+def note(text: str, *, tags: str = "", links: str = "") -> str:
+    front = f"---\ntags: [{tags}]\n---\n" if tags else ""
+    return f"{front}# {text}\n\n{text} body. {links}\n"
+
+
+def populate(vault: Path, count: int, folder: str = "notes", per_folder: int = 100) -> None:
+    for i in range(count):
+        write(
+            vault / folder / f"f{i // per_folder}" / f"n{i}.md",
+            note(f"Note {i}", tags=f"t{i % 7}", links=f"[[n{(i + 1) % count}]] [[missing{i % 5}]]"),
+        )

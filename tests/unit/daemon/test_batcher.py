@@ -1,0 +1,139 @@
+"""daemon/batcher.py: debounce, storm cap, the hold of files being written, rescans and tasks (a fake clock)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from notedex.daemon import batcher as batcher_module
+from notedex.daemon.batcher import MAINTENANCE, Batch, Batcher, Hint
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def fake_batcher(clock: FakeClock) -> Batcher:
+    return Batcher(debounce=0.1, max_delay=1.0, hold_cap=2.0, clock=clock)
+
+
+def test_batcher_coalesces_per_path_after_the_debounce(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    fake_batcher.add(["a.md"])
+    fake_batcher.add(["a.md", "b.md"])
+    fake_batcher.add(["a.md"])
+    assert fake_batcher.take(timeout=0) is None  # not quiet yet
+    clock.advance(0.1)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.paths == ["a.md", "b.md"]
+    assert fake_batcher.take(timeout=0) is None
+
+
+def test_batcher_storm_is_flushed_at_the_cap(fake_batcher: Batcher, clock: FakeClock) -> None:
+    for i in range(30):  # an event every 50 ms: never quiet
+        fake_batcher.add([f"n{i}.md"])
+        clock.advance(0.05)
+        batch = fake_batcher.take(timeout=0)
+        if batch is not None:
+            break
+    assert batch is not None, "a storm must still make progress"
+    assert 15 <= len(batch.paths) <= 21
+    assert fake_batcher.pending == 0
+
+
+def test_batcher_holds_a_file_being_written_until_its_close(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    fake_batcher.add(["a.md"], Hint.WRITING)
+    fake_batcher.add(["b.md"])
+    clock.advance(0.5)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.paths == ["b.md"]
+    fake_batcher.add(["a.md"], Hint.CHANGED)  # an attribute change mid-write keeps it held
+    clock.advance(0.5)
+    assert fake_batcher.take(timeout=0) is None
+    fake_batcher.add(["a.md"], Hint.SETTLED)  # FileClosedEvent
+    clock.advance(0.1)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.paths == ["a.md"]
+
+
+def test_batcher_reads_a_file_held_open_too_long_anyway(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    fake_batcher.add(["log.md"], Hint.WRITING)
+    clock.advance(1.9)
+    assert fake_batcher.take(timeout=0) is None
+    clock.advance(0.2)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.paths == ["log.md"]
+
+
+def test_batcher_rescan_replaces_pending_paths(fake_batcher: Batcher, clock: FakeClock) -> None:
+    fake_batcher.add(["a.md", "b.md"])
+    fake_batcher.add(["c.md"], Hint.WRITING)
+    error = RuntimeError("boom")
+    fake_batcher.request_rescan("overflow", error=error)
+    fake_batcher.request_rescan("overflow")
+    fake_batcher.request_rescan("hourly")
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None
+    assert batch.rescan == ["overflow", "hourly"] and batch.errors == [error] and not batch.paths
+    assert fake_batcher.pending == 0
+
+
+def test_batcher_delayed_rescan_and_tasks(fake_batcher: Batcher, clock: FakeClock) -> None:
+    fake_batcher.request_rescan("retry", delay=5)
+    fake_batcher.submit(MAINTENANCE)
+    fake_batcher.submit(MAINTENANCE)
+    batch = fake_batcher.take(timeout=0)
+    assert batch == Batch(tasks=[MAINTENANCE])
+    assert fake_batcher.take(timeout=0) is None
+    clock.advance(5)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.rescan == ["retry"]
+
+
+def test_batcher_close_flushes_everything_then_ends(fake_batcher: Batcher) -> None:
+    fake_batcher.add(["a.md"])
+    fake_batcher.add(["b.md"], Hint.WRITING)
+    fake_batcher.request_rescan("dropped at shutdown")
+    fake_batcher.close()
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and sorted(batch.paths) == ["a.md", "b.md"] and not batch.rescan
+    assert fake_batcher.take() is None
+    fake_batcher.add(["late.md"])
+    assert fake_batcher.pending == 0
+
+
+def test_batcher_take_blocks_until_the_debounce_in_real_time() -> None:
+    real = Batcher(debounce=0.05, max_delay=0.5)
+    results: list[Batch | None] = []
+    consumer = threading.Thread(target=lambda: results.append(real.take(timeout=5)))
+    consumer.start()
+    started = time.monotonic()
+    real.add(["a.md"])
+    consumer.join(timeout=5)
+    assert results and results[0] is not None and results[0].paths == ["a.md"]
+    assert 0.04 <= time.monotonic() - started < 1.0
+
+
+def test_batcher_defaults_are_in_the_documented_range() -> None:
+    assert 0.05 <= batcher_module.DEBOUNCE <= 0.1
+    assert batcher_module.MAX_DELAY >= batcher_module.DEBOUNCE

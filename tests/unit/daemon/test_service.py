@@ -1,0 +1,61 @@
+"""daemon/service.py: the supervisor restarts a dead observer, waits for a missing vault, reports health."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notedex.daemon.batcher import Batcher
+from notedex.daemon.service import Supervisor
+
+
+def test_supervisor_restarts_a_dead_observer_and_rescans(vault: Path) -> None:
+    queue = Batcher()
+    supervisor = Supervisor(vault, queue)
+    assert supervisor.start()
+    try:
+        assert supervisor.check() and not queue.rescan_pending
+        running = supervisor.running
+        assert running is not None
+        running.observer.stop()  # the observer dies behind the supervisor's back
+        running.observer.join(5)
+        assert supervisor.check()
+        assert queue.rescan_pending == ["the watcher stopped"]
+        assert supervisor.running is not running and supervisor.alive()
+    finally:
+        supervisor.stop()
+
+
+def test_supervisor_waits_for_a_missing_vault(vault: Path, tmp_path: Path) -> None:
+    queue = Batcher()
+    supervisor = Supervisor(vault, queue)
+    assert supervisor.start()
+    try:
+        os.rename(vault, tmp_path / "elsewhere")
+        assert supervisor.check()  # waiting on purpose: healthy, nothing deleted, no observer
+        assert supervisor.running is None
+        assert not queue.rescan_pending
+        os.rename(tmp_path / "elsewhere", vault)
+        assert supervisor.check()
+        assert queue.rescan_pending == ["the vault came back"]
+        assert supervisor.alive()
+    finally:
+        supervisor.stop()
+
+
+def test_supervisor_is_unhealthy_while_it_cannot_watch(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from notedex.daemon import service
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("cannot watch")
+
+    monkeypatch.setattr(service, "start_observer", fail)
+    supervisor = Supervisor(vault, Batcher())
+    assert not supervisor.start()
+    assert not supervisor.check()  # no WATCHDOG=1 ping: systemd restarts us
+    supervisor.stop()

@@ -1,0 +1,250 @@
+"""daemon/watcher.py: the event handler, a real observer, inotify fallbacks to polling, network file systems and the overflow hook."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from watchdog.events import (
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+)
+
+from notedex.daemon import watcher
+from notedex.daemon.batcher import FILTERS, Batch, Batcher
+from notedex.daemon.watcher import (
+    OverflowHook,
+    VaultEventHandler,
+    network_filesystem,
+    start_observer,
+)
+from tests.helpers import wait_until, write
+
+
+@pytest.fixture
+def handler(tmp_path: Path) -> tuple[VaultEventHandler, Batcher, Path]:
+    root = tmp_path / "v"
+    root.mkdir()
+    queue = Batcher(debounce=0, max_delay=0)
+    return VaultEventHandler(root, queue, hold_until_close=True), queue, root
+
+
+def _drain(queue: Batcher) -> Batch | None:
+    return queue.take(timeout=0)
+
+
+def test_handler_enqueues_both_ends_of_a_move(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
+    h, queue, root = handler
+    h.dispatch(FileMovedEvent(str(root / "a.md"), str(root / "sub" / "b.md")))
+    h.dispatch(DirMovedEvent(str(root / "old"), str(root / "new")))
+    batch = _drain(queue)
+    assert batch is not None and batch.paths == ["a.md", "sub/b.md", "old", "new"]
+
+
+def test_handler_drops_hidden_paths(handler: tuple[VaultEventHandler, Batcher, Path]) -> None:
+    h, queue, root = handler
+    for rel in (
+        ".obsidian/workspace.json",
+        ".git/index",
+        ".trash/x.md",
+        "notes/.x.md.swp",
+        "a/.hidden/b.md",
+    ):
+        h.dispatch(FileCreatedEvent(str(root / rel)))
+    h.dispatch(FileCreatedEvent(str(root.parent / "outside.md")))
+    assert _drain(queue) is None
+
+
+def test_handler_move_into_trash_only_checks_the_source(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
+    h, queue, root = handler
+    h.dispatch(FileMovedEvent(str(root / "a.md"), str(root / ".trash" / "a.md")))
+    h.dispatch(FileMovedEvent(str(root / ".trash" / "b.md"), str(root / "b.md")))
+    batch = _drain(queue)
+    assert batch is not None and batch.paths == ["a.md", "b.md"]
+
+
+def test_handler_holds_modified_files_until_closed(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
+    h, queue, root = handler
+    h.dispatch(FileModifiedEvent(str(root / "a.md")))
+    assert _drain(queue) is None
+    h.dispatch(FileClosedEvent(str(root / "a.md")))
+    batch = _drain(queue)
+    assert batch is not None and batch.paths == ["a.md"]
+
+
+def test_handler_obsidian_settings_reload_the_excluded_files(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
+    h, queue, root = handler
+    h.dispatch(FileClosedEvent(str(root / ".obsidian" / "app.json")))
+    assert queue.tasks_pending == [FILTERS]
+
+
+def test_handler_vault_root_deleted_asks_for_a_rescan(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
+    h, queue, root = handler
+    h.dispatch(DirDeletedEvent(str(root)))
+    assert queue.rescan_pending
+
+
+def test_handler_never_raises(
+    handler: tuple[VaultEventHandler, Batcher, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h, queue, root = handler
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("no I/O here, but something broke")
+
+    monkeypatch.setattr(queue, "add", broken)
+    h.dispatch(FileDeletedEvent(str(root / "a.md")))
+    assert queue.rescan_pending == ["event handler error"]
+
+
+def test_injected_handler_fault_becomes_a_rescan(tmp_path: Path) -> None:
+    queue = Batcher()
+    faulty = VaultEventHandler(tmp_path, queue, hold_until_close=False, fault="handler")
+    faulty.dispatch(FileCreatedEvent(str(tmp_path / "fault.md")))
+    batch = queue.take(timeout=0)
+    assert batch is not None and batch.rescan == ["event handler error"]
+    assert "NOTEDEX_TEST_FAULT" in str(batch.errors[0])
+
+
+def test_real_observer_feeds_the_batcher(vault: Path) -> None:
+    queue = Batcher(debounce=0.02, max_delay=0.2)
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, queue, hold_until_close=hold)
+    )
+    try:
+        write(vault / "sub" / "a.md", "# A")
+        write(vault / ".obsidian" / "x.json", "{}")
+        batch = wait_until(lambda: queue.take(timeout=0.5), timeout=10, message="a batch")
+        paths = set(batch.paths)
+        while "sub/a.md" not in paths:
+            more = queue.take(timeout=5)
+            assert more is not None
+            paths |= set(more.paths)
+        assert all(not p.startswith(".") for p in paths)
+    finally:
+        running.stop()
+
+
+def test_too_few_inotify_watches_fall_back_to_polling(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not os.path.exists("/proc/self/fdinfo"):
+        pytest.skip("inotify only")
+    (vault / "a" / "b").mkdir(parents=True)
+    monkeypatch.setattr(watcher, "count_inotify_watches", lambda: 1)
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold)
+    )
+    try:
+        assert running.kind == "polling"
+        assert running.fallback_reason is not None
+        assert (
+            "max_user_watches" in running.fallback_reason
+            and "of 4 folders" in running.fallback_reason
+        )
+    finally:
+        running.stop()
+
+
+def test_inotify_watch_count_matches_the_folders(vault: Path) -> None:
+    if not os.path.exists("/proc/self/fdinfo"):
+        pytest.skip("inotify only")
+    (vault / "a" / "b").mkdir(parents=True)
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold)
+    )
+    try:
+        assert running.kind == "inotify"
+        assert watcher.watch_shortfall(vault) is None
+        count = watcher.count_inotify_watches()
+        assert count is not None and count >= watcher.count_folders(vault) == 4
+    finally:
+        running.stop()
+
+
+def test_inotify_enospc_falls_back_to_polling(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class NoWatches:
+        def schedule(self, *args: Any, **kwargs: Any) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def stop(self) -> None: ...
+
+        def join(self, timeout: float | None = None) -> None: ...
+
+    monkeypatch.setattr(watcher, "_native_observer", lambda: (NoWatches(), "inotify"))
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold)
+    )
+    try:
+        assert running.kind == "polling"
+        assert "sysctl fs.inotify.max_user_watches=" in (running.fallback_reason or "")
+    finally:
+        running.stop()
+
+
+def test_poll_flag_forces_polling(vault: Path) -> None:
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold), poll=True
+    )
+    try:
+        assert running.kind == "polling" and running.fallback_reason == "--poll was given"
+        assert running.alive()
+    finally:
+        running.stop()
+
+
+def test_network_file_systems_are_recognised() -> None:
+    mountinfo = (
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        "40 22 0:50 / /mnt/nas rw,relatime shared:20 - nfs4 nas:/export rw\n"
+        "41 22 0:51 / /mnt/my\\040share rw - cifs //srv/share rw\n"
+    )
+    assert network_filesystem(Path("/home/me/vault"), mountinfo) is None
+    assert network_filesystem(Path("/mnt/nas/vault"), mountinfo) == "nfs4"
+    assert network_filesystem(Path("/mnt/my share/v"), mountinfo) == "cifs"
+    assert network_filesystem(Path("/mnt/nasty"), mountinfo) is None
+
+
+def test_overflow_log_record_schedules_a_rescan() -> None:
+    queue = Batcher()
+    hook = OverflowHook(lambda message: queue.request_rescan("inotify queue overflow")).install()
+    try:
+        logging.getLogger("watchdog.observers.inotify_c").warning(
+            "Inotify queue overflowed; filesystem events were lost"
+        )
+        assert queue.rescan_pending == ["inotify queue overflow"]
+    finally:
+        hook.remove()
+    assert hook not in logging.getLogger("watchdog.observers").handlers
+
+
+def test_overflow_follow_up_lines_do_not_ask_twice() -> None:
+    calls: list[str] = []
+    hook = OverflowHook(calls.append).install()
+    try:
+        logging.getLogger("watchdog.observers.inotify").warning(
+            "Inotify queue overflowed; reconciling recursive watches below %r", b"/v"
+        )
+        logging.getLogger("watchdog.observers.inotify").warning("unrelated")
+        assert calls == []
+    finally:
+        hook.remove()
