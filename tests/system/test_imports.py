@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import indexed_demo
+from tests.helpers import REPO, indexed_demo
 
 BANNED = (
     "sqlite_utils",
@@ -147,3 +147,47 @@ def test_installed_command_imports_neither_re_nor_argparse(demo: tuple[Path, Pat
     }
     assert "notedex.cli" in names
     assert {"re", "argparse", "sqlite3", "json"} & names == set()
+
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+SRC = REPO / "src"
+
+
+def hot_path_list() -> set[str]:
+    """The one list of hot-path modules, read from docs/architecture.md."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    block = text.split("<!-- hot-path modules: begin -->", 1)[1]
+    block = block.split("<!-- hot-path modules: end -->", 1)[0]
+    names = {line.strip() for line in block.splitlines()}
+    return {n for n in names if n.startswith("notedex")}
+
+
+def test_the_hot_path_is_exactly_the_documented_list(demo: tuple[Path, Path]) -> None:
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    loaded = imported_modules("lookup", "cobra", *common) | imported_modules(
+        "health", "--json", *common
+    )
+    ours = {n for n in loaded if n == "notedex" or n.startswith("notedex.")}
+    listed = hot_path_list()
+    assert len(listed) > 10  # the block was found and read
+    assert sorted(ours - listed) == [], "loaded by lookup/health but not on the hot-path list"
+    assert sorted(listed - ours) == [], "on the hot-path list but no longer loaded"
+
+
+def module_of(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def test_import_time_tricks_only_in_hot_path_modules() -> None:
+    """`TYPE_CHECKING = False` saves importing typing; off the hot path it only costs clarity."""
+    tricky = {
+        module_of(path)
+        for path in (SRC / "notedex").rglob("*.py")
+        if "TYPE_CHECKING = False" in path.read_text(encoding="utf-8")
+    }
+    assert "notedex.query.lookup" in tricky  # the scan sees the trick where it is allowed
+    assert sorted(tricky - hot_path_list()) == []

@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import time
+from typing import TYPE_CHECKING, Any
 
 from notedex.errors import DaemonAlreadyRunning, NotedexError
 from notedex.store import read
@@ -20,10 +21,8 @@ from notedex.store.connect import LockHolder, WriterLock, connect_readonly, lock
 from notedex.store.etags import RACY_WINDOW_NS
 from notedex.vault.walk import load_excluded_filters, walk_vault
 
-TYPE_CHECKING = False  # hot path: no `typing` import; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
     from notedex.config import Config
 

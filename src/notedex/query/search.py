@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
 from notedex.store import fulltext
@@ -24,10 +25,8 @@ from notedex.store.connect import read_transaction
 from notedex.vault.files import read_capped, strip_frontmatter
 from notedex.vault.text import is_cjk_char, nfc, segment
 
-TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
-    from typing import Any
 
     from notedex.query.render import Renderer
 
