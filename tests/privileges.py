@@ -65,8 +65,11 @@ def preload() -> None:
         importlib.import_module(info.name)
 
 
-def run_unprivileged(*args: str | Path) -> Result:
-    """``notedex ARGS`` in a forked child; as root, the child first becomes ``nobody``."""
+def call_unprivileged(function: Callable[[], Any]) -> Any:
+    """``function()`` in a forked child (as root, first become ``nobody``); its JSON-able value.
+
+    An exception in the child is raised here as an AssertionError with the child's traceback.
+    """
     preload()
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -78,11 +81,10 @@ def run_unprivileged(*args: str | Path) -> Result:
                 os.setgroups([])
                 os.setgid(NOBODY)
                 os.setuid(NOBODY)
-            result = run_inprocess(*args)
-            payload = {"code": result.code, "stdout": result.stdout, "stderr": result.stderr}
+            payload = {"value": function()}
             status = 0
         except BaseException:
-            payload = {"code": -1, "stdout": "", "stderr": traceback.format_exc()}
+            payload = {"error": traceback.format_exc()}
         with os.fdopen(write_end, "w", encoding="utf-8") as out:
             json.dump(payload, out)
         os._exit(status)
@@ -91,6 +93,22 @@ def run_unprivileged(*args: str | Path) -> Result:
         text = pipe.read()
     os.waitpid(pid, 0)
     data = json.loads(text)
+    if "error" in data:
+        raise AssertionError(f"in the unprivileged child:\n{data['error']}")
+    return data["value"]
+
+
+def run_unprivileged(*args: str | Path) -> Result:
+    """``notedex ARGS`` in a forked child; as root, the child first becomes ``nobody``."""
+
+    def cli() -> dict[str, Any]:
+        result = run_inprocess(*args)
+        return {"code": result.code, "stdout": result.stdout, "stderr": result.stderr}
+
+    try:
+        data = call_unprivileged(cli)
+    except AssertionError as exc:
+        return Result(-1, "", str(exc))
     return Result(data["code"], data["stdout"], data["stderr"])
 
 
@@ -140,6 +158,13 @@ class Lockout:
             return run_unprivileged(*args)
         with _denied(self.locked):
             return run_inprocess(*args)
+
+    def call(self, function: Callable[[], Any]) -> Any:
+        """``function()`` with the locked paths unreadable; its value must be JSON-able."""
+        if self.mode == "privileges":
+            return call_unprivileged(function)
+        with _denied(self.locked):
+            return json.loads(json.dumps(function()))
 
     def unlock_all(self) -> None:
         for path in sorted(self.locked, reverse=True):

@@ -17,6 +17,7 @@ import pytest
 
 from notedex.vault.model import Link, Note, Tag
 from notedex.vault.parse import DEFAULT_MAX_BYTES, note_stem, parse_note, read_note
+from tests.privileges import lockout
 
 
 def parse(text: str, path: str = "Src.md") -> Note:
@@ -427,21 +428,23 @@ def test_read_note_on_a_symlink_loop(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.skipif(
-    sys.platform == "win32" or os.geteuid() == 0, reason="root (or Windows) ignores chmod 000"
-)
-def test_read_note_permission_denied(tmp_path: Path) -> None:
-    disk = tmp_path / "Secret.md"
-    disk.write_text("[[x]]")
-    disk.chmod(0)
-    try:
-        note = read_note(disk, "Secret.md")
-    finally:
-        disk.chmod(0o644)
-    assert [(e.kind, e.message) for e in note.errors] == [
-        ("read", "cannot read file: Permission denied")
-    ]
-    assert (note.title, note.links) == ("Secret", ())
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+@pytest.mark.parametrize("mode", ["privileges", "injection"])
+def test_read_note_permission_denied(mode: str) -> None:
+    """Runs for real as root too: the read happens in a child that dropped to `nobody`."""
+    with lockout(mode) as (locker, base, chown):
+        disk = base / "Secret.md"
+        disk.write_text("[[x]]")
+        chown()
+        locker.lock(disk)
+
+        def read() -> list[object]:
+            note = read_note(disk, "Secret.md")
+            return [[[e.kind, e.message] for e in note.errors], note.title, len(note.links)]
+
+        errors, title, links = locker.call(read)
+    assert errors == [["read", "cannot read file: Permission denied"]]
+    assert (title, links) == ("Secret", 0)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")

@@ -18,6 +18,7 @@ from notedex.vault.walk import (
     load_excluded_filters,
     walk_vault,
 )
+from tests.privileges import lockout
 
 needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
 
@@ -293,21 +294,27 @@ def test_fifo_is_skipped_so_nothing_blocks_reading_it(tmp_path: Path) -> None:
 # --- unreadable folders ----------------------------------------------------------------------
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can list any folder"
-)
-def test_folder_without_permission_is_listed_in_unreadable_dirs(tmp_path: Path) -> None:
-    write(tmp_path, "ok.md")
-    write(tmp_path, "Locked/Deep/secret.md")
-    locked = tmp_path / "Locked" / "Deep"
-    locked.chmod(0)
-    try:
-        result = walk_vault(tmp_path)
-    finally:
-        locked.chmod(0o755)
-    assert [f.path for f in result.files] == ["ok.md"]
-    assert result.unreadable_dirs == ("Locked/Deep",)
-    assert [p.path for p in result.problems] == ["Locked/Deep"]
+@pytest.mark.parametrize("mode", ["privileges", "injection"])
+def test_folder_without_permission_is_listed_in_unreadable_dirs(mode: str) -> None:
+    """Runs for real as root too: the walk happens in a child that dropped to `nobody`."""
+    with lockout(mode) as (locker, base, chown):
+        write(base, "ok.md")
+        write(base, "Locked/Deep/secret.md")
+        chown()
+        locker.lock(base / "Locked" / "Deep")
+
+        def walk() -> list[object]:
+            result = walk_vault(base)
+            return [
+                [f.path for f in result.files],
+                list(result.unreadable_dirs),
+                [p.path for p in result.problems],
+            ]
+
+        files, unreadable, problems = locker.call(walk)
+    assert files == ["ok.md"]
+    assert unreadable == ["Locked/Deep"]
+    assert problems == ["Locked/Deep"]
 
 
 def test_folder_that_fails_to_list_is_unreadable(
