@@ -95,11 +95,11 @@ def test_capture_writes_the_promised_frontmatter_and_body(tmp_path: Path) -> Non
     text = (vault / captured.path).read_text(encoding="utf-8")
     assert text == (
         "---\n"
-        'id: "20261130-091542"\n'
-        'title: "Idea try PARA"\n'
+        "id: 20261130-091542\n"
+        "title: Idea try PARA\n"
         "type: inbox-draft\n"
         "status: seed\n"
-        'created: "2026-11-30T09:15:42+08:00"\n'
+        "created: '2026-11-30T09:15:42+08:00'\n"
         "---\n\n"
         "Idea: try PARA\n\nmore [[Home]] #idea\n"
     )

@@ -1,1 +1,1 @@
-"""All SQL lives here: schema, connections, the writer and reconcile."""
+"""All SQL lives here, split by job: schema, the read side (connect, read, fulltext) and the writer side."""

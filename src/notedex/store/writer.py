@@ -11,7 +11,6 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from notedex.store import files, findings, maintenance, notes
 from notedex.store.database import add_sql_functions, open_writer_connection, set_meta
@@ -21,9 +20,6 @@ from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.vault.files import DEFAULT_MAX_BYTES
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.walk import load_excluded_filters
-
-if TYPE_CHECKING:
-    import sqlite_utils
 
 BULK_CACHE_KIB = 256 * 1024  # `notedex index`; the long-lived daemon asks for less
 
@@ -49,7 +45,6 @@ class IndexWriter:
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
         self._vault_prefix = os.path.join(str(vault), "")
         self.conn: sqlite3.Connection = open_writer_connection(db_path)
-        self._db: sqlite_utils.Database | None = None
         self.filters: tuple[str, ...] = ()
         # No per-file state in memory: etags and link candidates are read from the index for
         # the paths at hand (issue 6: a 100k-file map cost the daemon about 70 MB).
@@ -63,16 +58,6 @@ class IndexWriter:
             self._set_automerge(FTS_AUTOMERGE)
         if findings.has_pending(self.conn):
             self.flush_pending_fts()
-
-    @property
-    def db(self) -> sqlite_utils.Database:
-        """The connection as a ``sqlite_utils.Database``, made on first use (a lazy import:
-        sqlite-utils and what it pulls in cost the daemon tens of MB it never used)."""
-        if self._db is None:
-            import sqlite_utils
-
-            self._db = sqlite_utils.Database(self.conn, execute_plugins=False)
-        return self._db
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):

@@ -8,7 +8,6 @@ is ever overwritten.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import unicodedata
@@ -55,9 +54,20 @@ def _valid_unicode(text: str) -> str:
     return text
 
 
-def _yaml_string(value: str) -> str:
-    # A JSON string is a valid YAML 1.2 double-quoted scalar: no injection through the text.
-    return json.dumps(value, ensure_ascii=False)
+def note_text(body: str, note_id: str, title: str, moment: dt.datetime) -> str:
+    """The new note: python-frontmatter writes the block, so the YAML is quoted as YAML needs."""
+    import frontmatter  # not on the query path: only `capture` pays for the YAML stack
+
+    post = frontmatter.Post(
+        body.rstrip(),
+        id=note_id,
+        title=title,
+        type="inbox-draft",
+        status="seed",
+        created=moment.isoformat(timespec="seconds"),
+    )
+    # Keys in the order written; no line folding of a long title; the body ends with a newline.
+    return frontmatter.dumps(post, sort_keys=False, width=1_000_000) + "\n"
 
 
 def capture(vault: Path, inbox: str, text: str, *, now: dt.datetime | None = None) -> Captured:
@@ -84,17 +94,7 @@ def capture(vault: Path, inbox: str, text: str, *, now: dt.datetime | None = Non
     text = _valid_unicode(text)
     title = _name_from_text(text)
     clean = text.replace("\x00", "")
-    content = (
-        "---\n"
-        f"id: {_yaml_string(note_id)}\n"
-        f"title: {_yaml_string(title)}\n"
-        "type: inbox-draft\n"
-        "status: seed\n"
-        f"created: {_yaml_string(moment.isoformat(timespec='seconds'))}\n"
-        "---\n\n"
-        f"{clean.rstrip()}\n"
-    )
-    data = content.encode("utf-8", errors="replace")
+    data = note_text(clean, note_id, title, moment).encode("utf-8", errors="replace")
     # SEMANTICS 1: names are compared in NFC. An NFD `été.md` already takes the name `été.md`
     # (the walker would skip one of the two), so such a name counts as taken too.
     taken = {unicodedata.normalize("NFC", name) for name in os.listdir(real_folder)}

@@ -51,19 +51,26 @@ def test_index_file_is_private_wal_and_outside_the_vault(tmp_path: Path) -> None
 def test_writer_connection_pragmas_and_sqlite_utils_without_plugins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sqlite_utils
     from sqlite_utils import db as sqlite_utils_db
 
     called: list[object] = []
     monkeypatch.setattr(sqlite_utils_db, "ensure_plugins_loaded", lambda: called.append("load"))
     vault = make_vault(tmp_path / "v", {"a.md": ""})
-    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
-        assert isinstance(writer.db, sqlite_utils.Database)
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
         conn = writer.conn
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
         reconcile(writer)
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    # An index of another version: sqlite-utils inspects and drops it, then the schema is new.
+    with IndexWriter(db, vault, workers=1) as writer:
+        version = writer.conn.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchone()[0]
+        assert version == str(SCHEMA_VERSION)
+        assert writer.conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
     assert called == []  # execute_plugins=False: no plugin ever touches our connection
 
 
