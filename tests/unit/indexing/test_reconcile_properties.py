@@ -18,6 +18,7 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -277,9 +278,11 @@ VaultChanges.TestCase.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-TestVaultChanges = VaultChanges.TestCase
+# About three minutes on this project's 2-core machine: most of the whole suite.
+TestVaultChanges = pytest.mark.slow(VaultChanges.TestCase)
 
 
+@pytest.mark.slow
 def test_a_long_seeded_sequence_on_a_bigger_vault(tmp_path: Path) -> None:
     """200 seeded random operations on ~120 notes, synced every few steps: incremental == full."""
     rng = random.Random(20261130)
