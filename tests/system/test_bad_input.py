@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from notedex.indexing import pool as parse_pool
-from notedex.indexing.freshness import index_is_current
+from notedex.indexing.etagcheck import index_is_current
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
 from tests.helpers import Result, dump_index, fresh_full_index, fts_integrity_ok, run_cli, write

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from notedex.store.connect import WriterLock
 from tests.helpers import REPO, indexed_demo
 
 BANNED = (
@@ -162,17 +163,34 @@ def hot_path_list() -> set[str]:
     return {n for n in names if n.startswith("notedex")}
 
 
+def hot_path_runs(vault: Path, db: Path) -> dict[str, set[str]]:
+    """What `lookup` and `health` load: with --no-refresh, and with a daemon keeping it fresh."""
+    common = ("--vault", vault, "--db", db)
+    runs = {
+        "lookup --no-refresh": imported_modules("lookup", "cobra", *common, "--no-refresh"),
+        "health --no-refresh": imported_modules("health", "--json", *common, "--no-refresh"),
+    }
+    lock = WriterLock(f"{db}.lock")
+    assert lock.acquire("daemon")  # the lock a running daemon holds: queries skip the refresh
+    try:
+        runs["lookup, daemon running"] = imported_modules("lookup", "cobra", *common)
+        runs["health, daemon running"] = imported_modules("health", "--json", *common)
+    finally:
+        lock.release()
+    return runs
+
+
 def test_the_hot_path_is_exactly_the_documented_list(demo: tuple[Path, Path]) -> None:
-    vault, db = demo
-    common = ("--vault", vault, "--db", db, "--no-refresh")
-    loaded = imported_modules("lookup", "cobra", *common) | imported_modules(
-        "health", "--json", *common
-    )
+    runs = hot_path_runs(*demo)
+    loaded = set().union(*runs.values())
     ours = {n for n in loaded if n == "notedex" or n.startswith("notedex.")}
     listed = hot_path_list()
     assert len(listed) > 10  # the block was found and read
     assert sorted(ours - listed) == [], "loaded by lookup/health but not on the hot-path list"
     assert sorted(listed - ours) == [], "on the hot-path list but no longer loaded"
+    # The daemon case is the everyday one: it must stay as lean as --no-refresh.
+    for name, names in runs.items():
+        assert {"re", "json", "argparse", "notedex.vault.walk"} & names == set(), name
 
 
 def module_of(path: Path) -> str:

@@ -1,30 +1,27 @@
 """The one freshness policy (ARCHITECTURE "Freshness"): ``ensure_fresh()``, used by every
 query's pre-refresh, by ``notedex index`` and by the MCP server.
 
-Its fast path is on every query's path: a stdlib etag walk that compares every file's
-(size, mtime_ns, inode) with the index. Anything new, gone, changed, racy (see etags), a
-note that could not be read last time, or a changed "Excluded files" list means "not
-current"; only then is the writer stack imported and the real reconcile decides what changed.
+It is on every query's path. With a daemon holding the writer lock it answers from the lock
+file alone, importing nothing more (this module is on the hot-path list). Without one, the
+stdlib etag walk of ``indexing.etagcheck`` decides; only when it finds something is the writer
+stack imported and the real reconcile decides what changed.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
-from typing import TYPE_CHECKING, Any
 
-from notedex.errors import DaemonAlreadyRunning, NotedexError
-from notedex.store import read
-from notedex.store.connect import LockHolder, WriterLock, connect_readonly, lock_holder
-from notedex.store.etags import RACY_WINDOW_NS
-from notedex.vault.walk import load_excluded_filters, walk_vault
+from notedex.errors import DaemonAlreadyRunning
+from notedex.store.connect import WriterLock, lock_holder
 
+TYPE_CHECKING = False  # hot path (a daemon running): no `typing` import; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from notedex.config import Config
+    from notedex.store.connect import LockHolder
 
 DAEMON = "daemon"  # a daemon holds the writer lock: it keeps the index fresh
 CURRENT = "current"  # the etag walk found nothing to do
@@ -70,6 +67,9 @@ def ensure_fresh(
         raise DaemonAlreadyRunning(
             f"a notedex daemon (pid {holder.pid}) keeps this index fresh; stop it to run `index`"
         )
+    # Only now the etag walk (vault.walk, json, re ...): with a daemon, a query never loads it.
+    from notedex.indexing.etagcheck import current_file_count
+
     started = time.perf_counter()
     unchanged = None if full else current_file_count(cfg.vault_dir, cfg.db_file)
     if unchanged is not None:
@@ -126,42 +126,3 @@ def _nothing_done(unchanged: int, seconds: float) -> dict[str, Any]:
         "seconds": round(seconds, 3),
         "kept": [],
     }
-
-
-def index_is_current(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> bool:
-    return current_file_count(vault, db) is not None
-
-
-def current_file_count(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> int | None:
-    """The number of vault files when the index is current, else None."""
-    if not os.path.exists(db):
-        return None
-    try:
-        conn = connect_readonly(db)
-    except NotedexError:
-        return None
-    try:
-        if read.has_unreadable_notes(conn):
-            return None  # a chmod changes no etag: let the writer try those notes again
-        indexed = {r["path"]: r for r in read.file_etags(conn)}
-        excluded_filters = read.meta(conn).get("excluded_filters")
-    except sqlite3.DatabaseError:
-        return None
-    finally:
-        conn.close()
-    walk = walk_vault(vault)
-    if len(walk.files) != len(indexed):
-        return None
-    for vf in walk.files:
-        row = indexed.get(vf.path)
-        if row is None or (row["size"], row["mtime_ns"], row["inode"]) != (
-            vf.size,
-            vf.mtime_ns,
-            vf.inode,
-        ):
-            return None
-        if vf.mtime_ns + RACY_WINDOW_NS >= row["indexed_ns"]:
-            return None  # racy: let the writer compare content
-    if excluded_filters != json.dumps(list(load_excluded_filters(vault))):
-        return None
-    return len(walk.files)

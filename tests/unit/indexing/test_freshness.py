@@ -10,13 +10,13 @@ import pytest
 
 from notedex.config import Config
 from notedex.errors import DaemonAlreadyRunning
+from notedex.indexing.etagcheck import current_file_count
 from notedex.indexing.freshness import (
     APPLIED,
     BUSY,
     CURRENT,
     DAEMON,
     STALE,
-    current_file_count,
     daemon_keeps_fresh,
     ensure_fresh,
 )
