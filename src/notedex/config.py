@@ -74,22 +74,22 @@ def _home() -> str:
     return os.path.expanduser("~")
 
 
-def config_home() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME")
+def _app_dir(variable: str, *default: str) -> str:
+    """``$variable/notedex``, else macOS's Application Support, else ``~/<default>/notedex``."""
+    base = os.environ.get(variable)
     if base:
         return os.path.join(base, "notedex")
     if sys.platform == "darwin":
         return os.path.join(_home(), "Library", "Application Support", "notedex")
-    return os.path.join(_home(), ".config", "notedex")
+    return os.path.join(_home(), *default, "notedex")
+
+
+def config_home() -> str:
+    return _app_dir("XDG_CONFIG_HOME", ".config")
 
 
 def state_home() -> str:
-    base = os.environ.get("XDG_STATE_HOME")
-    if base:
-        return os.path.join(base, "notedex")
-    if sys.platform == "darwin":
-        return os.path.join(_home(), "Library", "Application Support", "notedex")
-    return os.path.join(_home(), ".local", "state", "notedex")
+    return _app_dir("XDG_STATE_HOME", ".local", "state")
 
 
 def config_file() -> str:

@@ -94,30 +94,27 @@ def segment_with_offsets(text: str) -> tuple[str, list[int]]:
             else:
                 grams = [(piece[i : i + 2], chars[i : i + 2]) for i in range(len(piece) - 1)]
                 grams.append((piece[-1], [end - 1]))
-            out: list[str] = []
-            offs: list[int] = []
-            for gram, gram_offs in grams:
-                if out:
-                    out.append(" ")
-                    offs.append(-1)
-                out.append(gram)
-                offs.extend(gram_offs)
-            parts.append(("".join(out), offs))
+            parts.append(_spaced(grams))
         else:
             stripped = piece.strip()
             if stripped:
                 lead = len(piece) - len(piece.lstrip())
                 first = start + lead
                 parts.append((stripped, list(range(first, first + len(stripped)))))
-    seg: list[str] = []
+    return _spaced(parts)
+
+
+def _spaced(pieces: list[tuple[str, list[int]]]) -> tuple[str, list[int]]:
+    """The pieces joined by one space, as segment joins them; a separator's offset is -1."""
+    text: list[str] = []
     offsets: list[int] = []
-    for part, offs in parts:
-        if seg:
-            seg.append(" ")
+    for piece, piece_offsets in pieces:
+        if text:
+            text.append(" ")
             offsets.append(-1)
-        seg.append(part)
-        offsets.extend(offs)
-    return "".join(seg), offsets
+        text.append(piece)
+        offsets.extend(piece_offsets)
+    return "".join(text), offsets
 
 
 # -- the query language ---------------------------------------------------------------------------
