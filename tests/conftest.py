@@ -9,15 +9,14 @@ settled copy of examples/demo-vault with a built index, made once per session, r
 from __future__ import annotations
 
 import contextlib
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import DEMO_VAULT, run_inprocess, wait_until
-from tests.indexcheck import age, fts_sound_after
+from tests.helpers import wait_until
+from tests.indexcheck import copy_demo, fts_sound_after
 
 __all__ = ["fts_sound_after"]  # autouse for every test: see tests/indexcheck.py
 
@@ -77,15 +76,13 @@ def _tree(root: Path) -> list[tuple[str, int, int]]:
 
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("demo")
-    vault = base / "demo-vault"  # the real folder name: export's scope is "vault:demo-vault"
-    shutil.copytree(DEMO_VAULT, vault)
-    (vault / ".obsidian").mkdir(exist_ok=True)
-    age(vault)  # settled: no file is in the racy window of the index
-    db = base / "state" / "index.db"
-    result = run_inprocess("index", "--vault", vault, "--db", db)
-    assert result.code == 0, result.stderr
-    return vault, db
+    return copy_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture
+def demo_copy(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the demo vault and its index that the test may change."""
+    return copy_demo(tmp_path)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ every index it left behind (under ``tmp_path`` or the isolated state home) must 
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write
+from tests.helpers import DEMO_VAULT, run_inprocess, write
 
 _SCANDIR = os.scandir  # the real one: a test may still have os.scandir patched at teardown
 
@@ -119,3 +120,15 @@ def index_diff(actual: dict[str, list[Any]], expected: dict[str, list[Any]], lim
         missing = [row for row in want if row not in have][:limit]
         lines.append(f"{table}: extra {extra!r}; missing {missing!r}")
     return "\n".join(lines)
+
+
+def copy_demo(base: Path) -> tuple[Path, Path]:
+    """A settled copy of the demo vault under ``base`` and its freshly built index."""
+    vault = base / "demo-vault"  # the real folder name: export's scope is "vault:demo-vault"
+    shutil.copytree(DEMO_VAULT, vault)
+    (vault / ".obsidian").mkdir(exist_ok=True)
+    age(vault)  # settled: no file is in the racy window of the index
+    db = base / "state" / "index.db"
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return vault, db

@@ -12,7 +12,6 @@ import os
 import pty
 import re
 import select
-import shutil
 import subprocess
 import sys
 import time
@@ -22,8 +21,8 @@ from typing import Any
 import pytest
 
 from notedex.store.schema import SCHEMA_VERSION
-from tests.helpers import DEMO_VAULT, Result, run_cli, wait_until, write
-from tests.indexcheck import age, fts_sound_after, make_vault
+from tests.helpers import Result, run_cli, wait_until, write
+from tests.indexcheck import fts_sound_after, make_vault
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
 
@@ -32,16 +31,9 @@ ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$")
 
 
 @pytest.fixture
-def demo(tmp_path: Path) -> tuple[Path, Path]:
-    """A settled copy of the demo vault and its freshly built index."""
-    vault = tmp_path / "demo-vault"
-    shutil.copytree(DEMO_VAULT, vault)
-    (vault / ".obsidian").mkdir(exist_ok=True)
-    age(vault)
-    db = tmp_path / "state" / "index.db"
-    result = run_cli("index", "--vault", vault, "--db", db)
-    assert result.code == 0, result.stderr
-    return vault, db
+def demo(demo_copy: tuple[Path, Path]) -> tuple[Path, Path]:
+    """These tests change the vault: each gets its own copy (conftest's `demo_copy`)."""
+    return demo_copy
 
 
 def cli(demo: tuple[Path, Path], *args: str | Path, input: str | None = None) -> Result:

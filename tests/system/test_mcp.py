@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -22,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import DEMO_VAULT, run_cli, write
+from tests.helpers import run_cli, write
+from tests.indexcheck import copy_demo
 
 MCP_ONLY = {
     "stale",
@@ -45,16 +45,15 @@ def sdk() -> Any:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The demo vault with symlinks that lead outside it, which no tool may follow."""
     base = tmp_path_factory.mktemp("mcp-demo")
-    vault = base / "vault"
-    shutil.copytree(DEMO_VAULT, vault)
     outside = base / "outside"
     write(outside / "secret.md", "TOP-SECRET outside the vault\n")
     write(outside / "folder" / "inner.md", "TOP-SECRET inner\n")
+    vault, db = copy_demo(base)
     os.symlink(outside / "secret.md", vault / "leak.md")
     os.symlink(outside / "folder", vault / "linked")
-    db = base / "index.db"
-    result = run_cli("index", "--vault", vault, "--db", db)
+    result = run_cli("index", "--vault", vault, "--db", db)  # the links, as a user adds them
     assert result.code == 0, result.stderr
     return vault, db
 
