@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.text import fts_phrase, is_cjk, split_words
+from notedex.vault.text import fts_phrase, is_cjk, match_key, split_words
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -64,7 +64,6 @@ STOP_WORDS_EN = frozenset(
         "ever",
         "every",
         "few",
-        "find",
         "for",
         "from",
         "further",
@@ -92,7 +91,6 @@ STOP_WORDS_EN = frozenset(
         "just",
         "know",
         "like",
-        "list",
         "look",
         "me",
         "mention",
@@ -128,7 +126,6 @@ STOP_WORDS_EN = frozenset(
         "says",
         "she",
         "should",
-        "show",
         "so",
         "some",
         "something",
@@ -182,21 +179,19 @@ STOP_WORDS_EN = frozenset(
         "discussed",
         "discusses",
         "discussing",
-        "note",
-        "notes",
-        "vault",
-        "vaults",
         "my",
-        "obsidian-vault",
-        "file",
-        "files",
-        "page",
-        "pages",
-        "doc",
-        "docs",
-        "document",
-        "documents",
     ]
+)
+
+# Notes-tool words: what a notes tool hears in every question, but sometimes the subject
+# ("Manage vaults", "List view"). They are dropped when other keywords remain and kept when
+# nothing else is left; the exact-title tier compares the question with them (ARCHITECTURE
+# "Two-stage lookup").
+TOOL_WORDS_EN = frozenset(
+    """
+    note notes vault vaults obsidian-vault file files page pages doc docs document documents
+    show list find
+    """.split()
 )
 
 # Removed from inside CJK runs, longest match first (Traditional and Simplified alike).
@@ -232,9 +227,9 @@ def _split_at_stop_words(run: str) -> list[str]:
     return pieces
 
 
-def extract_terms(question: str) -> list[str]:
-    """Keywords of a question: stop words of both languages removed, order kept, no repeats."""
-    terms: list[str] = []
+def _keywords(question: str) -> list[tuple[str, bool]]:
+    """Every keyword of a question in order, no repeats: (word, is a notes-tool word)."""
+    keywords: list[tuple[str, bool]] = []
     seen: set[str] = set()
     for word in split_words(question[:MAX_QUESTION_CHARS]):
         pieces = _split_at_stop_words(word) if is_cjk(word) else [word]
@@ -243,8 +238,18 @@ def extract_terms(question: str) -> list[str]:
             if key in STOP_WORDS_EN or key in seen or fts_phrase(piece) is None:
                 continue
             seen.add(key)
-            terms.append(piece)
-    return terms[:MAX_TERMS]
+            keywords.append((piece, key in TOOL_WORDS_EN))
+    return keywords
+
+
+def extract_terms(question: str) -> list[str]:
+    """Keywords of a question: stop words of both languages removed, order kept, no repeats.
+
+    Notes-tool words ("vault", "show"...) count only when no other keyword is left.
+    """
+    keywords = _keywords(question)
+    content = [word for word, tool in keywords if not tool]
+    return (content or [word for word, _ in keywords])[:MAX_TERMS]
 
 
 class Candidate:
@@ -271,32 +276,70 @@ class Candidate:
 
 
 def _match(conn: sqlite3.Connection, column: str, expression: str) -> list[sqlite3.Row]:
-    return read.fts_note_hits(conn, f"{column} : {expression}", MAX_HITS_PER_QUERY)
+    return read.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
+
+
+EXACT_CAP = 50
+"""Notes whose title or alias holds every keyword, best BM25 first, checked for equality: an
+exact title is the shortest title that holds them, so it is among the first."""
+
+
+def _exact_names(conn: sqlite3.Connection, keywords: list[str]) -> dict[int, str]:
+    """Tier 1: notes with a title or an alias equal to the keywords (``match_key``).
+
+    Maps each to the field that matched: ``title`` (preferred) or ``alias``.
+    """
+    expressions = [e for e in (fts_phrase(word) for word in keywords) if e is not None]
+    if not expressions:
+        return {}
+    wanted = match_key(" ".join(keywords))
+    query = "{title aliases} : (" + " AND ".join(expressions) + ")"
+    ids = [row["file_id"] for row in read.fts_note_hits(conn, query, EXACT_CAP)]
+    exact: dict[int, str] = {}
+    for row in read.title_keys(conn, ids):
+        if (
+            row["name"]
+            and match_key(row["name"]) == wanted
+            and exact.get(row["file_id"]) != "title"
+        ):
+            exact[row["file_id"]] = row["field"]
+    return exact
+
+
+_STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
 
 
 def _stage1(
-    conn: sqlite3.Connection, terms: list[str], tag: str | None, note_type: str | None, limit: int
+    conn: sqlite3.Connection,
+    terms: list[str],
+    keywords: list[str],
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
 ) -> tuple[int, list[Candidate]]:
-    """Titles and tags only; scored, filtered and cut to ``limit`` inside SQLite.
+    """Titles and tags, plus aliases equal to the keywords; ranked in tiers inside SQLite.
 
-    One match per term over both columns ranks everything; which field each term hit is then
-    worked out for the shown candidates only.
+    One match per term ranks everything; which field each term hit is then worked out for
+    the shown candidates only.
     """
     expressions = [fts_phrase(term) for term in terms]
     matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
+    exact = _exact_names(conn, keywords)
     total, rows = read.ranked_field_hits(
-        conn, matches, "{title tags}", tag=tag, note_type=note_type, limit=limit
+        conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit
     )
     shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
     for index, expression in matches:
-        for column in ("title", "tags"):
+        for column, field_name in _STAGE1_FIELDS:
             for file_id in read.field_hits_among(conn, expression, column, list(shown)):
-                shown[file_id].hit(terms[index], column, 0.0)
+                shown[file_id].hit(terms[index], field_name, 0.0)
     for row in rows:
         cand = shown[row["file_id"]]
         cand.rank = row["rank"]
         cand.score = float(row["terms"])
         cand.via = {"stage": "title_tags"}
+        if row["file_id"] in exact:
+            cand.via["matched"] = [exact[row["file_id"]]]
     return total, list(shown.values())
 
 
@@ -313,6 +356,9 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, relation, row["rank"])
         # Loose title match: a prefix of a title word, or (for longer terms) a substring.
+        # Never for one Latin character: the `C` of `C++` is the prefix of half the titles.
+        if len(term) == 1 and not is_cjk(term):
+            continue
         if not is_cjk(term) and " " not in expression and expression.startswith('"'):
             for row in _match(conn, "title", expression + " *"):
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
@@ -330,7 +376,7 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
     found: dict[int, Candidate] = {}
     for seed in ranked:
         matched = sorted({f for fields in seed.hits.values() for f in fields})
-        seed.score = 2.0 * len(seed.hits)
+        seed.score = 1.0 + len(seed.hits)  # >= 2: every seed above every neighbour (< 1)
         seed.via = {
             "stage": "graph_expansion",
             "seed": None,
@@ -344,9 +390,21 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
         if other in found and not found[other].seeds:
             continue  # a seed stays a seed
         cand = found.setdefault(other, Candidate(other))
-        cand.score += 1.0
         cand.seeds.append((row["seed"], row["relation"]))
+    neighbours = [c for c in found.values() if c.seeds]
+    degrees = read.link_degrees(conn, [c.file_id for c in neighbours])
+    for cand in neighbours:
+        cand.score = _neighbour_score(len({s for s, _ in cand.seeds}), degrees.get(cand.file_id, 1))
     return found
+
+
+def _neighbour_score(seeds: int, degree: int) -> float:
+    """Grows with the seeds a neighbour links with, damped by its degree; always below 1.
+
+    (1 - 2**-seeds) / sqrt(1 + degree): a hub linked with every seed ranks below a note that
+    links with two seeds and little else, and no neighbour ranks above a seed (>= 2).
+    """
+    return (1.0 - 0.5**seeds) / (1 + max(degree, seeds)) ** 0.5
 
 
 def _filter(
@@ -367,7 +425,7 @@ MAX_DECOMPOSE_CHARS = 12
 
 def _occurs(conn: sqlite3.Connection, term: str) -> bool:
     expression = fts_phrase(term)
-    return expression is not None and bool(read.fts_note_hits(conn, expression, 1))
+    return expression is not None and read.occurs(conn, expression)
 
 
 def refine_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
@@ -407,13 +465,14 @@ def lookup(
     note_type: str | None = None,
 ) -> dict[str, Any]:
     terms = extract_terms(question)
+    keywords = [word for word, _ in _keywords(question)][:MAX_TERMS]
     stage = "none"
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
         total = 0
         shown: list[Candidate] = []
         if terms:
-            total, shown = _stage1(conn, terms, tag, note_type, limit)
+            total, shown = _stage1(conn, terms, keywords, tag, note_type, limit)
             stage = "title_tags" if total else "none"
             if not total:
                 found = _filter(conn, _stage2(conn, terms), tag, note_type)
