@@ -10,246 +10,18 @@ syntax typed into a question is ever interpreted.
 
 from __future__ import annotations
 
+from notedex.query.terms import MAX_TERMS, extract_terms, keywords
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.text import fts_phrase, is_cjk, match_key, split_words
+from notedex.vault.text import fts_phrase, is_cjk, match_key
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
-MAX_TERMS = 16
 MAX_HITS_PER_QUERY = 20_000
 MAX_SEEDS = 200
-MAX_QUESTION_CHARS = 2_000
-
-STOP_WORDS_EN = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "anything",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "done",
-        "down",
-        "during",
-        "each",
-        "else",
-        "ever",
-        "every",
-        "few",
-        "for",
-        "from",
-        "further",
-        "get",
-        "got",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "know",
-        "like",
-        "look",
-        "me",
-        "mention",
-        "mentioned",
-        "mentions",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "please",
-        "related",
-        "relate",
-        "relating",
-        "regarding",
-        "same",
-        "say",
-        "says",
-        "she",
-        "should",
-        "so",
-        "some",
-        "something",
-        "such",
-        "tell",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "us",
-        "very",
-        "want",
-        "was",
-        "we",
-        "were",
-        "what",
-        "whatever",
-        "when",
-        "where",
-        "whether",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "would",
-        "write",
-        "wrote",
-        "written",
-        "you",
-        "your",
-        "yours",
-        "discuss",
-        "discussed",
-        "discusses",
-        "discussing",
-        "my",
-    ]
-)
-
-# Notes-tool words: what a notes tool hears in every question, but sometimes the subject
-# ("Manage vaults", "List view"). They are dropped when other keywords remain and kept when
-# nothing else is left; the exact-title tier compares the question with them (ARCHITECTURE
-# "Two-stage lookup").
-TOOL_WORDS_EN = frozenset(
-    """
-    note notes vault vaults obsidian-vault file files page pages doc docs document documents
-    show list find
-    """.split()
-)
-
-# Removed from inside CJK runs, longest match first (Traditional and Simplified alike).
-STOP_WORDS_ZH = frozenset(
-    """
-    有沒有 有没有 為什麼 为什么 是不是 筆記本 笔记本 哪一些 哪些 哪個 哪个 哪裡 哪里 什麼 什么
-    怎麼 怎么 如何 是否 相關 相关 有關 有关 關於 关于 提到 提及 討論 讨论 筆記 笔记 這個 这个
-    那個 那个 這些 这些 那些 裡面 里面 一下 一些 所有 寫過 写过 記錄 记录 請問 请问 告訴 告诉
-    查找 搜尋 搜索 找到 內容 内容 資料 资料 文章 我的 我們 我们 有無 有无 可以 應該 应该 一個 一个
-    的 了 和 與 与 跟 及 或 在 是 嗎 吗 呢 吧 啊 我 你 們 们 這 这 那 裡 里 些 個 个 也 都 把 被
-    對 对 從 从 到 有 過 过 嘛 麼 么 哪 誰 谁
-    """.split()
-)
-_ZH_STOP_LENGTHS = sorted({len(w) for w in STOP_WORDS_ZH}, reverse=True)
-
-
-def _split_at_stop_words(run: str) -> list[str]:
-    """Cut a CJK run at its stop words, longest match first: 框架相關的筆記 -> [框架]."""
-    pieces: list[str] = []
-    start = i = 0
-    while i < len(run):
-        for length in _ZH_STOP_LENGTHS:
-            if run[i : i + length] in STOP_WORDS_ZH:
-                if i > start:
-                    pieces.append(run[start:i])
-                i += length
-                start = i
-                break
-        else:
-            i += 1
-    if start < len(run):
-        pieces.append(run[start:])
-    return pieces
-
-
-def _keywords(question: str) -> list[tuple[str, bool]]:
-    """Every keyword of a question in order, no repeats: (word, is a notes-tool word)."""
-    keywords: list[tuple[str, bool]] = []
-    seen: set[str] = set()
-    for word in split_words(question[:MAX_QUESTION_CHARS]):
-        pieces = _split_at_stop_words(word) if is_cjk(word) else [word]
-        for piece in pieces:
-            key = piece.lower()
-            if key in STOP_WORDS_EN or key in seen or fts_phrase(piece) is None:
-                continue
-            seen.add(key)
-            keywords.append((piece, key in TOOL_WORDS_EN))
-    return keywords
-
-
-def extract_terms(question: str) -> list[str]:
-    """Keywords of a question: stop words of both languages removed, order kept, no repeats.
-
-    Notes-tool words ("vault", "show"...) count only when no other keyword is left.
-    """
-    keywords = _keywords(question)
-    content = [word for word, tool in keywords if not tool]
-    return (content or [word for word, _ in keywords])[:MAX_TERMS]
 
 
 class Candidate:
@@ -284,15 +56,15 @@ EXACT_CAP = 50
 exact title is the shortest title that holds them, so it is among the first."""
 
 
-def _exact_names(conn: sqlite3.Connection, keywords: list[str]) -> dict[int, str]:
+def _exact_names(conn: sqlite3.Connection, names: list[str]) -> dict[int, str]:
     """Tier 1: notes with a title or an alias equal to the keywords (``match_key``).
 
     Maps each to the field that matched: ``title`` (preferred) or ``alias``.
     """
-    expressions = [e for e in (fts_phrase(word) for word in keywords) if e is not None]
+    expressions = [e for e in (fts_phrase(word) for word in names) if e is not None]
     if not expressions:
         return {}
-    wanted = match_key(" ".join(keywords))
+    wanted = match_key(" ".join(names))
     query = "{title aliases} : (" + " AND ".join(expressions) + ")"
     ids = [row["file_id"] for row in read.fts_note_hits(conn, query, EXACT_CAP)]
     exact: dict[int, str] = {}
@@ -312,7 +84,7 @@ _STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
 def _stage1(
     conn: sqlite3.Connection,
     terms: list[str],
-    keywords: list[str],
+    names: list[str],
     tag: str | None,
     note_type: str | None,
     limit: int,
@@ -324,7 +96,7 @@ def _stage1(
     """
     expressions = [fts_phrase(term) for term in terms]
     matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
-    exact = _exact_names(conn, keywords)
+    exact = _exact_names(conn, names)
     total, rows = read.ranked_field_hits(
         conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit
     )
@@ -465,14 +237,14 @@ def lookup(
     note_type: str | None = None,
 ) -> dict[str, Any]:
     terms = extract_terms(question)
-    keywords = [word for word, _ in _keywords(question)][:MAX_TERMS]
+    names = [word for word, _ in keywords(question)][:MAX_TERMS]
     stage = "none"
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
         total = 0
         shown: list[Candidate] = []
         if terms:
-            total, shown = _stage1(conn, terms, keywords, tag, note_type, limit)
+            total, shown = _stage1(conn, terms, names, tag, note_type, limit)
             stage = "title_tags" if total else "none"
             if not total:
                 found = _filter(conn, _stage2(conn, terms), tag, note_type)

@@ -143,3 +143,33 @@ def test_match_key_folds_case_width_and_plurals() -> None:
     assert match_key("Cobra CLI 框架") == ("cobra", "cli", "框架")
     assert match_key("class") == ("class",)  # not a plural
     assert match_key("Queries") == ("query",)
+
+
+def test_japanese_questions_give_clean_terms(vault: Path, db_path: Path) -> None:
+    write(vault / "内部リンク.md", "x\n")
+    write(vault / "Obsidianについて.md", "x\n")
+    write(vault / "ノートの書き方.md", "x\n")
+    data = lookup(vault, db_path, "内部リンクについてのノートはどれ？")
+    assert data["terms"] == ["内部リンク"]
+    assert order(data) == ["内部リンク.md"]
+    assert extract_terms("タグの使い方を教えてください") == ["タグ"]
+    assert extract_terms("猫について") == ["猫"]  # a one-character subject is kept when alone
+
+
+def test_korean_particles_and_endings_are_stripped(vault: Path, db_path: Path) -> None:
+    write(vault / "볼트 만들기.md", "x\n")
+    write(vault / "볼트 설정.md", "x\n")
+    write(vault / "테스트를 위한 노트.md", "x\n")
+    write(vault / "플러그인.md", "[[볼트 만들기]] [[테스트를 위한 노트]]\n")
+    data = lookup(vault, db_path, "볼트를 만드는 방법")
+    assert data["terms"] == ["볼트", "만드"]
+    assert set(order(data)) == {"볼트 만들기.md", "볼트 설정.md"}
+    assert extract_terms("플러그인을 설치하는 방법") == ["플러그인", "설치"]
+
+
+def test_stop_lists_are_data_files_one_word_a_line() -> None:
+    from notedex.query import terms as module
+
+    assert "について" in module.STOP_WORDS_JA and "방법" in module.STOP_WORDS_KO
+    assert "를" in module.ENDINGS_KO and "the" in module.STOP_WORDS_EN
+    assert all(" " not in w for w in module.STOP_WORDS_JA | module.STOP_WORDS_KO)
