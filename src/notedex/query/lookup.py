@@ -13,7 +13,7 @@ from __future__ import annotations
 from notedex.query.terms import MAX_TERMS, extract_terms, keywords
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.text import fts_phrase, is_cjk, match_key
+from notedex.vault.text import fold_width, fts_phrase, is_cjk, match_key
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -64,16 +64,22 @@ def _exact_names(conn: sqlite3.Connection, names: list[str]) -> dict[int, str]:
     expressions = [e for e in (fts_phrase(word) for word in names) if e is not None]
     if not expressions:
         return {}
-    wanted = match_key(" ".join(names))
+    joined = " ".join(names)
+    wanted = match_key(joined)
+    if not wanted:
+        return {}
+    # Cheap pre-checks before match_key: folding changes a few characters, never doubles a
+    # name, and only trims word ends, so the start of the first word is in every equal name.
+    longest = 2 * len(joined) + 4
+    start = wanted[0][: max(1, min(3, len(wanted[0]) - 1))]
     query = "{title aliases} : (" + " AND ".join(expressions) + ")"
     ids = [row["file_id"] for row in read.fts_note_hits(conn, query, EXACT_CAP)]
     exact: dict[int, str] = {}
     for row in read.title_keys(conn, ids):
-        if (
-            row["name"]
-            and match_key(row["name"]) == wanted
-            and exact.get(row["file_id"]) != "title"
-        ):
+        name = row["name"]
+        if not name or len(name) > longest or exact.get(row["file_id"]) == "title":
+            continue
+        if start in fold_width(name) and match_key(name) == wanted:
             exact[row["file_id"]] = row["field"]
     return exact
 

@@ -405,6 +405,8 @@ def ranked_field_hits(
     for term, expression in matches:
         params += [term, "{title tags aliases} : " + expression]
     exact_ids = _json_ints(exact)
+    if len(matches) == 1:
+        return _ranked_one(conn, params[1], exact_ids, tag, note_type, limit)
     params += [exact_ids, len(matches), exact_ids]
     where = ["n.excluded = 0"]
     if note_type:
@@ -433,6 +435,43 @@ def ranked_field_hits(
         )
         SELECT a.file_id, a.tier, a.terms, a.title_terms, a.rank, count(*) OVER () AS total
         FROM ranked a JOIN notes n ON n.file_id = a.file_id
+        WHERE {" AND ".join(where)}
+        ORDER BY a.tier, a.terms DESC, a.title_terms DESC, a.rank, a.file_id
+        LIMIT ?
+        """,
+        params,
+    ).fetchall()
+    return (rows[0]["total"] if rows else 0), rows
+
+
+def _ranked_one(
+    conn: sqlite3.Connection,
+    query: str,
+    exact_ids: str,
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+) -> tuple[int, list[Row]]:
+    """ranked_field_hits for one term (the common case): no aggregation, no GROUP BY B-tree."""
+    params: list[Any] = [exact_ids, query]
+    where = ["n.excluded = 0", "(a.terms OR a.tier = 1)"]
+    if note_type:
+        where.append("n.type = ?")
+        params.append(_nfc(note_type))
+    if tag:
+        where.append(_tag_filter("a.file_id", tag, params))
+    params.append(limit)
+    rows = conn.execute(
+        f"""
+        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.rank, count(*) OVER () AS total
+        FROM (
+            SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
+                   bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
+                   bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
+                   CASE WHEN rowid IN (SELECT value FROM json_each(?)) THEN 1
+                        WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
+            FROM note_fts WHERE note_fts MATCH ?
+        ) a JOIN notes n ON n.file_id = a.file_id
         WHERE {" AND ".join(where)}
         ORDER BY a.tier, a.terms DESC, a.title_terms DESC, a.rank, a.file_id
         LIMIT ?

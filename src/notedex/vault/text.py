@@ -86,6 +86,11 @@ def _stem(word: str) -> str:
     return word
 
 
+def fold_width(text: str) -> str:
+    """Width and case folded (NFKC, ``casefold``): the first step of ``match_key``."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
 def match_key(text: str) -> tuple[str, ...]:
     """The words of a title, alias or question compared for an exact lookup match.
 
@@ -94,7 +99,7 @@ def match_key(text: str) -> tuple[str, ...]:
     ``manage vault`` give the same key.
     """
     words: list[str] = []
-    for word in split_words(unicodedata.normalize("NFKC", text).casefold()):
+    for word in split_words(fold_width(text)):
         if is_cjk_char(word[0]):
             words.append(word)
         else:
