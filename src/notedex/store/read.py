@@ -405,8 +405,8 @@ def ranked_field_hits(
     for term, expression in matches:
         params += [term, "{title tags aliases} : " + expression]
     exact_ids = _json_ints(exact)
-    if len(matches) == 1:
-        return _ranked_one(conn, params[1], exact_ids, tag, note_type, limit)
+    if len(matches) == 1 and not tag and not note_type:
+        return _ranked_one(conn, matches[0][1], exact_ids, limit)
     params += [exact_ids, len(matches), exact_ids]
     where = ["n.excluded = 0"]
     if note_type:
@@ -445,40 +445,39 @@ def ranked_field_hits(
 
 
 def _ranked_one(
-    conn: sqlite3.Connection,
-    query: str,
-    exact_ids: str,
-    tag: str | None,
-    note_type: str | None,
-    limit: int,
+    conn: sqlite3.Connection, expression: str, exact_ids: str, limit: int
 ) -> tuple[int, list[Row]]:
-    """ranked_field_hits for one term (the common case): no aggregation, no GROUP BY B-tree."""
-    params: list[Any] = [exact_ids, query]
-    where = ["n.excluded = 0", "(a.terms OR a.tier = 1)"]
-    if note_type:
-        where.append("n.type = ?")
-        params.append(_nfc(note_type))
-    if tag:
-        where.append(_tag_filter("a.file_id", tag, params))
-    params.append(limit)
+    """ranked_field_hits for one term without filters (the common case): a count and the best
+    rows, no aggregation (a GROUP BY or window B-tree costs several times the match)."""
+    visible = "rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
+    exact = "rowid IN (SELECT value FROM json_each(?))"
+    structure = "{title tags} : " + expression
+    total = conn.execute(
+        f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}", (structure,)
+    ).fetchone()[0]
+    if exact_ids != "[]":  # exact aliases that no title or tag holds join the total
+        total += conn.execute(
+            """
+            SELECT count(*) FROM json_each(?) j WHERE j.value NOT IN (
+                SELECT rowid FROM note_fts WHERE note_fts MATCH ?)
+              AND j.value NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+            """,
+            (exact_ids, structure),
+        ).fetchone()[0]
     rows = conn.execute(
         f"""
-        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.rank, count(*) OVER () AS total
-        FROM (
-            SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
-                   bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
-                   bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
-                   CASE WHEN rowid IN (SELECT value FROM json_each(?)) THEN 1
-                        WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
-            FROM note_fts WHERE note_fts MATCH ?
-        ) a JOIN notes n ON n.file_id = a.file_id
-        WHERE {" AND ".join(where)}
-        ORDER BY a.tier, a.terms DESC, a.title_terms DESC, a.rank, a.file_id
+        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
+               bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
+               bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
+               CASE WHEN {exact} THEN 1
+                    WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
+        FROM note_fts WHERE note_fts MATCH ? AND {visible} AND (terms OR tier = 1)
+        ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
         LIMIT ?
         """,
-        params,
+        (exact_ids, "{title tags aliases} : " + expression, limit),
     ).fetchall()
-    return (rows[0]["total"] if rows else 0), rows
+    return int(total), rows
 
 
 def field_hits_among(
