@@ -342,7 +342,10 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 "SELECT source, line, col, seq, text, target FROM broken_links"
             ).fetchall(),
             "note_fts": q(
-                f"SELECT f.path, title, tags, aliases, anchors, unresolved FROM note_fts x JOIN {files} f ON f.id = x.rowid"
+                f"SELECT f.path, title, tags, aliases FROM note_fts x JOIN {files} f ON f.id = x.rowid"
+            ).fetchall(),
+            "link_fts": q(
+                f"SELECT f.path, anchors, unresolved FROM link_fts x JOIN {files} f ON f.id = x.rowid"
             ).fetchall(),
             "body_fts": q(
                 f"SELECT f.path, body FROM body_fts x JOIN {files} f ON f.id = x.rowid"

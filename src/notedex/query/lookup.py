@@ -10,241 +10,18 @@ syntax typed into a question is ever interpreted.
 
 from __future__ import annotations
 
+from notedex.query.terms import MAX_TERMS, extract_terms, keywords
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.text import fts_phrase, is_cjk, split_words
+from notedex.vault.text import fold_width, fts_phrase, is_cjk, match_key
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
-MAX_TERMS = 16
 MAX_HITS_PER_QUERY = 20_000
 MAX_SEEDS = 200
-MAX_QUESTION_CHARS = 2_000
-
-STOP_WORDS_EN = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "anything",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "done",
-        "down",
-        "during",
-        "each",
-        "else",
-        "ever",
-        "every",
-        "few",
-        "find",
-        "for",
-        "from",
-        "further",
-        "get",
-        "got",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "know",
-        "like",
-        "list",
-        "look",
-        "me",
-        "mention",
-        "mentioned",
-        "mentions",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "please",
-        "related",
-        "relate",
-        "relating",
-        "regarding",
-        "same",
-        "say",
-        "says",
-        "she",
-        "should",
-        "show",
-        "so",
-        "some",
-        "something",
-        "such",
-        "tell",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "us",
-        "very",
-        "want",
-        "was",
-        "we",
-        "were",
-        "what",
-        "whatever",
-        "when",
-        "where",
-        "whether",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "would",
-        "write",
-        "wrote",
-        "written",
-        "you",
-        "your",
-        "yours",
-        "discuss",
-        "discussed",
-        "discusses",
-        "discussing",
-        "note",
-        "notes",
-        "vault",
-        "vaults",
-        "my",
-        "obsidian-vault",
-        "file",
-        "files",
-        "page",
-        "pages",
-        "doc",
-        "docs",
-        "document",
-        "documents",
-    ]
-)
-
-# Removed from inside CJK runs, longest match first (Traditional and Simplified alike).
-STOP_WORDS_ZH = frozenset(
-    """
-    有沒有 有没有 為什麼 为什么 是不是 筆記本 笔记本 哪一些 哪些 哪個 哪个 哪裡 哪里 什麼 什么
-    怎麼 怎么 如何 是否 相關 相关 有關 有关 關於 关于 提到 提及 討論 讨论 筆記 笔记 這個 这个
-    那個 那个 這些 这些 那些 裡面 里面 一下 一些 所有 寫過 写过 記錄 记录 請問 请问 告訴 告诉
-    查找 搜尋 搜索 找到 內容 内容 資料 资料 文章 我的 我們 我们 有無 有无 可以 應該 应该 一個 一个
-    的 了 和 與 与 跟 及 或 在 是 嗎 吗 呢 吧 啊 我 你 們 们 這 这 那 裡 里 些 個 个 也 都 把 被
-    對 对 從 从 到 有 過 过 嘛 麼 么 哪 誰 谁
-    """.split()
-)
-_ZH_STOP_LENGTHS = sorted({len(w) for w in STOP_WORDS_ZH}, reverse=True)
-
-
-def _split_at_stop_words(run: str) -> list[str]:
-    """Cut a CJK run at its stop words, longest match first: 框架相關的筆記 -> [框架]."""
-    pieces: list[str] = []
-    start = i = 0
-    while i < len(run):
-        for length in _ZH_STOP_LENGTHS:
-            if run[i : i + length] in STOP_WORDS_ZH:
-                if i > start:
-                    pieces.append(run[start:i])
-                i += length
-                start = i
-                break
-        else:
-            i += 1
-    if start < len(run):
-        pieces.append(run[start:])
-    return pieces
-
-
-def extract_terms(question: str) -> list[str]:
-    """Keywords of a question: stop words of both languages removed, order kept, no repeats."""
-    terms: list[str] = []
-    seen: set[str] = set()
-    for word in split_words(question[:MAX_QUESTION_CHARS]):
-        pieces = _split_at_stop_words(word) if is_cjk(word) else [word]
-        for piece in pieces:
-            key = piece.lower()
-            if key in STOP_WORDS_EN or key in seen or fts_phrase(piece) is None:
-                continue
-            seen.add(key)
-            terms.append(piece)
-    return terms[:MAX_TERMS]
 
 
 class Candidate:
@@ -271,32 +48,76 @@ class Candidate:
 
 
 def _match(conn: sqlite3.Connection, column: str, expression: str) -> list[sqlite3.Row]:
-    return read.fts_note_hits(conn, f"{column} : {expression}", MAX_HITS_PER_QUERY)
+    return read.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
+
+
+EXACT_CAP = 50
+"""Notes whose title or alias holds every keyword, best BM25 first, checked for equality: an
+exact title is the shortest title that holds them, so it is among the first."""
+
+
+def _exact_names(conn: sqlite3.Connection, names: list[str]) -> dict[int, str]:
+    """Tier 1: notes with a title or an alias equal to the keywords (``match_key``).
+
+    Maps each to the field that matched: ``title`` (preferred) or ``alias``.
+    """
+    expressions = [e for e in (fts_phrase(word) for word in names) if e is not None]
+    if not expressions:
+        return {}
+    joined = " ".join(names)
+    wanted = match_key(joined)
+    if not wanted:
+        return {}
+    # Cheap pre-checks before match_key: folding changes a few characters, never doubles a
+    # name, and only trims word ends, so the start of the first word is in every equal name.
+    longest = 2 * len(joined) + 4
+    start = wanted[0][: max(1, min(3, len(wanted[0]) - 1))]
+    query = "{title aliases} : (" + " AND ".join(expressions) + ")"
+    ids = [row["file_id"] for row in read.fts_note_hits(conn, query, EXACT_CAP)]
+    exact: dict[int, str] = {}
+    for row in read.title_keys(conn, ids):
+        name = row["name"]
+        if not name or len(name) > longest or exact.get(row["file_id"]) == "title":
+            continue
+        if start in fold_width(name) and match_key(name) == wanted:
+            exact[row["file_id"]] = row["field"]
+    return exact
+
+
+_STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
 
 
 def _stage1(
-    conn: sqlite3.Connection, terms: list[str], tag: str | None, note_type: str | None, limit: int
+    conn: sqlite3.Connection,
+    terms: list[str],
+    names: list[str],
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
 ) -> tuple[int, list[Candidate]]:
-    """Titles and tags only; scored, filtered and cut to ``limit`` inside SQLite.
+    """Titles and tags, plus aliases equal to the keywords; ranked in tiers inside SQLite.
 
-    One match per term over both columns ranks everything; which field each term hit is then
-    worked out for the shown candidates only.
+    One match per term ranks everything; which field each term hit is then worked out for
+    the shown candidates only.
     """
     expressions = [fts_phrase(term) for term in terms]
     matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
+    exact = _exact_names(conn, names)
     total, rows = read.ranked_field_hits(
-        conn, matches, "{title tags}", tag=tag, note_type=note_type, limit=limit
+        conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit
     )
     shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
     for index, expression in matches:
-        for column in ("title", "tags"):
+        for column, field_name in _STAGE1_FIELDS:
             for file_id in read.field_hits_among(conn, expression, column, list(shown)):
-                shown[file_id].hit(terms[index], column, 0.0)
+                shown[file_id].hit(terms[index], field_name, 0.0)
     for row in rows:
         cand = shown[row["file_id"]]
         cand.rank = row["rank"]
         cand.score = float(row["terms"])
         cand.via = {"stage": "title_tags"}
+        if row["file_id"] in exact:
+            cand.via["matched"] = [exact[row["file_id"]]]
     return total, list(shown.values())
 
 
@@ -313,6 +134,9 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, relation, row["rank"])
         # Loose title match: a prefix of a title word, or (for longer terms) a substring.
+        # Never for one Latin character: the `C` of `C++` is the prefix of half the titles.
+        if len(term) == 1 and not is_cjk(term):
+            continue
         if not is_cjk(term) and " " not in expression and expression.startswith('"'):
             for row in _match(conn, "title", expression + " *"):
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
@@ -330,7 +154,7 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
     found: dict[int, Candidate] = {}
     for seed in ranked:
         matched = sorted({f for fields in seed.hits.values() for f in fields})
-        seed.score = 2.0 * len(seed.hits)
+        seed.score = 1.0 + len(seed.hits)  # >= 2: every seed above every neighbour (< 1)
         seed.via = {
             "stage": "graph_expansion",
             "seed": None,
@@ -344,9 +168,21 @@ def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
         if other in found and not found[other].seeds:
             continue  # a seed stays a seed
         cand = found.setdefault(other, Candidate(other))
-        cand.score += 1.0
         cand.seeds.append((row["seed"], row["relation"]))
+    neighbours = [c for c in found.values() if c.seeds]
+    degrees = read.link_degrees(conn, [c.file_id for c in neighbours])
+    for cand in neighbours:
+        cand.score = _neighbour_score(len({s for s, _ in cand.seeds}), degrees.get(cand.file_id, 1))
     return found
+
+
+def _neighbour_score(seeds: int, degree: int) -> float:
+    """Grows with the seeds a neighbour links with, damped by its degree; always below 1.
+
+    (1 - 2**-seeds) / sqrt(1 + degree): a hub linked with every seed ranks below a note that
+    links with two seeds and little else, and no neighbour ranks above a seed (>= 2).
+    """
+    return (1.0 - 0.5**seeds) / (1 + max(degree, seeds)) ** 0.5
 
 
 def _filter(
@@ -367,7 +203,7 @@ MAX_DECOMPOSE_CHARS = 12
 
 def _occurs(conn: sqlite3.Connection, term: str) -> bool:
     expression = fts_phrase(term)
-    return expression is not None and bool(read.fts_note_hits(conn, expression, 1))
+    return expression is not None and read.occurs(conn, expression)
 
 
 def refine_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
@@ -407,13 +243,14 @@ def lookup(
     note_type: str | None = None,
 ) -> dict[str, Any]:
     terms = extract_terms(question)
+    names = [word for word, _ in keywords(question)][:MAX_TERMS]
     stage = "none"
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
         total = 0
         shown: list[Candidate] = []
         if terms:
-            total, shown = _stage1(conn, terms, tag, note_type, limit)
+            total, shown = _stage1(conn, terms, names, tag, note_type, limit)
             stage = "title_tags" if total else "none"
             if not total:
                 found = _filter(conn, _stage2(conn, terms), tag, note_type)

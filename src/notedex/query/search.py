@@ -20,6 +20,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
+from notedex.query.terms import keywords
 from notedex.store import fulltext
 from notedex.store.connect import read_transaction
 from notedex.vault.files import read_capped, strip_frontmatter
@@ -208,6 +209,18 @@ def parse_query(query: str) -> list[Term]:
     return terms
 
 
+def highlight_expression(terms: list[Term]) -> str:
+    """What a hit is located and highlighted by: the included terms that are keywords.
+
+    A word that lookup's term pipeline drops (a stop word: ``to``, ``a``, ``の``) still has to
+    match, but is never the hit shown; a query of stop words only highlights them all.
+    """
+    include = [t for t in terms if not t.exclude]
+    wanted = [t for t in include if t.kind != "word" or keywords(t.text)] or include
+    expressions = [t.expression for t in wanted]
+    return expressions[0] if len(expressions) == 1 else "(" + " OR ".join(expressions) + ")"
+
+
 def match_expression(terms: list[Term]) -> str:
     include = [t.expression for t in terms if not t.exclude]
     exclude = [t.expression for t in terms if t.exclude]
@@ -230,18 +243,19 @@ def search(
 ) -> dict[str, Any]:
     terms = parse_query(query)
     expression = match_expression(terms)
+    shown = highlight_expression(terms)
     marks = ("\ue000", "\ue001")
     with read_transaction(conn):
         total = fulltext.body_match_count(conn, expression)
         rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset)
-        highlights = fulltext.body_highlights(conn, expression, [r["file_id"] for r in rows], marks)
+        highlights = fulltext.body_highlights(conn, shown, [r["file_id"] for r in rows], marks)
         indexed_bodies = fulltext.body_index_rows(conn) if total == 0 else None
     hits = []
     for row in rows:
         stored = highlights.get(row["file_id"])
         hit: dict[str, Any] = {"path": row["path"], "title": row["title"]}
         disk = os.path.join(vault, row["disk_rel"] or row["path"])
-        hit.update(locate_hit(disk, expression, stored, marks))
+        hit.update(locate_hit(disk, expression, stored, marks, shown))
         hit["score"] = round(-float(row["bm25_score"]), 3) + 0.0
         hits.append(hit)
     if total == 0:
@@ -277,9 +291,17 @@ _NO_POSITION: dict[str, Any] = {
 
 
 def locate_hit(
-    disk: str, expression: str, stored: tuple[str, str] | None, marks: tuple[str, str]
+    disk: str,
+    expression: str,
+    stored: tuple[str, str] | None,
+    marks: tuple[str, str],
+    shown: str | None = None,
 ) -> dict[str, Any]:
-    """Line, column (1-based, in characters of the file) and snippet of a note's first hit."""
+    """Line, column (1-based, in characters of the file) and snippet of a note's first hit.
+
+    ``stored`` was highlighted with ``shown`` (highlight_expression: keywords, never stop
+    words); a note that changed on disk must still match ``expression`` to get a position.
+    """
     try:
         raw, _info = read_capped(disk, MAX_READ_BYTES)
     except OSError:  # a folder or FIFO now (NotARegularFile), or gone
@@ -301,6 +323,8 @@ def locate_hit(
         # The file changed since it was indexed (or the marks occur in it): match it as it is.
         marks = _free_marks(seg)
         highlighted = fulltext.highlight_text(expression, seg, marks)
+        if highlighted is not None and shown is not None and shown != expression:
+            highlighted = fulltext.highlight_text(shown, seg, marks)
     if highlighted is None:
         return dict(_NO_POSITION)
     seg_start = highlighted.find(marks[0])

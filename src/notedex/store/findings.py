@@ -1,4 +1,4 @@
-"""Findings upkeep: the structure-search rows (note_fts), ``fts_pending`` and health's
+"""Findings upkeep: the structure-search rows (note_fts, link_fts), ``fts_pending`` and health's
 precomputed findings (orphans, unlinked notes, broken links; SEMANTICS 8). All their SQL."""
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from notedex.store.schema import (
     NOTE_TITLE,
 )
 
+STRUCTURE_FTS = ("note_fts", "link_fts")
+"""The two structure-search tables over the view note_fts_text."""
+
 
 def withdraw(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
     """Take these notes' structure-search rows out before any of their inputs change.
 
-    note_fts is external content over the view note_fts_text: FTS5 deletes a row by
+    note_fts and link_fts are external content over the view note_fts_text: FTS5 deletes a row by
     tokenizing what the view gives for it, which must still be what was indexed. A
     withdrawn note waits in fts_pending (crash-safe) until refresh_fts inserts it again;
     withdrawing it twice is a no-op. Ids of attachments and of notes not written yet are
@@ -29,15 +32,16 @@ def withdraw(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
     wanted = json.dumps(sorted(ids))
     if wanted == "[]":
         return
-    conn.execute(
-        """
-        DELETE FROM note_fts WHERE rowid IN (
-            SELECT n.file_id FROM notes n
-            WHERE n.file_id IN (SELECT value FROM json_each(?))
-              AND n.file_id NOT IN (SELECT id FROM fts_pending))
-        """,
-        (wanted,),
-    )
+    for table in STRUCTURE_FTS:
+        conn.execute(
+            f"""
+            DELETE FROM {table} WHERE rowid IN (
+                SELECT n.file_id FROM notes n
+                WHERE n.file_id IN (SELECT value FROM json_each(?))
+                  AND n.file_id NOT IN (SELECT id FROM fts_pending))
+            """,
+            (wanted,),
+        )
     conn.execute("INSERT OR IGNORE INTO fts_pending(id) SELECT value FROM json_each(?)", (wanted,))
 
 
@@ -58,13 +62,16 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int]) -> None:
     conn.execute("DELETE FROM fts_pending")
     if conn.execute("SELECT 1 FROM temp.dirty_notes LIMIT 1").fetchone() is None:
         return
-    conn.execute(
-        """
-        INSERT INTO note_fts(rowid, title, tags, aliases, anchors, unresolved)
-        SELECT file_id, title, tags, aliases, anchors, unresolved FROM note_fts_text
-        WHERE file_id IN (SELECT id FROM temp.dirty_notes)
-        """
-    )
+    for table, columns in (
+        ("note_fts", "title, tags, aliases"),
+        ("link_fts", "anchors, unresolved"),
+    ):
+        conn.execute(
+            f"""
+            INSERT INTO {table}(rowid, {columns}) SELECT file_id, {columns} FROM note_fts_text
+            WHERE file_id IN (SELECT id FROM temp.dirty_notes)
+            """
+        )
     refresh_findings(conn)
 
 

@@ -11,7 +11,7 @@ from notedex.store import findings
 from notedex.store.schema import EXTERNAL_FTS, FTS_TABLES, TABLES
 
 FTS_AUTOMERGE = 4  # SQLite's default
-_MERGED_FTS = ("note_fts", "body_fts")
+_MERGED_FTS = ("note_fts", "link_fts", "body_fts")
 
 
 def automerge(conn: sqlite3.Connection) -> int | None:
@@ -70,7 +70,7 @@ def rebuild_fts(conn: sqlite3.Connection) -> None:
 
     A DELETE cannot repair an index that disagrees with its content (it removes the tokens
     of the content, not the indexed ones): FTS5's 'rebuild' re-derives each index from its
-    content (for note_fts, the view over the tables), and the findings are recomputed.
+    content (for note_fts and link_fts, the view over the tables), and the findings are recomputed.
     """
     for table in FTS_TABLES:
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")

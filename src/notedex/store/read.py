@@ -319,60 +319,95 @@ def file_etags(conn: sqlite3.Connection) -> list[Row]:
 # -- lookup ----------------------------------------------------------------------------------
 
 
-def fts_note_hits(conn: sqlite3.Connection, expression: str, limit: int = 5000) -> list[Row]:
-    """Notes whose structure-search row matches an FTS5 expression (built by vault.text)."""
+# BM25 weights per column: title, tags, aliases (note_fts); anchors, unresolved (link_fts).
+_NOTE_BM25 = "bm25(note_fts, 10.0, 6.0, 4.0)"
+_LINK_BM25 = "bm25(link_fts, 2.0, 1.0)"
+_LINK_COLUMNS = ("anchors", "unresolved")
+
+
+def fts_note_hits(
+    conn: sqlite3.Connection, expression: str, limit: int = 5000, column: str | None = None
+) -> list[Row]:
+    """Notes whose structure-search text matches an FTS5 expression (built by vault.text).
+
+    ``column`` is one of title, tags, aliases (note_fts) or anchors, unresolved (link_fts);
+    None matches title, tags and aliases.
+    """
+    table, bm25 = ("link_fts", _LINK_BM25) if column in _LINK_COLUMNS else ("note_fts", _NOTE_BM25)
+    query = expression if column is None else f"{column} : {expression}"
+    return conn.execute(
+        f"SELECT rowid AS file_id, {bm25} AS rank FROM {table} WHERE {table} MATCH ? "
+        "ORDER BY rank LIMIT ?",
+        (query, limit),
+    ).fetchall()
+
+
+def occurs(conn: sqlite3.Connection, expression: str) -> bool:
+    """Whether any note's title, tags, aliases, anchors or unresolved keys match."""
+    return any(
+        conn.execute(
+            f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (expression,)
+        ).fetchone()
+        is not None
+        for table in ("note_fts", "link_fts")
+    )
+
+
+def title_keys(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
+    """The names a note answers to exactly: stem, frontmatter title, first H1 and aliases."""
+    ids = _json_ints(file_ids)
     return conn.execute(
         """
-        SELECT rowid AS file_id, bm25(note_fts, 10.0, 6.0, 4.0, 2.0, 1.0) AS rank
-        FROM note_fts WHERE note_fts MATCH ? ORDER BY rank LIMIT ?
+        SELECT file_id, stem AS name, 'title' AS field FROM notes
+        WHERE file_id IN (SELECT value FROM json_each(?1))
+        UNION ALL SELECT file_id, frontmatter_title, 'title' FROM notes
+        WHERE file_id IN (SELECT value FROM json_each(?1)) AND frontmatter_title IS NOT NULL
+        UNION ALL SELECT file_id, first_h1, 'title' FROM notes
+        WHERE file_id IN (SELECT value FROM json_each(?1)) AND first_h1 IS NOT NULL
+        UNION ALL SELECT file_id, alias, 'alias' FROM aliases
+        WHERE file_id IN (SELECT value FROM json_each(?1))
         """,
-        (expression, limit),
+        (ids,),
     ).fetchall()
 
 
 def ranked_field_hits(
     conn: sqlite3.Connection,
     matches: Sequence[tuple[int, str]],
-    columns: str,
+    exact: Sequence[int] = (),
     *,
     tag: str | None = None,
     note_type: str | None = None,
     limit: int = 10,
 ) -> tuple[int, list[Row]]:
-    """Stage 1 of lookup in one statement: rank notes by how many distinct terms hit, then BM25.
+    """Stage 1 of lookup in one statement: the ranking tiers, then BM25 within a tier.
 
-    ``matches`` are (term index, FTS5 expression) pairs, each matched once against the column
-    set ``columns`` (``"{title tags}"``). Scoring, filtering, ordering and the limit all run
-    inside SQLite, so the cost is the matching, not a Python loop over every hit. Returns
-    (total candidates, the top ``limit`` rows with ``file_id``, ``terms`` and ``rank``).
+    ``matches`` are (term index, FTS5 expression) pairs, each matched once against title,
+    tags and aliases; a note is a candidate when a term hits its title or tags, or when it is
+    in ``exact`` (a title or alias equals the keywords, worked out by the caller). Tier 1:
+    ``exact``; tier 2: every term hits the title or an alias; tier 3: the rest. Within a tier:
+    distinct terms hit, terms in the title, then BM25 (whose row is title, tags and aliases
+    only). The column-restricted ``bm25(...) < 0`` says whether a term hit those columns.
+    Scoring, filtering, ordering and the limit run inside SQLite. Returns (total candidates,
+    the top ``limit`` rows with ``file_id``, ``tier``, ``terms``, ``title_terms``, ``rank``).
     """
     if not matches:
         return 0, []
-    if len(matches) == 1 and not tag and not note_type:
-        # One keyword (the common case): no aggregation, just a count and the best rows.
-        term, expression = matches[0]
-        query = f"{columns} : {expression}"
-        visible = "rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
-        total = conn.execute(
-            f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}", (query,)
-        ).fetchone()[0]
-        rows = conn.execute(
-            f"""
-            SELECT rowid AS file_id, 1 AS terms, bm25(note_fts, 10.0, 6.0, 4.0, 2.0, 1.0) AS rank
-            FROM note_fts WHERE note_fts MATCH ? AND {visible}
-            ORDER BY rank, rowid LIMIT ?
-            """,
-            (query, limit),
-        ).fetchall()
-        return int(total), rows
     union = " UNION ALL ".join(
-        "SELECT rowid AS file_id, ? AS term, bm25(note_fts, 10.0, 6.0, 4.0, 2.0, 1.0) AS rank "
+        f"SELECT rowid AS file_id, ? AS term, {_NOTE_BM25} AS rank, "
+        "bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS in_title, "
+        "bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS in_title_tags, "
+        "bm25(note_fts, 1.0, 0.0, 1.0) < 0 AS in_name "
         "FROM note_fts WHERE note_fts MATCH ?"
         for _ in matches
     )
     params: list[Any] = []
     for term, expression in matches:
-        params += [term, f"{columns} : {expression}"]
+        params += [term, "{title tags aliases} : " + expression]
+    exact_ids = _json_ints(exact)
+    if len(matches) == 1 and not tag and not note_type:
+        return _ranked_one(conn, matches[0][1], exact_ids, limit)
+    params += [exact_ids, len(matches), exact_ids]
     where = ["n.excluded = 0"]
     if note_type:
         where.append("n.type = ?")
@@ -384,18 +419,65 @@ def ranked_field_hits(
         f"""
         WITH hits AS MATERIALIZED ({union}),  -- bm25() cannot run inside the aggregate
         agg AS (
-            SELECT file_id, count(DISTINCT term) AS terms, sum(rank) AS rank
+            SELECT file_id,
+                   count(DISTINCT CASE WHEN in_title_tags THEN term END) AS terms,
+                   count(DISTINCT CASE WHEN in_title THEN term END) AS title_terms,
+                   count(DISTINCT CASE WHEN in_name THEN term END) AS named,
+                   sum(rank) AS rank
             FROM hits GROUP BY file_id
+        ),
+        ranked AS (
+            SELECT file_id, terms, title_terms, rank,
+                   CASE WHEN file_id IN (SELECT value FROM json_each(?)) THEN 1
+                        WHEN named = ? THEN 2 ELSE 3 END AS tier
+            FROM agg
+            WHERE terms > 0 OR file_id IN (SELECT value FROM json_each(?))
         )
-        SELECT a.file_id, a.terms, a.rank, count(*) OVER () AS total
-        FROM agg a JOIN notes n ON n.file_id = a.file_id
+        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.rank, count(*) OVER () AS total
+        FROM ranked a JOIN notes n ON n.file_id = a.file_id
         WHERE {" AND ".join(where)}
-        ORDER BY a.terms DESC, a.rank, a.file_id
+        ORDER BY a.tier, a.terms DESC, a.title_terms DESC, a.rank, a.file_id
         LIMIT ?
         """,
         params,
     ).fetchall()
     return (rows[0]["total"] if rows else 0), rows
+
+
+def _ranked_one(
+    conn: sqlite3.Connection, expression: str, exact_ids: str, limit: int
+) -> tuple[int, list[Row]]:
+    """ranked_field_hits for one term without filters (the common case): a count and the best
+    rows, no aggregation (a GROUP BY or window B-tree costs several times the match)."""
+    visible = "rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
+    exact = "rowid IN (SELECT value FROM json_each(?))"
+    structure = "{title tags} : " + expression
+    total = conn.execute(
+        f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}", (structure,)
+    ).fetchone()[0]
+    if exact_ids != "[]":  # exact aliases that no title or tag holds join the total
+        total += conn.execute(
+            """
+            SELECT count(*) FROM json_each(?) j WHERE j.value NOT IN (
+                SELECT rowid FROM note_fts WHERE note_fts MATCH ?)
+              AND j.value NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+            """,
+            (exact_ids, structure),
+        ).fetchone()[0]
+    rows = conn.execute(
+        f"""
+        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
+               bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
+               bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
+               CASE WHEN {exact} THEN 1
+                    WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
+        FROM note_fts WHERE note_fts MATCH ? AND {visible} AND (terms OR tier = 1)
+        ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
+        LIMIT ?
+        """,
+        (exact_ids, "{title tags aliases} : " + expression, limit),
+    ).fetchall()
+    return int(total), rows
 
 
 def field_hits_among(
@@ -446,6 +528,28 @@ def neighbours(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
         """,
         (ids, ids),
     ).fetchall()
+
+
+def link_degrees(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[int, int]:
+    """Links in and out of each note (other notes only): how much of a hub it is."""
+    ids = _json_ints(file_ids)
+    return {
+        row[0]: row[1]
+        for row in conn.execute(
+            """
+            SELECT id, sum(n) FROM (
+                SELECT source_id AS id, count(*) AS n FROM links
+                WHERE source_id IN (SELECT value FROM json_each(?1)) AND target_id IS NOT NULL
+                  AND target_id <> source_id GROUP BY source_id
+                UNION ALL
+                SELECT target_id, count(*) FROM links
+                WHERE target_id IN (SELECT value FROM json_each(?1)) AND target_id <> source_id
+                GROUP BY target_id
+            ) GROUP BY id
+            """,
+            (ids,),
+        )
+    }
 
 
 def excluded_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> set[int]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 10  # 9: compact rows (issue 6), stored findings; 10: note_fts external content
+SCHEMA_VERSION = 11  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+# 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -139,8 +140,16 @@ FROM notes n;
 
 -- External content: FTS5 reads a row's old text from the view to delete it, so the writer
 -- takes a note's row out before any of its inputs change (IndexWriter._withdraw).
+-- Two tables over the one view: FTS5's BM25 normalises by the length of the whole row, so the
+-- texts other notes link here with (anchors) live apart and never make a well-linked note
+-- rank lower (ARCHITECTURE "Two-stage lookup").
 CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
-    title, tags, aliases, anchors, unresolved,
+    title, tags, aliases,
+    content = 'note_fts_text', content_rowid = 'file_id',
+    tokenize = '{TOKENIZER}'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS link_fts USING fts5(
+    anchors, unresolved,
     content = 'note_fts_text', content_rowid = 'file_id',
     tokenize = '{TOKENIZER}'
 );
@@ -181,10 +190,10 @@ TABLES = (
     "body_fts",
     "fts_pending",
 )
-EXTERNAL_FTS = ("note_fts", "title_grams")
-# Every FTS5 table, for integrity-check and optimize. note_fts and title_grams are external
+EXTERNAL_FTS = ("note_fts", "link_fts", "title_grams")
+# Every FTS5 table, for integrity-check and optimize. note_fts, link_fts and title_grams are external
 # content: they are dropped with the schema and emptied with 'delete-all', never with DELETE.
-FTS_TABLES = ("note_fts", "body_fts", "title_grams")
+FTS_TABLES = ("note_fts", "link_fts", "body_fts", "title_grams")
 
 # links.kind: stored as the index into this tuple.
 LINK_KINDS = ("wikilink", "embed", "markdown", "markdown-embed", "frontmatter")

@@ -75,6 +75,38 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).lower()
 
 
+def _stem(word: str) -> str:
+    """Porter's step 1a (plurals), enough to equate ``Vaults`` with ``vault``."""
+    if len(word) > 3 and word.endswith("sses"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def fold_width(text: str) -> str:
+    """Width and case folded (NFKC, ``casefold``): the first step of ``match_key``."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def match_key(text: str) -> tuple[str, ...]:
+    """The words of a title, alias or question compared for an exact lookup match.
+
+    Folded for width (NFKC), case (``casefold``) and plurals (porter step 1a); punctuation is
+    dropped as the tokenizer drops it, and CJK runs stay whole: ``Manage Vaults`` and
+    ``manage vault`` give the same key.
+    """
+    words: list[str] = []
+    for word in split_words(fold_width(text)):
+        if is_cjk_char(word[0]):
+            words.append(word)
+        else:
+            words.extend(_stem(run) for run in alnum_runs(word))
+    return tuple(words)
+
+
 def is_cjk(text: str) -> bool:
     return any(is_cjk_char(ch) for ch in text)
 

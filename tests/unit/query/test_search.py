@@ -168,6 +168,26 @@ def test_a_note_changed_after_indexing_is_located_in_its_current_text(tmp_path: 
     assert gone["line"] is None and gone["column"] is None  # ...but never with a wrong position
 
 
+def test_stop_words_must_match_but_are_never_the_hit_shown(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    write(vault / "Headings.md", "To start, write a title.\nYou can link to a heading.\n")
+    write(vault / "Other.md", "a link to nothing\n")
+    db = tmp_path / "index.db"
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
+    data = search((vault, db), "link to a heading")
+    (hit,) = data["hits"]  # every word still has to match
+    assert hit["match"] == "link" and (hit["line"], hit["column"]) == (2, 9)
+    assert_points_at_match(vault, hit)
+    (start,) = search((vault, db), "to start")["hits"]
+    assert start["match"] == "start"  # "To" comes first but is a stop word
+    (only,) = search((vault, db), "you can")["hits"]  # stop words only: they are the hit
+    assert only["match"] == "You"
+    write(vault / "Headings.md", "To start: a heading, then a link to it.\n")  # changed on disk
+    (moved,) = search((vault, db), "link to a heading")["hits"]
+    assert moved["match"] == "heading" and moved["line"] == 1
+
+
 def test_limit_and_total(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     (vault / ".obsidian").mkdir(parents=True)

@@ -1,0 +1,148 @@
+"""Question -> keywords, for lookup and search (ARCHITECTURE "Two-stage lookup", 1. Terms).
+
+Stop words per language are data files (``notedex/data/stopwords-*.txt``, one word a line):
+English words are dropped, Chinese and Japanese ones are cut out of CJK runs (Japanese runs also
+where hiragana meets kanji or katakana), Korean particles and endings are stripped from word
+ends. Notes-tool words ("vault", "show"...) count only when nothing else is left.
+"""
+
+from __future__ import annotations
+
+from notedex.vault.text import fts_phrase, is_cjk, split_words
+
+MAX_TERMS = 16
+MAX_QUESTION_CHARS = 2_000
+
+_DATA = __file__.rsplit("/", 2)[0] + "/data/"  # os.path-free: no import on the query path
+
+
+def load_words(name: str) -> tuple[str, ...]:
+    """A word list of ``notedex/data/<name>.txt``: one a line, ``#`` lines are comments.
+
+    The stop lists are data, shared by lookup and search, one file per language.
+    """
+    with open(_DATA + name + ".txt", encoding="utf-8") as handle:
+        return tuple(word for word in (line.strip() for line in handle) if word and word[0] != "#")
+
+
+STOP_WORDS_EN = frozenset(load_words("stopwords-en"))
+# Notes-tool words: what a notes tool hears in every question, but sometimes the subject
+# ("Manage vaults", "List view"). They are dropped when other keywords remain and kept when
+# nothing else is left; the exact-title tier compares the question with them (ARCHITECTURE
+# "Two-stage lookup").
+TOOL_WORDS_EN = frozenset(load_words("stopwords-tools-en"))
+# Removed from inside CJK runs, longest match first (Traditional and Simplified alike).
+STOP_WORDS_ZH = frozenset(load_words("stopwords-zh"))
+_ZH_STOP_LENGTHS = sorted({len(w) for w in STOP_WORDS_ZH}, reverse=True)
+# Japanese: particles and question endings, cut out of the hiragana parts of a run.
+STOP_WORDS_JA = frozenset(load_words("stopwords-ja"))
+_JA_STOP_LENGTHS = sorted({len(w) for w in STOP_WORDS_JA}, reverse=True)
+# Korean: words dropped whole, and the particles and endings stripped from word ends.
+STOP_WORDS_KO = frozenset(load_words("stopwords-ko"))
+# Japanese and Korean notes-tool words ("note", "memo"), with the English rule.
+TOOL_WORDS_CJK = frozenset(("ノート", "メモ", "노트", "메모"))
+ENDINGS_KO = tuple(sorted(load_words("endings-ko"), key=len, reverse=True))
+
+
+def _split_at_stop_words(
+    run: str, words: frozenset[str] = STOP_WORDS_ZH, lengths: list[int] = _ZH_STOP_LENGTHS
+) -> list[str]:
+    """Cut a CJK run at its stop words, longest match first: 框架相關的筆記 -> [框架]."""
+    pieces: list[str] = []
+    start = i = 0
+    while i < len(run):
+        for length in lengths:
+            if run[i : i + length] in words:
+                if i > start:
+                    pieces.append(run[start:i])
+                i += length
+                start = i
+                break
+        else:
+            i += 1
+    if start < len(run):
+        pieces.append(run[start:])
+    return pieces
+
+
+def _is_hiragana(ch: str) -> bool:
+    return "\u3041" <= ch <= "\u309f"
+
+
+def _is_kana_or_hangul(ch: str) -> str:
+    """ "ja" for kana, "ko" for hangul, "" for anything else."""
+    if "\u3041" <= ch <= "\u30ff" or "\uff66" <= ch <= "\uff9f":
+        return "ja"
+    if "\uac00" <= ch <= "\ud7af" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f":
+        return "ko"
+    return ""
+
+
+def _language(run: str) -> str:
+    """The language of a CJK run: ``ko`` (hangul), ``ja`` (kana), else ``zh``."""
+    found = {_is_kana_or_hangul(ch) for ch in run}
+    return "ko" if "ko" in found else "ja" if "ja" in found else "zh"
+
+
+def _japanese_pieces(run: str) -> list[str]:
+    """Cut a kana run at the Japanese stop words, then where hiragana meets kanji or katakana.
+
+    内部リンクについてのノートはどれ -> [内部リンク, ノート]; タグの使い方を教えて -> [タグ]. A
+    hiragana part left over (okurigana, an ending) is no keyword, nor is a single character
+    when a longer piece remains.
+    """
+    pieces: list[str] = []
+    for cut in _split_at_stop_words(run, STOP_WORDS_JA, _JA_STOP_LENGTHS):
+        part = ""
+        for ch in cut + "\u3041":  # a hiragana sentinel closes the last part
+            if _is_hiragana(ch):
+                if part:
+                    pieces.extend(_split_at_stop_words(part))  # kanji: Chinese stop words too
+                part = ""
+            else:
+                part += ch
+    longer = [piece for piece in pieces if len(piece) > 1]
+    return longer or pieces
+
+
+def _korean_piece(word: str) -> list[str]:
+    """Strip one particle or ending from a Korean word's end: 볼트를 -> 볼트; 방법 -> []."""
+    for ending in ENDINGS_KO:
+        if word.endswith(ending) and len(word) - len(ending) >= max(1, 3 - len(ending)):
+            word = word[: -len(ending)]
+            break
+    return [] if word in STOP_WORDS_KO else [word]
+
+
+def _cjk_pieces(run: str) -> list[str]:
+    language = _language(run)
+    if language == "ja":
+        return _japanese_pieces(run)
+    if language == "ko":
+        return _korean_piece(run)
+    return _split_at_stop_words(run)
+
+
+def keywords(question: str) -> list[tuple[str, bool]]:
+    """Every keyword of a question in order, no repeats: (word, is a notes-tool word)."""
+    keywords: list[tuple[str, bool]] = []
+    seen: set[str] = set()
+    for word in split_words(question[:MAX_QUESTION_CHARS]):
+        pieces = _cjk_pieces(word) if is_cjk(word) else [word]
+        for piece in pieces:
+            key = piece.lower()
+            if key in STOP_WORDS_EN or key in seen or fts_phrase(piece) is None:
+                continue
+            seen.add(key)
+            keywords.append((piece, key in TOOL_WORDS_EN or key in TOOL_WORDS_CJK))
+    return keywords
+
+
+def extract_terms(question: str) -> list[str]:
+    """Keywords of a question: stop words of both languages removed, order kept, no repeats.
+
+    Notes-tool words ("vault", "show"...) count only when no other keyword is left.
+    """
+    found = keywords(question)
+    content = [word for word, tool in found if not tool]
+    return (content or [word for word, _ in found])[:MAX_TERMS]
