@@ -141,6 +141,7 @@ def test_lists_six_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path
         "lookup": ["question"],
         "search": ["query"],
         "show": ["note"],
+        "quote": ["note", "text"],
         "health": [],
         "scan": [],
     }
@@ -153,6 +154,14 @@ def test_every_tool_returns_the_cli_json(sdk: Any, demo: tuple[Path, Path]) -> N
         "lookup-graph": ({"question": "second brain"}, ("lookup", "second brain")),
         "search": ({"query": "cobra"}, ("search", "cobra")),
         "show": ({"note": "PARA 方法"}, ("show", "PARA 方法", "--body")),
+        "show-lines": (
+            {"note": "PARA 方法", "lines": "9-11"},
+            ("show", "PARA 方法", "--lines", "9-11"),
+        ),
+        "quote": (
+            {"note": "PARA 方法", "text": "Projects, Areas, Resources, Archive"},
+            ("quote", "PARA 方法", "Projects, Areas, Resources, Archive"),
+        ),
         "health": ({}, ("health",)),
         "scan": ({"tag": "golang"}, ("scan", "--tag", "golang")),
         "scan-all": ({}, ("scan",)),
@@ -334,7 +343,7 @@ def test_handshake_is_immediate_while_the_first_index_waits(sdk: Any, tmp_path: 
         tools, listed, early, waited, later = run(vault, db, body, "--timeout", "2")
     finally:
         lock.release()
-    assert len(tools.tools) == 5 and listed < 2
+    assert len(tools.tools) == len(TOOL_NAMES) and listed < 2
     assert "still being built" in error_text(early) and waited < 6
     assert payload(later)["noteCount"] == 1
 
