@@ -7,7 +7,7 @@ import re
 
 from tests.helpers import REPO
 
-READ_ONLY_COMMANDS = {"lookup", "search", "show", "scan", "health", "graph", "status"}
+READ_ONLY_COMMANDS = {"lookup", "search", "show", "quote", "scan", "health", "graph", "status"}
 
 
 def test_claude_permissions_allow_exactly_read_only_command_prefixes() -> None:
@@ -33,7 +33,11 @@ def test_ask_vault_command_reads_only_candidates_through_json() -> None:
     fields = dict(line.split(": ", 1) for line in match[1].splitlines())
     assert set(fields) == {"description", "argument-hint", "allowed-tools"}
     allowed = [tool.strip() for tool in fields["allowed-tools"].split(",")]
-    assert allowed == ["Bash(notedex lookup:*)", "Bash(notedex show:*)"]
+    assert allowed == [
+        "Bash(notedex lookup:*)",
+        "Bash(notedex show:*)",
+        "Bash(notedex quote:*)",
+    ]
     settings = json.loads(
         (REPO / "integrations" / "claude" / "settings.json").read_text(encoding="utf-8")
     )
@@ -42,5 +46,8 @@ def test_ask_vault_command_reads_only_candidates_through_json() -> None:
     assert "$ARGUMENTS" in body
     assert "notedex lookup '<the question>' --json" in body
     assert "notedex show '<path>' --body --json" in body
+    assert "notedex show '<path>' --lines <A>-<B> --json" in body
+    assert "notedex quote '<path>' '<passage>' --json" in body
+    assert "[path:line]" in body and "[path:first-last]" in body
     for duty in ("non-zero exit", "narrowed", "Sources", "Never parse its text output"):
         assert duty in body, duty

@@ -35,7 +35,7 @@ MCP_ONLY = {
     "bodyOffset",
     "bodyTruncated",
 }
-TOOL_NAMES = {"lookup", "search", "show", "health", "scan"}
+TOOL_NAMES = {"lookup", "search", "show", "health", "scan", "quote"}
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def without(data: dict[str, Any], keys: set[str]) -> dict[str, Any]:
 # -- through the SDK's stdio client -----------------------------------------------------------------
 
 
-def test_lists_five_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path]) -> None:
+def test_lists_six_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path]) -> None:
     async def body(client: Session) -> Any:
         return (await client.list_tools()).tools
 
@@ -140,6 +140,7 @@ def test_lists_five_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Pat
         "lookup": ["question"],
         "search": ["query"],
         "show": ["note"],
+        "quote": ["note", "text"],
         "health": [],
         "scan": [],
     }
@@ -152,6 +153,14 @@ def test_every_tool_returns_the_cli_json(sdk: Any, demo: tuple[Path, Path]) -> N
         "lookup-graph": ({"question": "second brain"}, ("lookup", "second brain")),
         "search": ({"query": "cobra"}, ("search", "cobra")),
         "show": ({"note": "PARA 方法"}, ("show", "PARA 方法", "--body")),
+        "show-lines": (
+            {"note": "PARA 方法", "lines": "9-11"},
+            ("show", "PARA 方法", "--lines", "9-11"),
+        ),
+        "quote": (
+            {"note": "PARA 方法", "text": "Projects, Areas, Resources, Archive"},
+            ("quote", "PARA 方法", "Projects, Areas, Resources, Archive"),
+        ),
         "health": ({}, ("health",)),
         "scan": ({"tag": "golang"}, ("scan", "--tag", "golang")),
         "scan-all": ({}, ("scan",)),
@@ -333,7 +342,7 @@ def test_handshake_is_immediate_while_the_first_index_waits(sdk: Any, tmp_path: 
         tools, listed, early, waited, later = run(vault, db, body, "--timeout", "2")
     finally:
         lock.release()
-    assert len(tools.tools) == 5 and listed < 2
+    assert len(tools.tools) == len(TOOL_NAMES) and listed < 2
     assert "still being built" in error_text(early) and waited < 6
     assert payload(later)["noteCount"] == 1
 

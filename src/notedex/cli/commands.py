@@ -196,14 +196,49 @@ TABLE = (
     ),
     Command(
         "show",
-        "Show one note's metadata, links and backlinks (and with --body its text).",
-        ('notedex show "PARA method"', "notedex show Projects/cobra.md --body --json"),
+        "Show one note's metadata, links and backlinks (and with --body its text, with "
+        "--lines A-B those lines of it, numbered as in the file).",
+        (
+            'notedex show "PARA method"',
+            "notedex show Projects/cobra.md --body --json",
+            "notedex show Projects/cobra.md --lines 12-20 --json",
+        ),
         handlers.cmd_show,
         (
             Option("note", "a vault path (with or without .md) or a title"),
             Option("--body", "include the note's text (without frontmatter)", kind=FLAG),
+            Option(
+                "--lines",
+                "only these lines of the body: A-B, A or A- (numbered as in the file, "
+                "frontmatter included)",
+                metavar="A-B",
+            ),
         ),
         fast=True,
+    ),
+    Command(
+        "quote",
+        "Check that a quoted passage is really in a note: where it is (line, column, first and "
+        "last line), or the closest passage and its similarity. Exits 1 when it is not found.",
+        (
+            'notedex quote "Projects/Cobra CLI 框架.md" "spf13/cobra" --json',
+            "notedex quote --check quotes.json --json",
+        ),
+        handlers.cmd_quote,
+        (
+            Option("note", "a vault path (with or without .md) or a title", nargs="?"),
+            Option(
+                "text",
+                "the passage as quoted (whitespace, emphasis, link syntax and curly quotes "
+                "do not matter)",
+                nargs="?",
+            ),
+            Option(
+                "--check",
+                'check every {"path", "text"} item of a JSON file (- reads stdin) instead',
+                metavar="FILE",
+            ),
+        ),
     ),
     Command(
         "capture",

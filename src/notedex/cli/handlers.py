@@ -170,15 +170,48 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from notedex.query.listing import show
+    from notedex.query.listing import parse_line_range, show
     from notedex.query.render import render_show
 
+    lines = parse_line_range(args.lines) if args.lines is not None else None
     cfg = _config(args)
     return answer(
         args,
         cfg,
-        lambda conn: show(conn, cfg.vault, args.note, body=args.body, max_bytes=cfg.max_bytes),
+        lambda conn: show(
+            conn, cfg.vault, args.note, body=args.body, lines=lines, max_bytes=cfg.max_bytes
+        ),
         render_show,
+    )
+
+
+def cmd_quote(args: argparse.Namespace) -> int:
+    from notedex.errors import UsageError
+    from notedex.query.quote import checked_quote, load_quotes, quote, quote_check
+    from notedex.query.render import render_quote, render_quote_check
+
+    if args.check is not None:
+        if args.note is not None:
+            raise UsageError("give either NOTE TEXT or --check FILE, not both")
+        items = load_quotes(args.check)
+        cfg = _config(args)
+        return answer(
+            args,
+            cfg,
+            lambda conn: quote_check(conn, cfg.vault, items, max_bytes=cfg.max_bytes),
+            render_quote_check,
+            findings=lambda data: data["notFound"],
+        )
+    if args.note is None or args.text is None:
+        raise UsageError("quote needs a NOTE and the TEXT to look for (or --check FILE)")
+    checked_quote(args.text)  # an empty quote is a usage error before any indexing work
+    cfg = _config(args)
+    return answer(
+        args,
+        cfg,
+        lambda conn: quote(conn, cfg.vault, args.note, args.text, max_bytes=cfg.max_bytes),
+        render_quote,
+        findings=lambda data: not data["found"],
     )
 
 

@@ -1,4 +1,4 @@
-"""The five MCP tools' handlers: one read-only connection per call, its deadline, and the results.
+"""The six MCP tools' handlers: one read-only connection per call, its deadline, and the results.
 
 ``VaultTools`` runs a call synchronously (the SDK shim puts it in a worker thread): it checks
 the arguments against the tool table, learns whether the index may be stale, opens a read-only
@@ -21,8 +21,9 @@ from notedex.errors import NotedexError
 from notedex.mcp_server.keeper import IndexKeeper
 from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
 from notedex.mcp_server.tools import TOOL_NAMES, TOOLS, DeadlineExceeded, ToolError, check_arguments
-from notedex.query.listing import find_note, scan, show
+from notedex.query.listing import find_note, parse_line_range, scan, show
 from notedex.query.lookup import lookup
+from notedex.query.quote import quote
 from notedex.query.reports import health
 from notedex.query.search import search
 from notedex.store import read
@@ -34,7 +35,7 @@ REFRESH_WAIT = 2.0
 
 
 class VaultTools:
-    """The five tools, synchronous: each call runs in a worker thread with its own connection."""
+    """The six tools, synchronous: each call runs in a worker thread with its own connection."""
 
     def __init__(
         self, cfg: Config, *, timeout: float = DEFAULT_TIMEOUT, refresh: bool = True
@@ -50,6 +51,7 @@ class VaultTools:
             "show": self._show,
             "health": self._health,
             "scan": self._scan,
+            "quote": self._quote,
         }
 
     def start(self) -> None:
@@ -168,14 +170,25 @@ class VaultTools:
                 )
         return data
 
-    def _show(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        wanted = args["note"]
+    def _note_path(self, conn: sqlite3.Connection, wanted: str) -> str:
+        """The vault path of the note ``wanted`` names, refused when it leads out of the vault."""
         refuse_outside_paths(wanted)
         with read_transaction(conn):
             row = find_note(conn, wanted)
         check_inside_vault(self.cfg.vault, row["disk_rel"] or row["path"], row["path"])
+        path: str = row["path"]
+        return path
+
+    def _show(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        lines = parse_line_range(args["lines"]) if args["lines"] is not None else None
+        path = self._note_path(conn, args["note"])
         data = show(
-            conn, self.cfg.vault, row["path"], body=args["body"], max_bytes=self.cfg.max_bytes
+            conn,
+            self.cfg.vault,
+            path,
+            body=args["body"] and lines is None,  # a line range replaces the body
+            lines=lines,
+            max_bytes=self.cfg.max_bytes,
         )
         limit = args["limit"]
         totals = {"links": len(data["links"]), "backlinks": len(data["backlinks"])}
@@ -192,6 +205,10 @@ class VaultTools:
             data["bodyOffset"] = start
             data["bodyTruncated"] = start + size < len(body)
         return data
+
+    def _quote(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        path = self._note_path(conn, args["note"])
+        return quote(conn, self.cfg.vault, path, args["text"], max_bytes=self.cfg.max_bytes)
 
     def _health(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         data = health(conn)

@@ -17,7 +17,9 @@ MAX_LIST_LIMIT = 500
 INSTRUCTIONS = (
     "Read-only access to the index of a Markdown (Obsidian) vault. Start with `lookup` "
     "(titles, tags, aliases, link texts) or `search` (full text of note bodies), then read only "
-    "the few notes you need with `show`. Cite notes by their `path`. Results carry "
+    "the few notes you need with `show` (a `lines` range gives numbered lines). Cite notes by "
+    "their `path`, a passage as [path:line] or [path:first-last], and check every quoted "
+    "passage with `quote` before you answer. Results carry "
     "`stale: true` when the index may lag behind the vault; lists are paginated with "
     "`limit`/`offset` and report `total`."
 )
@@ -186,8 +188,44 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "default": 200,
                     "description": "Return at most this many links and backlinks each (default 200).",
                 },
+                "lines": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 40,
+                    "description": "Only these lines of the body, numbered as in the file "
+                    "(frontmatter included): 'A-B', 'A' or 'A-'. Returns `lines` "
+                    "[{line, text}] instead of `body`; cite them as [path:line] or "
+                    "[path:first-last].",
+                },
             },
             ("note",),
+        ),
+    ),
+    ToolSpec(
+        "quote",
+        "Check a quoted passage",
+        "Check that a passage you quote is really in a note before you cite it. Compares on "
+        "normalised text (NFC, whitespace and line breaks collapsed, Markdown emphasis and link "
+        "syntax ignored, [[Target|shown]] read as 'shown', curly quotes as straight). Returns "
+        "`found`, and `match` with line, column, firstLine, lastLine and `cite` "
+        "('path:first-last'); when not found, `closest` is the most similar passage with its "
+        "`similarity` (0-1): correct or drop the quote. Same JSON as `notedex quote --json`.",
+        _object(
+            {
+                "note": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1000,
+                    "description": "A vault-relative path such as 'Projects/Cobra CLI 框架.md', or a note title.",
+                },
+                "text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 5000,
+                    "description": "The passage as you quote it.",
+                },
+            },
+            ("note", "text"),
         ),
     ),
     ToolSpec(

@@ -1,4 +1,8 @@
-"""`scan`, `graph`, `show` and `status`: read-only answers as JSON-ready dicts."""
+"""`scan`, `graph`, `show` and `status`: read-only answers as JSON-ready dicts.
+
+``show`` also reads a note's lines as numbered in the file (``--lines A-B``), and
+``read_note_text`` is how every command that quotes a note reads it from disk.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,14 @@ from notedex.errors import NoteNotFound, UsageError
 from notedex.store import read
 from notedex.store.connect import lock_holder, read_transaction
 from notedex.store.schema import SCHEMA_VERSION
-from notedex.vault.files import DEFAULT_MAX_BYTES, over_the_cap, read_capped, strip_frontmatter
+from notedex.vault.files import (
+    DEFAULT_MAX_BYTES,
+    body_start_line,
+    file_lines,
+    over_the_cap,
+    read_capped,
+    strip_frontmatter,
+)
 from notedex.vault.resolve import broken_key
 from notedex.vault.text import nfc
 
@@ -110,8 +121,11 @@ def show(
     path_or_title: str,
     *,
     body: bool = False,
+    lines: tuple[int, int | None] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> dict[str, Any]:
+    """One note's document; ``body`` adds its text, ``lines`` (``parse_line_range``) the body's
+    lines in that range, both with ``bodyStartLine`` so a reader can number lines itself."""
     with read_transaction(conn):
         row = find_note(conn, path_or_title)
         file_id = row["file_id"]
@@ -132,7 +146,7 @@ def show(
         "tags": tags,
         "aliases": aliases,
         "properties": json.loads(row["properties"]) if row["properties"] else {},
-        "modified": _iso_from_ns(row["mtime_ns"]),
+        "modified": iso_from_ns(row["mtime_ns"]),
         "size": row["size"],
         "links": [
             {
@@ -161,24 +175,56 @@ def show(
             if p["severity"] == "warning"
         ],
     }
-    if body:
-        result["body"] = _body(vault / (row["disk_rel"] or row["path"]), row["path"], max_bytes)
+    if body or lines is not None:
+        text = read_note_text(vault / (row["disk_rel"] or row["path"]), row["path"], max_bytes)
+        start = body_start_line(text)
+        if body:
+            result["body"] = strip_frontmatter(text)
+        result["bodyStartLine"] = start
+        if lines is not None:
+            numbered = file_lines(text)
+            first, last = max(lines[0], start), len(numbered) if lines[1] is None else lines[1]
+            result["lineCount"] = len(numbered)
+            result["lines"] = [
+                {"line": n, "text": numbered[n - 1]}
+                for n in range(first, min(last, len(numbered)) + 1)
+            ]
     return result
 
 
-def _body(disk: Path, path: str, max_bytes: int) -> str:
-    """The note's text after its frontmatter, read as the indexer reads it: never blocking on
-    a FIFO, never loading more than the size cap."""
+def parse_line_range(text: str) -> tuple[int, int | None]:
+    """``"12"``, ``"12-20"`` or ``"12-"`` (to the end) -> (first, last or None).
+
+    Lines are 1-based and counted as in the file; anything else is a usage error (exit 2).
+    """
+    first, dash, last = text.strip().partition("-")
+    try:
+        low = int(first)
+        high = (int(last) if last.strip() else None) if dash else low
+    except ValueError:
+        raise UsageError(
+            f"bad line range {text!r}: use A-B, A or A- with whole numbers, e.g. 12-20"
+        ) from None
+    if low < 1:
+        raise UsageError(f"bad line range {text!r}: lines start at 1")
+    if high is not None and high < low:
+        raise UsageError(f"bad line range {text!r}: the last line {high} is before the first {low}")
+    return low, high
+
+
+def read_note_text(disk: Path, path: str, max_bytes: int) -> str:
+    """A note's whole text, frontmatter included, read as the indexer reads it: never blocking
+    on a FIFO, never loading more than the size cap."""
     try:
         raw, info = read_capped(disk, max_bytes)
     except OSError as exc:
         raise NoteNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
     if len(raw) > max_bytes:
         raise NoteNotFound(f"cannot read {path}: {over_the_cap(info.st_size, max_bytes)}")
-    return strip_frontmatter(raw.decode("utf-8", errors="replace"))
+    return raw.decode("utf-8", errors="replace")
 
 
-def _iso_from_ns(ns: int | None) -> str | None:
+def iso_from_ns(ns: int | None) -> str | None:
     if ns is None:
         return None
     return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="seconds")

@@ -182,6 +182,37 @@ def render_show(r: Renderer, data: dict[str, Any]) -> None:
         r.line()
         r.line("-" * 60)
         r.out.write(data["body"] if data["body"].endswith("\n") else data["body"] + "\n")
+    if "lines" in data:
+        r.section("Lines", len(data["lines"]))
+        width = len(str(data["lineCount"]))
+        for numbered in data["lines"]:
+            r.line(f"  {numbered['line']:>{width}}  {numbered['text']}")
+
+
+def render_quote(r: Renderer, data: dict[str, Any]) -> None:
+    """``found PATH:LINE:COLUMN`` and the passage, or ``not found`` and the closest one."""
+    passage = data["match"] or data["closest"]
+    if data["found"]:
+        r.line(f"found  {r.path(data['path'], passage['line'], passage['column'])}")
+    else:
+        r.line(f"not found in {r.path(data['path'])}")
+        if passage is None:
+            r.line("  no passage of the note is like it")
+            return
+        where = r.path(data["path"], passage["line"], passage["column"])
+        r.line(f"closest  {where}  (similarity {passage['similarity']:.2f})")
+    for text in passage["text"].splitlines():
+        r.line(f"  > {text}")
+
+
+def render_quote_check(r: Renderer, data: dict[str, Any]) -> None:
+    for result in data["results"]:
+        if result["error"] is not None:
+            r.line(f"error  {result['path']}: {result['error']}")
+        else:
+            render_quote(r, result)
+    r.line()
+    r.line(f"{data['found']} of {data['total']} quotes found, {data['notFound']} not found")
 
 
 def render_status(r: Renderer, data: dict[str, Any]) -> None:

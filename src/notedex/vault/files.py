@@ -17,6 +17,8 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "NOTE_SUFFIX",
     "NotARegularFile",
+    "body_start_line",
+    "file_lines",
     "frontmatter_bounds",
     "is_hidden_name",
     "is_hidden_path",
@@ -98,6 +100,27 @@ def strip_frontmatter(text: str) -> str:
     """The body: ``text`` without its frontmatter block, exactly as the indexer splits it."""
     bounds = frontmatter_bounds(text)
     return text if bounds is None else text[bounds[2] :]
+
+
+def body_start_line(text: str) -> int:
+    """The 1-based line of ``text`` at which its body starts (1 without frontmatter).
+
+    Lines are counted as ``file_lines`` counts them, so the frontmatter is part of the count.
+    """
+    bounds = frontmatter_bounds(text)
+    if bounds is None:
+        return 1
+    line = text.count("\n", 0, bounds[2]) + 1
+    return line + 1 if bounds[2] == len(text) and not text.endswith("\n") else line
+
+
+def file_lines(text: str) -> list[str]:
+    """The lines of decoded ``text`` as numbered in the file (line 1 first): split at ``\\n``,
+    a CRLF's ``\\r`` dropped, no empty line after a final newline."""
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 # --- reading a vault file --------------------------------------------------------------------

@@ -34,7 +34,8 @@ def test_an_unknown_tool_is_refused_with_the_list_of_tools(tools: VaultTools) ->
     with pytest.raises(ToolError) as caught:
         tools.call("nope", {})
     assert (
-        str(caught.value) == "unknown tool 'nope'; the tools are lookup, search, show, health, scan"
+        str(caught.value)
+        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, scan"
     )
 
 
@@ -80,3 +81,44 @@ def test_a_query_past_its_deadline_is_interrupted(indexed: tuple[Path, Path]) ->
     assert time.monotonic() - started < 5
     tools._handlers.pop("scan")
     tools.close()
+
+
+COBRA = "Projects/Cobra CLI 框架.md"
+
+
+def test_quote_tool_has_the_cli_contract(tools: VaultTools) -> None:
+    got = tools.call("quote", {"note": COBRA, "text": "root command、子命令、flags 與"})
+    assert got["found"] is True and got["stale"] is False
+    assert got["match"]["cite"] == f"{COBRA}:10-11"
+    missed = tools.call("quote", {"note": COBRA, "text": "掛到母命令上"})
+    assert missed["found"] is False and missed["closest"]["line"] == 14
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"note": COBRA, "text": "  "}, "'text' must not be empty"),
+        ({"note": COBRA, "text": "**"}, "the quote is empty"),
+        ({"note": "/etc/passwd", "text": "root"}, "absolute"),
+        ({"note": "No such note", "text": "x"}, "no note matches"),
+    ],
+)
+def test_quote_tool_refuses_bad_input(
+    tools: VaultTools, arguments: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ToolError) as caught:
+        tools.call("quote", arguments)
+    assert message in str(caught.value)
+
+
+def test_show_tool_with_lines_returns_numbered_lines_instead_of_the_body(
+    tools: VaultTools,
+) -> None:
+    got = tools.call("show", {"note": COBRA, "lines": "10-11"})
+    assert "body" not in got
+    assert [item["line"] for item in got["lines"]] == [10, 11]
+    assert (got["bodyStartLine"], got["lineCount"]) == (8, 16)
+    whole = tools.call("show", {"note": COBRA})
+    assert whole["bodyStartLine"] == 8 and "lines" not in whole
+    with pytest.raises(ToolError, match="bad line range '5-2'"):
+        tools.call("show", {"note": COBRA, "lines": "5-2"})

@@ -36,6 +36,7 @@ def test_null_arguments_mean_the_defaults() -> None:
         "bodyOffset": 3,
         "maxBodyChars": 100_000,
         "limit": 200,
+        "lines": None,
     }
 
 

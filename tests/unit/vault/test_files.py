@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
     NotARegularFile,
+    body_start_line,
+    file_lines,
     frontmatter_bounds,
     is_hidden_path,
     is_note_name,
@@ -273,3 +275,43 @@ def test_show_body_applies_the_configured_size_cap(
     assert capped.code == 2
     assert "cannot read x.md: file is 2.0 KB, over the 1.0 KB size cap" in capped.stderr
     assert run_cli(*argv, timeout=30).code == 0  # the default cap (5 MB) lets it through
+
+
+# -- lines as numbered in the file -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("no frontmatter\n", 1),
+        ("---\ntitle: x\n---\nbody\n", 4),
+        ("---\r\ntitle: x\r\n---\r\nbody\r\n", 4),
+        ("---\ntitle: x\n---", 4),  # closed at the end of the file: the body would follow
+        ("---\nnot closed\n", 1),
+        ("", 1),
+    ],
+)
+def test_body_start_line_counts_the_frontmatter(text: str, start: int) -> None:
+    assert body_start_line(text) == start
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("a\nb\n", ["a", "b"]),
+        ("a\nb", ["a", "b"]),
+        ("a\r\nb\r\n", ["a", "b"]),
+        ("a\n\nb\n\n", ["a", "", "b", ""]),
+        ("", []),
+        ("中文\n行", ["中文", "行"]),
+    ],
+)
+def test_file_lines_numbers_lines_as_the_file_does(text: str, lines: list[str]) -> None:
+    assert file_lines(text) == lines
+    assert len(file_lines(text)) == len(text.splitlines())  # the same count as an editor's
+
+
+def test_the_body_starts_on_the_line_after_the_closing_fence() -> None:
+    text = "---\na: 1\n---\nfirst body line\n"
+    assert file_lines(text)[body_start_line(text) - 1] == "first body line"
+    assert strip_frontmatter(text).startswith("first body line")
