@@ -207,9 +207,9 @@ def start_observer(
 
 def _native_observer() -> tuple[BaseObserver, str]:
     if sys.platform.startswith("linux"):
-        from watchdog.observers.inotify import InotifyObserver
+        from notedex.daemon.inotify import VaultInotifyObserver
 
-        return InotifyObserver(), "inotify"
+        return VaultInotifyObserver(), "inotify"
     from watchdog.observers import Observer
 
     observer = Observer()

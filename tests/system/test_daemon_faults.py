@@ -1,0 +1,72 @@
+"""Faults that used to lose or invent notes while the daemon runs (issue 13).
+
+Each test is one deterministic scenario and ends with the index equal to a fresh full index of
+the vault and a sound FTS (``assert_converges``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.helpers import write
+from tests.system.daemons import Daemons, assert_converges, note
+
+
+def test_folder_moved_out_of_the_vault_and_back_stays_watched(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    write(vault / "P" / "F" / "old.md", note("Old", links="[[kept]]"))
+    write(vault / "P" / "F" / "sub" / "kept.md", note("Kept"))
+    write(vault / "P" / "F" / "sub" / "gone.md", note("Gone"))
+    write(vault / "P" / "other.md", note("Other"))
+    (vault / "40_Archive").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    run = daemons.start()
+
+    os.rename(vault / "P" / "F", outside / "F")
+    os.rename(outside / "F", vault / "40_Archive" / "G")
+    os.rename(vault / "P", vault / "P2")
+    assert_converges(vault, db_path, tmp_path, run=run)
+
+    # The folder that came back is heard again, at its new place, and so is its subfolder.
+    write(vault / "40_Archive" / "G" / "new.md", note("New", links="[[old]]"))
+    write(vault / "40_Archive" / "G" / "sub" / "deeper.md", note("Deeper"))
+    write(vault / "40_Archive" / "G" / "old.md", note("Old edited", tags="edited"))
+    (vault / "40_Archive" / "G" / "sub" / "gone.md").unlink()
+    assert_converges(vault, db_path, tmp_path, run=run)
+    assert not run.find("batch", sample=["P2/F/new.md"])
+    assert not [b for b in run.find("batch") if any(p.startswith("P2/F") for p in b["sample"])]
+
+
+def _projects(vault: Path) -> None:
+    for i in range(3):
+        write(vault / "10_Projects" / "alpha" / f"a{i}.md", note(f"Alpha {i}", links="[[b0]]"))
+    write(vault / "10_Projects" / "alpha" / "deep" / "b0.md", note("Bee"))
+    write(vault / "20_Areas" / "area.md", note("Area", links="[[a1]]"))
+
+
+def test_symlink_to_a_folder_already_in_the_vault_invents_no_notes(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    _projects(vault)
+    run = daemons.start()
+    (vault / "alpha-link").symlink_to("10_Projects/alpha", target_is_directory=True)
+    # And one inside a folder, to a folder above it that is already in the vault.
+    (vault / "20_Areas" / "projects-link").symlink_to("../10_Projects", target_is_directory=True)
+    assert_converges(vault, db_path, tmp_path, run=run)
+
+
+def test_symlink_loop_created_while_running_invents_no_notes(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    _projects(vault)
+    run = daemons.start()
+    (vault / "20_Areas" / "loop").symlink_to("..", target_is_directory=True)
+    assert_converges(vault, db_path, tmp_path, run=run)
+    # A folder event over a subtree holding the loop walks it with the vault-wide rules too.
+    write(vault / "20_Areas" / "sub" / "x.md", note("X"))
+    (vault / "20_Areas" / "sub" / "up").symlink_to("../..", target_is_directory=True)
+    os.rename(vault / "20_Areas", vault / "21_Areas")
+    assert_converges(vault, db_path, tmp_path, run=run)
