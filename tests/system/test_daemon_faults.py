@@ -7,6 +7,7 @@ the vault and a sound FTS (``assert_converges``).
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from tests.helpers import write
@@ -69,4 +70,31 @@ def test_symlink_loop_created_while_running_invents_no_notes(
     write(vault / "20_Areas" / "sub" / "x.md", note("X"))
     (vault / "20_Areas" / "sub" / "up").symlink_to("../..", target_is_directory=True)
     os.rename(vault / "20_Areas", vault / "21_Areas")
+    assert_converges(vault, db_path, tmp_path, run=run)
+
+
+def test_a_note_that_becomes_a_fifo_a_folder_or_a_dangling_symlink_is_no_longer_a_note(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    for name in ("fifo", "folder", "dangling"):
+        write(vault / f"{name}.md", note(name.title()))
+    write(vault / "linker.md", note("Linker", links="[[fifo]] [[folder]] [[dangling]]"))
+    run = daemons.start()
+    for name in ("fifo", "folder", "dangling"):
+        (vault / f"{name}.md").unlink()
+    os.mkfifo(vault / "fifo.md")
+    write(vault / "folder.md" / "inside.md", note("Inside"))
+    (vault / "dangling.md").symlink_to("nowhere.md")
+    assert_converges(vault, db_path, tmp_path, run=run)
+
+
+def test_a_folder_replaced_by_a_file_of_the_same_name_leaves_no_phantoms(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    for i in range(20):
+        write(vault / "F" / f"n{i}.md", note(f"N {i}"))
+        write(vault / "F" / "sub" / f"s{i}.md", note(f"S {i}"))
+    run = daemons.start()
+    shutil.rmtree(vault / "F")
+    write(vault / "F", "a file now\n")
     assert_converges(vault, db_path, tmp_path, run=run)
