@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from tests.helpers import write
+from tests.indexcheck import age
 from tests.system.daemons import Daemons, assert_converges, note
 
 
@@ -97,4 +98,24 @@ def test_a_folder_replaced_by_a_file_of_the_same_name_leaves_no_phantoms(
     run = daemons.start()
     shutil.rmtree(vault / "F")
     write(vault / "F", "a file now\n")
+    assert_converges(vault, db_path, tmp_path, run=run)
+
+
+def test_a_same_size_rewrite_whose_mtime_is_put_back_is_indexed(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    write(vault / "a.md", note("Alpha", tags="aaaa"))
+    write(vault / "b.md", note("Bravo", tags="bbbb"))
+    age(vault)  # out of the racy window: only the event can tell
+    run = daemons.start()
+    before = (vault / "a.md").stat()
+    with open(vault / "a.md", "r+b") as handle:  # in place: same inode, same size
+        handle.write(note("Omega", tags="oooo").encode())
+    os.utime(vault / "a.md", ns=(before.st_atime_ns, before.st_mtime_ns))
+    # Delete and recreate, reusing the inode number when the file system does, same etag.
+    old = (vault / "b.md").stat()
+    (vault / "b.md").unlink()
+    write(vault / "b.md", note("Bravx", tags="bbbx"))
+    os.utime(vault / "b.md", ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert (vault / "a.md").stat().st_size == before.st_size
     assert_converges(vault, db_path, tmp_path, run=run)

@@ -122,13 +122,21 @@ def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
 
 
 def _compare(
-    writer: IndexWriter, vf: VaultFile, known: IndexedFile | None, unreadable: set[str], diff: Diff
+    writer: IndexWriter,
+    vf: VaultFile,
+    known: IndexedFile | None,
+    unreadable: set[str],
+    diff: Diff,
+    *,
+    forced: bool = False,
 ) -> None:
     if known is None or not known.same_etag(vf) or vf.path in unreadable:
         diff.upserts.append(vf)
-    elif known.is_note and known.racy:
+    elif known.is_note and (known.racy or forced):
         # Same (size, mtime, inode) but written within the file system's timestamp
-        # granularity of our last read: only the content can tell.
+        # granularity of our last read, or an event said it changed (a same-size rewrite
+        # whose mtime was put back, a recreate that reused the inode): only the content
+        # can tell.
         note = read_note(vf.disk_path, vf.path, max_bytes=writer.max_bytes)
         if not writer.same_content(vf.path, note.content_hash):
             diff.upserts.append(vf)
@@ -136,17 +144,22 @@ def _compare(
             diff.racy.append(vf.path)
 
 
-def _changed(writer: IndexWriter, files: Iterable[VaultFile]) -> tuple[list[VaultFile], list[str]]:
-    """Files whose etag differs, plus racy-clean notes whose content hash differs.
+def _changed(
+    writer: IndexWriter, files: Iterable[VaultFile], hinted: set[str]
+) -> tuple[list[VaultFile], list[str]]:
+    """Files whose etag differs, plus racy-clean or ``hinted`` notes whose content differs.
 
     Returns (to index, racy but unchanged). For a few files: their rows are looked up by path.
+    ``hinted`` are the files an event named: their content is checked even when the etag
+    matches (issue 13).
     """
     files = list(files)
     indexed = writer.file_rows(vf.path for vf in files)
     unreadable = writer.unreadable_paths()
     diff = Diff()
     for vf in files:
-        _compare(writer, vf, indexed.get(vf.path), unreadable, diff)
+        known = indexed.get(vf.path)
+        _compare(writer, vf, known, unreadable, diff, forced=vf.path in hinted)
     return diff.upserts, diff.racy
 
 
@@ -253,7 +266,7 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
             continue
         if hint == "" or links.through_link(hint) or not _look(writer, hint, found):
             return reconcile(writer)
-    changed, racy = _changed(writer, found.upserts.values())
+    changed, racy = _changed(writer, found.upserts.values(), found.hinted)
     report = apply(writer, changed, sorted(found.deletes - set(found.upserts)))
     writer.touch_indexed(racy)
     report.kept.extend(found.kept.kept)
@@ -264,6 +277,8 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
 class _Found:
     upserts: dict[str, VaultFile] = field(default_factory=dict)
     deletes: set[str] = field(default_factory=set)
+    hinted: set[str] = field(default_factory=set)
+    """Files named by a hint themselves (not found by walking a hinted folder)."""
     kept: ApplyReport = field(default_factory=ApplyReport)
 
 
@@ -286,6 +301,7 @@ def _look(writer: IndexWriter, hint: str, found: _Found) -> bool:
         vf = _stat_file(vault, hint)
         if vf is not None:
             found.upserts[vf.path] = vf
+            found.hinted.add(vf.path)
         # A folder replaced by a file of the same name: what was under it is gone.
         found.deletes.update(row.path for row in writer.files_under(path) if row.path != path)
         return True
