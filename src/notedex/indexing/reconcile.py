@@ -72,6 +72,7 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
     writer.record_walk_problems((p.path, p.message) for p in problems)
     writer.touch_indexed(diff.racy)
     applied.kept.extend(report.kept)
+    applied.unreadable.extend(unreadable_dirs)
     applied.unchanged = diff.walked - len(diff.upserts)
     return applied
 
@@ -270,6 +271,7 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
     report = apply(writer, changed, sorted(found.deletes - set(found.upserts)))
     writer.touch_indexed(racy)
     report.kept.extend(found.kept.kept)
+    report.unreadable.extend(found.kept.unreadable)
     return report
 
 
@@ -296,7 +298,8 @@ def _look(writer: IndexWriter, hint: str, found: _Found) -> bool:
         found.deletes.update(row.path for row in writer.files_under(path))
         return True
     except OSError:
-        return True  # unreadable for now: keep what we have
+        found.kept.unreadable.append(path)  # unreadable for now: keep what we have, look again
+        return True
     if stat.S_ISREG(st.st_mode):
         vf = _stat_file(vault, hint)
         if vf is not None:
