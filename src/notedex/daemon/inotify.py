@@ -12,7 +12,8 @@ The rule here: a folder has one path. ``_WatchGroup._add_callback`` notices a de
 already had another path, and drops that old path and every watch under it before the walk that
 follows re-adds the subtree at its new place. A folder moved out for good (the lone
 IN_MOVED_FROM that watchdog reports as a deletion) loses its watches too, so a folder in the
-trash outside the vault is not watched forever.
+trash outside the vault is not watched forever. A folder that cannot be watched for want of
+watches (ENOSPC after the start) is remembered in ``out_of_watches``, not skipped silently.
 
 This leans on watchdog 7's private watch maps; ``tests/unit/daemon/test_inotify.py`` fails if
 a watchdog release changes them.
@@ -20,6 +21,7 @@ a watchdog release changes them.
 
 from __future__ import annotations
 
+import errno
 import os
 import warnings
 from typing import Any
@@ -34,10 +36,16 @@ _REWATCH_WARNING = r"Callback with id .* already exists for watch"
 
 
 class _WatchGroup(InotifyWatchGroup):
+    out_of_watches: OSError | None = None
+    """Set when a folder could not be watched for want of watches (ENOSPC): watchdog alone
+    skips it silently; the supervisor switches to polling (``RunningObserver.out_of_watches``)."""
+
     def _add_callback(self, path: bytes) -> None:
         try:
             wd = self._inotify_fd.add_callback(path, self.event_mask, self._callback, self._id)
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                self.out_of_watches = exc
             # As watchdog: a descendant may vanish or be unreadable; the root must be watched.
             if path == self.path:
                 raise

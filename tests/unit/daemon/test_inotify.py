@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from notedex.daemon.inotify import VaultInotifyObserver, _Emitter, _WatchGroup
-from notedex.daemon.watcher import EVENT_FILTER, count_inotify_watches
+from notedex.daemon.watcher import EVENT_FILTER, RunningObserver, count_inotify_watches
 from tests.helpers import wait_until, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
@@ -98,3 +100,25 @@ def test_a_folder_moved_out_for_good_is_no_longer_watched(
     write(root / "P" / "here.md", "here")
     wait_until(lambda: recorder.seen(root / "P" / "here.md"))
     assert not [p for p in recorder.paths if p.endswith("late.md")]
+
+
+def test_running_out_of_watches_after_the_start_is_reported(
+    watched: tuple[Path, Recorder, VaultInotifyObserver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 13.7: watchdog skips a folder it cannot watch (ENOSPC) without a word.
+    root, _recorder, observer = watched
+    running = RunningObserver(observer, "inotify")
+    assert running.out_of_watches() is None
+    fd = _group(observer)._inotify_fd
+    real_add = fd.add_callback
+
+    def no_more(path: bytes, *args: Any, **kwargs: Any) -> Any:
+        if path.endswith(b"late"):
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+        return real_add(path, *args, **kwargs)
+
+    monkeypatch.setattr(fd, "add_callback", no_more)
+    (root / "late").mkdir()
+    error = wait_until(running.out_of_watches, message="the shortfall")
+    assert error.errno == errno.ENOSPC
+    assert running.alive()  # still running: the supervisor restarts it, and then it polls
