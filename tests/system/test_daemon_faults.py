@@ -119,3 +119,16 @@ def test_a_same_size_rewrite_whose_mtime_is_put_back_is_indexed(
     os.utime(vault / "b.md", ns=(old.st_atime_ns, old.st_mtime_ns))
     assert (vault / "a.md").stat().st_size == before.st_size
     assert_converges(vault, db_path, tmp_path, run=run)
+
+
+def test_deleting_the_nfd_one_of_two_nfc_twins_keeps_the_other(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    nfc_name, nfd_name = "caf\u00e9.md", "cafe\u0301.md"
+    write(vault / nfc_name, note("Composed"))
+    write(vault / nfd_name, note("Decomposed"))
+    write(vault / "linker.md", note("Linker", links="[[café]]"))
+    run = daemons.start()
+    assert_converges(vault, db_path, tmp_path, run=run)
+    (vault / nfd_name).unlink()
+    assert_converges(vault, db_path, tmp_path, run=run)

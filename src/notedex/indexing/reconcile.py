@@ -295,8 +295,7 @@ def _look(writer: IndexWriter, hint: str, found: _Found) -> bool:
         if os.path.lexists(disk_path):
             return False  # a dangling symlink: a walk problem (SEMANTICS 1.6)
         # Gone, or a folder above it became a file: not a vault file any more.
-        found.deletes.update(row.path for row in writer.files_under(path))
-        return True
+        return _gone(writer, hint, path, found)
     except OSError:
         found.kept.unreadable.append(path)  # unreadable for now: keep what we have, look again
         return True
@@ -325,6 +324,20 @@ def _look(writer: IndexWriter, hint: str, found: _Found) -> bool:
         del stale[path]
     found.deletes.update(_confirmed_gone(vault, stale, (), found.kept))
     return True
+
+
+def _gone(writer: IndexWriter, hint: str, path: str, found: _Found) -> bool:
+    """``hint`` is gone from the disk: remove the rows it held, not an NFC twin's (SEMANTICS 1.4).
+
+    A row is held by its on-disk name. When the hint is another spelling of its NFC path and
+    that name is still there, the twins' walk problem changes too: False, for the vault walk.
+    """
+    inside = hint + "/"
+    for row in writer.files_under(path):
+        disk = row.disk_rel or row.path
+        if disk == hint or disk.startswith(inside):
+            found.deletes.add(row.path)
+    return path == hint or not os.path.lexists(writer.vault / path)
 
 
 class _LinkedFolders:
