@@ -27,6 +27,10 @@ log = get_logger("notedex.daemon.indexer")
 
 GIT_WAIT_CAP = 30.0
 SAMPLE_PATHS = 5
+UNREADABLE_RETRY_FIRST = 0.5
+UNREADABLE_RETRIES = 6
+"""A path that could not be looked at is looked at again after 0.5, 1, 2... s (31.5 s in all):
+no event arrives when a folder becomes readable again. Then the hourly reconcile."""
 
 
 def release_memory() -> None:
@@ -71,6 +75,7 @@ class Indexer:
         self._git_wait_cap = git_wait_cap
         self._stale_git_lock: tuple[int, int] | None = None
         self._failures = 0
+        self._unreadable_retries = 0
         self._thread = threading.Thread(target=self._run, name="notedex-writer")
 
     # -- thread ---------------------------------------------------------------------------------
@@ -151,6 +156,7 @@ class Indexer:
         )
         for reason in report.kept:
             log.warning("kept index rows", reason=reason)
+        self._retry_unreadable(report, full=False)
         return report
 
     def rescan(self, cause: str, *, abort: Callable[[], bool] | None = None) -> ApplyReport | None:
@@ -183,6 +189,7 @@ class Indexer:
         )
         for reason in report.kept:
             log.warning("kept index rows", reason=reason)
+        self._retry_unreadable(report, full=True)
         return report
 
     def maintain(self) -> None:
@@ -205,6 +212,29 @@ class Indexer:
         )
 
     # -- helpers ----------------------------------------------------------------------------------
+
+    def _retry_unreadable(self, report: ApplyReport, *, full: bool) -> None:
+        """Paths that could not be looked at: a rescan soon, with backoff (no event will come).
+
+        Only a full rescan that could read everything ends the series: a batch elsewhere in the
+        vault says nothing about the unreadable folder.
+        """
+        if not report.unreadable:
+            if full:
+                self._unreadable_retries = 0
+            return
+        sample = sorted(set(report.unreadable))[:SAMPLE_PATHS]
+        if self._unreadable_retries >= UNREADABLE_RETRIES:
+            if self._unreadable_retries == UNREADABLE_RETRIES:
+                log.warning(
+                    "still unreadable", sample=sample, action="left to the hourly reconcile"
+                )
+                self._unreadable_retries += 1
+            return
+        delay = UNREADABLE_RETRY_FIRST * 2.0**self._unreadable_retries
+        self._unreadable_retries += 1
+        log.info("unreadable for now", sample=sample, retry_in=delay)
+        self._batcher.request_rescan("retrying paths that could not be read", delay=delay)
 
     def _mark_batch(self) -> None:
         """meta ``last_batch``: what ``notedex status`` shows as the daemon's last batch."""

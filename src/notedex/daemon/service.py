@@ -341,6 +341,10 @@ class Supervisor:
             return self._restart("the vault folder was replaced")
         if not self._running.alive():
             return self._restart("the watcher stopped")
+        shortfall = self._running.out_of_watches()
+        if shortfall is not None:
+            # A folder made after the start is not watched: start again, which polls.
+            return self._restart(f"inotify ran out of watches ({shortfall})")
         return True
 
     def stop(self) -> None:

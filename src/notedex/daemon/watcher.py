@@ -155,6 +155,19 @@ class RunningObserver:
             return True
         return self.observer.is_alive() and bool(emitters) and all(e.is_alive() for e in emitters)
 
+    def out_of_watches(self) -> OSError | None:
+        """The ENOSPC that left a folder made after the start unwatched, if any (inotify)."""
+        try:
+            emitters = list(self.observer.emitters)
+        except RuntimeError:
+            return None
+        for emitter in emitters:
+            group = getattr(emitter, "_inotify", None)
+            error = getattr(group, "out_of_watches", None)
+            if isinstance(error, OSError):
+                return error
+        return None
+
     def stop(self) -> None:
         with contextlib.suppress(Exception):
             self.observer.stop()
@@ -178,7 +191,11 @@ def start_observer(
                 f"the vault is on a network file system ({fs_type}): events are unreliable there"
             )
     if reason is None:
-        native, kind = _native_observer()
+        try:
+            native, kind = _native_observer()
+        except OSError as exc:  # no inotify instance at all (EMFILE)
+            native, kind, reason = None, "none", _inotify_error_advice(exc)
+    if reason is None and native is not None:
         try:
             native.schedule(
                 make_handler(kind == "inotify"),
@@ -207,9 +224,9 @@ def start_observer(
 
 def _native_observer() -> tuple[BaseObserver, str]:
     if sys.platform.startswith("linux"):
-        from watchdog.observers.inotify import InotifyObserver
+        from notedex.daemon.inotify import VaultInotifyObserver
 
-        return InotifyObserver(), "inotify"
+        return VaultInotifyObserver(), "inotify"
     from watchdog.observers import Observer
 
     observer = Observer()

@@ -33,6 +33,9 @@ class ApplyReport:
     paths: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     """Reasons why rows that looked stale were kept (missing vault, unreadable folders)."""
+    unreadable: list[str] = field(default_factory=list)
+    """Paths that could not be looked at now (EACCES, a folder that cannot be listed): what
+    changed under them is not known yet, so the daemon looks again (issue 13)."""
 
     def merge(self, other: ApplyReport) -> None:
         self.added += other.added
@@ -42,6 +45,7 @@ class ApplyReport:
         self.errors += other.errors
         self.paths.extend(other.paths)
         self.kept.extend(other.kept)
+        self.unreadable.extend(other.unreadable)
 
     def as_dict(self) -> dict[str, object]:
         return {

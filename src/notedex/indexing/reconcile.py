@@ -57,7 +57,6 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
     diff = diff_against_index(writer, files)
     if walk is not None:
         problems, unreadable_dirs = walk.problems, walk.unreadable_dirs
-    writer.record_walk_problems((p.path, p.message) for p in problems)
 
     stale = diff.stale
     if stale and not diff.walked:
@@ -66,10 +65,14 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
             "(is the vault unmounted or still syncing?)"
         )
         stale = {}
-    deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report)
+    refused = (p.path for p in problems)
+    deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report, refused)
     applied = apply(writer, diff.upserts, deletes, progress=progress)
+    # After the deletes: a path that is a walk problem now (a FIFO, a loop) lost its row there.
+    writer.record_walk_problems((p.path, p.message) for p in problems)
     writer.touch_indexed(diff.racy)
     applied.kept.extend(report.kept)
+    applied.unreadable.extend(unreadable_dirs)
     applied.unchanged = diff.walked - len(diff.upserts)
     return applied
 
@@ -120,13 +123,21 @@ def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
 
 
 def _compare(
-    writer: IndexWriter, vf: VaultFile, known: IndexedFile | None, unreadable: set[str], diff: Diff
+    writer: IndexWriter,
+    vf: VaultFile,
+    known: IndexedFile | None,
+    unreadable: set[str],
+    diff: Diff,
+    *,
+    forced: bool = False,
 ) -> None:
     if known is None or not known.same_etag(vf) or vf.path in unreadable:
         diff.upserts.append(vf)
-    elif known.is_note and known.racy:
+    elif known.is_note and (known.racy or forced):
         # Same (size, mtime, inode) but written within the file system's timestamp
-        # granularity of our last read: only the content can tell.
+        # granularity of our last read, or an event said it changed (a same-size rewrite
+        # whose mtime was put back, a recreate that reused the inode): only the content
+        # can tell.
         note = read_note(vf.disk_path, vf.path, max_bytes=writer.max_bytes)
         if not writer.same_content(vf.path, note.content_hash):
             diff.upserts.append(vf)
@@ -134,53 +145,84 @@ def _compare(
             diff.racy.append(vf.path)
 
 
-def _changed(writer: IndexWriter, files: Iterable[VaultFile]) -> tuple[list[VaultFile], list[str]]:
-    """Files whose etag differs, plus racy-clean notes whose content hash differs.
+def _changed(
+    writer: IndexWriter, files: Iterable[VaultFile], hinted: set[str]
+) -> tuple[list[VaultFile], list[str]]:
+    """Files whose etag differs, plus racy-clean or ``hinted`` notes whose content differs.
 
     Returns (to index, racy but unchanged). For a few files: their rows are looked up by path.
+    ``hinted`` are the files an event named: their content is checked even when the etag
+    matches (issue 13).
     """
     files = list(files)
     indexed = writer.file_rows(vf.path for vf in files)
     unreadable = writer.unreadable_paths()
     diff = Diff()
     for vf in files:
-        _compare(writer, vf, indexed.get(vf.path), unreadable, diff)
+        known = indexed.get(vf.path)
+        _compare(writer, vf, known, unreadable, diff, forced=vf.path in hinted)
     return diff.upserts, diff.racy
 
 
 def _confirmed_gone(
     vault: Path,
     stale: Mapping[str, IndexedFile],
-    unreadable_dirs: Iterable[str],
+    unreadable: Iterable[str],
     report: ApplyReport,
+    refused: Iterable[str] = (),
 ) -> list[str]:
-    blocked = tuple(d.rstrip("/") + "/" for d in unreadable_dirs if d)
-    if "" in unreadable_dirs or "." in unreadable_dirs:
+    """The stale rows to delete: files confirmed gone, or no longer vault files.
+
+    ``unreadable`` are paths the walk could not look at: rows at or under them are kept.
+    ``refused`` are paths the walk saw and refused (a loop, a repeated folder, a FIFO, a dangling
+    symlink: its problems): rows at or under them go, although ``lstat`` still finds them, and
+    so does a row whose path is now a folder or anything but a (link to a) regular file.
+    "Still lstats" is not "still a note" (issue 13).
+    """
+    unreadable = set(unreadable)
+    if "" in unreadable or "." in unreadable:
         report.kept.append("the vault root could not be listed; nothing was removed")
         return []
+    refused = set(refused)
     gone: list[str] = []
     kept_unreadable = 0
     for path, known in stale.items():
-        if blocked and path.startswith(blocked):
+        if _at_or_under(path, unreadable):
             kept_unreadable += 1
             continue
         disk_rel = known.disk_rel or path
         try:
-            os.lstat(vault / disk_rel)
-        except FileNotFoundError:
-            gone.append(path)
-        except NotADirectoryError:
-            gone.append(path)
+            info = os.stat(vault / disk_rel)
+        except (FileNotFoundError, NotADirectoryError):
+            gone.append(path)  # gone, a dangling symlink, or a folder above became a file
+            continue
         except OSError:
             kept_unreadable += 1
+            continue
+        if not stat.S_ISREG(info.st_mode) or _at_or_under(path, refused):
+            gone.append(path)
         else:
-            # Still there under its recorded name (e.g. it became unreadable to the walk).
+            # Still there under its recorded name (e.g. created again since the walk).
             kept_unreadable += 1
     if kept_unreadable:
         report.kept.append(
             f"kept {kept_unreadable} indexed files under folders that could not be read"
         )
     return gone
+
+
+def _at_or_under(path: str, tops: set[str]) -> bool:
+    """Whether ``path`` or one of its parent folders is in ``tops``."""
+    if not tops:
+        return False
+    if path in tops:
+        return True
+    cut = path.rfind("/")
+    while cut > 0:
+        if path[:cut] in tops:
+            return True
+        cut = path.rfind("/", 0, cut)
+    return False
 
 
 def _stat_file(vault: Path, disk_rel: str) -> VaultFile | None:
@@ -206,61 +248,109 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
     """Re-check the disk for each hinted vault-relative path and bring the index in line.
 
     Events are hints (ARCHITECTURE "Freshness"): whatever the event said, we look at the disk.
-    A path that is gone removes its row and every row under it; a folder is re-scanned; a
-    file is re-indexed when its etag or (if racy) its content changed.
+    A path that is gone, or is no longer a regular file or folder, removes its row and every row
+    under it; a folder is re-scanned; a file is re-indexed when its etag or (if racy) its
+    content changed. A hint that meets a symlinked folder (the path is one, lies under one, or
+    a folder holds one), or anything the walk reports as a problem (a FIFO, a dangling
+    symlink), is settled by a reconcile of the whole vault: only the vault-wide walk can tell a
+    loop or a folder already in the vault (SEMANTICS 1.6), and it records the walk problems.
     """
     vault = writer.vault
     if not vault.is_dir():
         report = ApplyReport()
         report.kept.append(f"the vault {vault} is not there; the index was left unchanged")
         return report
-    upserts: dict[str, VaultFile] = {}
-    deletes: set[str] = set()
-    kept = ApplyReport()
+    found = _Found()
+    links = _LinkedFolders(vault)
     for hint in dict.fromkeys(h.strip("/") for h in hints):
         if is_hidden_path(hint):
             continue
-        if hint == "":
+        if hint == "" or links.through_link(hint) or not _look(writer, hint, found):
             return reconcile(writer)
-        disk_path = vault / hint
-        path = nfc(hint)
-        try:
-            st = os.stat(disk_path)
-        except FileNotFoundError:
-            st = None
-        except OSError:
-            continue  # unreadable for now: keep what we have
-        if st is None:
-            try:
-                os.lstat(disk_path)
-            except FileNotFoundError:
-                deletes.update(row.path for row in writer.files_under(path))
-            continue  # a dangling symlink: leave the index as it is
-        if stat.S_ISDIR(st.st_mode):
-            sub = walk_vault(disk_path)
-            prefix = path + "/"
-            seen: set[str] = set()
-            for vf in sub.files:
-                full = VaultFile(
-                    prefix + vf.path, vf.disk_path, vf.is_note, vf.size, vf.mtime_ns, vf.inode
-                )
-                seen.add(full.path)
-                upserts[full.path] = full
-            blocked = tuple(prefix + d.rstrip("/") + "/" for d in sub.unreadable_dirs)
-            stale = {
-                row.path: row
-                for row in writer.files_under(path)
-                if row.path.startswith(prefix)
-                and row.path not in seen
-                and not (blocked and row.path.startswith(blocked))
-            }
-            deletes.update(_confirmed_gone(vault, stale, (), kept))
-        elif stat.S_ISREG(st.st_mode):
-            found = _stat_file(vault, hint)
-            if found is not None:
-                upserts[found.path] = found
-    changed, racy = _changed(writer, upserts.values())
-    report = apply(writer, changed, sorted(deletes - set(upserts)))
+    changed, racy = _changed(writer, found.upserts.values(), found.hinted)
+    report = apply(writer, changed, sorted(found.deletes - set(found.upserts)))
     writer.touch_indexed(racy)
-    report.kept.extend(kept.kept)
+    report.kept.extend(found.kept.kept)
+    report.unreadable.extend(found.kept.unreadable)
     return report
+
+
+@dataclass
+class _Found:
+    upserts: dict[str, VaultFile] = field(default_factory=dict)
+    deletes: set[str] = field(default_factory=set)
+    hinted: set[str] = field(default_factory=set)
+    """Files named by a hint themselves (not found by walking a hinted folder)."""
+    kept: ApplyReport = field(default_factory=ApplyReport)
+
+
+def _look(writer: IndexWriter, hint: str, found: _Found) -> bool:
+    """Look at one hinted path; False when only the vault-wide walk can settle it."""
+    vault = writer.vault
+    disk_path = vault / hint
+    path = nfc(hint)
+    try:
+        st = os.stat(disk_path)
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.lexists(disk_path):
+            return False  # a dangling symlink: a walk problem (SEMANTICS 1.6)
+        # Gone, or a folder above it became a file: not a vault file any more.
+        return _gone(writer, hint, path, found)
+    except OSError:
+        found.kept.unreadable.append(path)  # unreadable for now: keep what we have, look again
+        return True
+    if stat.S_ISREG(st.st_mode):
+        vf = _stat_file(vault, hint)
+        if vf is not None:
+            found.upserts[vf.path] = vf
+            found.hinted.add(vf.path)
+        # A folder replaced by a file of the same name: what was under it is gone.
+        found.deletes.update(row.path for row in writer.files_under(path) if row.path != path)
+        return True
+    if not stat.S_ISDIR(st.st_mode) or os.path.islink(disk_path):
+        return False  # a FIFO, socket or device (SEMANTICS 1.5), or a symlinked folder (1.6)
+    sub = walk_vault(disk_path)
+    if sub.linked_dirs or sub.problems:
+        return False  # loops, repeats and walk problems are the vault-wide walk's to tell
+    prefix = path + "/"
+    seen: set[str] = set()
+    for vf in sub.files:
+        full = VaultFile(prefix + vf.path, vf.disk_path, vf.is_note, vf.size, vf.mtime_ns, vf.inode)
+        seen.add(full.path)
+        found.upserts[full.path] = full
+    stale = {row.path: row for row in writer.files_under(path) if row.path not in seen}
+    if path in stale:
+        found.deletes.add(path)  # a note replaced by a folder of the same name
+        del stale[path]
+    found.deletes.update(_confirmed_gone(vault, stale, (), found.kept))
+    return True
+
+
+def _gone(writer: IndexWriter, hint: str, path: str, found: _Found) -> bool:
+    """``hint`` is gone from the disk: remove the rows it held, not an NFC twin's (SEMANTICS 1.4).
+
+    A row is held by its on-disk name. When the hint is another spelling of its NFC path and
+    that name is still there, the twins' walk problem changes too: False, for the vault walk.
+    """
+    inside = hint + "/"
+    for row in writer.files_under(path):
+        disk = row.disk_rel or row.path
+        if disk == hint or disk.startswith(inside):
+            found.deletes.add(row.path)
+    return path == hint or not os.path.lexists(writer.vault / path)
+
+
+class _LinkedFolders:
+    """Whether a hinted path lies under a symlinked folder, one ``lstat`` per folder."""
+
+    def __init__(self, vault: Path) -> None:
+        self._vault = vault
+        self._known: dict[str, bool] = {"": False}
+
+    def through_link(self, rel: str) -> bool:
+        parent = rel.rpartition("/")[0]
+        known = self._known.get(parent)
+        if known is None:
+            known = self.through_link(parent) or os.path.islink(self._vault / parent)
+            self._known[parent] = known
+        return known

@@ -112,4 +112,8 @@ class WalkResult:
     files: tuple[VaultFile, ...]
     problems: tuple[WalkProblem, ...]
     unreadable_dirs: tuple[str, ...]
-    """Vault-relative folders that could not be listed: rows under them must not be deleted."""
+    """Vault-relative paths the walk could not look at (folders it could not list, entries it
+    could not stat or follow): rows at or under them must not be deleted."""
+    linked_dirs: tuple[str, ...] = ()
+    """Symlinks to folders the walk met, followed or not: a walk of part of the vault cannot
+    tell a loop or a repeat from the vault-wide rules (SEMANTICS 1.6) by itself."""

@@ -2,7 +2,8 @@
 
 The walk never raises for anything inside the vault: an entry it cannot read or refuses to
 follow becomes a ``WalkProblem``, and a folder it cannot list is named in ``unreadable_dirs``
-so the store keeps the rows under it (ARCHITECTURE "Freshness"). Only a missing root raises.
+so the store keeps the rows under it (ARCHITECTURE "Freshness"); so is an entry it could not
+stat or follow. Only a missing root raises.
 
 Symlinks are followed, as Obsidian does, including ones that lead outside the vault root; files
 keep their path *inside* the vault (``A/link/x.md``). Folders are tracked by
@@ -78,6 +79,7 @@ class _Walk:
     def __init__(self) -> None:
         self.problems: list[WalkProblem] = []
         self.unreadable: list[str] = []
+        self.linked_dirs: list[str] = []
         # Every folder listed (or about to be) so far, by identity -> the vault path it has there.
         self.walked: dict[_DirId, str] = {}
         # Symlinked folders wait until the real tree is done, so real paths win.
@@ -103,7 +105,9 @@ class _Walk:
         files = sorted(self.files(root, root_id), key=lambda f: f.path)
         self.problems.sort(key=lambda p: (p.path, p.message))
         self.unreadable.sort()
-        return WalkResult(tuple(files), tuple(self.problems), tuple(self.unreadable))
+        return WalkResult(
+            tuple(files), tuple(self.problems), tuple(self.unreadable), tuple(self.linked_dirs)
+        )
 
     def _tree(self, top: _Folder) -> Iterator[VaultFile]:
         # Depth first, one folder's listing held per level: a subfolder is entered at its
@@ -170,6 +174,7 @@ class _Walk:
             except FileNotFoundError:
                 continue  # deleted since the listing: it is simply not a vault file any more
             except OSError as exc:
+                self.unreadable.append(path)  # undecided: keep its rows
                 self._problem(path, f"cannot read: {exc.strerror or exc}")
                 continue
             if item is not None:
@@ -204,9 +209,11 @@ class _Walk:
             if exc.errno == errno.ELOOP:
                 self._problem(path, LOOP_MESSAGE)
             else:
+                self.unreadable.append(path)  # undecided: keep its rows
                 self._problem(path, f"cannot follow symlink: {exc.strerror or exc}")
             return None
         if stat.S_ISDIR(info.st_mode):
+            self.linked_dirs.append(path)
             return self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=True)
         if stat.S_ISREG(info.st_mode):
             return _file(entry.path, path, info)

@@ -191,3 +191,29 @@ def test_writer_view_after_a_rolled_back_transaction(
         monkeypatch.undo()
         reconcile(writer)
         assert writer.conn.execute("SELECT count(*) FROM files").fetchone()[0] == 1
+
+
+def test_a_path_unreadable_for_a_moment_is_looked_at_again(
+    indexer: Indexer, vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 13.5: a folder unreadable for half a second (EACCES) sends no event when it is
+    # readable again: the hint must not be dropped. Injected, so it bites as root too.
+    write(vault / "F" / "new.md", "# New [[a]]\n")
+    real_stat = os.stat
+    locked = str(vault / "F")
+
+    def denied(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path).startswith(locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", denied)
+    report = indexer.apply(["F/new.md"])
+    assert report.unreadable == ["F/new.md"]
+    monkeypatch.setattr(os, "stat", real_stat)  # readable again
+    batch = indexer._batcher.take()
+    assert batch is not None and batch.rescan  # the retry, due half a second later
+    indexer.process(batch)
+    assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
+    # Readable everywhere: the series of retries ends.
+    assert indexer._unreadable_retries == 0

@@ -59,3 +59,30 @@ def test_supervisor_is_unhealthy_while_it_cannot_watch(
     assert not supervisor.start()
     assert not supervisor.check()  # no WATCHDOG=1 ping: systemd restarts us
     supervisor.stop()
+
+
+def test_supervisor_polls_once_inotify_ran_out_of_watches_after_the_start(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 13.7: a folder made after the limit was reached used to stay unwatched, unlogged.
+    from notedex.daemon import watcher
+
+    queue = Batcher()
+    supervisor = Supervisor(vault, queue)
+    assert supervisor.start()
+    try:
+        running = supervisor.running
+        assert running is not None and running.kind == "inotify"
+        shortfall = OSError(28, "inotify watch limit reached")
+        monkeypatch.setattr(type(running), "out_of_watches", lambda self: shortfall)
+        # Counting watches now finds a folder short, as it would after the ENOSPC.
+        monkeypatch.setattr(watcher, "count_inotify_watches", lambda: 0)
+        assert supervisor.check()
+        assert queue.rescan_pending == [
+            "inotify ran out of watches ([Errno 28] inotify watch limit reached)"
+        ]
+        polling = supervisor.running
+        assert polling is not None and polling.kind == "polling"
+        assert "sysctl fs.inotify.max_user_watches=" in (polling.fallback_reason or "")
+    finally:
+        supervisor.stop()

@@ -248,3 +248,22 @@ def test_overflow_follow_up_lines_do_not_ask_twice() -> None:
         assert calls == []
     finally:
         hook.remove()
+
+
+def test_no_inotify_instance_at_all_falls_back_to_polling(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 13.7: EMFILE from inotify_init used to escape start_observer: READY, no watcher.
+    def no_instance() -> Any:
+        raise OSError(errno.EMFILE, "inotify instance limit reached")
+
+    monkeypatch.setattr(watcher, "_native_observer", no_instance)
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, Batcher(), hold_until_close=hold)
+    )
+    try:
+        assert running.kind == "polling"
+        assert "fs.inotify.max_user_instances" in (running.fallback_reason or "")
+        assert running.alive()
+    finally:
+        running.stop()

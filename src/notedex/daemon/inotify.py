@@ -1,0 +1,124 @@
+"""watchdog's inotify observer, without stale watches for a folder that left the vault (issue 13).
+
+watchdog keeps, per recursive watch, two maps: watch descriptor -> path and path -> watch
+descriptor. A folder moved out of the vault (``mv V/P/F /outside/F``: an IN_MOVED_FROM with no
+IN_MOVED_TO) keeps its kernel watches and both map entries. When the folder comes back
+(``mv /outside/F V/G``), ``inotify_add_watch`` hands back the *same* descriptor (same inode),
+and watchdog maps it to ``V/G`` but leaves ``V/P/F -> wd`` behind. A later move of the old
+parent (``mv V/P V/P2``) rewrites every path under ``V/P/``, the stale one included, so the
+descriptor of ``G`` now reports ``V/P2/F/...``: the folder that came back goes deaf.
+
+The rule here: a folder has one path. ``_WatchGroup._add_callback`` notices a descriptor that
+already had another path, and drops that old path and every watch under it before the walk that
+follows re-adds the subtree at its new place. A folder moved out for good (the lone
+IN_MOVED_FROM that watchdog reports as a deletion) loses its watches too, so a folder in the
+trash outside the vault is not watched forever. A folder that cannot be watched for want of
+watches (ENOSPC after the start) is remembered in ``out_of_watches``, not skipped silently.
+
+This leans on watchdog 7's private watch maps; ``tests/unit/daemon/test_inotify.py`` fails if
+a watchdog release changes them.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import warnings
+from typing import Any
+
+from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
+from watchdog.observers.inotify_c import WatchDescriptor
+from watchdog.observers.inotify_move_event_grouper import GroupedInotifyEvent, PathedInotifyEvent
+
+# Re-adding a watch this group already holds (the descriptor of a folder that came back) makes
+# watchdog warn that our callback "will be Overwritten": that is exactly what we want.
+_REWATCH_WARNING = r"Callback with id .* already exists for watch"
+
+
+class _WatchGroup(InotifyWatchGroup):
+    out_of_watches: OSError | None = None
+    """Set when a folder could not be watched for want of watches (ENOSPC): watchdog alone
+    skips it silently; the supervisor switches to polling (``RunningObserver.out_of_watches``)."""
+
+    def _add_callback(self, path: bytes) -> None:
+        try:
+            wd = self._inotify_fd.add_callback(path, self.event_mask, self._callback, self._id)
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                self.out_of_watches = exc
+            # As watchdog: a descendant may vanish or be unreadable; the root must be watched.
+            if path == self.path:
+                raise
+            return
+        old = self._active_callbacks_by_watch.get(wd)
+        if old is not None and old != path:
+            self._drop_tree(old, keep=wd)
+        self._active_callbacks_by_path[path] = wd
+        self._active_callbacks_by_watch[wd] = path
+
+    def _drop_tree(self, top: bytes, *, keep: WatchDescriptor | None = None) -> None:
+        """Forget ``top`` and every watched path under it; remove their kernel watches but
+        ``keep``'s (it is being re-bound to the folder's new path)."""
+        prefix = top + os.sep.encode()
+        stale = [
+            (path, wd)
+            for path, wd in self._active_callbacks_by_path.items()
+            if (path == top or path.startswith(prefix))
+            and self._active_callbacks_by_watch.get(wd) == path
+        ]
+        gone: list[WatchDescriptor] = []
+        for path, wd in stale:
+            if wd == keep:
+                del self._active_callbacks_by_path[path]
+            else:
+                gone.append(wd)
+        if gone:
+            # Removes the kernel watch (when no other group shares it) and both map entries.
+            self._remove_callbacks(gone)
+
+    def forget_moved_out(self, path: bytes) -> None:
+        """``path`` was moved out of the watched tree for good: stop watching it."""
+        with self._lock:
+            if not self.is_active or path == self.path:
+                return
+            wd = self._active_callbacks_by_path.get(path)
+            if wd is not None and self._active_callbacks_by_watch.get(wd) == path:
+                self._drop_tree(path)
+
+
+class _Emitter(InotifyEmitter):
+    def on_thread_start(self) -> None:
+        self._inotify = _WatchGroup(
+            self._inotify_fd,
+            os.fsencode(self.watch.path),
+            is_recursive=self.watch.is_recursive,
+            event_mask=self.get_event_mask_from_filter(),
+            follow_symlink=self.watch.follow_symlink,
+        )
+
+    def build_and_queue_event(
+        self, event: GroupedInotifyEvent, *, full_events: bool = False
+    ) -> None:
+        super().build_and_queue_event(event, full_events=full_events)
+        group = self._inotify
+        if (
+            isinstance(event, PathedInotifyEvent)
+            and event.ev.is_moved_from
+            and event.ev.is_directory
+            and isinstance(group, _WatchGroup)
+        ):
+            # No IN_MOVED_TO paired with it within watchdog's delay: it left the tree.
+            group.forget_moved_out(event.path)
+
+
+class VaultInotifyObserver(InotifyObserver):
+    """``InotifyObserver`` whose recursive watches follow a folder that leaves and comes back."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.filterwarnings("ignore", message=_REWATCH_WARNING, category=RuntimeWarning)
+        super().__init__(**kwargs)
+        # InotifyObserver names its emitter class in BaseObserver.__init__: swap in ours.
+        self._emitter_class = _Emitter
+
+
+__all__ = ["VaultInotifyObserver"]

@@ -1,0 +1,124 @@
+"""daemon/inotify.py: a recursive inotify watch follows a folder that leaves the vault and comes back, and lets go of one that left for good (issue 13)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+from notedex.daemon.inotify import VaultInotifyObserver, _Emitter, _WatchGroup
+from notedex.daemon.watcher import EVENT_FILTER, RunningObserver, count_inotify_watches
+from tests.helpers import wait_until, write
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
+
+
+class Recorder(FileSystemEventHandler):
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self._lock = threading.Lock()
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        with self._lock:
+            self.paths.append(os.fsdecode(event.src_path))
+            if event.dest_path:
+                self.paths.append(os.fsdecode(event.dest_path))
+
+    def seen(self, path: Path) -> bool:
+        with self._lock:
+            return str(path) in self.paths
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Iterator[tuple[Path, Recorder, VaultInotifyObserver]]:
+    root = tmp_path / "v"
+    write(root / "P" / "F" / "sub" / "a.md", "a")
+    (root / "Archive").mkdir()
+    recorder = Recorder()
+    observer = VaultInotifyObserver()
+    observer.schedule(recorder, str(root), recursive=True, event_filter=EVENT_FILTER)
+    observer.start()
+    try:
+        yield root, recorder, observer
+    finally:
+        observer.stop()
+        observer.join(timeout=10)
+
+
+def _group(observer: VaultInotifyObserver) -> _WatchGroup:
+    (emitter,) = observer.emitters
+    assert isinstance(emitter, _Emitter)
+    group = emitter._inotify
+    assert isinstance(group, _WatchGroup)
+    return group
+
+
+def _consistent(group: _WatchGroup) -> bool:
+    """Each watched path is a folder on disk, held once, mapped both ways."""
+    by_path = dict(group._active_callbacks_by_path)
+    by_wd = dict(group._active_callbacks_by_watch)
+    return all(by_wd.get(wd) == path and os.path.isdir(path) for path, wd in by_path.items()) and (
+        len(by_path) == len(by_wd)
+    )
+
+
+def test_a_folder_moved_out_and_back_is_watched_at_its_new_path(
+    watched: tuple[Path, Recorder, VaultInotifyObserver], tmp_path: Path
+) -> None:
+    root, recorder, observer = watched
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.rename(root / "P" / "F", outside / "F")
+    os.rename(outside / "F", root / "Archive" / "G")
+    os.rename(root / "P", root / "P2")
+    wait_until(lambda: recorder.seen(root / "P2"), message="the move of P")
+    write(root / "Archive" / "G" / "sub" / "new.md", "new")
+    wait_until(lambda: recorder.seen(root / "Archive" / "G" / "sub" / "new.md"))
+    assert not [p for p in recorder.paths if p.startswith(str(root / "P2" / "F"))]
+    assert _consistent(_group(observer))
+
+
+def test_a_folder_moved_out_for_good_is_no_longer_watched(
+    watched: tuple[Path, Recorder, VaultInotifyObserver], tmp_path: Path
+) -> None:
+    root, recorder, observer = watched
+    before = count_inotify_watches()
+    os.rename(root / "P" / "F", tmp_path / "trash-F")
+    # watchdog holds a lone IN_MOVED_FROM for half a second, then reports it as a deletion.
+    wait_until(lambda: recorder.seen(root / "P" / "F"), message="the move out")
+    wait_until(lambda: _consistent(_group(observer)), message="F and F/sub unwatched")
+    if before is not None:
+        assert count_inotify_watches() == before - 2
+    write(tmp_path / "trash-F" / "sub" / "late.md", "late")
+    write(root / "P" / "here.md", "here")
+    wait_until(lambda: recorder.seen(root / "P" / "here.md"))
+    assert not [p for p in recorder.paths if p.endswith("late.md")]
+
+
+def test_running_out_of_watches_after_the_start_is_reported(
+    watched: tuple[Path, Recorder, VaultInotifyObserver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 13.7: watchdog skips a folder it cannot watch (ENOSPC) without a word.
+    root, _recorder, observer = watched
+    running = RunningObserver(observer, "inotify")
+    assert running.out_of_watches() is None
+    fd = _group(observer)._inotify_fd
+    real_add = fd.add_callback
+
+    def no_more(path: bytes, *args: Any, **kwargs: Any) -> Any:
+        if path.endswith(b"late"):
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+        return real_add(path, *args, **kwargs)
+
+    monkeypatch.setattr(fd, "add_callback", no_more)
+    (root / "late").mkdir()
+    error = wait_until(running.out_of_watches, message="the shortfall")
+    assert error.errno == errno.ENOSPC
+    assert running.alive()  # still running: the supervisor restarts it, and then it polls
