@@ -157,6 +157,7 @@ class Indexer:
         """Full reconcile; with ``abort``, stop between transactions once it returns True."""
         self._wait_for_git([])
         started = time.perf_counter()
+        parsed = self.writer.parsed
         log.info("rescan", cause=cause)
 
         def progress(done: int, total: int) -> None:
@@ -178,6 +179,8 @@ class Indexer:
             changed=report.changed,
             removed=report.removed,
             unchanged=report.unchanged,
+            rehashed=report.rehashed,
+            parsed=self.writer.parsed - parsed,
             errors=report.errors,
             seconds=round(time.perf_counter() - started, 3),
         )

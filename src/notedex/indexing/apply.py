@@ -28,6 +28,8 @@ class ApplyReport:
     changed: int = 0
     removed: int = 0
     unchanged: int = 0
+    rehashed: int = 0
+    """Of ``unchanged``: files whose etag was new but whose content the hash confirmed."""
     errors: int = 0
     seconds: float = 0.0
     paths: list[str] = field(default_factory=list)
@@ -39,6 +41,7 @@ class ApplyReport:
         self.changed += other.changed
         self.removed += other.removed
         self.unchanged += other.unchanged
+        self.rehashed += other.rehashed
         self.errors += other.errors
         self.paths.extend(other.paths)
         self.kept.extend(other.kept)
@@ -49,6 +52,7 @@ class ApplyReport:
             "changed": self.changed,
             "removed": self.removed,
             "unchanged": self.unchanged,
+            "rehashed": self.rehashed,
             "errors": self.errors,
             "seconds": round(self.seconds, 3),
             "kept": self.kept,
@@ -131,6 +135,7 @@ def _apply(
         # Batches come in the order of ``notes``: map just this batch's paths.
         by_path = {vf.path: vf for vf in notes[written : written + len(parsed)]}
         written += len(parsed)
+        writer.parsed += len(parsed)
         with writer.transaction():
             dirty = writer.write_notes(parsed, by_path)
             report.errors += sum(1 for note, _ in parsed if note.errors)

@@ -122,6 +122,7 @@ def _nothing_done(unchanged: int, seconds: float) -> dict[str, Any]:
         "changed": 0,
         "removed": 0,
         "unchanged": unchanged,
+        "rehashed": 0,
         "errors": 0,
         "seconds": round(seconds, 3),
         "kept": [],

@@ -15,12 +15,11 @@ from pathlib import Path
 
 from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, apply
-from notedex.indexing.pool import paused_gc
+from notedex.indexing.pool import hash_notes, paused_gc
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
-from notedex.vault.parse import read_note
 from notedex.vault.text import nfc
 from notedex.vault.walk import VaultStream, walk_vault
 
@@ -67,11 +66,17 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
         )
         stale = {}
     deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report)
+    settle_by_hash(writer, diff)
     applied = apply(writer, diff.upserts, deletes, progress=progress)
-    writer.touch_indexed(diff.racy)
+    _record_unchanged(writer, diff)
     applied.kept.extend(report.kept)
     applied.unchanged = diff.walked - len(diff.upserts)
+    applied.rehashed = len(diff.rehashed)
     return applied
+
+
+Renewed = tuple[VaultFile, IndexedFile]
+"""A file on disk and its indexed row, whose etags differ."""
 
 
 @dataclass
@@ -85,6 +90,13 @@ class Diff:
     stale: dict[str, IndexedFile] = field(default_factory=dict)
     """Indexed rows the walk did not see: deleted only once ``lstat`` confirms it."""
     walked: int = 0
+    to_hash: list[Renewed] = field(default_factory=list)
+    """Notes whose content decides (``settle_by_hash``): racy, or a new etag of the same size."""
+    rehashed: list[Renewed] = field(default_factory=list)
+    """Notes under a new etag whose content hash matched the index: unchanged, not parsed."""
+    relinked: list[Renewed] = field(default_factory=list)
+    """Attachments under a new inode, same size and mtime: the index holds nothing else of
+    an attachment, so it is unchanged (a restored or copied vault)."""
 
 
 def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
@@ -112,40 +124,69 @@ def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
             head = next(rows, None)
         else:
             known = passed.pop(path, None)
-        _compare(writer, vf, known, unreadable, diff)
+        _compare(vf, known, unreadable, diff)
     while head is not None:
         passed[head.path] = head
         head = next(rows, None)
     return diff
 
 
-def _compare(
-    writer: IndexWriter, vf: VaultFile, known: IndexedFile | None, unreadable: set[str], diff: Diff
-) -> None:
-    if known is None or not known.same_etag(vf) or vf.path in unreadable:
+def _compare(vf: VaultFile, known: IndexedFile | None, unreadable: set[str], diff: Diff) -> None:
+    if known is None or vf.path in unreadable or known.is_note != vf.is_note:
         diff.upserts.append(vf)
-    elif known.is_note and known.racy:
-        # Same (size, mtime, inode) but written within the file system's timestamp
-        # granularity of our last read: only the content can tell.
-        note = read_note(vf.disk_path, vf.path, max_bytes=writer.max_bytes)
-        if not writer.same_content(vf.path, note.content_hash):
+    elif known.same_etag(vf):
+        if known.is_note and known.racy:
+            # Same (size, mtime, inode) but written within the file system's timestamp
+            # granularity of our last read: only the content can tell.
+            diff.to_hash.append((vf, known))
+    elif known.size != vf.size:  # a pending row's size (-1) never matches the disk
+        diff.upserts.append(vf)
+    elif known.is_note:
+        # A new inode (restored, copied) or mtime (touch, a sync tool) with the same size.
+        diff.to_hash.append((vf, known))
+    elif known.mtime_ns == vf.mtime_ns:
+        diff.relinked.append((vf, known))
+    else:
+        diff.upserts.append(vf)
+
+
+def settle_by_hash(writer: IndexWriter, diff: Diff) -> None:
+    """Read and hash (never parse) ``diff.to_hash``, on every core for many: a note whose
+    hash matches the index is unchanged (``racy`` or ``rehashed``), any other is upserted."""
+    pending, diff.to_hash = diff.to_hash, []
+    if not pending:
+        return
+    hashes = hash_notes(
+        [vf for vf, _ in pending], workers=writer.workers, max_bytes=writer.max_bytes
+    )
+    writer.hashed += len(pending)
+    same = writer.same_contents(
+        [(known.id, h) for (_, known), h in zip(pending, hashes) if h is not None]
+    )
+    for (vf, known), content_hash in zip(pending, hashes):
+        if content_hash is None or known.id not in same:
             diff.upserts.append(vf)
-        else:
+        elif known.same_etag(vf):
             diff.racy.append(vf.path)
+        else:
+            diff.rehashed.append((vf, known))
 
 
-def _changed(writer: IndexWriter, files: Iterable[VaultFile]) -> tuple[list[VaultFile], list[str]]:
-    """Files whose etag differs, plus racy-clean notes whose content hash differs.
+def _record_unchanged(writer: IndexWriter, diff: Diff) -> None:
+    writer.touch_indexed(diff.racy)
+    writer.refresh_etags([*diff.rehashed, *diff.relinked])
 
-    Returns (to index, racy but unchanged). For a few files: their rows are looked up by path.
-    """
+
+def _changed(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
+    """The diff of a few files, settled by hash: their rows are looked up by path."""
     files = list(files)
     indexed = writer.file_rows(vf.path for vf in files)
     unreadable = writer.unreadable_paths()
     diff = Diff()
     for vf in files:
-        _compare(writer, vf, indexed.get(vf.path), unreadable, diff)
-    return diff.upserts, diff.racy
+        _compare(vf, indexed.get(vf.path), unreadable, diff)
+    settle_by_hash(writer, diff)
+    return diff
 
 
 def _confirmed_gone(
@@ -259,8 +300,9 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
             found = _stat_file(vault, hint)
             if found is not None:
                 upserts[found.path] = found
-    changed, racy = _changed(writer, upserts.values())
-    report = apply(writer, changed, sorted(deletes - set(upserts)))
-    writer.touch_indexed(racy)
+    diff = _changed(writer, upserts.values())
+    report = apply(writer, diff.upserts, sorted(deletes - set(upserts)))
+    _record_unchanged(writer, diff)
+    report.rehashed = len(diff.rehashed)
     report.kept.extend(kept.kept)
     return report

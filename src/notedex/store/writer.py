@@ -57,6 +57,10 @@ class IndexWriter:
         self.bulk_cache_kib = bulk_cache_kib
         # None: indexing.apply's BULK_BATCH_SIZE. Also what bounds the parsed notes in memory.
         self.bulk_batch_size = bulk_batch_size
+        self.parsed = 0
+        """Notes parsed by this writer's applies (tests assert on it, not on time)."""
+        self.hashed = 0
+        """Notes read and hashed, not parsed, to confirm their content (racy or new etag)."""
         # A large apply that was killed: undo its bulk setting, finish its FTS rows.
         merge = maintenance.automerge(self.conn)
         if merge is not None and merge != FTS_AUTOMERGE:
@@ -134,6 +138,22 @@ class IndexWriter:
 
     def same_content(self, path: str, content_hash: str) -> bool:
         return notes.same_content(self.conn, path, content_hash)
+
+    def same_contents(self, hashes: Sequence[tuple[int, str]]) -> set[int]:
+        """The file ids among (file_id, sha256 hex) whose indexed note has this content."""
+        return notes.same_contents(self.conn, hashes)
+
+    def refresh_etags(self, unchanged: Sequence[tuple[VaultFile, IndexedFile]]) -> None:
+        """Files whose content is known to be unchanged under a new etag (a restored or copied
+        vault, a ``touch``): their rows take the disk's etag in place."""
+        now = time.time_ns()
+        rows = [
+            (self.disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id)
+            for vf, known in unchanged
+        ]
+        if rows:
+            with self.transaction():
+                files.refresh_etags(self.conn, rows)
 
     def record_walk_problems(self, problems: Iterable[tuple[str, str]]) -> None:
         with self.transaction():

@@ -52,6 +52,7 @@ def test_index_with_nothing_to_do_reports_zeros_without_the_writer(cfg: Config) 
         "changed": 0,
         "removed": 0,
         "unchanged": 3,
+        "rehashed": 0,
         "errors": 0,
         "kept": [],
     }
