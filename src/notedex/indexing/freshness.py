@@ -121,6 +121,7 @@ def _nothing_done(unchanged: int, seconds: float) -> dict[str, Any]:
         "added": 0,
         "changed": 0,
         "removed": 0,
+        "moved": 0,
         "unchanged": unchanged,
         "rehashed": 0,
         "errors": 0,

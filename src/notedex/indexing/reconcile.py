@@ -17,6 +17,7 @@ from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, apply
 from notedex.indexing.pool import hash_notes, paused_gc
 from notedex.store.files import IndexedFile
+from notedex.store.moves import Move
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
@@ -67,10 +68,11 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
         stale = {}
     deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report)
     settle_by_hash(writer, diff)
-    applied = apply(writer, diff.upserts, deletes, progress=progress)
+    moves, upserts, deletes = pair_moves(writer, diff.upserts, deletes)
+    applied = apply(writer, upserts, deletes, moves=moves, progress=progress)
     _record_unchanged(writer, diff)
     applied.kept.extend(report.kept)
-    applied.unchanged = diff.walked - len(diff.upserts)
+    applied.unchanged = diff.walked - len(upserts) - len(moves)
     applied.rehashed = len(diff.rehashed)
     return applied
 
@@ -170,6 +172,36 @@ def settle_by_hash(writer: IndexWriter, diff: Diff) -> None:
             diff.racy.append(vf.path)
         else:
             diff.rehashed.append((vf, known))
+
+
+def pair_moves(
+    writer: IndexWriter, upserts: list[VaultFile], deletes: list[str]
+) -> tuple[list[Move], list[VaultFile], list[str]]:
+    """Pair files new to the index with gone ones of the same etag (size, mtime_ns, inode:
+    a move within the file system keeps them): (moves, the other upserts, the other deletes).
+
+    A gone row is paired only when its etag is unique among the gone rows and not racy."""
+    if not deletes or not upserts:
+        return [], upserts, deletes
+    by_etag: dict[tuple[int, int, int, int], IndexedFile | None] = {}
+    for gone in writer.file_rows(deletes).values():
+        if gone.inode and not gone.racy:
+            key = (gone.is_note, gone.size, gone.mtime_ns, gone.inode)
+            by_etag[key] = None if key in by_etag else gone
+    if not by_etag:
+        return [], upserts, deletes
+    indexed = writer.file_rows(vf.path for vf in upserts)
+    moves: list[Move] = []
+    rest: list[VaultFile] = []
+    for vf in upserts:
+        key = (int(vf.is_note), vf.size, vf.mtime_ns, vf.inode)
+        row = None if vf.path in indexed else by_etag.pop(key, None)
+        if row is None:
+            rest.append(vf)
+        else:
+            moves.append((row, vf))
+    moved_from = {row.path for row, _ in moves}
+    return moves, rest, [path for path in deletes if path not in moved_from]
 
 
 def _record_unchanged(writer: IndexWriter, diff: Diff) -> None:
@@ -301,7 +333,8 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
             if found is not None:
                 upserts[found.path] = found
     diff = _changed(writer, upserts.values())
-    report = apply(writer, diff.upserts, sorted(deletes - set(upserts)))
+    moves, changed, gone = pair_moves(writer, diff.upserts, sorted(deletes - set(upserts)))
+    report = apply(writer, changed, gone, moves=moves)
     _record_unchanged(writer, diff)
     report.rehashed = len(diff.rehashed)
     report.kept.extend(kept.kept)

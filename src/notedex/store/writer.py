@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from notedex.store import files, findings, maintenance, notes
+from notedex.store import files, findings, maintenance, moves, notes
 from notedex.store.database import add_sql_functions, open_writer_connection, set_meta
 from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
@@ -211,6 +211,13 @@ class IndexWriter:
         created = files.register(self.conn, attachments, new_notes, existing, self.disk_rel)
         self.links.added(created)
         return created
+
+    def move_files(self, moved: Sequence[moves.Move]) -> set[int]:
+        """Inside a transaction: moved files take their new paths in place (store.moves);
+        returns the dirty note ids."""
+        return moves.move_files(
+            self.conn, moved, links=self.links, filters=self.filters, disk_rel=self.disk_rel
+        )
 
     def reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change."""
