@@ -20,6 +20,8 @@ FIGURES = [
     "cold_index_s",
     "cold_index_notes_per_s",
     "noop_reconcile_s",
+    "restore_index_s",
+    "restore_vs_cold",
     "save_p50_ms",
     "save_p95_ms",
     "save_new_p50_ms",
@@ -53,6 +55,7 @@ RIPGREP_FIGURES = ["rg_ms", "rg_vs_lookup", "rg_miss_ms", "rg_vs_lookup_miss"]
 TARGETS = {
     "cold_index_s",
     "noop_reconcile_s",
+    "restore_vs_cold",
     "save_p50_ms",
     "save_p95_ms",
     "save_p50_flatness",

@@ -26,7 +26,11 @@ from tests.indexcheck import fts_sound_after, make_vault
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
 
-SUMMARY = re.compile(r"^added (\d+), changed (\d+), removed (\d+), errors (\d+), \d+\.\d\ds$")
+SUMMARY = re.compile(
+    r"^added (\d+), changed (\d+), removed (\d+), moved (\d+), unchanged (\d+) "
+    r"\(rehashed (\d+)\), "
+    r"errors (\d+), \d+\.\d\ds$"
+)
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$")
 
 
@@ -614,13 +618,18 @@ def test_index_prints_a_one_line_summary(tmp_path: Path) -> None:
         assert "indexing [" not in result.stderr  # no progress bar without a TTY
         return tuple(int(g) for g in match.groups())
 
-    assert index() == (3, 0, 0, 1)
-    assert index() == (0, 0, 0, 0)
+    # (added, changed, removed, moved, unchanged, rehashed, errors)
+    assert index() == (3, 0, 0, 0, 0, 0, 1)
+    assert index() == (0, 0, 0, 0, 3, 0, 0)
     write(vault / "a.md", "[[b]] changed\n")
     write(vault / "c.md", "new\n")
     (vault / "pic.png").unlink()
-    assert index() == (1, 1, 1, 0)
-    assert index("--full") == (3, 0, 0, 1)
+    assert index() == (1, 1, 1, 0, 1, 0, 0)
+    os.utime(vault / "b.md", ns=(1_600_000_000 * 10**9,) * 2)  # a touch: same bytes
+    assert index() == (0, 0, 0, 0, 3, 1, 0)
+    os.rename(vault / "b.md", vault / "moved.md")  # settled (old mtime): a path update
+    assert index() == (0, 0, 0, 1, 2, 0, 0)
+    assert index("--full") == (3, 0, 0, 0, 0, 0, 1)
     data = json_only(run_cli("index", "--json", "--vault", vault, "--db", db))
     assert {"added", "changed", "removed", "errors", "seconds"} <= set(data)
     assert (data["added"], data["changed"], data["removed"], data["errors"]) == (0, 0, 0, 0)

@@ -1,4 +1,4 @@
-"""`notedex daemon`'s life: one instance per vault, waiting for another writer, signals, sd_notify, status, a vault that disappears, polling mode, save-to-visible latency.
+"""`notedex daemon`'s life: one instance per vault, waiting for another writer, signals, sd_notify, status, a vault that disappears, polling mode, save-to-visible latency, a vault restored while stopped.
 
 Every scenario ends with the index equal to a fresh full index of the vault and a sound FTS.
 """
@@ -6,6 +6,7 @@ Every scenario ends with the index equal to a fresh full index of the vault and 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import run_cli, wait_until, write
+from tests.indexcheck import age
 from tests.system.daemons import Daemons, assert_converges, indexed_count, note, populate
 
 
@@ -228,3 +230,32 @@ def test_save_to_visible_latency(daemons: Daemons, small_vault: Path, db_path: P
         f"save-to-visible latency: median {latencies[2] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms"
     )
     assert latencies[2] < 1.0
+
+
+def test_a_vault_restored_while_stopped_is_not_parsed_again(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """Issue 18: a restore from a ``cp -a`` copy (every inode new, same bytes and mtimes) while
+    the daemon is stopped: its startup reconcile hashes the notes and parses none."""
+    populate(vault, 300)
+    write(vault / "img.png", "not really a png")
+    age(vault)
+    first = daemons.start()
+    assert first.find("rescan done", cause="startup", added=301, parsed=300)
+    assert first.stop() == 0
+    inodes = {p: p.stat().st_ino for p in vault.rglob("*") if p.is_file()}
+
+    aside = tmp_path / "vault-before-restore"
+    os.rename(vault, aside)  # kept until the copy is made: the copy cannot reuse its inodes
+    subprocess.run(["cp", "-a", str(aside), str(vault)], check=True)
+    shutil.rmtree(aside)
+    assert all(p.stat().st_ino != ino for p, ino in inodes.items())
+
+    run = daemons.start()
+    done = run.wait_for("rescan done", cause="startup")
+    counts = {k: done[k] for k in ("added", "changed", "removed", "parsed", "rehashed")}
+    assert counts == {"added": 0, "changed": 0, "removed": 0, "parsed": 0, "rehashed": 300}
+    assert done["unchanged"] == 301
+    assert_converges(vault, db_path, tmp_path, run=run)
+    write(vault / "notes" / "f0" / "n1.md", note("Edited after the restore", links="[[n2]]"))
+    assert_converges(vault, db_path, tmp_path, run=run)

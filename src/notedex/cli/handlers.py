@@ -289,6 +289,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         report,
         lambda: (
             f"added {report['added']}, changed {report['changed']}, removed {report['removed']}, "
+            f"moved {report['moved']}, unchanged {report['unchanged']} (rehashed {report['rehashed']}), "
             f"errors {report['errors']}, {report['seconds']:.2f}s"
         ),
     )

@@ -150,6 +150,7 @@ class Indexer:
             added=report.added,
             changed=report.changed,
             removed=report.removed,
+            moved=report.moved,
             errors=report.errors,
             requeued=len(again),
             seconds=round(time.perf_counter() - started, 3),
@@ -163,6 +164,7 @@ class Indexer:
         """Full reconcile; with ``abort``, stop between transactions once it returns True."""
         self._wait_for_git([])
         started = time.perf_counter()
+        parsed = self.writer.parsed
         log.info("rescan", cause=cause)
 
         def progress(done: int, total: int) -> None:
@@ -183,7 +185,10 @@ class Indexer:
             added=report.added,
             changed=report.changed,
             removed=report.removed,
+            moved=report.moved,
             unchanged=report.unchanged,
+            rehashed=report.rehashed,
+            parsed=self.writer.parsed - parsed,
             errors=report.errors,
             seconds=round(time.perf_counter() - started, 3),
         )

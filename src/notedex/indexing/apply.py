@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from notedex.indexing.pool import parse_batches, paused_gc
+from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.model import VaultFile
 
@@ -27,7 +28,11 @@ class ApplyReport:
     added: int = 0
     changed: int = 0
     removed: int = 0
+    moved: int = 0
+    """Files found under a new path with their etag: their rows were moved, not re-parsed."""
     unchanged: int = 0
+    rehashed: int = 0
+    """Of ``unchanged``: files whose etag was new but whose content the hash confirmed."""
     errors: int = 0
     seconds: float = 0.0
     paths: list[str] = field(default_factory=list)
@@ -41,7 +46,9 @@ class ApplyReport:
         self.added += other.added
         self.changed += other.changed
         self.removed += other.removed
+        self.moved += other.moved
         self.unchanged += other.unchanged
+        self.rehashed += other.rehashed
         self.errors += other.errors
         self.paths.extend(other.paths)
         self.kept.extend(other.kept)
@@ -52,7 +59,9 @@ class ApplyReport:
             "added": self.added,
             "changed": self.changed,
             "removed": self.removed,
+            "moved": self.moved,
             "unchanged": self.unchanged,
+            "rehashed": self.rehashed,
             "errors": self.errors,
             "seconds": round(self.seconds, 3),
             "kept": self.kept,
@@ -64,6 +73,7 @@ def apply(
     upserts: Sequence[VaultFile],
     deletes: Iterable[str],
     *,
+    moves: Sequence[tuple[IndexedFile, VaultFile]] = (),
     progress: Progress | None = None,
 ) -> ApplyReport:
     """Index ``upserts`` (already known to differ from the index) and drop ``deletes``.
@@ -77,16 +87,17 @@ def apply(
     """
     if sum(1 for vf in upserts if vf.is_note) < BULK_NOTES:
         with paused_gc():
-            return _apply(writer, upserts, deletes, progress, BATCH_SIZE)
+            return _apply(writer, upserts, deletes, moves, progress, BATCH_SIZE)
     with paused_gc(), writer.bulk_mode():
         batch_size = writer.bulk_batch_size or BULK_BATCH_SIZE
-        return _apply(writer, upserts, deletes, progress, batch_size)
+        return _apply(writer, upserts, deletes, moves, progress, batch_size)
 
 
 def _apply(
     writer: IndexWriter,
     upserts: Sequence[VaultFile],
     deletes: Iterable[str],
+    moves: Sequence[tuple[IndexedFile, VaultFile]],
     progress: Progress | None,
     batch_size: int,
 ) -> ApplyReport:
@@ -111,6 +122,14 @@ def _apply(
             writer.reresolve_for(set(deletes), dirty)
             report.removed += len(deletes)
             report.paths.extend(deletes)
+        if moves:
+            # Paths, not content: the rows move in place, the links both ends can affect are
+            # re-resolved, nothing is parsed (issue 17).
+            dirty |= writer.move_files(moves)
+            moved = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
+            writer.reresolve_for(moved, dirty)
+            report.moved = len(moves)
+            report.paths.extend(sorted(moved))
         created = writer.register(attachments, notes, existing)
         writer.reresolve_for(created, dirty)
         del created
@@ -135,6 +154,7 @@ def _apply(
         # Batches come in the order of ``notes``: map just this batch's paths.
         by_path = {vf.path: vf for vf in notes[written : written + len(parsed)]}
         written += len(parsed)
+        writer.parsed += len(parsed)
         with writer.transaction():
             dirty = writer.write_notes(parsed, by_path)
             report.errors += sum(1 for note, _ in parsed if note.errors)
@@ -149,7 +169,7 @@ def _apply(
         writer.flush_pending_fts()
 
     report.paths.extend(vf.path for vf in upserts)
-    if upserts or deletes:
+    if upserts or deletes or moves:
         with writer.transaction():
             writer.set_meta("last_indexed", repr(time.time()))
     report.seconds = time.perf_counter() - started

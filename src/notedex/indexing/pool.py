@@ -11,11 +11,14 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from notedex.vault.model import Note, VaultFile
-from notedex.vault.parse import read_note
+from notedex.vault.parse import hash_note, read_note
 from notedex.vault.text import segment
 
 PARALLEL_THRESHOLD = 400  # below this, a process pool costs more than it saves
 CHUNK = 100  # notes per task handed to a worker
+# Hashing a note costs a few hundredths of parsing it: the pool pays off later, in bigger tasks.
+HASH_PARALLEL_THRESHOLD = 2000
+HASH_CHUNK = 1000
 
 Parsed = list[tuple[Note, str]]
 
@@ -93,3 +96,32 @@ def parse_batches(
                 pending = []
     if pending:
         yield pending
+
+
+def hash_chunk(items: Sequence[tuple[str, int, int, int]], max_bytes: int) -> list[str | None]:
+    """Worker-process entry point: the content hash of each (disk_path, size, mtime_ns, inode),
+    or None when the file cannot be read or what was read no longer has that etag."""
+    out: list[str | None] = []
+    for disk, size, mtime_ns, inode in items:
+        found = hash_note(disk, max_bytes=max_bytes)
+        if found is None:
+            out.append(None)
+            continue
+        content_hash, info = found
+        same = (info.st_size, info.st_mtime_ns, info.st_ino) == (size, mtime_ns, inode)
+        out.append(content_hash if same else None)
+    return out
+
+
+def hash_notes(notes: Sequence[VaultFile], *, workers: int, max_bytes: int) -> list[str | None]:
+    """``hash_chunk`` of every note, in order: in worker processes (the parse pool's) for a
+    large set, such as a vault restored from a backup (every inode new)."""
+    items = [(vf.disk_path, vf.size, vf.mtime_ns, vf.inode) for vf in notes]
+    if len(items) < HASH_PARALLEL_THRESHOLD or workers <= 1:
+        return hash_chunk(items, max_bytes)
+    chunks = [items[start : start + HASH_CHUNK] for start in range(0, len(items), HASH_CHUNK)]
+    out: list[str | None] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for hashes in pool.map(hash_chunk, chunks, [max_bytes] * len(chunks)):
+            out.extend(hashes)
+    return out

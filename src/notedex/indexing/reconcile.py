@@ -15,12 +15,12 @@ from pathlib import Path
 
 from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, apply
-from notedex.indexing.pool import paused_gc
+from notedex.indexing.pool import hash_notes, paused_gc
 from notedex.store.files import IndexedFile
+from notedex.store.moves import Move
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
-from notedex.vault.parse import read_note
 from notedex.vault.text import nfc
 from notedex.vault.walk import VaultStream, walk_vault
 
@@ -67,14 +67,21 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
         stale = {}
     refused = (p.path for p in problems)
     deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report, refused)
-    applied = apply(writer, diff.upserts, deletes, progress=progress)
+    settle_by_hash(writer, diff)
+    moves, upserts, deletes = pair_moves(writer, diff.upserts, deletes)
+    applied = apply(writer, upserts, deletes, moves=moves, progress=progress)
     # After the deletes: a path that is a walk problem now (a FIFO, a loop) lost its row there.
     writer.record_walk_problems((p.path, p.message) for p in problems)
-    writer.touch_indexed(diff.racy)
+    _record_unchanged(writer, diff)
     applied.kept.extend(report.kept)
     applied.unreadable.extend(unreadable_dirs)
-    applied.unchanged = diff.walked - len(diff.upserts)
+    applied.unchanged = diff.walked - len(upserts) - len(moves)
+    applied.rehashed = len(diff.rehashed)
     return applied
+
+
+Renewed = tuple[VaultFile, IndexedFile]
+"""A file on disk and its indexed row, whose etags differ."""
 
 
 @dataclass
@@ -88,6 +95,13 @@ class Diff:
     stale: dict[str, IndexedFile] = field(default_factory=dict)
     """Indexed rows the walk did not see: deleted only once ``lstat`` confirms it."""
     walked: int = 0
+    to_hash: list[Renewed] = field(default_factory=list)
+    """Notes whose content decides (``settle_by_hash``): racy, or a new etag of the same size."""
+    rehashed: list[Renewed] = field(default_factory=list)
+    """Notes under a new etag whose content hash matched the index: unchanged, not parsed."""
+    relinked: list[Renewed] = field(default_factory=list)
+    """Attachments under a new inode, same size and mtime: the index holds nothing else of
+    an attachment, so it is unchanged (a restored or copied vault)."""
 
 
 def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
@@ -115,7 +129,7 @@ def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
             head = next(rows, None)
         else:
             known = passed.pop(path, None)
-        _compare(writer, vf, known, unreadable, diff)
+        _compare(vf, known, unreadable, diff)
     while head is not None:
         passed[head.path] = head
         head = next(rows, None)
@@ -123,7 +137,6 @@ def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
 
 
 def _compare(
-    writer: IndexWriter,
     vf: VaultFile,
     known: IndexedFile | None,
     unreadable: set[str],
@@ -131,26 +144,86 @@ def _compare(
     *,
     forced: bool = False,
 ) -> None:
-    if known is None or not known.same_etag(vf) or vf.path in unreadable:
+    if known is None or vf.path in unreadable or known.is_note != vf.is_note:
         diff.upserts.append(vf)
-    elif known.is_note and (known.racy or forced):
-        # Same (size, mtime, inode) but written within the file system's timestamp
-        # granularity of our last read, or an event said it changed (a same-size rewrite
-        # whose mtime was put back, a recreate that reused the inode): only the content
-        # can tell.
-        note = read_note(vf.disk_path, vf.path, max_bytes=writer.max_bytes)
-        if not writer.same_content(vf.path, note.content_hash):
+    elif known.same_etag(vf):
+        if known.is_note and (known.racy or forced):
+            # Same (size, mtime, inode) but written within the file system's timestamp
+            # granularity of our last read, or an event said it changed (a same-size rewrite
+            # whose mtime was put back, a recreate that reused the inode): only the content
+            # can tell.
+            diff.to_hash.append((vf, known))
+    elif known.size != vf.size:  # a pending row's size (-1) never matches the disk
+        diff.upserts.append(vf)
+    elif known.is_note:
+        # A new inode (restored, copied) or mtime (touch, a sync tool) with the same size.
+        diff.to_hash.append((vf, known))
+    elif known.mtime_ns == vf.mtime_ns:
+        diff.relinked.append((vf, known))
+    else:
+        diff.upserts.append(vf)
+
+
+def settle_by_hash(writer: IndexWriter, diff: Diff) -> None:
+    """Read and hash (never parse) ``diff.to_hash``, on every core for many: a note whose
+    hash matches the index is unchanged (``racy`` or ``rehashed``), any other is upserted."""
+    pending, diff.to_hash = diff.to_hash, []
+    if not pending:
+        return
+    hashes = hash_notes(
+        [vf for vf, _ in pending], workers=writer.workers, max_bytes=writer.max_bytes
+    )
+    writer.hashed += len(pending)
+    same = writer.same_contents(
+        [(known.id, h) for (_, known), h in zip(pending, hashes) if h is not None]
+    )
+    for (vf, known), content_hash in zip(pending, hashes):
+        if content_hash is None or known.id not in same:
             diff.upserts.append(vf)
-        else:
+        elif known.same_etag(vf):
             diff.racy.append(vf.path)
+        else:
+            diff.rehashed.append((vf, known))
 
 
-def _changed(
-    writer: IndexWriter, files: Iterable[VaultFile], hinted: set[str]
-) -> tuple[list[VaultFile], list[str]]:
-    """Files whose etag differs, plus racy-clean or ``hinted`` notes whose content differs.
+def pair_moves(
+    writer: IndexWriter, upserts: list[VaultFile], deletes: list[str]
+) -> tuple[list[Move], list[VaultFile], list[str]]:
+    """Pair files new to the index with gone ones of the same etag (size, mtime_ns, inode:
+    a move within the file system keeps them): (moves, the other upserts, the other deletes).
 
-    Returns (to index, racy but unchanged). For a few files: their rows are looked up by path.
+    A gone row is paired only when its etag is unique among the gone rows and not racy."""
+    if not deletes or not upserts:
+        return [], upserts, deletes
+    by_etag: dict[tuple[int, int, int, int], IndexedFile | None] = {}
+    for gone in writer.file_rows(deletes).values():
+        if gone.inode and not gone.racy:
+            key = (gone.is_note, gone.size, gone.mtime_ns, gone.inode)
+            by_etag[key] = None if key in by_etag else gone
+    if not by_etag:
+        return [], upserts, deletes
+    indexed = writer.file_rows(vf.path for vf in upserts)
+    moves: list[Move] = []
+    rest: list[VaultFile] = []
+    for vf in upserts:
+        key = (int(vf.is_note), vf.size, vf.mtime_ns, vf.inode)
+        row = None if vf.path in indexed else by_etag.pop(key, None)
+        if row is None:
+            rest.append(vf)
+        else:
+            moves.append((row, vf))
+    moved_from = {row.path for row, _ in moves}
+    return moves, rest, [path for path in deletes if path not in moved_from]
+
+
+def _record_unchanged(writer: IndexWriter, diff: Diff) -> None:
+    writer.touch_indexed(diff.racy)
+    writer.refresh_etags([*diff.rehashed, *diff.relinked])
+
+
+def _changed(writer: IndexWriter, files: Iterable[VaultFile], hinted: set[str]) -> Diff:
+    """The diff of a few files, settled by hash: their rows are looked up by path.
+
     ``hinted`` are the files an event named: their content is checked even when the etag
     matches (issue 13).
     """
@@ -159,9 +232,9 @@ def _changed(
     unreadable = writer.unreadable_paths()
     diff = Diff()
     for vf in files:
-        known = indexed.get(vf.path)
-        _compare(writer, vf, known, unreadable, diff, forced=vf.path in hinted)
-    return diff.upserts, diff.racy
+        _compare(vf, indexed.get(vf.path), unreadable, diff, forced=vf.path in hinted)
+    settle_by_hash(writer, diff)
+    return diff
 
 
 def _confirmed_gone(
@@ -267,9 +340,12 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
             continue
         if hint == "" or links.through_link(hint) or not _look(writer, hint, found):
             return reconcile(writer)
-    changed, racy = _changed(writer, found.upserts.values(), found.hinted)
-    report = apply(writer, changed, sorted(found.deletes - set(found.upserts)))
-    writer.touch_indexed(racy)
+    diff = _changed(writer, found.upserts.values(), found.hinted)
+    gone = sorted(found.deletes - set(found.upserts))
+    moves, changed, gone = pair_moves(writer, diff.upserts, gone)
+    report = apply(writer, changed, gone, moves=moves)
+    _record_unchanged(writer, diff)
+    report.rehashed = len(diff.rehashed)
     report.kept.extend(found.kept.kept)
     report.unreadable.extend(found.kept.unreadable)
     return report

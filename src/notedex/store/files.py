@@ -131,6 +131,16 @@ def update_etags(conn: sqlite3.Connection, etags: Sequence[tuple[object, ...]]) 
     )
 
 
+def refresh_etags(conn: sqlite3.Connection, etags: Sequence[tuple[object, ...]]) -> None:
+    """(disk_rel, size, mtime_ns, inode, indexed_ns, id) of files known to be unchanged (their
+    content hash matched): the row is updated in place, nothing else is touched."""
+    conn.executemany(
+        "UPDATE files SET disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, indexed_ns = ? "
+        "WHERE id = ?",
+        etags,
+    )
+
+
 def delete_file_row(conn: sqlite3.Connection, file_id: int, path: str) -> None:
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
     conn.execute("DELETE FROM problems WHERE path = ?", (path,))

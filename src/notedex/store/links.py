@@ -151,7 +151,27 @@ class LinkTargets:
             keys.update(affected_name_keys(path))
         if not keys:
             return
-        rows = self._affected_links(keys)
+        self._reresolve_rows(self._affected_links(keys), dirty, withdraw)
+
+    def reresolve_sources(
+        self, source_ids: Iterable[int], dirty: set[int], withdraw: Withdraw
+    ) -> None:
+        """Re-resolve every link of these notes (they moved: SEMANTICS 7 resolves from the
+        source's folder)."""
+        ids = json.dumps(sorted(source_ids))
+        rows = self.conn.execute(
+            _LINKS_SELECT
+            + "WHERE l.linkpath <> '' AND l.source_id IN (SELECT value FROM json_each(?))",
+            (ids,),
+        ).fetchall()
+        self._reresolve_rows(rows, dirty, withdraw)
+
+    def _reresolve_rows(
+        self,
+        rows: list[tuple[int, int, str, str, int | None, int]],
+        dirty: set[int],
+        withdraw: Withdraw,
+    ) -> None:
         updates = []
         self.load_candidates(lookup_key(row[3]) for row in rows)
         touched: set[int] = set()

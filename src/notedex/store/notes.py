@@ -223,6 +223,22 @@ def same_content(conn: sqlite3.Connection, path: str, content_hash: str) -> bool
     return row is not None and row[0] == content_key(content_hash)
 
 
+def same_contents(conn: sqlite3.Connection, hashes: Sequence[tuple[int, str]]) -> set[int]:
+    """The file ids among (file_id, sha256 hex) whose indexed note has this content."""
+    found: set[int] = set()
+    for start in range(0, len(hashes), files.LOOKUP_CHUNK):
+        chunk = hashes[start : start + files.LOOKUP_CHUNK]
+        wanted = {file_id: content_key(content_hash) for file_id, content_hash in chunk}
+        for file_id, key in conn.execute(
+            "SELECT file_id, content_hash FROM notes "
+            "WHERE file_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(wanted)),),
+        ):
+            if wanted[file_id] == key:
+                found.add(file_id)
+    return found
+
+
 def reflag_excluded(conn: sqlite3.Connection, filters: tuple[str, ...]) -> list[int]:
     """Set notes.excluded from Obsidian's "Excluded files" list; returns the notes that
     changed plus the targets of their links (SEMANTICS 1/8: their findings change)."""

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from notedex.store import files, findings, maintenance, notes
+from notedex.store import files, findings, maintenance, moves, notes
 from notedex.store.database import add_sql_functions, open_writer_connection, set_meta
 from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
@@ -52,6 +52,10 @@ class IndexWriter:
         self.bulk_cache_kib = bulk_cache_kib
         # None: indexing.apply's BULK_BATCH_SIZE. Also what bounds the parsed notes in memory.
         self.bulk_batch_size = bulk_batch_size
+        self.parsed = 0
+        """Notes parsed by this writer's applies (tests assert on it, not on time)."""
+        self.hashed = 0
+        """Notes read and hashed, not parsed, to confirm their content (racy or new etag)."""
         # A large apply that was killed: undo its bulk setting, finish its FTS rows.
         merge = maintenance.automerge(self.conn)
         if merge is not None and merge != FTS_AUTOMERGE:
@@ -120,6 +124,22 @@ class IndexWriter:
     def same_content(self, path: str, content_hash: str) -> bool:
         return notes.same_content(self.conn, path, content_hash)
 
+    def same_contents(self, hashes: Sequence[tuple[int, str]]) -> set[int]:
+        """The file ids among (file_id, sha256 hex) whose indexed note has this content."""
+        return notes.same_contents(self.conn, hashes)
+
+    def refresh_etags(self, unchanged: Sequence[tuple[VaultFile, IndexedFile]]) -> None:
+        """Files whose content is known to be unchanged under a new etag (a restored or copied
+        vault, a ``touch``): their rows take the disk's etag in place."""
+        now = time.time_ns()
+        rows = [
+            (self.disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id)
+            for vf, known in unchanged
+        ]
+        if rows:
+            with self.transaction():
+                files.refresh_etags(self.conn, rows)
+
     def record_walk_problems(self, problems: Iterable[tuple[str, str]]) -> None:
         with self.transaction():
             files.record_walk_problems(self.conn, problems)
@@ -176,6 +196,13 @@ class IndexWriter:
         created = files.register(self.conn, attachments, new_notes, existing, self.disk_rel)
         self.links.added(created)
         return created
+
+    def move_files(self, moved: Sequence[moves.Move]) -> set[int]:
+        """Inside a transaction: moved files take their new paths in place (store.moves);
+        returns the dirty note ids."""
+        return moves.move_files(
+            self.conn, moved, links=self.links, filters=self.filters, disk_rel=self.disk_rel
+        )
 
     def reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change."""

@@ -29,7 +29,7 @@ from notedex.vault.markdown import scan_body
 from notedex.vault.model import Note, Problem, Tag
 from notedex.vault.text import nfc
 
-__all__ = ["DEFAULT_MAX_BYTES", "note_stem", "parse_note", "read_note"]
+__all__ = ["DEFAULT_MAX_BYTES", "hash_note", "note_stem", "parse_note", "read_note"]
 
 _TEXT_KEYS = ("id", "type", "status")
 
@@ -57,12 +57,31 @@ def read_note(
     except OSError as exc:
         return _unreadable(path, exc.strerror or str(exc))
     if len(data) > max_bytes:
-        # Only a prefix was read, so this is not the file's sha256; size and mtime make it
-        # change whenever the file changes, which is all the index needs from it.
-        digest = hashlib.sha256(data)
-        digest.update(f"\0{info.st_size}\0{info.st_mtime_ns}".encode())
-        return _name_only(path, digest.hexdigest(), _size_problem(info.st_size, max_bytes))
+        content_hash = _capped_hash(data, info)
+        return _name_only(path, content_hash, _size_problem(info.st_size, max_bytes))
     return parse_note(data, path, max_bytes=max_bytes)
+
+
+def hash_note(
+    disk_path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[str, os.stat_result] | None:
+    """The ``content_hash`` that ``read_note`` would give the file, without parsing it, and
+    the ``fstat`` of what was read; None when it cannot be read (never raises)."""
+    try:
+        data, info = read_capped(disk_path, max_bytes)
+    except OSError:
+        return None
+    if len(data) > max_bytes:
+        return _capped_hash(data, info), info
+    return hashlib.sha256(data).hexdigest(), info
+
+
+def _capped_hash(prefix: bytes, info: os.stat_result) -> str:
+    # Only a prefix was read, so this is not the file's sha256; size and mtime make it
+    # change whenever the file changes, which is all the index needs from it.
+    digest = hashlib.sha256(prefix)
+    digest.update(f"\0{info.st_size}\0{info.st_mtime_ns}".encode())
+    return digest.hexdigest()
 
 
 def _parse(data: bytes, path: str, content_hash: str) -> Note:

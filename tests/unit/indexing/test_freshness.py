@@ -51,7 +51,9 @@ def test_index_with_nothing_to_do_reports_zeros_without_the_writer(cfg: Config) 
         "added": 0,
         "changed": 0,
         "removed": 0,
+        "moved": 0,
         "unchanged": 3,
+        "rehashed": 0,
         "errors": 0,
         "kept": [],
     }

@@ -85,11 +85,13 @@ def test_only_changed_files_are_parsed(writer: IndexWriter, parsed: list[str]) -
     assert parsed == ["n3.md"]
 
 
-def test_size_mtime_and_inode_each_mark_a_file_changed(
+def test_size_mtime_and_inode_are_each_noticed_and_the_hash_settles_same_size(
     writer: IndexWriter, parsed: list[str]
 ) -> None:
+    """A new size is a change; a new mtime or inode with the same size is read and hashed:
+    the same bytes are unchanged (rehashed, not parsed), other bytes are a change."""
     vault = writer.vault
-    for name in ("size.md", "mtime.md", "inode.md", "same.md"):
+    for name in ("size.md", "mtime.md", "inode.md", "same.md", "edit.md"):
         write(vault / name, "0123456789\n")
     age(vault)
     reconcile(writer)
@@ -108,10 +110,24 @@ def test_size_mtime_and_inode_each_mark_a_file_changed(
     assert (vault / "inode.md").stat().st_ino != st.st_ino
     assert (vault / "inode.md").stat().st_mtime_ns == st.st_mtime_ns
 
+    st = (vault / "edit.md").stat()
+    write(vault / "edit.md", "9876543210\n")  # same size, new bytes, in place
+    os.utime(vault / "edit.md", ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))
+
+    parsed_before, hashed_before = writer.parsed, writer.hashed
     report = reconcile(writer)
-    assert counts(report) == (0, 3, 0)
-    assert sorted(parsed) == ["inode.md", "mtime.md", "size.md"]
+    assert counts(report) == (0, 2, 0)
+    assert (report.unchanged, report.rehashed) == (3, 2)
+    assert sorted(parsed) == ["edit.md", "size.md"]
+    assert writer.parsed - parsed_before == 2
+    assert writer.hashed - hashed_before == 3  # mtime.md, inode.md, edit.md
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+    # The confirmed rows took the new etags: the next reconcile reads nothing.
+    hashed_before = writer.hashed
+    again = reconcile(writer)
+    assert (counts(again), again.rehashed) == ((0, 0, 0), 0)
+    assert writer.hashed - hashed_before == 0
 
 
 def test_a_racy_edit_with_the_same_etag_is_still_found(writer: IndexWriter) -> None:

@@ -1,0 +1,125 @@
+"""indexing/reconcile.py: moves are path updates (issue 17). A file found under a new path
+with its etag (size, mtime_ns, inode) keeps its rows; nothing is parsed again, and the index
+equals a fresh full index of the vault."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fresh_full_index, write
+from tests.indexcheck import age, fts_sound_after, make_vault
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+FOLDERS = ("alpha", "beta", "gamma", "delta")
+
+
+def populate(vault: Path, notes: int) -> None:
+    """Notes in four folders, linking by name, by path and to names that collide across
+    folders (the tie-break of SEMANTICS 7 depends on where a note is)."""
+    for i in range(notes):
+        folder = FOLDERS[i % 4]
+        write(
+            vault / "p" / folder / f"n{i}.md",
+            f"---\ntags: [t{i % 5}]\n---\n# Note {i}\n\n[[n{(i + 1) % notes}]] "
+            f"[[p/{FOLDERS[(i + 1) % 4]}/n{(i + 2) % notes}]] [[same]] [[missing{i % 3}]] "
+            f"![[pic.png]]\n",
+        )
+    for folder in FOLDERS:
+        write(vault / "p" / folder / "same.md", f"# Same in {folder}\n[[n1]]\n")
+    (vault / "p" / "alpha" / "pic.png").write_bytes(b"png")
+    write(vault / ".obsidian" / "app.json", '{"userIgnoreFilters": ["p/alpha-moved/"]}')
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> Iterator[IndexWriter]:
+    vault = make_vault(tmp_path / "v", {})
+    with IndexWriter(tmp_path / "i.db", vault, workers=2) as w:
+        yield w
+
+
+@pytest.mark.slow
+def test_a_folder_renamed_and_back_is_moved_in_place_never_parsed(writer: IndexWriter) -> None:
+    vault = writer.vault
+    populate(vault, 2000)
+    age(vault)
+    reconcile(writer)
+    fresh = fresh_full_index(vault, writer.db_path.parent)
+    assert dump_index(writer.db_path) == fresh
+    parsed = writer.parsed
+
+    # A quarter of the vault, into a folder that Excluded files hide.
+    os.rename(vault / "p" / "alpha", vault / "p" / "alpha-moved")
+    report = reconcile(writer)
+    assert (report.added, report.changed, report.removed, report.moved) == (0, 0, 0, 502)
+    assert writer.parsed == parsed
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+    os.rename(vault / "p" / "alpha-moved", vault / "p" / "alpha")
+    back = reconcile(writer)
+    assert (back.added, back.changed, back.removed, back.moved) == (0, 0, 0, 502)
+    assert writer.parsed == parsed
+    assert dump_index(writer.db_path) == fresh
+
+
+def test_renames_that_change_stems_and_resolution(writer: IndexWriter) -> None:
+    vault = writer.vault
+    write(vault / "a.md", "# A\n[[b]] [[c]] [[nowhere]]\n")
+    write(vault / "b.md", "# B\n[[a]]\n")
+    write(vault / "sub" / "c.md", "---\n: [\n---\n[[a]] [[nowhere]]\n")  # a parse error
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    os.rename(vault / "b.md", vault / "sub" / "b2.md")  # [[b]] breaks, [[a]] still resolves
+    os.rename(vault / "sub" / "c.md", vault / "nowhere.md")  # [[c]] breaks, [[nowhere]] resolves
+    report = reconcile(writer)
+    assert (report.added, report.removed, report.moved, writer.parsed - parsed) == (0, 0, 2, 0)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_swap_is_two_edits(writer: IndexWriter) -> None:
+    """Both paths stay in the index: their content changed, so both are parsed (only a path
+    that left the index is paired with one new to it)."""
+    vault = writer.vault
+    write(vault / "a.md", "# A\n[[b]]\n")
+    write(vault / "b.md", "# B\n")
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    os.rename(vault / "a.md", vault / "tmp.md")
+    os.rename(vault / "b.md", vault / "a.md")
+    os.rename(vault / "tmp.md", vault / "b.md")
+    report = reconcile(writer)
+    assert (report.changed, report.moved, writer.parsed - parsed) == (2, 0, 2)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_the_daemons_path_hints_move_too(writer: IndexWriter) -> None:
+    vault = writer.vault
+    populate(vault, 40)
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    os.rename(vault / "p" / "beta", vault / "q")
+    report = apply_paths(writer, ["p/beta", "q"])
+    assert (report.added, report.removed, report.moved, writer.parsed - parsed) == (0, 0, 11, 0)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_move_with_an_edit_is_a_delete_and_an_add(writer: IndexWriter) -> None:
+    vault = writer.vault
+    write(vault / "a.md", "# A\n")
+    write(vault / "b.md", "[[a]]\n")
+    age(vault)
+    reconcile(writer)
+    os.rename(vault / "a.md", vault / "c.md")
+    write(vault / "c.md", "# C, edited\n")
+    report = reconcile(writer)
+    assert (report.added, report.removed, report.moved) == (1, 1, 0)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
