@@ -322,7 +322,7 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             ).fetchall(),
             "notes": q(
                 f"SELECT f.path, stem, {NOTE_TITLE}, frontmatter_title, first_h1, note_id, type, status, "
-                f"excluded, content_hash, properties FROM notes n JOIN {files} f ON f.id = n.file_id"
+                f"excluded, content_hash, properties, outline FROM notes n JOIN {files} f ON f.id = n.file_id"
             ).fetchall(),
             "tags": q(
                 f"SELECT f.path, k.tag, k.tag_key, t.inline, t.position FROM tags t "
@@ -340,6 +340,10 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "lonely_notes": q("SELECT lonely, path, title FROM lonely_notes").fetchall(),
             "broken_links": q(
                 "SELECT source, line, col, seq, text, target FROM broken_links"
+            ).fetchall(),
+            "broken_anchors": q(
+                f"SELECT s.path, seq, t.path, kind, suggestion, reason FROM broken_anchors b "
+                f"JOIN {files} s ON s.id = b.source_id JOIN {files} t ON t.id = b.target_id"
             ).fetchall(),
             "note_fts": q(
                 f"SELECT f.path, title, tags, aliases, anchors, unresolved FROM note_fts x JOIN {files} f ON f.id = x.rowid"

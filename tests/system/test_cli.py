@@ -177,10 +177,12 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
         "orphanNotes",
         "unlinkedNotes",
         "brokenLinks",
+        "brokenAnchors",
         "warnings",
         "errors",
         "orphanCount",
         "brokenLinkCount",
+        "brokenAnchorCount",
     }
     assert data["brokenLinks"] == [
         {
@@ -246,6 +248,37 @@ def test_health_exits_0_without_broken_links_in_both_modes(tmp_path: Path) -> No
     write(vault / "b.md", "[[a]] [[gone]]\n")
     assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 1
     assert run_cli("health", "--vault", vault, "--db", db).code == 1
+
+
+def test_health_exits_1_for_a_broken_anchor_alone_in_both_modes(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b#Gone]]\n", "b.md": "# Here\n[[a]]\n"})
+    db = tmp_path / "i.db"
+    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    assert result.code == 1, result.stderr
+    data = json_only(result)
+    assert data["brokenLinkCount"] == 0 and data["brokenAnchorCount"] == 1
+    assert data["brokenAnchors"] == [
+        {
+            "source": "a.md",
+            "line": 1,
+            "column": 1,
+            "text": "[[b#Gone]]",
+            "target": "b.md",
+            "subpath": "#Gone",
+            "kind": "heading",
+            "suggestion": None,
+            "reason": None,
+        }
+    ]
+    text = run_cli("health", "--vault", vault, "--db", db)
+    assert text.code == 1
+    assert "Broken anchors: no such heading or block (1)" in text.stdout
+    assert "a.md:1:1  [[b#Gone]]  -> b.md has no heading #Gone" in text.stdout
+    assert "0 broken links, 1 broken anchors" in text.stdout
+    # Fixed in the target: exit 0 again (the refresh re-checks links into the edited note).
+    write(vault / "b.md", "# Gone\n[[a]]\n")
+    assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 0
+    assert run_cli("health", "--vault", vault, "--db", db).code == 0
 
 
 def test_health_text_keeps_each_broken_link_on_one_line(tmp_path: Path) -> None:

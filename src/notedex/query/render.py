@@ -121,6 +121,14 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
         r.line(
             f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} (no such note)"
         )
+    r.section("Broken anchors: no such heading or block", data["brokenAnchorCount"])
+    for a in data["brokenAnchors"]:
+        text = " ".join(a["text"].split("\n"))
+        hint = f"; did you mean {a['suggestion']} ({a['reason']})?" if a["suggestion"] else ""
+        r.line(
+            f"  {r.path(a['source'], a['line'], a['column'])}  {text}  -> {a['target']} "
+            f"has no {a['kind']} {a['subpath']}{hint}"
+        )
     r.section("Orphans: no links in or out", data["orphanCount"])
     for o in data["orphanNotes"]:
         r.line(f"  {r.path(o['path'])}")
@@ -135,8 +143,11 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
         r.line(f"  {r.path(e['path'])}: {e['message']}")
     r.line()
     verdict = "links are broken" if data["brokenLinkCount"] else "no broken links"
+    if data["brokenAnchorCount"]:
+        verdict += ", anchors are broken"
     r.line(
-        f"{data['brokenLinkCount']} broken links, {data['orphanCount']} orphans, "
+        f"{data['brokenLinkCount']} broken links, {data['brokenAnchorCount']} broken anchors, "
+        f"{data['orphanCount']} orphans, "
         f"{len(data['unlinkedNotes'])} unlinked, {len(data['warnings'])} warnings, "
         f"{len(data['errors'])} errors: {verdict}"
     )

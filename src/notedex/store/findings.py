@@ -1,5 +1,6 @@
 """Findings upkeep: the structure-search rows (note_fts), ``fts_pending`` and health's
-precomputed findings (orphans, unlinked notes, broken links; SEMANTICS 8). All their SQL."""
+precomputed findings (orphans, unlinked notes, broken links, broken anchors; SEMANTICS 8,
+10). All their SQL."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import Iterable
 
+from notedex.store.outline import decode_outline
 from notedex.store.schema import (
     BROKEN_KEY,
     LINK_TEXT,
@@ -15,6 +17,7 @@ from notedex.store.schema import (
     LONELY_UNLINKED,
     NOTE_TITLE,
 )
+from notedex.vault.anchors import anchor_kind, is_broken, suggest
 
 
 def withdraw(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
@@ -90,6 +93,10 @@ def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
         (path,),
     )
     conn.execute("DELETE FROM broken_links WHERE source = ?", (path,))
+    conn.execute(
+        "DELETE FROM broken_anchors WHERE source_id = (SELECT id FROM files WHERE path = ?)",
+        (path,),
+    )
 
 
 def refresh_findings(conn: sqlite3.Connection) -> None:
@@ -138,4 +145,45 @@ def refresh_findings(conn: sqlite3.Connection) -> None:
         CROSS JOIN files f ON f.id = d.id CROSS JOIN links l ON l.source_id = d.id
         WHERE n.excluded = 0 AND l.name_key IS NOT NULL
         """
+    )
+    _refresh_broken_anchors(conn)
+
+
+# The links with a subpath out of and into the dirty notes whose target is a note (SEMANTICS
+# 10.6: attachments have no notes row), from reported sources, with the target's outline.
+_ANCHORED_LINKS = """
+SELECT c.source_id, c.seq, c.target, c.subpath, t.outline FROM (
+    SELECT l.source_id, l.seq, coalesce(l.target_id, l.source_id) AS target, l.subpath
+    FROM temp.dirty_notes d CROSS JOIN links l ON l.source_id = d.id
+    WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '')
+    UNION
+    SELECT l.source_id, l.seq, l.target_id, l.subpath
+    FROM temp.dirty_notes d CROSS JOIN links l ON l.target_id = d.id
+    WHERE l.subpath IS NOT NULL
+) c CROSS JOIN notes s ON s.file_id = c.source_id CROSS JOIN notes t ON t.file_id = c.target
+WHERE s.excluded = 0
+ORDER BY c.target
+"""
+
+
+def _refresh_broken_anchors(conn: sqlite3.Connection) -> None:
+    """SEMANTICS 10: re-check every link out of or into a dirty note (its links or its
+    outline changed); the cost follows the links with a subpath there, not the vault."""
+    dirty = "SELECT id FROM temp.dirty_notes"
+    conn.execute(
+        f"DELETE FROM broken_anchors WHERE source_id IN ({dirty}) OR target_id IN ({dirty})"
+    )
+    rows = []
+    last_target, outline = None, decode_outline(None)
+    for source_id, seq, target_id, subpath, encoded in conn.execute(_ANCHORED_LINKS):
+        if target_id != last_target:  # ordered by target: each outline is decoded once
+            last_target, outline = target_id, decode_outline(encoded)
+        headings, block_ids = outline
+        if is_broken(subpath, headings, block_ids):
+            suggestion, reason = suggest(subpath, headings, block_ids) or (None, None)
+            rows.append((source_id, seq, target_id, anchor_kind(subpath), suggestion, reason))
+    conn.executemany(
+        "INSERT OR REPLACE INTO broken_anchors(source_id, seq, target_id, kind, suggestion, reason) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        rows,
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from notedex.store import files, findings
 from notedex.store.links import LinkTargets, unresolved_key
+from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, content_key, link_text
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.resolve import lookup_key
@@ -124,6 +125,7 @@ def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -
             excluded,
             content_key(note.content_hash),
             json.dumps(properties, ensure_ascii=False, default=str) if properties else None,
+            encode_outline(note),
         )
     )
     rows.grams.append((file_id, note.stem, note.frontmatter_title))
@@ -174,8 +176,8 @@ def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
     sql(
         """
         INSERT INTO notes(file_id, stem, frontmatter_title, first_h1, note_id, type,
-                          status, excluded, content_hash, properties)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          status, excluded, content_hash, properties, outline)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """,
         rows.notes,
     )

@@ -213,6 +213,40 @@ def broken_links_json(conn: sqlite3.Connection) -> list[str]:
     ]
 
 
+# SEMANTICS 10.7: each broken anchor with its link, in report order.
+_BROKEN_ANCHORS = """
+    FROM broken_anchors b CROSS JOIN links l ON l.source_id = b.source_id AND l.seq = b.seq
+    CROSS JOIN files s ON s.id = b.source_id CROSS JOIN files t ON t.id = b.target_id
+    ORDER BY s.path, l.line, l.col, l.seq
+"""
+_BROKEN_ANCHOR_FIELDS = (
+    ("source", "s.path"),
+    ("line", "l.line"),
+    ("column", "l.col"),
+    ("text", LINK_TEXT),
+    ("target", "t.path"),
+    ("subpath", "l.subpath"),
+    ("kind", "b.kind"),
+    ("suggestion", "b.suggestion"),
+    ("reason", "b.reason"),
+)
+
+
+def broken_anchors(conn: sqlite3.Connection) -> list[Row]:
+    """SEMANTICS 10: source, line, column, the link as written, the target note's path, the
+    subpath, its kind, and the suggested subpath with its reason (or NULLs)."""
+    columns = ", ".join(f"{sql} AS {name}" for name, sql in _BROKEN_ANCHOR_FIELDS)
+    return conn.execute(f"SELECT {columns} {_BROKEN_ANCHORS}").fetchall()
+
+
+def broken_anchors_json(conn: sqlite3.Connection) -> list[str]:
+    """``broken_anchors`` as JSON objects, in the same order and with the same keys."""
+    pairs = ", ".join(f"'{name}', {sql}" for name, sql in _BROKEN_ANCHOR_FIELDS)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return [row[0] for row in cursor.execute(f"SELECT json_object({pairs}) {_BROKEN_ANCHORS}")]
+
+
 def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
     return conn.execute(
         f"""

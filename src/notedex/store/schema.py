@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 10  # 9: compact rows (issue 6), stored findings; 10: note_fts external content
+SCHEMA_VERSION = 11  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+# 11: notes.outline and broken_anchors (issue 12)
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -36,7 +37,9 @@ CREATE TABLE IF NOT EXISTS notes (
     status TEXT,
     excluded INTEGER NOT NULL DEFAULT 0,  -- Obsidian "Excluded files": link targets, not reported
     content_hash INTEGER NOT NULL,        -- content_key(sha256 hex): the first 60 bits
-    properties TEXT                       -- JSON, for show/export
+    properties TEXT,                      -- JSON, for show/export
+    outline TEXT                          -- headings and block ids, NULL when none:
+                                          -- store/outline.py (SEMANTICS 10.1, 10.2)
 );
 CREATE INDEX IF NOT EXISTS notes_excluded ON notes(file_id) WHERE excluded = 1;
 
@@ -103,6 +106,19 @@ CREATE TABLE IF NOT EXISTS broken_links (
     target TEXT NOT NULL,               -- its broken key (SEMANTICS 7)
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
+
+-- SEMANTICS 10.7: links whose target note has no such heading or block, by links row. Kept
+-- for the links out of and into every dirty note (its outline or its links changed).
+CREATE TABLE IF NOT EXISTS broken_anchors (
+    source_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,               -- links.seq
+    target_id INTEGER NOT NULL,         -- the target note (the source itself for [[#H]])
+    kind TEXT NOT NULL,                 -- 'heading' or 'block'
+    suggestion TEXT,                    -- the closest subpath of the target, or NULL
+    reason TEXT,                        -- why: 'prefix', 'words', 'typo', or NULL
+    PRIMARY KEY (source_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS broken_anchors_target ON broken_anchors(target_id);
 
 -- Errors and warnings, per vault path (a note, or a walk problem on any path).
 CREATE TABLE IF NOT EXISTS problems (
@@ -175,6 +191,7 @@ TABLES = (
     "tag_names",
     "lonely_notes",
     "broken_links",
+    "broken_anchors",
     "problems",
     "notes",
     "files",
