@@ -329,7 +329,7 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 f"JOIN tag_names k ON k.id = t.tag_id JOIN {files} f ON f.id = t.file_id"
             ).fetchall(),
             "aliases": q(
-                f"SELECT f.path, position, alias FROM aliases a JOIN {files} f ON f.id = a.file_id"
+                f"SELECT f.path, position, alias, alias_key FROM aliases a JOIN {files} f ON f.id = a.file_id"
             ).fetchall(),
             "links": q(
                 f"SELECT s.path, seq, kind, {LINK_TEXT}, raw, linkpath, subpath, display, line, col, name_key, "
@@ -339,7 +339,7 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
             "lonely_notes": q("SELECT lonely, path, title FROM lonely_notes").fetchall(),
             "broken_links": q(
-                "SELECT source, line, col, seq, text, target FROM broken_links"
+                "SELECT source, line, col, seq, text, target, suggestion, reason FROM broken_links"
             ).fetchall(),
             "broken_anchors": q(
                 f"SELECT s.path, seq, t.path, kind, suggestion, reason FROM broken_anchors b "

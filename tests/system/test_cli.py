@@ -191,6 +191,8 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
             "column": 29,
             "text": "[[Concurrency patterns]]",
             "target": "Concurrency patterns",
+            "suggestion": None,
+            "reason": None,
         }
     ]
     assert data["brokenLinkCount"] == 1
@@ -248,6 +250,33 @@ def test_health_exits_0_without_broken_links_in_both_modes(tmp_path: Path) -> No
     write(vault / "b.md", "[[a]] [[gone]]\n")
     assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 1
     assert run_cli("health", "--vault", vault, "--db", db).code == 1
+
+
+def test_health_suggests_fixes_for_broken_links_in_both_modes(tmp_path: Path) -> None:
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Golang.md": "---\naliases: [Go notes]\n---\n",
+            "Archive/Plan.md": "",
+            "a.md": "[[Go notes]]\n[[Old/Plan]]\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    assert result.code == 1, result.stderr
+    assert [(b["suggestion"], b["reason"]) for b in json_only(result)["brokenLinks"]] == [
+        ("[[Golang|Go notes]]", "alias"),
+        ("[[Plan]]", "folder"),
+    ]
+    text = run_cli("health", "--vault", vault, "--db", db).stdout
+    assert (
+        "a.md:1:1  [[Go notes]]  -> Go notes (no such note; did you mean [[Golang|Go notes]] (alias)?)"
+        in text
+    )
+    assert (
+        "a.md:2:1  [[Old/Plan]]  -> Old/Plan (no such note; did you mean [[Plan]] (folder)?)"
+        in text
+    )
 
 
 def test_health_exits_1_for_a_broken_anchor_alone_in_both_modes(tmp_path: Path) -> None:

@@ -118,8 +118,10 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     r.section("Broken links", data["brokenLinkCount"])
     for b in data["brokenLinks"]:
         text = " ".join(b["text"].split("\n"))  # a Markdown link's text may wrap: one line each
+        hint = f"; did you mean {b['suggestion']} ({b['reason']})?" if b["suggestion"] else ""
         r.line(
-            f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} (no such note)"
+            f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} "
+            f"(no such note{hint})"
         )
     r.section("Broken anchors: no such heading or block", data["brokenAnchorCount"])
     for a in data["brokenAnchors"]:

@@ -30,6 +30,8 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
                 "column": r["column"],
                 "text": r["text"],
                 "target": r["target"],
+                "suggestion": r["suggestion"],
+                "reason": r["reason"],
             }
             for r in broken_rows
         ],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from notedex.store.outline import decode_outline
 from notedex.store.schema import (
@@ -18,6 +19,12 @@ from notedex.store.schema import (
     NOTE_TITLE,
 )
 from notedex.vault.anchors import anchor_kind, is_broken, suggest
+from notedex.vault.fixes import link_to, same_name
+from notedex.vault.resolve import lookup_key
+from notedex.vault.text import fold
+
+if TYPE_CHECKING:
+    from notedex.store.links import LinkTargets
 
 
 def withdraw(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
@@ -48,7 +55,7 @@ def has_pending(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM fts_pending LIMIT 1").fetchone() is not None
 
 
-def refresh_fts(conn: sqlite3.Connection, dirty: set[int]) -> None:
+def refresh_fts(conn: sqlite3.Connection, dirty: set[int], links: LinkTargets) -> None:
     """Insert the structure-search rows of every withdrawn note (and of ``dirty``) again,
     from the tables, and recompute their health findings.
 
@@ -68,7 +75,7 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int]) -> None:
         WHERE file_id IN (SELECT id FROM temp.dirty_notes)
         """
     )
-    refresh_findings(conn)
+    refresh_findings(conn, links)
 
 
 def set_dirty(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
@@ -99,7 +106,7 @@ def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
     )
 
 
-def refresh_findings(conn: sqlite3.Connection) -> None:
+def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     """Recompute health's findings (SEMANTICS 8) of the notes in ``temp.dirty_notes``.
 
     Every note whose backlinks or outgoing references can have changed is dirty (the same
@@ -146,7 +153,76 @@ def refresh_findings(conn: sqlite3.Connection) -> None:
         WHERE n.excluded = 0 AND l.name_key IS NOT NULL
         """
     )
+    _suggest_link_fixes(conn, links)
     _refresh_broken_anchors(conn)
+
+
+def sources_of_broken_links_to_aliases_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
+    """The notes with a broken link whose key is an alias of these notes (its `alias`
+    suggestion depends on them)."""
+    if not ids:
+        return set()
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT l.source_id FROM aliases a CROSS JOIN links l "
+            "ON l.name_key = a.alias_key WHERE a.file_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(ids),),
+        )
+    }
+
+
+def _suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
+    """SEMANTICS 8.3: a fix for each broken link of the dirty notes: `alias` (the key is another
+    note's alias), else `folder` (a file of that name exists elsewhere)."""
+    broken = conn.execute(
+        """
+        SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key
+        FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
+        CROSS JOIN broken_links b ON b.source = f.path
+        CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
+        """
+    ).fetchall()
+    updates = []
+    for source, line, col, seq, linkpath, display, key in broken:
+        fix = _alias_fix(conn, links, source, linkpath, key) or _folder_fix(
+            links, linkpath, display
+        )
+        if fix is not None:
+            updates.append((*fix, source, line, col, seq))
+    conn.executemany(
+        "UPDATE broken_links SET suggestion = ?, reason = ? "
+        "WHERE source = ? AND line = ? AND col = ? AND seq = ?",
+        updates,
+    )
+
+
+def _alias_fix(
+    conn: sqlite3.Connection, links: LinkTargets, source: str, linkpath: str, key: str
+) -> tuple[str, str] | None:
+    wanted = fold(linkpath)
+    owners = sorted(
+        path
+        for path, alias in conn.execute(
+            "SELECT f.path, a.alias FROM aliases a CROSS JOIN files f ON f.id = a.file_id "
+            "WHERE a.alias_key = ?",
+            (key,),
+        )
+        if fold(alias) == wanted and path != source
+    )
+    if not owners:
+        return None
+    owner = owners[0]
+    others = links.files_named(lookup_key(owner))
+    return link_to(owner, others, linkpath), "alias"
+
+
+def _folder_fix(links: LinkTargets, linkpath: str, display: str | None) -> tuple[str, str] | None:
+    key = lookup_key(linkpath)
+    named = [path for path in links.files_named(key) if same_name(path, key)]
+    if not named:
+        return None
+    return link_to(named[0], named, display), "folder"
 
 
 # The links with a subpath out of and into the dirty notes whose target is a note (SEMANTICS

@@ -193,12 +193,13 @@ def notes_without_backlinks_json(conn: sqlite3.Connection) -> list[tuple[int, st
 def broken_links(conn: sqlite3.Connection) -> list[Row]:
     """SEMANTICS 8: source, line, column, the link as written, and its broken key (target)."""
     return conn.execute(
-        "SELECT source, line, col AS column, text, target FROM broken_links ORDER BY source, line, col, seq"
+        "SELECT source, line, col AS column, text, target, suggestion, reason FROM broken_links "
+        "ORDER BY source, line, col, seq"
     ).fetchall()
 
 
 def broken_links_json(conn: sqlite3.Connection) -> list[str]:
-    """``broken_links`` as JSON objects ``{"source","line","column","text","target"}``."""
+    """``broken_links`` as JSON objects: source, line, column, text, target, suggestion, reason."""
     cursor = conn.cursor()
     cursor.row_factory = None
     return [
@@ -206,7 +207,7 @@ def broken_links_json(conn: sqlite3.Connection) -> list[str]:
         for row in cursor.execute(
             """
             SELECT json_object('source', source, 'line', line, 'column', col, 'text', text,
-                               'target', target)
+                               'target', target, 'suggestion', suggestion, 'reason', reason)
             FROM broken_links ORDER BY source, line, col, seq
             """
         )

@@ -64,8 +64,10 @@ CREATE TABLE IF NOT EXISTS aliases (
     file_id INTEGER NOT NULL,
     position INTEGER NOT NULL,
     alias TEXT NOT NULL,
+    alias_key TEXT NOT NULL,            -- resolve.name_key(alias): the broken links it may fix
     PRIMARY KEY (file_id, position)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS aliases_key ON aliases(alias_key);
 
 -- Clustered by source: a note's links are one range of the table, in document order.
 CREATE TABLE IF NOT EXISTS links (
@@ -104,6 +106,8 @@ CREATE TABLE IF NOT EXISTS broken_links (
     seq INTEGER NOT NULL,               -- links.seq
     text TEXT NOT NULL,                 -- the link as written
     target TEXT NOT NULL,               -- its broken key (SEMANTICS 7)
+    suggestion TEXT,                    -- a link that would resolve, or NULL (SEMANTICS 8.3)
+    reason TEXT,                        -- 'alias' or 'folder', or NULL
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
 

@@ -123,7 +123,7 @@ def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) 
         with writer.transaction():
             findings.set_dirty(writer.conn, [1, 2, 3])
             statements.clear()
-            findings.refresh_findings(writer.conn)
+            findings.refresh_findings(writer.conn, writer.links)
         writer.conn.set_trace_callback(None)
         plans = {
             s: [row[3] for row in writer.conn.execute("EXPLAIN QUERY PLAN " + s)]
