@@ -478,6 +478,21 @@ def test_show_json_by_path_and_by_title(demo: tuple[Path, Path]) -> None:
     assert without_md["path"] == data["path"]
 
 
+def test_show_lists_the_outline_in_both_modes(tmp_path: Path) -> None:
+    vault = make_vault(
+        tmp_path / "v", {"a.md": "---\nx: 1\n---\n# Top\nPara ^p1\nSub\n---\n```\n# no\n```\n"}
+    )
+    db = tmp_path / "i.db"
+    data = json_only(run_cli("show", "a.md", "--json", "--vault", vault, "--db", db))
+    assert data["headings"] == [
+        {"level": 1, "text": "Top", "line": 4, "column": 1},
+        {"level": 2, "text": "Sub", "line": 6, "column": 1},
+    ]
+    assert data["blockIds"] == [{"id": "p1", "line": 5, "column": 6}]
+    text = run_cli("show", "a.md", "--vault", vault, "--db", db).stdout
+    assert "Outline (3)\n  4  # Top\n  5  ^p1\n  6  ## Sub\n" in text
+
+
 def test_show_body_and_broken_link_details(demo: tuple[Path, Path]) -> None:
     data = json_only(cli(demo, "show", "Go 學習路線", "--body", "--json"))
     assert data["body"].startswith("# Go 學習路線")

@@ -186,6 +186,11 @@ def render_show(r: Renderer, data: dict[str, Any]) -> None:
     r.section("Backlinks", len(data["backlinks"]))
     for b in data["backlinks"]:
         r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {b['text']}")
+    r.section("Outline", len(data["headings"]) + len(data["blockIds"]))
+    outline = [(h["line"], f"{'#' * h['level']} {h['text']}") for h in data["headings"]]
+    outline += [(b["line"], f"^{b['id']}") for b in data["blockIds"]]
+    for line, text in sorted(outline):
+        r.line(f"  {line}  {text}")
     for kind in ("warnings", "errors"):
         if data[kind]:
             r.section(kind.capitalize(), len(data[kind]))

@@ -311,6 +311,12 @@ def notes_by_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]
     ).fetchall()
 
 
+def note_outline(conn: sqlite3.Connection, file_id: int) -> str | None:
+    """notes.outline of one note (store/outline.py decodes it)."""
+    row = conn.execute("SELECT outline FROM notes WHERE file_id = ?", (file_id,)).fetchone()
+    return row[0] if row else None
+
+
 def outgoing_links(conn: sqlite3.Connection, file_id: int) -> list[Row]:
     return conn.execute(
         f"""
