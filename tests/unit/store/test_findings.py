@@ -60,7 +60,7 @@ def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[obj
             (2 if r["has_outgoing"] else 1, r["path"], r["title"])
             for r in read.notes_without_backlinks(conn)
         ]
-        broken = [tuple(r) for r in read.broken_links(conn)]
+        broken = [tuple(r)[:5] for r in read.broken_links(conn)]  # without the suggestion
     finally:
         conn.close()
     return lonely, broken
