@@ -322,14 +322,14 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             ).fetchall(),
             "notes": q(
                 f"SELECT f.path, stem, {NOTE_TITLE}, frontmatter_title, first_h1, note_id, type, status, "
-                f"excluded, content_hash, properties FROM notes n JOIN {files} f ON f.id = n.file_id"
+                f"excluded, content_hash, properties, outline FROM notes n JOIN {files} f ON f.id = n.file_id"
             ).fetchall(),
             "tags": q(
                 f"SELECT f.path, k.tag, k.tag_key, t.inline, t.position FROM tags t "
                 f"JOIN tag_names k ON k.id = t.tag_id JOIN {files} f ON f.id = t.file_id"
             ).fetchall(),
             "aliases": q(
-                f"SELECT f.path, position, alias FROM aliases a JOIN {files} f ON f.id = a.file_id"
+                f"SELECT f.path, position, alias, alias_key FROM aliases a JOIN {files} f ON f.id = a.file_id"
             ).fetchall(),
             "links": q(
                 f"SELECT s.path, seq, kind, {LINK_TEXT}, raw, linkpath, subpath, display, line, col, name_key, "
@@ -339,7 +339,11 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
             "lonely_notes": q("SELECT lonely, path, title FROM lonely_notes").fetchall(),
             "broken_links": q(
-                "SELECT source, line, col, seq, text, target FROM broken_links"
+                "SELECT source, line, col, seq, text, target, suggestion, reason FROM broken_links"
+            ).fetchall(),
+            "broken_anchors": q(
+                f"SELECT s.path, seq, t.path, kind, suggestion, reason FROM broken_anchors b "
+                f"JOIN {files} s ON s.id = b.source_id JOIN {files} t ON t.id = b.target_id"
             ).fetchall(),
             "note_fts": q(
                 f"SELECT f.path, title, tags, aliases FROM note_fts x JOIN {files} f ON f.id = x.rowid"

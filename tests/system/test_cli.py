@@ -173,10 +173,12 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
         "orphanNotes",
         "unlinkedNotes",
         "brokenLinks",
+        "brokenAnchors",
         "warnings",
         "errors",
         "orphanCount",
         "brokenLinkCount",
+        "brokenAnchorCount",
     }
     assert data["brokenLinks"] == [
         {
@@ -185,6 +187,8 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
             "column": 29,
             "text": "[[Concurrency patterns]]",
             "target": "Concurrency patterns",
+            "suggestion": None,
+            "reason": None,
         }
     ]
     assert data["brokenLinkCount"] == 1
@@ -242,6 +246,64 @@ def test_health_exits_0_without_broken_links_in_both_modes(tmp_path: Path) -> No
     write(vault / "b.md", "[[a]] [[gone]]\n")
     assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 1
     assert run_cli("health", "--vault", vault, "--db", db).code == 1
+
+
+def test_health_suggests_fixes_for_broken_links_in_both_modes(tmp_path: Path) -> None:
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Golang.md": "---\naliases: [Go notes]\n---\n",
+            "Archive/Plan.md": "",
+            "a.md": "[[Go notes]]\n[[Old/Plan]]\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    assert result.code == 1, result.stderr
+    assert [(b["suggestion"], b["reason"]) for b in json_only(result)["brokenLinks"]] == [
+        ("[[Golang|Go notes]]", "alias"),
+        ("[[Plan]]", "folder"),
+    ]
+    text = run_cli("health", "--vault", vault, "--db", db).stdout
+    assert (
+        "a.md:1:1  [[Go notes]]  -> Go notes (no such note; did you mean [[Golang|Go notes]] (alias)?)"
+        in text
+    )
+    assert (
+        "a.md:2:1  [[Old/Plan]]  -> Old/Plan (no such note; did you mean [[Plan]] (folder)?)"
+        in text
+    )
+
+
+def test_health_exits_1_for_a_broken_anchor_alone_in_both_modes(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b#Gone]]\n", "b.md": "# Here\n[[a]]\n"})
+    db = tmp_path / "i.db"
+    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    assert result.code == 1, result.stderr
+    data = json_only(result)
+    assert data["brokenLinkCount"] == 0 and data["brokenAnchorCount"] == 1
+    assert data["brokenAnchors"] == [
+        {
+            "source": "a.md",
+            "line": 1,
+            "column": 1,
+            "text": "[[b#Gone]]",
+            "target": "b.md",
+            "subpath": "#Gone",
+            "kind": "heading",
+            "suggestion": None,
+            "reason": None,
+        }
+    ]
+    text = run_cli("health", "--vault", vault, "--db", db)
+    assert text.code == 1
+    assert "Broken anchors: no such heading or block (1)" in text.stdout
+    assert "a.md:1:1  [[b#Gone]]  -> b.md has no heading #Gone" in text.stdout
+    assert "0 broken links, 1 broken anchors" in text.stdout
+    # Fixed in the target: exit 0 again (the refresh re-checks links into the edited note).
+    write(vault / "b.md", "# Gone\n[[a]]\n")
+    assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 0
+    assert run_cli("health", "--vault", vault, "--db", db).code == 0
 
 
 def test_health_text_keeps_each_broken_link_on_one_line(tmp_path: Path) -> None:
@@ -410,6 +472,21 @@ def test_show_json_by_path_and_by_title(demo: tuple[Path, Path]) -> None:
     assert by_title["path"] == data["path"]
     without_md = json_only(cli(demo, "show", "Projects/Cobra CLI 框架", "--json"))
     assert without_md["path"] == data["path"]
+
+
+def test_show_lists_the_outline_in_both_modes(tmp_path: Path) -> None:
+    vault = make_vault(
+        tmp_path / "v", {"a.md": "---\nx: 1\n---\n# Top\nPara ^p1\nSub\n---\n```\n# no\n```\n"}
+    )
+    db = tmp_path / "i.db"
+    data = json_only(run_cli("show", "a.md", "--json", "--vault", vault, "--db", db))
+    assert data["headings"] == [
+        {"level": 1, "text": "Top", "line": 4, "column": 1},
+        {"level": 2, "text": "Sub", "line": 6, "column": 1},
+    ]
+    assert data["blockIds"] == [{"id": "p1", "line": 5, "column": 6}]
+    text = run_cli("show", "a.md", "--vault", vault, "--db", db).stdout
+    assert "Outline (3)\n  4  # Top\n  5  ^p1\n  6  ## Sub\n" in text
 
 
 def test_show_body_and_broken_link_details(demo: tuple[Path, Path]) -> None:

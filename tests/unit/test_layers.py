@@ -22,6 +22,7 @@ STORE_READ_SIDE = {
     "notedex.store.read",
     "notedex.store.schema",
     "notedex.store.fulltext",
+    "notedex.store.outline",  # the notes.outline format, decoded by `show`
 }
 
 # package -> packages of ours it must never import (directly, at any depth of the code).

@@ -141,8 +141,8 @@ examples:
 
 The vault is --vault, else $NOTEDEX_VAULT, else `vault` in the config file, else the nearest
 folder above the working directory that holds .obsidian/. Exit codes: 0 ok, 1 findings
-(health found broken links; eval had failing cases), 2 usage or input error, 75 a daemon is
-already running, 70 internal error.
+(health found broken links or anchors; eval had failing cases), 2 usage or input error, 75 a
+daemon is already running, 70 internal error.
 """
 
 
@@ -174,7 +174,8 @@ TABLE = (
     ),
     Command(
         "health",
-        "Report orphans, unlinked notes, broken links, warnings and errors. Exits 1 when links are broken.",
+        "Report orphans, unlinked notes, broken links and anchors, warnings and errors. "
+        "Exits 1 when links or anchors are broken.",
         ("notedex health", "notedex health --json | jq .brokenLinkCount"),
         handlers.cmd_health,
         fast=True,

@@ -136,7 +136,7 @@ def cmd_lookup(args: argparse.Namespace) -> int:
 
 def cmd_health(args: argparse.Namespace) -> int:
     from notedex.query.render import render_health
-    from notedex.query.reports import health, health_json
+    from notedex.query.reports import findings_count, health, health_json
 
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
@@ -145,7 +145,7 @@ def cmd_health(args: argparse.Namespace) -> int:
         _config(args),
         health,
         render_health,
-        findings=lambda data: data["brokenLinkCount"],
+        findings=findings_count,
         compact=health_json,
     )
 

@@ -212,7 +212,14 @@ class VaultTools:
 
     def _health(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         data = health(conn)
-        lists = ("orphanNotes", "unlinkedNotes", "brokenLinks", "warnings", "errors")
+        lists = (
+            "orphanNotes",
+            "unlinkedNotes",
+            "brokenLinks",
+            "brokenAnchors",
+            "warnings",
+            "errors",
+        )
         return _paginate(data, lists, args["offset"], args["limit"])
 
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:

@@ -231,7 +231,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "health",
         "Vault health report",
-        "Broken links (source, line, column, link text, target key), orphan notes (no links "
+        "Broken links (source, line, column, link text, target key), broken anchors (a "
+        "#heading or #^block the target note lacks, with a suggested fix), orphan notes (no links "
         "in or out), unlinked notes (nothing links to them), warnings and parse errors. Same "
         "JSON as `notedex health --json`; `offset`/`limit` apply to each list and `totals` "
         "gives each list's full length.",

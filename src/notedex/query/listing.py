@@ -16,6 +16,7 @@ from typing import Any
 from notedex.errors import NoteNotFound, UsageError
 from notedex.store import read
 from notedex.store.connect import lock_holder, read_transaction
+from notedex.store.outline import decode_outline
 from notedex.store.schema import SCHEMA_VERSION
 from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
@@ -134,6 +135,7 @@ def show(
         links = read.outgoing_links(conn, file_id)
         back = read.backlinks(conn, file_id)
         problems = read.note_problems(conn, row["path"])
+        headings, block_ids = decode_outline(read.note_outline(conn, file_id))
     result: dict[str, Any] = {
         "path": row["path"],
         "title": row["title"],
@@ -164,6 +166,10 @@ def show(
             {"source": r["source"], "line": r["line"], "column": r["column"], "text": r["raw"]}
             for r in back
         ],
+        "headings": [
+            {"level": h.level, "text": h.text, "line": h.line, "column": h.column} for h in headings
+        ],
+        "blockIds": [{"id": b.id, "line": b.line, "column": b.column} for b in block_ids],
         "errors": [
             {"path": row["path"], "message": p["message"]}
             for p in problems

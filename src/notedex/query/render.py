@@ -118,8 +118,18 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     r.section("Broken links", data["brokenLinkCount"])
     for b in data["brokenLinks"]:
         text = " ".join(b["text"].split("\n"))  # a Markdown link's text may wrap: one line each
+        hint = f"; did you mean {b['suggestion']} ({b['reason']})?" if b["suggestion"] else ""
         r.line(
-            f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} (no such note)"
+            f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} "
+            f"(no such note{hint})"
+        )
+    r.section("Broken anchors: no such heading or block", data["brokenAnchorCount"])
+    for a in data["brokenAnchors"]:
+        text = " ".join(a["text"].split("\n"))
+        hint = f"; did you mean {a['suggestion']} ({a['reason']})?" if a["suggestion"] else ""
+        r.line(
+            f"  {r.path(a['source'], a['line'], a['column'])}  {text}  -> {a['target']} "
+            f"has no {a['kind']} {a['subpath']}{hint}"
         )
     r.section("Orphans: no links in or out", data["orphanCount"])
     for o in data["orphanNotes"]:
@@ -135,8 +145,11 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
         r.line(f"  {r.path(e['path'])}: {e['message']}")
     r.line()
     verdict = "links are broken" if data["brokenLinkCount"] else "no broken links"
+    if data["brokenAnchorCount"]:
+        verdict += ", anchors are broken"
     r.line(
-        f"{data['brokenLinkCount']} broken links, {data['orphanCount']} orphans, "
+        f"{data['brokenLinkCount']} broken links, {data['brokenAnchorCount']} broken anchors, "
+        f"{data['orphanCount']} orphans, "
         f"{len(data['unlinkedNotes'])} unlinked, {len(data['warnings'])} warnings, "
         f"{len(data['errors'])} errors: {verdict}"
     )
@@ -173,6 +186,11 @@ def render_show(r: Renderer, data: dict[str, Any]) -> None:
     r.section("Backlinks", len(data["backlinks"]))
     for b in data["backlinks"]:
         r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {b['text']}")
+    r.section("Outline", len(data["headings"]) + len(data["blockIds"]))
+    outline = [(h["line"], f"{'#' * h['level']} {h['text']}") for h in data["headings"]]
+    outline += [(b["line"], f"^{b['id']}") for b in data["blockIds"]]
+    for line, text in sorted(outline):
+        r.line(f"  {line}  {text}")
     for kind in ("warnings", "errors"):
         if data[kind]:
             r.section(kind.capitalize(), len(data[kind]))

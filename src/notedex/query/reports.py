@@ -1,4 +1,5 @@
-"""`health`: orphans, unlinked notes, broken links, warnings and errors (SEMANTICS 8)."""
+"""`health`: orphans, unlinked notes, broken links, broken anchors, warnings and errors
+(SEMANTICS 8, 10)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
     with read_transaction(conn):
         lonely = read.notes_without_backlinks(conn)
         broken_rows = read.broken_links(conn)
+        anchor_rows = read.broken_anchors(conn)
         warnings, errors = _problems(conn)
     orphan_rows = [r for r in lonely if not r["has_outgoing"]]
     unlinked_rows = [r for r in lonely if r["has_outgoing"]]
@@ -28,19 +30,28 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
                 "column": r["column"],
                 "text": r["text"],
                 "target": r["target"],
+                "suggestion": r["suggestion"],
+                "reason": r["reason"],
             }
             for r in broken_rows
         ],
+        "brokenAnchors": [dict(r) for r in anchor_rows],
         "warnings": warnings,
         "errors": errors,
         "orphanCount": len(orphan_rows),
         "brokenLinkCount": len(broken_rows),
+        "brokenAnchorCount": len(anchor_rows),
     }
+
+
+def findings_count(data: dict[str, Any]) -> int:
+    """What makes health exit 1: broken links and broken anchors (docs/cli.md)."""
+    return int(data["brokenLinkCount"]) + int(data["brokenAnchorCount"])
 
 
 def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
     """``health(conn)`` as compact JSON, exactly as ``render.emit_json`` writes it to a pipe,
-    and the broken-link count (the exit code).
+    and the count of broken links and anchors (the exit code: ``findings_count``).
 
     A large vault has tens of thousands of findings: SQLite writes each one's JSON object, so
     Python neither builds nor encodes a dict per finding.
@@ -50,6 +61,7 @@ def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
     with read_transaction(conn):
         lonely = read.notes_without_backlinks_json(conn)
         broken = read.broken_links_json(conn)
+        anchors = read.broken_anchors_json(conn)
         warnings, errors = _problems(conn)
     orphans = [obj for has_outgoing, obj in lonely if not has_outgoing]
     unlinked = [obj for has_outgoing, obj in lonely if has_outgoing]
@@ -62,14 +74,17 @@ def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
             ",".join(unlinked),
             '],"brokenLinks":[',
             ",".join(broken),
+            '],"brokenAnchors":[',
+            ",".join(anchors),
             '],"warnings":',
             compact_json(warnings),
             ',"errors":',
             compact_json(errors),
-            f',"orphanCount":{len(orphans)},"brokenLinkCount":{len(broken)}}}',
+            f',"orphanCount":{len(orphans)},"brokenLinkCount":{len(broken)}',
+            f',"brokenAnchorCount":{len(anchors)}}}',
         )
     )
-    return document, len(broken)
+    return document, len(broken) + len(anchors)
 
 
 def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

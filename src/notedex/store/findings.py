@@ -1,12 +1,15 @@
 """Findings upkeep: the structure-search rows (note_fts, link_fts), ``fts_pending`` and health's
-precomputed findings (orphans, unlinked notes, broken links; SEMANTICS 8). All their SQL."""
+precomputed findings (orphans, unlinked notes, broken links, broken anchors; SEMANTICS 8,
+10). All their SQL."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from notedex.store.outline import decode_outline
 from notedex.store.schema import (
     BROKEN_KEY,
     LINK_TEXT,
@@ -15,6 +18,13 @@ from notedex.store.schema import (
     LONELY_UNLINKED,
     NOTE_TITLE,
 )
+from notedex.vault.anchors import anchor_kind, is_broken, suggest
+from notedex.vault.fixes import link_to, same_name
+from notedex.vault.resolve import lookup_key
+from notedex.vault.text import fold
+
+if TYPE_CHECKING:
+    from notedex.store.links import LinkTargets
 
 STRUCTURE_FTS = ("note_fts", "link_fts")
 """The two structure-search tables over the view note_fts_text."""
@@ -49,7 +59,7 @@ def has_pending(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM fts_pending LIMIT 1").fetchone() is not None
 
 
-def refresh_fts(conn: sqlite3.Connection, dirty: set[int]) -> None:
+def refresh_fts(conn: sqlite3.Connection, dirty: set[int], links: LinkTargets) -> None:
     """Insert the structure-search rows of every withdrawn note (and of ``dirty``) again,
     from the tables, and recompute their health findings.
 
@@ -72,7 +82,7 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int]) -> None:
             WHERE file_id IN (SELECT id FROM temp.dirty_notes)
             """
         )
-    refresh_findings(conn)
+    refresh_findings(conn, links)
 
 
 def set_dirty(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
@@ -97,9 +107,13 @@ def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
         (path,),
     )
     conn.execute("DELETE FROM broken_links WHERE source = ?", (path,))
+    conn.execute(
+        "DELETE FROM broken_anchors WHERE source_id = (SELECT id FROM files WHERE path = ?)",
+        (path,),
+    )
 
 
-def refresh_findings(conn: sqlite3.Connection) -> None:
+def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     """Recompute health's findings (SEMANTICS 8) of the notes in ``temp.dirty_notes``.
 
     Every note whose backlinks or outgoing references can have changed is dirty (the same
@@ -145,4 +159,114 @@ def refresh_findings(conn: sqlite3.Connection) -> None:
         CROSS JOIN files f ON f.id = d.id CROSS JOIN links l ON l.source_id = d.id
         WHERE n.excluded = 0 AND l.name_key IS NOT NULL
         """
+    )
+    _suggest_link_fixes(conn, links)
+    _refresh_broken_anchors(conn)
+
+
+def sources_of_broken_links_to_aliases_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
+    """The notes with a broken link whose key is an alias of these notes (its `alias`
+    suggestion depends on them)."""
+    if not ids:
+        return set()
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT l.source_id FROM aliases a CROSS JOIN links l "
+            "ON l.name_key = a.alias_key WHERE a.file_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(ids),),
+        )
+    }
+
+
+def _suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
+    """SEMANTICS 8.3: a fix for each broken link of the dirty notes: `alias` (the key is another
+    note's alias), else `folder` (a file of that name exists elsewhere)."""
+    broken = conn.execute(
+        """
+        SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key
+        FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
+        CROSS JOIN broken_links b ON b.source = f.path
+        CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
+        """
+    ).fetchall()
+    updates = []
+    for source, line, col, seq, linkpath, display, key in broken:
+        fix = _alias_fix(conn, links, source, linkpath, key) or _folder_fix(
+            links, linkpath, display
+        )
+        if fix is not None:
+            updates.append((*fix, source, line, col, seq))
+    conn.executemany(
+        "UPDATE broken_links SET suggestion = ?, reason = ? "
+        "WHERE source = ? AND line = ? AND col = ? AND seq = ?",
+        updates,
+    )
+
+
+def _alias_fix(
+    conn: sqlite3.Connection, links: LinkTargets, source: str, linkpath: str, key: str
+) -> tuple[str, str] | None:
+    wanted = fold(linkpath)
+    owners = sorted(
+        path
+        for path, alias in conn.execute(
+            "SELECT f.path, a.alias FROM aliases a CROSS JOIN files f ON f.id = a.file_id "
+            "WHERE a.alias_key = ?",
+            (key,),
+        )
+        if fold(alias) == wanted and path != source
+    )
+    if not owners:
+        return None
+    owner = owners[0]
+    others = links.files_named(lookup_key(owner))
+    return link_to(owner, others, linkpath), "alias"
+
+
+def _folder_fix(links: LinkTargets, linkpath: str, display: str | None) -> tuple[str, str] | None:
+    key = lookup_key(linkpath)
+    named = [path for path in links.files_named(key) if same_name(path, key)]
+    if not named:
+        return None
+    return link_to(named[0], named, display), "folder"
+
+
+# The links with a subpath out of and into the dirty notes whose target is a note (SEMANTICS
+# 10.6: attachments have no notes row), from reported sources, with the target's outline.
+_ANCHORED_LINKS = """
+SELECT c.source_id, c.seq, c.target, c.subpath, t.outline FROM (
+    SELECT l.source_id, l.seq, coalesce(l.target_id, l.source_id) AS target, l.subpath
+    FROM temp.dirty_notes d CROSS JOIN links l ON l.source_id = d.id
+    WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '')
+    UNION
+    SELECT l.source_id, l.seq, l.target_id, l.subpath
+    FROM temp.dirty_notes d CROSS JOIN links l ON l.target_id = d.id
+    WHERE l.subpath IS NOT NULL
+) c CROSS JOIN notes s ON s.file_id = c.source_id CROSS JOIN notes t ON t.file_id = c.target
+WHERE s.excluded = 0
+ORDER BY c.target
+"""
+
+
+def _refresh_broken_anchors(conn: sqlite3.Connection) -> None:
+    """SEMANTICS 10: re-check every link out of or into a dirty note (its links or its
+    outline changed); the cost follows the links with a subpath there, not the vault."""
+    dirty = "SELECT id FROM temp.dirty_notes"
+    conn.execute(
+        f"DELETE FROM broken_anchors WHERE source_id IN ({dirty}) OR target_id IN ({dirty})"
+    )
+    rows = []
+    last_target, outline = None, decode_outline(None)
+    for source_id, seq, target_id, subpath, encoded in conn.execute(_ANCHORED_LINKS):
+        if target_id != last_target:  # ordered by target: each outline is decoded once
+            last_target, outline = target_id, decode_outline(encoded)
+        headings, block_ids = outline
+        if is_broken(subpath, headings, block_ids):
+            suggestion, reason = suggest(subpath, headings, block_ids) or (None, None)
+            rows.append((source_id, seq, target_id, anchor_kind(subpath), suggestion, reason))
+    conn.executemany(
+        "INSERT OR REPLACE INTO broken_anchors(source_id, seq, target_id, kind, suggestion, reason) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        rows,
     )

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 
 from notedex.store.files import IDS_OF_PATHS, LOOKUP_CHUNK
 from notedex.store.keyindex import FileKeyIndex, key_hash
-from notedex.vault.resolve import Resolver, affected_name_keys, lookup_key, name_key
+from notedex.vault.resolve import Resolver, affected_name_keys, file_keys, lookup_key, name_key
 
 Withdraw = Callable[[Iterable[int]], None]
 
@@ -90,6 +90,14 @@ class LinkTargets:
         if resolution.target is None:
             return None, False
         return self._ids.get(resolution.target), resolution.ambiguous
+
+    def files_named(self, key: str) -> list[str]:
+        """Paths of the files filed under the link key ``key`` (``lookup_key``), in path order."""
+        ids = self.key_index().ids(key)
+        if not ids:
+            return []
+        rows = self.conn.execute(_PATHS_OF_IDS, (json.dumps(list(ids)),)).fetchall()
+        return sorted(path for _id, path in rows if key in file_keys(path))
 
     def unresolve_links_to(self, file_id: int, withdraw: Withdraw) -> set[int]:
         """A file goes: links that pointed at it become unresolved. Returns their sources,
@@ -189,6 +197,8 @@ class LinkTargets:
                 )
                 touched.add(source_id)
                 touched.update(t for t in (old_target, new_target) if t is not None)
+            elif new_target is None:
+                touched.add(source_id)  # still broken: its `folder` suggestion may change
         self.drop_candidates()
         withdraw(touched)  # their anchors or unresolved keys change
         dirty |= touched

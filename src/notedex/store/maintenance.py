@@ -6,9 +6,13 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from notedex.store import findings
 from notedex.store.schema import EXTERNAL_FTS, FTS_TABLES, TABLES
+
+if TYPE_CHECKING:
+    from notedex.store.links import LinkTargets
 
 FTS_AUTOMERGE = 4  # SQLite's default
 _MERGED_FTS = ("note_fts", "link_fts", "body_fts")
@@ -65,7 +69,7 @@ def integrity_check(conn: sqlite3.Connection) -> bool:
     return True
 
 
-def rebuild_fts(conn: sqlite3.Connection) -> None:
+def rebuild_fts(conn: sqlite3.Connection, links: LinkTargets) -> None:
     """Inside a transaction: repair the FTS indexes from their content.
 
     A DELETE cannot repair an index that disagrees with its content (it removes the tokens
@@ -76,7 +80,7 @@ def rebuild_fts(conn: sqlite3.Connection) -> None:
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
     findings.clear_pending(conn)
     findings.set_every_note_dirty(conn)
-    findings.refresh_findings(conn)
+    findings.refresh_findings(conn, links)
 
 
 def optimize(conn: sqlite3.Connection) -> None:

@@ -12,9 +12,10 @@ from typing import Any
 
 from notedex.store import files, findings
 from notedex.store.links import LinkTargets, unresolved_key
+from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, content_key, link_text
 from notedex.vault.model import Note, VaultFile
-from notedex.vault.resolve import lookup_key
+from notedex.vault.resolve import lookup_key, name_key
 from notedex.vault.walk import is_excluded
 
 _KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
@@ -28,7 +29,7 @@ class _Rows:
     notes: list[tuple[Any, ...]] = field(default_factory=list)
     grams: list[tuple[int, str, str | None]] = field(default_factory=list)
     tags: list[tuple[Any, ...]] = field(default_factory=list)
-    aliases: list[tuple[int, int, str]] = field(default_factory=list)
+    aliases: list[tuple[int, int, str, str]] = field(default_factory=list)
     links: list[tuple[Any, ...]] = field(default_factory=list)
     problems: list[tuple[str, str, str, str]] = field(default_factory=list)
     bodies: list[tuple[int, str]] = field(default_factory=list)
@@ -43,6 +44,8 @@ def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[in
             (file_id,),
         )
     }
+    # A broken link whose key was one of its aliases loses its `alias` suggestion.
+    dirty |= findings.sources_of_broken_links_to_aliases_of(conn, [file_id])
     findings.withdraw(conn, {file_id, *dirty})
     # title_grams reads its text from notes (external content): remove it while the
     # notes row still holds the values it was indexed with.
@@ -107,7 +110,10 @@ def write_notes(
     links.drop_candidates()
     findings.withdraw(conn, dirty)  # the targets of new links get anchors
     _insert(conn, rows)
-    return dirty
+    # A broken link whose key is one of the new aliases gains an `alias` suggestion.
+    new_aliases = findings.sources_of_broken_links_to_aliases_of(conn, [r[0] for r in rows.notes])
+    findings.withdraw(conn, new_aliases)
+    return dirty | new_aliases
 
 
 def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -> None:
@@ -124,6 +130,7 @@ def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -
             excluded,
             content_key(note.content_hash),
             json.dumps(properties, ensure_ascii=False, default=str) if properties else None,
+            encode_outline(note),
         )
     )
     rows.grams.append((file_id, note.stem, note.frontmatter_title))
@@ -131,7 +138,9 @@ def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -
         (file_id, i, tag.name, tag.key, int(tag.source == "inline"))
         for i, tag in enumerate(note.tags)
     )
-    rows.aliases.extend((file_id, i, alias) for i, alias in enumerate(note.aliases))
+    rows.aliases.extend(
+        (file_id, i, alias, name_key(alias)) for i, alias in enumerate(note.aliases)
+    )
     rows.problems.extend((note.path, "error", p.kind, p.message) for p in note.errors)
     rows.problems.extend((note.path, "warning", p.kind, p.message) for p in note.warnings)
     if body:
@@ -174,8 +183,8 @@ def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
     sql(
         """
         INSERT INTO notes(file_id, stem, frontmatter_title, first_h1, note_id, type,
-                          status, excluded, content_hash, properties)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          status, excluded, content_hash, properties, outline)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """,
         rows.notes,
     )
@@ -185,7 +194,10 @@ def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
         "INSERT INTO tags(file_id, position, tag_id, inline) VALUES (?, ?, ?, ?)",
         [(file_id, pos, tag_ids[name], inline) for file_id, pos, name, _, inline in rows.tags],
     )
-    sql("INSERT INTO aliases(file_id, position, alias) VALUES (?, ?, ?)", rows.aliases)
+    sql(
+        "INSERT INTO aliases(file_id, position, alias, alias_key) VALUES (?, ?, ?, ?)",
+        rows.aliases,
+    )
     sql(
         """
         INSERT INTO links(source_id, seq, kind, linkpath, subpath, display, raw, line, col,

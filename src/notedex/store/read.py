@@ -193,12 +193,13 @@ def notes_without_backlinks_json(conn: sqlite3.Connection) -> list[tuple[int, st
 def broken_links(conn: sqlite3.Connection) -> list[Row]:
     """SEMANTICS 8: source, line, column, the link as written, and its broken key (target)."""
     return conn.execute(
-        "SELECT source, line, col AS column, text, target FROM broken_links ORDER BY source, line, col, seq"
+        "SELECT source, line, col AS column, text, target, suggestion, reason FROM broken_links "
+        "ORDER BY source, line, col, seq"
     ).fetchall()
 
 
 def broken_links_json(conn: sqlite3.Connection) -> list[str]:
-    """``broken_links`` as JSON objects ``{"source","line","column","text","target"}``."""
+    """``broken_links`` as JSON objects: source, line, column, text, target, suggestion, reason."""
     cursor = conn.cursor()
     cursor.row_factory = None
     return [
@@ -206,11 +207,45 @@ def broken_links_json(conn: sqlite3.Connection) -> list[str]:
         for row in cursor.execute(
             """
             SELECT json_object('source', source, 'line', line, 'column', col, 'text', text,
-                               'target', target)
+                               'target', target, 'suggestion', suggestion, 'reason', reason)
             FROM broken_links ORDER BY source, line, col, seq
             """
         )
     ]
+
+
+# SEMANTICS 10.7: each broken anchor with its link, in report order.
+_BROKEN_ANCHORS = """
+    FROM broken_anchors b CROSS JOIN links l ON l.source_id = b.source_id AND l.seq = b.seq
+    CROSS JOIN files s ON s.id = b.source_id CROSS JOIN files t ON t.id = b.target_id
+    ORDER BY s.path, l.line, l.col, l.seq
+"""
+_BROKEN_ANCHOR_FIELDS = (
+    ("source", "s.path"),
+    ("line", "l.line"),
+    ("column", "l.col"),
+    ("text", LINK_TEXT),
+    ("target", "t.path"),
+    ("subpath", "l.subpath"),
+    ("kind", "b.kind"),
+    ("suggestion", "b.suggestion"),
+    ("reason", "b.reason"),
+)
+
+
+def broken_anchors(conn: sqlite3.Connection) -> list[Row]:
+    """SEMANTICS 10: source, line, column, the link as written, the target note's path, the
+    subpath, its kind, and the suggested subpath with its reason (or NULLs)."""
+    columns = ", ".join(f"{sql} AS {name}" for name, sql in _BROKEN_ANCHOR_FIELDS)
+    return conn.execute(f"SELECT {columns} {_BROKEN_ANCHORS}").fetchall()
+
+
+def broken_anchors_json(conn: sqlite3.Connection) -> list[str]:
+    """``broken_anchors`` as JSON objects, in the same order and with the same keys."""
+    pairs = ", ".join(f"'{name}', {sql}" for name, sql in _BROKEN_ANCHOR_FIELDS)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return [row[0] for row in cursor.execute(f"SELECT json_object({pairs}) {_BROKEN_ANCHORS}")]
 
 
 def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
@@ -274,6 +309,12 @@ def notes_by_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]
         "WHERE f.id IN (SELECT value FROM json_each(?))",
         (_json_ints(file_ids),),
     ).fetchall()
+
+
+def note_outline(conn: sqlite3.Connection, file_id: int) -> str | None:
+    """notes.outline of one note (store/outline.py decodes it)."""
+    row = conn.execute("SELECT outline FROM notes WHERE file_id = ?", (file_id,)).fetchone()
+    return row[0] if row else None
 
 
 def outgoing_links(conn: sqlite3.Connection, file_id: int) -> list[Row]:

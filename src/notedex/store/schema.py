@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 11  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 12  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
+# 12: notes.outline and broken_anchors (issue 12)
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -37,7 +38,9 @@ CREATE TABLE IF NOT EXISTS notes (
     status TEXT,
     excluded INTEGER NOT NULL DEFAULT 0,  -- Obsidian "Excluded files": link targets, not reported
     content_hash INTEGER NOT NULL,        -- content_key(sha256 hex): the first 60 bits
-    properties TEXT                       -- JSON, for show/export
+    properties TEXT,                      -- JSON, for show/export
+    outline TEXT                          -- headings and block ids, NULL when none:
+                                          -- store/outline.py (SEMANTICS 10.1, 10.2)
 );
 CREATE INDEX IF NOT EXISTS notes_excluded ON notes(file_id) WHERE excluded = 1;
 
@@ -62,8 +65,10 @@ CREATE TABLE IF NOT EXISTS aliases (
     file_id INTEGER NOT NULL,
     position INTEGER NOT NULL,
     alias TEXT NOT NULL,
+    alias_key TEXT NOT NULL,            -- resolve.name_key(alias): the broken links it may fix
     PRIMARY KEY (file_id, position)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS aliases_key ON aliases(alias_key);
 
 -- Clustered by source: a note's links are one range of the table, in document order.
 CREATE TABLE IF NOT EXISTS links (
@@ -102,8 +107,23 @@ CREATE TABLE IF NOT EXISTS broken_links (
     seq INTEGER NOT NULL,               -- links.seq
     text TEXT NOT NULL,                 -- the link as written
     target TEXT NOT NULL,               -- its broken key (SEMANTICS 7)
+    suggestion TEXT,                    -- a link that would resolve, or NULL (SEMANTICS 8.3)
+    reason TEXT,                        -- 'alias' or 'folder', or NULL
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
+
+-- SEMANTICS 10.7: links whose target note has no such heading or block, by links row. Kept
+-- for the links out of and into every dirty note (its outline or its links changed).
+CREATE TABLE IF NOT EXISTS broken_anchors (
+    source_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,               -- links.seq
+    target_id INTEGER NOT NULL,         -- the target note (the source itself for [[#H]])
+    kind TEXT NOT NULL,                 -- 'heading' or 'block'
+    suggestion TEXT,                    -- the closest subpath of the target, or NULL
+    reason TEXT,                        -- why: 'prefix', 'words', 'typo', or NULL
+    PRIMARY KEY (source_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS broken_anchors_target ON broken_anchors(target_id);
 
 -- Errors and warnings, per vault path (a note, or a walk problem on any path).
 CREATE TABLE IF NOT EXISTS problems (
@@ -184,6 +204,7 @@ TABLES = (
     "tag_names",
     "lonely_notes",
     "broken_links",
+    "broken_anchors",
     "problems",
     "notes",
     "files",

@@ -168,7 +168,7 @@ class IndexWriter:
             dirty = notes.reflag_excluded(conn, filters)
             if dirty:
                 findings.set_dirty(conn, dirty)
-                findings.refresh_findings(conn)
+                findings.refresh_findings(conn, self.links)
             set_meta(conn, "excluded_filters", encoded)
 
     # -- the steps of an apply (indexing.apply orders them) ----------------------------------
@@ -222,7 +222,7 @@ class IndexWriter:
         )
 
     def refresh_fts(self, dirty: set[int]) -> None:
-        findings.refresh_fts(self.conn, dirty)
+        findings.refresh_fts(self.conn, dirty, self.links)
 
     def defer_fts(self, dirty: set[int]) -> None:
         self._withdraw(dirty)
@@ -230,7 +230,7 @@ class IndexWriter:
     def flush_pending_fts(self) -> None:
         """Recompute the structure rows recorded as pending (also after a crash)."""
         with self.transaction():
-            findings.refresh_fts(self.conn, set())
+            findings.refresh_fts(self.conn, set(), self.links)
 
     def _withdraw(self, ids: Iterable[int]) -> None:
         findings.withdraw(self.conn, ids)
@@ -268,7 +268,7 @@ class IndexWriter:
 
     def rebuild_fts(self) -> None:
         with self.transaction():
-            maintenance.rebuild_fts(self.conn)
+            maintenance.rebuild_fts(self.conn, self.links)
 
     def optimize(self) -> None:
         maintenance.optimize(self.conn)

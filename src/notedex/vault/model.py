@@ -59,6 +59,25 @@ class Problem:
 
 
 @dataclass(frozen=True, slots=True)
+class Heading:
+    """A heading (SEMANTICS 10.1): level 1-6, its raw text, 1-based line and column."""
+
+    level: int
+    text: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlockId:
+    """A block id (SEMANTICS 10.2) as written, without ``^``, and where it is (1-based)."""
+
+    id: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     path: str
     """Vault-relative, ``/``-separated, NFC."""
@@ -83,6 +102,10 @@ class Note:
     """Decoded text without the frontmatter block."""
     properties: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """The frontmatter mapping, JSON-safe (dates as ISO strings); empty when absent or invalid."""
+    headings: tuple[Heading, ...] = ()
+    """SEMANTICS 10.1, in document order."""
+    block_ids: tuple[BlockId, ...] = ()
+    """SEMANTICS 10.2, in document order."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from notedex.vault.frontmatter import (
     text_property,
 )
 from notedex.vault.markdown import scan_body
-from notedex.vault.model import Note, Problem, Tag
+from notedex.vault.model import Heading, Note, Problem, Tag
 from notedex.vault.text import nfc
 
 __all__ = ["DEFAULT_MAX_BYTES", "hash_note", "note_stem", "parse_note", "read_note"]
@@ -146,6 +146,8 @@ def _parse(data: bytes, path: str, content_hash: str) -> Note:
         content_hash=content_hash,
         body=body,
         properties=frontmatter.properties,
+        headings=tuple(Heading(h.level, nfc(h.text), h.line, h.column) for h in scan.headings),
+        block_ids=scan.block_ids,
     )
 
 

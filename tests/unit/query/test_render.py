@@ -69,11 +69,23 @@ def test_renderer_makes_clickable_paths_on_a_tty_only(
     data = {
         "orphanNotes": [{"path": "A b/c#d.md", "title": "c#d"}],
         "unlinkedNotes": [],
-        "brokenLinks": [{"source": "x.md", "line": 3, "column": 7, "text": "[[y]]", "target": "y"}],
+        "brokenLinks": [
+            {
+                "source": "x.md",
+                "line": 3,
+                "column": 7,
+                "text": "[[y]]",
+                "target": "y",
+                "suggestion": None,
+                "reason": None,
+            }
+        ],
+        "brokenAnchors": [],
         "warnings": [],
         "errors": [],
         "orphanCount": 1,
         "brokenLinkCount": 1,
+        "brokenAnchorCount": 0,
     }
     screen = Terminal()
     render_health(Renderer(tmp_path, screen), data)

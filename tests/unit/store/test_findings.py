@@ -60,7 +60,7 @@ def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[obj
             (2 if r["has_outgoing"] else 1, r["path"], r["title"])
             for r in read.notes_without_backlinks(conn)
         ]
-        broken = [tuple(r) for r in read.broken_links(conn)]
+        broken = [tuple(r)[:5] for r in read.broken_links(conn)]  # without the suggestion
     finally:
         conn.close()
     return lonely, broken
@@ -109,7 +109,11 @@ def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) 
     """A save recomputes the findings of a few notes: every statement is driven by those
     notes (at 100k notes a scan of notes, files or the findings cost a save 100 ms)."""
     vault = make_vault(
-        tmp_path / "v", {f"n{i}.md": f"[[n{i + 1}]] [[gone{i % 3}]]\n" for i in range(200)}
+        tmp_path / "v",
+        {
+            f"n{i}.md": f"# H\n[[n{i + 1}]] [[gone{i % 3}]] [[n{i + 1}#H]] [[n{i}#X]]\n"
+            for i in range(200)
+        },
     )
     db = tmp_path / "i.db"
     with IndexWriter(db, vault, workers=1) as writer:
@@ -119,15 +123,95 @@ def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) 
         with writer.transaction():
             findings.set_dirty(writer.conn, [1, 2, 3])
             statements.clear()
-            findings.refresh_findings(writer.conn)
+            findings.refresh_findings(writer.conn, writer.links)
         writer.conn.set_trace_callback(None)
         plans = {
             s: [row[3] for row in writer.conn.execute("EXPLAIN QUERY PLAN " + s)]
             for s in statements
-            if s.lstrip().startswith(("INSERT", "DELETE"))
+            if s.lstrip().startswith(("INSERT", "DELETE", "SELECT c.source_id"))
         }
-    assert len(plans) == 4
+    # lonely notes and broken links: a DELETE and an INSERT each; broken anchors: the DELETE,
+    # the links to check (out of and into the dirty notes) and the INSERT.
+    # (executemany traces each row it inserts: one statement per row, the same plan)
+    assert len({sql.split(" VALUES")[0] for sql in plans}) == 7
     for sql, plan in plans.items():
         for step in plan:
             if step.startswith("SCAN"):
-                assert re.match(r"SCAN (d|notes USING INDEX notes_excluded)$", step), (sql, plan)
+                assert re.match(r"SCAN (d|c|notes USING INDEX notes_excluded)$", step), (sql, plan)
+
+
+def _anchor_findings(db: Path) -> list[tuple[str, str, str, str | None]]:
+    conn = connect_readonly(db)
+    try:
+        return [
+            (r["source"], r["text"], r["target"], r["suggestion"])
+            for r in read.broken_anchors(conn)
+        ]
+    finally:
+        conn.close()
+
+
+def test_broken_anchors_follow_every_kind_of_change(tmp_path: Path) -> None:
+    """SEMANTICS 10: a save re-checks the links out of and into the notes it touched; after
+    each step the stored findings equal those of a fresh full index."""
+    import json
+
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Src.md": "[[Target#Intro]] [[Target#^b1]] ![[pic.png#page=3]] [[#Here]]\n# Here\n",
+            "Target.md": "# Intro\ntext ^b1\n",
+            "Other.md": "[[Target#Intro#Deep]]\n",
+        },
+    )
+    write(vault / "pic.png", "png")
+    db = tmp_path / "i.db"
+    expected = [
+        # the target's heading changes: links into it break, with a suggestion
+        (
+            lambda: write(vault / "Target.md", "# Introduction\ntext\n"),
+            [
+                ("Other.md", "[[Target#Intro#Deep]]", "Target.md", None),
+                ("Src.md", "[[Target#Intro]]", "Target.md", "#Introduction"),
+                ("Src.md", "[[Target#^b1]]", "Target.md", None),
+            ],
+        ),
+        (
+            lambda: write(vault / "Target.md", "# Intro\n## Deep\ntext ^B1\n"),
+            [],
+        ),
+        # the source's own heading goes: its self link breaks
+        (
+            lambda: write(vault / "Src.md", "[[Target#Intro]] [[#Here]]\n# There\n"),
+            [("Src.md", "[[#Here]]", "Src.md", "#There")],
+        ),
+        # the target goes: a broken link, not a broken anchor (SEMANTICS 10.7)
+        (lambda: (vault / "Target.md").unlink(), [("Src.md", "[[#Here]]", "Src.md", "#There")]),
+        # a new Target resolves the links again, in another folder
+        (
+            lambda: write(vault / "Sub" / "Target.md", "# Intro\n"),
+            [
+                ("Other.md", "[[Target#Intro#Deep]]", "Sub/Target.md", None),
+                ("Src.md", "[[#Here]]", "Src.md", "#There"),
+            ],
+        ),
+        # an excluded source is not reported
+        (
+            lambda: write(
+                vault / ".obsidian" / "app.json", json.dumps({"userIgnoreFilters": ["Src.md"]})
+            ),
+            [("Other.md", "[[Target#Intro#Deep]]", "Sub/Target.md", None)],
+        ),
+    ]
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        assert _anchor_findings(db) == [("Other.md", "[[Target#Intro#Deep]]", "Target.md", None)]
+        for step, findings_now in expected:
+            step()
+            writer.refresh_filters()
+            reconcile(writer)
+            assert _anchor_findings(db) == findings_now
+            assert (
+                dump_index(db)["broken_anchors"]
+                == fresh_full_index(vault, tmp_path)["broken_anchors"]
+            )

@@ -118,7 +118,7 @@ def test_health_json_is_the_health_report_encoded(tmp_path: Path) -> None:
             'Quote "q" \\ tab\t.md': '[[Missing "x"]] [[ctl\u0001]] ![[Nope.MD|w]]\n',
             "日本語 🎉.md": "---\ntitle: 'Ünïcode \u2028 title'\ntags: a, b\n---\n[t](No%20such.md)\n",
             "Lonely.md": "",
-            "Linked.md": "[[Lonely]] [[日本語 🎉]]\n",
+            "Linked.md": '[[Lonely]] [[日本語 🎉]] [[Lonely#"Nö" ^x]] [[#^a\tb]]\n# Real ^b\n',
             "bad.md": "---\n[: x\n---\n",
         },
     )
@@ -131,5 +131,6 @@ def test_health_json_is_the_health_report_encoded(tmp_path: Path) -> None:
     finally:
         conn.close()
     assert document == json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-    assert broken == data["brokenLinkCount"] == 4
+    assert broken == data["brokenLinkCount"] + data["brokenAnchorCount"] == 4 + 2
+    assert data["brokenAnchors"][0]["suggestion"] is None
     assert data["orphanNotes"] and data["unlinkedNotes"] and data["warnings"] and data["errors"]

@@ -1,4 +1,5 @@
-"""A Markdown body -> its links, tags and first H1 (SEMANTICS 3, 4, 6), pure and offset-true.
+"""A Markdown body -> its links, tags, headings and block ids (SEMANTICS 3, 4, 6, 10), pure and
+offset-true.
 
 The package splits the work by construct: ``blocks`` (code, math, HTML blocks, table rows),
 ``inline`` (escapes, code spans, inline math, and the masking that keeps offsets), ``links``,
@@ -9,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from notedex.vault.markdown.headings import first_h1
+from notedex.vault.markdown.headings import find_block_ids, find_headings, first_h1
 from notedex.vault.markdown.inline import mask_excluded
 from notedex.vault.markdown.links import find_links, wikilink_parts
 from notedex.vault.markdown.tags import find_tags
-from notedex.vault.model import Link
+from notedex.vault.model import BlockId, Heading, Link
 
 __all__ = ["BodyScan", "mask_excluded", "scan_body", "wikilink_parts"]
 
@@ -24,15 +25,19 @@ class BodyScan:
     tags: tuple[str, ...]
     """In document order, possibly repeated; the caller removes duplicates."""
     first_h1: str | None
+    headings: tuple[Heading, ...] = ()
+    block_ids: tuple[BlockId, ...] = ()
 
 
 _EMPTY_SCAN = BodyScan((), (), None)
 
 
 def scan_body(body: str, first_line: int = 1) -> BodyScan:
-    """Links, tags and first H1 of ``body``, whose first line is file line ``first_line``."""
-    if "[" not in body and "#" not in body and "=" not in body:
-        return _EMPTY_SCAN  # no link, tag or heading can exist
+    """Links, tags, headings and block ids of ``body``, whose first line is file line
+    ``first_line``."""
+    marks = ("[", "#", "=", "-", "^")  # what a link, tag, heading or block id starts with
+    if all(mark not in body for mark in marks):
+        return _EMPTY_SCAN
     masked, table_rows = mask_excluded(body)
     external_ends: list[int] = []
     occurrences = find_links(body, masked, table_rows, external_ends) if "[" in masked else []
@@ -45,5 +50,6 @@ def scan_body(body: str, first_line: int = 1) -> BodyScan:
         column = start - body.rfind("\n", 0, start)  # 1-based: rfind is -1 on line 1
         links.append(Link(kind, body[start:end], linkpath, subpath, display, line, column))
     tags = find_tags(masked, occurrences, external_ends, table_rows)
-    heading = first_h1(body, masked) if "#" in masked or "=" in masked else None
-    return BodyScan(tuple(links), tuple(tags), heading)
+    headings = find_headings(body, masked, first_line)
+    block_ids = find_block_ids(body, masked, first_line)
+    return BodyScan(tuple(links), tuple(tags), first_h1(headings), headings, block_ids)

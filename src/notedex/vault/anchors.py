@@ -1,0 +1,114 @@
+"""Anchor rules (SEMANTICS 10.3-10.6): whether a link's ``#heading``, ``#A#B`` or ``#^block``
+subpath exists in the target's outline, and the closest one when it does not. Pure functions
+over parsed values, no I/O (STYLE 9)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from typing import Literal
+
+from notedex.vault.model import BlockId, Heading
+
+__all__ = ["AnchorKind", "Suggestion", "anchor_kind", "fold_heading", "is_broken", "suggest"]
+
+AnchorKind = Literal["heading", "block"]
+# (suggested subpath, reason)
+Suggestion = tuple[str, str]
+
+# SEMANTICS 10.4: each of these characters counts as a space.
+_PUNCTUATION = re.compile(r"""[!"#$%&()*+,.:;<=>?@^`{|}~/\[\]\\\s]+""")
+_CLOSE_ENOUGH = 0.75  # SequenceMatcher ratio for a `typo` suggestion
+
+
+def fold_heading(text: str) -> str:
+    """SEMANTICS 10.4: punctuation as spaces, whitespace collapsed and trimmed, lower case."""
+    return _PUNCTUATION.sub(" ", text).strip().lower()
+
+
+def anchor_kind(subpath: str) -> AnchorKind:
+    """SEMANTICS 10.6: ``#^id`` names a block, anything else headings."""
+    return "block" if subpath.startswith("#^") else "heading"
+
+
+def _heading_parts(subpath: str) -> list[str]:
+    return [part for part in (fold_heading(p) for p in subpath.split("#")) if part]
+
+
+def _nested_match(parts: list[str], keys: Sequence[str], levels: Sequence[int]) -> bool:
+    """SEMANTICS 10.5: parts[0] anywhere; each next part after the previous one, deeper, and
+    inside its section (before the next heading of its level or higher)."""
+
+    def within(part: int, start: int, end: int, parent_level: int) -> bool:
+        for index in range(start, end):
+            if levels[index] <= parent_level:
+                if part > 0:
+                    return False  # the parent's section ended
+                continue
+            if keys[index] != parts[part]:
+                continue
+            if part + 1 == len(parts):
+                return True
+            section_end = next(
+                (j for j in range(index + 1, end) if levels[j] <= levels[index]), end
+            )
+            if within(part + 1, index + 1, section_end, levels[index]):
+                return True
+        return False
+
+    return within(0, 0, len(keys), 0)
+
+
+def is_broken(subpath: str, headings: Sequence[Heading], block_ids: Sequence[BlockId]) -> bool:
+    """Whether ``subpath`` (with its leading ``#``) names nothing in the target's outline.
+
+    A subpath with no text (``[[Note#]]``) names the note itself: never broken.
+    """
+    if anchor_kind(subpath) == "block":
+        wanted = subpath[2:].strip().lower()  # SEMANTICS 10.2: compared ignoring case
+        return bool(wanted) and all(b.id.lower() != wanted for b in block_ids)
+    parts = _heading_parts(subpath)
+    if not parts:
+        return False
+    keys = [fold_heading(h.text) for h in headings]
+    return not _nested_match(parts, keys, [h.level for h in headings])
+
+
+def suggest(
+    subpath: str, headings: Sequence[Heading], block_ids: Sequence[BlockId]
+) -> Suggestion | None:
+    """The closest heading or block of the target for a broken ``subpath``, as the subpath to
+    write, and why: ``prefix`` (one starts the other), ``words`` (shares most words),
+    ``typo`` (a small edit distance); None when nothing is close."""
+    if anchor_kind(subpath) == "block":
+        wanted = subpath[2:].strip().lower()
+        candidates = [(b.id.lower(), "#^" + b.id) for b in block_ids]
+    else:
+        parts = _heading_parts(subpath)
+        wanted = parts[-1] if parts else ""  # the innermost part: the heading really meant
+        candidates = [(fold_heading(h.text), "#" + h.text) for h in headings]
+    candidates = [(key, written) for key, written in candidates if key]
+    if not wanted or not candidates:
+        return None
+    for key, written in candidates:
+        if min(len(key), len(wanted)) >= 3 and (key.startswith(wanted) or wanted.startswith(key)):
+            return written, "prefix"
+    wanted_words = set(wanted.split())
+    best_overlap, best_written = 0.0, ""
+    for key, written in candidates:
+        words = set(key.split())
+        # Shared words of three letters or more ("for", "the" count; "a", "of" do not), over
+        # the shorter side: `Setup for Linux` meant `Linux`.
+        shared = [word for word in words & wanted_words if len(word) >= 3]
+        overlap = len(shared) / min(len(words), len(wanted_words))
+        if overlap > best_overlap:
+            best_overlap, best_written = overlap, written
+    if best_overlap >= 0.5:
+        return best_written, "words"
+    best_ratio, best_written = 0.0, ""
+    for key, written in candidates:
+        ratio = SequenceMatcher(None, wanted, key).ratio()
+        if ratio > best_ratio:
+            best_ratio, best_written = ratio, written
+    return (best_written, "typo") if best_ratio >= _CLOSE_ENOUGH else None
