@@ -29,6 +29,7 @@ from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
     NotARegularFile,
     looks_binary,
+    note_text,
     read_capped,
     strip_frontmatter,
 )
@@ -85,7 +86,7 @@ def export_connector(
         if problem is not None or raw is None:
             skipped.append(f"{row['path']}: {problem}")
             continue
-        text = strip_frontmatter(raw.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+        text = strip_frontmatter(note_text(raw))
         labels = list(tags.get(row["file_id"], []))
         for link in links.get(row["file_id"], []):
             target = link["target"] if link["target"] is not None else broken_key(link["linkpath"])

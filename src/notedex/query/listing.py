@@ -22,6 +22,7 @@ from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
     body_start_line,
     file_lines,
+    note_text,
     over_the_cap,
     read_capped,
     strip_frontmatter,
@@ -227,7 +228,7 @@ def read_note_text(disk: Path, path: str, max_bytes: int) -> str:
         raise NoteNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
     if len(raw) > max_bytes:
         raise NoteNotFound(f"cannot read {path}: {over_the_cap(info.st_size, max_bytes)}")
-    return raw.decode("utf-8", errors="replace")
+    return note_text(raw)
 
 
 def iso_from_ns(ns: int | None) -> str | None:

@@ -23,7 +23,7 @@ from notedex.errors import UsageError
 from notedex.query.terms import keywords
 from notedex.store import fulltext
 from notedex.store.connect import read_transaction
-from notedex.vault.files import read_capped, strip_frontmatter
+from notedex.vault.files import note_text, read_capped, strip_frontmatter
 from notedex.vault.text import is_cjk_char, nfc, segment
 
 if TYPE_CHECKING:
@@ -308,8 +308,7 @@ def locate_hit(
         return dict(_NO_POSITION)
     if len(raw) > MAX_READ_BYTES:
         return dict(_NO_POSITION)
-    # As the parser does: replacement characters for bad UTF-8, and no BOM (SEMANTICS 2).
-    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    text = note_text(raw)  # as the parser reads it
     body = strip_frontmatter(text)
     body_start = len(text) - len(body)
     nbody = nfc(body)

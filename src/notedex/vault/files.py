@@ -96,6 +96,12 @@ def frontmatter_bounds(text: str) -> tuple[int, int, int] | None:
         line_start = newline + 1
 
 
+def note_text(raw: bytes) -> str:
+    """A note's bytes as text, as the indexer reads them: bad UTF-8 becomes U+FFFD and a leading
+    BOM is dropped (invisible in every editor, and Obsidian drops it; SEMANTICS 2)."""
+    return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def strip_frontmatter(text: str) -> str:
     """The body: ``text`` without its frontmatter block, exactly as the indexer splits it."""
     bounds = frontmatter_bounds(text)

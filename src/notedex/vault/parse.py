@@ -14,6 +14,7 @@ from notedex.vault.files import (
     NotARegularFile,
     looks_binary,
     note_stem,
+    note_text,
     over_the_cap,
     read_capped,
 )
@@ -89,18 +90,17 @@ def _parse(data: bytes, path: str, content_hash: str) -> Note:
         problem = Problem("binary", "binary content (NUL bytes); not parsed as Markdown")
         return _name_only(path, content_hash, problem)
     errors: list[Problem] = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        errors.append(
-            Problem(
-                "encoding",
-                f"invalid UTF-8 at byte {exc.start}; decoded with replacement characters",
+    text = note_text(data)
+    if "\ufffd" in text:  # a replacement character: bad UTF-8, or a real U+FFFD in the file
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            errors.append(
+                Problem(
+                    "encoding",
+                    f"invalid UTF-8 at byte {exc.start}; decoded with replacement characters",
+                )
             )
-        )
-    # A UTF-8 BOM is invisible in every editor (and Obsidian drops it): not part of the text.
-    text = text.removeprefix("\ufeff")
 
     block = locate_frontmatter(text)
     if block is None:

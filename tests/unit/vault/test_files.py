@@ -22,6 +22,7 @@ from notedex.vault.files import (
     is_note_name,
     looks_binary,
     note_stem,
+    note_text,
     read_capped,
     strip_frontmatter,
 )
@@ -315,3 +316,18 @@ def test_the_body_starts_on_the_line_after_the_closing_fence() -> None:
     text = "---\na: 1\n---\nfirst body line\n"
     assert file_lines(text)[body_start_line(text) - 1] == "first body line"
     assert strip_frontmatter(text).startswith("first body line")
+
+
+def test_a_bom_is_dropped_by_every_reader(tmp_path: Path) -> None:
+    """`note_text` is the one decoding rule: `show --body`, `search` and the indexer agree."""
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "b.md").write_bytes("\ufeff---\ntitle: Bee\n---\nbody [[x]] here\n".encode())
+    db = tmp_path / "index.db"
+    common = ("--vault", vault, "--db", db)
+    shown = run_cli("show", "b", "--body", "--json", *common).json()
+    assert shown["title"] == "Bee"  # the indexer saw the frontmatter
+    assert shown["body"] == "body [[x]] here\n"  # and so does show: no frontmatter in the body
+    hit = run_cli("search", "here", "--json", *common).json()["hits"][0]
+    assert (hit["line"], hit["column"]) == (4, 12)
+    assert note_text(b"\xef\xbb\xbfa\xff") == "a\ufffd"  # BOM dropped, bad UTF-8 replaced
