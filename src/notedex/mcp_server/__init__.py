@@ -1,10 +1,12 @@
-"""`notedex mcp`: the index as read-only MCP tools over stdio.
+"""`notedex mcp`: the index as read-only MCP tools and resources over stdio.
 
-The tools (``lookup``, ``health``, ``scan``, ``show``, ``search``) call the same ``query``
-functions as the CLI, so a result is the CLI's ``--json`` document plus ``stale`` and, for lists,
-``offset``/``limit``/``hasMore``. The package is split by job: ``tools`` (the tool table and the
+The tools (``lookup``, ``search``, ``show``, ``quote``, ``health``, ``scan``, ``status``,
+``graph``) call the same ``query`` functions as the CLI, so a result is the CLI's ``--json``
+document plus ``stale`` and, for lists, ``offset``/``limit``/``hasMore``; ``capture`` is listed
+only with ``--allow-capture``. The package is split by job: ``tools`` (the tool table and the
 argument checks), ``handlers`` (``VaultTools``: one call, its connection and deadline),
-``keeper`` (the background index update), ``paths`` (nothing is read outside the vault) and
+``resources`` (the notes as resources), ``keeper`` (the background index update), ``paths``
+(nothing is read outside the vault) and
 ``sdk`` (the only module that imports the MCP SDK, and :func:`serve`). The names below are the
 package's public surface, as they were when it was one module.
 """

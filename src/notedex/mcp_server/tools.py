@@ -13,13 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_LIST_LIMIT = 500
+MAX_BODY_CHARS = 100_000
+"""The most text one answer carries by default: `show`'s body piece, a resource read."""
 
 INSTRUCTIONS = (
     "Read-only access to the index of a Markdown (Obsidian) vault. Start with `lookup` "
     "(titles, tags, aliases, link texts) or `search` (full text of note bodies), then read only "
     "the few notes you need with `show` (a `lines` range gives numbered lines). Cite notes by "
     "their `path`, a passage as [path:line] or [path:first-last], and check every quoted "
-    "passage with `quote` before you answer. Results carry "
+    "passage with `quote` before you answer. `graph` gives the links around one note, "
+    "`status` the state of the index; every note is also a resource (`notedex:///` + its "
+    "path). Results carry "
     "`stale: true` when the index may lag behind the vault; lists are paginated with "
     "`limit`/`offset` and report `total`."
 )
@@ -85,6 +89,8 @@ class ToolSpec:
     title: str
     description: str
     input_schema: dict[str, Any]
+    read_only: bool = True
+    """False only for ``capture``, which creates a note (and is listed only when allowed)."""
 
     def wire(self) -> dict[str, Any]:
         """The tool as MCP sends it (camelCase), valid for every SDK version."""
@@ -94,9 +100,9 @@ class ToolSpec:
             "inputSchema": self.input_schema,
             "annotations": {
                 "title": self.title,
-                "readOnlyHint": True,
+                "readOnlyHint": self.read_only,
                 "destructiveHint": False,
-                "idempotentHint": True,
+                "idempotentHint": self.read_only,
                 "openWorldHint": False,
             },
         }
@@ -178,7 +184,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "integer",
                     "minimum": 1,
                     "maximum": 1_000_000,
-                    "default": 100_000,
+                    "default": MAX_BODY_CHARS,
                     "description": "Return at most this many characters of text (default 100000).",
                 },
                 "limit": {
@@ -252,7 +258,85 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
     ),
 )
-TOOL_NAMES = tuple(t.name for t in TOOLS)
+NOTE_ARGUMENT = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 1000,
+    "description": "A vault-relative path such as 'Projects/Cobra CLI 框架.md', or a note title.",
+}
+MAX_GRAPH_DEPTH = 3
+MAX_GRAPH_NODES = MAX_LIST_LIMIT
+
+MORE_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "status",
+        "Index status",
+        "Where the vault and the index are, the index's counts (notes, excluded notes, "
+        "attachments, links, broken links, errors, warnings), when it was last updated and "
+        "whether a daemon keeps it fresh. Same JSON as `notedex status --json`.",
+        _object({}),
+    ),
+    ToolSpec(
+        "graph",
+        "Links around one note",
+        "The link graph around one note: the nodes within `depth` hops (links in both "
+        "directions, walked through notes only; attachments and broken keys are leaves) and "
+        "the edges between them, as in `notedex graph --json`, each node with its `distance`. "
+        "At most `maxNodes` nodes, nearest first; `truncated` is true when the cap left some "
+        "out (lower `depth` or raise `maxNodes`).",
+        _object(
+            {
+                "note": NOTE_ARGUMENT,
+                "depth": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_GRAPH_DEPTH,
+                    "default": 1,
+                    "description": f"Hops from the note (default 1, at most {MAX_GRAPH_DEPTH}).",
+                },
+                "maxNodes": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_GRAPH_NODES,
+                    "default": 100,
+                    "description": f"Return at most this many nodes (default 100, at most "
+                    f"{MAX_GRAPH_NODES}).",
+                },
+            },
+            ("note",),
+        ),
+    ),
+)
+
+TOOL_NAMES = tuple(t.name for t in TOOLS + MORE_TOOLS)
+"""The read-only tools, always listed; ``capture`` joins them with ``--allow-capture``."""
+
+MAX_CAPTURE_CHARS = MAX_BODY_CHARS
+
+CAPTURE_TOOL = ToolSpec(
+    "capture",
+    "Capture a new inbox note",
+    "Create a NEW note in the vault's inbox folder from `text` (its first line becomes the "
+    "title and the file name). It never changes or overwrites a note and writes nowhere but "
+    "the inbox. Same JSON as `notedex capture --json`: the new note's `path` and `id`.",
+    _object(
+        {
+            "text": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_CAPTURE_CHARS,
+                "description": "The note's text (Markdown); the first non-empty line is its title.",
+            }
+        },
+        ("text",),
+    ),
+    read_only=False,
+)
+
+
+def tool_table(*, allow_capture: bool = False) -> tuple[ToolSpec, ...]:
+    """The tools a server lists: the read-only ones, and ``capture`` only when allowed."""
+    return TOOLS + MORE_TOOLS + ((CAPTURE_TOOL,) if allow_capture else ())
 
 
 # -- argument checks ------------------------------------------------------------------------------
