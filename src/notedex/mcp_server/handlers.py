@@ -1,4 +1,4 @@
-"""The MCP tools' and resources' handlers: one read-only connection per call, its deadline, the results.
+"""The MCP tools' and resources' handlers: a read-only connection per call, its deadline, results.
 
 ``VaultTools`` runs a call synchronously (the SDK shim puts it in a worker thread): it checks
 the arguments against the tool table, learns whether the index may be stale, opens a read-only
@@ -19,10 +19,11 @@ from typing import Any
 
 from notedex.config import Config
 from notedex.errors import NotedexError
+from notedex.mcp_server.catalog import tool_table
 from notedex.mcp_server.keeper import IndexKeeper
 from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
 from notedex.mcp_server.resources import list_resources, read_resource
-from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments, tool_table
+from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments
 from notedex.query.listing import find_note, parse_line_range, scan, show, status
 from notedex.query.lookup import lookup
 from notedex.query.neighbourhood import neighbourhood

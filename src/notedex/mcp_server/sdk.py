@@ -2,11 +2,11 @@
 
 Only this module imports the SDK, and only inside its functions, so the rest of the server is
 testable without it and ``notedex mcp`` without the extra says in one line how to install it.
-It answers the handshake, ``tools/list`` and ``resources/list``/``resources/read`` (errors
-there are JSON-RPC errors, as the protocol wants) at once, runs each call off the event loop with its
-deadline (a call that overruns is answered with an error while the server keeps serving), turns
-results and errors into MCP tool results (``isError``, never a crashed server) for SDK 1.x and
-2.x alike, and serves over stdio.
+It answers the handshake and ``tools/list`` at once, runs each call off the event loop with its
+deadline (a call that overruns is answered with an error while the server keeps serving), answers
+``resources/list`` and ``resources/read`` the same way (their errors are JSON-RPC errors, as the
+protocol wants), turns tool results and errors into MCP tool results (``isError``, never a
+crashed server) for SDK 1.x and 2.x alike, and serves over stdio.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from notedex.config import Config
@@ -81,8 +82,11 @@ async def run_resource(tools: VaultTools, method: str, argument: str | None) -> 
     import anyio.to_thread
 
     deadline = time.monotonic() + tools.timeout
-    handler = tools.list_resources if method == "resources/list" else tools.read_resource
-    call = functools.partial(handler, argument, deadline)  # type: ignore[arg-type]
+    call: Callable[[], dict[str, Any]]
+    if method == "resources/list":
+        call = functools.partial(tools.list_resources, argument, deadline)
+    else:
+        call = functools.partial(tools.read_resource, argument or "", deadline)
     try:
         with anyio.fail_after(tools.timeout + 1.0):
             result: dict[str, Any] = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from notedex.mcp_server.tools import CHECKS, TOOLS, ToolError, check_arguments, tool_table
+from notedex.mcp_server.tools import CHECKS, TOOLS, ToolError, check_arguments
 
 
 def spec_of(name: str) -> Any:
@@ -71,7 +71,7 @@ def test_argument_errors_name_the_tool_and_the_rule(
 
 
 def test_every_argument_type_in_the_table_has_a_check() -> None:
-    for spec in tool_table(allow_capture=True):
+    for spec in TOOLS:
         for name, prop in spec.input_schema["properties"].items():
             assert prop["type"] in CHECKS, (spec.name, name)
 
@@ -82,14 +82,3 @@ def test_lookup_and_scan_offer_the_same_filters_in_a_fixed_order() -> None:
     assert list(lookup) == ["question", "limit", "offset", "tag", "type"]
     assert list(scan) == ["tag", "type", "limit", "offset"]  # the wire keeps this order
     assert {k: lookup[k] for k in ("tag", "type")} == {k: scan[k] for k in ("tag", "type")}
-
-
-def test_only_capture_writes_and_it_is_listed_only_when_allowed() -> None:
-    closed, allowed = tool_table(), tool_table(allow_capture=True)
-    assert [s.name for s in allowed] == [s.name for s in closed] + ["capture"]
-    assert all(spec in closed for spec in TOOLS)
-    hints = {s.name: s.wire()["annotations"] for s in allowed}
-    assert [name for name, h in hints.items() if not h["readOnlyHint"]] == ["capture"]
-    assert (
-        hints["capture"]["idempotentHint"] is False and hints["capture"]["destructiveHint"] is False
-    )
