@@ -35,6 +35,7 @@ def test_ask_vault_command_reads_only_candidates_through_json() -> None:
     allowed = [tool.strip() for tool in fields["allowed-tools"].split(",")]
     assert allowed == [
         "Bash(notedex lookup:*)",
+        "Bash(notedex search:*)",
         "Bash(notedex show:*)",
         "Bash(notedex quote:*)",
     ]
@@ -45,9 +46,21 @@ def test_ask_vault_command_reads_only_candidates_through_json() -> None:
     body = match[2]
     assert "$ARGUMENTS" in body
     assert "notedex lookup '<the question>' --json" in body
+    assert "notedex search '<term>' --json" in body
+    assert "notedex show '<path>' --json" in body
     assert "notedex show '<path>' --body --json" in body
     assert "notedex show '<path>' --lines <A>-<B> --json" in body
     assert "notedex quote '<path>' '<passage>' --json" in body
     assert "[path:line]" in body and "[path:first-last]" in body
-    for duty in ("non-zero exit", "narrowed", "Sources", "Never parse its text output"):
+    for duty in (
+        "non-zero exit",
+        "narrowed",
+        "Sources",
+        "Never parse its text output",
+        "NOTEDEX_VAULT",
+        "config.toml",
+        "fall back to full-text search",
+        "Size cap:",
+        "lines per command",
+    ):
         assert duty in body, duty

@@ -35,7 +35,7 @@ MCP_ONLY = {
     "bodyOffset",
     "bodyTruncated",
 }
-TOOL_NAMES = {"lookup", "search", "show", "health", "scan", "quote"}
+TOOL_NAMES = {"lookup", "search", "show", "health", "scan", "quote", "status", "graph"}
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def without(data: dict[str, Any], keys: set[str]) -> dict[str, Any]:
 # -- through the SDK's stdio client -----------------------------------------------------------------
 
 
-def test_lists_six_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path]) -> None:
+def test_lists_the_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path]) -> None:
     async def body(client: Session) -> Any:
         return (await client.list_tools()).tools
 
@@ -143,6 +143,8 @@ def test_lists_six_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path
         "quote": ["note", "text"],
         "health": [],
         "scan": [],
+        "status": [],
+        "graph": ["note"],
     }
 
 

@@ -334,10 +334,12 @@ TABLE = (
     Command(
         "mcp",
         "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, quote, health and scan (needs the extra: pip install 'notedex[mcp]').",
+        "show, quote, health, scan, status and graph, and the notes as resources (needs the "
+        "extra: pip install 'notedex[mcp]').",
         (
             "notedex mcp --vault ~/notes",
             "claude mcp add notedex -- notedex mcp --vault ~/notes",
+            "notedex mcp --vault ~/notes --allow-capture",
         ),
         handlers.cmd_mcp,
         (
@@ -347,6 +349,11 @@ TABLE = (
                 kind=SECONDS,
                 default=30.0,
                 metavar="SECONDS",
+            ),
+            Option(
+                "--allow-capture",
+                "also offer the capture tool: it creates new notes in the inbox, nothing else",
+                kind=FLAG,
             ),
         ),
         json=False,

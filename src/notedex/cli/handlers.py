@@ -344,4 +344,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if not args.timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
     cfg = _config(args)
-    return serve(cfg, timeout=args.timeout, refresh=not args.no_refresh)
+    return serve(
+        cfg, timeout=args.timeout, refresh=not args.no_refresh, allow_capture=args.allow_capture
+    )

@@ -1,16 +1,19 @@
-"""`notedex mcp`: the index as read-only MCP tools over stdio.
+"""`notedex mcp`: the index as read-only MCP tools and resources over stdio.
 
-The tools (``lookup``, ``health``, ``scan``, ``show``, ``search``) call the same ``query``
-functions as the CLI, so a result is the CLI's ``--json`` document plus ``stale`` and, for lists,
-``offset``/``limit``/``hasMore``. The package is split by job: ``tools`` (the tool table and the
-argument checks), ``handlers`` (``VaultTools``: one call, its connection and deadline),
-``keeper`` (the background index update), ``paths`` (nothing is read outside the vault) and
-``sdk`` (the only module that imports the MCP SDK, and :func:`serve`). The names below are the
-package's public surface, as they were when it was one module.
+The tools (``lookup``, ``search``, ``show``, ``quote``, ``health``, ``scan``, ``status``,
+``graph``) call the same ``query`` functions as the CLI, so a result is the CLI's ``--json``
+document plus ``stale`` and, for lists, ``offset``/``limit``/``hasMore``; ``capture`` is listed
+only with ``--allow-capture``. The package is split by job: ``tools`` (the tool table and the
+argument checks), ``catalog`` (what a server lists: those, ``status``, ``graph`` and, when
+allowed, ``capture``), ``handlers`` (``VaultTools``: one call, its connection and deadline),
+``resources`` (the notes as resources), ``keeper`` (the background index update), ``paths``
+(nothing is read outside the vault) and ``sdk`` (the only module that imports the MCP SDK, and
+:func:`serve`). The names below are the package's public surface.
 """
 
 from __future__ import annotations
 
+from notedex.mcp_server.catalog import ALL_TOOL_NAMES, CAPTURE_TOOL, tool_table
 from notedex.mcp_server.handlers import DEFAULT_TIMEOUT, REFRESH_WAIT, VaultTools
 from notedex.mcp_server.keeper import IndexKeeper
 from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
@@ -34,6 +37,8 @@ from notedex.mcp_server.tools import (
 )
 
 __all__ = [
+    "ALL_TOOL_NAMES",
+    "CAPTURE_TOOL",
     "DEFAULT_TIMEOUT",
     "INSTALL_HINT",
     "INSTRUCTIONS",
@@ -54,4 +59,5 @@ __all__ = [
     "result_wire",
     "run_tool",
     "serve",
+    "tool_table",
 ]

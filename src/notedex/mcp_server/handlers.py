@@ -1,11 +1,12 @@
-"""The six MCP tools' handlers: one read-only connection per call, its deadline, and the results.
+"""The MCP tools' and resources' handlers: a read-only connection per call, its deadline, results.
 
 ``VaultTools`` runs a call synchronously (the SDK shim puts it in a worker thread): it checks
 the arguments against the tool table, learns whether the index may be stale, opens a read-only
 connection whose progress handler interrupts SQLite at the deadline, and shapes the ``query``
 function's answer, the CLI's ``--json`` document, with ``stale`` and, for lists,
 ``offset``/``limit``/``hasMore``. Every failure leaves as a ``ToolError`` with a message for the
-client.
+client. ``capture``, listed only with ``--allow-capture``, is the one handler that writes: a new
+note in the inbox through ``vault.capture``, with no connection at all.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from typing import Any
 
 from notedex.config import Config
 from notedex.errors import NotedexError
+from notedex.mcp_server.catalog import tool_table
 from notedex.mcp_server.keeper import IndexKeeper
 from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
-from notedex.mcp_server.tools import TOOL_NAMES, TOOLS, DeadlineExceeded, ToolError, check_arguments
-from notedex.query.listing import find_note, parse_line_range, scan, show
+from notedex.mcp_server.resources import list_resources, read_resource
+from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments
+from notedex.query.listing import find_note, parse_line_range, scan, show, status
 from notedex.query.lookup import lookup
+from notedex.query.neighbourhood import neighbourhood
 from notedex.query.quote import quote
 from notedex.query.reports import health
 from notedex.query.search import search
@@ -35,14 +39,21 @@ REFRESH_WAIT = 2.0
 
 
 class VaultTools:
-    """The six tools, synchronous: each call runs in a worker thread with its own connection."""
+    """The tools, synchronous: each call runs in a worker thread with its own connection."""
 
     def __init__(
-        self, cfg: Config, *, timeout: float = DEFAULT_TIMEOUT, refresh: bool = True
+        self,
+        cfg: Config,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        refresh: bool = True,
+        allow_capture: bool = False,
     ) -> None:
         self.cfg = cfg
         self.timeout = timeout
         self.keeper = IndexKeeper(cfg, enabled=refresh)
+        self.specs = tool_table(allow_capture=allow_capture)
+        """The tools this server lists and answers: ``capture`` only when allowed."""
         self._handlers: dict[
             str, Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any]]
         ] = {
@@ -52,6 +63,8 @@ class VaultTools:
             "health": self._health,
             "scan": self._scan,
             "quote": self._quote,
+            "status": self._status,
+            "graph": self._graph,
         }
 
     def start(self) -> None:
@@ -66,13 +79,43 @@ class VaultTools:
         self, name: str, arguments: dict[str, Any] | None, deadline: float | None = None
     ) -> dict[str, Any]:
         """Run one tool; raises ToolError with a message meant for the client."""
-        spec = next((t for t in TOOLS if t.name == name), None)
+        spec = next((t for t in self.specs if t.name == name), None)
         if spec is None:
-            raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+            names = ", ".join(t.name for t in self.specs)
+            raise ToolError(f"unknown tool {name!r}; the tools are {names}")
         args = check_arguments(spec, arguments)
+        if name == "capture":
+            return self._capture(args)
         if deadline is None:
             deadline = time.monotonic() + self.timeout
         stale = self._stale(deadline)
+        result = self._answer(name, lambda conn: self._handlers[name](conn, args), deadline)
+        result["stale"] = stale
+        return result
+
+    def list_resources(self, cursor: str | None, deadline: float | None = None) -> dict[str, Any]:
+        """``resources/list``: one page of notes; raises ResourceError (or ToolError)."""
+        deadline = time.monotonic() + self.timeout if deadline is None else deadline
+        self._stale(deadline)  # brings the index up to date as a tool call does
+        return self._answer("resources/list", lambda conn: list_resources(conn, cursor), deadline)
+
+    def read_resource(self, uri: str, deadline: float | None = None) -> dict[str, Any]:
+        """``resources/read``: one note's text; raises ResourceError (or ToolError)."""
+        deadline = time.monotonic() + self.timeout if deadline is None else deadline
+        self._stale(deadline)
+        return self._answer(
+            "resources/read",
+            lambda conn: read_resource(conn, self.cfg.vault, uri, max_bytes=self.cfg.max_bytes),
+            deadline,
+        )
+
+    def _answer(
+        self,
+        name: str,
+        answer: Callable[[sqlite3.Connection], dict[str, Any]],
+        deadline: float,
+    ) -> dict[str, Any]:
+        """``answer`` on a read-only connection that SQLite interrupts at the deadline."""
         try:
             conn = connect_readonly(self.cfg.db)
         except NotedexError as exc:
@@ -83,7 +126,7 @@ class VaultTools:
 
         conn.set_progress_handler(past_deadline, 1000)
         try:
-            result = self._handlers[name](conn, args)
+            return answer(conn)
         except NotedexError as exc:
             raise ToolError(str(exc)) from None
         except sqlite3.OperationalError as exc:
@@ -94,8 +137,6 @@ class VaultTools:
             raise ToolError(f"cannot read the index: {exc}") from None
         finally:
             conn.close()
-        result["stale"] = stale
-        return result
 
     def deadline_message(self, name: str) -> str:
         return (
@@ -225,6 +266,24 @@ class VaultTools:
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         data = scan(conn, tag=args["tag"], note_type=args["type"])
         return _paginate(data, ("notes", "errors"), args["offset"], args["limit"])
+
+    def _status(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        return status(conn, self.cfg.vault, self.cfg.db, self.cfg.lock_path)
+
+    def _graph(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        path = self._note_path(conn, args["note"])
+        return neighbourhood(conn, path, depth=args["depth"], max_nodes=args["maxNodes"])
+
+    def _capture(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A new note in the inbox (``vault.capture``: a fresh name, O_EXCL, inside the inbox)."""
+        from notedex.vault.capture import capture
+
+        try:
+            captured = capture(self.cfg.vault, self.cfg.inbox, args["text"])
+        except (OSError, ValueError) as exc:
+            raise ToolError(f"cannot capture into {self.cfg.inbox}: {exc}") from None
+        self.keeper.request()  # the index catches up in the background (a daemon sees it anyway)
+        return {"path": captured.path, "id": captured.id}
 
 
 def _has_schema(db: Path) -> bool:

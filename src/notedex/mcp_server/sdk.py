@@ -3,9 +3,10 @@
 Only this module imports the SDK, and only inside its functions, so the rest of the server is
 testable without it and ``notedex mcp`` without the extra says in one line how to install it.
 It answers the handshake and ``tools/list`` at once, runs each call off the event loop with its
-deadline (a call that overruns is answered with an error while the server keeps serving), turns
-results and errors into MCP tool results (``isError``, never a crashed server) for SDK 1.x and
-2.x alike, and serves over stdio.
+deadline (a call that overruns is answered with an error while the server keeps serving), answers
+``resources/list`` and ``resources/read`` the same way (their errors are JSON-RPC errors, as the
+protocol wants), turns tool results and errors into MCP tool results (``isError``, never a
+crashed server) for SDK 1.x and 2.x alike, and serves over stdio.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from __future__ import annotations
 import functools
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from notedex.config import Config
 from notedex.errors import UsageError
 from notedex.mcp_server.handlers import DEFAULT_TIMEOUT, VaultTools
-from notedex.mcp_server.tools import INSTRUCTIONS, TOOLS, ToolError
+from notedex.mcp_server.resources import ResourceError
+from notedex.mcp_server.tools import INSTRUCTIONS, ToolError
 
 INSTALL_HINT = "notedex mcp needs the MCP SDK, an optional extra: pip install 'notedex[mcp]'"
 
@@ -55,6 +58,51 @@ async def run_tool(
         return None, f"internal error in {name}: {type(exc).__name__}: {exc}"
 
 
+INTERNAL_ERROR = -32603
+
+
+def protocol_error(code: int, message: str, data: Any = None) -> Exception:
+    """The SDK's exception that becomes a JSON-RPC error response (2.x ``MCPError``, 1.x
+    ``McpError``)."""
+    from mcp.shared import exceptions
+
+    if hasattr(exceptions, "MCPError"):
+        return exceptions.MCPError(code, message, data)
+    from mcp.types import ErrorData
+
+    legacy: Any = exceptions  # 1.x names, which mypy does not see in a 2.x install
+    error: Exception = legacy.McpError(ErrorData(code=code, message=message, data=data))
+    return error
+
+
+async def run_resource(tools: VaultTools, method: str, argument: str | None) -> dict[str, Any]:
+    """``resources/list`` (argument: the cursor) or ``resources/read`` (the URI) off the event
+    loop with the call deadline: the result's wire shape, or the protocol error raised."""
+    import anyio
+    import anyio.to_thread
+
+    deadline = time.monotonic() + tools.timeout
+    call: Callable[[], dict[str, Any]]
+    if method == "resources/list":
+        call = functools.partial(tools.list_resources, argument, deadline)
+    else:
+        call = functools.partial(tools.read_resource, argument or "", deadline)
+    try:
+        with anyio.fail_after(tools.timeout + 1.0):
+            result: dict[str, Any] = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            return result
+    except TimeoutError:
+        raise protocol_error(INTERNAL_ERROR, f"notedex: {tools.deadline_message(method)}") from None
+    except ResourceError as exc:
+        data = {"uri": exc.uri} if exc.uri is not None else None
+        raise protocol_error(exc.code, f"notedex: {exc}", data) from None
+    except ToolError as exc:
+        raise protocol_error(INTERNAL_ERROR, f"notedex: {exc}") from None
+    except Exception as exc:  # a bug must cost one request, not the server
+        message = f"notedex: internal error in {method}: {type(exc).__name__}: {exc}"
+        raise protocol_error(INTERNAL_ERROR, message) from None
+
+
 def result_wire(result: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
     """A CallToolResult as MCP sends it: the JSON as text, and as structured content."""
     if error is not None:
@@ -77,7 +125,7 @@ def build_server(tools: VaultTools) -> Any:
 
     from notedex import __version__
 
-    tool_models = [types.Tool.model_validate(spec.wire()) for spec in TOOLS]
+    tool_models = [types.Tool.model_validate(spec.wire()) for spec in tools.specs]
     params = inspect.signature(Server.__init__).parameters
     extra: dict[str, Any] = {"instructions": INSTRUCTIONS} if "instructions" in params else {}
 
@@ -90,11 +138,22 @@ def build_server(tools: VaultTools) -> Any:
             result, error = await run_tool(tools, params.name, params.arguments)
             return types.CallToolResult.model_validate(result_wire(result, error))
 
+        async def on_list_resources(ctx: Any, params: Any) -> Any:
+            cursor = params.cursor if params is not None else None
+            page = await run_resource(tools, "resources/list", cursor)
+            return types.ListResourcesResult.model_validate(page)
+
+        async def on_read_resource(ctx: Any, params: Any) -> Any:
+            note = await run_resource(tools, "resources/read", str(params.uri))
+            return types.ReadResourceResult.model_validate(note)
+
         return Server(
             "notedex",
             version=__version__,
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
+            on_list_resources=on_list_resources,
+            on_read_resource=on_read_resource,
             **extra,
         )
 
@@ -118,16 +177,37 @@ def build_server(tools: VaultTools) -> Any:
         else server.call_tool()
     )
     register(call_tool)
+
+    # 1.x's resource decorators drop the cursor: the requests are registered as they do it.
+    legacy: Any = types  # 1.x names, which mypy does not see in a 2.x install
+
+    async def list_resources(request: Any) -> Any:
+        cursor = request.params.cursor if request.params is not None else None
+        page = await run_resource(tools, "resources/list", cursor)
+        return legacy.ServerResult(legacy.ListResourcesResult.model_validate(page))
+
+    async def read_resource(request: Any) -> Any:
+        note = await run_resource(tools, "resources/read", str(request.params.uri))
+        return legacy.ServerResult(legacy.ReadResourceResult.model_validate(note))
+
+    server.request_handlers[legacy.ListResourcesRequest] = list_resources
+    server.request_handlers[legacy.ReadResourceRequest] = read_resource
     return server
 
 
-def serve(cfg: Config, *, timeout: float = DEFAULT_TIMEOUT, refresh: bool = True) -> int:
+def serve(
+    cfg: Config,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    refresh: bool = True,
+    allow_capture: bool = False,
+) -> int:
     """Serve MCP over stdin/stdout until the client goes away."""
     require_sdk()
     import anyio
     from mcp.server.stdio import stdio_server
 
-    tools = VaultTools(cfg, timeout=timeout, refresh=refresh)
+    tools = VaultTools(cfg, timeout=timeout, refresh=refresh, allow_capture=allow_capture)
     server = build_server(tools)
 
     async def main() -> None:

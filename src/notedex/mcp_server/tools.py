@@ -13,13 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_LIST_LIMIT = 500
+MAX_BODY_CHARS = 100_000
+"""The most text one answer carries by default: `show`'s body piece, a resource read."""
 
 INSTRUCTIONS = (
     "Read-only access to the index of a Markdown (Obsidian) vault. Start with `lookup` "
     "(titles, tags, aliases, link texts) or `search` (full text of note bodies), then read only "
     "the few notes you need with `show` (a `lines` range gives numbered lines). Cite notes by "
     "their `path`, a passage as [path:line] or [path:first-last], and check every quoted "
-    "passage with `quote` before you answer. Results carry "
+    "passage with `quote` before you answer. `graph` gives the links around one note, "
+    "`status` the state of the index; every note is also a resource (`notedex:///` + its "
+    "path). Results carry "
     "`stale: true` when the index may lag behind the vault; lists are paginated with "
     "`limit`/`offset` and report `total`."
 )
@@ -85,6 +89,8 @@ class ToolSpec:
     title: str
     description: str
     input_schema: dict[str, Any]
+    read_only: bool = True
+    """False only for ``capture``, which creates a note (and is listed only when allowed)."""
 
     def wire(self) -> dict[str, Any]:
         """The tool as MCP sends it (camelCase), valid for every SDK version."""
@@ -94,9 +100,9 @@ class ToolSpec:
             "inputSchema": self.input_schema,
             "annotations": {
                 "title": self.title,
-                "readOnlyHint": True,
+                "readOnlyHint": self.read_only,
                 "destructiveHint": False,
-                "idempotentHint": True,
+                "idempotentHint": self.read_only,
                 "openWorldHint": False,
             },
         }
@@ -178,7 +184,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "integer",
                     "minimum": 1,
                     "maximum": 1_000_000,
-                    "default": 100_000,
+                    "default": MAX_BODY_CHARS,
                     "description": "Return at most this many characters of text (default 100000).",
                 },
                 "limit": {

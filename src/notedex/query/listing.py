@@ -11,7 +11,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notedex.errors import NoteNotFound, UsageError
 from notedex.store import read
@@ -29,6 +29,9 @@ from notedex.vault.files import (
 )
 from notedex.vault.resolve import broken_key
 from notedex.vault.text import nfc
+
+if TYPE_CHECKING:
+    from collections.abc import Container
 
 
 def scan(
@@ -69,12 +72,7 @@ def graph(conn: sqlite3.Connection) -> dict[str, Any]:
     for r in edge_rows:
         target = r["target"]
         if target is not None and target not in nodes:
-            # An attachment, or a note left out by "Excluded files" (it still resolves links):
-            # labelled like other nodes, a note by its name without .md, a file by its name.
-            if r["target_is_note"]:
-                nodes[target] = {"id": target, "label": Path(target).stem, "kind": "note"}
-            else:
-                nodes[target] = {"id": target, "label": Path(target).name, "kind": "attachment"}
+            nodes[target] = linked_file_node(target, bool(r["target_is_note"]))
     # An unresolved key can spell a file's path ([[Gone.md.md]] has the key Gone.md): its node
     # gets an id of its own, so a broken link never looks like an edge to that file.
     unresolved: dict[str, str] = {}
@@ -86,9 +84,7 @@ def graph(conn: sqlite3.Connection) -> dict[str, Any]:
             key = broken_key(r["linkpath"])
             target = unresolved.get(key)
             if target is None:
-                target = key
-                while target in nodes:
-                    target += " (unresolved)"
+                target = unresolved_node_id(key, nodes)
                 nodes[target] = {"id": target, "label": key, "kind": "unresolved"}
                 unresolved[key] = target
         edge = edges.setdefault(
@@ -96,6 +92,23 @@ def graph(conn: sqlite3.Connection) -> dict[str, Any]:
         )
         edge["count"] += r["count"]
     return {"nodes": list(nodes.values()), "edges": list(edges.values())}
+
+
+def linked_file_node(target: str, is_note: bool) -> dict[str, str]:
+    """The graph node of a link target that is not a listed note: an attachment, or a note
+    left out by "Excluded files" (it still resolves links), a note labelled by its name without
+    .md, a file by its name."""
+    if is_note:
+        return {"id": target, "label": Path(target).stem, "kind": "note"}
+    return {"id": target, "label": Path(target).name, "kind": "attachment"}
+
+
+def unresolved_node_id(key: str, taken: Container[str]) -> str:
+    """The node id of a broken key: the key, with " (unresolved)" until no file node has it."""
+    node_id = key
+    while node_id in taken:
+        node_id += " (unresolved)"
+    return node_id
 
 
 def find_note(conn: sqlite3.Connection, path_or_title: str) -> sqlite3.Row:

@@ -276,6 +276,64 @@ def graph_edges(conn: sqlite3.Connection) -> list[Row]:
     ).fetchall()
 
 
+_EDGE_COLUMNS = """
+    l.source_id AS source_id, f.path AS source, l.target_id AS target_id, t.path AS target,
+    l.linkpath AS linkpath, t.is_note AS target_is_note, count(*) AS count
+"""
+_EDGE_FROM = """
+    FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
+    LEFT JOIN files t ON t.id = l.target_id
+"""
+
+
+def graph_edges_touching(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
+    """``graph_edges`` (same rules, plus both ends' ids) that start or end at one of ``file_ids``.
+
+    An edge between two of them comes twice (once from each side); the caller keeps one.
+    """
+    return conn.execute(
+        f"""
+        SELECT {_EDGE_COLUMNS} {_EDGE_FROM}
+        WHERE l.source_id IN (SELECT value FROM json_each(?1)) AND l.linkpath <> ''
+          AND (l.target_id IS NULL OR l.target_id <> l.source_id) AND n.excluded = 0
+        GROUP BY l.source_id, coalesce(l.target_id, -1),
+                 CASE WHEN l.target_id IS NULL THEN l.linkpath END
+        UNION ALL
+        SELECT {_EDGE_COLUMNS} {_EDGE_FROM}
+        WHERE l.target_id IN (SELECT value FROM json_each(?1)) AND l.target_id <> l.source_id
+          AND l.linkpath <> '' AND n.excluded = 0
+        GROUP BY l.source_id, l.target_id
+        """,
+        (_json_ints(file_ids),),
+    ).fetchall()
+
+
+def graph_node_paths_among(conn: sqlite3.Connection, paths: Sequence[str]) -> set[str]:
+    """Which of ``paths`` are nodes of the whole ``graph``: a listed note or a link's target."""
+    import json
+
+    return {
+        row[0]
+        for row in conn.execute(
+            """
+            SELECT f.path FROM files f LEFT JOIN notes n ON n.file_id = f.id
+            WHERE f.path IN (SELECT value FROM json_each(?))
+              AND (n.excluded = 0 OR EXISTS (SELECT 1 FROM links l WHERE l.target_id = f.id))
+            """,
+            (json.dumps(list(paths)),),
+        )
+    }
+
+
+def notes_after(conn: sqlite3.Connection, after: str, limit: int) -> list[Row]:
+    """A page of the notes ``scan`` lists, by path: the first ``limit`` sorted after ``after``."""
+    return conn.execute(
+        f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
+        "WHERE n.excluded = 0 AND f.path > ? ORDER BY f.path LIMIT ?",
+        (after, limit),
+    ).fetchall()
+
+
 def note_by_path(conn: sqlite3.Connection, path: str) -> Row | None:
     return conn.execute(
         f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id WHERE f.path = ?",

@@ -35,7 +35,8 @@ def test_an_unknown_tool_is_refused_with_the_list_of_tools(tools: VaultTools) ->
         tools.call("nope", {})
     assert (
         str(caught.value)
-        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, scan"
+        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, scan, "
+        "status, graph"
     )
 
 
@@ -122,3 +123,43 @@ def test_show_tool_with_lines_returns_numbered_lines_instead_of_the_body(
     assert whole["bodyStartLine"] == 8 and "lines" not in whole
     with pytest.raises(ToolError, match="bad line range '5-2'"):
         tools.call("show", {"note": COBRA, "lines": "5-2"})
+
+
+def test_capture_is_answered_only_when_allowed(tmp_path: Path) -> None:
+    vault, db = indexed_demo(tmp_path)
+    closed = VaultTools(Config(vault, db), timeout=10, refresh=False)
+    assert "capture" not in [spec.name for spec in closed.specs]
+    with pytest.raises(ToolError, match="unknown tool 'capture'"):
+        closed.call("capture", {"text": "a thought"})
+    assert sorted(p.name for p in (vault / "00_Inbox").iterdir()) == [
+        "20261120-093000 讀書會想法.md"
+    ]
+    allowed = VaultTools(Config(vault, db), timeout=10, refresh=False, allow_capture=True)
+    made = allowed.call("capture", {"text": "a thought: with/slashes"})
+    assert made["path"].startswith("00_Inbox/") and (vault / made["path"]).is_file()
+    assert "a thought" in (vault / made["path"]).read_text(encoding="utf-8")
+    closed.close()
+    allowed.close()
+
+
+def test_status_and_graph_tools_reuse_the_query_functions(
+    tools: VaultTools, indexed: tuple[Path, Path]
+) -> None:
+    from notedex.query.listing import status
+    from notedex.query.neighbourhood import neighbourhood
+
+    vault, db = indexed
+    conn = connect_readonly(db)
+    try:
+        piece = neighbourhood(conn, COBRA, depth=2, max_nodes=5)
+        expected = status(conn, vault, db, tools.cfg.lock_path)
+    finally:
+        conn.close()
+    assert tools.call("graph", {"note": COBRA, "depth": 2, "maxNodes": 5}) == {
+        **piece,
+        "stale": False,
+    }
+    got = tools.call("status", {})
+    assert got["counts"] == expected["counts"] and got["db"] == str(db)
+    with pytest.raises(ToolError, match="refused"):
+        tools.call("graph", {"note": "../outside.md"})

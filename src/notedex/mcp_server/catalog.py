@@ -1,0 +1,92 @@
+"""The whole tool table a server lists: ``tools.TOOLS``, then ``status`` and ``graph``, and
+``capture`` only when the server was started with ``--allow-capture``.
+
+Kept apart from ``tools`` (the read-only query tools and the argument checks) so that each file
+stays one job: this one decides what a server offers, including the one tool that writes.
+"""
+
+from __future__ import annotations
+
+from notedex.mcp_server.tools import MAX_BODY_CHARS, MAX_LIST_LIMIT, TOOLS, ToolSpec
+from notedex.mcp_server.tools import _object as object_schema
+
+NOTE_ARGUMENT = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 1000,
+    "description": "A vault-relative path such as 'Projects/Cobra CLI 框架.md', or a note title.",
+}
+MAX_GRAPH_DEPTH = 3
+MAX_GRAPH_NODES = MAX_LIST_LIMIT
+
+MORE_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "status",
+        "Index status",
+        "Where the vault and the index are, the index's counts (notes, excluded notes, "
+        "attachments, links, broken links, errors, warnings), when it was last updated and "
+        "whether a daemon keeps it fresh. Same JSON as `notedex status --json`.",
+        object_schema({}),
+    ),
+    ToolSpec(
+        "graph",
+        "Links around one note",
+        "The link graph around one note: the nodes within `depth` hops (links in both "
+        "directions, walked through notes only; attachments and broken keys are leaves) and "
+        "the edges between them, as in `notedex graph --json`, each node with its `distance`. "
+        "At most `maxNodes` nodes, nearest first; `truncated` is true when the cap left some "
+        "out (lower `depth` or raise `maxNodes`).",
+        object_schema(
+            {
+                "note": NOTE_ARGUMENT,
+                "depth": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_GRAPH_DEPTH,
+                    "default": 1,
+                    "description": f"Hops from the note (default 1, at most {MAX_GRAPH_DEPTH}).",
+                },
+                "maxNodes": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_GRAPH_NODES,
+                    "default": 100,
+                    "description": f"Return at most this many nodes (default 100, at most "
+                    f"{MAX_GRAPH_NODES}).",
+                },
+            },
+            ("note",),
+        ),
+    ),
+)
+
+MAX_CAPTURE_CHARS = MAX_BODY_CHARS
+
+CAPTURE_TOOL = ToolSpec(
+    "capture",
+    "Capture a new inbox note",
+    "Create a NEW note in the vault's inbox folder from `text` (its first line becomes the "
+    "title and the file name). It never changes or overwrites a note and writes nowhere but "
+    "the inbox. Same JSON as `notedex capture --json`: the new note's `path` and `id`.",
+    object_schema(
+        {
+            "text": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_CAPTURE_CHARS,
+                "description": "The note's text (Markdown); the first non-empty line is its title.",
+            }
+        },
+        ("text",),
+    ),
+    read_only=False,
+)
+
+
+def tool_table(*, allow_capture: bool = False) -> tuple[ToolSpec, ...]:
+    """The tools a server lists: the read-only ones, and ``capture`` only when allowed."""
+    return TOOLS + MORE_TOOLS + ((CAPTURE_TOOL,) if allow_capture else ())
+
+
+ALL_TOOL_NAMES = tuple(t.name for t in TOOLS + MORE_TOOLS)
+"""The read-only tools, always listed; ``capture`` joins them with ``--allow-capture``."""
