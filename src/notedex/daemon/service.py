@@ -7,7 +7,10 @@ hints are applied right after; re-checking a path twice is harmless).
 
 Threads: watchdog's observer (the handler only enqueues), the writer thread (owns the
 ``IndexWriter``), apscheduler's thread (enqueues jobs), and the main thread, which supervises
-the observer and pings systemd's watchdog.
+the observer, the lock file and the index files (daemon/recovery.py) and pings systemd's watchdog.
+
+Over 400 lines: the start order, the supervise loop and the observer's ``Supervisor`` are one
+sequence read together; what recovery needs beyond the loop lives in daemon/recovery.py.
 """
 
 from __future__ import annotations
