@@ -75,7 +75,8 @@ class IndexCorrupt(IndexUnavailable):
     def __init__(
         self, db_path: str | os.PathLike[str], reason: str, *, not_a_database: bool
     ) -> None:
-        super().__init__(f"the index {os.fspath(db_path)} is corrupt ({reason})")
+        what = "is not an SQLite database" if not_a_database else "is corrupt"
+        super().__init__(f"the index {os.fspath(db_path)} {what} ({reason})")
         self.db_path = os.fspath(db_path)
         self.reason = reason
         self.not_a_database = not_a_database

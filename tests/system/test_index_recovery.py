@@ -153,3 +153,25 @@ def test_the_daemon_recovers_when_its_writer_meets_a_corrupt_page(
         indexer.close()
         batcher.close()
     assert_sound_and_fresh(vault, db_path, tmp_path)
+
+
+def test_a_query_on_a_corrupt_index_while_the_daemon_runs_says_to_restart_it(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """The query cannot write while the daemon holds the lock: exit 2 and what to do; the
+    daemon's start-up check then sets the index aside and rebuilds it."""
+    _indexed(vault, db_path)
+    first = daemons.start()
+    pages = db_path.stat().st_size // PAGE
+    overwrite_pages(db_path, pages // 2)
+
+    result = run_cli("scan", "--json", "--vault", vault, "--db", db_path)
+
+    assert result.code == 2 and result.stdout == "", result.stderr
+    assert "corrupt" in result.stderr and "restart the daemon" in result.stderr
+    assert "internal error" not in result.stderr
+    assert first.stop() == 0
+    second = daemons.start()
+    second.wait_for("corrupt index set aside")
+    assert_converges(vault, db_path, tmp_path, run=second)
+    assert_sound_and_fresh(vault, db_path, tmp_path)
