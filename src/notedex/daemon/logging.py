@@ -102,6 +102,7 @@ def configure_logging(
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     # watchdog reports some problems with `warnings.warn` (RuntimeWarning), and a thread that
     # dies prints a traceback: both become log lines in the same format, never bare text.
+    logging.captureWarnings(False)  # re-install: someone may have put their own showwarning back
     logging.captureWarnings(True)
     threading.excepthook = _log_thread_exception
     structlog.configure(
