@@ -1,7 +1,7 @@
 """The one error hierarchy and every exit code (STYLE 8): the CLI maps these in one place.
 
 Every user-facing failure is a ``NotedexError``; its ``exit_code`` is what the process exits
-with (ARCHITECTURE "CLI contract": 2 usage or input error, 75 daemon already running). Each
+with (ARCHITECTURE "CLI contract": 2 usage or input error, 75 try again later). Each
 exit code is defined here once and imported wherever a process ends with it.
 """
 
@@ -17,7 +17,8 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 """EX_SOFTWARE: a bug, not a user error (the CLI's internal error, a daemon that failed)."""
 EXIT_TEMPFAIL = 75
-"""EX_TEMPFAIL: a daemon already keeps this vault's index (a second daemon, ``index``)."""
+"""EX_TEMPFAIL, try again later: a daemon already keeps this vault's index (a second daemon,
+``index``), the disk holding the index is full, or the daemon is repairing the index."""
 EXIT_INTERRUPTED = 130
 """128 + SIGINT: the user pressed Ctrl-C."""
 
@@ -61,5 +62,33 @@ class IndexUnavailable(NotedexError):
 
 class DaemonAlreadyRunning(NotedexError):
     """Another daemon holds the writer lock of this vault."""
+
+    exit_code = EXIT_TEMPFAIL
+
+
+class IndexCorrupt(IndexUnavailable):
+    """SQLite says the index file is damaged (SQLITE_CORRUPT) or is no database (SQLITE_NOTADB).
+
+    The index is a cache: a writer sets the file aside and rebuilds (ARCHITECTURE "Recovery").
+    """
+
+    def __init__(
+        self, db_path: str | os.PathLike[str], reason: str, *, not_a_database: bool
+    ) -> None:
+        what = "is not an SQLite database" if not_a_database else "is corrupt"
+        super().__init__(f"the index {os.fspath(db_path)} {what} ({reason})")
+        self.db_path = os.fspath(db_path)
+        self.reason = reason
+        self.not_a_database = not_a_database
+
+
+class IndexDiskFull(NotedexError):
+    """The disk (or quota) holding the index is full (SQLITE_FULL): nothing lost, retry later."""
+
+    exit_code = EXIT_TEMPFAIL
+
+
+class IndexRepairing(IndexUnavailable):
+    """A daemon holds the lock and the index file has no tables (its -wal was deleted): wait."""
 
     exit_code = EXIT_TEMPFAIL

@@ -44,6 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except Exception as exc:
+        if _interrupted():
+            # Ctrl-C inside SQLite (one of our SQL functions) surfaces as "user-defined
+            # function raised exception": the user's, not a bug.
+            return EXIT_INTERRUPTED
         if getattr(args, "debug", False):
             raise
         print(
@@ -51,3 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _interrupted() -> bool:
+    """Ctrl-C reached one of the writer's SQL functions (store.database records it)."""
+    database = sys.modules.get("notedex.store.database")
+    return database is not None and bool(database.take_interrupt())

@@ -53,13 +53,20 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str
     from notedex.indexing.freshness import ensure_fresh
 
     progress = _progress_printer("indexing")
-    report = ensure_fresh(cfg, index=force, full=full, progress=progress).report
+    fresh = ensure_fresh(cfg, index=force, full=full, progress=progress)
+    return _reported(fresh.report, fresh.notices)
+
+
+def _reported(report: dict[str, Any] | None, notices: list[str]) -> dict[str, Any] | None:
+    for line in notices:
+        print(f"notedex: warning: {line}", file=sys.stderr)
     for reason in report["kept"] if report else ():
         print(f"notedex: {reason}", file=sys.stderr)
     return report
 
 
 def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:
+    """Refresh (unless ``--no-refresh``) and open read-only; `_answered` adds the recovery."""
     from notedex.store.connect import connect_readonly
 
     if not getattr(args, "no_refresh", False):
@@ -104,16 +111,46 @@ def answer(
     ``findings`` says whether the answer exits 1 (ARCHITECTURE "CLI contract"); ``compact``
     builds the piped ``--json`` document in SQLite and says the same.
     """
-    conn = _open(cfg, args)
     if compact is not None and args.json and not sys.stdout.isatty():
-        with conn:
-            document, found = compact(conn)
+        document, found = _answered(cfg, args, compact)
         sys.stdout.write(document + "\n")
         return EXIT_FINDINGS if found else EXIT_OK
-    with conn:
-        data = query(conn)
+    data = _answered(cfg, args, query)
     _output(args, cfg, data, render)
     return EXIT_FINDINGS if findings is not None and findings(data) else EXIT_OK
+
+
+def _answered(
+    cfg: Config, args: argparse.Namespace, query: Callable[[sqlite3.Connection], Any]
+) -> Any:
+    """Open and query; a corrupt index is set aside and rebuilt once (ARCHITECTURE "Recovery")."""
+    from notedex.store.connect import SQLITE_NOTADB, connect_readonly, is_corrupt, sqlite_code
+
+    try:
+        conn = _open(cfg, args)
+        with conn:
+            return query(conn)
+    except Exception as exc:
+        # A file that is no SQLite database may be someone's (a --db typo): only `index` moves it.
+        if getattr(exc, "not_a_database", False) or sqlite_code(exc) == SQLITE_NOTADB:
+            raise
+        if not is_corrupt(exc):
+            raise
+        if getattr(args, "no_refresh", False):
+            from notedex.errors import IndexCorrupt
+
+            raise IndexCorrupt(
+                cfg.db_file,
+                f"{exc}; `notedex index` sets it aside and rebuilds it",
+                not_a_database=False,
+            ) from exc
+    from notedex.indexing.freshness import recover_corrupt
+
+    fresh = recover_corrupt(cfg, _progress_printer("rebuilding"))
+    _reported(fresh.report, fresh.notices)
+    conn = connect_readonly(cfg.db_file)
+    with conn:
+        return query(conn)
 
 
 # -- commands ---------------------------------------------------------------------------------

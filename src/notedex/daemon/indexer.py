@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,9 +19,12 @@ from pathlib import Path
 
 from notedex.daemon.batcher import FILTERS, MAINTENANCE, Batch, Batcher, Hint
 from notedex.daemon.logging import get_logger
-from notedex.errors import VaultNotFound
+from notedex.daemon.recovery import index_files, replaced_cause, set_aside_logged
+from notedex.errors import IndexDiskFull, NotedexError, VaultNotFound
 from notedex.indexing.apply import ApplyReport
 from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store.connect import is_corrupt
+from notedex.store.database import translate, writer_errors
 from notedex.store.writer import IndexWriter
 
 log = get_logger("notedex.daemon.indexer")
@@ -68,6 +72,8 @@ class Indexer:
     ) -> None:
         self._open_writer = open_writer
         self.writer = open_writer()
+        self.files = index_files(self.writer.db_path)
+        """(dev, inode) of the index, its -wal and -shm as opened: an operator may delete them."""
         self._batcher = batcher
         self._git_lock = git_dir / "index.lock" if git_dir is not None else None
         self._stop = stop or threading.Event()
@@ -111,6 +117,12 @@ class Indexer:
     def process(self, batch: Batch) -> None:
         """Apply one batch; never raises (failures become a delayed rescan)."""
         try:
+            replaced = self.files_replaced()
+            if replaced is not None:
+                self._reopen_replaced(replaced)
+                self.rescan(replaced)
+                self._failures = 0
+                return
             if self._fault == "writer" and batch.paths:
                 self._fault = None
                 raise RuntimeError("injected fault (NOTEDEX_TEST_FAULT=writer)")
@@ -129,11 +141,45 @@ class Indexer:
         except VaultNotFound as exc:
             log.warning("vault missing", error=str(exc), action="index left unchanged")
         except Exception as exc:
-            self._failures += 1
-            delay = min(60.0, 2.0**self._failures)
-            log.exception("batch failed", error=repr(exc), retry_in=delay)
+            self.failed(exc, "batch failed")
+
+    def failed(self, exc: BaseException, event: str) -> None:
+        """A batch or the startup rescan failed: recover and rescan, with backoff (ARCHITECTURE
+        "Recovery"). A corrupt index is set aside first; a full disk is waited out."""
+        self._failures += 1
+        delay = min(60.0, 2.0**self._failures)
+        if isinstance(exc, sqlite3.Error):
+            exc = translate(exc, self.writer.db_path)
+        if is_corrupt(exc):
+            self._set_aside(exc)
+            delay = 0.0 if self._failures <= 2 else delay
+        elif isinstance(exc, IndexDiskFull):
+            log.error("disk full", error=str(exc), retry_in=delay)
             self._reopen()
-            self._batcher.request_rescan("recovering from a failed batch", delay=delay)
+        elif isinstance(exc, NotedexError):
+            log.error(event, error=str(exc), retry_in=delay)
+            self._reopen()
+        else:
+            log.exception(event, error=repr(exc), retry_in=delay)
+            self._reopen()
+        self._batcher.request_rescan("recovering from a failed batch", delay=delay)
+
+    def files_replaced(self) -> str | None:
+        """Why the index files on disk are no longer the ones the writer has open, or None."""
+        return replaced_cause(self.writer.db_path, self.files)
+
+    def _reopen_replaced(self, cause: str) -> None:
+        """Keep what the open files hold (a checkpoint into the index, if it is still there),
+        then open what is at the path now: a new index when the old one is gone."""
+        log.warning(
+            "index files replaced",
+            cause=cause,
+            db=str(self.writer.db_path),
+            action="reopening and rescanning",
+        )
+        if self.files[0] == index_files(self.writer.db_path)[0]:
+            self.writer.checkpoint()
+        self._reopen()
 
     def apply(self, paths: Sequence[str]) -> ApplyReport:
         paths = self._wait_for_git(list(paths))
@@ -297,7 +343,23 @@ class Indexer:
             self.writer.close()
             self.writer = self._open_writer()
         except Exception as exc:
-            log.error("cannot reopen the index", error=repr(exc))
+            if is_corrupt(exc):
+                self._set_aside(exc)
+                return
+            log.error("cannot reopen the index", error=str(exc))
+        self.files = index_files(self.writer.db_path)
+
+    def _set_aside(self, exc: BaseException) -> None:
+        """Move the corrupt index aside (a log line names where) and open a new one."""
+        db = self.writer.db_path
+        self.writer.close()
+        set_aside_logged(db, exc)
+        try:
+            with writer_errors(db):
+                self.writer = self._open_writer()
+        except Exception as again:
+            log.error("cannot open a new index", error=str(again))
+        self.files = index_files(db)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -2,7 +2,9 @@
 
 Everything goes to stderr. Under systemd, stderr is the journal: when ``JOURNAL_STREAM``
 names our stderr, each line starts with a syslog priority (``<6>``) so journald keeps the
-level. The stdlib loggers of watchdog and apscheduler go through the same renderer.
+level. The stdlib loggers of watchdog and apscheduler, Python warnings (watchdog warns with
+them) and uncaught exceptions in threads go through the same renderer. The ``exit_code`` field
+of the "stopped" and "cannot run" lines is the process's exit code.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from typing import TextIO
 
@@ -97,11 +100,28 @@ def configure_logging(
     _installed = handler
     # Their INFO lines ("Added job", "Scheduler started") are noise in a journal.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    # watchdog reports some problems with `warnings.warn` (RuntimeWarning), and a thread that
+    # dies prints a traceback: both become log lines in the same format, never bare text.
+    logging.captureWarnings(False)  # re-install: someone may have put their own showwarning back
+    logging.captureWarnings(True)
+    threading.excepthook = _log_thread_exception
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
+    )
+
+
+def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return
+    thread = args.thread.name if args.thread is not None else None
+    get_logger("notedex.daemon.thread").error(
+        "thread failed",
+        thread=thread,
+        error=repr(args.exc_value),
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
     )
 
 

@@ -7,7 +7,10 @@ hints are applied right after; re-checking a path twice is harmless).
 
 Threads: watchdog's observer (the handler only enqueues), the writer thread (owns the
 ``IndexWriter``), apscheduler's thread (enqueues jobs), and the main thread, which supervises
-the observer and pings systemd's watchdog.
+the observer, the lock file and the index files (daemon/recovery.py) and pings systemd's watchdog.
+
+Over 400 lines: the start order, the supervise loop and the observer's ``Supervisor`` are one
+sequence read together; what recovery needs beyond the loop lives in daemon/recovery.py.
 """
 
 from __future__ import annotations
@@ -29,8 +32,16 @@ from notedex.daemon.batcher import Batcher
 from notedex.daemon.indexer import Indexer, find_git_dir
 from notedex.daemon.logging import configure_logging, get_logger
 from notedex.daemon.notify import SystemdNotifier
+from notedex.daemon.recovery import lock_still_held, open_checked
 from notedex.daemon.watcher import OverflowHook, RunningObserver, VaultEventHandler, start_observer
-from notedex.errors import EXIT_INTERNAL, EXIT_OK, DaemonAlreadyRunning, VaultNotFound
+from notedex.errors import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_TEMPFAIL,
+    DaemonAlreadyRunning,
+    NotedexError,
+    VaultNotFound,
+)
 from notedex.store.connect import WriterLock, lock_holder
 from notedex.store.writer import IndexWriter
 
@@ -50,8 +61,14 @@ def run_daemon(cfg: Config, *, poll: bool = False) -> int:
     lock = WriterLock(cfg.lock_path)
     try:
         acquire_daemon_lock(lock, cfg, notifier)
-        daemon = Daemon(cfg, poll=poll, notifier=notifier, fault=os.environ.get(FAULT_ENV) or None)
+        daemon = Daemon(
+            cfg, poll=poll, notifier=notifier, fault=os.environ.get(FAULT_ENV) or None, lock=lock
+        )
         return daemon.run()
+    except NotedexError as exc:
+        # An input error (no traceback): one JSON line, and its exit code is the process's.
+        log.error("cannot run", error=str(exc), exit_code=exc.exit_code)
+        return exc.exit_code
     finally:
         lock.release()
         notifier.close()
@@ -99,8 +116,10 @@ class Daemon:
         poll: bool = False,
         notifier: SystemdNotifier | None = None,
         fault: str | None = None,
+        lock: WriterLock | None = None,
     ) -> None:
         self.cfg = cfg
+        self.lock = lock
         self.poll = poll
         self.notifier = notifier or SystemdNotifier()
         self.fault = fault
@@ -110,6 +129,8 @@ class Daemon:
         self._wakeup: tuple[socket.socket, socket.socket] | None = None
         self._last_ping = 0.0
         self._last_extend = time.monotonic()
+        self._replaced: str | None = None
+        self._verified = False
 
     def run(self) -> int:
         started = time.monotonic()
@@ -142,6 +163,10 @@ class Daemon:
                 indexer.rescan("startup", abort=lambda: self._startup_tick(supervisor))
             except VaultNotFound as exc:
                 log.warning("vault missing", error=str(exc), action="index left unchanged")
+            except Exception as exc:
+                # A full disk, a corrupt page: recovered and retried by the writer thread with
+                # backoff, never an exit that systemd's Restart= would turn into a loop.
+                indexer.failed(exc, "startup rescan failed")
             if self._stop_requested():
                 return exit_code
             self.notifier.notify("READY=1", f"STATUS=watching {self.cfg.vault} ({supervisor.kind})")
@@ -151,6 +176,10 @@ class Daemon:
 
             scheduler = start_jobs(batcher)
             exit_code = self._supervise(supervisor, indexer, batcher)
+            return exit_code
+        except NotedexError as exc:
+            exit_code = exc.exit_code
+            log.error("daemon failed", error=str(exc), exit_code=exit_code)
             return exit_code
         except Exception as exc:
             exit_code = EXIT_INTERNAL
@@ -185,8 +214,18 @@ class Daemon:
             if not indexer.is_alive():
                 log.error("the writer thread ended unexpectedly")
                 return EXIT_INTERNAL
+            if not lock_still_held(self.lock):
+                return EXIT_TEMPFAIL
+            self._check_index_files(indexer, batcher)
             self._ping(healthy)
         return EXIT_OK
+
+    def _check_index_files(self, indexer: Indexer, batcher: Batcher) -> None:
+        """The index, its -wal or -shm deleted under us: the writer thread reopens and rescans."""
+        cause = indexer.files_replaced()
+        if cause is not None and cause != self._replaced:
+            batcher.request_rescan(cause)
+        self._replaced = cause
 
     def _ping(self, healthy: bool) -> None:
         """WATCHDOG=1 at half of WATCHDOG_USEC, and only while the vault is watched."""
@@ -233,6 +272,13 @@ class Daemon:
         return self._stop_requested()
 
     def _open_writer(self) -> IndexWriter:
+        """The writer connection; the first one checks the index (``PRAGMA quick_check``) and
+        sets a corrupt one aside, with a log line naming where (ARCHITECTURE "Recovery")."""
+        verify = not self._verified
+        self._verified = True
+        return open_checked(self.cfg.db, self._new_writer, verify)
+
+    def _new_writer(self, verify: bool) -> IndexWriter:
         return IndexWriter(
             self.cfg.db,
             self.cfg.vault,
@@ -240,6 +286,7 @@ class Daemon:
             body_index=self.cfg.body_index,
             bulk_cache_kib=DAEMON_BULK_CACHE_KIB,
             bulk_batch_size=DAEMON_BULK_BATCH_SIZE,
+            verify=verify,
         )
 
     def _install_signal_handlers(self) -> None:

@@ -32,13 +32,17 @@ WRITER_WAIT = 30.0
 
 
 class Freshness:
-    """What ``ensure_fresh`` found (``state``) and, when it indexed, the apply report."""
+    """What ``ensure_fresh`` found (``state``), when it indexed the apply report, and
+    ``notices``: lines for stderr (a corrupt index set aside)."""
 
-    __slots__ = ("report", "state")
+    __slots__ = ("notices", "report", "state")
 
-    def __init__(self, state: str, report: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, state: str, report: dict[str, Any] | None = None, notices: list[str] | None = None
+    ) -> None:
         self.state = state
         self.report = report
+        self.notices = notices or []
 
     @property
     def current(self) -> bool:
@@ -91,7 +95,39 @@ def ensure_fresh(
             )
         return Freshness(BUSY)
     try:
-        return Freshness(APPLIED, _reconcile(cfg, full, progress))
+        notices: list[str] = []
+        return Freshness(APPLIED, _reconcile(cfg, full, progress, index, notices), notices)
+    finally:
+        lock.release()
+
+
+def recover_corrupt(cfg: Config, progress: Callable[[int, int], None] | None = None) -> Freshness:
+    """A query met a corrupt index: set it aside and index anew (ARCHITECTURE "Recovery").
+
+    With a daemon (or another writer) holding the lock, this process cannot write: a clear
+    error (the daemon checks the index when it starts and when its writer meets the damage).
+    """
+    from notedex.errors import IndexCorrupt
+
+    lock = WriterLock(cfg.lock_file)
+    if not lock.acquire("index", wait=WRITER_WAIT if _daemon(cfg) is None else 0.0):
+        who = lock_holder(cfg.lock_file)
+        raise IndexCorrupt(
+            cfg.db_file,
+            f"{'the daemon' if who and who.role == DAEMON else 'another writer'} "
+            f"(pid {who.pid if who else '?'}) holds the writer lock; restart the daemon, which "
+            "checks the index at start and rebuilds a damaged one",
+            not_a_database=False,
+        )
+    try:
+        notices: list[str] = []
+        report = _rebuild(
+            cfg,
+            IndexCorrupt(cfg.db_file, "a query could not read it", not_a_database=False),
+            progress,
+            notices,
+        )
+        return Freshness(APPLIED, report, notices)
     finally:
         lock.release()
 
@@ -107,13 +143,50 @@ def _daemon(cfg: Config) -> LockHolder | None:
 
 
 def _reconcile(
-    cfg: Config, full: bool, progress: Callable[[int, int], None] | None
+    cfg: Config,
+    full: bool,
+    progress: Callable[[int, int], None] | None,
+    index: bool,
+    notices: list[str],
 ) -> dict[str, Any]:
+    """The reconcile under the lock. A corrupt index is set aside and rebuilt; a file that is no
+    SQLite database at all only by `index` (a query's ``--db`` may name someone's file)."""
+    from notedex.errors import IndexCorrupt
+
+    try:
+        return _apply(cfg, full, progress)
+    except IndexCorrupt as exc:
+        if exc.not_a_database and not index:
+            raise IndexCorrupt(
+                cfg.db_file,
+                f"{exc.reason}; `notedex index` sets it aside and builds a new index",
+                not_a_database=True,
+            ) from exc
+        return _rebuild(cfg, exc, progress, notices)
+
+
+def _rebuild(
+    cfg: Config,
+    exc: Exception,
+    progress: Callable[[int, int], None] | None,
+    notices: list[str],
+) -> dict[str, Any]:
+    from notedex.store.database import set_aside
+
+    moved = set_aside(cfg.db)
+    notices.append(f"{exc}: set aside as {moved}; building a new index from the vault")
+    return _apply(cfg, True, progress)
+
+
+def _apply(cfg: Config, full: bool, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
     from notedex.indexing.reconcile import reconcile
+    from notedex.store.database import writer_errors
     from notedex.store.writer import IndexWriter
 
-    with IndexWriter(cfg.db, cfg.vault, max_bytes=cfg.max_bytes, body_index=cfg.body_index) as w:
-        return reconcile(w, full=full, progress=progress).as_dict()
+    with writer_errors(cfg.db):
+        writer = IndexWriter(cfg.db, cfg.vault, max_bytes=cfg.max_bytes, body_index=cfg.body_index)
+        with writer:
+            return reconcile(writer, full=full, progress=progress).as_dict()
 
 
 def _nothing_done(unchanged: int, seconds: float) -> dict[str, Any]:

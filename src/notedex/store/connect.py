@@ -10,7 +10,7 @@ import fcntl
 import os
 import time
 
-from notedex.errors import IndexUnavailable
+from notedex.errors import IndexCorrupt, IndexRepairing, IndexUnavailable
 from notedex.store.schema import SCHEMA_VERSION
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -28,6 +28,19 @@ else:
 
 BUSY_TIMEOUT_MS = 10_000
 READER_MMAP_BYTES = 1 << 30
+SQLITE_CORRUPT = 11
+SQLITE_NOTADB = 26
+
+
+def sqlite_code(exc: BaseException) -> int | None:
+    """SQLite's primary result code of ``exc`` (the low byte), None when it is no SQLite error."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else int(code) & 0xFF
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """SQLITE_CORRUPT ("database disk image is malformed") or SQLITE_NOTADB: the one rule."""
+    return isinstance(exc, IndexCorrupt) or sqlite_code(exc) in (SQLITE_CORRUPT, SQLITE_NOTADB)
 
 
 def apply_pragmas(conn: sqlite3.Connection) -> None:
@@ -48,13 +61,17 @@ def connect_readonly(db_path: StrPath) -> sqlite3.Connection:
     uri = f"file:{_uri_path(os.path.abspath(db_path))}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.DatabaseError as exc:
+        raise IndexUnavailable(f"cannot read the index {db_path}: {exc}") from exc
+    try:
         apply_pragmas(conn)
         # Every query is a new process with a cold page cache: map the file instead of
         # copying pages through read() (a third off a large lookup at 100k notes).
         conn.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise IndexUnavailable(f"cannot read the index {db_path}: {exc}") from exc
+        conn.close()
+        raise _unreadable(db_path, exc) from exc
     version = int(row[0]) if row and str(row[0]).isdigit() else None
     if version != SCHEMA_VERSION:
         conn.close()
@@ -64,6 +81,26 @@ def connect_readonly(db_path: StrPath) -> sqlite3.Connection:
         )
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _unreadable(db_path: str, exc: BaseException) -> IndexUnavailable:
+    """Why a reader could not open the index, in words that say what to do."""
+    code = sqlite_code(exc)
+    if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
+        return IndexCorrupt(db_path, str(exc), not_a_database=code == SQLITE_NOTADB)
+    if "no such table" in str(exc):
+        holder = lock_holder(f"{db_path}.lock")
+        if holder is not None and holder.role == "daemon":
+            return IndexRepairing(
+                f"the index {db_path} has no notedex tables right now (was its -wal file "
+                f"deleted?); the daemon (pid {holder.pid}) notices and rebuilds it: try again "
+                "in a few seconds"
+            )
+        return IndexUnavailable(
+            f"the index {db_path} has no notedex tables (was its -wal file deleted while a "
+            "writer ran?); run `notedex index --full` to rebuild it"
+        )
+    return IndexUnavailable(f"cannot read the index {db_path}: {exc}")
 
 
 class read_transaction:
@@ -108,28 +145,67 @@ class WriterLock:
 
     def acquire(self, role: str, *, wait: float = 0.0) -> bool:
         """Try to take the lock, waiting up to ``wait`` seconds. True when held."""
-        try:
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            # --db under a file or a read-only folder: an input error (exit 2), not a crash.
-            raise IndexUnavailable(
-                f"cannot create the lock file {self.path}: {exc.strerror or exc}; pass another --db"
-            ) from exc
         deadline = time.monotonic() + wait
+        fd = self._open()
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     return False
                 time.sleep(0.05)
+                continue
+            if self._is_at_path(fd):
+                break
+            # Deleted or replaced between our open and our flock: lock the file there now.
+            os.close(fd)
+            fd = self._open()
         self._fd = fd
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{role} {os.getpid()} {time.time()!r}\n".encode(), 0)
+        self._record(role)
         return True
+
+    def still_held(self) -> bool:
+        """The file at the lock's path is still the one we hold (an operator may delete it)."""
+        return self._fd is not None and self._is_at_path(self._fd)
+
+    def renew(self, role: str) -> bool:
+        """The lock file was deleted or replaced: lock the one at the path now. False when
+        another process holds that one (it started meanwhile): then we no longer hold the lock."""
+        fd = self._open()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        if self._fd is not None:
+            os.close(self._fd)
+        self._fd = fd
+        self._record(role)
+        return True
+
+    def _open(self) -> int:
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            # --db under a file or a read-only folder: an input error (exit 2), not a crash.
+            raise IndexUnavailable(
+                f"cannot create the lock file {self.path}: {exc.strerror or exc}; pass another --db"
+            ) from exc
+
+    def _is_at_path(self, fd: int) -> bool:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        held = os.fstat(fd)
+        return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+    def _record(self, role: str) -> None:
+        assert self._fd is not None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{role} {os.getpid()} {time.time()!r}\n".encode(), 0)
 
     def release(self) -> None:
         if self._fd is None:

@@ -13,7 +13,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from notedex.store import files, findings, maintenance, moves, notes
-from notedex.store.database import add_sql_functions, open_writer_connection, set_meta
+from notedex.store.database import (
+    add_sql_functions,
+    open_writer_connection,
+    set_meta,
+    writer_errors,
+)
 from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
@@ -37,14 +42,16 @@ class IndexWriter:
         workers: int | None = None,
         bulk_cache_kib: int = BULK_CACHE_KIB,
         bulk_batch_size: int | None = None,
+        verify: bool = False,
     ) -> None:
+        """``verify``: a quick integrity check first (`open_writer_connection`)."""
         self.db_path = db_path
         self.vault = vault
         self.max_bytes = max_bytes
         self.body_index = body_index
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
         self._vault_prefix = os.path.join(str(vault), "")
-        self.conn: sqlite3.Connection = open_writer_connection(db_path)
+        self.conn: sqlite3.Connection = open_writer_connection(db_path, verify=verify)
         self.filters: tuple[str, ...] = ()
         # No per-file state in memory: etags and link candidates are read from the index for
         # the paths at hand (issue 6: a 100k-file map cost the daemon about 70 MB).
@@ -57,11 +64,16 @@ class IndexWriter:
         self.hashed = 0
         """Notes read and hashed, not parsed, to confirm their content (racy or new etag)."""
         # A large apply that was killed: undo its bulk setting, finish its FTS rows.
-        merge = maintenance.automerge(self.conn)
-        if merge is not None and merge != FTS_AUTOMERGE:
-            self._set_automerge(FTS_AUTOMERGE)
-        if findings.has_pending(self.conn):
-            self.flush_pending_fts()
+        try:
+            with writer_errors(db_path):
+                merge = maintenance.automerge(self.conn)
+                if merge is not None and merge != FTS_AUTOMERGE:
+                    self._set_automerge(FTS_AUTOMERGE)
+                if findings.has_pending(self.conn):
+                    self.flush_pending_fts()
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):

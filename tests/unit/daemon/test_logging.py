@@ -68,3 +68,32 @@ def test_logging_is_readable_on_a_tty(restore_logging: None) -> None:
     structlog.stdlib.get_logger("test.tty").info("batch", paths=3)
     text = out.getvalue()
     assert not text.startswith("{") and "batch" in text and "paths" in text
+
+
+def test_warnings_and_thread_exceptions_are_json_lines(
+    restore_logging: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """watchdog warns with `warnings.warn`; a dying thread prints a traceback: both are JSON."""
+    import threading
+    import warnings
+
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    out = io.StringIO()
+    configure_logging(out, environ={})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.warn("Callback with id 'x' already exists", RuntimeWarning, stacklevel=1)
+
+        def boom() -> None:
+            raise RuntimeError("observer died")
+
+        thread = threading.Thread(target=boom, name="observer")
+        thread.start()
+        thread.join()
+    finally:
+        logging.captureWarnings(False)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["logger"] for line in lines] == ["py.warnings", "notedex.daemon.thread"]
+    assert "already exists" in lines[0]["event"]
+    assert lines[1]["thread"] == "observer" and "observer died" in lines[1]["error"]

@@ -25,3 +25,40 @@ def test_reader_is_read_only_with_busy_timeout(tmp_path: Path) -> None:
             conn.execute("DELETE FROM notes")
     finally:
         conn.close()
+
+
+def test_a_deleted_lock_file_is_noticed_and_locked_again(tmp_path: Path) -> None:
+    from notedex.store.connect import WriterLock, lock_holder
+
+    path = tmp_path / "i.db.lock"
+    held = WriterLock(path)
+    assert held.acquire("daemon")
+    try:
+        assert held.still_held()
+        path.unlink()
+        assert not held.still_held()
+        # Without renewing, a second writer could take a new lock file at the path.
+        assert held.renew("daemon") and held.still_held()
+        other = WriterLock(path)
+        assert not other.acquire("daemon")
+        holder = lock_holder(path)
+        assert holder is not None and holder.role == "daemon"
+    finally:
+        held.release()
+
+
+def test_renew_fails_when_another_process_locked_the_new_file(tmp_path: Path) -> None:
+    from notedex.store.connect import WriterLock
+
+    path = tmp_path / "i.db.lock"
+    first = WriterLock(path)
+    assert first.acquire("daemon")
+    path.unlink()
+    second = WriterLock(path)
+    assert second.acquire("daemon")  # the file at the path is a new one
+    try:
+        assert not first.still_held()
+        assert not first.renew("daemon")
+    finally:
+        second.release()
+        first.release()

@@ -176,3 +176,32 @@ def test_an_empty_file_becomes_an_index(tmp_path: Path) -> None:
     result = run_cli("scan", "--json", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     assert result.json()["noteCount"] == 1
+
+
+def test_set_aside_moves_the_index_with_its_wal_and_shm_and_overwrites_nothing(
+    tmp_path: Path,
+) -> None:
+    from notedex.store.database import set_aside
+
+    db = tmp_path / "i.db"
+    for suffix, data in (("", b"main"), ("-wal", b"wal"), ("-shm", b"shm")):
+        Path(f"{db}{suffix}").write_bytes(data)
+    first = set_aside(db)
+    assert not db.exists() and not Path(f"{db}-wal").exists() and not Path(f"{db}-shm").exists()
+    assert first.name.startswith("i.db.corrupt-")
+    assert first.read_bytes() == b"main" and Path(f"{first}-wal").read_bytes() == b"wal"
+    db.write_bytes(b"again")
+    second = set_aside(db)  # within the same second: a new name, the first kept
+    assert second != first and first.read_bytes() == b"main" and second.read_bytes() == b"again"
+
+
+def test_an_existing_index_never_gains_permissions(tmp_path: Path) -> None:
+
+    from notedex.store.database import open_writer_connection
+
+    db = tmp_path / "i.db"
+    open_writer_connection(db).close()
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    db.chmod(0o640)
+    open_writer_connection(db).close()
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600  # group bits taken away, nothing added

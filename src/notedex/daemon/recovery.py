@@ -1,0 +1,93 @@
+"""The daemon's recovery from damage and operator mistakes (ARCHITECTURE "Recovery").
+
+- A corrupt index (a ``PRAGMA quick_check`` at start, SQLITE_CORRUPT or SQLITE_NOTADB later) is
+  set aside as ``<name>.corrupt-<UTC time>`` with its -wal and -shm, with a log line naming the
+  new name, and a new index is built from the vault.
+- The index, its -wal or its -shm deleted (or the whole state folder) while the daemon runs: the
+  main thread notices by inode within a second, the writer thread checkpoints what it still has
+  open, reopens (a new index when the old is gone) and rescans.
+- The lock file deleted: locked again at its path, so a second daemon is refused; when another
+  process got there first, this daemon stops (exit 75) rather than share the index.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from notedex.daemon.logging import get_logger
+from notedex.store.connect import WriterLock, is_corrupt, lock_holder
+from notedex.store.database import set_aside, writer_errors
+from notedex.store.writer import IndexWriter
+
+log = get_logger("notedex.daemon")
+
+FileIds = tuple[tuple[int, int] | None, ...]
+_NAMES = ("the index", "its -wal file", "its -shm file")
+
+
+def index_files(db: Path) -> FileIds:
+    """(dev, inode) of the index, its -wal and its -shm (None: missing)."""
+    out: list[tuple[int, int] | None] = []
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            st = os.stat(f"{db}{suffix}")
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_dev, st.st_ino))
+    return tuple(out)
+
+
+def replaced_cause(db: Path, opened: FileIds) -> str | None:
+    """Why the index files at ``db`` are no longer those opened, or None when they are."""
+    now = index_files(db)
+    if now == opened:
+        return None
+    gone = [name for name, was, new in zip(_NAMES, opened, now, strict=True) if was != new]
+    return f"{' and '.join(gone)} deleted or replaced while the daemon ran"
+
+
+def set_aside_logged(db: Path, exc: BaseException) -> Path:
+    """Move the corrupt index aside; the log line names the new name."""
+    moved = set_aside(db)
+    log.error(
+        "corrupt index set aside",
+        db=str(db),
+        moved_to=str(moved),
+        error=str(exc),
+        action="rebuilding from the vault",
+    )
+    return moved
+
+
+def open_checked(db: Path, new_writer: Callable[[bool], IndexWriter], verify: bool) -> IndexWriter:
+    """``new_writer(verify)``; a corrupt index is set aside and a new one opened."""
+    try:
+        with writer_errors(db):
+            return new_writer(verify)
+    except Exception as exc:
+        if not is_corrupt(exc):
+            raise
+        set_aside_logged(db, exc)
+        with writer_errors(db):
+            return new_writer(False)
+
+
+def lock_still_held(lock: WriterLock | None) -> bool:
+    """The lock file may be deleted (a second daemon could then lock a new one): lock the file
+    at the path again; False when another process already has."""
+    if lock is None or lock.still_held():
+        return True
+    if lock.renew("daemon"):
+        log.warning("lock file deleted or replaced", lock=lock.path, action="locked it again")
+        return True
+    holder = lock_holder(lock.path)
+    log.error(
+        "another process took the writer lock",
+        lock=lock.path,
+        holder=holder.pid if holder else None,
+        action="stopping",
+    )
+    return False
