@@ -173,3 +173,21 @@ def test_stop_lists_are_data_files_one_word_a_line() -> None:
     assert "について" in module.STOP_WORDS_JA and "방법" in module.STOP_WORDS_KO
     assert "를" in module.ENDINGS_KO and "the" in module.STOP_WORDS_EN
     assert all(" " not in w for w in module.STOP_WORDS_JA | module.STOP_WORDS_KO)
+
+
+def test_hiragana_content_words_are_kept(vault: Path, db_path: Path) -> None:
+    # SEMANTICS 11.5: a one-kana particle inside a hiragana stretch is part of the word.
+    write(vault / "ひらがなの練習.md", "x\n")
+    write(vault / "ふりかえり.md", "---\naliases: [週次レビュー]\n---\nx\n")
+    write(vault / "カタカナ.md", "x\n")
+    data = lookup(vault, db_path, "ひらがなの練習について教えて")
+    assert data["terms"] == ["ひらがな", "練習"]
+    assert order(data) == ["ひらがなの練習.md"]
+    assert order(lookup(vault, db_path, "ふりかえりのやり方は？")) == ["ふりかえり.md"]
+    assert extract_terms("ひらがな") == ["ひらがな"]  # が and な are not particles here
+    assert extract_terms("ひらがなですか") == ["ひらがな"]
+    assert extract_terms("ひらがなとカタカナの違い") == ["ひらがな", "カタカナ"]
+    assert extract_terms("たまごのレシピ") == ["たまご", "レシピ"]
+    assert extract_terms("すしのつくりかた") == ["すし"]
+    assert extract_terms("リンクのはなし") == ["リンク", "はなし"]  # one particle cut, not は
+    assert extract_terms("ノートの書き方") == ["ノート"]  # okurigana and stop words only
