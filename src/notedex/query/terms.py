@@ -88,12 +88,12 @@ def _language(run: str) -> str:
 
 
 def _japanese_cuts(run: str) -> list[bool]:
-    """Which characters of a kana run are stop words (SEMANTICS 11.4).
+    """Which characters of a kana run are stop words (SEMANTICS 11.5).
 
-    A stop word of two characters or more is cut wherever it stands, longest first. A one-kana
-    stop word (の, は, か...) is cut only where it follows another script or a longer stop word,
-    and a case particle (の, は, が...) also where it comes before one (たまごのレシピ,
-    ふりかえりのやり方). Inside a hiragana stretch it may be part of a word: ひらがな holds が and
+    A stop word of two characters or more, or a kanji one (何), is cut wherever it stands,
+    longest first. A one-kana stop word (の, は, か...) is cut only where it follows another
+    script or a longer stop word, and a case particle (の, は, が...) also where it comes before
+    one (たまごのレシピ, ふりかえりのやり方). Inside a hiragana stretch it may be part of a word: ひらがな holds が and
     な, and ひらがなですか and ひらがな入力 keep their な.
     """
     cut = [False] * len(run)
@@ -118,7 +118,7 @@ def _japanese_cuts(run: str) -> list[bool]:
         before_a_word = ch in _CASE_PARTICLES and (
             other_script(i + 1) or (i + 1 < len(run) and long_cut[i + 1])
         )
-        cut[i] = after_a_word or before_a_word
+        cut[i] = not _is_hiragana(ch) or after_a_word or before_a_word  # 何 is cut anywhere
     return cut
 
 
@@ -135,7 +135,7 @@ def _split_at(run: str, cut: list[bool]) -> list[str]:
 
 
 def _japanese_pieces(run: str) -> list[str]:
-    """The keywords of a kana run (SEMANTICS 11.4): stop words cut, okurigana dropped.
+    """The keywords of a kana run (SEMANTICS 11.5): stop words cut, okurigana dropped.
 
     内部リンクについてのノートはどれ -> [内部リンク, ノート]; タグの使い方を教えて -> [タグ];
     ひらがなの練習 -> [ひらがな, 練習]. Between the cuts, a hiragana stretch that follows kanji
@@ -162,7 +162,12 @@ def _japanese_pieces(run: str) -> list[str]:
 
 
 def _korean_piece(word: str) -> list[str]:
-    """Strip one particle or ending from a Korean word's end: 볼트를 -> 볼트; 방법 -> []."""
+    """Strip one particle or ending from a Korean word's end: 볼트를 -> 볼트; 방법 -> [].
+
+    A stop word is dropped as written (있나요) or once stripped (방법을, 하나요 -> 하).
+    """
+    if word in STOP_WORDS_KO:
+        return []
     for ending in ENDINGS_KO:
         if word.endswith(ending) and len(word) - len(ending) >= max(1, 3 - len(ending)):
             word = word[: -len(ending)]
