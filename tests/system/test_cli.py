@@ -70,7 +70,7 @@ def test_scan_json_shape_field_by_field(demo: tuple[Path, Path]) -> None:
     assert result.code == 0
     data = json_only(result)
     assert set(data) == {"notes", "errors", "noteCount", "errorCount"}
-    assert data["noteCount"] == len(data["notes"]) == len(vault_notes(vault)) == 15
+    assert data["noteCount"] == len(data["notes"]) == len(vault_notes(vault)) == 26
     assert data["errorCount"] == len(data["errors"]) == 1
     for note in data["notes"]:
         assert set(note) == {"id", "title", "type", "status", "path", "tags", "aliases"}
@@ -116,6 +116,9 @@ def test_scan_tag_filter_counts_nested_tags(demo: tuple[Path, Path]) -> None:
     assert {n["path"] for n in data["notes"]} == {
         "Areas/PARA 方法.md",
         "Reading/Zettelkasten 卡片盒筆記法.md",
+        "Areas/ひらがなの練習.md",
+        "Areas/ふりかえり.md",
+        "Areas/데일리 노트.md",
     }
 
 
@@ -575,7 +578,7 @@ def test_status_json_shape(demo: tuple[Path, Path]) -> None:
     assert data["db"] == str(db)
     assert data["schemaVersion"] == SCHEMA_VERSION
     assert data["counts"] == {
-        "notes": 15,
+        "notes": 26,
         "excludedNotes": 0,
         "attachments": 1,
         "links": data["counts"]["links"],

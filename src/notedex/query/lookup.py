@@ -206,13 +206,26 @@ def _occurs(conn: sqlite3.Connection, term: str) -> bool:
     return expression is not None and read.occurs(conn, expression)
 
 
+def _is_katakana(ch: str) -> bool:
+    return "\u30a1" <= ch <= "\u30ff" or "\uff66" <= ch <= "\uff9f"
+
+
+def _may_cut(run: str, i: int) -> bool:
+    """A piece of a run may start or end at ``i`` unless that splits a katakana word.
+
+    A katakana word is a loanword: ``コンピュータ`` cut into ``ュー`` is no keyword.
+    """
+    return not (0 < i < len(run) and _is_katakana(run[i - 1]) and _is_katakana(run[i]))
+
+
 def refine_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
     """Split CJK runs that occur nowhere into the longest sub-runs that do.
 
     Chinese is written without spaces, so ``收件匣整理流程`` arrives as one run; when the whole
     run matches no title, tag, alias or link text, keep its longest pieces (two characters or
-    more, greedy from the left) that do. A run none of whose pieces occur is dropped, so a
-    question about something the vault never mentions still finds nothing.
+    more, greedy from the left) that do, never splitting a katakana word (SEMANTICS 11.4). A run
+    none of whose pieces occur is dropped, so a question about something the vault never mentions
+    still finds nothing.
     """
     refined: list[str] = []
     for term in terms:
@@ -223,9 +236,12 @@ def refine_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
         run = term[:MAX_DECOMPOSE_CHARS]
         start = 0
         while start < len(run) - 1:
+            if not _may_cut(run, start):
+                start += 1
+                continue
             for end in range(len(run), start + 1, -1):
                 piece = run[start:end]
-                if _occurs(conn, piece):
+                if _may_cut(run, end) and _occurs(conn, piece):
                     refined.append(piece)
                     start = end
                     break

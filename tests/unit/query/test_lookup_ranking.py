@@ -173,3 +173,45 @@ def test_stop_lists_are_data_files_one_word_a_line() -> None:
     assert "について" in module.STOP_WORDS_JA and "방법" in module.STOP_WORDS_KO
     assert "를" in module.ENDINGS_KO and "the" in module.STOP_WORDS_EN
     assert all(" " not in w for w in module.STOP_WORDS_JA | module.STOP_WORDS_KO)
+
+
+def test_hiragana_content_words_are_kept(vault: Path, db_path: Path) -> None:
+    # SEMANTICS 11.5: a one-kana particle inside a hiragana stretch is part of the word.
+    write(vault / "ひらがなの練習.md", "x\n")
+    write(vault / "ふりかえり.md", "---\naliases: [週次レビュー]\n---\nx\n")
+    write(vault / "カタカナ.md", "x\n")
+    data = lookup(vault, db_path, "ひらがなの練習について教えて")
+    assert data["terms"] == ["ひらがな", "練習"]
+    assert order(data) == ["ひらがなの練習.md"]
+    assert order(lookup(vault, db_path, "ふりかえりのやり方は？")) == ["ふりかえり.md"]
+    assert extract_terms("ひらがな") == ["ひらがな"]  # が and な are not particles here
+    assert extract_terms("ひらがなですか") == ["ひらがな"]
+    assert extract_terms("ひらがなとカタカナの違い") == ["ひらがな", "カタカナ"]
+    assert extract_terms("たまごのレシピ") == ["たまご", "レシピ"]
+    assert extract_terms("すしのつくりかた") == ["すし"]
+    assert extract_terms("リンクのはなし") == ["リンク", "はなし"]  # one particle cut, not は
+    assert extract_terms("ノートの書き方") == ["ノート"]  # okurigana and stop words only
+
+
+def test_a_katakana_word_is_never_cut_into_pieces(vault: Path, db_path: Path) -> None:
+    # SEMANTICS 11.4: 量子コンピュータ occurs nowhere; ュー (of レビュー) is no piece of it.
+    write(vault / "週次レビュー.md", "x\n")
+    write(vault / "量子.md", "x\n")
+    data = lookup(vault, db_path, "量子コンピュータについてのノートはある？")
+    assert data["terms"] == ["量子"]
+    assert order(data) == ["量子.md"]
+    data = lookup(vault, db_path, "量子レビュー")
+    assert data["terms"] == ["量子", "レビュー"]  # cut where kanji meets katakana
+    assert set(order(data)) == {"量子.md", "週次レビュー.md"}
+
+
+def test_korean_stop_words_as_written_and_the_notes_tool_word(vault: Path, db_path: Path) -> None:
+    # SEMANTICS 11.6: 있나요 is dropped before stripping, 하나요 -> 하 after; 노트 is a tool word.
+    write(vault / "데일리 노트.md", "x\n")
+    write(vault / "볼트 만들기.md", "x\n")
+    assert extract_terms("볼트 백업은 어떻게 하나요?") == ["볼트", "백업"]
+    assert extract_terms("하루 기록은 어디에 있나요?") == ["하루", "기록"]
+    data = lookup(vault, db_path, "데일리 노트")
+    assert data["terms"] == ["데일리"]
+    assert data["candidates"][0]["via"] == {"stage": "title_tags", "matched": ["title"]}
+    assert order(lookup(vault, db_path, "노트")) == ["데일리 노트.md"]

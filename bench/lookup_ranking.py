@@ -1,0 +1,153 @@
+"""Lookup's ranking cost (issue 11): each query kind against interpreter start-up, old and new.
+
+    python bench/lookup_ranking.py --sizes 1000 100000 --runs 7 --old main
+
+For each size, bench/run.py's generated vault (made or reused under OUT) is indexed once by this
+checkout; the schema is the same on both sides, so the old revision reads the same index. Four
+queries are timed, as the issue names them: the vault's most frequent tag-and-title keyword
+(bench/run.py's pick, 12% of the notes at 100k), a two-word query (that keyword and the title
+word seen most often with it), a Chinese question about the most frequent Chinese title word,
+and a miss. Every command is a whole process of the installed launcher with ``--no-refresh`` (the
+ranking, not the freshness walk), in bench/run.py's child environment. A repetition runs
+``python -c pass``, then each query on the new side and on the old side, the order rotating
+(as bench/run.py's ``alternate`` does); each side's old and new runs of a query are neighbours,
+so ``new / old`` is the median of the per-repetition ratios (both saw nearly the same load), and
+``query / start-up`` the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+import run as bench  # noqa: E402  (a sibling script, not a package)
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
+_WORD = re.compile(r"[a-z]{3,}")
+
+
+def queries(truth: dict[str, Any]) -> dict[str, str]:
+    """The four query kinds for a generated vault, from its truth file."""
+    notes = truth["notes"]
+    keyword = bench.pick_keyword(notes)
+    partners: Counter[str] = Counter()
+    runs: Counter[str] = Counter()
+    for entry in notes.values():
+        title = str(entry["title"] or "")
+        words = set(_WORD.findall(title.lower()))
+        if keyword in words:
+            partners.update(words - {keyword} - bench.STOP_WORDS)
+        runs.update({run[:2] for run in _CJK_RUN.findall(title)})
+    second = min(partners, key=lambda w: (-partners[w], w)) if partners else "notes"
+    cjk = min(runs, key=lambda w: (-runs[w], w)) if runs else "筆記"
+    return {
+        "keyword": keyword,
+        "two words": f"{keyword} {second}",
+        "CJK question": f"vault 裡有哪些關於{cjk}的筆記？",
+        "miss": bench.MISS_KEYWORD,
+    }
+
+
+def export_revision(rev: str, into: Path) -> Path:
+    """``rev``'s ``src`` folder, exported with ``git archive`` (no checkout is touched)."""
+    archive = subprocess.run(
+        ["git", "-C", str(bench.ROOT), "archive", rev, "src"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tempfile.TemporaryFile() as handle:
+        handle.write(archive)
+        handle.seek(0)
+        with tarfile.open(fileobj=handle) as tar:
+            tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def measure(
+    vault: Path, db: Path, asked: dict[str, str], old_src: Path | None, reps: int, out: Path
+) -> dict[str, Any]:
+    env = bench.child_env(out)
+    old_env = dict(env, PYTHONPATH=str(old_src)) if old_src else env
+    launcher = str(Path(sys.executable).parent / "notedex")
+    commands = [bench.Command("start-up", (sys.executable, "-c", "pass"))]
+    for kind, question in asked.items():
+        argv = (
+            sys.executable,
+            launcher,
+            "lookup",
+            question,
+            "--vault",
+            str(vault),
+            "--db",
+            str(db),
+        )
+        commands.append(bench.Command(f"new {kind}", (*argv, "--no-refresh")))
+        if old_src:
+            commands.append(bench.Command(f"old {kind}", (*argv, "--no-refresh")))
+    samples: dict[str, list[float]] = {c.name: [] for c in commands}
+    for rep in range(reps):
+        shift = rep % len(commands)
+        for command in [*commands[shift:], *commands[:shift]]:
+            side_env = old_env if command.name.startswith("old ") else env
+            samples[command.name].append(bench.run_timed(command, side_env))
+    medians = {name: bench.median(values) for name, values in samples.items()}
+    start = medians["start-up"]
+    rows: dict[str, Any] = {"start-up ms": round(start * 1000, 1)}
+    for kind, question in asked.items():
+        row: dict[str, Any] = {"query": question, "new / start-up": medians[f"new {kind}"] / start}
+        if old_src:
+            row["old / start-up"] = medians[f"old {kind}"] / start
+            pairs = zip(samples[f"new {kind}"], samples[f"old {kind}"], strict=True)
+            row["new / old"] = bench.median([new / old for new, old in pairs])
+        rows[kind] = {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
+    parser.add_argument("--runs", type=int, default=7, help="repetitions per command (default 7)")
+    parser.add_argument("--old", help="the old revision (a git rev); none: the new side only")
+    parser.add_argument("--seed", type=int, default=bench.DEFAULT_SEED)
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "out", help="work folder")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    old_src = export_revision(args.old, args.out / "ranking-old") if args.old else None
+    results: dict[str, Any] = {}
+    for notes in args.sizes:
+        vault, _, truth = bench.ensure_vault(args.out, notes, args.seed)
+        db = args.out / f"ranking-{bench.vault_name(notes)}.db"
+        if not db.exists():
+            subprocess.run(
+                [sys.executable, "-m", "notedex", "index", "--vault", str(vault), "--db", str(db)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        results[bench.vault_name(notes)] = measure(
+            vault, db, queries(truth), old_src, args.runs, args.out
+        )
+        print(
+            json.dumps(
+                {bench.vault_name(notes): results[bench.vault_name(notes)]},
+                indent=1,
+                ensure_ascii=False,
+            )
+        )
+    text = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
+    (args.out / "ranking.json").write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""bench/lookup_ranking.py keeps working: one repetition on a small generated vault, no timing claim.
+
+It checks that the four query kinds of issue 11 are measured against start-up and against an old
+revision (HEAD, exported with git archive), and that the queries are what the issue names.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_ranking_bench_measures_four_query_kinds(tmp_path: Path) -> None:
+    script = str(REPO / "bench" / "lookup_ranking.py")
+    argv = [sys.executable, script, "--sizes", "200", "--runs", "1", "--old", "HEAD"]
+    done = subprocess.run(
+        [*argv, "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "ranking.json").read_text(encoding="utf-8"))
+    row = results["v200"]
+    assert set(row) == {"start-up ms", "keyword", "two words", "CJK question", "miss"}
+    assert row["miss"]["query"] == "zyzzogeton"
+    assert row["two words"]["query"].startswith(row["keyword"]["query"] + " ")
+    assert "筆記" in row["CJK question"]["query"]
+    for kind in ("keyword", "two words", "CJK question", "miss"):
+        assert row[kind]["new / start-up"] > 0 and row[kind]["new / old"] > 0, kind
