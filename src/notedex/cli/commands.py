@@ -206,8 +206,19 @@ TABLE = (
         ),
         handlers.cmd_show,
         (
-            Option("note", "a vault path (with or without .md) or a title"),
+            Option(
+                "note",
+                "the note: a path from here or absolute, a vault path (with or without .md), "
+                "a title, an alias or an id",
+            ),
             Option("--body", "include the note's text (without frontmatter)", kind=FLAG),
+            Option(
+                "--max-bytes",
+                "cut --body after N bytes of UTF-8, marked truncated (default %(default)d)",
+                kind=COUNT,
+                default=100_000,
+                metavar="N",
+            ),
             Option(
                 "--lines",
                 "only these lines of the body: A-B, A or A- (numbered as in the file, "
@@ -243,7 +254,8 @@ TABLE = (
     ),
     Command(
         "capture",
-        "Write a new note into the inbox folder (never overwrites an existing file).",
+        "Write a new note into the inbox folder: `inbox` in the config file, default 00_Inbox "
+        "(never overwrites an existing file).",
         (
             'notedex capture "Look into spf13/cobra for the new CLI"',
             'echo "text" | notedex capture -',

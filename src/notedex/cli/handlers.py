@@ -23,6 +23,35 @@ if TYPE_CHECKING:
 # -- shared steps ----------------------------------------------------------------------------
 
 
+class StdoutClosed(Exception):
+    """The reader of stdout went away (`| head -1`); the command's exit code still stands."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so nothing more (not the flush at exit) meets the closed pipe."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _write(code: int, write: Callable[[], object]) -> int:
+    """Run ``write`` (the output) and return ``code``, the exit code known before any output:
+    a reader that closes the pipe early never changes it (docs/cli.md, "Exit codes")."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        raise StdoutClosed(code) from None
+    return code
+
+
 def _config(args: argparse.Namespace) -> Config:
     from notedex.config import resolve_config
 
@@ -108,12 +137,13 @@ def answer(
     if compact is not None and args.json and not sys.stdout.isatty():
         with conn:
             document, found = compact(conn)
-        sys.stdout.write(document + "\n")
-        return EXIT_FINDINGS if found else EXIT_OK
+        return _write(
+            EXIT_FINDINGS if found else EXIT_OK, lambda: sys.stdout.write(document + "\n")
+        )
     with conn:
         data = query(conn)
-    _output(args, cfg, data, render)
-    return EXIT_FINDINGS if findings is not None and findings(data) else EXIT_OK
+    code = EXIT_FINDINGS if findings is not None and findings(data) else EXIT_OK
+    return _write(code, lambda: _output(args, cfg, data, render))
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -170,6 +200,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from notedex.query.listing import parse_line_range, show
     from notedex.query.render import render_show
 
@@ -179,7 +211,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         args,
         cfg,
         lambda conn: show(
-            conn, cfg.vault, args.note, body=args.body, lines=lines, max_bytes=cfg.max_bytes
+            conn,
+            cfg.vault,
+            args.note,
+            body=args.body,
+            lines=lines,
+            max_bytes=cfg.max_bytes,
+            body_bytes=args.max_bytes,
+            cwd=Path.cwd(),
         ),
         render_show,
     )
@@ -256,6 +295,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_capture(args: argparse.Namespace) -> int:
     from notedex.errors import UsageError
+    from notedex.query.listing import indexed_ids
     from notedex.query.render import render_captured
     from notedex.vault.capture import capture
 
@@ -265,7 +305,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if not text.strip():
         raise UsageError("capture needs some text")
     try:
-        captured = capture(cfg.vault, cfg.inbox, text)
+        captured = capture(
+            cfg.vault,
+            cfg.inbox,
+            text,
+            indexed_ids=lambda prefix: indexed_ids(cfg.db_file, prefix),
+        )
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot capture into {cfg.inbox}: {exc}") from exc
     if not args.no_refresh:

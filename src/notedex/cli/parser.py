@@ -49,7 +49,30 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        hint = usage_hint(message)
+        self.exit(
+            EXIT_USAGE, f"{self.prog}: error: {message}\n" + (f"hint: {hint}\n" if hint else "")
+        )
+
+
+def usage_hint(message: str) -> str | None:
+    """A second line for argparse's messages about a word that starts with "-".
+
+    ``search cobra -zsh`` reads ``-zsh`` as an option; ``--json`` after ``daemon`` is refused.
+    """
+    if "unrecognized arguments:" not in message:
+        return None
+    words = message.split("unrecognized arguments:", 1)[1].split()
+    if "--json" in words:
+        from notedex.cli.fastpath import no_json_message
+
+        return no_json_message()
+    if any(word.startswith("-") for word in words):
+        return (
+            "a command's own options go after it; a query word that starts with - must be quoted "
+            "with the rest (notedex search 'cobra -zsh') or follow -- (notedex search -- cobra -zsh)"
+        )
+    return None
 
 
 def positive_int(text: str) -> int:

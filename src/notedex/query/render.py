@@ -200,6 +200,11 @@ def render_show(r: Renderer, data: dict[str, Any]) -> None:
         r.line()
         r.line("-" * 60)
         r.out.write(data["body"] if data["body"].endswith("\n") else data["body"] + "\n")
+        if data["truncated"]:
+            r.line("-" * 60)
+            r.line(
+                f"[truncated: the body is {data['size']} bytes with its frontmatter; see --max-bytes]"
+            )
     if "lines" in data:
         r.section("Lines", len(data["lines"]))
         width = len(str(data["lineCount"]))

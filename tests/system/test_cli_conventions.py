@@ -1,0 +1,232 @@
+"""The command-line conventions of issue 14, through subprocesses: global options before or after
+the command, exit codes that a closed pipe never changes, and `show` finding a note however it
+is named (docs/cli.md, "Invocation", "Exit codes", ``show``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_cli, write
+from tests.indexcheck import make_vault
+
+GLOBALS_AFTER = ("--json", "--no-refresh")
+
+# One ordinary line per command that takes --json; NOTE and CASES are filled in per vault.
+EVERY_COMMAND = [
+    ("lookup", "cobra"),
+    ("health",),
+    ("scan", "--tag", "project"),
+    ("graph",),
+    ("show", "PARA method"),
+    ("quote", "Areas/PARA 方法.md", "PARA"),
+    ("status",),
+    ("search", "cobra"),
+    ("eval", "CASES"),
+    ("service", "status", "--dry-run"),
+]
+
+
+@pytest.mark.parametrize("line", EVERY_COMMAND, ids=lambda line: line[0])
+def test_global_options_work_before_and_after_the_command(
+    demo: tuple[Path, Path], line: tuple[str, ...]
+) -> None:
+    vault, db = demo
+    cases = Path(__file__).resolve().parents[2] / "examples" / "demo-cases.json"
+    line = tuple(str(cases) if word == "CASES" else word for word in line)
+    where = ("--vault", str(vault), "--db", str(db))
+    before = run_cli(*where, *GLOBALS_AFTER, *line)
+    after = run_cli(*line, *GLOBALS_AFTER, *where)
+    assert before.code == after.code and before.code in (0, 1), before.stderr
+    assert before.stdout.startswith("{"), before.stderr
+    drop = ("secondsSinceIndexed",)  # status: seconds move on between the two runs
+    assert _without(before.stdout, drop) == _without(after.stdout, drop)
+
+
+def _without(document: str, keys: tuple[str, ...]) -> object:
+    import json
+
+    data = json.loads(document)
+    for key in keys:
+        data.pop(key, None)
+    return data
+
+
+def test_the_writer_commands_take_global_options_first_too(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "# A\n"})
+    db = tmp_path / "i.db"
+    index = run_cli("--vault", vault, "--db", db, "--json", "index", "--full")
+    assert index.code == 0 and '"added":1' in index.stdout, index.stderr
+    captured = run_cli("--vault", vault, "--db", db, "capture", "an idea")
+    assert captured.code == 0 and captured.stdout.startswith("captured "), captured.stderr
+    export = run_cli("--json", "--vault", vault, "--db", db, "export", "--out", tmp_path / "e.json")
+    assert export.code == 0 and '"records":2' in export.stdout, export.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--limit", "3", "lookup", "cobra"), "--limit is an option of `lookup`, `search`: put it"),
+        (("--json", "daemon"), "`daemon` and `mcp` do not take --json"),
+        (("mcp", "--json"), "hint: `daemon` and `mcp` do not take --json"),
+        (("search", "cobra", "-zsh"), "notedex search -- cobra -zsh"),
+    ],
+)
+def test_a_misplaced_option_is_exit_2_saying_where_it_goes(
+    tmp_path: Path, args: tuple[str, ...], says: str
+) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "# A\n"})
+    result = run_cli(*args, "--vault", vault, "--db", tmp_path / "i.db")
+    assert result.code == 2 and result.stdout == ""
+    assert says in result.stderr and "Traceback" not in result.stderr
+
+
+# -- exit status independent of stdout -------------------------------------------------------
+
+
+@pytest.fixture
+def broken_vault(tmp_path: Path) -> tuple[Path, Path]:
+    """A vault whose health report (about 150 kB of text) is longer than a pipe's buffer."""
+    links = "\n".join(f"see [[missing note number {i}]]" for i in range(2000))
+    vault = make_vault(tmp_path / "v", {"a.md": f"# A\n{links}\n", "b.md": "# B\n[[a]]\n"})
+    db = tmp_path / "i.db"
+    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    return vault, db
+
+
+def test_health_into_head_exits_1_every_time(broken_vault: tuple[Path, Path]) -> None:
+    """`health | head -c1`, 20 times: the findings' exit 1 each time, never a traceback."""
+    vault, db = broken_vault
+    script = (
+        f'"{sys.executable}" -m notedex health --vault "{vault}" --db "{db}" "$@" | head -c1 '
+        '>/dev/null; echo "${PIPESTATUS[0]}"'
+    )
+    for flags in ([], ["--json"]):
+        codes = []
+        for _ in range(10):
+            proc = subprocess.run(
+                ["bash", "-c", script, "health", *flags], capture_output=True, text=True, timeout=60
+            )
+            assert proc.stderr == "", proc.stderr
+            codes.append(proc.stdout.strip())
+        assert codes == ["1"] * 10, (flags, codes)
+
+
+@pytest.mark.parametrize("flags", [(), ("--json",)], ids=["text", "json"])
+def test_a_pipe_closed_before_any_output_keeps_the_exit_code(
+    broken_vault: tuple[Path, Path], flags: tuple[str, ...]
+) -> None:
+    """The reader is gone before the first write: every write meets EPIPE, the code stands."""
+    vault, db = broken_vault
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "notedex", "health", *flags, "--vault", vault, "--db", db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert stderr == ""
+
+
+def test_a_closed_pipe_keeps_exit_0_of_a_clean_vault(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "# A\n[[b]]\n", "b.md": "# B\n[[a]]\n"})
+    db = tmp_path / "i.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "notedex", "scan", "--vault", vault, "--db", db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 0
+    assert proc.stderr.read() == b""
+
+
+# -- show: every way of naming a note ---------------------------------------------------------
+
+
+@pytest.fixture
+def named_vault(tmp_path: Path) -> tuple[Path, Path]:
+    vault = make_vault(
+        tmp_path / "vault",
+        {
+            "Canvas.md": "---\nid: 20261201-1\naliases: [Painting]\n---\n# Canvas\n",
+            "Bases/Views.md": "# Views\n",
+            "Bases/Canvas.md": "# Bases canvas\n",
+            "Same/One.md": "---\ntitle: Twin\n---\n",
+            "Same/Two.md": "---\ntitle: Twin\n---\n",
+            "Big.md": "# Big\n" + "é" * 300_000 + "\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    return vault, db
+
+
+@pytest.mark.parametrize(
+    ("cwd", "given", "path"),
+    [
+        ("Bases", "./Canvas.md", "Bases/Canvas.md"),  # relative to the working directory
+        ("Bases", "Views.md", "Bases/Views.md"),
+        ("Bases", "../Canvas.md", "Canvas.md"),
+        ("Bases", "Views", "Bases/Views.md"),  # a file here, without .md
+        (".", "ABS:Bases/Views.md", "Bases/Views.md"),  # an absolute path inside the vault
+        ("OUT", "Bases/Views.md", "Bases/Views.md"),  # a vault path, from outside the vault
+        ("OUT", "Bases/Views", "Bases/Views.md"),
+        ("OUT", "Views", "Bases/Views.md"),  # a title
+        ("OUT", "painting", "Canvas.md"),  # an alias, folded
+        ("OUT", "20261201-1", "Canvas.md"),  # an id
+    ],
+)
+def test_show_finds_a_note_however_it_is_named(
+    named_vault: tuple[Path, Path], tmp_path: Path, cwd: str, given: str, path: str
+) -> None:
+    vault, db = named_vault
+    here = tmp_path / "elsewhere" if cwd == "OUT" else vault / cwd
+    here.mkdir(exist_ok=True)
+    given = str(vault / given.removeprefix("ABS:")) if given.startswith("ABS:") else given
+    result = run_cli("show", given, "--json", "--vault", vault, "--db", db, cwd=here)
+    assert result.code == 0, result.stderr
+    assert result.json()["path"] == path
+
+
+@pytest.mark.parametrize(
+    ("cwd", "given", "says"),
+    [
+        ("OUT", "Twin", "'Twin' matches 2 notes: Same/One.md, Same/Two.md; give the path"),
+        ("Bases", "Canvas.md", "matches 2 notes: Bases/Canvas.md, Canvas.md; give ./"),
+        ("OUT", "/etc/hostname", "is not inside the vault"),
+        ("Bases", "./Nothing.md", "no note matches './Nothing.md'"),
+        ("OUT", "nothing at all", "no note matches"),
+    ],
+)
+def test_show_lists_the_matches_or_says_why_none(
+    named_vault: tuple[Path, Path], tmp_path: Path, cwd: str, given: str, says: str
+) -> None:
+    vault, db = named_vault
+    here = tmp_path / "elsewhere" if cwd == "OUT" else vault / cwd
+    here.mkdir(exist_ok=True)
+    result = run_cli("show", given, "--json", "--vault", vault, "--db", db, cwd=here)
+    assert result.code == 2 and result.stdout == ""
+    assert says in result.stderr
+
+
+def test_show_body_is_capped_and_says_so(named_vault: tuple[Path, Path]) -> None:
+    vault, db = named_vault
+    where = ("--vault", vault, "--db", db)
+    capped = run_cli("show", "Big", "--body", "--json", *where).json()
+    assert capped["truncated"] is True
+    assert len(capped["body"].encode()) <= 100_000 and capped["body"].startswith("# Big\né")
+    small = run_cli("show", "Big", "--body", "--max-bytes", "9", "--json", *where).json()
+    assert small["body"] == "# Big\né" and small["truncated"] is True  # never half a character
+    whole = run_cli("show", "Big", "--body", "--max-bytes", "700000", "--json", *where).json()
+    assert whole["truncated"] is False and whole["body"].endswith("é\n")
+    text = run_cli("show", "Big", "--body", "--max-bytes", "9", *where)
+    assert text.code == 0 and "[truncated:" in text.stdout
+    write(vault / "Big.md", "# Big\n")  # never read past the cap: the file is read as it is now
+    assert run_cli("show", "Big", "--body", "--json", *where).json()["truncated"] is False
