@@ -619,7 +619,9 @@ def test_status_reports_a_daemon_holding_the_lock(demo: tuple[Path, Path]) -> No
     assert "Fresh.md" in paths
 
 
-def test_index_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -> None:
+def test_index_full_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -> None:
+    """`index --full` refuses to rebuild under a daemon (plain `index` asks it to rescan:
+    test_cli_conventions.py)."""
     from notedex.store.connect import WriterLock
 
     _vault, db = demo
@@ -627,9 +629,10 @@ def test_index_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -
     assert lock.acquire("daemon")
     try:
         started = time.monotonic()
-        result = cli(demo, "index", "--json")
+        result = cli(demo, "index", "--full", "--json")
         assert (result.code, result.stdout) == (75, "")
         assert "daemon" in result.stderr and str(os.getpid()) in result.stderr
+        assert "stop the daemon" in result.stderr
         assert time.monotonic() - started < 10  # no 30 s wait for a lock that never frees
     finally:
         lock.release()

@@ -4,6 +4,7 @@ is named (docs/cli.md, "Invocation", "Exit codes", ``show``)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from tests.helpers import run_cli, write
 from tests.indexcheck import make_vault
+from tests.system.daemons import Daemons
 
 GLOBALS_AFTER = ("--json", "--no-refresh")
 
@@ -230,3 +232,41 @@ def test_show_body_is_capped_and_says_so(named_vault: tuple[Path, Path]) -> None
     assert text.code == 0 and "[truncated:" in text.stdout
     write(vault / "Big.md", "# Big\n")  # never read past the cap: the file is read as it is now
     assert run_cli("show", "Big", "--body", "--json", *where).json()["truncated"] is False
+
+
+# -- index while a daemon runs ---------------------------------------------------------------
+
+SUMMARY = re.compile(
+    r"^added (\d+), changed (\d+), removed (\d+), moved (\d+), unchanged (\d+) "
+    r"\(rehashed (\d+)\), errors (\d+), \d+\.\d\ds$"
+)
+
+
+def test_index_with_a_daemon_asks_it_to_rescan_and_waits(
+    daemons: Daemons, small_vault: Path, db_path: Path
+) -> None:
+    run = daemons.start()
+    where = ("--vault", small_vault, "--db", db_path)
+    text = run_cli("index", *where)
+    assert text.code == 0, text.stderr
+    assert SUMMARY.match(text.stdout.strip()), text.stdout
+    assert run.find("rescan", cause="SIGHUP"), run.log_text()
+    assert len(run.find("rescan done", cause="SIGHUP")) == 1  # it waited for that rescan
+    report = run_cli("index", "--json", *where)
+    assert report.code == 0, report.stderr
+    assert set(report.json()) == {
+        "added",
+        "changed",
+        "removed",
+        "moved",
+        "unchanged",
+        "rehashed",
+        "errors",
+        "seconds",
+        "kept",
+    }
+    assert report.json()["unchanged"] == 5  # four notes and img.png, all current
+    assert len(run.find("rescan done", cause="SIGHUP")) == 2
+    full = run_cli("index", "--full", *where)
+    assert (full.code, full.stdout) == (75, "")
+    assert "stop the daemon" in full.stderr and f"pid {run.pid}" in full.stderr
