@@ -71,7 +71,7 @@ def test_the_writer_commands_take_global_options_first_too(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (("--limit", "3", "lookup", "cobra"), "--limit is an option of `lookup`, `search`: put it"),
+        (("--body", "show", "x"), "--body is an option of `show`: put it after the command"),
         (("--json", "daemon"), "`daemon` and `mcp` do not take --json"),
         (("mcp", "--json"), "hint: `daemon` and `mcp` do not take --json"),
         (("search", "cobra", "-zsh"), "notedex search -- cobra -zsh"),
@@ -270,3 +270,121 @@ def test_index_with_a_daemon_asks_it_to_rescan_and_waits(
     full = run_cli("index", "--full", *where)
     assert (full.code, full.stdout) == (75, "")
     assert "stop the daemon" in full.stderr and f"pid {run.pid}" in full.stderr
+
+
+# -- output control: --paths, -0, --limit/--offset, graph --around, --format dot -------------
+
+
+def _where(demo: tuple[Path, Path]) -> tuple[str, ...]:
+    return ("--vault", str(demo[0]), "--db", str(demo[1]))
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "field"),
+    [
+        (("lookup", "cobra"), "candidates", "path"),
+        (("scan", "--type", "adr"), "notes", "path"),
+        (("search", "cobra"), "hits", "path"),
+    ],
+    ids=lambda v: v[0] if isinstance(v, tuple) else v,
+)
+def test_paths_and_nul_list_what_the_json_lists(
+    demo: tuple[Path, Path], line: tuple[str, ...], key: str, field: str
+) -> None:
+    where = _where(demo)
+    listed = [item[field] for item in run_cli(*line, "--json", *where).json()[key]]
+    assert listed
+    paths = run_cli(*line, "--paths", *where)
+    assert (paths.code, paths.stdout) == (0, "".join(p + "\n" for p in listed))
+    nul = subprocess.run(
+        [sys.executable, "-m", "notedex", *line, "-0", *where], capture_output=True, timeout=60
+    )
+    assert nul.returncode == 0 and nul.stdout == "".join(p + "\0" for p in listed).encode()
+
+
+def test_health_paths_keep_exit_1_and_name_every_note_of_the_report(
+    demo: tuple[Path, Path],
+) -> None:
+    where = _where(demo)
+    report = run_cli("health", "--json", *where)
+    data = report.json()
+    named = {b["source"] for b in data["brokenLinks"]} | {o["path"] for o in data["orphanNotes"]}
+    named |= {e["path"] for e in data["errors"]}
+    paths = run_cli("health", "--paths", *where)
+    assert paths.code == report.code == 1
+    lines = paths.stdout.splitlines()
+    assert named <= set(lines) and len(lines) == len(set(lines))
+
+
+def test_paths_with_json_is_a_usage_error(demo: tuple[Path, Path]) -> None:
+    for line in (("scan", "--paths", "--json"), ("graph", "--format", "dot", "--json")):
+        result = run_cli(*line, *_where(demo))
+        assert (result.code, result.stdout) == (2, ""), line
+        assert "not both" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "lists"),
+    [
+        ("scan", ("notes", "errors")),
+        ("health", ("orphanNotes", "unlinkedNotes", "brokenLinks", "warnings", "errors")),
+        ("graph", ("nodes", "edges")),
+    ],
+)
+def test_limit_and_offset_page_every_list_with_totals(
+    demo: tuple[Path, Path], command: str, lists: tuple[str, ...]
+) -> None:
+    where = _where(demo)
+    whole = run_cli(command, "--json", *where).json()
+    assert "total" not in whole  # without paging the document is as before
+    page = run_cli(command, "--json", "--limit", "2", "--offset", "1", *where)
+    assert page.code in (0, 1), page.stderr
+    data = page.json()
+    for name in lists:
+        assert data[name] == whole[name][1:3], name
+        assert data["totals"][name] == len(whole[name])
+    assert (data["offset"], data["limit"]) == (1, 2)
+    assert data["hasMore"] == any(len(whole[name]) > 3 for name in data["totals"])
+    if command == "scan":
+        assert data["total"] == whole["noteCount"]
+    text = run_cli(command, "--limit", "1", *where)
+    assert text.code == page.code
+    bad = run_cli(command, "--offset", "-1", *where)
+    assert (bad.code, bad.stdout) == (2, "")
+
+
+def test_graph_around_a_note_keeps_the_nodes_within_depth(demo: tuple[Path, Path]) -> None:
+    where = _where(demo)
+    whole = run_cli("graph", "--json", *where).json()
+    centre = "Areas/PARA 方法.md"
+    one = run_cli("graph", "--around", "PARA method", "--json", *where).json()
+    neighbours = {e["target"] for e in whole["edges"] if e["source"] == centre}
+    neighbours |= {e["source"] for e in whole["edges"] if e["target"] == centre}
+    assert {n["id"] for n in one["nodes"]} == neighbours | {centre}
+    ids = {n["id"] for n in one["nodes"]}
+    assert all(e["source"] in ids and e["target"] in ids for e in one["edges"])
+    two = run_cli("graph", "--around", centre, "--depth", "2", "--json", *where).json()
+    assert ids < {n["id"] for n in two["nodes"]}
+    missing = run_cli("graph", "--around", "no such note", *where)
+    assert (missing.code, missing.stdout) == (2, "")
+
+
+def test_graph_format_dot_is_a_digraph_of_every_node_and_edge(tmp_path: Path) -> None:
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "a.md": "# A\n[[b]] [[b]] [[gone]] ![[pic.png]]\n",
+            'b "q".md': "# B\n",
+            "b.md": "[[a]]\n",
+        },
+    )
+    (vault / "pic.png").write_bytes(b"\x89PNG")
+    result = run_cli("graph", "--format", "dot", "--vault", vault, "--db", tmp_path / "i.db")
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "digraph notedex {" and lines[-1] == "}"
+    assert '  "a.md" -> "b.md" [label=2];' in lines
+    assert '  "b.md" -> "a.md";' in lines
+    assert '  "gone" [label="gone", shape=box, style=dashed];' in lines
+    assert '  "pic.png" [label="pic.png", shape=note];' in lines
+    assert '  "b \\"q\\".md" [label="b \\"q\\""];' in lines

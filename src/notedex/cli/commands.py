@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 # "count" and "flag" itself and leaves any other kind to argparse.
 TEXT = "text"
 COUNT = "count"  # a whole number >= 1 (`parse_count`)
+COUNT0 = "count0"  # a whole number >= 0 (`parse_count` with minimum 0)
 SECONDS = "seconds"  # a float; its range is the handler's to check
 FLAG = "flag"  # on/off, no value (argparse's store_true)
 
@@ -94,13 +95,13 @@ class Command:
         return self.common + self.options
 
 
-def parse_count(text: str) -> int | str:
-    """A whole number >= 1, or the reason ``text`` is not one (argparse prints it)."""
+def parse_count(text: str, minimum: int = 1) -> int | str:
+    """A whole number >= ``minimum``, or the reason ``text`` is not one (argparse prints it)."""
     try:
         value = int(text)
     except ValueError:
         return f"not a whole number: {text!r}"
-    return value if value >= 1 else "must be at least 1"
+    return value if value >= minimum else f"must be at least {minimum}"
 
 
 VAULT_AND_INDEX = "vault and index"
@@ -147,6 +148,15 @@ daemon is already running, 70 internal error.
 
 
 NOTE_TYPE = Option("--type", "only notes of this frontmatter type", dest="note_type")
+PATHS = Option("--paths", "print only the notes' vault paths, one a line (for xargs)", kind=FLAG)
+NUL = Option(
+    "-0", "like --paths, each path ended by a NUL byte (for xargs -0)", kind=FLAG, dest="nul"
+)
+OUTPUT_PATHS = (PATHS, NUL)
+PAGE = (
+    Option("--limit", "show at most N items of each list (default: all)", kind=COUNT),
+    Option("--offset", "skip the first N items of each list (default 0)", kind=COUNT0, default=0),
+)
 
 TABLE = (
     Command(
@@ -169,6 +179,7 @@ TABLE = (
             ),
             Option("--tag", "only notes with this tag (nested tags count for their parents)"),
             NOTE_TYPE,
+            *OUTPUT_PATHS,
         ),
         fast=True,
     ),
@@ -176,23 +187,58 @@ TABLE = (
         "health",
         "Report orphans, unlinked notes, broken links and anchors, warnings and errors. "
         "Exits 1 when links or anchors are broken.",
-        ("notedex health", "notedex health --json | jq .brokenLinkCount"),
+        (
+            "notedex health",
+            "notedex health --json | jq .brokenLinkCount",
+            "notedex health -0 | xargs -0 -I{} echo 'fix: {}'",
+        ),
         handlers.cmd_health,
+        (*PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
     Command(
         "scan",
         "List every note with its id, title, type, status, tags and aliases, and the parse errors.",
-        ("notedex scan", "notedex scan --tag project --json"),
+        (
+            "notedex scan",
+            "notedex scan --tag project --json",
+            "notedex scan --type adr --limit 20 --offset 40",
+            "notedex scan --tag project -0 | xargs -0 wc -w",
+        ),
         handlers.cmd_scan,
-        (Option("--tag", "only notes with this tag"), NOTE_TYPE),
+        (Option("--tag", "only notes with this tag"), NOTE_TYPE, *PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
     Command(
         "graph",
         "Print the link graph: notes, attachments and unresolved targets, with edge counts.",
-        ("notedex graph --json",),
+        (
+            "notedex graph --json",
+            'notedex graph --around "PARA method" --depth 2',
+            "notedex graph --format dot | dot -Tsvg > vault.svg",
+        ),
         handlers.cmd_graph,
+        (
+            Option(
+                "--around",
+                "only the notes within --depth links of this note (named as for show)",
+                metavar="NOTE",
+            ),
+            Option(
+                "--depth",
+                "with --around: how many links away, either way (default %(default)d)",
+                kind=COUNT,
+                default=1,
+            ),
+            Option(
+                "--format",
+                "text or Graphviz dot (default %(default)s)",
+                choices=("text", "dot"),
+                default="text",
+                dest="graph_format",
+            ),
+            *PAGE,
+        ),
         fast=True,
     ),
     Command(
@@ -316,6 +362,7 @@ TABLE = (
         (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
+            *OUTPUT_PATHS,
         ),
         fast=True,
     ),

@@ -9,7 +9,7 @@ argparse's. A property test checks that whatever is accepted here parses to exac
 
 from __future__ import annotations
 
-from notedex.cli.commands import COMMANDS, COMMON, COUNT, FLAG, TEXT, parse_count
+from notedex.cli.commands import COMMANDS, COMMON, COUNT, COUNT0, FLAG, TEXT, parse_count
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from notedex.cli.commands import Command, Option
 
 FAST_COMMANDS = frozenset(name for name, command in COMMANDS.items() if command.fast)
-FAST_KINDS = (TEXT, COUNT, FLAG)
+FAST_KINDS = (TEXT, COUNT, COUNT0, FLAG)
 """The kinds of option this module reads; a value of any other kind is argparse's."""
 
 
@@ -145,8 +145,8 @@ def _read_options(
 
 def _convert(option: Option, raw: str) -> Any:
     """The option's value as argparse would store it, or None where argparse may differ."""
-    if option.kind == COUNT:
-        count = parse_count(raw)
+    if option.kind in (COUNT, COUNT0):
+        count = parse_count(raw, 0 if option.kind == COUNT0 else 1)
         return None if isinstance(count, str) else count
     if option.kind != TEXT or (option.choices is not None and raw not in option.choices):
         return None

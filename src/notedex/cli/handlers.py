@@ -2,7 +2,8 @@
 
 Only the stdlib is imported at module level: every import here costs every query. A handler
 imports what it needs when it runs (STYLE 7); ``notedex.cli.commands`` names which handler runs
-which command.
+which command. Over 400 lines on purpose: the command table imports every handler, so a second
+module would be one more import on every query's path.
 """
 
 from __future__ import annotations
@@ -127,23 +128,54 @@ def answer(
     *,
     findings: Callable[[Any], Any] | None = None,
     compact: Callable[[sqlite3.Connection], tuple[str, Any]] | None = None,
+    paths: Callable[[Any], list[str]] | None = None,
+    lists: tuple[str, ...] = (),
 ) -> int:
     """The steps every query command shares: refresh, open read-only, query, output, exit code.
 
     ``findings`` says whether the answer exits 1 (ARCHITECTURE "CLI contract"); ``compact``
-    builds the piped ``--json`` document in SQLite and says the same.
+    builds the piped ``--json`` document in SQLite and says the same. ``paths`` gives the vault
+    paths ``--paths`` and ``-0`` print; ``lists`` are the lists ``--limit``/``--offset`` page.
     """
+    pick = paths if paths is not None and (args.paths or args.nul) else None
+    if pick is not None and args.json:
+        raise _usage("give --json or --paths/-0, not both")
+    paged = bool(lists) and (args.limit is not None or args.offset)
+    if paged:
+        query = _paged(query, lists, args.offset, args.limit)
     conn = _open(cfg, args)
-    if compact is not None and args.json and not sys.stdout.isatty():
+    if compact is not None and pick is None and not paged and args.json and not sys.stdout.isatty():
         with conn:
             document, found = compact(conn)
-        return _write(
-            EXIT_FINDINGS if found else EXIT_OK, lambda: sys.stdout.write(document + "\n")
-        )
+        code = EXIT_FINDINGS if found else EXIT_OK
+        return _write(code, lambda: sys.stdout.write(document + "\n"))
     with conn:
         data = query(conn)
     code = EXIT_FINDINGS if findings is not None and findings(data) else EXIT_OK
+    if pick is not None:
+        from notedex.query.render import emit_paths
+
+        listed = pick(data)
+        return _write(code, lambda: emit_paths(listed, nul=args.nul))
     return _write(code, lambda: _output(args, cfg, data, render))
+
+
+def _paged(
+    query: Callable[[sqlite3.Connection], Any],
+    lists: tuple[str, ...],
+    offset: int,
+    limit: int | None,
+) -> Callable[[sqlite3.Connection], Any]:
+    """``query`` whose answer is paged (``--limit``/``--offset``), as the MCP tools page."""
+    from notedex.query.paging import paginate
+
+    return lambda conn: paginate(query(conn), lists, offset, limit)
+
+
+def _usage(message: str) -> NotedexError:
+    from notedex.errors import UsageError
+
+    return UsageError(message)
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -161,12 +193,19 @@ def cmd_lookup(args: argparse.Namespace) -> int:
             conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type
         ),
         render_lookup,
+        paths=lambda data: [c["path"] for c in data["candidates"]],
     )
 
 
 def cmd_health(args: argparse.Namespace) -> int:
     from notedex.query.render import render_health
-    from notedex.query.reports import findings_count, health, health_json
+    from notedex.query.reports import (
+        HEALTH_LISTS,
+        finding_paths,
+        findings_count,
+        health,
+        health_json,
+    )
 
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
@@ -177,6 +216,8 @@ def cmd_health(args: argparse.Namespace) -> int:
         render_health,
         findings=findings_count,
         compact=health_json,
+        paths=finding_paths,
+        lists=HEALTH_LISTS,
     )
 
 
@@ -189,14 +230,31 @@ def cmd_scan(args: argparse.Namespace) -> int:
         _config(args),
         lambda conn: scan(conn, tag=args.tag, note_type=args.note_type),
         render_scan,
+        paths=lambda data: [n["path"] for n in data["notes"]],
+        lists=("notes", "errors"),
     )
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from notedex.query.listing import graph
-    from notedex.query.render import render_graph
+    from pathlib import Path
 
-    return answer(args, _config(args), graph, render_graph)
+    from notedex.query.listing import find_note, graph
+    from notedex.query.render import render_dot, render_graph
+
+    if args.graph_format == "dot" and args.json:
+        raise _usage("give --json or --format dot, not both")
+    cfg = _config(args)
+
+    def query(conn: sqlite3.Connection) -> dict[str, Any]:
+        if args.around is None:
+            return graph(conn)
+        from notedex.query.neighbourhood import around
+
+        centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
+        return around(graph(conn), centre, args.depth)
+
+    render = render_dot if args.graph_format == "dot" else render_graph
+    return answer(args, cfg, query, render, lists=("nodes", "edges"))
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -286,10 +344,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     cfg = _config(args)
     text = " ".join(args.text)
     parse_query(text)  # a bad query is a usage error before any indexing work
+    only_paths = args.paths or args.nul
     if not cfg.body_index:
         raise UsageError("full-text search is off: body_index = false in the config file")
     return answer(
-        args, cfg, lambda conn: search(conn, cfg.vault, text, limit=args.limit), render_search
+        args,
+        cfg,
+        lambda conn: search(conn, cfg.vault, text, limit=args.limit, paths_only=only_paths),
+        render_search,
+        paths=lambda data: [hit["path"] for hit in data["hits"]],
     )
 
 

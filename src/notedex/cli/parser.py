@@ -15,6 +15,7 @@ from typing import Any
 from notedex.cli.commands import (
     COMMANDS,
     COUNT,
+    COUNT0,
     DESCRIPTION,
     EPILOG,
     FLAG,
@@ -82,7 +83,18 @@ def positive_int(text: str) -> int:
     return value
 
 
-TYPES: dict[str, Callable[[str], Any]] = {COUNT: positive_int, SECONDS: float}
+def whole_number(text: str) -> int:
+    value = parse_count(text, 0)
+    if isinstance(value, str):
+        raise argparse.ArgumentTypeError(value)
+    return value
+
+
+TYPES: dict[str, Callable[[str], Any]] = {
+    COUNT: positive_int,
+    COUNT0: whole_number,
+    SECONDS: float,
+}
 
 
 def add_option(target: Any, option: Option) -> None:

@@ -23,6 +23,7 @@ from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
 from notedex.mcp_server.tools import TOOL_NAMES, TOOLS, DeadlineExceeded, ToolError, check_arguments
 from notedex.query.listing import find_note, parse_line_range, scan, show
 from notedex.query.lookup import lookup
+from notedex.query.paging import paginate as _paginate
 from notedex.query.quote import quote
 from notedex.query.reports import health
 from notedex.query.search import search
@@ -234,20 +235,6 @@ def _has_schema(db: Path) -> bool:
     except NotedexError:
         return False
     return True
-
-
-def _paginate(
-    data: dict[str, Any], lists: tuple[str, ...], offset: int, limit: int
-) -> dict[str, Any]:
-    totals = {name: len(data[name]) for name in lists}
-    for name in lists:
-        data[name] = data[name][offset : offset + limit]
-    data["totals"] = totals
-    data["total"] = totals[lists[0]] if lists[0] == "notes" else max(totals.values())
-    data.update(
-        offset=offset, limit=limit, hasMore=any(n > offset + limit for n in totals.values())
-    )
-    return data
 
 
 def _page_message(what: str, offset: int, shown: int, total: int) -> str:

@@ -167,6 +167,34 @@ def render_graph(r: Renderer, data: dict[str, Any]) -> None:
     r.line(f"{len(data['nodes'])} nodes ({summary}), {len(data['edges'])} edges")
 
 
+def render_dot(r: Renderer, data: dict[str, Any]) -> None:
+    """The graph in Graphviz's DOT language: notes as boxes, attachments as notes' folded
+    corner, unresolved targets dashed; an edge's label is its count when above 1."""
+    shapes = {"note": "box", "attachment": "note", "unresolved": "box, style=dashed"}
+    r.line("digraph notedex {")
+    r.line("  node [shape=box];")
+    for node in data["nodes"]:
+        shape = "" if node["kind"] == "note" else f", shape={shapes[node['kind']]}"
+        r.line(f"  {_dot_id(node['id'])} [label={_dot_id(node['label'])}{shape}];")
+    for edge in data["edges"]:
+        label = f" [label={edge['count']}]" if edge["count"] > 1 else ""
+        r.line(f"  {_dot_id(edge['source'])} -> {_dot_id(edge['target'])}{label};")
+    r.line("}")
+
+
+def _dot_id(text: str) -> str:
+    """A DOT quoted string: backslashes and double quotes escaped, line breaks as \\n."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\r", "").replace("\n", "\\n") + '"'
+
+
+def emit_paths(paths: Iterable[str], *, nul: bool, out: TextIO | None = None) -> None:
+    """``--paths``: one vault path a line; ``-0``: each path ended by a NUL byte."""
+    out = out or sys.stdout
+    end = "\0" if nul else "\n"
+    out.write("".join(path + end for path in paths))
+
+
 def render_show(r: Renderer, data: dict[str, Any]) -> None:
     r.line(f"{data['title']}  ({r.path(data['path'])})")
     fields = [

@@ -207,7 +207,8 @@ def test_both_positions_give_one_command_line(before: list[str], after: list[str
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--limit", "3", "lookup", "x"], "--limit is an option of `lookup`, `search`"),
+        (["--limit", "3", "lookup", "x"], "--limit is an option of `lookup`, `health`"),
+        (["--lines", "2-3", "show", "x"], "e.g. notedex show ... --lines 2-3"),
         (["--full", "index"], "put it after the command, e.g. notedex index ... --full"),
         (["--json", "daemon"], "`daemon` and `mcp` do not take --json"),
         (["--tag=go", "scan"], "e.g. notedex lookup ... --tag=go"),
