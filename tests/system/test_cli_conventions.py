@@ -72,8 +72,8 @@ def test_the_writer_commands_take_global_options_first_too(tmp_path: Path) -> No
     ("args", "says"),
     [
         (("--body", "show", "x"), "--body is an option of `show`: put it after the command"),
-        (("--json", "daemon"), "`daemon` and `mcp` do not take --json"),
-        (("mcp", "--json"), "hint: `daemon` and `mcp` do not take --json"),
+        (("--json", "daemon"), "`completion`, `daemon` and `mcp` do not take --json"),
+        (("mcp", "--json"), "hint: `completion`, `daemon` and `mcp` do not take --json"),
         (("search", "cobra", "-zsh"), "notedex search -- cobra -zsh"),
     ],
 )
@@ -388,3 +388,68 @@ def test_graph_format_dot_is_a_digraph_of_every_node_and_edge(tmp_path: Path) ->
     assert '  "gone" [label="gone", shape=box, style=dashed];' in lines
     assert '  "pic.png" [label="pic.png", shape=note];' in lines
     assert '  "b \\"q\\".md" [label="b \\"q\\""];' in lines
+
+
+# -- shell completion -------------------------------------------------------------------------
+
+
+def _complete(script: str, words: list[str], env: dict[str, str]) -> list[str]:
+    """Source the bash script, complete ``words`` (the last one being typed), list the words."""
+    import os
+    import shlex
+
+    line = " ".join(shlex.quote(w) for w in words)
+    program = (
+        f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}\n"
+        '_notedex; printf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    bin_dir = Path(sys.executable).parent  # `notedex` as the completion script calls it
+    full = {**os.environ, **env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(
+        ["bash", "-c", program], capture_output=True, text=True, env=full, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    return [w for w in proc.stdout.splitlines() if w]
+
+
+def test_bash_completion_completes_commands_options_and_note_paths(
+    demo: tuple[Path, Path],
+) -> None:
+    vault, db = demo
+    result = run_cli("completion", "bash")
+    assert result.code == 0 and "complete -F _notedex notedex" in result.stdout
+    script = result.stdout
+    env = {"NOTEDEX_VAULT": str(vault), "NOTEDEX_DB": str(db)}
+    assert set(_complete(script, ["notedex", "s"], env)) == {
+        "scan",
+        "show",
+        "status",
+        "search",
+        "service",
+    }
+    assert "--around" in _complete(script, ["notedex", "graph", "--"], env)
+    assert "--max-bytes" in _complete(script, ["notedex", "--json", "show", "--"], env)
+    assert _complete(script, ["notedex", "graph", "--format", ""], env) == ["text", "dot"]
+    assert _complete(script, ["notedex", "completion", "z"], env) == ["zsh"]
+    notes = _complete(script, ["notedex", "show", "Areas/"], env)
+    assert "Areas/PARA 方法.md" in notes and all(n.startswith("Areas/") for n in notes)
+    # --vault/--db on the line are used to find the notes.
+    where = ["--vault", str(vault), "--db", str(db)]
+    assert "Areas/PARA 方法.md" in _complete(script, ["notedex", *where, "show", "Areas/P"], {})
+
+
+def test_zsh_and_fish_scripts_name_every_command() -> None:
+    from notedex.cli.commands import COMMANDS
+
+    zsh = run_cli("completion", "zsh")
+    assert zsh.code == 0 and "bashcompinit" in zsh.stdout and "_notedex()" in zsh.stdout
+    fish = run_cli("completion", "fish")
+    assert fish.code == 0
+    for name in COMMANDS:
+        assert f"-n __fish_use_subcommand -a {name} " in fish.stdout
+    assert (
+        "'__fish_seen_subcommand_from show' -a '(notedex scan --paths --no-refresh" in fish.stdout
+    )
+    assert "-l max-bytes -x" in fish.stdout and "-s 0 " in fish.stdout
+    bad = run_cli("completion", "tcsh")
+    assert (bad.code, bad.stdout) == (2, "")

@@ -3,7 +3,7 @@
 Both the argparse parser (``notedex.cli.parser``) and the argparse-free fast path
 (``notedex.cli.fastpath``) are built from this one table, so an option, its default or its help
 is written once. It is on every query's path: no argparse, no ``re``, no ``typing`` at run time
-(STYLE 7).
+(STYLE 7). Over 400 lines on purpose: the table is one piece of data, read on every run.
 """
 
 from __future__ import annotations
@@ -108,11 +108,15 @@ VAULT_AND_INDEX = "vault and index"
 JSON = Option("--json", "print exactly one JSON document on stdout", kind=FLAG)
 COMMON_WITHOUT_JSON = (
     Option(
-        "--vault", "the vault folder (default: see below)", metavar="PATH", group=VAULT_AND_INDEX
+        "--vault",
+        "the vault folder (default: $NOTEDEX_VAULT, else `vault` in the config file, else the "
+        "nearest folder at or above the working directory holding .obsidian/)",
+        metavar="PATH",
+        group=VAULT_AND_INDEX,
     ),
     Option(
         "--db",
-        "the index file (default: per-vault, in the state dir)",
+        "the index file (default: $NOTEDEX_DB, else one per vault in the state folder)",
         metavar="PATH",
         group=VAULT_AND_INDEX,
     ),
@@ -141,21 +145,30 @@ examples:
   notedex daemon --vault ~/notes
 
 The vault is --vault, else $NOTEDEX_VAULT, else `vault` in the config file, else the nearest
-folder above the working directory that holds .obsidian/. Exit codes: 0 ok, 1 findings
-(health found broken links or anchors; eval had failing cases), 2 usage or input error, 75 a
-daemon is already running, 70 internal error.
+folder above the working directory that holds .obsidian/. Global options (--vault, --db,
+--json, --no-refresh, --debug) go before or after the command. Exit codes: 0 ok, 1 findings
+(health found broken links or anchors; eval had failing cases), 2 usage or input error, 69
+service manager unreachable, 75 a daemon is already running, 70 internal error.
 """
 
 
-NOTE_TYPE = Option("--type", "only notes of this frontmatter type", dest="note_type")
+NOTE_TYPE = Option(
+    "--type", "only notes of this frontmatter type (any case)", dest="note_type", metavar="TYPE"
+)
 PATHS = Option("--paths", "print only the notes' vault paths, one a line (for xargs)", kind=FLAG)
 NUL = Option(
     "-0", "like --paths, each path ended by a NUL byte (for xargs -0)", kind=FLAG, dest="nul"
 )
 OUTPUT_PATHS = (PATHS, NUL)
 PAGE = (
-    Option("--limit", "show at most N items of each list (default: all)", kind=COUNT),
-    Option("--offset", "skip the first N items of each list (default 0)", kind=COUNT0, default=0),
+    Option("--limit", "show at most N items of each list (default: all)", kind=COUNT, metavar="N"),
+    Option(
+        "--offset",
+        "skip the first N items of each list (default 0)",
+        kind=COUNT0,
+        default=0,
+        metavar="N",
+    ),
 )
 
 TABLE = (
@@ -229,6 +242,7 @@ TABLE = (
                 "with --around: how many links away, either way (default %(default)d)",
                 kind=COUNT,
                 default=1,
+                metavar="N",
             ),
             Option(
                 "--format",
@@ -389,6 +403,18 @@ TABLE = (
             ),
             Option("--out", "write to FILE (outside the vault) instead of stdout", metavar="FILE"),
         ),
+    ),
+    Command(
+        "completion",
+        "Print a shell completion script: commands, options and note paths.",
+        (
+            'eval "$(notedex completion bash)"   # in ~/.bashrc',
+            'eval "$(notedex completion zsh)"    # in ~/.zshrc',
+            "notedex completion fish > ~/.config/fish/completions/notedex.fish",
+        ),
+        handlers.cmd_completion,
+        (Option("shell", "the shell to complete for", choices=("bash", "zsh", "fish")),),
+        json=False,
     ),
     Command(
         "mcp",

@@ -76,8 +76,13 @@ def _misplaced(argv: Sequence[str], i: int) -> str | None:
 
 def no_json_message() -> str:
     """Why ``--json`` is refused: the commands that talk on stdout themselves do not take it."""
-    without = " and ".join(f"`{c.name}`" for c in COMMANDS.values() if not c.json)
-    return f"{without} do not take --json; every other command does"
+    return f"{commands_without_json()} do not take --json; every other command does"
+
+
+def commands_without_json() -> str:
+    """```completion`, `daemon` and `mcp```: the commands that print their own stdout."""
+    names = sorted(f"`{c.name}`" for c in COMMANDS.values() if not c.json)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 class Args:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from notedex.config import Config
+    from notedex.indexing.freshness import Freshness
 
 # -- shared steps ----------------------------------------------------------------------------
 
@@ -74,19 +75,19 @@ def _progress_printer(label: str) -> Callable[[int, int], None] | None:
     return show
 
 
-def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str, Any] | None:
+def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> Freshness:
     """Without a running daemon, bring the index up to date first (ARCHITECTURE "Freshness").
 
-    Returns the apply report, or None when a daemon (or another writer) keeps it fresh. The
-    policy is indexing.freshness.ensure_fresh; ``force`` is the `index` command.
+    What ``ensure_fresh`` found; its ``report`` is the apply report (with a daemon, that of the
+    rescan `index` asked for), or None. ``force`` is the `index` command.
     """
     from notedex.indexing.freshness import ensure_fresh
 
     progress = _progress_printer("indexing")
-    report = ensure_fresh(cfg, index=force, full=full, progress=progress).report
-    for reason in report["kept"] if report else ():
+    fresh = ensure_fresh(cfg, index=force, full=full, progress=progress)
+    for reason in fresh.report["kept"] if fresh.report else ():
         print(f"notedex: {reason}", file=sys.stderr)
-    return report
+    return fresh
 
 
 def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:
@@ -184,8 +185,9 @@ def _usage(message: str) -> NotedexError:
 def cmd_lookup(args: argparse.Namespace) -> int:
     from notedex.query.lookup import lookup
     from notedex.query.render import render_lookup
+    from notedex.query.terms import checked_query
 
-    question = " ".join(args.question)
+    question = checked_query(" ".join(args.question), "question")  # before any indexing work
     return answer(
         args,
         _config(args),
@@ -317,8 +319,20 @@ def cmd_status(args: argparse.Namespace) -> int:
     from notedex.query.render import render_status
 
     cfg = _config(args)
+    checked = None
+    if not args.no_refresh:
+        import time
+
+        from notedex.indexing.freshness import APPLIED, CURRENT
+
+        if refresh(cfg).state in (CURRENT, APPLIED):
+            checked = time.time()  # the index matched the vault just now: lastIndexed moves
+        args.no_refresh = True  # refreshed just now
     return answer(
-        args, cfg, lambda conn: status(conn, cfg.vault, cfg.db, cfg.lock_path), render_status
+        args,
+        cfg,
+        lambda conn: status(conn, cfg.vault, cfg.db, cfg.lock_path, checked_at=checked),
+        render_status,
     )
 
 
@@ -328,10 +342,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     cases = load_cases(args.cases)
+
+    def run(conn: sqlite3.Connection) -> dict[str, Any]:
+        data = evaluate(conn, cases)
+        for miss in data["unmatchedTargets"]:
+            print(
+                f"notedex: warning: case {miss['case']!r}: {miss['target']!r} matches no note "
+                "(a vault path, with or without .md, or an id prefix)",
+                file=sys.stderr,
+            )
+        return data
+
     return answer(
         args,
         cfg,
-        lambda conn: evaluate(conn, cases),
+        run,
         render_eval,
         findings=lambda data: data["failed"] != 0,
     )
@@ -390,7 +415,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 def cmd_index(args: argparse.Namespace) -> int:
     cfg = _config(args)
-    report = refresh(cfg, full=args.full, force=True)
+    report = refresh(cfg, full=args.full, force=True).report
     assert report is not None
     _report(
         args,
@@ -436,10 +461,14 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 
 
 def cmd_service(args: argparse.Namespace) -> int:
-    from notedex.daemon.install import service_command
+    from notedex.daemon.install import service_command, service_failure
+    from notedex.errors import ServiceManagerFailed
 
     cfg = _config(args)
     data = service_command(cfg, args.action, dry_run=args.dry_run)
+    failure = service_failure(data)
+    if failure is not None:
+        raise ServiceManagerFailed(failure)
     _report(args, data, lambda: data["text"])
     return EXIT_OK
 
@@ -453,3 +482,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be a positive number of seconds")
     cfg = _config(args)
     return serve(cfg, timeout=args.timeout, refresh=not args.no_refresh)
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    from notedex.cli.completion import script
+
+    sys.stdout.write(script(args.shell))
+    return EXIT_OK

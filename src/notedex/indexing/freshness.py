@@ -112,6 +112,8 @@ def rescan_by_daemon(
     from notedex.store import read
     from notedex.store.connect import connect_readonly
 
+    if pid == os.getpid():  # this process holds the daemon's lock: never signal ourselves
+        raise DaemonAlreadyRunning(f"this process (pid {pid}) holds the daemon lock of this index")
     asked = time.time()
     try:
         os.kill(pid, signal.SIGHUP)

@@ -342,13 +342,24 @@ def iso_from_ns(ns: int | None) -> str | None:
     return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="seconds")
 
 
-def status(conn: sqlite3.Connection, vault: Path, db: Path, lock_path: Path) -> dict[str, Any]:
+def status(
+    conn: sqlite3.Connection,
+    vault: Path,
+    db: Path,
+    lock_path: Path,
+    *,
+    checked_at: float | None = None,
+) -> dict[str, Any]:
+    """``checked_at``: when this command's refresh found the index matching the vault; then
+    ``lastIndexed`` is that moment, not the last write (docs/cli.md, ``status``)."""
     with read_transaction(conn):
         info = read.meta(conn)
         totals = read.counts(conn)
     holder = lock_holder(lock_path)
     daemon = holder is not None and holder.role == "daemon"
     last_indexed = float(info["last_indexed"]) if "last_indexed" in info else None
+    if checked_at is not None:
+        last_indexed = max(last_indexed or checked_at, checked_at)
     last_batch = float(info["last_batch"]) if "last_batch" in info else None
     return {
         "vault": str(vault),

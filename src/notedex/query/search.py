@@ -20,7 +20,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
-from notedex.query.terms import keywords
+from notedex.query.terms import MAX_QUERY_CHARS, checked_query, keywords  # noqa: F401 (re-exported)
 from notedex.store import fulltext
 from notedex.store.connect import read_transaction
 from notedex.vault.files import note_text, read_capped, strip_frontmatter
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from notedex.query.render import Renderer
 
-MAX_QUERY_CHARS = 2_000
 MAX_TERMS = 32
 DEFAULT_LIMIT = 20
 SNIPPET_CHARS = 160
@@ -161,10 +160,7 @@ def phrase_expression(text: str, *, prefix: bool = False) -> str | None:
 
 def parse_query(query: str) -> list[Term]:
     """Split the search text into terms. Raises UsageError when there is nothing to search."""
-    if len(query) > MAX_QUERY_CHARS:
-        raise UsageError(
-            f"the search text is too long ({len(query)} characters; at most {MAX_QUERY_CHARS})"
-        )
+    checked_query(query, "search text")
     terms: list[Term] = []
     i, n = 0, len(query)
 

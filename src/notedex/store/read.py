@@ -78,6 +78,17 @@ def _tag_filter(column: str, tag: str, params: list[Any]) -> str:
     )
 
 
+def _type_filter(conn: sqlite3.Connection, note_type: str, params: list[Any]) -> str:
+    """``--type``: case-insensitive like ``--tag`` (NFC, then ``str.lower``, beyond ASCII)."""
+    conn.create_function("nx_fold", 1, _fold, deterministic=True)
+    params.append(_fold(note_type))
+    return "nx_fold(n.type) = ?"
+
+
+def _fold(text: str | None) -> str | None:
+    return None if text is None else _nfc(text).lower()
+
+
 def notes(
     conn: sqlite3.Connection,
     *,
@@ -90,8 +101,7 @@ def notes(
     if tag:
         where.append(_tag_filter("n.file_id", tag, params))
     if note_type:
-        where.append("n.type = ?")
-        params.append(_nfc(note_type))  # types are stored NFC
+        where.append(_type_filter(conn, note_type, params))
     sql = f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -487,8 +497,7 @@ def ranked_field_hits(
     params += [exact_ids, len(matches), exact_ids]
     where = ["n.excluded = 0"]
     if note_type:
-        where.append("n.type = ?")
-        params.append(_nfc(note_type))
+        where.append(_type_filter(conn, note_type, params))
     if tag:
         where.append(_tag_filter("a.file_id", tag, params))
     params.append(limit)

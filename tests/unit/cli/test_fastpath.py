@@ -210,7 +210,7 @@ def test_both_positions_give_one_command_line(before: list[str], after: list[str
         (["--limit", "3", "lookup", "x"], "--limit is an option of `lookup`, `health`"),
         (["--lines", "2-3", "show", "x"], "e.g. notedex show ... --lines 2-3"),
         (["--full", "index"], "put it after the command, e.g. notedex index ... --full"),
-        (["--json", "daemon"], "`daemon` and `mcp` do not take --json"),
+        (["--json", "daemon"], "`completion`, `daemon` and `mcp` do not take --json"),
         (["--tag=go", "scan"], "e.g. notedex lookup ... --tag=go"),
     ],
 )
