@@ -6,9 +6,7 @@ list's own length is in ``totals``; ``hasMore`` says whether any list goes on.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # the query path: no `typing` import; mypy honours the name
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 HEALTH_LISTS = (
     "orphanNotes",
