@@ -39,6 +39,7 @@ def run_cli(
     env: dict[str, str] | None = None,
     input: str | None = None,
     timeout: float = 120,
+    cwd: Path | None = None,
 ) -> Result:
     """Run `python -m notedex ARGS` in a subprocess and capture everything."""
     full_env = dict(os.environ)
@@ -51,6 +52,7 @@ def run_cli(
         env=full_env,
         input=input,
         timeout=timeout,
+        cwd=cwd,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 

@@ -37,6 +37,55 @@ def test_every_subparser_is_registered() -> None:
     assert set(sub.choices) == set(COMMANDS)  # type: ignore[attr-defined]
 
 
+def command_help(command: str) -> str:
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return str(sub.choices[command].format_help())  # type: ignore[attr-defined]
+
+
+def table_mismatches(readme: str) -> list[str]:
+    """What the README's command table says that ``--help`` does not: every ``notedex CMD``
+    cell names a command, and every option in it is one of that command's."""
+    problems = []
+    rows = [line for line in readme.splitlines() if line.startswith("| `notedex ")]
+    seen = set()
+    for row in rows:
+        first_cell = row.split(" | ")[0]
+        for usage in re.findall(r"`notedex ([^`]*)`", first_cell):
+            command = usage.split()[0]
+            if command not in COMMANDS:
+                problems.append(f"no such command: {command}")
+                continue
+            seen.add(command)
+            text = command_help(command)
+            for option in re.findall(r"(?<![\w-])(--[a-z][a-z-]*|-0)\b", usage):
+                if not re.search(rf"(?<![\w-]){re.escape(option)}\b", text):
+                    problems.append(f"{command} has no {option}")
+    problems += [f"{c} is not in the table" for c in sorted(set(COMMANDS) - seen)]
+    return problems
+
+
+def test_readme_command_table_matches_help() -> None:
+    assert table_mismatches(README) == []
+
+
+def test_a_made_up_option_in_the_table_is_reported() -> None:
+    row = "| `notedex scan [--tag T] [--colour C]` | x |\n| `notedex nope` | y |\n"
+    problems = table_mismatches(row)
+    assert "scan has no --colour" in problems and "no such command: nope" in problems
+    assert "scan has no --tag" not in problems and "lookup is not in the table" in problems
+
+
+def test_readme_names_the_commands_without_json() -> None:
+    from notedex.cli.fastpath import commands_without_json
+
+    without = [name for name, command in COMMANDS.items() if not command.json]
+    named = commands_without_json()
+    assert "`--json`" in README and f"every command except {named}" in " ".join(README.split())
+    for name in without:
+        assert "--json" not in command_help(name)
+
+
 def test_readme_opens_with_the_demo_and_test_commands() -> None:
     blocks = re.findall(r"```(?:sh|bash|console)?\n(.*?)```", README, re.DOTALL)
     assert len(blocks) >= 2

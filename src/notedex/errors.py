@@ -14,6 +14,8 @@ EXIT_FINDINGS = 1
 """``health`` found broken links (same rule with and without ``--json``); eval cases failed."""
 EXIT_USAGE = 2
 """A bad flag, option or input; the message is one line on stderr."""
+EXIT_UNAVAILABLE = 69
+"""EX_UNAVAILABLE: ``service install|uninstall`` could not reach the service manager."""
 EXIT_INTERNAL = 70
 """EX_SOFTWARE: a bug, not a user error (the CLI's internal error, a daemon that failed)."""
 EXIT_TEMPFAIL = 75
@@ -58,6 +60,12 @@ class NoteNotFound(NotedexError):
 
 class IndexUnavailable(NotedexError):
     """The index is missing, unreadable or of another schema version."""
+
+
+class ServiceManagerFailed(NotedexError):
+    """systemctl or launchctl failed or is missing: the service is not (un)installed."""
+
+    exit_code = EXIT_UNAVAILABLE
 
 
 class DaemonAlreadyRunning(NotedexError):

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from notedex.vault.capture import capture
+from notedex.vault.capture import capture, title_from_text
 from tests.helpers import run_cli, write
 from tests.indexcheck import fts_sound_after, make_vault
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
 
-ID = re.compile(r"^\d{8}-\d{6}$")
+ID = re.compile(r"^\d{8}-\d{6}(-\d+)?$")
 MOMENT = dt.datetime(2026, 11, 30, 9, 15, 42, tzinfo=dt.timezone(dt.timedelta(hours=8)))
 
 HOSTILE = [
@@ -85,7 +85,7 @@ def test_hostile_text_lands_inside_the_inbox_and_is_indexed(tmp_path: Path, text
     assert note["id"] == captured.id
     assert note["type"] == "inbox-draft" and note["status"] == "seed"
     assert note["title"] and "\n" not in note["title"]
-    assert note["title"] == Path(captured.path).stem  # title and file name agree
+    assert note["title"] == title_from_text(text)  # the first line as written; YAML quoted it
 
 
 def test_capture_writes_the_promised_frontmatter_and_body(tmp_path: Path) -> None:
@@ -96,7 +96,7 @@ def test_capture_writes_the_promised_frontmatter_and_body(tmp_path: Path) -> Non
     assert text == (
         "---\n"
         "id: 20261130-091542\n"
-        "title: Idea try PARA\n"
+        "title: 'Idea: try PARA'\n"
         "type: inbox-draft\n"
         "status: seed\n"
         "created: '2026-11-30T09:15:42+08:00'\n"
@@ -296,3 +296,69 @@ def test_capture_from_stdin_with_undecodable_bytes(tmp_path: Path) -> None:
     data = json.loads(proc.stdout.decode("utf-8"))
     assert data["path"] == "00_Inbox/caf\ufffd \ufffd latin-1.md"
     assert index_notes(vault, tmp_path / "i.db")["errors"] == []
+
+
+def test_the_title_keeps_the_text_as_written_and_only_the_name_is_made_safe(
+    tmp_path: Path,
+) -> None:
+    vault = make_vault(tmp_path / "v", {})
+    db = tmp_path / "i.db"
+    text = 'Re: a/b #1 [[x]] "quoted" 50% \u00e9t\u00e9 ? yes\nmore'
+    data = run_cli("capture", text, "--json", "--vault", vault, "--db", db).json()
+    assert data["path"] == "00_Inbox/Re a b 1 x quoted 50 \u00e9t\u00e9 yes.md"
+    show = run_cli("show", data["id"], "--json", "--vault", vault, "--db", db).json()
+    assert show["path"] == data["path"]  # show finds a note by its id
+    assert (
+        show["title"]
+        == show["frontmatterTitle"]
+        == 'Re: a/b #1 [[x]] "quoted" 50% \u00e9t\u00e9 ? yes'
+    )
+    raw = (vault / data["path"]).read_bytes()
+    assert raw.endswith(b"more\n") and not raw.endswith(b"\n\n")  # one final newline
+
+
+def test_quick_captures_get_distinct_ids(tmp_path: Path) -> None:
+    """Three captures in a row (one second, or nearly): three ids, each found by `show`."""
+    vault = make_vault(tmp_path / "v", {})
+    db = tmp_path / "i.db"
+    ids = []
+    for _ in range(3):
+        result = run_cli("capture", "same idea", "--json", "--vault", vault, "--db", db)
+        assert result.code == 0, result.stderr
+        ids.append(result.json()["id"])
+    assert len(set(ids)) == 3 and all(ID.match(i) for i in ids)
+    for note_id in ids:
+        assert (
+            run_cli("show", note_id, "--json", "--vault", vault, "--db", db).json()["id"] == note_id
+        )
+
+
+def test_an_id_taken_in_that_second_gets_a_suffix(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {})
+    ids = [capture(vault, "00_Inbox", f"idea {i}", now=MOMENT).id for i in range(3)]
+    assert ids == ["20261130-091542", "20261130-091542-2", "20261130-091542-3"]
+    # An id the index knows elsewhere in the vault counts as taken too.
+    elsewhere = capture(
+        vault, "Other", "idea", now=MOMENT, indexed_ids=lambda prefix: [prefix, prefix + "-2"]
+    )
+    assert elsewhere.id == "20261130-091542-3"
+
+
+def test_captures_at_once_never_share_an_id(tmp_path: Path) -> None:
+    """Threads capturing in the same second: the inbox lock makes them take turns."""
+    import threading
+
+    vault = make_vault(tmp_path / "v", {})
+    ids: list[str] = []
+
+    def one(i: int) -> None:
+        ids.append(capture(vault, "00_Inbox", f"idea {i}", now=MOMENT).id)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(ids) == sorted(
+        ["20261130-091542"] + [f"20261130-091542-{n}" for n in range(2, 9)]
+    )

@@ -7,6 +7,7 @@ bad usage that exits 2 with an empty stdout under ``--json``.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import pty
@@ -142,7 +143,7 @@ def test_scan_text_carries_every_fact_of_the_json(demo: tuple[Path, Path]) -> No
                 assert value in line, (value, line)
     for error in data["errors"]:
         assert error["path"] in text and error["message"] in text
-    assert f"{data['noteCount']} notes, {data['errorCount']} errors" in text
+    assert f"{data['noteCount']} notes, {data['errorCount']} error" in text  # demo: 15 and 1
 
 
 def test_scan_text_columns_are_aligned(demo: tuple[Path, Path]) -> None:
@@ -226,8 +227,8 @@ def test_health_text_exits_1_too_and_carries_the_same_facts(demo: tuple[Path, Pa
             assert entry["path"] in text
     for entry in data["warnings"] + data["errors"]:
         assert entry["message"] in text
-    assert f"{data['brokenLinkCount']} broken links" in text
-    assert f"{data['orphanCount']} orphans" in text
+    assert (data["brokenLinkCount"], data["orphanCount"]) == (1, 3)  # the demo: one and many
+    assert "1 broken link, " in text and "3 orphans" in text  # plural forms
     assert f"{len(data['unlinkedNotes'])} unlinked" in text
     assert f"Orphans: no links in or out ({data['orphanCount']})" in text
 
@@ -302,7 +303,7 @@ def test_health_exits_1_for_a_broken_anchor_alone_in_both_modes(tmp_path: Path) 
     assert text.code == 1
     assert "Broken anchors: no such heading or block (1)" in text.stdout
     assert "a.md:1:1  [[b#Gone]]  -> b.md has no heading #Gone" in text.stdout
-    assert "0 broken links, 1 broken anchors" in text.stdout
+    assert "0 broken links, 1 broken anchor," in text.stdout  # singular for one
     # Fixed in the target: exit 0 again (the refresh re-checks links into the edited note).
     write(vault / "b.md", "# Gone\n[[a]]\n")
     assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 0
@@ -344,7 +345,7 @@ def test_health_warnings_and_errors_in_both_modes(tmp_path: Path) -> None:
     assert text.code == 0
     for entry in data["warnings"] + data["errors"]:
         assert f"{entry['path']}: {entry['message']}" in text.stdout
-    assert "2 warnings, 1 errors" in text.stdout
+    assert "2 warnings, 1 error:" in text.stdout
     status = json_only(run_cli("status", "--json", "--vault", vault, "--db", db))
     assert status["counts"]["warnings"] == len(data["warnings"])
     assert status["counts"]["errors"] == len(data["errors"])
@@ -589,16 +590,34 @@ def test_status_json_shape(demo: tuple[Path, Path]) -> None:
     assert data["counts"]["links"] >= 15
     assert ISO.match(data["lastIndexed"])
     assert data["daemon"] == {"running": False, "pid": None, "since": None}
-    text = cli(demo, "status")
+    written = json_only(cli(demo, "status", "--json", "--no-refresh"))["lastIndexed"]
+    text = cli(demo, "status", "--no-refresh")  # the last write, as the JSON gave it
     assert text.code == 0
+    local = dt.datetime.fromisoformat(written).astimezone()
     for fact in (
         str(vault.resolve()),
         str(db),
         f"v{SCHEMA_VERSION}",
         "not running",
-        data["lastIndexed"],
+        local.strftime("%Y-%m-%d %H:%M:%S %z"),  # local time in the text
     ):
         assert fact in text.stdout
+
+
+def test_status_last_indexed_moves_on_every_check_and_text_is_local_time(
+    demo: tuple[Path, Path],
+) -> None:
+    first = json_only(cli(demo, "status", "--json"))
+    wait_until(
+        lambda: time.time() >= dt.datetime.fromisoformat(first["lastIndexed"]).timestamp() + 1.1
+    )
+    second = json_only(cli(demo, "status", "--json"))  # nothing changed: a check, no write
+    assert second["lastIndexed"] > first["lastIndexed"]
+    assert second["secondsSinceIndexed"] < 1
+    kept = json_only(cli(demo, "status", "--json", "--no-refresh"))
+    assert kept["lastIndexed"] <= second["lastIndexed"]  # no check: the last write
+    text = run_cli("status", "--vault", demo[0], "--db", demo[1], env={"TZ": "Asia/Taipei"}).stdout
+    assert re.search(r"last indexed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0800", text), text
 
 
 def test_status_reports_a_daemon_holding_the_lock(demo: tuple[Path, Path]) -> None:
@@ -622,7 +641,9 @@ def test_status_reports_a_daemon_holding_the_lock(demo: tuple[Path, Path]) -> No
     assert "Fresh.md" in paths
 
 
-def test_index_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -> None:
+def test_index_full_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -> None:
+    """`index --full` refuses to rebuild under a daemon (plain `index` asks it to rescan:
+    test_cli_conventions.py)."""
     from notedex.store.connect import WriterLock
 
     _vault, db = demo
@@ -630,9 +651,10 @@ def test_index_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -
     assert lock.acquire("daemon")
     try:
         started = time.monotonic()
-        result = cli(demo, "index", "--json")
+        result = cli(demo, "index", "--full", "--json")
         assert (result.code, result.stdout) == (75, "")
         assert "daemon" in result.stderr and str(os.getpid()) in result.stderr
+        assert "stop the daemon" in result.stderr
         assert time.monotonic() - started < 10  # no 30 s wait for a lock that never frees
     finally:
         lock.release()

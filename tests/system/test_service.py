@@ -185,10 +185,50 @@ def test_install_without_systemctl_prints_the_commands(cfg: Config, tmp_path: Pa
     result = run_cli(
         "service", "install", "--vault", cfg.vault, "--db", cfg.db, env={"PATH": str(empty)}
     )
-    assert result.code == 0, result.stderr
-    assert "wrote " in result.stdout
-    assert "run these yourself" in result.stdout
-    assert "systemctl --user daemon-reload" in result.stdout
+    # Not installed as a service: exit 69 (EX_UNAVAILABLE), the reason and what to run.
+    assert (result.code, result.stdout) == (69, ""), result.stderr
+    assert result.stderr.startswith("notedex: error: wrote ")
+    assert (
+        "systemctl was not found; run it yourself: systemctl --user daemon-reload" in result.stderr
+    )
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="systemd install path")
+def test_install_exits_non_zero_with_the_reason_when_systemctl_fails(
+    cfg: Config, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "systemctl"
+    fake.write_text("#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    for as_json in ((), ("--json",)):
+        result = run_cli(
+            "service",
+            "install",
+            *as_json,
+            "--vault",
+            cfg.vault,
+            "--db",
+            cfg.db,
+            env={"PATH": str(bin_dir)},
+        )
+        assert (result.code, result.stdout) == (69, ""), result.stderr
+        assert "`systemctl --user daemon-reload` failed (exit 1: Failed to connect to bus" in (
+            result.stderr
+        )
+        assert "run it yourself" in result.stderr and "Traceback" not in result.stderr
+    dry = run_cli(
+        "service",
+        "install",
+        "--dry-run",
+        "--vault",
+        cfg.vault,
+        "--db",
+        cfg.db,
+        env={"PATH": str(bin_dir)},
+    )
+    assert dry.code == 0  # a dry run runs nothing, so nothing failed
 
 
 def test_launchd_plan_on_macos(cfg: Config, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,11 +7,11 @@ every query (STYLE 7).
 
 from __future__ import annotations
 
-import os
 import sys
 
 from notedex.cli.commands import COMMANDS
-from notedex.cli.fastpath import fast_parse
+from notedex.cli.fastpath import fast_parse, hoist_globals
+from notedex.cli.handlers import StdoutClosed, silence_stdout
 from notedex.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, NotedexError
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -23,7 +23,11 @@ __all__ = ["COMMANDS", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    hoisted = hoist_globals(sys.argv[1:] if argv is None else argv)
+    if isinstance(hoisted, str):
+        print(f"notedex: error: {hoisted}", file=sys.stderr)
+        return EXIT_USAGE
+    argv = hoisted
     args: Any = fast_parse(argv)
     if args is None:
         from notedex.cli.parser import parse_args
@@ -32,16 +36,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args is None:
             return EXIT_USAGE
     try:
-        return COMMANDS[args.command].handler(args)
+        code = COMMANDS[args.command].handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit where it would cost the code
+        return code
+    except StdoutClosed as closed:
+        return closed.exit_code
     except NotedexError as exc:
         print(f"notedex: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (`| head`): not an error of ours.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        # The reader went away (`| head`) before the command knew its exit code: not an error.
+        silence_stdout()
         return EXIT_OK
     except Exception as exc:
         if _interrupted():

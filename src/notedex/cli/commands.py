@@ -3,7 +3,7 @@
 Both the argparse parser (``notedex.cli.parser``) and the argparse-free fast path
 (``notedex.cli.fastpath``) are built from this one table, so an option, its default or its help
 is written once. It is on every query's path: no argparse, no ``re``, no ``typing`` at run time
-(STYLE 7).
+(STYLE 7). Over 400 lines on purpose: the table is one piece of data, read on every run.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 # "count" and "flag" itself and leaves any other kind to argparse.
 TEXT = "text"
 COUNT = "count"  # a whole number >= 1 (`parse_count`)
+COUNT0 = "count0"  # a whole number >= 0 (`parse_count` with minimum 0)
 SECONDS = "seconds"  # a float; its range is the handler's to check
 FLAG = "flag"  # on/off, no value (argparse's store_true)
 
@@ -94,24 +95,28 @@ class Command:
         return self.common + self.options
 
 
-def parse_count(text: str) -> int | str:
-    """A whole number >= 1, or the reason ``text`` is not one (argparse prints it)."""
+def parse_count(text: str, minimum: int = 1) -> int | str:
+    """A whole number >= ``minimum``, or the reason ``text`` is not one (argparse prints it)."""
     try:
         value = int(text)
     except ValueError:
         return f"not a whole number: {text!r}"
-    return value if value >= 1 else "must be at least 1"
+    return value if value >= minimum else f"must be at least {minimum}"
 
 
 VAULT_AND_INDEX = "vault and index"
 JSON = Option("--json", "print exactly one JSON document on stdout", kind=FLAG)
 COMMON_WITHOUT_JSON = (
     Option(
-        "--vault", "the vault folder (default: see below)", metavar="PATH", group=VAULT_AND_INDEX
+        "--vault",
+        "the vault folder (default: $NOTEDEX_VAULT, else `vault` in the config file, else the "
+        "nearest folder at or above the working directory holding .obsidian/)",
+        metavar="PATH",
+        group=VAULT_AND_INDEX,
     ),
     Option(
         "--db",
-        "the index file (default: per-vault, in the state dir)",
+        "the index file (default: $NOTEDEX_DB, else one per vault in the state folder)",
         metavar="PATH",
         group=VAULT_AND_INDEX,
     ),
@@ -140,13 +145,31 @@ examples:
   notedex daemon --vault ~/notes
 
 The vault is --vault, else $NOTEDEX_VAULT, else `vault` in the config file, else the nearest
-folder above the working directory that holds .obsidian/. Exit codes: 0 ok, 1 findings
-(health found broken links or anchors; eval had failing cases), 2 usage or input error, 75 a
-daemon is already running, 70 internal error.
+folder above the working directory that holds .obsidian/. Global options (--vault, --db,
+--json, --no-refresh, --debug) go before or after the command. Exit codes: 0 ok, 1 findings
+(health found broken links or anchors; eval had failing cases), 2 usage or input error, 69
+service manager unreachable, 75 a daemon is already running, 70 internal error.
 """
 
 
-NOTE_TYPE = Option("--type", "only notes of this frontmatter type", dest="note_type")
+NOTE_TYPE = Option(
+    "--type", "only notes of this frontmatter type (any case)", dest="note_type", metavar="TYPE"
+)
+PATHS = Option("--paths", "print only the notes' vault paths, one a line (for xargs)", kind=FLAG)
+NUL = Option(
+    "-0", "like --paths, each path ended by a NUL byte (for xargs -0)", kind=FLAG, dest="nul"
+)
+OUTPUT_PATHS = (PATHS, NUL)
+PAGE = (
+    Option("--limit", "show at most N items of each list (default: all)", kind=COUNT, metavar="N"),
+    Option(
+        "--offset",
+        "skip the first N items of each list (default 0)",
+        kind=COUNT0,
+        default=0,
+        metavar="N",
+    ),
+)
 
 TABLE = (
     Command(
@@ -169,6 +192,7 @@ TABLE = (
             ),
             Option("--tag", "only notes with this tag (nested tags count for their parents)"),
             NOTE_TYPE,
+            *OUTPUT_PATHS,
         ),
         fast=True,
     ),
@@ -176,23 +200,59 @@ TABLE = (
         "health",
         "Report orphans, unlinked notes, broken links and anchors, warnings and errors. "
         "Exits 1 when links or anchors are broken.",
-        ("notedex health", "notedex health --json | jq .brokenLinkCount"),
+        (
+            "notedex health",
+            "notedex health --json | jq .brokenLinkCount",
+            "notedex health -0 | xargs -0 -I{} echo 'fix: {}'",
+        ),
         handlers.cmd_health,
+        (*PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
     Command(
         "scan",
         "List every note with its id, title, type, status, tags and aliases, and the parse errors.",
-        ("notedex scan", "notedex scan --tag project --json"),
+        (
+            "notedex scan",
+            "notedex scan --tag project --json",
+            "notedex scan --type adr --limit 20 --offset 40",
+            "notedex scan --tag project -0 | xargs -0 wc -w",
+        ),
         handlers.cmd_scan,
-        (Option("--tag", "only notes with this tag"), NOTE_TYPE),
+        (Option("--tag", "only notes with this tag"), NOTE_TYPE, *PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
     Command(
         "graph",
         "Print the link graph: notes, attachments and unresolved targets, with edge counts.",
-        ("notedex graph --json",),
+        (
+            "notedex graph --json",
+            'notedex graph --around "PARA method" --depth 2',
+            "notedex graph --format dot | dot -Tsvg > vault.svg",
+        ),
         handlers.cmd_graph,
+        (
+            Option(
+                "--around",
+                "only the notes within --depth links of this note (named as for show)",
+                metavar="NOTE",
+            ),
+            Option(
+                "--depth",
+                "with --around: how many links away, either way (default %(default)d)",
+                kind=COUNT,
+                default=1,
+                metavar="N",
+            ),
+            Option(
+                "--format",
+                "text or Graphviz dot (default %(default)s)",
+                choices=("text", "dot"),
+                default="text",
+                dest="graph_format",
+            ),
+            *PAGE,
+        ),
         fast=True,
     ),
     Command(
@@ -206,8 +266,19 @@ TABLE = (
         ),
         handlers.cmd_show,
         (
-            Option("note", "a vault path (with or without .md) or a title"),
+            Option(
+                "note",
+                "the note: a path from here or absolute, a vault path (with or without .md), "
+                "a title, an alias or an id",
+            ),
             Option("--body", "include the note's text (without frontmatter)", kind=FLAG),
+            Option(
+                "--max-bytes",
+                "cut --body after N bytes of UTF-8, marked truncated (default %(default)d)",
+                kind=COUNT,
+                default=100_000,
+                metavar="N",
+            ),
             Option(
                 "--lines",
                 "only these lines of the body: A-B, A or A- (numbered as in the file, "
@@ -243,7 +314,8 @@ TABLE = (
     ),
     Command(
         "capture",
-        "Write a new note into the inbox folder (never overwrites an existing file).",
+        "Write a new note into the inbox folder: `inbox` in the config file, default 00_Inbox "
+        "(never overwrites an existing file).",
         (
             'notedex capture "Look into spf13/cobra for the new CLI"',
             'echo "text" | notedex capture -',
@@ -304,6 +376,7 @@ TABLE = (
         (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
+            *OUTPUT_PATHS,
         ),
         fast=True,
     ),
@@ -330,6 +403,18 @@ TABLE = (
             ),
             Option("--out", "write to FILE (outside the vault) instead of stdout", metavar="FILE"),
         ),
+    ),
+    Command(
+        "completion",
+        "Print a shell completion script: commands, options and note paths.",
+        (
+            'eval "$(notedex completion bash)"   # in ~/.bashrc',
+            'eval "$(notedex completion zsh)"    # in ~/.zshrc',
+            "notedex completion fish > ~/.config/fish/completions/notedex.fish",
+        ),
+        handlers.cmd_completion,
+        (Option("shell", "the shell to complete for", choices=("bash", "zsh", "fish")),),
+        json=False,
     ),
     Command(
         "mcp",

@@ -9,7 +9,7 @@ argparse's. A property test checks that whatever is accepted here parses to exac
 
 from __future__ import annotations
 
-from notedex.cli.commands import COMMANDS, COUNT, FLAG, TEXT, parse_count
+from notedex.cli.commands import COMMANDS, COMMON, COUNT, COUNT0, FLAG, TEXT, parse_count
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -19,8 +19,70 @@ if TYPE_CHECKING:
     from notedex.cli.commands import Command, Option
 
 FAST_COMMANDS = frozenset(name for name, command in COMMANDS.items() if command.fast)
-FAST_KINDS = (TEXT, COUNT, FLAG)
+FAST_KINDS = (TEXT, COUNT, COUNT0, FLAG)
 """The kinds of option this module reads; a value of any other kind is argparse's."""
+
+
+GLOBAL_OPTIONS = {option.name: option for option in COMMON}
+"""The options every command takes, written before or after the command (docs/cli.md)."""
+
+
+def hoist_globals(argv: Sequence[str]) -> list[str] | str:
+    """``argv`` with the global options written before the command moved right after it.
+
+    Both parsers read the result, so ``notedex --json scan`` and ``notedex scan --json`` are one
+    command line. Returns a message instead when an option before the command cannot go there:
+    a command's own option (``--limit``), or ``--json`` before a command that does not take it.
+    Anything else unusual (help, ``--version``, an unknown option) is left as it is for argparse.
+    """
+    moved: list[str] = []
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        name, eq, _ = argv[i].partition("=")
+        option = GLOBAL_OPTIONS.get(name)
+        if option is None:
+            return _misplaced(argv, i) or list(argv)
+        width = 1 if option.kind == FLAG or eq else 2
+        if i + width > len(argv):
+            return list(argv)  # `--vault` with no value: argparse's error
+        moved += argv[i : i + width]
+        i += width
+    if not moved or i == len(argv):
+        return list(argv)
+    command = COMMANDS.get(argv[i])
+    if command is None:
+        return list(argv)  # argparse lists the commands
+    if not command.json and "--json" in moved:
+        return no_json_message()
+    return [argv[i], *moved, *argv[i + 1 :]]
+
+
+def _misplaced(argv: Sequence[str], i: int) -> str | None:
+    """The message for a command's own option written before the command, else None."""
+    name, eq, _ = argv[i].partition("=")
+    owners = [
+        (command.name, option)
+        for command in COMMANDS.values()
+        for option in command.options
+        if option.name == name
+    ]
+    if not owners:
+        return None  # --help, --version, --, a typo: argparse's business
+    names = "`, `".join(owner for owner, _ in owners)
+    first, option = owners[0]
+    written = " ".join(argv[i : i + (1 if option.kind == FLAG or eq else 2)])
+    return f"{name} is an option of `{names}`: put it after the command, e.g. notedex {first} ... {written}"
+
+
+def no_json_message() -> str:
+    """Why ``--json`` is refused: the commands that talk on stdout themselves do not take it."""
+    return f"{commands_without_json()} do not take --json; every other command does"
+
+
+def commands_without_json() -> str:
+    """```completion`, `daemon` and `mcp```: the commands that print their own stdout."""
+    names = sorted(f"`{c.name}`" for c in COMMANDS.values() if not c.json)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 class Args:
@@ -88,8 +150,8 @@ def _read_options(
 
 def _convert(option: Option, raw: str) -> Any:
     """The option's value as argparse would store it, or None where argparse may differ."""
-    if option.kind == COUNT:
-        count = parse_count(raw)
+    if option.kind in (COUNT, COUNT0):
+        count = parse_count(raw, 0 if option.kind == COUNT0 else 1)
         return None if isinstance(count, str) else count
     if option.kind != TEXT or (option.choices is not None and raw not in option.choices):
         return None

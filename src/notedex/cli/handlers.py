@@ -2,7 +2,8 @@
 
 Only the stdlib is imported at module level: every import here costs every query. A handler
 imports what it needs when it runs (STYLE 7); ``notedex.cli.commands`` names which handler runs
-which command.
+which command. Over 400 lines on purpose: the command table imports every handler, so a second
+module would be one more import on every query's path.
 """
 
 from __future__ import annotations
@@ -19,8 +20,38 @@ if TYPE_CHECKING:
     from typing import Any
 
     from notedex.config import Config
+    from notedex.indexing.freshness import Freshness
 
 # -- shared steps ----------------------------------------------------------------------------
+
+
+class StdoutClosed(Exception):
+    """The reader of stdout went away (`| head -1`); the command's exit code still stands."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so nothing more (not the flush at exit) meets the closed pipe."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _write(code: int, write: Callable[[], object]) -> int:
+    """Run ``write`` (the output) and return ``code``, the exit code known before any output:
+    a reader that closes the pipe early never changes it (docs/cli.md, "Exit codes")."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        raise StdoutClosed(code) from None
+    return code
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -44,25 +75,25 @@ def _progress_printer(label: str) -> Callable[[int, int], None] | None:
     return show
 
 
-def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> dict[str, Any] | None:
+def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> Freshness:
     """Without a running daemon, bring the index up to date first (ARCHITECTURE "Freshness").
 
-    Returns the apply report, or None when a daemon (or another writer) keeps it fresh. The
-    policy is indexing.freshness.ensure_fresh; ``force`` is the `index` command.
+    What ``ensure_fresh`` found; its ``report`` is the apply report (with a daemon, that of the
+    rescan `index` asked for), or None. ``force`` is the `index` command.
     """
     from notedex.indexing.freshness import ensure_fresh
 
     progress = _progress_printer("indexing")
     fresh = ensure_fresh(cfg, index=force, full=full, progress=progress)
-    return _reported(fresh.report, fresh.notices)
+    _reported(fresh.report, fresh.notices)
+    return fresh
 
 
-def _reported(report: dict[str, Any] | None, notices: list[str]) -> dict[str, Any] | None:
+def _reported(report: dict[str, Any] | None, notices: list[str]) -> None:
     for line in notices:
         print(f"notedex: warning: {line}", file=sys.stderr)
     for reason in report["kept"] if report else ():
         print(f"notedex: {reason}", file=sys.stderr)
-    return report
 
 
 def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:
@@ -105,19 +136,51 @@ def answer(
     *,
     findings: Callable[[Any], Any] | None = None,
     compact: Callable[[sqlite3.Connection], tuple[str, Any]] | None = None,
+    paths: Callable[[Any], list[str]] | None = None,
+    lists: tuple[str, ...] = (),
 ) -> int:
     """The steps every query command shares: refresh, open read-only, query, output, exit code.
 
     ``findings`` says whether the answer exits 1 (ARCHITECTURE "CLI contract"); ``compact``
-    builds the piped ``--json`` document in SQLite and says the same.
+    builds the piped ``--json`` document in SQLite and says the same. ``paths`` gives the vault
+    paths ``--paths`` and ``-0`` print; ``lists`` are the lists ``--limit``/``--offset`` page.
     """
-    if compact is not None and args.json and not sys.stdout.isatty():
+    pick = paths if paths is not None and (args.paths or args.nul) else None
+    if pick is not None and args.json:
+        raise _usage("give --json or --paths/-0, not both")
+    paged = bool(lists) and (args.limit is not None or args.offset)
+    if paged:
+        query = _paged(query, lists, args.offset, args.limit)
+    if compact is not None and pick is None and not paged and args.json and not sys.stdout.isatty():
         document, found = _answered(cfg, args, compact)
-        sys.stdout.write(document + "\n")
-        return EXIT_FINDINGS if found else EXIT_OK
+        code = EXIT_FINDINGS if found else EXIT_OK
+        return _write(code, lambda: sys.stdout.write(document + "\n"))
     data = _answered(cfg, args, query)
-    _output(args, cfg, data, render)
-    return EXIT_FINDINGS if findings is not None and findings(data) else EXIT_OK
+    code = EXIT_FINDINGS if findings is not None and findings(data) else EXIT_OK
+    if pick is not None:
+        from notedex.query.render import emit_paths
+
+        listed = pick(data)
+        return _write(code, lambda: emit_paths(listed, nul=args.nul))
+    return _write(code, lambda: _output(args, cfg, data, render))
+
+
+def _paged(
+    query: Callable[[sqlite3.Connection], Any],
+    lists: tuple[str, ...],
+    offset: int,
+    limit: int | None,
+) -> Callable[[sqlite3.Connection], Any]:
+    """``query`` whose answer is paged (``--limit``/``--offset``), as the MCP tools page."""
+    from notedex.query.paging import paginate
+
+    return lambda conn: paginate(query(conn), lists, offset, limit)
+
+
+def _usage(message: str) -> NotedexError:
+    from notedex.errors import UsageError
+
+    return UsageError(message)
 
 
 def _answered(
@@ -159,8 +222,9 @@ def _answered(
 def cmd_lookup(args: argparse.Namespace) -> int:
     from notedex.query.lookup import lookup
     from notedex.query.render import render_lookup
+    from notedex.query.terms import checked_query
 
-    question = " ".join(args.question)
+    question = checked_query(" ".join(args.question), "question")  # before any indexing work
     return answer(
         args,
         _config(args),
@@ -168,12 +232,19 @@ def cmd_lookup(args: argparse.Namespace) -> int:
             conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type
         ),
         render_lookup,
+        paths=lambda data: [c["path"] for c in data["candidates"]],
     )
 
 
 def cmd_health(args: argparse.Namespace) -> int:
     from notedex.query.render import render_health
-    from notedex.query.reports import findings_count, health, health_json
+    from notedex.query.reports import (
+        HEALTH_LISTS,
+        finding_paths,
+        findings_count,
+        health,
+        health_json,
+    )
 
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
@@ -184,6 +255,8 @@ def cmd_health(args: argparse.Namespace) -> int:
         render_health,
         findings=findings_count,
         compact=health_json,
+        paths=finding_paths,
+        lists=HEALTH_LISTS,
     )
 
 
@@ -196,17 +269,38 @@ def cmd_scan(args: argparse.Namespace) -> int:
         _config(args),
         lambda conn: scan(conn, tag=args.tag, note_type=args.note_type),
         render_scan,
+        paths=lambda data: [n["path"] for n in data["notes"]],
+        lists=("notes", "errors"),
     )
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from notedex.query.listing import graph
-    from notedex.query.render import render_graph
+    from pathlib import Path
 
-    return answer(args, _config(args), graph, render_graph)
+    from notedex.query.listing import find_note, graph
+    from notedex.query.render import render_dot, render_graph
+
+    if args.graph_format == "dot" and args.json:
+        raise _usage("give --json or --format dot, not both")
+    cfg = _config(args)
+
+    def query(conn: sqlite3.Connection) -> dict[str, Any]:
+        if args.around is None:
+            return graph(conn)
+        from notedex.query.neighbourhood import MAX_DEPTH, MAX_NODES, neighbourhood
+
+        if not 1 <= args.depth <= MAX_DEPTH:
+            raise _usage(f"--depth must be 1-{MAX_DEPTH}")
+        centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
+        return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
+
+    render = render_dot if args.graph_format == "dot" else render_graph
+    return answer(args, cfg, query, render, lists=("nodes", "edges"))
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from notedex.query.listing import parse_line_range, show
     from notedex.query.render import render_show
 
@@ -216,7 +310,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         args,
         cfg,
         lambda conn: show(
-            conn, cfg.vault, args.note, body=args.body, lines=lines, max_bytes=cfg.max_bytes
+            conn,
+            cfg.vault,
+            args.note,
+            body=args.body,
+            lines=lines,
+            max_bytes=cfg.max_bytes,
+            body_bytes=args.max_bytes,
+            cwd=Path.cwd(),
         ),
         render_show,
     )
@@ -257,8 +358,20 @@ def cmd_status(args: argparse.Namespace) -> int:
     from notedex.query.render import render_status
 
     cfg = _config(args)
+    checked = None
+    if not args.no_refresh:
+        import time
+
+        from notedex.indexing.freshness import APPLIED, CURRENT
+
+        if refresh(cfg).state in (CURRENT, APPLIED):
+            checked = time.time()  # the index matched the vault just now: lastIndexed moves
+        args.no_refresh = True  # refreshed just now
     return answer(
-        args, cfg, lambda conn: status(conn, cfg.vault, cfg.db, cfg.lock_path), render_status
+        args,
+        cfg,
+        lambda conn: status(conn, cfg.vault, cfg.db, cfg.lock_path, checked_at=checked),
+        render_status,
     )
 
 
@@ -268,10 +381,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     cases = load_cases(args.cases)
+
+    def run(conn: sqlite3.Connection) -> dict[str, Any]:
+        data = evaluate(conn, cases)
+        for miss in data["unmatchedTargets"]:
+            print(
+                f"notedex: warning: case {miss['case']!r}: {miss['target']!r} matches no note "
+                "(a vault path, with or without .md, or an id prefix)",
+                file=sys.stderr,
+            )
+        return data
+
     return answer(
         args,
         cfg,
-        lambda conn: evaluate(conn, cases),
+        run,
         render_eval,
         findings=lambda data: data["failed"] != 0,
     )
@@ -284,15 +408,21 @@ def cmd_search(args: argparse.Namespace) -> int:
     cfg = _config(args)
     text = " ".join(args.text)
     parse_query(text)  # a bad query is a usage error before any indexing work
+    only_paths = args.paths or args.nul
     if not cfg.body_index:
         raise UsageError("full-text search is off: body_index = false in the config file")
     return answer(
-        args, cfg, lambda conn: search(conn, cfg.vault, text, limit=args.limit), render_search
+        args,
+        cfg,
+        lambda conn: search(conn, cfg.vault, text, limit=args.limit, paths_only=only_paths),
+        render_search,
+        paths=lambda data: [hit["path"] for hit in data["hits"]],
     )
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
     from notedex.errors import UsageError
+    from notedex.query.listing import indexed_ids
     from notedex.query.render import render_captured
     from notedex.vault.capture import capture
 
@@ -302,7 +432,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if not text.strip():
         raise UsageError("capture needs some text")
     try:
-        captured = capture(cfg.vault, cfg.inbox, text)
+        captured = capture(
+            cfg.vault,
+            cfg.inbox,
+            text,
+            indexed_ids=lambda prefix: indexed_ids(cfg.db_file, prefix),
+        )
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot capture into {cfg.inbox}: {exc}") from exc
     if not args.no_refresh:
@@ -319,7 +454,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 def cmd_index(args: argparse.Namespace) -> int:
     cfg = _config(args)
-    report = refresh(cfg, full=args.full, force=True)
+    report = refresh(cfg, full=args.full, force=True).report
     assert report is not None
     _report(
         args,
@@ -365,10 +500,14 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 
 
 def cmd_service(args: argparse.Namespace) -> int:
-    from notedex.daemon.install import service_command
+    from notedex.daemon.install import service_command, service_failure
+    from notedex.errors import ServiceManagerFailed
 
     cfg = _config(args)
     data = service_command(cfg, args.action, dry_run=args.dry_run)
+    failure = service_failure(data)
+    if failure is not None:
+        raise ServiceManagerFailed(failure)
     _report(args, data, lambda: data["text"])
     return EXIT_OK
 
@@ -384,3 +523,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return serve(
         cfg, timeout=args.timeout, refresh=not args.no_refresh, allow_capture=args.allow_capture
     )
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    from notedex.cli.completion import script
+
+    sys.stdout.write(script(args.shell))
+    return EXIT_OK

@@ -15,6 +15,7 @@ from typing import Any
 from notedex.cli.commands import (
     COMMANDS,
     COUNT,
+    COUNT0,
     DESCRIPTION,
     EPILOG,
     FLAG,
@@ -49,7 +50,30 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        hint = usage_hint(message)
+        self.exit(
+            EXIT_USAGE, f"{self.prog}: error: {message}\n" + (f"hint: {hint}\n" if hint else "")
+        )
+
+
+def usage_hint(message: str) -> str | None:
+    """A second line for argparse's messages about a word that starts with "-".
+
+    ``search cobra -zsh`` reads ``-zsh`` as an option; ``--json`` after ``daemon`` is refused.
+    """
+    if "unrecognized arguments:" not in message:
+        return None
+    words = message.split("unrecognized arguments:", 1)[1].split()
+    if "--json" in words:
+        from notedex.cli.fastpath import no_json_message
+
+        return no_json_message()
+    if any(word.startswith("-") for word in words):
+        return (
+            "a command's own options go after it; a query word that starts with - must be quoted "
+            "with the rest (notedex search 'cobra -zsh') or follow -- (notedex search -- cobra -zsh)"
+        )
+    return None
 
 
 def positive_int(text: str) -> int:
@@ -59,7 +83,18 @@ def positive_int(text: str) -> int:
     return value
 
 
-TYPES: dict[str, Callable[[str], Any]] = {COUNT: positive_int, SECONDS: float}
+def whole_number(text: str) -> int:
+    value = parse_count(text, 0)
+    if isinstance(value, str):
+        raise argparse.ArgumentTypeError(value)
+    return value
+
+
+TYPES: dict[str, Callable[[str], Any]] = {
+    COUNT: positive_int,
+    COUNT0: whole_number,
+    SECONDS: float,
+}
 
 
 def add_option(target: Any, option: Option) -> None:

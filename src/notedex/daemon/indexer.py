@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import json
 import os
 import sqlite3
 import threading
@@ -209,6 +210,7 @@ class Indexer:
     def rescan(self, cause: str, *, abort: Callable[[], bool] | None = None) -> ApplyReport | None:
         """Full reconcile; with ``abort``, stop between transactions once it returns True."""
         self._wait_for_git([])
+        began = time.time()
         started = time.perf_counter()
         parsed = self.writer.parsed
         log.info("rescan", cause=cause)
@@ -224,7 +226,7 @@ class Indexer:
             return None
         finally:
             release_memory()
-        self._mark_batch()
+        self._mark_batch(rescan={"started": began, **report.as_dict()})
         log.info(
             "rescan done",
             cause=cause,
@@ -287,10 +289,13 @@ class Indexer:
         log.info("unreadable for now", sample=sample, retry_in=delay)
         self._batcher.request_rescan("retrying paths that could not be read", delay=delay)
 
-    def _mark_batch(self) -> None:
-        """meta ``last_batch``: what ``notedex status`` shows as the daemon's last batch."""
+    def _mark_batch(self, rescan: dict[str, object] | None = None) -> None:
+        """meta ``last_batch``: what ``notedex status`` shows as the daemon's last batch; after a
+        rescan, ``last_rescan``: when it started and its report, what `notedex index` waits for."""
         with self.writer.transaction():
             self.writer.set_meta("last_batch", repr(time.time()))
+            if rescan is not None:
+                self.writer.set_meta("last_rescan", json.dumps(rescan))
 
     def _changed_while_read(self, report: ApplyReport) -> list[str]:
         """Files whose disk etag moved on since the writer looked: queue them again."""

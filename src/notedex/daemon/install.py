@@ -244,6 +244,33 @@ def _run_all(plan: _Plan) -> list[dict[str, Any]]:
     return ran
 
 
+def service_failure(data: dict[str, Any]) -> str | None:
+    """Why ``install``/``uninstall`` did not reach the service manager, in one line, or None.
+
+    The CLI exits non-zero with it (docs/cli.md, ``service``); the files it wrote stay.
+    """
+    if data["action"] == "status" or data["dryRun"]:
+        return None
+    failed = [r for r in data["ran"] if r["returncode"] != 0 and not _ignorable(r["command"])]
+    done = f"wrote {data['path']}, but " if data["written"] else ""
+    done = f"removed {data['path']}, but " if data["removed"] else done
+    todo = "; run it yourself: " + "; ".join(data["commands"])
+    if failed:
+        first = failed[0]
+        output = " ".join(first["output"].split())[:300] or "no output"
+        status = "could not run" if first["returncode"] is None else f"exit {first['returncode']}"
+        return f"{done}`{first['command']}` failed ({status}: {output}){todo}"
+    if not data["ran"] and data["commands"]:
+        tool = data["commands"][0].split()[0]
+        return f"{done}{tool} was not found{todo}"
+    return None
+
+
+def _ignorable(command: str) -> bool:
+    """``launchctl bootout`` of a job that is not loaded fails, and that is fine."""
+    return command.startswith("launchctl bootout")
+
+
 def _describe(data: dict[str, Any]) -> str:
     lines: list[str] = []
     action, path, commands = data["action"], data["path"], data["commands"]

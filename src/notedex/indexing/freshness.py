@@ -29,6 +29,7 @@ STALE = "stale"  # something changed and the caller asked only to check
 BUSY = "busy"  # another writer holds the lock and waiting for it was not worth it
 APPLIED = "applied"  # the reconcile ran; ``report`` holds its figures
 WRITER_WAIT = 30.0
+DAEMON_RESCAN_WAIT = 600.0  # `index` with a daemon: how long its rescan may take
 
 
 class Freshness:
@@ -67,10 +68,14 @@ def ensure_fresh(
     if holder is not None:
         if not index:
             return Freshness(DAEMON)
-        # Waiting would be pointless: a daemon holds the lock for as long as it runs.
-        raise DaemonAlreadyRunning(
-            f"a notedex daemon (pid {holder.pid}) keeps this index fresh; stop it to run `index`"
-        )
+        if full:
+            # The daemon owns the writer for as long as it runs: no rebuild under it.
+            raise DaemonAlreadyRunning(
+                f"a notedex daemon (pid {holder.pid}) keeps this index fresh; `index --full` "
+                "rebuilds only without it: stop the daemon (`notedex service uninstall`, or "
+                "end that process), or run `notedex index` to have the daemon rescan"
+            )
+        return Freshness(DAEMON, rescan_by_daemon(cfg, holder.pid))
     # Only now the etag walk (vault.walk, json, re ...): with a daemon, a query never loads it.
     from notedex.indexing.etagcheck import current_file_count
 
@@ -130,6 +135,49 @@ def recover_corrupt(cfg: Config, progress: Callable[[int, int], None] | None = N
         return Freshness(APPLIED, report, notices)
     finally:
         lock.release()
+
+
+def rescan_by_daemon(
+    cfg: Config, pid: int, *, timeout: float = DAEMON_RESCAN_WAIT
+) -> dict[str, Any]:
+    """Ask the daemon for a full rescan (SIGHUP) and wait until one that started after the
+    signal has committed; its report (meta ``last_rescan``) is `index`'s answer."""
+    import json
+    import signal
+
+    from notedex.store import read
+    from notedex.store.connect import connect_readonly
+
+    if pid == os.getpid():  # this process holds the daemon's lock: never signal ourselves
+        raise DaemonAlreadyRunning(f"this process (pid {pid}) holds the daemon lock of this index")
+    asked = time.time()
+    try:
+        os.kill(pid, signal.SIGHUP)
+    except OSError as exc:
+        raise DaemonAlreadyRunning(
+            f"a notedex daemon (pid {pid}) keeps this index fresh, but it cannot be asked to "
+            f"rescan: {exc.strerror or exc}"
+        ) from exc
+    deadline = time.monotonic() + timeout
+    while True:
+        conn = connect_readonly(cfg.db_file)
+        try:
+            done = json.loads(read.meta(conn).get("last_rescan", "null"))
+        finally:
+            conn.close()
+        if isinstance(done, dict) and done.get("started", 0) >= asked:
+            done.pop("started")
+            return done
+        holder = _daemon(cfg)
+        if holder is None or holder.pid != pid:
+            raise DaemonAlreadyRunning(
+                f"the notedex daemon (pid {pid}) stopped before it rescanned"
+            )
+        if time.monotonic() > deadline:
+            raise DaemonAlreadyRunning(
+                f"the notedex daemon (pid {pid}) did not finish a rescan within {timeout:g} s"
+            )
+        time.sleep(0.05)
 
 
 def daemon_keeps_fresh(cfg: Config) -> bool:

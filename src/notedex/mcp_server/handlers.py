@@ -27,6 +27,7 @@ from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_argument
 from notedex.query.listing import find_note, parse_line_range, scan, show, status
 from notedex.query.lookup import lookup
 from notedex.query.neighbourhood import neighbourhood
+from notedex.query.paging import paginate as _paginate
 from notedex.query.quote import quote
 from notedex.query.reports import health
 from notedex.query.search import search
@@ -293,20 +294,6 @@ def _has_schema(db: Path) -> bool:
     except NotedexError:
         return False
     return True
-
-
-def _paginate(
-    data: dict[str, Any], lists: tuple[str, ...], offset: int, limit: int
-) -> dict[str, Any]:
-    totals = {name: len(data[name]) for name in lists}
-    for name in lists:
-        data[name] = data[name][offset : offset + limit]
-    data["totals"] = totals
-    data["total"] = totals[lists[0]] if lists[0] == "notes" else max(totals.values())
-    data.update(
-        offset=offset, limit=limit, hasMore=any(n > offset + limit for n in totals.values())
-    )
-    return data
 
 
 def _page_message(what: str, offset: int, shown: int, total: int) -> str:

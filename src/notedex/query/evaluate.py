@@ -144,8 +144,34 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def unmatched_targets(
+    conn: sqlite3.Connection, cases: list[dict[str, Any]]
+) -> list[dict[str, str]]:
+    """Every note a case names (targets, expectOrder, hardNegatives) that matches no note of
+    the index: a misspelled target would otherwise just score as a miss."""
+    from notedex.store import read
+    from notedex.store.connect import read_transaction
+
+    with read_transaction(conn):
+        notes = [
+            {"path": r["path"], "id": r["id"]} for r in read.notes(conn, include_excluded=True)
+        ]
+    unmatched = []
+    for case in cases:
+        refs = [
+            *case.get("targets", []),
+            *case.get("expectOrder", []),
+            *case.get("hardNegatives", []),
+        ]
+        for ref in dict.fromkeys(refs):
+            if not any(_matches(note, ref) for note in notes):
+                unmatched.append({"case": case.get("name") or case["query"], "target": ref})
+    return unmatched
+
+
 def evaluate(conn: sqlite3.Connection, cases: list[dict[str, Any]]) -> dict[str, Any]:
     reports = []
+    unmatched = unmatched_targets(conn, cases)
     for case in cases:
         result = lookup(conn, case["query"], limit=case.get("limit", DEFAULT_LIMIT))
         reports.append(score_case(case, result))
@@ -163,4 +189,5 @@ def evaluate(conn: sqlite3.Connection, cases: list[dict[str, Any]]) -> dict[str,
         "mrr": round(sum(1 / r["bestRank"] for r in with_targets if r["bestRank"]) / n, 4)
         if n
         else None,
+        "unmatchedTargets": unmatched,
     }

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from notedex.errors import NoteNotFound, UsageError
 from notedex.store import read
@@ -27,8 +29,8 @@ from notedex.vault.files import (
     read_capped,
     strip_frontmatter,
 )
-from notedex.vault.resolve import broken_key
-from notedex.vault.text import nfc
+from notedex.vault.resolve import broken_key, name_key
+from notedex.vault.text import fold, nfc
 
 if TYPE_CHECKING:
     from collections.abc import Container
@@ -111,23 +113,99 @@ def unresolved_node_id(key: str, taken: Container[str]) -> str:
     return node_id
 
 
-def find_note(conn: sqlite3.Connection, path_or_title: str) -> sqlite3.Row:
-    """A note by vault path (with or without .md) or by title; ambiguity is an error."""
+def find_note(
+    conn: sqlite3.Connection,
+    given: str,
+    *,
+    vault: Path | None = None,
+    cwd: Path | None = None,
+) -> sqlite3.Row:
+    """The note ``given`` names (docs/cli.md, ``show``): with ``vault`` and ``cwd`` (the CLI), a
+    file path relative to ``cwd`` or absolute; then a vault path (with or without .md), a title,
+    an alias, an id.
+
+    The first form that names a note wins; several notes of one form is an error listing them.
+    """
+    typed = nfc(given.strip())
+    on_disk = _vault_path_of_file(typed, vault, cwd) if vault and cwd else None
+    if isinstance(on_disk, Path):  # a file outside the vault
+        if _explicit_file(typed):
+            raise NoteNotFound(f"{given!r} is not inside the vault {vault}")
+        on_disk = None
     # As typed first (a backslash is a legal name character on Linux and macOS), then with
     # Windows-style separators; NFC like every stored path (SEMANTICS 1).
-    typed = nfc(path_or_title.strip()).lstrip("/")
-    spellings = dict.fromkeys((typed, typed.replace("\\", "/")))
-    for wanted in spellings:
-        row = read.note_by_path(conn, wanted) or read.note_by_path(conn, wanted + ".md")
-        if row is not None:
-            return row
-    matches = read.notes_by_title(conn, typed.removesuffix(".md"))
-    if not matches:
-        raise NoteNotFound(f"no note matches {path_or_title!r}; try `notedex lookup` to search")
-    if len(matches) > 1:
-        listed = ", ".join(m["path"] for m in matches[:10])
-        raise UsageError(f"{path_or_title!r} matches {len(matches)} notes: {listed}; give the path")
-    return matches[0]
+    wanted = typed.lstrip("/")
+    by_path = None
+    for spelling in dict.fromkeys((wanted, wanted.replace("\\", "/"))):
+        by_path = read.note_by_path(conn, spelling) or read.note_by_path(conn, spelling + ".md")
+        if by_path is not None:
+            break
+    if on_disk:
+        row = read.note_by_path(conn, on_disk)
+        if row is not None and by_path is not None and row["path"] != by_path["path"]:
+            _ambiguous(given, [row, by_path], "give ./ for the file here, or the vault path")
+        if row is not None or _explicit_file(typed):
+            return row or _not_found(given)
+    if by_path is not None:
+        return by_path
+    for matches in _named(conn, typed):
+        if len(matches) > 1:
+            _ambiguous(given, matches, "give the path")
+        if matches:
+            return matches[0]
+    return _not_found(given)
+
+
+def _named(conn: sqlite3.Connection, typed: str) -> Iterator[list[sqlite3.Row]]:
+    """The notes ``typed`` names by title, then by alias, then by id: one list per form."""
+    yield read.notes_by_title(conn, typed.removesuffix(".md"))
+    yield read.notes_by_alias(conn, name_key(typed), fold(typed))
+    yield read.notes_by_note_id(conn, typed)
+
+
+def _explicit_file(typed: str) -> bool:
+    """``./x``, ``../x``, ``/abs``, ``~/x``: the user means a file, never a title."""
+    return typed.startswith(("./", "../", "/", "~/")) or typed in (".", "..")
+
+
+def _vault_path_of_file(typed: str, vault: Path, cwd: Path) -> str | Path | None:
+    """The vault path of the file ``typed`` names from ``cwd`` (or absolute), if it is one.
+
+    None when no such file exists (and the form is not explicit); the absolute path itself
+    when it exists but lies outside the vault.
+    """
+    if not typed:
+        return None
+    path = Path(os.path.expanduser(typed))
+    if not path.is_absolute():
+        path = cwd / path
+    candidates = [path] if path.suffix == ".md" else [path.with_name(path.name + ".md"), path]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        return path if _explicit_file(typed) and _outside(path, vault) else None
+    absolute = Path(os.path.normpath(os.path.abspath(found)))
+    for base in dict.fromkeys((Path(os.path.abspath(vault)), vault.resolve())):
+        for form in dict.fromkeys((absolute, absolute.resolve())):
+            if form.is_relative_to(base) and form != base:
+                return nfc(form.relative_to(base).as_posix())
+    return absolute
+
+
+def _outside(path: Path, vault: Path) -> bool:
+    absolute = Path(os.path.normpath(os.path.abspath(path)))
+    return not (
+        absolute.is_relative_to(os.path.abspath(vault)) or absolute.is_relative_to(vault.resolve())
+    )
+
+
+def _ambiguous(given: str, matches: list[sqlite3.Row], advice: str) -> NoReturn:
+    listed = ", ".join(m["path"] for m in matches[:10])
+    more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
+    raise UsageError(f"{given!r} matches {len(matches)} notes: {listed}{more}; {advice}")
+
+
+def _not_found(given: str) -> NoReturn:
+    raise NoteNotFound(f"no note matches {given!r}; try `notedex lookup` to search")
 
 
 def show(
@@ -138,11 +216,14 @@ def show(
     body: bool = False,
     lines: tuple[int, int | None] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    body_bytes: int | None = None,
+    cwd: Path | None = None,
 ) -> dict[str, Any]:
-    """One note's document; ``body`` adds its text, ``lines`` (``parse_line_range``) the body's
-    lines in that range, both with ``bodyStartLine`` so a reader can number lines itself."""
+    """One note's document; ``body`` adds its text (at most ``body_bytes`` of UTF-8, then
+    ``truncated``), ``lines`` (``parse_line_range``) the body's lines in that range, both with
+    ``bodyStartLine`` so a reader can number lines itself. ``cwd``: see ``find_note``."""
     with read_transaction(conn):
-        row = find_note(conn, path_or_title)
+        row = find_note(conn, path_or_title, vault=vault, cwd=cwd)
         file_id = row["file_id"]
         tags = read.tags_by_note(conn, [file_id]).get(file_id, [])
         aliases = read.aliases_by_note(conn, [file_id]).get(file_id, [])
@@ -199,7 +280,7 @@ def show(
         text = read_note_text(vault / (row["disk_rel"] or row["path"]), row["path"], max_bytes)
         start = body_start_line(text)
         if body:
-            result["body"] = strip_frontmatter(text)
+            result["body"], result["truncated"] = capped_text(strip_frontmatter(text), body_bytes)
         result["bodyStartLine"] = start
         if lines is not None:
             numbered = file_lines(text)
@@ -210,6 +291,30 @@ def show(
                 for n in range(first, min(last, len(numbered)) + 1)
             ]
     return result
+
+
+def indexed_ids(db_file: str, prefix: str) -> list[str]:
+    """The ids of the index that start with ``prefix``; none without a readable index."""
+    from notedex.errors import IndexUnavailable
+    from notedex.store.connect import connect_readonly
+
+    try:
+        conn = connect_readonly(db_file)
+    except IndexUnavailable:
+        return []
+    with conn:
+        return read.note_ids_with_prefix(conn, prefix)
+
+
+def capped_text(text: str, cap: int | None) -> tuple[str, bool]:
+    """``text`` cut to at most ``cap`` bytes of UTF-8 (never inside a character), and whether
+    it was cut; ``None`` is no cap."""
+    if cap is None or len(text) * 4 <= cap:
+        return text, False
+    data = text.encode("utf-8", "replace")
+    if len(data) <= cap:
+        return text, False
+    return data[:cap].decode("utf-8", "ignore"), True
 
 
 def parse_line_range(text: str) -> tuple[int, int | None]:
@@ -250,13 +355,24 @@ def iso_from_ns(ns: int | None) -> str | None:
     return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="seconds")
 
 
-def status(conn: sqlite3.Connection, vault: Path, db: Path, lock_path: Path) -> dict[str, Any]:
+def status(
+    conn: sqlite3.Connection,
+    vault: Path,
+    db: Path,
+    lock_path: Path,
+    *,
+    checked_at: float | None = None,
+) -> dict[str, Any]:
+    """``checked_at``: when this command's refresh found the index matching the vault; then
+    ``lastIndexed`` is that moment, not the last write (docs/cli.md, ``status``)."""
     with read_transaction(conn):
         info = read.meta(conn)
         totals = read.counts(conn)
     holder = lock_holder(lock_path)
     daemon = holder is not None and holder.role == "daemon"
     last_indexed = float(info["last_indexed"]) if "last_indexed" in info else None
+    if checked_at is not None:
+        last_indexed = max(last_indexed or checked_at, checked_at)
     last_batch = float(info["last_batch"]) if "last_batch" in info else None
     return {
         "vault": str(vault),

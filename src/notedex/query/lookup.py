@@ -10,7 +10,7 @@ syntax typed into a question is ever interpreted.
 
 from __future__ import annotations
 
-from notedex.query.terms import MAX_TERMS, extract_terms, keywords
+from notedex.query.terms import MAX_TERMS, checked_query, extract_terms, keywords
 from notedex.store import read
 from notedex.store.connect import read_transaction
 from notedex.vault.text import fold_width, fts_phrase, is_cjk, match_key
@@ -258,6 +258,7 @@ def lookup(
     tag: str | None = None,
     note_type: str | None = None,
 ) -> dict[str, Any]:
+    checked_query(question, "question")
     terms = extract_terms(question)
     names = [word for word, _ in keywords(question)][:MAX_TERMS]
     stage = "none"

@@ -1,4 +1,8 @@
-"""Text rendering of the answers. JSON is the answer dict itself; text carries the same facts."""
+"""Text rendering of the answers. JSON is the answer dict itself; text carries the same facts.
+
+Over 400 lines on purpose: every query renders through it, so splitting it would put one more
+module on the hot path.
+"""
 
 from __future__ import annotations
 
@@ -62,18 +66,67 @@ class Renderer:
         return f"\x1b]8;;{url}\x1b\\{label}\x1b]8;;\x1b\\"
 
     def table(self, headers: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+        """Aligned columns; on a terminal the widest columns but the first are cut, with ``…``,
+        until a row fits its width."""
         rows = [[str(c) for c in row] for row in rows]
         if not rows:
             return
         widths = [max(len(h), *(_width(r[i]) for r in rows)) for i, h in enumerate(headers)]
-        self.line("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+        _fit(widths, self.columns())
+        self.line("  ".join(_clip(h, w) for h, w in zip(headers, widths)).rstrip())
         for row in rows:
-            cells = [c + " " * (w - _width(c)) for c, w in zip(row, widths)]
-            self.line("  ".join(cells).rstrip())
+            self.line("  ".join(_clip(c, w) for c, w in zip(row, widths)).rstrip())
+
+    def columns(self) -> int | None:
+        """On a terminal, its width (``$COLUMNS`` first, as shutil reads it); None on a pipe,
+        whose reader gets whole lines."""
+        if not self.out.isatty():
+            return None
+        try:
+            return int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            pass
+        try:
+            return os.get_terminal_size(self.out.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            return None
 
     def section(self, title: str, count: int) -> None:
         self.line()
         self.line(f"{title} ({count})")
+
+
+MIN_COLUMN = 6  # a column is never cut narrower than this
+
+
+def _fit(widths: list[int], limit: int | None) -> None:
+    """Narrow the widest columns (never the first, the path) until the row fits ``limit``."""
+    if limit is None:
+        return
+    excess = sum(widths) + 2 * (len(widths) - 1) - limit
+    while excess > 0:
+        widest = max(range(1, len(widths)), key=lambda i: widths[i], default=None)
+        if widest is None or widths[widest] <= MIN_COLUMN:
+            return
+        widths[widest] -= 1
+        excess -= 1
+
+
+def _clip(text: str, width: int) -> str:
+    """``text`` padded to ``width`` cells, or cut to ``width - 1`` and ``…``."""
+    shown = _width(text)
+    if shown <= width or "\x1b" in text:
+        return text + " " * (width - shown)
+    import unicodedata
+
+    cut, used = [], 0
+    for ch in text:
+        cells = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if used + cells > width - 1:
+            break
+        cut.append(ch)
+        used += cells
+    return "".join(cut) + "…" + " " * (width - 1 - used)
 
 
 def _width(text: str) -> int:
@@ -83,6 +136,11 @@ def _width(text: str) -> int:
     if "\x1b" in text:
         text = text.split("\x1b\\", 1)[-1].split("\x1b]8;;", 1)[0]
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 orphan``, ``2 orphans``: the count and the word in the number it needs."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
 def _join(values: Sequence[str] | None) -> str:
@@ -111,7 +169,7 @@ def render_scan(r: Renderer, data: dict[str, Any]) -> None:
         for e in data["errors"]:
             r.line(f"  {r.path(e['path'])}: {e['message']}")
     r.line()
-    r.line(f"{data['noteCount']} notes, {data['errorCount']} errors")
+    r.line(f"{plural(data['noteCount'], 'note')}, {plural(data['errorCount'], 'error')}")
 
 
 def render_health(r: Renderer, data: dict[str, Any]) -> None:
@@ -147,12 +205,15 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     verdict = "links are broken" if data["brokenLinkCount"] else "no broken links"
     if data["brokenAnchorCount"]:
         verdict += ", anchors are broken"
-    r.line(
-        f"{data['brokenLinkCount']} broken links, {data['brokenAnchorCount']} broken anchors, "
-        f"{data['orphanCount']} orphans, "
-        f"{len(data['unlinkedNotes'])} unlinked, {len(data['warnings'])} warnings, "
-        f"{len(data['errors'])} errors: {verdict}"
+    counts = (
+        plural(data["brokenLinkCount"], "broken link"),
+        plural(data["brokenAnchorCount"], "broken anchor"),
+        plural(data["orphanCount"], "orphan"),
+        f"{len(data['unlinkedNotes'])} unlinked",
+        plural(len(data["warnings"]), "warning"),
+        plural(len(data["errors"]), "error"),
     )
+    r.line(f"{', '.join(counts)}: {verdict}")
 
 
 def render_graph(r: Renderer, data: dict[str, Any]) -> None:
@@ -163,8 +224,39 @@ def render_graph(r: Renderer, data: dict[str, Any]) -> None:
         times = f" (x{edge['count']})" if edge["count"] > 1 else ""
         r.line(f"{edge['source']} -> {edge['target']}{times}")
     r.line()
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
-    r.line(f"{len(data['nodes'])} nodes ({summary}), {len(data['edges'])} edges")
+    names = {"note": "notes", "attachment": "attachments", "unresolved": "unresolved"}
+    summary = ", ".join(plural(v, k, names.get(k)) for k, v in sorted(kinds.items()))
+    r.line(
+        f"{plural(len(data['nodes']), 'node')} ({summary}), {plural(len(data['edges']), 'edge')}"
+    )
+
+
+def render_dot(r: Renderer, data: dict[str, Any]) -> None:
+    """The graph in Graphviz's DOT language: notes as boxes, attachments as notes' folded
+    corner, unresolved targets dashed; an edge's label is its count when above 1."""
+    shapes = {"note": "box", "attachment": "note", "unresolved": "box, style=dashed"}
+    r.line("digraph notedex {")
+    r.line("  node [shape=box];")
+    for node in data["nodes"]:
+        shape = "" if node["kind"] == "note" else f", shape={shapes[node['kind']]}"
+        r.line(f"  {_dot_id(node['id'])} [label={_dot_id(node['label'])}{shape}];")
+    for edge in data["edges"]:
+        label = f" [label={edge['count']}]" if edge["count"] > 1 else ""
+        r.line(f"  {_dot_id(edge['source'])} -> {_dot_id(edge['target'])}{label};")
+    r.line("}")
+
+
+def _dot_id(text: str) -> str:
+    """A DOT quoted string: backslashes and double quotes escaped, line breaks as \\n."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\r", "").replace("\n", "\\n") + '"'
+
+
+def emit_paths(paths: Iterable[str], *, nul: bool, out: TextIO | None = None) -> None:
+    """``--paths``: one vault path a line; ``-0``: each path ended by a NUL byte."""
+    out = out or sys.stdout
+    end = "\0" if nul else "\n"
+    out.write("".join(path + end for path in paths))
 
 
 def render_show(r: Renderer, data: dict[str, Any]) -> None:
@@ -200,6 +292,11 @@ def render_show(r: Renderer, data: dict[str, Any]) -> None:
         r.line()
         r.line("-" * 60)
         r.out.write(data["body"] if data["body"].endswith("\n") else data["body"] + "\n")
+        if data["truncated"]:
+            r.line("-" * 60)
+            r.line(
+                f"[truncated: the body is {data['size']} bytes with its frontmatter; see --max-bytes]"
+            )
     if "lines" in data:
         r.section("Lines", len(data["lines"]))
         width = len(str(data["lineCount"]))
@@ -230,13 +327,24 @@ def render_quote_check(r: Renderer, data: dict[str, Any]) -> None:
         else:
             render_quote(r, result)
     r.line()
-    r.line(f"{data['found']} of {data['total']} quotes found, {data['notFound']} not found")
+    r.line(
+        f"{data['found']} of {plural(data['total'], 'quote')} found, {data['notFound']} not found"
+    )
+
+
+def local_time(iso: str | None) -> str | None:
+    """An ISO 8601 time of the JSON as the text shows it: local time, with its offset."""
+    if iso is None:
+        return None
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
 
 
 def render_status(r: Renderer, data: dict[str, Any]) -> None:
     daemon = data["daemon"]
     running = (
-        f"running (pid {daemon['pid']}, since {daemon['since']})"
+        f"running (pid {daemon['pid']}, since {local_time(daemon['since'])})"
         if daemon["running"]
         else "not running"
     )
@@ -253,9 +361,12 @@ def render_status(r: Renderer, data: dict[str, Any]) -> None:
         ),
         ("attachments", counts["attachments"]),
         ("links", f"{counts['links']} ({counts['brokenLinks']} broken)"),
-        ("problems", f"{counts['errors']} errors, {counts['warnings']} warnings"),
-        ("last indexed", data["lastIndexed"] or "never"),
-        ("last batch", data["lastBatch"] or "-"),
+        (
+            "problems",
+            f"{plural(counts['errors'], 'error')}, {plural(counts['warnings'], 'warning')}",
+        ),
+        ("last indexed", local_time(data["lastIndexed"]) or "never"),
+        ("last batch", local_time(data["lastBatch"]) or "-"),
         ("daemon", running),
         ("index size", f"{data['dbBytes'] / 1e6:.1f} MB"),
     ]

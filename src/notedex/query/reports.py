@@ -12,6 +12,17 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+HEALTH_LISTS = (
+    "orphanNotes",
+    "unlinkedNotes",
+    "brokenLinks",
+    "brokenAnchors",
+    "warnings",
+    "errors",
+)
+"""The lists of the report, in order: what ``--limit``/``--offset`` page."""
+
+
 def health(conn: sqlite3.Connection) -> dict[str, Any]:
     with read_transaction(conn):
         lonely = read.notes_without_backlinks(conn)
@@ -47,6 +58,15 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
 def findings_count(data: dict[str, Any]) -> int:
     """What makes health exit 1: broken links and broken anchors (docs/cli.md)."""
     return int(data["brokenLinkCount"]) + int(data["brokenAnchorCount"])
+
+
+def finding_paths(data: dict[str, Any]) -> list[str]:
+    """``health --paths``: every note the report names, once, in the report's order (broken
+    links' and anchors' sources, orphans, unlinked notes, then warnings' and errors' paths)."""
+    paths = [b["source"] for b in (*data["brokenLinks"], *data["brokenAnchors"])]
+    paths += [n["path"] for n in (*data["orphanNotes"], *data["unlinkedNotes"])]
+    paths += [p["path"] for p in (*data["warnings"], *data["errors"])]
+    return list(dict.fromkeys(paths))
 
 
 def health_json(conn: sqlite3.Connection) -> tuple[str, int]:

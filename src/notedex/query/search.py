@@ -20,7 +20,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
-from notedex.query.terms import keywords
+from notedex.query.terms import MAX_QUERY_CHARS, checked_query, keywords  # noqa: F401 (re-exported)
 from notedex.store import fulltext
 from notedex.store.connect import read_transaction
 from notedex.vault.files import note_text, read_capped, strip_frontmatter
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from notedex.query.render import Renderer
 
-MAX_QUERY_CHARS = 2_000
 MAX_TERMS = 32
 DEFAULT_LIMIT = 20
 SNIPPET_CHARS = 160
@@ -161,10 +160,7 @@ def phrase_expression(text: str, *, prefix: bool = False) -> str | None:
 
 def parse_query(query: str) -> list[Term]:
     """Split the search text into terms. Raises UsageError when there is nothing to search."""
-    if len(query) > MAX_QUERY_CHARS:
-        raise UsageError(
-            f"the search text is too long ({len(query)} characters; at most {MAX_QUERY_CHARS})"
-        )
+    checked_query(query, "search text")
     terms: list[Term] = []
     i, n = 0, len(query)
 
@@ -233,6 +229,9 @@ def match_expression(terms: list[Term]) -> str:
 # -- search -------------------------------------------------------------------------------------
 
 
+POSITION_FIELDS = ("line", "column", "match", "snippet", "matchStart", "matchEnd")
+
+
 def search(
     conn: sqlite3.Connection,
     vault: str | os.PathLike[str],
@@ -240,7 +239,10 @@ def search(
     *,
     limit: int = DEFAULT_LIMIT,
     offset: int = 0,
+    paths_only: bool = False,
 ) -> dict[str, Any]:
+    """``paths_only`` (``--paths``, ``-0``): the hits' position fields are left ``None``; no
+    highlight and no file is read."""
     terms = parse_query(query)
     expression = match_expression(terms)
     shown = highlight_expression(terms)
@@ -248,14 +250,21 @@ def search(
     with read_transaction(conn):
         total = fulltext.body_match_count(conn, expression)
         rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset)
-        highlights = fulltext.body_highlights(conn, shown, [r["file_id"] for r in rows], marks)
+        highlights = (
+            {}
+            if paths_only
+            else fulltext.body_highlights(conn, shown, [r["file_id"] for r in rows], marks)
+        )
         indexed_bodies = fulltext.body_index_rows(conn) if total == 0 else None
     hits = []
     for row in rows:
         stored = highlights.get(row["file_id"])
         hit: dict[str, Any] = {"path": row["path"], "title": row["title"]}
-        disk = os.path.join(vault, row["disk_rel"] or row["path"])
-        hit.update(locate_hit(disk, expression, stored, marks, shown))
+        if paths_only:
+            hit.update(dict.fromkeys(POSITION_FIELDS))
+        else:
+            disk = os.path.join(vault, row["disk_rel"] or row["path"])
+            hit.update(locate_hit(disk, expression, stored, marks, shown))
         hit["score"] = round(-float(row["bm25_score"]), 3) + 0.0
         hits.append(hit)
     if total == 0:

@@ -8,10 +8,26 @@ ends. Notes-tool words ("vault", "show"...) count only when nothing else is left
 
 from __future__ import annotations
 
+from notedex.errors import UsageError
 from notedex.vault.text import fts_phrase, is_cjk, split_words
 
 MAX_TERMS = 16
-MAX_QUESTION_CHARS = 2_000
+MAX_QUERY_CHARS = 2_000
+"""The longest question (lookup) or search text (search), in characters, for CLI and MCP."""
+
+
+def checked_query(text: str, what: str) -> str:
+    """The one rule for a query's size, shared by lookup, search and the MCP tools (which call
+    them): a query that is empty (or only whitespace) or over ``MAX_QUERY_CHARS`` is a usage
+    error (exit 2), never silently cut. ``what`` names it in the message."""
+    if not text.strip():
+        raise UsageError(f"the {what} is empty: give some words to look for")
+    if len(text) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"the {what} is too long ({len(text)} characters; at most {MAX_QUERY_CHARS})"
+        )
+    return text
+
 
 _DATA = __file__.rsplit("/", 2)[0] + "/data/"  # os.path-free: no import on the query path
 
@@ -188,7 +204,7 @@ def keywords(question: str) -> list[tuple[str, bool]]:
     """Every keyword of a question in order, no repeats: (word, is a notes-tool word)."""
     keywords: list[tuple[str, bool]] = []
     seen: set[str] = set()
-    for word in split_words(question[:MAX_QUESTION_CHARS]):
+    for word in split_words(question[:MAX_QUERY_CHARS]):
         pieces = _cjk_pieces(word) if is_cjk(word) else [word]
         for piece in pieces:
             key = piece.lower()

@@ -78,6 +78,17 @@ def _tag_filter(column: str, tag: str, params: list[Any]) -> str:
     )
 
 
+def _type_filter(conn: sqlite3.Connection, note_type: str, params: list[Any]) -> str:
+    """``--type``: case-insensitive like ``--tag`` (NFC, then ``str.lower``, beyond ASCII)."""
+    conn.create_function("nx_fold", 1, _fold, deterministic=True)
+    params.append(_fold(note_type))
+    return "nx_fold(n.type) = ?"
+
+
+def _fold(text: str | None) -> str | None:
+    return None if text is None else _nfc(text).lower()
+
+
 def notes(
     conn: sqlite3.Connection,
     *,
@@ -90,8 +101,7 @@ def notes(
     if tag:
         where.append(_tag_filter("n.file_id", tag, params))
     if note_type:
-        where.append("n.type = ?")
-        params.append(_nfc(note_type))  # types are stored NFC
+        where.append(_type_filter(conn, note_type, params))
     sql = f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -361,6 +371,42 @@ def notes_by_title(conn: sqlite3.Connection, title: str) -> list[Row]:
     ).fetchall()
 
 
+def notes_by_alias(conn: sqlite3.Connection, key: str, folded: str) -> list[Row]:
+    """Notes with an alias that folds to ``folded``; ``key`` is its ``name_key`` (the index)."""
+    import unicodedata
+
+    conn.create_function(
+        "nx_fold", 1, lambda t: unicodedata.normalize("NFC", t).lower(), deterministic=True
+    )
+    return conn.execute(
+        f"""
+        SELECT DISTINCT {_NOTE_COLUMNS} FROM aliases a
+        JOIN notes n ON n.file_id = a.file_id JOIN files f ON f.id = n.file_id
+        WHERE a.alias_key = ? AND nx_fold(a.alias) = ? ORDER BY f.path
+        """,
+        (key, folded),
+    ).fetchall()
+
+
+def notes_by_note_id(conn: sqlite3.Connection, note_id: str) -> list[Row]:
+    """Notes whose frontmatter ``id`` is ``note_id`` (exact; a scan, for `show` only)."""
+    return conn.execute(
+        f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
+        "WHERE n.note_id = ? ORDER BY f.path",
+        (note_id,),
+    ).fetchall()
+
+
+def note_ids_with_prefix(conn: sqlite3.Connection, prefix: str) -> list[str]:
+    """The frontmatter ids that start with ``prefix`` (``capture`` picks a free one)."""
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT note_id FROM notes WHERE substr(note_id, 1, ?) = ?", (len(prefix), prefix)
+        )
+    ]
+
+
 def notes_by_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
     return conn.execute(
         f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
@@ -509,8 +555,7 @@ def ranked_field_hits(
     params += [exact_ids, len(matches), exact_ids]
     where = ["n.excluded = 0"]
     if note_type:
-        where.append("n.type = ?")
-        params.append(_nfc(note_type))
+        where.append(_type_filter(conn, note_type, params))
     if tag:
         where.append(_tag_filter("a.file_id", tag, params))
     params.append(limit)

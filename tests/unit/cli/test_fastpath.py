@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notedex.cli.commands import COMMANDS
-from notedex.cli.fastpath import FAST_COMMANDS, FAST_KINDS, fast_parse
+from notedex.cli.fastpath import FAST_COMMANDS, FAST_KINDS, fast_parse, hoist_globals
 from notedex.cli.parser import build_parser
 
 TOKENS = [
@@ -142,3 +142,94 @@ def test_fast_commands_take_only_what_the_fast_path_reads() -> None:
         assert len(positionals) <= 1, name
         assert all(o.nargs in (None, "+") for o in positionals), name
         assert all(o.kind in FAST_KINDS for o in options), name
+
+
+GLOBAL_UNITS = [
+    ["--json"],
+    ["--no-refresh"],
+    ["--debug"],
+    ["--vault", "v"],
+    ["--vault=v w"],
+    ["--db", "d.db"],
+    ["--db="],
+]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.sampled_from(sorted(COMMANDS)),
+    st.lists(st.sampled_from(TOKENS), max_size=6),
+    st.lists(st.sampled_from(GLOBAL_UNITS), min_size=1, max_size=3),
+)
+def test_global_options_before_the_command_parse_as_after_it(
+    command: str, rest: list[str], before: list[list[str]]
+) -> None:
+    """Both positions, both parsers: what the fast path accepts argparse reads the same, and
+    global options before the command mean what they mean right after it."""
+    moved = [token for unit in before for token in unit]
+    argv = [*moved, command, *rest]
+    hoisted = hoist_globals(argv)
+    if isinstance(hoisted, str):  # --json before daemon or mcp: refused with a message
+        assert not COMMANDS[command].json and "--json" in moved
+        assert "--json" in hoisted
+        return
+    assert hoisted == [command, *moved, *rest]
+    assert argparse_result(hoisted) == argparse_result([command, *moved, *rest])
+    fast = fast_parse(hoisted)
+    if fast is not None:
+        assert vars(fast) == argparse_result(hoisted), argv
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (["--vault", "v", "lookup", "sync"], ["lookup", "sync", "--vault", "v"]),
+        (["--json", "scan"], ["scan", "--json"]),
+        (["--json", "--no-refresh", "health"], ["health", "--json", "--no-refresh"]),
+        (
+            ["--db=d.db", "--debug", "show", "x", "--body"],
+            ["show", "x", "--body", "--db=d.db", "--debug"],
+        ),
+        (["--vault", "v", "index", "--full"], ["index", "--full", "--vault", "v"]),
+        (["--vault", "v", "daemon", "--poll"], ["daemon", "--poll", "--vault", "v"]),
+    ],
+)
+def test_both_positions_give_one_command_line(before: list[str], after: list[str]) -> None:
+    hoisted = hoist_globals(before)
+    assert isinstance(hoisted, list)
+    assert argparse_result(hoisted) == argparse_result(after) is not None
+    fast_before, fast_after = fast_parse(hoisted), fast_parse(after)
+    assert (fast_before is None) == (fast_after is None)
+    if fast_before is not None and fast_after is not None:
+        assert vars(fast_before) == vars(fast_after)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--limit", "3", "lookup", "x"], "--limit is an option of `lookup`, `health`"),
+        (["--lines", "2-3", "show", "x"], "e.g. notedex show ... --lines 2-3"),
+        (["--full", "index"], "put it after the command, e.g. notedex index ... --full"),
+        (["--json", "daemon"], "`completion`, `daemon` and `mcp` do not take --json"),
+        (["--tag=go", "scan"], "e.g. notedex lookup ... --tag=go"),
+    ],
+)
+def test_a_misplaced_option_says_where_it_goes(argv: list[str], says: str) -> None:
+    message = hoist_globals(argv)
+    assert isinstance(message, str) and says in message
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--version"],
+        ["--nope", "scan"],
+        ["--vault"],
+        ["--json"],
+        ["--", "scan"],
+        ["scan"],
+    ],
+)
+def test_hoisting_leaves_the_rest_to_argparse(argv: list[str]) -> None:
+    assert hoist_globals(argv) == argv

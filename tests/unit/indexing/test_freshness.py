@@ -75,6 +75,10 @@ def test_a_running_daemon_is_left_to_keep_the_index_fresh(cfg: Config) -> None:
         assert ensure_fresh(cfg).state == DAEMON
         assert not os.path.exists(cfg.db_file)  # no index was built behind the daemon's back
         with pytest.raises(DaemonAlreadyRunning, match=r"daemon \(pid \d+\) keeps this index"):
+            ensure_fresh(cfg, index=True, full=True)  # no rebuild under a daemon
+        # `index` signals the daemon to rescan (tests/system/test_cli_conventions.py), but
+        # never the process that holds the lock itself.
+        with pytest.raises(DaemonAlreadyRunning, match=r"this process \(pid \d+\) holds"):
             ensure_fresh(cfg, index=True)
     assert not daemon_keeps_fresh(cfg)
 

@@ -233,8 +233,12 @@ def test_fts_syntax_in_a_question_never_breaks_the_engine(
     result = run_inprocess(
         "lookup", "--vault", vault, "--db", db, "--json", "--no-refresh", "--", question
     )
-    assert result.code == 0, result.stderr
     assert "Traceback" not in result.stderr
+    if not question.strip() or len(question) > 2000:  # the one query rule: exit 2, never cut
+        assert (result.code, result.stdout) == (2, "")
+        assert "is empty" in result.stderr or "is too long" in result.stderr
+        return
+    assert result.code == 0, result.stderr
     data = result.json()
     assert data["stage"] in {"title_tags", "graph_expansion", "none"}
     assert isinstance(data["candidates"], list)
@@ -262,11 +266,16 @@ def test_arbitrary_unicode_never_raises(question: str) -> None:
 )
 def test_arbitrary_unicode_through_the_engine(question: str, demo_index: tuple[Path, Path]) -> None:
     """In-process (a subprocess per example would be slow): the query engine never raises."""
+    from notedex.errors import UsageError
     from notedex.query.lookup import lookup as run_lookup
     from notedex.store.connect import connect_readonly
 
     conn = connect_readonly(demo_index[1])
     try:
+        if not question.strip():  # the one query rule: an empty question is a usage error
+            with pytest.raises(UsageError, match="is empty"):
+                run_lookup(conn, question)
+            return
         data = run_lookup(conn, question)
     finally:
         conn.close()

@@ -116,3 +116,28 @@ def test_table_alignment_ignores_hyperlink_escapes(tmp_path: Path) -> None:
     lines = [re.sub(r"\x1b]8;;[^\x1b]*\x1b\\", "", line) for line in screen.getvalue().splitlines()]
     # "筆記/long name.md" is 17 cells wide (CJK characters take two).
     assert lines == ["PATH" + " " * 15 + "TITLE", "a.md" + " " * 15 + "A", "筆記/long name.md  B"]
+
+
+def test_tables_fit_the_terminal_and_pipes_get_whole_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from notedex.query.render import Renderer
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("TERM", "dumb")  # no hyperlinks: plain cells
+    monkeypatch.setenv("COLUMNS", "40")
+    rows = [("a/long/path/of/a/note.md", "一個很長很長的標題在這裡", "x" * 30)]
+    screen = Terminal()
+    Renderer(tmp_path, out=screen).table(("PATH", "TITLE", "TAGS"), rows)
+    lines = screen.getvalue().splitlines()
+    from notedex.query.render import _width
+
+    assert all(_width(line) <= 40 for line in lines), lines
+    assert lines[1].startswith("a/long/path/of/a/note.md  ")  # the path is never cut
+    assert "…" in lines[1]
+    pipe = io.StringIO()
+    Renderer(tmp_path, out=pipe).table(("PATH", "TITLE", "TAGS"), rows)
+    assert "x" * 30 in pipe.getvalue() and "…" not in pipe.getvalue()  # $COLUMNS or not

@@ -250,7 +250,7 @@ def test_hostile_input_gives_a_result_or_a_clear_usage_error(
 
 
 def test_empty_and_exclusion_only_queries_exit_2(demo: tuple[Path, Path]) -> None:
-    assert "nothing to search for" in search(demo, "", code=2)["stderr"]
+    assert "the search text is empty" in search(demo, "", code=2)["stderr"]  # one query rule
     assert "at least one word" in search(demo, "-cobra -go", code=2)["stderr"]
     vault, db = demo
     dashed = run_inprocess("search", "--vault", vault, "--db", db, "--no-refresh", "--", "-cobra")

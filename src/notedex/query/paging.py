@@ -1,0 +1,36 @@
+"""Pages of an answer's lists (``offset``/``limit``), one rule for the CLI and the MCP server.
+
+``total`` is the first list's length for ``scan`` (its notes), else the longest list's; every
+list's own length is in ``totals``; ``hasMore`` says whether any list goes on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HEALTH_LISTS = (
+    "orphanNotes",
+    "unlinkedNotes",
+    "brokenLinks",
+    "brokenAnchors",
+    "warnings",
+    "errors",
+)
+SCAN_LISTS = ("notes", "errors")
+GRAPH_LISTS = ("nodes", "edges")
+
+
+def paginate(
+    data: dict[str, Any], lists: tuple[str, ...], offset: int, limit: int | None
+) -> dict[str, Any]:
+    """``data`` with each of ``lists`` cut to ``[offset:offset + limit]`` (no limit: to the end),
+    plus ``totals``, ``total``, ``offset``, ``limit`` and ``hasMore``."""
+    totals = {name: len(data[name]) for name in lists}
+    end = None if limit is None else offset + limit
+    for name in lists:
+        data[name] = data[name][offset:end]
+    data["totals"] = totals
+    data["total"] = totals[lists[0]] if lists[0] == "notes" else max(totals.values())
+    more = end is not None and any(n > end for n in totals.values())
+    data.update(offset=offset, limit=limit, hasMore=more)
+    return data
