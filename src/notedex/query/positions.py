@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Iterable
 from typing import Any
 
+from notedex.query.search import NO_POSITION
 from notedex.store import fulltext
 from notedex.vault.files import note_text, read_capped, strip_frontmatter
 from notedex.vault.text import cjk_run_spans, nfc, segment
@@ -22,15 +24,6 @@ MAX_READ_BYTES = 50_000_000  # a note that grew past this since it was indexed g
 SNIPPET_CHARS = 160
 _SNIPPET_LEAD = 60
 _MARK_CANDIDATES = [chr(c) for c in range(0xE000, 0xE100)]  # private use: rare in notes, checked
-
-NO_POSITION: dict[str, Any] = {
-    "line": None,
-    "column": None,
-    "match": None,
-    "snippet": None,
-    "matchStart": None,
-    "matchEnd": None,
-}
 
 
 class SegmentMap:
@@ -96,60 +89,75 @@ def segment_with_offsets(text: str) -> tuple[str, list[int]]:
     return mapping.text, [mapping.offset(i) for i in range(len(mapping.text))]
 
 
-def locate_hit(
-    disk: str,
-    expression: str,
-    stored: tuple[str, str] | None,
-    marks: tuple[str, str],
-    shown: str | None = None,
-) -> dict[str, Any]:
-    """Line, column (1-based, in characters of the file) and snippet of a note's first hit.
+class _Note:
+    """One hit's file as it is now: its text, its body and the body's segmented map."""
 
-    ``stored`` was highlighted with ``shown`` (highlight_expression: keywords, never stop
-    words); a note that changed on disk must still match ``expression`` to get a position.
-    """
+    __slots__ = ("body", "body_start", "mapping", "nbody", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.body = strip_frontmatter(text)
+        self.body_start = len(text) - len(self.body)
+        self.nbody = nfc(self.body)
+        self.mapping = SegmentMap(self.nbody)
+
+
+def _read(disk: str) -> _Note | None:
     try:
         raw, _info = read_capped(disk, MAX_READ_BYTES)
     except OSError:  # a folder or FIFO now (NotARegularFile), or gone
-        return dict(NO_POSITION)
+        return None
     if len(raw) > MAX_READ_BYTES:
-        return dict(NO_POSITION)
-    text = note_text(raw)  # as the parser reads it
-    body = strip_frontmatter(text)
-    body_start = len(text) - len(body)
-    nbody = nfc(body)
-    mapping = SegmentMap(nbody)
-    seg = mapping.text
-    highlighted: str | None = None
-    if stored is not None and stored[0] == seg and not any(m in seg for m in marks):
-        # The mapped text is the indexed text itself, so the stored highlight lines up with it.
-        highlighted = stored[1]
-    elif seg != segment(body):
-        return dict(NO_POSITION)  # our mapping disagrees with the index's segmentation
-    else:
-        # The file changed since it was indexed (or the marks occur in it): match it as it is.
-        marks = _free_marks(seg)
-        highlighted = fulltext.highlight_text(expression, seg, marks)
-        if highlighted is not None and shown is not None and shown != expression:
-            highlighted = fulltext.highlight_text(shown, seg, marks)
-    if highlighted is None:
-        return dict(NO_POSITION)
+        return None
+    note = _Note(note_text(raw))  # as the parser reads it
+    if any(block[2] for block in note.mapping.blocks) and note.mapping.text != segment(note.body):
+        return None  # our CJK mapping disagrees with the index's segmentation
+    return note
+
+
+def locate_hits(disks: list[str], expression: str, shown: str) -> list[dict[str, Any]]:
+    """Line, column (1-based, in characters of the file) and snippet of each note's first hit.
+
+    The files are matched as they are on disk now (one private FTS5 table for all of them,
+    ``fulltext.highlight_texts``), so a position is never taken from a stale index: a note that
+    no longer matches ``expression`` gets none. The hit shown is the first token of ``shown``
+    (highlight_expression: keywords, never stop words).
+    """
+    notes = [_read(disk) for disk in disks]
+    texts = {i: note.mapping.text for i, note in enumerate(notes) if note is not None}
+    marks = _free_marks(texts.values())
+    highlighted = fulltext.highlight_texts(expression, shown, texts, marks)
+    out = []
+    for i, note in enumerate(notes):
+        marked = highlighted.get(i)
+        out.append(
+            dict(NO_POSITION) if note is None or marked is None else _at(note, marked, marks)
+        )
+    return out
+
+
+def _at(note: _Note, highlighted: str, marks: tuple[str, str]) -> dict[str, Any]:
     seg_start = highlighted.find(marks[0])
     close = highlighted.find(marks[1], seg_start + 1)
     if seg_start < 0 or close < 0:
         return dict(NO_POSITION)
     seg_end = close - len(marks[0])  # no other marks before the first pair
-    first, last = mapping.offset(seg_start), mapping.offset(seg_end - 1)
+    first, last = note.mapping.offset(seg_start), note.mapping.offset(seg_end - 1)
     if seg_end <= seg_start or first < 0 or last < 0:
         return dict(NO_POSITION)
-    start = _original_offset(body, nbody, first)
-    end = _original_offset(body, nbody, last + 1, end=True)
-    return _position(text, body_start + start, body_start + end)
+    start = _original_offset(note.body, note.nbody, first)
+    end = _original_offset(note.body, note.nbody, last + 1, end=True)
+    return _position(note.text, note.body_start + start, note.body_start + end)
 
 
-def _free_marks(text: str) -> tuple[str, str]:
-    free = [c for c in _MARK_CANDIDATES if c not in text]
-    return free[0], free[1]
+def _free_marks(texts: Iterable[str]) -> tuple[str, str]:
+    """Two private-use characters that occur in none of the texts."""
+    candidates = list(_MARK_CANDIDATES)
+    for text in texts:
+        if not any(c in text for c in candidates[:2]):
+            continue
+        candidates = [c for c in candidates if c not in text]
+    return candidates[0], candidates[1]
 
 
 def _original_offset(body: str, nbody: str, offset: int, *, end: bool = False) -> int:

@@ -19,15 +19,13 @@ one FTS5 query ranked by bm25 and reads no file (issue 15).
 from __future__ import annotations
 
 import os
-import re
 from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
-from notedex.query.positions import NO_POSITION, locate_hit, segment_with_offsets
 from notedex.query.terms import keywords
 from notedex.store import fulltext
 from notedex.store.connect import read_transaction
-from notedex.vault.text import is_cjk_char, nfc
+from notedex.vault.text import alnum_runs, is_cjk_char, nfc
 
 if TYPE_CHECKING:
     import sqlite3
@@ -38,17 +36,24 @@ MAX_QUERY_CHARS = 2_000
 MAX_TERMS = 32
 DEFAULT_LIMIT = 20
 
-_TOKEN = re.compile(r"[^\W_]+")  # what unicode61 keeps of non-CJK text: letters and digits
 
 __all__ = [
-    "locate_hit",
     "match_expression",
     "parse_query",
     "phrase_expression",
     "render_search",
     "search",
-    "segment_with_offsets",
+    "segment_with_offsets",  # noqa: F822 (lazy, below)
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``segment_with_offsets`` lives in ``query.positions``, loaded only when positions are."""
+    if name == "segment_with_offsets":
+        from notedex.query.positions import segment_with_offsets
+
+        return segment_with_offsets
+    raise AttributeError(name)
 
 
 class Term:
@@ -107,7 +112,7 @@ def phrase_expression(text: str, *, prefix: bool = False) -> str | None:
         if cjk:
             pieces.append(([piece], True))
         else:
-            words = _TOKEN.findall(piece)
+            words = alnum_runs(piece)  # what unicode61 keeps of non-CJK text
             if words:
                 pieces.append((words, False))
     if not pieces:
@@ -204,6 +209,12 @@ def match_expression(terms: list[Term]) -> str:
 # -- search -------------------------------------------------------------------------------------
 
 
+# A hit without a position: every position field null (docs/cli.md "search").
+NO_POSITION: dict[str, Any] = dict.fromkeys(
+    ("line", "column", "match", "snippet", "matchStart", "matchEnd")
+)
+
+
 def search(
     conn: sqlite3.Connection,
     vault: str | os.PathLike[str],
@@ -217,26 +228,23 @@ def search(
     so no file is read and no ``highlight()`` runs: the cost of listing every hit."""
     terms = parse_query(query)
     expression = match_expression(terms)
-    shown = highlight_expression(terms)
-    marks = ("\ue000", "\ue001")
-    highlights: dict[int, tuple[str, str]] = {}
     with read_transaction(conn):
         rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset)
         # A first page shorter than the limit is every match: no second pass to count them.
         complete = offset == 0 and len(rows) < limit
         total = len(rows) if complete else fulltext.body_match_count(conn, expression)
-        if not paths_only:
-            highlights = fulltext.body_highlights(conn, shown, [r["file_id"] for r in rows], marks)
         indexed_bodies = fulltext.body_index_rows(conn) if total == 0 else None
+    if paths_only:
+        positions = [NO_POSITION] * len(rows)
+    else:
+        from notedex.query.positions import locate_hits  # file reading and CJK mapping
+
+        shown = highlight_expression(terms)  # loads the stop lists: only for positions
+        disks = [os.path.join(vault, row["disk_rel"] or row["path"]) for row in rows]
+        positions = locate_hits(disks, expression, shown)
     hits = []
-    for row in rows:
-        hit: dict[str, Any] = {"path": row["path"], "title": row["title"]}
-        if paths_only:
-            hit.update(NO_POSITION)
-        else:
-            disk = os.path.join(vault, row["disk_rel"] or row["path"])
-            stored = highlights.get(row["file_id"])
-            hit.update(locate_hit(disk, expression, stored, marks, shown))
+    for row, position in zip(rows, positions):
+        hit: dict[str, Any] = {"path": row["path"], "title": row["title"], **position}
         hit["score"] = round(-float(row["bm25_score"]), 3) + 0.0
         hits.append(hit)
     if total == 0:
