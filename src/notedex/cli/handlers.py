@@ -250,7 +250,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not cfg.body_index:
         raise UsageError("full-text search is off: body_index = false in the config file")
     return answer(
-        args, cfg, lambda conn: search(conn, cfg.vault, text, limit=args.limit), render_search
+        args, cfg, lambda conn: search(conn, cfg.vault_dir, text, limit=args.limit), render_search
     )
 
 
