@@ -50,8 +50,17 @@ FIGURES = [
     "vault_bytes",
     "db_ratio",
     "db_no_body_ratio",
+    # issue 15: job for job
+    "lookup_refresh_nodaemon_ms",
+    "lookup_refresh_nodaemon_vs_startup",
+    "etag_check_ms",
+    "search_all_ms",
+    "search_all_vs_startup",
+    "search_ms",
+    "search_vs_startup",
+    "body_ratio",
 ]
-RIPGREP_FIGURES = ["rg_ms", "rg_vs_lookup", "rg_miss_ms", "rg_vs_lookup_miss"]
+RIPGREP_FIGURES = ["rg_ms", "rg_vs_lookup", "rg_miss_ms", "rg_vs_lookup_miss", "rg_vs_search_all"]
 TARGETS = {
     "cold_index_s",
     "noop_reconcile_s",
@@ -66,6 +75,10 @@ TARGETS = {
     "health_vs_startup",
     "daemon_peak_rss_mb",
     "db_no_body_ratio",
+    "etag_check_ms",
+    "rg_vs_search_all",
+    "search_vs_startup",
+    "body_ratio",
 }
 
 

@@ -414,7 +414,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     return answer(
         args,
         cfg,
-        lambda conn: search(conn, cfg.vault, text, limit=args.limit, paths_only=only_paths),
+        lambda conn: search(conn, cfg.vault_dir, text, limit=args.limit, paths_only=only_paths),
         render_search,
         paths=lambda data: [hit["path"] for hit in data["hits"]],
     )

@@ -3,6 +3,14 @@
 It compares every file's (size, mtime_ns, inode) with the index. Anything new, gone, changed,
 racy (see store.etags), a note that could not be read last time, or a changed "Excluded files"
 list means "not current". Stdlib only: every query without a daemon runs it.
+
+The common vault (plain folders and files, no symlinks) is listed by ``_plain_listing``: one
+``os.scandir`` per folder, the ``DirEntry`` type from the listing, one ``lstat`` per file, no
+path objects, and the sorted list compared with the rows (read in path order) as a whole list
+(issue 15: a sixth of the earlier walk's cost). It applies SEMANTICS 1's hidden-name and NFC
+rules through ``vault.files`` and gives up on anything else (a symlink, a FIFO, a name that is
+not UTF-8, two names with one NFC form, a folder seen twice, an error); the full ``vault.walk``
+then decides, so the two can never disagree on what the vault is.
 """
 
 from __future__ import annotations
@@ -10,11 +18,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import unicodedata
 
 from notedex.errors import NotedexError
 from notedex.store import read
 from notedex.store.connect import connect_readonly
-from notedex.store.etags import RACY_WINDOW_NS
+from notedex.store.etags import Etag, etag_rows, has_racy_rows
+from notedex.vault.files import is_hidden_name
 from notedex.vault.walk import load_excluded_filters, walk_vault
 
 
@@ -33,25 +43,57 @@ def current_file_count(vault: str | os.PathLike[str], db: str | os.PathLike[str]
     try:
         if read.has_unreadable_notes(conn):
             return None  # a chmod changes no etag: let the writer try those notes again
-        indexed = {r["path"]: r for r in read.file_etags(conn)}
+        if has_racy_rows(conn):
+            return None  # racy: let the writer compare content
+        indexed = etag_rows(conn)
         excluded_filters = read.meta(conn).get("excluded_filters")
     except sqlite3.DatabaseError:
         return None
     finally:
         conn.close()
-    walk = walk_vault(vault)
-    if len(walk.files) != len(indexed):
+    disk = _plain_listing(os.path.abspath(os.fspath(vault)))
+    if disk is None:  # not the plain case: the one walk rule decides (raises VaultNotFound)
+        disk = [(f.path, f.size, f.mtime_ns, f.inode) for f in walk_vault(vault).files]
+    if disk != indexed:
         return None
-    for vf in walk.files:
-        row = indexed.get(vf.path)
-        if row is None or (row["size"], row["mtime_ns"], row["inode"]) != (
-            vf.size,
-            vf.mtime_ns,
-            vf.inode,
-        ):
-            return None
-        if vf.mtime_ns + RACY_WINDOW_NS >= row["indexed_ns"]:
-            return None  # racy: let the writer compare content
     if excluded_filters != json.dumps(list(load_excluded_filters(vault))):
         return None
-    return len(walk.files)
+    return len(disk)
+
+
+def _plain_listing(root: str) -> list[Etag] | None:
+    """Every file's etag in path order, or None when the vault is not the plain case."""
+    out: list[Etag] = []
+    folders: set[tuple[int, int]] = set()
+    renamed = False  # a name NFC changed: two disk names might share a path
+    stack = [(root, "")]
+    try:
+        while stack:
+            disk, prefix = stack.pop()
+            with os.scandir(disk) as listing:
+                for entry in listing:
+                    name = entry.name
+                    if is_hidden_name(name):
+                        continue
+                    if not name.isascii():
+                        name.encode("utf-8")  # UnicodeEncodeError: not UTF-8 on disk
+                        nfc = unicodedata.normalize("NFC", name)
+                        renamed = renamed or nfc != name
+                        name = nfc
+                    if entry.is_file(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        out.append((prefix + name, info.st_size, info.st_mtime_ns, info.st_ino))
+                    elif entry.is_dir(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        if (info.st_dev, info.st_ino) in folders:
+                            return None  # a bind mount of a folder already listed
+                        folders.add((info.st_dev, info.st_ino))
+                        stack.append((entry.path, prefix + name + "/"))
+                    else:
+                        return None  # a symlink, FIFO, socket or device
+    except (OSError, UnicodeEncodeError):
+        return None
+    out.sort()
+    if renamed and len({etag[0] for etag in out}) != len(out):
+        return None
+    return out

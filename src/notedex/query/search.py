@@ -7,24 +7,25 @@ or punctuation. CJK runs are cut into the same bigrams as the index (``vault.tex
 
 Positions are exact or absent: the index holds the *segmented* body, so each shown hit is
 located by asking FTS5 itself which tokens matched (``highlight()``) and mapping those tokens
-back to the note's text on disk, character by character. When the file changed after it was
+back to the note's text on disk (``query.positions``). When the file changed after it was
 indexed, the same expression is matched against the text on disk now; when it no longer
 matches, the hit is listed without a position rather than with a wrong one.
+
+Positions cost a file read and a ``highlight()`` per hit, so only the hits shown get them, and
+``paths_only`` (``search --paths``: every matching note, the job of ``rg -l``) gets none: it is
+one FTS5 query ranked by bm25 and reads no file (issue 15).
 """
 
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
 from notedex.query.terms import MAX_QUERY_CHARS, checked_query, keywords  # noqa: F401 (re-exported)
 from notedex.store import fulltext
 from notedex.store.connect import read_transaction
-from notedex.vault.files import note_text, read_capped, strip_frontmatter
-from notedex.vault.text import is_cjk_char, nfc, segment
+from notedex.vault.text import alnum_runs, is_cjk_char, nfc
 
 if TYPE_CHECKING:
     import sqlite3
@@ -33,12 +34,25 @@ if TYPE_CHECKING:
 
 MAX_TERMS = 32
 DEFAULT_LIMIT = 20
-SNIPPET_CHARS = 160
-MAX_READ_BYTES = 50_000_000  # a note that grew past this since it was indexed gets no position
-_SNIPPET_LEAD = 60
 
-_TOKEN = re.compile(r"[^\W_]+")  # what unicode61 keeps of non-CJK text: letters and digits
-_MARK_CANDIDATES = [chr(c) for c in range(0xE000, 0xE100)]  # private use: rare in notes, checked
+
+__all__ = [
+    "match_expression",
+    "parse_query",
+    "phrase_expression",
+    "render_search",
+    "search",
+    "segment_with_offsets",  # noqa: F822 (lazy, below)
+]
+
+
+def __getattr__(name: str) -> Any:
+    """``segment_with_offsets`` lives in ``query.positions``, loaded only when positions are."""
+    if name == "segment_with_offsets":
+        from notedex.query.positions import segment_with_offsets
+
+        return segment_with_offsets
+    raise AttributeError(name)
 
 
 class Term:
@@ -79,44 +93,6 @@ def _runs(text: str) -> list[tuple[int, int, bool]]:
     return runs
 
 
-def segment_with_offsets(text: str) -> tuple[str, list[int]]:
-    """``vault.text.segment`` of an NFC text, plus for every output character its offset in
-    ``text`` (-1 for the separators segment inserts). The caller checks the string against
-    ``segment`` itself, so a change there can never turn into a wrong position here.
-    """
-    parts: list[tuple[str, list[int]]] = []
-    for start, end, cjk in _runs(text):
-        piece = text[start:end]
-        if cjk:
-            chars = list(range(start, end))
-            if len(piece) == 1:
-                grams = [(piece, chars)]
-            else:
-                grams = [(piece[i : i + 2], chars[i : i + 2]) for i in range(len(piece) - 1)]
-                grams.append((piece[-1], [end - 1]))
-            parts.append(_spaced(grams))
-        else:
-            stripped = piece.strip()
-            if stripped:
-                lead = len(piece) - len(piece.lstrip())
-                first = start + lead
-                parts.append((stripped, list(range(first, first + len(stripped)))))
-    return _spaced(parts)
-
-
-def _spaced(pieces: list[tuple[str, list[int]]]) -> tuple[str, list[int]]:
-    """The pieces joined by one space, as segment joins them; a separator's offset is -1."""
-    text: list[str] = []
-    offsets: list[int] = []
-    for piece, piece_offsets in pieces:
-        if text:
-            text.append(" ")
-            offsets.append(-1)
-        text.append(piece)
-        offsets.extend(piece_offsets)
-    return "".join(text), offsets
-
-
 # -- the query language ---------------------------------------------------------------------------
 
 
@@ -135,7 +111,7 @@ def phrase_expression(text: str, *, prefix: bool = False) -> str | None:
         if cjk:
             pieces.append(([piece], True))
         else:
-            words = _TOKEN.findall(piece)
+            words = alnum_runs(piece)  # what unicode61 keeps of non-CJK text
             if words:
                 pieces.append((words, False))
     if not pieces:
@@ -229,7 +205,10 @@ def match_expression(terms: list[Term]) -> str:
 # -- search -------------------------------------------------------------------------------------
 
 
-POSITION_FIELDS = ("line", "column", "match", "snippet", "matchStart", "matchEnd")
+# A hit without a position: every position field null (docs/cli.md "search").
+NO_POSITION: dict[str, Any] = dict.fromkeys(
+    ("line", "column", "match", "snippet", "matchStart", "matchEnd")
+)
 
 
 def search(
@@ -241,30 +220,27 @@ def search(
     offset: int = 0,
     paths_only: bool = False,
 ) -> dict[str, Any]:
-    """``paths_only`` (``--paths``, ``-0``): the hits' position fields are left ``None``; no
-    highlight and no file is read."""
+    """One page of hits, best first. ``paths_only``: no positions or snippets (they are null),
+    so no file is read and no ``highlight()`` runs: the cost of listing every hit."""
     terms = parse_query(query)
     expression = match_expression(terms)
-    shown = highlight_expression(terms)
-    marks = ("\ue000", "\ue001")
     with read_transaction(conn):
-        total = fulltext.body_match_count(conn, expression)
         rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset)
-        highlights = (
-            {}
-            if paths_only
-            else fulltext.body_highlights(conn, shown, [r["file_id"] for r in rows], marks)
-        )
+        # A first page shorter than the limit is every match: no second pass to count them.
+        complete = offset == 0 and len(rows) < limit
+        total = len(rows) if complete else fulltext.body_match_count(conn, expression)
         indexed_bodies = fulltext.body_index_rows(conn) if total == 0 else None
+    if paths_only:
+        positions = [NO_POSITION] * len(rows)
+    else:
+        from notedex.query.positions import locate_hits  # file reading and CJK mapping
+
+        shown = highlight_expression(terms)  # loads the stop lists: only for positions
+        disks = [os.path.join(vault, row["disk_rel"] or row["path"]) for row in rows]
+        positions = locate_hits(disks, expression, shown)
     hits = []
-    for row in rows:
-        stored = highlights.get(row["file_id"])
-        hit: dict[str, Any] = {"path": row["path"], "title": row["title"]}
-        if paths_only:
-            hit.update(dict.fromkeys(POSITION_FIELDS))
-        else:
-            disk = os.path.join(vault, row["disk_rel"] or row["path"])
-            hit.update(locate_hit(disk, expression, stored, marks, shown))
+    for row, position in zip(rows, positions):
+        hit: dict[str, Any] = {"path": row["path"], "title": row["title"], **position}
         hit["score"] = round(-float(row["bm25_score"]), 3) + 0.0
         hits.append(hit)
     if total == 0:
@@ -286,116 +262,6 @@ def search(
         "limit": limit,
         "message": message,
         "hits": hits,
-    }
-
-
-_NO_POSITION: dict[str, Any] = {
-    "line": None,
-    "column": None,
-    "match": None,
-    "snippet": None,
-    "matchStart": None,
-    "matchEnd": None,
-}
-
-
-def locate_hit(
-    disk: str,
-    expression: str,
-    stored: tuple[str, str] | None,
-    marks: tuple[str, str],
-    shown: str | None = None,
-) -> dict[str, Any]:
-    """Line, column (1-based, in characters of the file) and snippet of a note's first hit.
-
-    ``stored`` was highlighted with ``shown`` (highlight_expression: keywords, never stop
-    words); a note that changed on disk must still match ``expression`` to get a position.
-    """
-    try:
-        raw, _info = read_capped(disk, MAX_READ_BYTES)
-    except OSError:  # a folder or FIFO now (NotARegularFile), or gone
-        return dict(_NO_POSITION)
-    if len(raw) > MAX_READ_BYTES:
-        return dict(_NO_POSITION)
-    text = note_text(raw)  # as the parser reads it
-    body = strip_frontmatter(text)
-    body_start = len(text) - len(body)
-    nbody = nfc(body)
-    seg, offsets = segment_with_offsets(nbody)
-    if seg != segment(body):
-        return dict(_NO_POSITION)  # our mapping disagrees with the index's segmentation
-    highlighted: str | None = None
-    if stored is not None and stored[0] == seg and not any(m in seg for m in marks):
-        highlighted = stored[1]
-    else:
-        # The file changed since it was indexed (or the marks occur in it): match it as it is.
-        marks = _free_marks(seg)
-        highlighted = fulltext.highlight_text(expression, seg, marks)
-        if highlighted is not None and shown is not None and shown != expression:
-            highlighted = fulltext.highlight_text(shown, seg, marks)
-    if highlighted is None:
-        return dict(_NO_POSITION)
-    seg_start = highlighted.find(marks[0])
-    close = highlighted.find(marks[1], seg_start + 1)
-    if seg_start < 0 or close < 0:
-        return dict(_NO_POSITION)
-    seg_end = close - len(marks[0])  # no other marks before the first pair
-    if seg_end <= seg_start or offsets[seg_start] < 0 or offsets[seg_end - 1] < 0:
-        return dict(_NO_POSITION)
-    start = _original_offset(body, nbody, offsets[seg_start])
-    end = _original_offset(body, nbody, offsets[seg_end - 1] + 1, end=True)
-    return _position(text, body_start + start, body_start + end)
-
-
-def _free_marks(text: str) -> tuple[str, str]:
-    free = [c for c in _MARK_CANDIDATES if c not in text]
-    return free[0], free[1]
-
-
-def _original_offset(body: str, nbody: str, offset: int, *, end: bool = False) -> int:
-    """An offset in nfc(body) as an offset in body (they differ only for NFD text).
-
-    An ``end`` offset takes the combining marks that belong to the character before it.
-    """
-    if body == nbody:
-        return offset
-    line = nbody.count("\n", 0, offset)
-    column = offset - (nbody.rfind("\n", 0, offset) + 1)
-    line_start = 0
-    for _ in range(line):
-        line_start = body.index("\n", line_start) + 1
-    line_end = body.find("\n", line_start)
-    original_line = body[line_start : line_end if line_end >= 0 else len(body)]
-    k = 0
-    while k < len(original_line) and len(unicodedata.normalize("NFC", original_line[:k])) < column:
-        k += 1
-    while end and k < len(original_line) and unicodedata.combining(original_line[k]):
-        k += 1
-    return line_start + k
-
-
-def _position(text: str, start: int, end: int) -> dict[str, Any]:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", start)
-    if line_end < 0:
-        line_end = len(text)
-    line_text = text[line_start:line_end].rstrip("\r")
-    column0 = start - line_start
-    match_end = min(end, line_start + len(line_text)) - line_start
-    window_start = 0
-    if len(line_text) > SNIPPET_CHARS:
-        window_start = max(0, min(column0 - _SNIPPET_LEAD, len(line_text) - SNIPPET_CHARS))
-    window = line_text[window_start : window_start + SNIPPET_CHARS]
-    lead = "…" if window_start > 0 else ""
-    tail = "…" if window_start + SNIPPET_CHARS < len(line_text) else ""
-    match_end = min(match_end, window_start + SNIPPET_CHARS)
-    return {
-        "line": text.count("\n", 0, start) + 1,
-        "column": column0 + 1,
-        "match": line_text[column0:match_end],
-        "snippet": lead + window + tail,
-        "matchStart": len(lead) + column0 - window_start,
-        "matchEnd": len(lead) + match_end - window_start,
     }
 
 

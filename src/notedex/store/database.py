@@ -9,6 +9,7 @@ import contextlib
 import os
 import sqlite3
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from notedex.store.connect import (
     is_corrupt,
     sqlite_code,
 )
-from notedex.store.schema import DDL, EXTERNAL_FTS, SCHEMA_VERSION, TABLES
+from notedex.store.schema import DDL, EXTERNAL_FTS, SCHEMA_VERSION, TABLES, VIEWS
 from notedex.vault.resolve import name_key
 from notedex.vault.text import fold, segment
 
@@ -209,6 +210,8 @@ def add_sql_functions(conn: sqlite3.Connection) -> None:
     # SEMANTICS 7's fold (NFC, str.lower): SQLite's lower() folds ASCII letters only.
     conn.create_function("nx_fold", 1, _guarded(fold), deterministic=True)
     conn.create_function("nx_name_key", 1, _guarded(name_key), deterministic=True)
+    # body_text (the content of body_fts): FTS5 reads a body back only to delete its row.
+    conn.create_function("nx_inflate", 1, _guarded(inflate_body), deterministic=True)
 
 
 def rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
@@ -235,8 +238,8 @@ def rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
         )
     for table in (*EXTERNAL_FTS, *TABLES, "meta"):
         db.table(table).drop(ignore=True)
-    if "note_fts_text" in db.view_names():
-        db.view("note_fts_text").drop()
+    for view in set(VIEWS) & set(db.view_names()):
+        db.view(view).drop()
     _create_schema(conn)
 
 
@@ -266,6 +269,15 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
 def stored_meta(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row[0])
+
+
+def deflate_body(text: str) -> bytes:
+    """body_store.z: the segmented body as zlib-compressed UTF-8 (ARCHITECTURE "The body index")."""
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def inflate_body(blob: bytes | None) -> str:
+    return zlib.decompress(blob).decode("utf-8") if blob else ""
 
 
 def _segment_or_empty(text: str | None) -> str:

@@ -1,7 +1,33 @@
-"""When a file counts as unchanged. Stdlib only: the CLI's freshness check imports this."""
+"""When a file counts as unchanged, and the etag rows the no-daemon freshness check compares.
+Stdlib only: the CLI's freshness check imports this.
+"""
 
 from __future__ import annotations
+
+import sqlite3
 
 # Coarse file systems (FAT 2 s, HFS+ 1 s) can hide a write made just after we read a file:
 # a file modified this close to our last read is "racy" and its content is compared.
 RACY_WINDOW_NS = 2_000_000_000
+
+Etag = tuple[str, int, int, int]
+"""(path, size, mtime_ns, inode) of one vault file."""
+
+
+def etag_rows(conn: sqlite3.Connection) -> list[Etag]:
+    """Every file row as an ``Etag``, in path order.
+
+    ``files.path`` is NFC text compared with SQLite's BINARY collation, i.e. UTF-8 byte order,
+    which is code-point order: exactly how Python sorts ``str``, so a sorted walk compares equal.
+    """
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples, compared as a whole list
+    return cursor.execute("SELECT path, size, mtime_ns, inode FROM files ORDER BY path").fetchall()
+
+
+def has_racy_rows(conn: sqlite3.Connection) -> bool:
+    """A file read within ``RACY_WINDOW_NS`` of its mtime: only its content can say it is unchanged."""
+    row = conn.execute(
+        "SELECT 1 FROM files WHERE mtime_ns + ? >= indexed_ns LIMIT 1", (RACY_WINDOW_NS,)
+    ).fetchone()
+    return row is not None

@@ -1,6 +1,7 @@
 """Full-text body search and export rows. Stdlib only: the query path imports this module.
 
-``body_fts`` holds ``vault.text.segment(body)`` per note (rowid = files.id). Every FTS5
+``body_fts`` indexes ``vault.text.segment(body)`` per note (rowid = files.id); its text is kept
+compressed for the writer alone, so nothing here reads it. Every FTS5
 expression reaching this module is built by ``query.search`` from quoted strings; nothing here
 interprets user syntax.
 """
@@ -51,47 +52,35 @@ def body_matches(
     ).fetchall()
 
 
-def body_highlights(
-    conn: sqlite3.Connection, expression: str, file_ids: Sequence[int], marks: tuple[str, str]
-) -> dict[int, tuple[str, str]]:
-    """For the given notes: (indexed text, the same text with ``marks`` around each hit).
+def highlight_texts(
+    expression: str, shown: str, texts: dict[int, str], marks: tuple[str, str]
+) -> dict[int, str]:
+    """Match (already segmented) texts as they are on disk now, in one private in-memory table.
 
-    Computed only for one page of hits: highlight() over every match would read every body.
+    For each text that matches ``expression``: the text with ``marks`` around each token that
+    ``shown`` matches. The positions of search hits come from here, never from the stored
+    index, which may be older than the file and holds no text (ARCHITECTURE "The index").
     """
-    if not file_ids:
+    if not texts:
         return {}
-    rows = conn.execute(
-        """
-        SELECT rowid, body, highlight(body_fts, 0, ?, ?) FROM body_fts
-        WHERE body_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))
-        """,
-        (marks[0], marks[1], expression, _ids(file_ids)),
-    ).fetchall()
-    return {int(r[0]): (r[1], r[2]) for r in rows}
-
-
-def highlight_text(expression: str, text: str, marks: tuple[str, str]) -> str | None:
-    """Match ``expression`` against one (already segmented) text in a private in-memory table.
-
-    Used when a note changed on disk after it was indexed, so positions come from what is on
-    disk now. None when the text no longer matches.
-    """
     mem = sqlite3.connect(":memory:")
     try:
         mem.execute(f"CREATE VIRTUAL TABLE one USING fts5(body, tokenize = '{TOKENIZER}')")
-        mem.execute("INSERT INTO one(rowid, body) VALUES (1, ?)", (text,))
-        row = mem.execute(
-            "SELECT highlight(one, 0, ?, ?) FROM one WHERE one MATCH ?",
-            (marks[0], marks[1], expression),
-        ).fetchone()
+        mem.executemany("INSERT INTO one(rowid, body) VALUES (?, ?)", texts.items())
+        sql = "SELECT rowid, highlight(one, 0, ?, ?) FROM one WHERE one MATCH ?"
+        args: tuple[str, ...] = (marks[0], marks[1], shown)
+        if shown != expression:
+            sql += " AND rowid IN (SELECT rowid FROM one WHERE one MATCH ?)"
+            args += (expression,)
+        rows = mem.execute(sql, args).fetchall()
     finally:
         mem.close()
-    return None if row is None else str(row[0])
+    return {int(r[0]): str(r[1]) for r in rows}
 
 
 def body_index_rows(conn: sqlite3.Connection) -> int:
     """Rows in the body index (0 when body indexing is switched off)."""
-    return int(conn.execute("SELECT count(*) FROM body_fts").fetchone()[0])
+    return int(conn.execute("SELECT count(*) FROM body_store").fetchone()[0])
 
 
 # -- export -----------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The note rows: notes, title_grams, tags, aliases, links, problems and body_fts of each
+"""The note rows: notes, title_grams, tags, aliases, links, problems and the body index of each
 note, written from parsed notes and cleared before a note is written again or deleted."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from notedex.store import files, findings
+from notedex.store.database import deflate_body
 from notedex.store.links import LinkTargets, unresolved_key
 from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, content_key, link_text
@@ -60,7 +61,9 @@ def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[in
         "DELETE FROM tags WHERE file_id = ?",
         "DELETE FROM aliases WHERE file_id = ?",
         "DELETE FROM notes WHERE file_id = ?",
+        # body_fts reads the old text from body_store (external content): that row goes last.
         "DELETE FROM body_fts WHERE rowid = ?",
+        "DELETE FROM body_store WHERE file_id = ?",
     ):
         conn.execute(sql, (file_id,))
     conn.execute("DELETE FROM problems WHERE path = ? AND kind <> 'walk'", (path,))
@@ -207,6 +210,10 @@ def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
         rows.links,
     )
     sql("INSERT INTO problems(path, severity, kind, message) VALUES (?, ?, ?, ?)", rows.problems)
+    sql(
+        "INSERT INTO body_store(file_id, z) VALUES (?, ?)",
+        [(file_id, deflate_body(body)) for file_id, body in rows.bodies],
+    )
     sql("INSERT INTO body_fts(rowid, body) VALUES (?, ?)", rows.bodies)
 
 

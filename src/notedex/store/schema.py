@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 12  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 13  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
+# 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -189,9 +190,20 @@ CREATE VIRTUAL TABLE IF NOT EXISTS title_grams USING fts5(
     tokenize = 'trigram'
 );
 
--- Full-text search over bodies. rowid = files.id of the note.
+-- Full-text search over bodies. rowid = files.id of the note. External content: the text
+-- FTS5 needs to delete a row is vault.text.segment(body), zlib-compressed in body_store and
+-- read back through the view; only the writer registers nx_inflate. Readers never read it:
+-- search matches and ranks with the index alone and takes positions from the files
+-- (ARCHITECTURE "The body index"). The writer deletes a body_fts row before its body_store row.
+CREATE TABLE IF NOT EXISTS body_store (
+    file_id INTEGER PRIMARY KEY,
+    z BLOB NOT NULL
+);
+CREATE VIEW IF NOT EXISTS body_text AS
+SELECT file_id, nx_inflate(z) AS body FROM body_store;
 CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
     body,
+    content = 'body_text', content_rowid = 'file_id',
     tokenize = '{TOKENIZER}'
 );
 """
@@ -208,12 +220,13 @@ TABLES = (
     "problems",
     "notes",
     "files",
-    "body_fts",
+    "body_store",
     "fts_pending",
 )
-EXTERNAL_FTS = ("note_fts", "link_fts", "title_grams")
-# Every FTS5 table, for integrity-check and optimize. note_fts, link_fts and title_grams are external
-# content: they are dropped with the schema and emptied with 'delete-all', never with DELETE.
+EXTERNAL_FTS = ("note_fts", "link_fts", "title_grams", "body_fts")
+# Every FTS5 table, for integrity-check and optimize. All four are external content: they are
+# dropped with the schema and emptied with 'delete-all', never with DELETE.
+VIEWS = ("note_fts_text", "body_text")
 FTS_TABLES = ("note_fts", "link_fts", "body_fts", "title_grams")
 
 # links.kind: stored as the index into this tuple.

@@ -58,6 +58,11 @@ def _cjk_run_pattern() -> re.Pattern[str]:
     return _CJK_RUN
 
 
+def cjk_run_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every maximal CJK run in ``text``: the runs ``segment`` rewrites."""
+    return [match.span() for match in _cjk_run_pattern().finditer(text)]
+
+
 def is_cjk_char(ch: str) -> bool:
     code = ord(ch)
     if code < _FIRST_CJK:
