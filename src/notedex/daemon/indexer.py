@@ -31,6 +31,12 @@ UNREADABLE_RETRY_FIRST = 0.5
 UNREADABLE_RETRIES = 6
 """A path that could not be looked at is looked at again after 0.5, 1, 2... s (31.5 s in all):
 no event arrives when a folder becomes readable again. Then the hourly reconcile."""
+VAULT_RETRY_FIRST = 0.25
+VAULT_RETRIES = 8
+"""Work that met no vault (renamed away, unmounted) is retried as a rescan after 0.25, 0.5,
+1... s (about a minute in all): a vault renamed away and back within the supervisor's
+one-second look gives no other sign (issue 13.8). Longer, the supervisor sees it missing and
+rescans when it comes back."""
 
 
 def release_memory() -> None:
@@ -76,6 +82,7 @@ class Indexer:
         self._stale_git_lock: tuple[int, int] | None = None
         self._failures = 0
         self._unreadable_retries = 0
+        self._vault_retries = 0
         self._thread = threading.Thread(target=self._run, name="notedex-writer")
 
     # -- thread ---------------------------------------------------------------------------------
@@ -127,7 +134,7 @@ class Indexer:
                 self.maintain()
             self._failures = 0
         except VaultNotFound as exc:
-            log.warning("vault missing", error=str(exc), action="index left unchanged")
+            self._retry_missing_vault(str(exc))
         except Exception as exc:
             self._failures += 1
             delay = min(60.0, 2.0**self._failures)
@@ -137,6 +144,10 @@ class Indexer:
 
     def apply(self, paths: Sequence[str]) -> ApplyReport:
         paths = self._wait_for_git(list(paths))
+        if not self.writer.vault.is_dir():
+            # The events are real, the vault is elsewhere for now: never drop them.
+            self._retry_missing_vault(f"the vault {self.writer.vault} is not there")
+            return ApplyReport()
         started = time.perf_counter()
         report = apply_paths(self.writer, paths)
         self._mark_batch()
@@ -179,6 +190,7 @@ class Indexer:
         finally:
             release_memory()
         self._mark_batch()
+        self._vault_retries = 0
         log.info(
             "rescan done",
             cause=cause,
@@ -240,6 +252,16 @@ class Indexer:
         self._unreadable_retries += 1
         log.info("unreadable for now", sample=sample, retry_in=delay)
         self._batcher.request_rescan("retrying paths that could not be read", delay=delay)
+
+    def _retry_missing_vault(self, error: str) -> None:
+        """No vault to apply to: a rescan later, with backoff, instead of dropping the work."""
+        if self._vault_retries >= VAULT_RETRIES:
+            return  # the supervisor has seen it missing by now and rescans on its return
+        delay = VAULT_RETRY_FIRST * 2.0**self._vault_retries
+        if self._vault_retries == 0:
+            log.warning("vault missing", error=error, action="index left unchanged", retry_in=delay)
+        self._vault_retries += 1
+        self._batcher.request_rescan("the vault was missing", delay=delay)
 
     def _mark_batch(self) -> None:
         """meta ``last_batch``: what ``notedex status`` shows as the daemon's last batch."""

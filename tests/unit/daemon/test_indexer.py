@@ -217,3 +217,21 @@ def test_a_path_unreadable_for_a_moment_is_looked_at_again(
     assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
     # Readable everywhere: the series of retries ends.
     assert indexer._unreadable_retries == 0
+
+
+def test_work_that_meets_no_vault_is_retried_not_dropped(
+    indexer: Indexer, vault: Path, tmp_path: Path, db_path: Path
+) -> None:
+    write(vault / "a.md", "# A edited\n")
+    away = tmp_path / "away"
+    os.rename(vault, away)
+    try:
+        indexer.apply(["a.md"])
+        assert indexer._batcher.rescan_pending == ["the vault was missing"]
+        indexer.process(Batch(rescan=["the vault was missing"]))  # still away: again, later
+        assert indexer._batcher.rescan_pending == ["the vault was missing"]
+    finally:
+        os.rename(away, vault)
+    indexer.process(Batch(rescan=["the vault was missing"]))
+    assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
+    assert indexer._vault_retries == 0
