@@ -339,8 +339,9 @@ class Supervisor:
             return self._restart("the watcher was not running")
         if identity != self._identity:
             return self._restart("the vault folder was replaced")
-        if not self._running.alive():
-            return self._restart("the watcher stopped")
+        broken = self._running.broken()
+        if broken is not None:
+            return self._restart(broken)
         shortfall = self._running.out_of_watches()
         if shortfall is not None:
             # A folder made after the start is not watched: start again, which polls.

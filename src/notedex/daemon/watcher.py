@@ -16,6 +16,7 @@ import errno
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,11 +150,25 @@ class RunningObserver:
     """Why we poll, when we poll."""
 
     def alive(self) -> bool:
+        return self.broken() is None
+
+    def broken(self) -> str | None:
+        """None while events flow; else why not (the supervisor's restart cause)."""
         try:
             emitters = list(self.observer.emitters)
         except RuntimeError:  # the set changed while we looked
-            return True
-        return self.observer.is_alive() and bool(emitters) and all(e.is_alive() for e in emitters)
+            return None
+        if not (self.observer.is_alive() and emitters and all(e.is_alive() for e in emitters)):
+            return "the watcher stopped"
+        # The inotify reader thread: when it dies, the emitters wait forever, looking alive.
+        reader = getattr(self.observer, "_inotify_fd", None)
+        if isinstance(reader, threading.Thread) and not reader.is_alive():
+            return "the inotify reader thread ended"
+        for emitter in emitters:
+            failed = getattr(getattr(emitter, "_inotify", None), "failed", None)
+            if isinstance(failed, BaseException):
+                return f"an inotify callback failed ({failed!r})"
+        return None
 
     def out_of_watches(self) -> OSError | None:
         """The ENOSPC that left a folder made after the start unwatched, if any (inotify)."""

@@ -122,3 +122,41 @@ def test_running_out_of_watches_after_the_start_is_reported(
     error = wait_until(running.out_of_watches, message="the shortfall")
     assert error.errno == errno.ENOSPC
     assert running.alive()  # still running: the supervisor restarts it, and then it polls
+
+
+def test_an_exception_in_a_watch_callback_is_seen_not_a_silent_dead_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from watchdog.observers.inotify import InotifyWatchGroup
+
+    from notedex.daemon.batcher import Batcher
+    from notedex.daemon.service import Supervisor
+
+    root = tmp_path / "v"
+    root.mkdir()
+    real_on_event = InotifyWatchGroup.on_event
+
+    def on_event(self: InotifyWatchGroup, event: Any) -> None:
+        if b"boom" in event.name:
+            raise RuntimeError("a callback bug")
+        real_on_event(self, event)
+
+    monkeypatch.setattr(InotifyWatchGroup, "on_event", on_event)
+    batcher = Batcher()
+    supervisor = Supervisor(root, batcher)
+    assert supervisor.start()
+    try:
+        running = supervisor.running
+        assert running is not None and running.kind == "inotify"
+        assert running.alive()
+        write(root / "boom.md", "x")
+        wait_until(lambda: not running.alive(), timeout=5, message="the failure to be seen")
+        assert "callback failed" in (running.broken() or "")
+        # The reader thread lives on; the supervisor restarts the watcher and rescans.
+        assert running.observer._inotify_fd.is_alive()  # type: ignore[attr-defined]
+        assert supervisor.check()
+        assert supervisor.running is not running and supervisor.running is not None
+        assert supervisor.running.alive()
+        assert any("callback failed" in cause for cause in batcher.rescan_pending)
+    finally:
+        supervisor.stop()
