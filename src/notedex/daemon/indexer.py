@@ -20,6 +20,7 @@ from notedex.daemon.batcher import FILTERS, MAINTENANCE, Batch, Batcher, Hint
 from notedex.daemon.logging import get_logger
 from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport
+from notedex.indexing.hints import needs_vault_walk, other_names
 from notedex.indexing.reconcile import apply_paths, reconcile
 from notedex.store.writer import IndexWriter
 
@@ -82,6 +83,7 @@ class Indexer:
         self._stale_git_lock: tuple[int, int] | None = None
         self._failures = 0
         self._unreadable_retries = 0
+        self._unreadable_seen: set[str] = set()
         self._vault_retries = 0
         self._thread = threading.Thread(target=self._run, name="notedex-writer")
 
@@ -149,7 +151,9 @@ class Indexer:
             self._retry_missing_vault(f"the vault {self.writer.vault} is not there")
             return ApplyReport()
         started = time.perf_counter()
-        report = apply_paths(self.writer, paths)
+        paths = other_names(self.writer, paths)
+        walk = needs_vault_walk(self.writer, paths)
+        report = reconcile(self.writer) if walk else apply_paths(self.writer, paths)
         self._mark_batch()
         again = self._changed_while_read(report)
         if again:
@@ -164,6 +168,7 @@ class Indexer:
             moved=report.moved,
             errors=report.errors,
             requeued=len(again),
+            walked=walk,
             seconds=round(time.perf_counter() - started, 3),
         )
         for reason in report.kept:
@@ -231,16 +236,23 @@ class Indexer:
     # -- helpers ----------------------------------------------------------------------------------
 
     def _retry_unreadable(self, report: ApplyReport, *, full: bool) -> None:
-        """Paths that could not be looked at: a rescan soon, with backoff (no event will come).
+        """Paths that could not be looked at, and notes that could not be read: a rescan soon,
+        with backoff (no event will come: a chmod back moves no mtime, and polling sees none).
 
         Only a full rescan that could read everything ends the series: a batch elsewhere in the
-        vault says nothing about the unreadable folder.
+        vault says nothing about the unreadable folder. A path new to the series starts it
+        again, so a note unreadable for good does not leave a later blip without retries.
         """
-        if not report.unreadable:
+        unreadable = set(report.unreadable) | self.writer.unreadable_paths()
+        if not unreadable:
             if full:
                 self._unreadable_retries = 0
+                self._unreadable_seen = set()
             return
-        sample = sorted(set(report.unreadable))[:SAMPLE_PATHS]
+        if not unreadable <= self._unreadable_seen:
+            self._unreadable_seen |= unreadable
+            self._unreadable_retries = 0
+        sample = sorted(unreadable)[:SAMPLE_PATHS]
         if self._unreadable_retries >= UNREADABLE_RETRIES:
             if self._unreadable_retries == UNREADABLE_RETRIES:
                 log.warning(

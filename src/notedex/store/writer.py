@@ -121,6 +121,17 @@ class IndexWriter:
     def unreadable_paths(self) -> set[str]:
         return files.unreadable_paths(self.conn)
 
+    def other_names(self, paths: Iterable[str]) -> list[str]:
+        """Disk names of the other indexed files on the inodes of ``paths`` (hard links and
+        symlinks to one file): an event names only the one that was used."""
+        rows = self.file_rows(paths)
+        return files.paths_sharing_inodes(
+            self.conn, (row.inode for row in rows.values()), rows.keys()
+        )
+
+    def walk_problems(self) -> dict[str, str]:
+        return files.walk_problems(self.conn)
+
     def same_content(self, path: str, content_hash: str) -> bool:
         return notes.same_content(self.conn, path, content_hash)
 

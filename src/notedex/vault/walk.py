@@ -22,7 +22,7 @@ import re
 import stat
 import unicodedata
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -31,14 +31,18 @@ from notedex.vault.files import is_hidden_name, is_note_name
 from notedex.vault.model import VaultFile, WalkProblem, WalkResult
 
 __all__ = [
+    "DANGLING_MESSAGE",
     "VaultNotFound",
     "VaultStream",
+    "has_nfc_twin",
     "is_excluded",
+    "is_storable_name",
     "load_excluded_filters",
     "walk_vault",
 ]
 
 LOOP_MESSAGE = "symlink loop; not followed"
+DANGLING_MESSAGE = "dangling symlink; target missing"
 NOT_UTF8_MESSAGE = "file name is not valid UTF-8"
 
 _DirId = tuple[int, int]
@@ -52,8 +56,9 @@ class _Folder(NamedTuple):
     """Identities of this folder and every folder above it on the walked path."""
 
 
-def _storable(name: str) -> bool:
-    """False for names that are not valid UTF-8 on disk (``surrogateescape``d by ``os``)."""
+def is_storable_name(name: str) -> bool:
+    """False for names that are not valid UTF-8 on disk (``surrogateescape``d by ``os``):
+    SEMANTICS 1.5, skipped with an error by the walk."""
     if name.isascii():
         return True
     try:
@@ -69,6 +74,34 @@ def _printable(name: str) -> str:
         return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:
         return name.encode("utf-8", "replace").decode("utf-8")
+
+
+def has_nfc_twin(disk_folder: str, names: Iterable[str]) -> bool:
+    """Whether one of ``names`` shares its NFC form with another name in ``disk_folder``
+    (SEMANTICS 1.4: the walk keeps one of them and reports the other). One listing."""
+    # An ASCII name is its own NFC form; a twin is non-ASCII (U+212A folds to "K"), and the
+    # event that made the twin names the twin, so ASCII names are not looked at.
+    keys = {
+        unicodedata.normalize("NFC", n) for n in names if not n.isascii() and is_storable_name(n)
+    }
+    if not keys:
+        return False
+    try:
+        listing = os.listdir(disk_folder)
+    except OSError:
+        return False
+    seen: set[str] = set()
+    for other in listing:
+        if other.isascii() and other not in keys:
+            continue
+        if not is_storable_name(other):
+            continue
+        key = unicodedata.normalize("NFC", other) if not other.isascii() else other
+        if key in keys:
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
 
 
 def _child(folder: str, name: str) -> str:
@@ -141,7 +174,7 @@ class _Walk:
             name = entry.name
             if is_hidden_name(name):
                 continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
-            if not _storable(name):
+            if not is_storable_name(name):
                 self._problem(_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE)
                 continue
             if not name.isascii():
@@ -203,7 +236,7 @@ class _Walk:
         try:
             info = entry.stat()  # follows the link
         except FileNotFoundError:
-            self._problem(path, "dangling symlink; target missing")
+            self._problem(path, DANGLING_MESSAGE)
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:

@@ -235,3 +235,27 @@ def test_work_that_meets_no_vault_is_retried_not_dropped(
     indexer.process(Batch(rescan=["the vault was missing"]))
     assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
     assert indexer._vault_retries == 0
+
+
+def test_a_note_that_could_not_be_read_is_read_again(
+    indexer: Indexer, vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With --poll a chmod back sends no event: the read error must not stay until a touch.
+    write(vault / "blip.md", "# Blip [[a]]\n")
+    real_open = os.open
+    locked = str(vault / "blip.md")
+
+    def denied(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    indexer.apply(["blip.md"])
+    assert indexer.writer.unreadable_paths() == {"blip.md"}
+    monkeypatch.setattr(os, "open", real_open)
+    batch = indexer._batcher.take()
+    assert batch is not None and batch.rescan
+    indexer.process(batch)
+    assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
+    assert indexer._unreadable_retries == 0

@@ -421,3 +421,16 @@ def test_app_json_that_is_not_utf8_gives_no_filters(tmp_path: Path) -> None:
 )
 def test_is_excluded(path: str, filters: tuple[str, ...], expected: bool) -> None:
     assert is_excluded(path, filters) is expected
+
+
+def test_has_nfc_twin(tmp_path: Path) -> None:
+    from notedex.vault.walk import has_nfc_twin
+
+    (tmp_path / "caf\u00e9.md").write_text("x")
+    (tmp_path / "plain.md").write_text("x")
+    assert not has_nfc_twin(str(tmp_path), ["caf\u00e9.md", "plain.md"])
+    (tmp_path / "cafe\u0301.md").write_text("x")
+    assert has_nfc_twin(str(tmp_path), ["cafe\u0301.md"])
+    assert has_nfc_twin(str(tmp_path), ["caf\u00e9.md"])
+    assert not has_nfc_twin(str(tmp_path), ["plain.md"])
+    assert not has_nfc_twin(str(tmp_path / "missing"), ["caf\u00e9.md"])
