@@ -23,6 +23,7 @@ from notedex.indexing.apply import ApplyReport
 from notedex.indexing.hints import needs_vault_walk, other_names
 from notedex.indexing.reconcile import apply_paths, reconcile
 from notedex.store.writer import IndexWriter
+from notedex.vault.text import nfc
 
 log = get_logger("notedex.daemon.indexer")
 
@@ -129,7 +130,7 @@ class Indexer:
                 self.writer.refresh_filters()
                 log.info("excluded files reloaded", filters=list(self.writer.filters))
             if batch.rescan:
-                self.rescan(", ".join(batch.rescan))
+                self.rescan(", ".join(batch.rescan), hinted=batch.paths)
             elif batch.paths:
                 self.apply(batch.paths)
             if MAINTENANCE in batch.tasks:
@@ -153,7 +154,10 @@ class Indexer:
         started = time.perf_counter()
         paths = other_names(self.writer, paths)
         walk = needs_vault_walk(self.writer, paths)
-        report = reconcile(self.writer) if walk else apply_paths(self.writer, paths)
+        if walk:  # the hinted files still get their content compared (issue 13.6)
+            report = reconcile(self.writer, hinted=frozenset(nfc(p) for p in paths))
+        else:
+            report = apply_paths(self.writer, paths)
         self._mark_batch()
         again = self._changed_while_read(report)
         if again:
@@ -176,8 +180,15 @@ class Indexer:
         self._retry_unreadable(report, full=False)
         return report
 
-    def rescan(self, cause: str, *, abort: Callable[[], bool] | None = None) -> ApplyReport | None:
-        """Full reconcile; with ``abort``, stop between transactions once it returns True."""
+    def rescan(
+        self,
+        cause: str,
+        *,
+        abort: Callable[[], bool] | None = None,
+        hinted: Sequence[str] = (),
+    ) -> ApplyReport | None:
+        """Full reconcile; with ``abort``, stop between transactions once it returns True.
+        ``hinted``: paths events named, compared by content even under the same etag."""
         self._wait_for_git([])
         started = time.perf_counter()
         parsed = self.writer.parsed
@@ -188,7 +199,11 @@ class Indexer:
                 raise Interrupted
 
         try:
-            report = reconcile(self.writer, progress=progress if abort is not None else None)
+            report = reconcile(
+                self.writer,
+                progress=progress if abort is not None else None,
+                hinted=frozenset(nfc(p) for p in hinted),
+            )
         except Interrupted:
             log.info("rescan interrupted", cause=cause)
             return None

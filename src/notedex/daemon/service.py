@@ -164,6 +164,7 @@ class Daemon:
             log.info("stopping", signal=self._signal, pending=batcher.pending)
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
+            supervisor.drain()  # a note saved just before SIGTERM is in the last batch
             supervisor.stop()
             batcher.close()
             if indexer is not None:
@@ -240,6 +241,7 @@ class Daemon:
             body_index=self.cfg.body_index,
             bulk_cache_kib=DAEMON_BULK_CACHE_KIB,
             bulk_batch_size=DAEMON_BULK_BATCH_SIZE,
+            follow_symlinks=self.cfg.follow_symlinks,
         )
 
     def _install_signal_handlers(self) -> None:
@@ -348,6 +350,10 @@ class Supervisor:
             return self._restart(f"inotify ran out of watches ({shortfall})")
         return True
 
+    def drain(self) -> None:
+        if self._running is not None:
+            self._running.drain()
+
     def stop(self) -> None:
         if self._running is not None:
             self._running.stop()
@@ -394,4 +400,5 @@ def _use_forkserver() -> None:
     import multiprocessing
 
     multiprocessing.set_start_method("forkserver", force=True)
-    multiprocessing.set_forkserver_preload(["notedex.indexing.pool"])
+    # The pool's code, and the forkserver's (and so its workers') end with the daemon.
+    multiprocessing.set_forkserver_preload(["notedex.indexing.poolserver"])

@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,8 @@ EVENT_FILTER: list[type[FileSystemEvent]] = [
 
 OBSIDIAN_SETTINGS = ".obsidian/app.json"
 POLL_INTERVAL = 1.0
+DRAIN_TIMEOUT = 1.0
+"""At most this long at a stop for queued events (watchdog holds a lone move 0.5 s)."""
 INOTIFY_WATCH_LIMIT = "/proc/sys/fs/inotify/max_user_watches"
 NETWORK_FILESYSTEMS = frozenset(
     {
@@ -183,6 +186,22 @@ class RunningObserver:
                 return error
         return None
 
+    def drain(self, timeout: float = DRAIN_TIMEOUT, pause: float = 0.02) -> None:
+        """Before a stop: let the events already queued reach the handler (inotify), so a note
+        saved just before SIGTERM is in the last batch. Quiet twice in a row, or ``timeout``.
+
+        The polling observer has no queue to look at: a save less than one poll interval
+        before the stop is caught by the next start's reconcile.
+        """
+        pending = getattr(self.observer, "pending", None)
+        if not callable(pending):
+            return
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while quiet < 2 and time.monotonic() < deadline:
+            quiet = 0 if pending() else quiet + 1
+            time.sleep(pause)
+
     def stop(self) -> None:
         with contextlib.suppress(Exception):
             self.observer.stop()
@@ -283,7 +302,6 @@ def watch_shortfall(root: Path, *, attempts: int = 3, pause: float = 0.2) -> str
     without telling us, so count: one watch per folder, hidden ones included. Folders made
     meanwhile are watched a moment later, hence a few attempts.
     """
-    import time
 
     watches = folders = 0
     for attempt in range(attempts):

@@ -18,12 +18,17 @@ from notedex.store.etags import RACY_WINDOW_NS
 from notedex.vault.walk import load_excluded_filters, walk_vault
 
 
-def index_is_current(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> bool:
-    return current_file_count(vault, db) is not None
+def index_is_current(
+    vault: str | os.PathLike[str], db: str | os.PathLike[str], *, follow_symlinks: bool = False
+) -> bool:
+    return current_file_count(vault, db, follow_symlinks=follow_symlinks) is not None
 
 
-def current_file_count(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> int | None:
-    """The number of vault files when the index is current, else None."""
+def current_file_count(
+    vault: str | os.PathLike[str], db: str | os.PathLike[str], *, follow_symlinks: bool = False
+) -> int | None:
+    """The number of vault files when the index is current, else None (the writer's walk:
+    ``follow_symlinks`` as in the config)."""
     if not os.path.exists(db):
         return None
     try:
@@ -39,7 +44,7 @@ def current_file_count(vault: str | os.PathLike[str], db: str | os.PathLike[str]
         return None
     finally:
         conn.close()
-    walk = walk_vault(vault)
+    walk = walk_vault(vault, follow_outside=follow_symlinks)
     if len(walk.files) != len(indexed):
         return None
     for vf in walk.files:

@@ -71,7 +71,11 @@ def ensure_fresh(
     from notedex.indexing.etagcheck import current_file_count
 
     started = time.perf_counter()
-    unchanged = None if full else current_file_count(cfg.vault_dir, cfg.db_file)
+    unchanged = (
+        None
+        if full
+        else current_file_count(cfg.vault_dir, cfg.db_file, follow_symlinks=cfg.follow_symlinks)
+    )
     if unchanged is not None:
         if not index:
             return Freshness(CURRENT)
@@ -112,7 +116,13 @@ def _reconcile(
     from notedex.indexing.reconcile import reconcile
     from notedex.store.writer import IndexWriter
 
-    with IndexWriter(cfg.db, cfg.vault, max_bytes=cfg.max_bytes, body_index=cfg.body_index) as w:
+    with IndexWriter(
+        cfg.db,
+        cfg.vault,
+        max_bytes=cfg.max_bytes,
+        body_index=cfg.body_index,
+        follow_symlinks=cfg.follow_symlinks,
+    ) as w:
         return reconcile(w, full=full, progress=progress).as_dict()
 
 

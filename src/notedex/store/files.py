@@ -166,10 +166,13 @@ def delete_file_row(conn: sqlite3.Connection, file_id: int, path: str) -> None:
     conn.execute("DELETE FROM problems WHERE path = ?", (path,))
 
 
-def record_walk_problems(conn: sqlite3.Connection, problems: Iterable[tuple[str, str]]) -> None:
+def record_walk_problems(
+    conn: sqlite3.Connection, problems: Iterable[tuple[str, str, str]]
+) -> None:
+    """(path, message, severity): the walk's problems replace the last walk's."""
     conn.execute("DELETE FROM problems WHERE kind = 'walk'")
     conn.executemany(
-        "INSERT INTO problems(path, severity, kind, message) VALUES (?, 'error', 'walk', ?)",
+        "INSERT INTO problems(path, message, severity, kind) VALUES (?, ?, ?, 'walk')",
         list(problems),
     )
 

@@ -18,7 +18,7 @@ from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.vault.files import DEFAULT_MAX_BYTES
-from notedex.vault.model import Note, VaultFile
+from notedex.vault.model import Note, VaultFile, WalkProblem
 from notedex.vault.walk import load_excluded_filters
 
 BULK_CACHE_KIB = 256 * 1024  # `notedex index`; the long-lived daemon asks for less
@@ -37,9 +37,12 @@ class IndexWriter:
         workers: int | None = None,
         bulk_cache_kib: int = BULK_CACHE_KIB,
         bulk_batch_size: int | None = None,
+        follow_symlinks: bool = False,
     ) -> None:
         self.db_path = db_path
         self.vault = vault
+        self.follow_symlinks = follow_symlinks
+        """Walk symlinks whose target is outside the vault (SEMANTICS 1.6, the setting)."""
         self.max_bytes = max_bytes
         self.body_index = body_index
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
@@ -151,9 +154,11 @@ class IndexWriter:
             with self.transaction():
                 files.refresh_etags(self.conn, rows)
 
-    def record_walk_problems(self, problems: Iterable[tuple[str, str]]) -> None:
+    def record_walk_problems(self, problems: Iterable[WalkProblem]) -> None:
         with self.transaction():
-            files.record_walk_problems(self.conn, problems)
+            files.record_walk_problems(
+                self.conn, ((p.path, p.message, p.severity) for p in problems)
+            )
 
     def touch_indexed(self, paths: Iterable[str]) -> None:
         """Mark racy-but-unchanged files as checked now."""

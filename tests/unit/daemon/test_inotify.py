@@ -160,3 +160,24 @@ def test_an_exception_in_a_watch_callback_is_seen_not_a_silent_dead_reader(
         assert any("callback failed" in cause for cause in batcher.rescan_pending)
     finally:
         supervisor.stop()
+
+
+def test_watchdogs_stop_race_logs_no_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    root = tmp_path / "v"
+    root.mkdir()
+    observer = VaultInotifyObserver()
+    observer.schedule(Recorder(), str(root), recursive=True, event_filter=EVENT_FILTER)
+    observer.start()
+    (emitter,) = observer.emitters
+    observer.stop()
+    observer.join(timeout=10)
+    with caplog.at_level(logging.DEBUG):
+        emitter.queue_events(0.01)  # the emitter reads once more while being stopped
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    with caplog.at_level(logging.DEBUG):  # the twin: other watchdog errors still get through
+        logging.getLogger("watchdog.observers.inotify").error("something else")
+    assert [r.getMessage() for r in caplog.records] == ["something else"]

@@ -68,3 +68,20 @@ def test_logging_is_readable_on_a_tty(restore_logging: None) -> None:
     structlog.stdlib.get_logger("test.tty").info("batch", paths=3)
     text = out.getvalue()
     assert not text.startswith("{") and "batch" in text and "paths" in text
+
+
+@pytest.mark.parametrize("no_color", ["1", "0", "yes"])
+def test_no_color_is_honoured_on_a_tty(restore_logging: None, no_color: str) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    coloured = Terminal()
+    configure_logging(coloured, environ={})
+    structlog.stdlib.get_logger("test.tty").warning("batch", paths=3)
+    assert "\x1b[" in coloured.getvalue()  # the twin: colours are on without NO_COLOR
+    plain = Terminal()
+    configure_logging(plain, environ={"NO_COLOR": no_color})  # any non-empty value
+    structlog.stdlib.get_logger("test.tty").warning("batch", paths=3)
+    text = plain.getvalue()
+    assert "batch" in text and "\x1b[" not in text
