@@ -72,15 +72,26 @@ class Workload:
         self.counter = 0
         self.chmodded: list[Path] = []
 
+    def _tree(self) -> tuple[list[Path], list[Path]]:
+        """(regular notes, real folders): never through a symlink (pathlib's rglob follows
+        symlinked folders in Python 3.11, and the workload makes loops)."""
+        notes: list[Path] = []
+        folders: list[Path] = []
+        for top, dirs, files in os.walk(self.vault):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            folders.append(Path(top))
+            for name in sorted(files):
+                path = Path(top, name)
+                real = path.is_file() and not path.is_symlink()
+                if real and name.endswith(".md") and not name.startswith("."):
+                    notes.append(path)
+        return notes, folders
+
     def _notes(self) -> list[Path]:
-        return sorted(p for p in self.vault.rglob("*.md") if p.is_file() and not p.is_symlink())
+        return self._tree()[0]
 
     def _folders(self) -> list[Path]:
-        return sorted(
-            p
-            for p in self.vault.rglob("*")
-            if p.is_dir() and not p.is_symlink() and ".obs" not in str(p)
-        )
+        return self._tree()[1]
 
     def _name(self, stem: str = "n") -> str:
         self.counter += 1
