@@ -27,7 +27,7 @@ DEFAULT_MAX_BYTES = 5_000_000
 class Config:
     """The resolved configuration. Immutable by convention."""
 
-    __slots__ = ("body_index", "db_file", "inbox", "max_bytes", "vault_dir")
+    __slots__ = ("body_index", "db_file", "follow_symlinks", "inbox", "max_bytes", "vault_dir")
 
     def __init__(
         self,
@@ -36,6 +36,7 @@ class Config:
         inbox: str = DEFAULT_INBOX,
         max_bytes: int = DEFAULT_MAX_BYTES,
         body_index: bool = True,
+        follow_symlinks: bool = False,
     ) -> None:
         self.vault_dir = os.fspath(vault)
         """Absolute, resolved vault root."""
@@ -43,6 +44,9 @@ class Config:
         self.inbox = inbox
         self.max_bytes = max_bytes
         self.body_index = body_index
+        self.follow_symlinks = follow_symlinks
+        """Follow symlinks whose target is outside the vault: every command, the daemon and
+        MCP alike (SEMANTICS 1.6). Off by default."""
 
     @property
     def vault(self) -> Path:
@@ -144,8 +148,9 @@ def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
     for key in ("vault", "db", "inbox"):
         if key in file_values and not isinstance(file_values[key], str):
             raise UsageError(f"config file {config_file()}: {key} must be a string")
-    if not isinstance(file_values.get("body_index", True), bool):
-        raise UsageError(f"config file {config_file()}: body_index must be true or false")
+    for key in ("body_index", "follow_symlinks"):
+        if not isinstance(file_values.get(key, False), bool):
+            raise UsageError(f"config file {config_file()}: {key} must be true or false")
     raw_vault: str | None
     if vault:
         raw_vault, source = vault, "--vault"
@@ -180,5 +185,11 @@ def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
     max_bytes = file_values.get("max_bytes", DEFAULT_MAX_BYTES)
     if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes <= 0:
         raise UsageError("config: max_bytes must be a positive integer")
-    body_index = file_values.get("body_index", True)
-    return Config(root, db_path, inbox=inbox, max_bytes=max_bytes, body_index=bool(body_index))
+    return Config(
+        root,
+        db_path,
+        inbox=inbox,
+        max_bytes=max_bytes,
+        body_index=bool(file_values.get("body_index", True)),
+        follow_symlinks=bool(file_values.get("follow_symlinks", False)),
+    )

@@ -84,7 +84,14 @@ class Daemons:
         self.tmp_path = tmp_path
         self.runs: list[DaemonRun] = []
 
-    def start(self, *args: str, env: dict[str, str] | None = None, ready: bool = True) -> DaemonRun:
+    def start(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        ready: bool = True,
+        launcher: tuple[str, ...] = ("-m", "notedex"),
+    ) -> DaemonRun:
+        """``notedex daemon ARGS`` (``launcher`` swaps ``-m notedex`` for a driver module)."""
         log_path = self.tmp_path / f"daemon-{len(self.runs)}.log"
         full_env = dict(os.environ)
         full_env.pop("NOTIFY_SOCKET", None)
@@ -93,8 +100,7 @@ class Daemons:
             proc = subprocess.Popen(
                 [
                     sys.executable,
-                    "-m",
-                    "notedex",
+                    *launcher,
                     "daemon",
                     "--vault",
                     str(self.vault),

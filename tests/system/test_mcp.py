@@ -45,7 +45,8 @@ def sdk() -> Any:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The demo vault with symlinks that lead outside it, which no tool may follow."""
+    """The demo vault with symlinks that lead outside it, which no tool may follow (the
+    default: ``follow_symlinks`` is off)."""
     base = tmp_path_factory.mktemp("mcp-demo")
     outside = base / "outside"
     write(outside / "secret.md", "TOP-SECRET outside the vault\n")
@@ -271,17 +272,41 @@ def test_show_never_reads_outside_the_vault(sdk: Any, demo: tuple[Path, Path]) -
         return results
 
     results = run(vault, db, body)
-    found = payload(results[-2])  # search says that they match, but shows none of their text
-    assert {h["path"] for h in found["hits"]} == {"leak.md", "linked/inner.md"}
-    assert all(h["snippet"] is None and h["line"] is None for h in found["hits"])
-    assert "TOP-SECRET" not in json.dumps([h for h in found["hits"]])
+    found = payload(results[-2])  # not followed, not indexed: search agrees with show
+    assert found["hits"] == []
     for note, result in zip(refused, results):
         text = error_text(result)
         assert "TOP-SECRET" not in text and "root:" not in text, note
         assert "refused" in text or "no note matches" in text, (note, text)
-    for note in ("leak.md", "linked/inner.md", "/etc/passwd", "../outside/secret.md"):
+    for note in ("/etc/passwd", "../outside/secret.md"):
         assert "refused" in error_text(results[refused.index(note)]), note
     assert payload(results[-1])["path"] == "Areas/PARA 方法.md"
+
+
+def test_with_follow_symlinks_search_and_show_agree(
+    sdk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside"
+    write(outside / "secret.md", "TOP-SECRET outside the vault\n")
+    vault = tmp_path / "vault"
+    write(vault / "a.md", "# A\n")
+    os.symlink(outside / "secret.md", vault / "leak.md")
+    db = tmp_path / "index.db"
+    config = tmp_path / "config.toml"
+    config.write_text("follow_symlinks = true\n", encoding="utf-8")
+    monkeypatch.setenv("NOTEDEX_CONFIG", str(config))  # the MCP server and the CLI alike
+    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+
+    async def body(client: Session) -> list[Any]:
+        return [
+            await client.call_tool("search", {"query": "TOP-SECRET"}),
+            await client.call_tool("show", {"note": "leak.md", "body": True}),
+        ]
+
+    found, shown = run(vault, db, body)
+    hits = payload(found)["hits"]
+    assert [h["path"] for h in hits] == ["leak.md"] and hits[0]["snippet"]
+    assert payload(shown)["path"] == "leak.md"
 
 
 def test_stale_reports_a_vault_that_changed_after_the_last_index(sdk: Any, tmp_path: Path) -> None:

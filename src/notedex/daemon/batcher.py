@@ -45,7 +45,8 @@ class Batch:
     """One unit of work for the writer thread."""
 
     paths: list[str] = field(default_factory=list)
-    """Vault-relative hints (files or folders, present or vanished)."""
+    """Vault-relative hints (files or folders, present or vanished); with ``rescan``, the
+    hints it covers (their content is compared)."""
     rescan: list[str] = field(default_factory=list)
     """Causes of a requested full reconcile; non-empty means "reconcile everything"."""
     errors: list[BaseException] = field(default_factory=list)
@@ -189,9 +190,15 @@ class Batcher:
             self._window_start = None
             return Batch(paths=paths) if paths else None
         if self._rescan_due is not None and now >= self._rescan_due:
-            # The reconcile reads the disk after every hint queued so far: they are covered.
-            # Files still being written will be hinted again by their close event.
-            batch = Batch(rescan=self._rescan_causes, errors=self._errors, tasks=list(self._tasks))
+            # The reconcile reads the disk after every hint queued so far: they are covered,
+            # and go with it as ``paths`` so that their content is compared even when their
+            # etag did not move (issue 13.6). Files still being written will be hinted again.
+            batch = Batch(
+                paths=[*self._ready, *self._held],
+                rescan=self._rescan_causes,
+                errors=self._errors,
+                tasks=list(self._tasks),
+            )
             self._rescan_causes, self._errors = [], []
             self._rescan_due = None
             self._tasks.clear()

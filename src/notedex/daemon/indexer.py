@@ -23,10 +23,12 @@ from notedex.daemon.logging import get_logger
 from notedex.daemon.recovery import index_files, replaced_cause, set_aside_logged
 from notedex.errors import IndexDiskFull, NotedexError, VaultNotFound
 from notedex.indexing.apply import ApplyReport
+from notedex.indexing.hints import needs_vault_walk, other_names
 from notedex.indexing.reconcile import apply_paths, reconcile
 from notedex.store.connect import is_corrupt
 from notedex.store.database import translate, writer_errors
 from notedex.store.writer import IndexWriter
+from notedex.vault.text import nfc
 
 log = get_logger("notedex.daemon.indexer")
 
@@ -36,6 +38,12 @@ UNREADABLE_RETRY_FIRST = 0.5
 UNREADABLE_RETRIES = 6
 """A path that could not be looked at is looked at again after 0.5, 1, 2... s (31.5 s in all):
 no event arrives when a folder becomes readable again. Then the hourly reconcile."""
+VAULT_RETRY_FIRST = 0.25
+VAULT_RETRIES = 8
+"""Work that met no vault (renamed away, unmounted) is retried as a rescan after 0.25, 0.5,
+1... s (about a minute in all): a vault renamed away and back within the supervisor's
+one-second look gives no other sign (issue 13.8). Longer, the supervisor sees it missing and
+rescans when it comes back."""
 
 
 def release_memory() -> None:
@@ -83,6 +91,8 @@ class Indexer:
         self._stale_git_lock: tuple[int, int] | None = None
         self._failures = 0
         self._unreadable_retries = 0
+        self._unreadable_seen: set[str] = set()
+        self._vault_retries = 0
         self._thread = threading.Thread(target=self._run, name="notedex-writer")
 
     # -- thread ---------------------------------------------------------------------------------
@@ -133,14 +143,14 @@ class Indexer:
                 self.writer.refresh_filters()
                 log.info("excluded files reloaded", filters=list(self.writer.filters))
             if batch.rescan:
-                self.rescan(", ".join(batch.rescan))
+                self.rescan(", ".join(batch.rescan), hinted=batch.paths)
             elif batch.paths:
                 self.apply(batch.paths)
             if MAINTENANCE in batch.tasks:
                 self.maintain()
             self._failures = 0
         except VaultNotFound as exc:
-            log.warning("vault missing", error=str(exc), action="index left unchanged")
+            self._retry_missing_vault(str(exc))
         except Exception as exc:
             self.failed(exc, "batch failed")
 
@@ -184,8 +194,17 @@ class Indexer:
 
     def apply(self, paths: Sequence[str]) -> ApplyReport:
         paths = self._wait_for_git(list(paths))
+        if not self.writer.vault.is_dir():
+            # The events are real, the vault is elsewhere for now: never drop them.
+            self._retry_missing_vault(f"the vault {self.writer.vault} is not there")
+            return ApplyReport()
         started = time.perf_counter()
-        report = apply_paths(self.writer, paths)
+        paths = other_names(self.writer, paths)
+        walk = needs_vault_walk(self.writer, paths)
+        if walk:  # the hinted files still get their content compared (issue 13.6)
+            report = reconcile(self.writer, hinted=frozenset(nfc(p) for p in paths))
+        else:
+            report = apply_paths(self.writer, paths)
         self._mark_batch()
         again = self._changed_while_read(report)
         if again:
@@ -200,6 +219,7 @@ class Indexer:
             moved=report.moved,
             errors=report.errors,
             requeued=len(again),
+            walked=walk,
             seconds=round(time.perf_counter() - started, 3),
         )
         for reason in report.kept:
@@ -207,8 +227,15 @@ class Indexer:
         self._retry_unreadable(report, full=False)
         return report
 
-    def rescan(self, cause: str, *, abort: Callable[[], bool] | None = None) -> ApplyReport | None:
-        """Full reconcile; with ``abort``, stop between transactions once it returns True."""
+    def rescan(
+        self,
+        cause: str,
+        *,
+        abort: Callable[[], bool] | None = None,
+        hinted: Sequence[str] = (),
+    ) -> ApplyReport | None:
+        """Full reconcile; with ``abort``, stop between transactions once it returns True.
+        ``hinted``: paths events named, compared by content even under the same etag."""
         self._wait_for_git([])
         began = time.time()
         started = time.perf_counter()
@@ -220,13 +247,18 @@ class Indexer:
                 raise Interrupted
 
         try:
-            report = reconcile(self.writer, progress=progress if abort is not None else None)
+            report = reconcile(
+                self.writer,
+                progress=progress if abort is not None else None,
+                hinted=frozenset(nfc(p) for p in hinted),
+            )
         except Interrupted:
             log.info("rescan interrupted", cause=cause)
             return None
         finally:
             release_memory()
         self._mark_batch(rescan={"started": began, **report.as_dict()})
+        self._vault_retries = 0
         log.info(
             "rescan done",
             cause=cause,
@@ -267,16 +299,23 @@ class Indexer:
     # -- helpers ----------------------------------------------------------------------------------
 
     def _retry_unreadable(self, report: ApplyReport, *, full: bool) -> None:
-        """Paths that could not be looked at: a rescan soon, with backoff (no event will come).
+        """Paths that could not be looked at, and notes that could not be read: a rescan soon,
+        with backoff (no event will come: a chmod back moves no mtime, and polling sees none).
 
         Only a full rescan that could read everything ends the series: a batch elsewhere in the
-        vault says nothing about the unreadable folder.
+        vault says nothing about the unreadable folder. A path new to the series starts it
+        again, so a note unreadable for good does not leave a later blip without retries.
         """
-        if not report.unreadable:
+        unreadable = set(report.unreadable) | self.writer.unreadable_paths()
+        if not unreadable:
             if full:
                 self._unreadable_retries = 0
+                self._unreadable_seen = set()
             return
-        sample = sorted(set(report.unreadable))[:SAMPLE_PATHS]
+        if not unreadable <= self._unreadable_seen:
+            self._unreadable_seen |= unreadable
+            self._unreadable_retries = 0
+        sample = sorted(unreadable)[:SAMPLE_PATHS]
         if self._unreadable_retries >= UNREADABLE_RETRIES:
             if self._unreadable_retries == UNREADABLE_RETRIES:
                 log.warning(
@@ -288,6 +327,16 @@ class Indexer:
         self._unreadable_retries += 1
         log.info("unreadable for now", sample=sample, retry_in=delay)
         self._batcher.request_rescan("retrying paths that could not be read", delay=delay)
+
+    def _retry_missing_vault(self, error: str) -> None:
+        """No vault to apply to: a rescan later, with backoff, instead of dropping the work."""
+        if self._vault_retries >= VAULT_RETRIES:
+            return  # the supervisor has seen it missing by now and rescans on its return
+        delay = VAULT_RETRY_FIRST * 2.0**self._vault_retries
+        if self._vault_retries == 0:
+            log.warning("vault missing", error=error, action="index left unchanged", retry_in=delay)
+        self._vault_retries += 1
+        self._batcher.request_rescan("the vault was missing", delay=delay)
 
     def _mark_batch(self, rescan: dict[str, object] | None = None) -> None:
         """meta ``last_batch``: what ``notedex status`` shows as the daemon's last batch; after a

@@ -15,6 +15,11 @@ IN_MOVED_FROM that watchdog reports as a deletion) loses its watches too, so a f
 trash outside the vault is not watched forever. A folder that cannot be watched for want of
 watches (ENOSPC after the start) is remembered in ``out_of_watches``, not skipped silently.
 
+watchdog calls a group's callbacks on the inotify reader thread (``InotifyFD``): an exception
+there ends that thread, and every event after it is lost while the observer and its emitters
+still look alive. So each callback is guarded: the error is kept in ``failed`` (the supervisor
+restarts the watcher and rescans, ``RunningObserver.broken``), and the reader lives on.
+
 This leans on watchdog 7's private watch maps; ``tests/unit/daemon/test_inotify.py`` fails if
 a watchdog release changes them.
 """
@@ -22,23 +27,54 @@ a watchdog release changes them.
 from __future__ import annotations
 
 import errno
+import logging
 import os
+import select
 import warnings
 from typing import Any
 
 from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
-from watchdog.observers.inotify_c import WatchDescriptor
+from watchdog.observers.inotify_c import InotifyEvent, WatchDescriptor
 from watchdog.observers.inotify_move_event_grouper import GroupedInotifyEvent, PathedInotifyEvent
+
+from notedex.daemon.logging import get_logger
 
 # Re-adding a watch this group already holds (the descriptor of a folder that came back) makes
 # watchdog warn that our callback "will be Overwritten": that is exactly what we want.
 _REWATCH_WARNING = r"Callback with id .* already exists for watch"
+
+log = get_logger("notedex.daemon.inotify")
 
 
 class _WatchGroup(InotifyWatchGroup):
     out_of_watches: OSError | None = None
     """Set when a folder could not be watched for want of watches (ENOSPC): watchdog alone
     skips it silently; the supervisor switches to polling (``RunningObserver.out_of_watches``)."""
+    failed: BaseException | None = None
+    """The first exception a callback raised on the reader thread (its events may be lost)."""
+
+    def on_event(self, event: InotifyEvent) -> None:
+        try:
+            super().on_event(event)
+        except Exception as exc:
+            self._failed(exc)
+
+    def on_watch_deleted(self, wd: WatchDescriptor) -> None:
+        try:
+            super().on_watch_deleted(wd)
+        except Exception as exc:
+            self._failed(exc)
+
+    def on_queue_overflow(self) -> None:
+        try:
+            super().on_queue_overflow()
+        except Exception as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        if self.failed is None:
+            self.failed = exc
+            log.error("inotify callback failed", error=repr(exc), exc_info=exc)
 
     def _add_callback(self, path: bytes) -> None:
         try:
@@ -111,14 +147,46 @@ class _Emitter(InotifyEmitter):
             group.forget_moved_out(event.path)
 
 
+class _StopRace(logging.Filter):
+    """Drop watchdog's "queue_events() called when the thread is inactive": an emitter that
+    reads once more while it is being stopped logs it as an ERROR, on every clean stop that
+    loses the race (issue 13.15). Nothing is wrong then, and nothing is lost."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "called when the thread is inactive" not in record.getMessage()
+
+
+_STOP_RACE = _StopRace()
+
+
 class VaultInotifyObserver(InotifyObserver):
     """``InotifyObserver`` whose recursive watches follow a folder that leaves and comes back."""
 
     def __init__(self, **kwargs: Any) -> None:
         warnings.filterwarnings("ignore", message=_REWATCH_WARNING, category=RuntimeWarning)
+        logger = logging.getLogger("watchdog.observers.inotify")
+        if _STOP_RACE not in logger.filters:
+            logger.addFilter(_STOP_RACE)
         super().__init__(**kwargs)
         # InotifyObserver names its emitter class in BaseObserver.__init__: swap in ours.
         self._emitter_class = _Emitter
+
+    def pending(self) -> bool:
+        """Whether events are still on their way to the handler: in the kernel's queue, in
+        watchdog's move grouper (an IN_MOVED_FROM waits 0.5 s for its pair), or in the
+        observer's queue. The shutdown drain waits for this to be False."""
+        fd = getattr(self._inotify_fd, "_inotify_fd", None)
+        if isinstance(fd, int):
+            try:
+                if select.select([fd], [], [], 0)[0]:
+                    return True
+            except (OSError, ValueError):
+                pass
+        for emitter in list(self.emitters):
+            grouper = getattr(getattr(emitter, "_inotify", None), "_move_event_grouper", None)
+            if getattr(getattr(grouper, "_queue", None), "_queue", None):
+                return True
+        return not self.event_queue.empty()
 
 
 __all__ = ["VaultInotifyObserver"]

@@ -68,6 +68,7 @@ def configure_logging(
     """Route structlog and the stdlib ``logging`` tree to ``stream`` (stderr by default)."""
     global _installed
     out = sys.stderr if stream is None else stream
+    env = os.environ if environ is None else environ
     tty = _isatty(out)
     shared: list[Processor] = [
         structlog.stdlib.add_log_level,
@@ -79,7 +80,8 @@ def configure_logging(
     ]
     renderer: Processor
     if tty:
-        renderer = structlog.dev.ConsoleRenderer(colors=True)
+        # https://no-color.org: set and not empty means no ANSI colour, whatever its value.
+        renderer = structlog.dev.ConsoleRenderer(colors=not env.get("NO_COLOR"))
         extra: list[Processor] = []
     else:
         renderer = structlog.processors.JSONRenderer(default=str, sort_keys=False)

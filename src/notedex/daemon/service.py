@@ -193,6 +193,7 @@ class Daemon:
             log.info("stopping", signal=self._signal, pending=batcher.pending)
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
+            supervisor.drain()  # a note saved just before SIGTERM is in the last batch
             supervisor.stop()
             batcher.close()
             if indexer is not None:
@@ -287,6 +288,7 @@ class Daemon:
             bulk_cache_kib=DAEMON_BULK_CACHE_KIB,
             bulk_batch_size=DAEMON_BULK_BATCH_SIZE,
             verify=verify,
+            follow_symlinks=self.cfg.follow_symlinks,
         )
 
     def _install_signal_handlers(self) -> None:
@@ -386,13 +388,18 @@ class Supervisor:
             return self._restart("the watcher was not running")
         if identity != self._identity:
             return self._restart("the vault folder was replaced")
-        if not self._running.alive():
-            return self._restart("the watcher stopped")
+        broken = self._running.broken()
+        if broken is not None:
+            return self._restart(broken)
         shortfall = self._running.out_of_watches()
         if shortfall is not None:
             # A folder made after the start is not watched: start again, which polls.
             return self._restart(f"inotify ran out of watches ({shortfall})")
         return True
+
+    def drain(self) -> None:
+        if self._running is not None:
+            self._running.drain()
 
     def stop(self) -> None:
         if self._running is not None:
@@ -440,4 +447,5 @@ def _use_forkserver() -> None:
     import multiprocessing
 
     multiprocessing.set_start_method("forkserver", force=True)
-    multiprocessing.set_forkserver_preload(["notedex.indexing.pool"])
+    # The pool's code, and the forkserver's (and so its workers') end with the daemon.
+    multiprocessing.set_forkserver_preload(["notedex.indexing.poolserver"])

@@ -7,6 +7,10 @@
   ``--poll``, a network file system, an inotify error (ENOSPC, EMFILE) or too few watches.
 - ``OverflowHook`` turns watchdog's "Inotify queue overflowed" log record into a rescan:
   watchdog 7 only logs it.
+
+About 420 lines: the observer's health (``RunningObserver``: alive, broken, drain) and the
+probes that choose polling (watch counting, mount table) are read together with the start
+that uses them; splitting the probes out is a candidate for the next refactor.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import errno
 import logging
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +66,8 @@ EVENT_FILTER: list[type[FileSystemEvent]] = [
 
 OBSIDIAN_SETTINGS = ".obsidian/app.json"
 POLL_INTERVAL = 1.0
+DRAIN_TIMEOUT = 1.0
+"""At most this long at a stop for queued events (watchdog holds a lone move 0.5 s)."""
 INOTIFY_WATCH_LIMIT = "/proc/sys/fs/inotify/max_user_watches"
 NETWORK_FILESYSTEMS = frozenset(
     {
@@ -149,11 +157,25 @@ class RunningObserver:
     """Why we poll, when we poll."""
 
     def alive(self) -> bool:
+        return self.broken() is None
+
+    def broken(self) -> str | None:
+        """None while events flow; else why not (the supervisor's restart cause)."""
         try:
             emitters = list(self.observer.emitters)
         except RuntimeError:  # the set changed while we looked
-            return True
-        return self.observer.is_alive() and bool(emitters) and all(e.is_alive() for e in emitters)
+            return None
+        if not (self.observer.is_alive() and emitters and all(e.is_alive() for e in emitters)):
+            return "the watcher stopped"
+        # The inotify reader thread: when it dies, the emitters wait forever, looking alive.
+        reader = getattr(self.observer, "_inotify_fd", None)
+        if isinstance(reader, threading.Thread) and not reader.is_alive():
+            return "the inotify reader thread ended"
+        for emitter in emitters:
+            failed = getattr(getattr(emitter, "_inotify", None), "failed", None)
+            if isinstance(failed, BaseException):
+                return f"an inotify callback failed ({failed!r})"
+        return None
 
     def out_of_watches(self) -> OSError | None:
         """The ENOSPC that left a folder made after the start unwatched, if any (inotify)."""
@@ -167,6 +189,22 @@ class RunningObserver:
             if isinstance(error, OSError):
                 return error
         return None
+
+    def drain(self, timeout: float = DRAIN_TIMEOUT, pause: float = 0.02) -> None:
+        """Before a stop: let the events already queued reach the handler (inotify), so a note
+        saved just before SIGTERM is in the last batch. Quiet twice in a row, or ``timeout``.
+
+        The polling observer has no queue to look at: a save less than one poll interval
+        before the stop is caught by the next start's reconcile.
+        """
+        pending = getattr(self.observer, "pending", None)
+        if not callable(pending):
+            return
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while quiet < 2 and time.monotonic() < deadline:
+            quiet = 0 if pending() else quiet + 1
+            time.sleep(pause)
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -268,7 +306,6 @@ def watch_shortfall(root: Path, *, attempts: int = 3, pause: float = 0.2) -> str
     without telling us, so count: one watch per folder, hidden ones included. Folders made
     meanwhile are watched a moment later, hence a few attempts.
     """
-    import time
 
     watches = folders = 0
     for attempt in range(attempts):

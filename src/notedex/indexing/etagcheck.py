@@ -28,12 +28,17 @@ from notedex.vault.files import is_hidden_name
 from notedex.vault.walk import load_excluded_filters, walk_vault
 
 
-def index_is_current(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> bool:
-    return current_file_count(vault, db) is not None
+def index_is_current(
+    vault: str | os.PathLike[str], db: str | os.PathLike[str], *, follow_symlinks: bool = False
+) -> bool:
+    return current_file_count(vault, db, follow_symlinks=follow_symlinks) is not None
 
 
-def current_file_count(vault: str | os.PathLike[str], db: str | os.PathLike[str]) -> int | None:
-    """The number of vault files when the index is current, else None."""
+def current_file_count(
+    vault: str | os.PathLike[str], db: str | os.PathLike[str], *, follow_symlinks: bool = False
+) -> int | None:
+    """The number of vault files when the index is current, else None (the writer's walk:
+    ``follow_symlinks`` as in the config)."""
     if not os.path.exists(db):
         return None
     try:
@@ -53,7 +58,8 @@ def current_file_count(vault: str | os.PathLike[str], db: str | os.PathLike[str]
         conn.close()
     disk = _plain_listing(os.path.abspath(os.fspath(vault)))
     if disk is None:  # not the plain case: the one walk rule decides (raises VaultNotFound)
-        disk = [(f.path, f.size, f.mtime_ns, f.inode) for f in walk_vault(vault).files]
+        walk = walk_vault(vault, follow_outside=follow_symlinks)
+        disk = [(f.path, f.size, f.mtime_ns, f.inode) for f in walk.files]
     if disk != indexed:
         return None
     if excluded_filters != json.dumps(list(load_excluded_filters(vault))):

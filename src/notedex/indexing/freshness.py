@@ -80,7 +80,11 @@ def ensure_fresh(
     from notedex.indexing.etagcheck import current_file_count
 
     started = time.perf_counter()
-    unchanged = None if full else current_file_count(cfg.vault_dir, cfg.db_file)
+    unchanged = (
+        None
+        if full
+        else current_file_count(cfg.vault_dir, cfg.db_file, follow_symlinks=cfg.follow_symlinks)
+    )
     if unchanged is not None:
         if not index:
             return Freshness(CURRENT)
@@ -232,7 +236,13 @@ def _apply(cfg: Config, full: bool, progress: Callable[[int, int], None] | None)
     from notedex.store.writer import IndexWriter
 
     with writer_errors(cfg.db):
-        writer = IndexWriter(cfg.db, cfg.vault, max_bytes=cfg.max_bytes, body_index=cfg.body_index)
+        writer = IndexWriter(
+            cfg.db,
+            cfg.vault,
+            max_bytes=cfg.max_bytes,
+            body_index=cfg.body_index,
+            follow_symlinks=cfg.follow_symlinks,
+        )
         with writer:
             return reconcile(writer, full=full, progress=progress).as_dict()
 

@@ -7,6 +7,9 @@ import collections
 import contextlib
 import dataclasses
 import gc
+import os
+import signal
+import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
@@ -21,6 +24,33 @@ HASH_PARALLEL_THRESHOLD = 2000
 HASH_CHUNK = 1000
 
 Parsed = list[tuple[Note, str]]
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent() -> None:
+    """Worker initializer: end when the process that started us ends (issue 13.15).
+
+    A worker blocks on the pool's call queue, whose pipe it holds both ends of, so a writer
+    killed mid-parse (``kill -9``, an OOM kill) would leave its workers waiting forever. On
+    Linux the kernel sends SIGTERM when the parent (the forkserver, which itself ends with the
+    daemon) exits; elsewhere the pool's own shutdown is all there is.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent was gone before the prctl took effect
+        os._exit(0)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent)
 
 
 @contextlib.contextmanager
@@ -80,7 +110,7 @@ def parse_batches(
     # parsing while a batch is written, yet parsed notes never pile up in memory when the
     # writer is the slower side (pool.map would submit every chunk at once).
     window = batch_size // CHUNK + 2 * workers
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with _pool(workers) as pool:
         in_flight: collections.deque[Future[Parsed]] = collections.deque()
         next_chunk = 0
         while next_chunk < len(chunks) or in_flight:
@@ -121,7 +151,7 @@ def hash_notes(notes: Sequence[VaultFile], *, workers: int, max_bytes: int) -> l
         return hash_chunk(items, max_bytes)
     chunks = [items[start : start + HASH_CHUNK] for start in range(0, len(items), HASH_CHUNK)]
     out: list[str | None] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with _pool(workers) as pool:
         for hashes in pool.map(hash_chunk, chunks, [max_bytes] * len(chunks)):
             out.extend(hashes)
     return out

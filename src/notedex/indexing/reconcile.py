@@ -26,20 +26,27 @@ from notedex.vault.walk import VaultStream, walk_vault
 
 
 def reconcile(
-    writer: IndexWriter, *, full: bool = False, progress: Progress | None = None
+    writer: IndexWriter,
+    *,
+    full: bool = False,
+    progress: Progress | None = None,
+    hinted: frozenset[str] = frozenset(),
 ) -> ApplyReport:
-    """Bring the index in line with the whole vault; incremental unless ``full``."""
+    """Bring the index in line with the whole vault; incremental unless ``full``. ``hinted``:
+    paths an event named, compared by content even when their etag did not move (issue 13.6)."""
     with paused_gc():
-        return _reconcile(writer, full=full, progress=progress)
+        return _reconcile(writer, full=full, progress=progress, hinted=hinted)
 
 
-def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) -> ApplyReport:
+def _reconcile(
+    writer: IndexWriter, *, full: bool, progress: Progress | None, hinted: frozenset[str]
+) -> ApplyReport:
     if not writer.vault.is_dir():
         raise VaultNotFound(writer.vault, "the index was left unchanged")
     report = ApplyReport()
     walk: VaultStream | None = None
     if full:
-        listed = walk_vault(writer.vault)
+        listed = walk_vault(writer.vault, follow_outside=writer.follow_symlinks)
         if writer.has_files() and (not listed.files or listed.unreadable_dirs):
             # A rebuild would drop the rows the safety rules below exist to keep.
             report.kept.append(
@@ -51,10 +58,10 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
         files: Iterable[VaultFile] = listed.files
         problems, unreadable_dirs = listed.problems, listed.unreadable_dirs
     else:
-        walk = VaultStream(writer.vault)
+        walk = VaultStream(writer.vault, follow_outside=writer.follow_symlinks)
         files = walk.files
     writer.refresh_filters()
-    diff = diff_against_index(writer, files)
+    diff = diff_against_index(writer, files, hinted)
     if walk is not None:
         problems, unreadable_dirs = walk.problems, walk.unreadable_dirs
 
@@ -71,7 +78,7 @@ def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) ->
     moves, upserts, deletes = pair_moves(writer, diff.upserts, deletes)
     applied = apply(writer, upserts, deletes, moves=moves, progress=progress)
     # After the deletes: a path that is a walk problem now (a FIFO, a loop) lost its row there.
-    writer.record_walk_problems((p.path, p.message) for p in problems)
+    writer.record_walk_problems(problems)
     _record_unchanged(writer, diff)
     applied.kept.extend(report.kept)
     applied.unreadable.extend(unreadable_dirs)
@@ -104,7 +111,9 @@ class Diff:
     an attachment, so it is unchanged (a restored or copied vault)."""
 
 
-def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
+def diff_against_index(
+    writer: IndexWriter, files: Iterable[VaultFile], hinted: frozenset[str] = frozenset()
+) -> Diff:
     """Diff walked files against the ``files`` rows by a merge-join in path order.
 
     Neither side is held in memory: both arrive sorted by path (``VaultStream`` walks the real
@@ -129,7 +138,7 @@ def diff_against_index(writer: IndexWriter, files: Iterable[VaultFile]) -> Diff:
             head = next(rows, None)
         else:
             known = passed.pop(path, None)
-        _compare(vf, known, unreadable, diff)
+        _compare(vf, known, unreadable, diff, forced=path in hinted)
     while head is not None:
         passed[head.path] = head
         head = next(rows, None)
@@ -335,11 +344,12 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
         return report
     found = _Found()
     links = _LinkedFolders(vault)
-    for hint in dict.fromkeys(h.strip("/") for h in hints):
+    hints = list(dict.fromkeys(h.strip("/") for h in hints))
+    for hint in hints:
         if is_hidden_path(hint):
             continue
         if hint == "" or links.through_link(hint) or not _look(writer, hint, found):
-            return reconcile(writer)
+            return reconcile(writer, hinted=frozenset(nfc(h) for h in hints))
     diff = _changed(writer, found.upserts.values(), found.hinted)
     gone = sorted(found.deletes - set(found.upserts))
     moves, changed, gone = pair_moves(writer, diff.upserts, gone)

@@ -106,7 +106,13 @@ class VaultTools:
         self._stale(deadline)
         return self._answer(
             "resources/read",
-            lambda conn: read_resource(conn, self.cfg.vault, uri, max_bytes=self.cfg.max_bytes),
+            lambda conn: read_resource(
+                conn,
+                self.cfg.vault,
+                uri,
+                max_bytes=self.cfg.max_bytes,
+                follow_symlinks=self.cfg.follow_symlinks,
+            ),
             deadline,
         )
 
@@ -204,7 +210,9 @@ class VaultTools:
             row = rows[hit["path"]]
             disk_rel = (row["disk_rel"] or row["path"]) if row is not None else hit["path"]
             try:
-                check_inside_vault(self.cfg.vault, disk_rel, hit["path"])
+                check_inside_vault(
+                    self.cfg.vault, disk_rel, hit["path"], follow_symlinks=self.cfg.follow_symlinks
+                )
             except ToolError:
                 # As for `show`: no text from a file outside the vault, only that it matched.
                 hit.update(
@@ -217,7 +225,12 @@ class VaultTools:
         refuse_outside_paths(wanted)
         with read_transaction(conn):
             row = find_note(conn, wanted)
-        check_inside_vault(self.cfg.vault, row["disk_rel"] or row["path"], row["path"])
+        check_inside_vault(
+            self.cfg.vault,
+            row["disk_rel"] or row["path"],
+            row["path"],
+            follow_symlinks=self.cfg.follow_symlinks,
+        )
         path: str = row["path"]
         return path
 

@@ -36,8 +36,11 @@ def refuse_outside_paths(note: str) -> None:
         raise ToolError(f"refused {note!r}: '..' would leave the vault; give a path inside it")
 
 
-def check_inside_vault(vault: Path, disk_rel: str, path: str) -> None:
-    """Refuse a note whose real file is outside the vault (a symlink that leads out)."""
+def check_inside_vault(vault: Path, disk_rel: str, path: str, *, follow_symlinks: bool) -> None:
+    """Refuse a note whose real file is outside the vault (a symlink that leads out), unless
+    ``follow_symlinks`` (the setting) let the index follow it: search and show then agree."""
+    if follow_symlinks:
+        return
     root = os.path.realpath(vault)
     real = os.path.realpath(os.path.join(root, disk_rel))
     if os.path.commonpath([root, real]) != root:

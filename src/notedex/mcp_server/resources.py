@@ -106,7 +106,7 @@ def list_resources(conn: sqlite3.Connection, cursor: str | None) -> dict[str, An
 
 
 def read_resource(
-    conn: sqlite3.Connection, vault: Path, uri: str, *, max_bytes: int
+    conn: sqlite3.Connection, vault: Path, uri: str, *, max_bytes: int, follow_symlinks: bool
 ) -> dict[str, Any]:
     """``resources/read`` (wire shape): the note's text, capped at ``MAX_BODY_CHARS``."""
     path = path_of_uri(uri)
@@ -115,7 +115,9 @@ def read_resource(
     if row is None or row["excluded"]:
         raise ResourceError(RESOURCE_NOT_FOUND, f"no note {path!r} in the index", uri)
     try:
-        check_inside_vault(vault, row["disk_rel"] or row["path"], row["path"])
+        check_inside_vault(
+            vault, row["disk_rel"] or row["path"], row["path"], follow_symlinks=follow_symlinks
+        )
         text = read_note_text(vault / (row["disk_rel"] or row["path"]), row["path"], max_bytes)
     except (ToolError, NoteNotFound) as exc:
         raise ResourceError(RESOURCE_NOT_FOUND, str(exc), uri) from None

@@ -72,6 +72,26 @@ def files_under(conn: sqlite3.Connection, folder: str) -> list[IndexedFile]:
     return list(_select(conn, _FILES_UNDER, (folder, folder + "/", folder + "0")))
 
 
+def paths_sharing_inodes(
+    conn: sqlite3.Connection, inodes: Iterable[int], paths: Iterable[str]
+) -> list[str]:
+    """The on-disk names of the rows other than ``paths`` that hold one of ``inodes``: the
+    other names (hard links, symlinks) of the files an event named."""
+    wanted = sorted({inode for inode in inodes if inode})
+    if not wanted:
+        return []
+    sql = (
+        "SELECT coalesce(disk_rel, path) FROM files WHERE inode IN "
+        "(SELECT value FROM json_each(?)) AND path NOT IN (SELECT value FROM json_each(?))"
+    )
+    return [row[0] for row in conn.execute(sql, (json.dumps(wanted), json.dumps(list(paths))))]
+
+
+def walk_problems(conn: sqlite3.Connection) -> dict[str, str]:
+    """The walk's problems as recorded by the last vault walk: path -> message."""
+    return dict(conn.execute("SELECT path, message FROM problems WHERE kind = 'walk'"))
+
+
 def has_files(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
 
@@ -146,10 +166,13 @@ def delete_file_row(conn: sqlite3.Connection, file_id: int, path: str) -> None:
     conn.execute("DELETE FROM problems WHERE path = ?", (path,))
 
 
-def record_walk_problems(conn: sqlite3.Connection, problems: Iterable[tuple[str, str]]) -> None:
+def record_walk_problems(
+    conn: sqlite3.Connection, problems: Iterable[tuple[str, str, str]]
+) -> None:
+    """(path, message, severity): the walk's problems replace the last walk's."""
     conn.execute("DELETE FROM problems WHERE kind = 'walk'")
     conn.executemany(
-        "INSERT INTO problems(path, severity, kind, message) VALUES (?, 'error', 'walk', ?)",
+        "INSERT INTO problems(path, message, severity, kind) VALUES (?, ?, ?, 'walk')",
         list(problems),
     )
 

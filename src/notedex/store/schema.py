@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 13  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 14  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
+# 14: files_inode, so an edit through one name of a file re-checks its other names (issue 13.9)
 
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
@@ -28,6 +29,8 @@ CREATE TABLE IF NOT EXISTS files (
     inode INTEGER NOT NULL,
     indexed_ns INTEGER NOT NULL         -- when we last read it: racy-clean detection
 );
+-- Hard links and symlinks to one file share its inode: an event names only one of them.
+CREATE INDEX IF NOT EXISTS files_inode ON files(inode);
 
 CREATE TABLE IF NOT EXISTS notes (
     file_id INTEGER PRIMARY KEY REFERENCES files(id),

@@ -23,7 +23,7 @@ from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.vault.files import DEFAULT_MAX_BYTES
-from notedex.vault.model import Note, VaultFile
+from notedex.vault.model import Note, VaultFile, WalkProblem
 from notedex.vault.walk import load_excluded_filters
 
 BULK_CACHE_KIB = 256 * 1024  # `notedex index`; the long-lived daemon asks for less
@@ -43,10 +43,13 @@ class IndexWriter:
         bulk_cache_kib: int = BULK_CACHE_KIB,
         bulk_batch_size: int | None = None,
         verify: bool = False,
+        follow_symlinks: bool = False,
     ) -> None:
         """``verify``: a quick integrity check first (`open_writer_connection`)."""
         self.db_path = db_path
         self.vault = vault
+        self.follow_symlinks = follow_symlinks
+        """Walk symlinks whose target is outside the vault (SEMANTICS 1.6, the setting)."""
         self.max_bytes = max_bytes
         self.body_index = body_index
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
@@ -133,6 +136,17 @@ class IndexWriter:
     def unreadable_paths(self) -> set[str]:
         return files.unreadable_paths(self.conn)
 
+    def other_names(self, paths: Iterable[str]) -> list[str]:
+        """Disk names of the other indexed files on the inodes of ``paths`` (hard links and
+        symlinks to one file): an event names only the one that was used."""
+        rows = self.file_rows(paths)
+        return files.paths_sharing_inodes(
+            self.conn, (row.inode for row in rows.values()), rows.keys()
+        )
+
+    def walk_problems(self) -> dict[str, str]:
+        return files.walk_problems(self.conn)
+
     def same_content(self, path: str, content_hash: str) -> bool:
         return notes.same_content(self.conn, path, content_hash)
 
@@ -152,9 +166,11 @@ class IndexWriter:
             with self.transaction():
                 files.refresh_etags(self.conn, rows)
 
-    def record_walk_problems(self, problems: Iterable[tuple[str, str]]) -> None:
+    def record_walk_problems(self, problems: Iterable[WalkProblem]) -> None:
         with self.transaction():
-            files.record_walk_problems(self.conn, problems)
+            files.record_walk_problems(
+                self.conn, ((p.path, p.message, p.severity) for p in problems)
+            )
 
     def touch_indexed(self, paths: Iterable[str]) -> None:
         """Mark racy-but-unchanged files as checked now."""

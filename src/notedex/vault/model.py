@@ -128,6 +128,8 @@ class WalkProblem:
 
     path: str
     message: str
+    severity: str = "error"
+    """"error", or "warning" for a symlink out of the vault left alone by choice."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,10 @@ follow becomes a ``WalkProblem``, and a folder it cannot list is named in ``unre
 so the store keeps the rows under it (ARCHITECTURE "Freshness"); so is an entry it could not
 stat or follow. Only a missing root raises.
 
-Symlinks are followed, as Obsidian does, including ones that lead outside the vault root; files
-keep their path *inside* the vault (``A/link/x.md``). Folders are tracked by
+Symlinks inside the vault are followed, as Obsidian does; one whose target lies outside the vault
+root is followed only with ``follow_outside`` (the ``follow_symlinks`` setting), else it is a
+warning that names the setting (SEMANTICS 1.6). Files keep their path *inside* the vault
+(``A/link/x.md``). Folders are tracked by
 ``(st_dev, st_ino)``: a link to a folder on the current path is a loop and is not followed, and
 a folder is walked once only, so a link to a folder that is already in the vault does not make
 every file in it appear twice. Symlinked folders are walked after the real tree, so a folder
@@ -22,7 +24,7 @@ import re
 import stat
 import unicodedata
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -31,14 +33,23 @@ from notedex.vault.files import is_hidden_name, is_note_name
 from notedex.vault.model import VaultFile, WalkProblem, WalkResult
 
 __all__ = [
+    "DANGLING_MESSAGE",
+    "OUTSIDE_MESSAGE",
     "VaultNotFound",
     "VaultStream",
+    "has_nfc_twin",
     "is_excluded",
+    "is_storable_name",
     "load_excluded_filters",
     "walk_vault",
 ]
 
 LOOP_MESSAGE = "symlink loop; not followed"
+DANGLING_MESSAGE = "dangling symlink; target missing"
+OUTSIDE_MESSAGE = (
+    "symlink to a path outside the vault; not followed (set follow_symlinks = true in the "
+    "config file to follow it)"
+)
 NOT_UTF8_MESSAGE = "file name is not valid UTF-8"
 
 _DirId = tuple[int, int]
@@ -52,8 +63,9 @@ class _Folder(NamedTuple):
     """Identities of this folder and every folder above it on the walked path."""
 
 
-def _storable(name: str) -> bool:
-    """False for names that are not valid UTF-8 on disk (``surrogateescape``d by ``os``)."""
+def is_storable_name(name: str) -> bool:
+    """False for names that are not valid UTF-8 on disk (``surrogateescape``d by ``os``):
+    SEMANTICS 1.5, skipped with an error by the walk."""
     if name.isascii():
         return True
     try:
@@ -71,12 +83,42 @@ def _printable(name: str) -> str:
         return name.encode("utf-8", "replace").decode("utf-8")
 
 
+def has_nfc_twin(disk_folder: str, names: Iterable[str]) -> bool:
+    """Whether one of ``names`` shares its NFC form with another name in ``disk_folder``
+    (SEMANTICS 1.4: the walk keeps one of them and reports the other). One listing."""
+    # An ASCII name is its own NFC form; a twin is non-ASCII (U+212A folds to "K"), and the
+    # event that made the twin names the twin, so ASCII names are not looked at.
+    keys = {
+        unicodedata.normalize("NFC", n) for n in names if not n.isascii() and is_storable_name(n)
+    }
+    if not keys:
+        return False
+    try:
+        listing = os.listdir(disk_folder)
+    except OSError:
+        return False
+    seen: set[str] = set()
+    for other in listing:
+        if other.isascii() and other not in keys:
+            continue
+        if not is_storable_name(other):
+            continue
+        key = unicodedata.normalize("NFC", other) if not other.isascii() else other
+        if key in keys:
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
+
+
 def _child(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
 
 class _Walk:
-    def __init__(self) -> None:
+    def __init__(self, boundary: str | None) -> None:
+        self.boundary = boundary
+        """The real path symlink targets must stay under; None follows them anywhere."""
         self.problems: list[WalkProblem] = []
         self.unreadable: list[str] = []
         self.linked_dirs: list[str] = []
@@ -122,8 +164,14 @@ class _Walk:
             else:
                 stack.pop()
 
-    def _problem(self, path: str, message: str) -> None:
-        self.problems.append(WalkProblem(path, message))
+    def _problem(self, path: str, message: str, severity: str = "error") -> None:
+        self.problems.append(WalkProblem(path, message, severity))
+
+    def _outside(self, disk_path: str) -> bool:
+        if self.boundary is None:
+            return False
+        real = os.path.realpath(disk_path)
+        return real != self.boundary and not real.startswith(self.boundary.rstrip(os.sep) + os.sep)
 
     def _list(self, folder: _Folder) -> list[VaultFile | _Folder]:
         """The folder's files and the subfolders to enter, in path order."""
@@ -141,7 +189,7 @@ class _Walk:
             name = entry.name
             if is_hidden_name(name):
                 continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
-            if not _storable(name):
+            if not is_storable_name(name):
                 self._problem(_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE)
                 continue
             if not name.isascii():
@@ -198,12 +246,12 @@ class _Walk:
     def _symlink(
         self, entry: os.DirEntry[str], path: str, parent: _Folder
     ) -> VaultFile | _Folder | None:
-        # Followed wherever it leads, outside the vault root too (as Obsidian does); the path
-        # stays the link's path inside the vault and the loop guard is in _folder.
+        # Followed as Obsidian does, out of the vault root only when asked (SEMANTICS 1.6); the
+        # path stays the link's path inside the vault and the loop guard is in _folder.
         try:
             info = entry.stat()  # follows the link
         except FileNotFoundError:
-            self._problem(path, "dangling symlink; target missing")
+            self._problem(path, DANGLING_MESSAGE)
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
@@ -211,6 +259,9 @@ class _Walk:
             else:
                 self.unreadable.append(path)  # undecided: keep its rows
                 self._problem(path, f"cannot follow symlink: {exc.strerror or exc}")
+            return None
+        if self._outside(entry.path):
+            self._problem(path, OUTSIDE_MESSAGE, "warning")
             return None
         if stat.S_ISDIR(info.st_mode):
             self.linked_dirs.append(path)
@@ -253,14 +304,17 @@ def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
     )
 
 
-def walk_vault(root: str | os.PathLike[str]) -> WalkResult:
+def walk_vault(root: str | os.PathLike[str], *, follow_outside: bool = False) -> WalkResult:
     """Every file of the vault at ``root``, sorted by path (SEMANTICS 1).
+
+    ``follow_outside``: follow symlinks whose target lies outside ``root`` (the
+    ``follow_symlinks`` setting); by default they are warnings and are not walked.
 
     Raises ``VaultNotFound`` only when ``root`` itself is missing or not a folder. A root that
     exists but cannot be listed gives ``unreadable_dirs == ("",)``: keep every row.
     """
     disk_root, root_id = _root(root)
-    return _Walk().run(disk_root, root_id)
+    return _Walk(_boundary(disk_root, follow_outside)).run(disk_root, root_id)
 
 
 class VaultStream:
@@ -272,9 +326,9 @@ class VaultStream:
     path order. ``problems`` and ``unreadable_dirs`` are complete once ``files`` is exhausted.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, follow_outside: bool = False) -> None:
         disk_root, root_id = _root(root)
-        self._walk = _Walk()
+        self._walk = _Walk(_boundary(disk_root, follow_outside))
         self.files: Iterator[VaultFile] = self._walk.files(disk_root, root_id)
 
     @property
@@ -284,6 +338,10 @@ class VaultStream:
     @property
     def unreadable_dirs(self) -> tuple[str, ...]:
         return tuple(sorted(self._walk.unreadable))
+
+
+def _boundary(disk_root: str, follow_outside: bool) -> str | None:
+    return None if follow_outside else os.path.realpath(disk_root)
 
 
 def _root(root: str | os.PathLike[str]) -> tuple[str, _DirId]:

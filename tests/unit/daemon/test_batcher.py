@@ -85,7 +85,9 @@ def test_batcher_reads_a_file_held_open_too_long_anyway(
     assert batch is not None and batch.paths == ["log.md"]
 
 
-def test_batcher_rescan_replaces_pending_paths(fake_batcher: Batcher, clock: FakeClock) -> None:
+def test_batcher_rescan_takes_the_pending_paths_along(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
     fake_batcher.add(["a.md", "b.md"])
     fake_batcher.add(["c.md"], Hint.WRITING)
     error = RuntimeError("boom")
@@ -94,7 +96,9 @@ def test_batcher_rescan_replaces_pending_paths(fake_batcher: Batcher, clock: Fak
     fake_batcher.request_rescan("hourly")
     batch = fake_batcher.take(timeout=0)
     assert batch is not None
-    assert batch.rescan == ["overflow", "hourly"] and batch.errors == [error] and not batch.paths
+    assert batch.rescan == ["overflow", "hourly"] and batch.errors == [error]
+    # The rescan covers them, and compares their content (issue 13.6): they go along with it.
+    assert batch.paths == ["a.md", "b.md", "c.md"]
     assert fake_batcher.pending == 0
 
 

@@ -217,3 +217,45 @@ def test_a_path_unreadable_for_a_moment_is_looked_at_again(
     assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
     # Readable everywhere: the series of retries ends.
     assert indexer._unreadable_retries == 0
+
+
+def test_work_that_meets_no_vault_is_retried_not_dropped(
+    indexer: Indexer, vault: Path, tmp_path: Path, db_path: Path
+) -> None:
+    write(vault / "a.md", "# A edited\n")
+    away = tmp_path / "away"
+    os.rename(vault, away)
+    try:
+        indexer.apply(["a.md"])
+        assert indexer._batcher.rescan_pending == ["the vault was missing"]
+        indexer.process(Batch(rescan=["the vault was missing"]))  # still away: again, later
+        assert indexer._batcher.rescan_pending == ["the vault was missing"]
+    finally:
+        os.rename(away, vault)
+    indexer.process(Batch(rescan=["the vault was missing"]))
+    assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
+    assert indexer._vault_retries == 0
+
+
+def test_a_note_that_could_not_be_read_is_read_again(
+    indexer: Indexer, vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With --poll a chmod back sends no event: the read error must not stay until a touch.
+    write(vault / "blip.md", "# Blip [[a]]\n")
+    real_open = os.open
+    locked = str(vault / "blip.md")
+
+    def denied(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    indexer.apply(["blip.md"])
+    assert indexer.writer.unreadable_paths() == {"blip.md"}
+    monkeypatch.setattr(os, "open", real_open)
+    batch = indexer._batcher.take()
+    assert batch is not None and batch.rescan
+    indexer.process(batch)
+    assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
+    assert indexer._unreadable_retries == 0

@@ -122,3 +122,62 @@ def test_running_out_of_watches_after_the_start_is_reported(
     error = wait_until(running.out_of_watches, message="the shortfall")
     assert error.errno == errno.ENOSPC
     assert running.alive()  # still running: the supervisor restarts it, and then it polls
+
+
+def test_an_exception_in_a_watch_callback_is_seen_not_a_silent_dead_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from watchdog.observers.inotify import InotifyWatchGroup
+
+    from notedex.daemon.batcher import Batcher
+    from notedex.daemon.service import Supervisor
+
+    root = tmp_path / "v"
+    root.mkdir()
+    real_on_event = InotifyWatchGroup.on_event
+
+    def on_event(self: InotifyWatchGroup, event: Any) -> None:
+        if b"boom" in event.name:
+            raise RuntimeError("a callback bug")
+        real_on_event(self, event)
+
+    monkeypatch.setattr(InotifyWatchGroup, "on_event", on_event)
+    batcher = Batcher()
+    supervisor = Supervisor(root, batcher)
+    assert supervisor.start()
+    try:
+        running = supervisor.running
+        assert running is not None and running.kind == "inotify"
+        assert running.alive()
+        write(root / "boom.md", "x")
+        wait_until(lambda: not running.alive(), timeout=5, message="the failure to be seen")
+        assert "callback failed" in (running.broken() or "")
+        # The reader thread lives on; the supervisor restarts the watcher and rescans.
+        assert running.observer._inotify_fd.is_alive()  # type: ignore[attr-defined]
+        assert supervisor.check()
+        assert supervisor.running is not running and supervisor.running is not None
+        assert supervisor.running.alive()
+        assert any("callback failed" in cause for cause in batcher.rescan_pending)
+    finally:
+        supervisor.stop()
+
+
+def test_watchdogs_stop_race_logs_no_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    root = tmp_path / "v"
+    root.mkdir()
+    observer = VaultInotifyObserver()
+    observer.schedule(Recorder(), str(root), recursive=True, event_filter=EVENT_FILTER)
+    observer.start()
+    (emitter,) = observer.emitters
+    observer.stop()
+    observer.join(timeout=10)
+    with caplog.at_level(logging.DEBUG):
+        emitter.queue_events(0.01)  # the emitter reads once more while being stopped
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    with caplog.at_level(logging.DEBUG):  # the twin: other watchdog errors still get through
+        logging.getLogger("watchdog.observers.inotify").error("something else")
+    assert [r.getMessage() for r in caplog.records] == ["something else"]

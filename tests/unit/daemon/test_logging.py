@@ -97,3 +97,20 @@ def test_warnings_and_thread_exceptions_are_json_lines(
     assert [line["logger"] for line in lines] == ["py.warnings", "notedex.daemon.thread"]
     assert "already exists" in lines[0]["event"]
     assert lines[1]["thread"] == "observer" and "observer died" in lines[1]["error"]
+
+
+@pytest.mark.parametrize("no_color", ["1", "0", "yes"])
+def test_no_color_is_honoured_on_a_tty(restore_logging: None, no_color: str) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    coloured = Terminal()
+    configure_logging(coloured, environ={})
+    structlog.stdlib.get_logger("test.tty").warning("batch", paths=3)
+    assert "\x1b[" in coloured.getvalue()  # the twin: colours are on without NO_COLOR
+    plain = Terminal()
+    configure_logging(plain, environ={"NO_COLOR": no_color})  # any non-empty value
+    structlog.stdlib.get_logger("test.tty").warning("batch", paths=3)
+    text = plain.getvalue()
+    assert "batch" in text and "\x1b[" not in text

@@ -32,17 +32,20 @@ def test_only_files_whose_real_path_is_inside_the_vault_pass(tmp_path: Path) -> 
     os.symlink(vault / "Areas" / "Inside.md", vault / "alias.md")
     os.symlink(tmp_path / "outside" / "secret.md", vault / "leak.md")
     os.symlink(tmp_path / "outside", vault / "linked")
-    check_inside_vault(vault, "Areas/Inside.md", "Areas/Inside.md")
-    check_inside_vault(vault, "alias.md", "alias.md")  # a symlink that stays inside
+    check_inside_vault(vault, "Areas/Inside.md", "Areas/Inside.md", follow_symlinks=False)
+    # a symlink that stays inside
+    check_inside_vault(vault, "alias.md", "alias.md", follow_symlinks=False)
     for disk_rel in ("leak.md", "linked/secret.md"):
         with pytest.raises(ToolError) as caught:
-            check_inside_vault(vault, disk_rel, disk_rel)
+            check_inside_vault(vault, disk_rel, disk_rel, follow_symlinks=False)
         assert str(caught.value) == (
             f"refused {disk_rel!r}: it is a symlink to a file outside the vault"
         )
+        # follow_symlinks = true: the index follows it, so show may read it (as search does)
+        check_inside_vault(vault, disk_rel, disk_rel, follow_symlinks=True)
 
 
 def test_a_vault_reached_through_a_symlink_is_still_inside(tmp_path: Path) -> None:
     write(tmp_path / "real" / "Note.md", "note\n")
     os.symlink(tmp_path / "real", tmp_path / "vault")
-    check_inside_vault(tmp_path / "vault", "Note.md", "Note.md")
+    check_inside_vault(tmp_path / "vault", "Note.md", "Note.md", follow_symlinks=False)

@@ -13,6 +13,7 @@ import pytest
 from notedex.errors import NotedexError
 from notedex.vault.model import VaultFile, WalkProblem
 from notedex.vault.walk import (
+    OUTSIDE_MESSAGE,
     VaultNotFound,
     is_excluded,
     load_excluded_filters,
@@ -227,21 +228,34 @@ def test_mutually_linked_outside_folders_terminate(tmp_path: Path) -> None:
     os.symlink(one, vault / "one")
     os.symlink(two, one / "two")
     os.symlink(one, two / "one")
-    result = walk_vault(vault)
+    result = walk_vault(vault, follow_outside=True)  # follow_symlinks = true
     assert [f.path for f in result.files] == ["one/a.md", "one/two/b.md"]
     assert result.problems == (WalkProblem("one/two/one", "symlink loop; not followed"),)
 
 
 @needs_symlinks
-def test_symlinked_folder_outside_the_vault_is_followed(tmp_path: Path) -> None:
+def test_symlinked_folder_outside_the_vault_is_followed_only_when_asked(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     write(outside, "shared.md")
     write(outside, "deep/img.png")
     vault = tmp_path / "vault"
     write(vault, "own.md")
     os.symlink(outside, vault / "linked")
-    files = by_path(vault)
-    assert sorted(files) == ["linked/deep/img.png", "linked/shared.md", "own.md"]
+    os.symlink(outside / "shared.md", vault / "file-link.md")
+    default = walk_vault(vault)  # SEMANTICS 1.6: not followed, a warning naming the setting
+    assert [f.path for f in default.files] == ["own.md"]
+    assert default.problems == (
+        WalkProblem("file-link.md", OUTSIDE_MESSAGE, "warning"),
+        WalkProblem("linked", OUTSIDE_MESSAGE, "warning"),
+    )
+    assert "follow_symlinks" in OUTSIDE_MESSAGE
+    files = {f.path: f for f in walk_vault(vault, follow_outside=True).files}
+    assert sorted(files) == [
+        "file-link.md",
+        "linked/deep/img.png",
+        "linked/shared.md",
+        "own.md",
+    ]
     assert files["linked/shared.md"].disk_path == str(vault / "linked" / "shared.md")
     assert files["linked/shared.md"].inode == os.stat(outside / "shared.md").st_ino
 
@@ -421,3 +435,16 @@ def test_app_json_that_is_not_utf8_gives_no_filters(tmp_path: Path) -> None:
 )
 def test_is_excluded(path: str, filters: tuple[str, ...], expected: bool) -> None:
     assert is_excluded(path, filters) is expected
+
+
+def test_has_nfc_twin(tmp_path: Path) -> None:
+    from notedex.vault.walk import has_nfc_twin
+
+    (tmp_path / "caf\u00e9.md").write_text("x")
+    (tmp_path / "plain.md").write_text("x")
+    assert not has_nfc_twin(str(tmp_path), ["caf\u00e9.md", "plain.md"])
+    (tmp_path / "cafe\u0301.md").write_text("x")
+    assert has_nfc_twin(str(tmp_path), ["cafe\u0301.md"])
+    assert has_nfc_twin(str(tmp_path), ["caf\u00e9.md"])
+    assert not has_nfc_twin(str(tmp_path), ["plain.md"])
+    assert not has_nfc_twin(str(tmp_path / "missing"), ["caf\u00e9.md"])

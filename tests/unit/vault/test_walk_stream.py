@@ -61,10 +61,10 @@ def test_stream_leaves_symlinked_folders_for_last_and_reports_after_exhaustion(
     vault = make_vault(tmp_path / "v", {"A.md": "x\n", "Z.md": "x\n", "sub/.hidden.md": "x\n"})
     os.symlink(outside, vault / "B-link")
     os.symlink(tmp_path / "missing.md", vault / "dangling.md")
-    stream = VaultStream(vault)
+    stream = VaultStream(vault, follow_outside=True)
     files = [f.path for f in stream.files]
     assert files == ["A.md", "Z.md", "B-link/shared.md"]
-    whole = walk_vault(vault)
+    whole = walk_vault(vault, follow_outside=True)
     assert [p.path for p in stream.problems] == ["dangling.md"]
     assert stream.problems == whole.problems
     assert stream.unreadable_dirs == whole.unreadable_dirs == ()
