@@ -113,6 +113,9 @@ def _apply(
     report.changed = sum(1 for vf in upserts if vf.path in known)
     report.added = len(upserts) - report.changed
     existing = set(known).difference(deletes)  # a deleted path that is upserted is new
+    # A path whose row moved away (a swap, a rename over it) is new unless a row moved in.
+    existing.difference_update({row.path for row, _ in moves})
+    existing.update(vf.path for _, vf in moves)
     del known  # a large first index would otherwise hold every new row twice
 
     with writer.transaction():

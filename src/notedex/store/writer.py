@@ -17,6 +17,7 @@ from notedex.store.database import add_sql_functions, open_writer_connection, se
 from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
+from notedex.store.schema import content_key
 from notedex.vault.files import DEFAULT_MAX_BYTES
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.walk import load_excluded_filters
@@ -127,6 +128,14 @@ class IndexWriter:
     def same_contents(self, hashes: Sequence[tuple[int, str]]) -> set[int]:
         """The file ids among (file_id, sha256 hex) whose indexed note has this content."""
         return notes.same_contents(self.conn, hashes)
+
+    def content_keys(self, ids: Sequence[int]) -> dict[int, int]:
+        """The stored content key (``content_key`` of the sha256) of these notes, by file id."""
+        return moves.content_keys(self.conn, ids)
+
+    @staticmethod
+    def content_key(content_hash: str) -> int:
+        return content_key(content_hash)
 
     def refresh_etags(self, unchanged: Sequence[tuple[VaultFile, IndexedFile]]) -> None:
         """Files whose content is known to be unchanged under a new etag (a restored or copied
