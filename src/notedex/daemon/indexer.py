@@ -50,7 +50,8 @@ def release_memory() -> None:
 
 
 class Interrupted(Exception):
-    """Stop was requested while a rescan was running (raised between two transactions)."""
+    """Stop was requested while a batch or rescan was running (raised between two chunks,
+    each a committed transaction: the next start's reconcile finds the rest)."""
 
 
 class Indexer:
@@ -120,7 +121,7 @@ class Indexer:
                 self.writer.refresh_filters()
                 log.info("excluded files reloaded", filters=list(self.writer.filters))
             if batch.rescan:
-                self.rescan(", ".join(batch.rescan))
+                self.rescan(", ".join(batch.rescan), abort=self._stop.is_set)
             elif batch.paths:
                 self.apply(batch.paths)
             if MAINTENANCE in batch.tasks:
@@ -128,6 +129,12 @@ class Indexer:
             self._failures = 0
         except VaultNotFound as exc:
             log.warning("vault missing", error=str(exc), action="index left unchanged")
+        except Interrupted:
+            log.info(
+                "batch interrupted",
+                paths=len(batch.paths),
+                action="stopping; the next start's reconcile applies the rest",
+            )
         except Exception as exc:
             self._failures += 1
             delay = min(60.0, 2.0**self._failures)
@@ -138,7 +145,7 @@ class Indexer:
     def apply(self, paths: Sequence[str]) -> ApplyReport:
         paths = self._wait_for_git(list(paths))
         started = time.perf_counter()
-        report = apply_paths(self.writer, paths)
+        report = apply_paths(self.writer, paths, progress=self._stop_between_chunks)
         self._mark_batch()
         again = self._changed_while_read(report)
         if again:
@@ -217,6 +224,11 @@ class Indexer:
         )
 
     # -- helpers ----------------------------------------------------------------------------------
+
+    def _stop_between_chunks(self, done: int, total: int) -> None:
+        """Between two committed chunks of a large batch: stop now when asked (SIGTERM)."""
+        if done < total and self._stop.is_set():
+            raise Interrupted
 
     def _retry_unreadable(self, report: ApplyReport, *, full: bool) -> None:
         """Paths that could not be looked at: a rescan soon, with backoff (no event will come).

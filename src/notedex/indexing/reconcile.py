@@ -292,7 +292,9 @@ def _stat_file(vault: Path, disk_rel: str) -> VaultFile | None:
     )
 
 
-def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
+def apply_paths(
+    writer: IndexWriter, hints: Iterable[str], *, progress: Progress | None = None
+) -> ApplyReport:
     """Re-check the disk for each hinted vault-relative path and bring the index in line.
 
     Events are hints (ARCHITECTURE "Freshness"): whatever the event said, we look at the disk.
@@ -302,6 +304,7 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
     a folder holds one), or anything the walk reports as a problem (a FIFO, a dangling
     symlink), is settled by a reconcile of the whole vault: only the vault-wide walk can tell a
     loop or a folder already in the vault (SEMANTICS 1.6), and it records the walk problems.
+    ``progress`` runs between the apply's chunks (``indexing.apply``).
     """
     vault = writer.vault
     if not vault.is_dir():
@@ -314,11 +317,11 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
         if is_hidden_path(hint):
             continue
         if hint == "" or links.through_link(hint) or not _look(writer, hint, found):
-            return reconcile(writer)
+            return reconcile(writer, progress=progress)
     diff = _changed(writer, found.upserts.values(), found.hinted)
     gone = sorted(found.deletes - set(found.upserts))
     paired = pair_moves(writer, diff.upserts, gone, hashes=diff.hashes)
-    report = apply(writer, paired.upserts, paired.deletes, moves=paired.moves)
+    report = apply(writer, paired.upserts, paired.deletes, moves=paired.moves, progress=progress)
     _record_unchanged(writer, diff)
     report.rehashed = len(diff.rehashed)
     report.kept.extend(found.kept.kept)

@@ -53,6 +53,9 @@ class IndexWriter:
         self.bulk_cache_kib = bulk_cache_kib
         # None: indexing.apply's BULK_BATCH_SIZE. Also what bounds the parsed notes in memory.
         self.bulk_batch_size = bulk_batch_size
+        self.private = False
+        """True while this writer builds an index no reader sees yet (``store.swap``): applies
+        may then defer the structure-search rows to the end (``indexing.apply``)."""
         self.parsed = 0
         """Notes parsed by this writer's applies (tests assert on it, not on time)."""
         self.hashed = 0
@@ -252,10 +255,13 @@ class IndexWriter:
                 self._set_automerge(0)
                 try:
                     yield
-                finally:
+                except BaseException:
+                    # Stopped (SIGTERM between chunks): no long merge now, automerge resumes.
                     self._set_automerge(FTS_AUTOMERGE)
-                    with self.transaction():
-                        maintenance.merge_segments(self.conn)
+                    raise
+                self._set_automerge(FTS_AUTOMERGE)
+                with self.transaction():
+                    maintenance.merge_segments(self.conn)
         finally:
             self.release_free_pages()
             self.checkpoint()
