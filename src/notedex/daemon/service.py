@@ -26,7 +26,7 @@ from types import FrameType
 
 from notedex.config import Config
 from notedex.daemon.batcher import Batcher
-from notedex.daemon.indexer import Indexer, find_git_dir
+from notedex.daemon.indexer import Indexer, find_git_dir, rebuild_other_version
 from notedex.daemon.logging import configure_logging, get_logger
 from notedex.daemon.notify import SystemdNotifier
 from notedex.daemon.watcher import OverflowHook, RunningObserver, VaultEventHandler, start_observer
@@ -130,6 +130,11 @@ class Daemon:
         exit_code = EXIT_OK
         log.info("starting", vault=str(self.cfg.vault), db=str(self.cfg.db), pid=os.getpid())
         try:
+            # Another schema version: built aside and swapped in before anything opens it.
+            if not rebuild_other_version(
+                self.cfg.db, self._open_writer, lambda: self._startup_tick(supervisor)
+            ):
+                return exit_code
             indexer = Indexer(
                 self._open_writer,
                 batcher,
@@ -232,9 +237,9 @@ class Daemon:
                     pass
         return self._stop_requested()
 
-    def _open_writer(self) -> IndexWriter:
+    def _open_writer(self, db: Path | None = None) -> IndexWriter:
         return IndexWriter(
-            self.cfg.db,
+            db or self.cfg.db,
             self.cfg.vault,
             max_bytes=self.cfg.max_bytes,
             body_index=self.cfg.body_index,

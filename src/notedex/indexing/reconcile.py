@@ -28,9 +28,19 @@ from notedex.vault.walk import VaultStream, walk_vault
 def reconcile(
     writer: IndexWriter, *, full: bool = False, progress: Progress | None = None
 ) -> ApplyReport:
-    """Bring the index in line with the whole vault; incremental unless ``full``."""
-    with paused_gc():
-        return _reconcile(writer, full=full, progress=progress)
+    """Bring the index in line with the whole vault; incremental unless ``full``.
+
+    An index with no files yet (the daemon's first index) has no state to keep consistent for
+    readers: it is filled the fast way, as a private build is (``indexing.apply``).
+    """
+    first = not writer.private and not writer.has_files()
+    writer.private |= first
+    try:
+        with paused_gc():
+            return _reconcile(writer, full=full, progress=progress)
+    finally:
+        if first:
+            writer.private = False
 
 
 def _reconcile(writer: IndexWriter, *, full: bool, progress: Progress | None) -> ApplyReport:

@@ -257,6 +257,11 @@ def render_status(r: Renderer, data: dict[str, Any]) -> None:
         ("last indexed", data["lastIndexed"] or "never"),
         ("last batch", data["lastBatch"] or "-"),
         ("daemon", running),
+        *(
+            [("rebuilding", "yes: a full index is being built to replace this one")]
+            if data.get("rebuilding")
+            else []
+        ),
         ("index size", f"{data['dbBytes'] / 1e6:.1f} MB"),
     ]
     for name, value in rows:

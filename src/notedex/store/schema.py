@@ -6,6 +6,9 @@ SCHEMA_VERSION = 12  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 
+REBUILD_SUFFIX = ".rebuild"
+"""``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
+
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
 TOKENIZER = "porter unicode61 remove_diacritics 2"

@@ -13,6 +13,7 @@ from notedex.indexing import apply as apply_module
 from notedex.indexing.reconcile import reconcile
 from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.store.writer import IndexWriter
+from notedex.vault.walk import walk_vault
 from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok
 from tests.indexcheck import make_vault
 
@@ -53,9 +54,12 @@ def test_bulk_apply_equals_a_normal_apply(
     # Force bulk mode with small batches and the worker pool, so every branch runs.
     monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
     monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 128)
+    monkeypatch.setattr(apply_module, "BATCH_SIZE", 128)
     with IndexWriter(bulk_db, vault, workers=2) as writer:
         writer.private = private
-        report = reconcile(writer)
+        writer.refresh_filters()
+        # apply itself: reconcile would take a first index the private way either way.
+        report = apply_module.apply(writer, walk_vault(vault).files, [])
         assert writer.conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
         assert writer.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
     assert report.added == 601

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -197,4 +199,41 @@ def test_a_move_with_an_edit_is_a_delete_and_an_add(writer: IndexWriter) -> None
     write(vault / "c.md", "# C, edited\n")
     report = reconcile(writer)
     assert (report.added, report.removed, report.moved) == (1, 1, 0)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_readers_see_a_folder_move_whole_or_not_at_all(writer: IndexWriter) -> None:
+    """A reader polling throughout a folder move (with other changes in the same apply) sees
+    the folder under its old path or its new one, never split."""
+    vault = writer.vault
+    populate(vault, 1200)
+    age(vault)
+    reconcile(writer)
+    for i in range(1500):
+        write(vault / "new" / f"x{i}.md", f"# X {i}\n[[n{i}]]\n")  # more than one chunk
+    os.rename(vault / "p" / "beta", vault / "p" / "beta2")
+    seen: set[tuple[int, int]] = set()
+    done = threading.Event()
+
+    def read() -> None:
+        conn = sqlite3.connect(f"file:{writer.db_path}?mode=ro", uri=True, timeout=10)
+        try:
+            while not done.is_set():
+                seen.add(
+                    conn.execute(
+                        "SELECT sum(path LIKE 'p/beta/%'), sum(path LIKE 'p/beta2/%') FROM files"
+                    ).fetchone()
+                )
+        finally:
+            conn.close()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        report = reconcile(writer)
+    finally:
+        done.set()
+        reader.join()
+    assert report.moved == 301
+    assert seen <= {(301, 0), (0, 301)} and (0, 301) in seen
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
