@@ -81,29 +81,42 @@ def _move(
     filters: tuple[str, ...],
     disk_rel: Callable[[VaultFile], str | None],
 ) -> set[int]:
-    ids = [known.id for known, _ in moves]
     note_ids = [known.id for known, _ in moves if known.is_note]
-    encoded = json.dumps(ids)
+    # A note whose stem and exclusion stay (a folder rename) keeps its structure-search rows,
+    # title trigrams and findings as they are, under the new path: none of them depend on the
+    # folder. Only the others are withdrawn and recomputed, with the targets of their links
+    # (an exclusion change changes whether those links count as incoming).
+    heavy = [
+        known.id
+        for known, vf in moves
+        if known.is_note
+        and (
+            note_stem(known.path) != note_stem(vf.path)
+            or is_excluded(known.path, filters) != is_excluded(vf.path, filters)
+        )
+    ]
     targets = {
         row[0]
         for row in conn.execute(
             "SELECT DISTINCT target_id FROM links WHERE target_id IS NOT NULL "
             "AND source_id IN (SELECT value FROM json_each(?))",
-            (encoded,),
+            (json.dumps(heavy),),
         )
     }
-    dirty = {*note_ids, *targets}
+    dirty = {*heavy, *targets}
     # Out before any input changes: FTS5 deletes external-content rows by their old text.
     findings.withdraw(conn, dirty)
     conn.execute(
         "INSERT INTO title_grams(title_grams, rowid, stem, frontmatter_title) "
         "SELECT 'delete', file_id, stem, frontmatter_title FROM notes "
         "WHERE file_id IN (SELECT value FROM json_each(?))",
-        (json.dumps(note_ids),),
+        (json.dumps(heavy),),
     )
+    renewed = set(heavy)
     for known, _ in moves:
         links.removed(known.id, known.path)
-        findings.drop_findings_of(conn, known.path)
+        if known.id in renewed:
+            findings.drop_findings_of(conn, known.path)
     now = time.time_ns()
     conn.executemany(
         "UPDATE files SET path = ?, disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, "
@@ -123,6 +136,7 @@ def _move(
         "UPDATE problems SET path = (SELECT new FROM temp.moved_paths WHERE old = problems.path) "
         "WHERE kind <> 'walk' AND path IN (SELECT old FROM temp.moved_paths)"
     )
+    findings.rename_findings(conn)
     conn.executemany(
         "UPDATE notes SET stem = ?, excluded = ? WHERE file_id = ?",
         [
@@ -135,7 +149,7 @@ def _move(
         "INSERT INTO title_grams(rowid, stem, frontmatter_title) "
         "SELECT file_id, stem, frontmatter_title FROM notes "
         "WHERE file_id IN (SELECT value FROM json_each(?))",
-        (json.dumps(note_ids),),
+        (json.dumps(heavy),),
     )
     links.added({vf.path for _, vf in moves})
     # The moved notes' own links resolve from their new folder (SEMANTICS 7).
