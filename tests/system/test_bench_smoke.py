@@ -50,6 +50,10 @@ FIGURES = [
     "vault_bytes",
     "db_ratio",
     "db_no_body_ratio",
+    "folder_rename_visible_s",
+    "git_checkout_moves_visible_s",
+    "git_checkout_moves_total_s",
+    "sigterm_exit_s",
 ]
 RIPGREP_FIGURES = ["rg_ms", "rg_vs_lookup", "rg_miss_ms", "rg_vs_lookup_miss"]
 TARGETS = {
@@ -66,6 +70,8 @@ TARGETS = {
     "health_vs_startup",
     "daemon_peak_rss_mb",
     "db_no_body_ratio",
+    "folder_rename_visible_s",
+    "git_checkout_moves_visible_s",
 }
 
 
