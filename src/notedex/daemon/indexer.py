@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -68,10 +69,11 @@ class Indexer:
         git_wait_cap: float = GIT_WAIT_CAP,
     ) -> None:
         self._open_writer = open_writer
+        self._stop = stop or threading.Event()
         self.writer = open_writer()
+        self.writer.stop = self._stop.is_set
         self._batcher = batcher
         self._git_lock = git_dir / "index.lock" if git_dir is not None else None
-        self._stop = stop or threading.Event()
         self._fault = fault
         self._git_wait_cap = git_wait_cap
         self._stale_git_lock: tuple[int, int] | None = None
@@ -130,17 +132,29 @@ class Indexer:
         except VaultNotFound as exc:
             log.warning("vault missing", error=str(exc), action="index left unchanged")
         except Interrupted:
-            log.info(
-                "batch interrupted",
-                paths=len(batch.paths),
-                action="stopping; the next start's reconcile applies the rest",
-            )
+            self._interrupted(batch)
+        except sqlite3.OperationalError as exc:
+            if not self._stop.is_set():
+                self._failed(exc)
+            else:
+                self._interrupted(batch)  # a chunk aborted inside by the stop, rolled back
         except Exception as exc:
-            self._failures += 1
-            delay = min(60.0, 2.0**self._failures)
-            log.exception("batch failed", error=repr(exc), retry_in=delay)
-            self._reopen()
-            self._batcher.request_rescan("recovering from a failed batch", delay=delay)
+            self._failed(exc)
+
+    def _interrupted(self, batch: Batch) -> None:
+        log.info(
+            "batch interrupted",
+            paths=len(batch.paths),
+            action="stopping; the next start's reconcile applies the rest",
+        )
+
+    def _failed(self, exc: Exception) -> None:
+        """Inside ``except``: log it, start again from the database, rescan with backoff."""
+        self._failures += 1
+        delay = min(60.0, 2.0**self._failures)
+        log.exception("batch failed", error=repr(exc), retry_in=delay)
+        self._reopen()
+        self._batcher.request_rescan("recovering from a failed batch", delay=delay)
 
     def apply(self, paths: Sequence[str]) -> ApplyReport:
         paths = self._wait_for_git(list(paths))
@@ -180,7 +194,9 @@ class Indexer:
 
         try:
             report = reconcile(self.writer, progress=progress if abort is not None else None)
-        except Interrupted:
+        except (Interrupted, sqlite3.OperationalError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and not self._stop.is_set():
+                raise
             log.info("rescan interrupted", cause=cause)
             return None
         finally:
@@ -308,6 +324,7 @@ class Indexer:
         try:
             self.writer.close()
             self.writer = self._open_writer()
+            self.writer.stop = self._stop.is_set
         except Exception as exc:
             log.error("cannot reopen the index", error=repr(exc))
 

@@ -191,7 +191,9 @@ def _apply_visible(
         if progress and done:
             progress(done, plan.total)
         for parsed in batches:
-            with writer.transaction():
+            # A later chunk may be aborted inside by a stop (SIGTERM): rolled back, the index
+            # stays at the last commit. The first one always completes (a flush at shutdown).
+            with writer.transaction(), writer.interruptible():
                 writer.refresh_fts(_write_chunk(writer, plan, (), parsed, written))
             written += len(parsed)
             done += len(parsed)

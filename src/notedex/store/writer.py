@@ -9,7 +9,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from notedex.store import files, findings, maintenance, moves, notes
@@ -53,6 +53,8 @@ class IndexWriter:
         self.bulk_cache_kib = bulk_cache_kib
         # None: indexing.apply's BULK_BATCH_SIZE. Also what bounds the parsed notes in memory.
         self.bulk_batch_size = bulk_batch_size
+        self.stop: Callable[[], bool] | None = None
+        """Set by the daemon: true once it must stop (``interruptible`` aborts SQL then)."""
         self.private = False
         """True while this writer builds an index no reader sees yet (``store.swap``): applies
         may then defer the structure-search rows to the end (``indexing.apply``)."""
@@ -95,6 +97,21 @@ class IndexWriter:
             raise
         else:
             self.conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """While the body runs, SQLite asks ``self.stop`` every few thousand steps and aborts
+        the running statement once it is true (``sqlite3.OperationalError``, "interrupted"): the
+        transaction helper rolls the chunk back, the last committed one stays."""
+        stop = self.stop
+        if stop is None:
+            yield
+            return
+        self.conn.set_progress_handler(lambda: 1 if stop() else 0, 20_000)
+        try:
+            yield
+        finally:
+            self.conn.set_progress_handler(None, 0)
 
     def set_meta(self, key: str, value: str) -> None:
         set_meta(self.conn, key, value)
