@@ -20,6 +20,9 @@ BATCH_SIZE = 1000
 # end. At 100k notes this halves the cold index; commits and merges were the larger half.
 BULK_NOTES = 5000
 BULK_BATCH_SIZE = 5000
+STOPPING_BATCH_SIZE = 100
+"""The chunk size of an apply that starts while the daemon is stopping (the flush of what was
+queued at SIGTERM): its first chunk always completes, so it is kept short."""
 
 Progress = Callable[[int, int], None]
 
@@ -94,11 +97,13 @@ def apply(
     """
     note_count = sum(1 for vf in upserts if vf.is_note)
     apply_steps = _apply_private if writer.private else _apply_visible
+    visible = STOPPING_BATCH_SIZE if writer.stop is not None and writer.stop() else BATCH_SIZE
     if note_count < BULK_NOTES:
         with paused_gc():
-            return apply_steps(writer, upserts, deletes, moves, progress, BATCH_SIZE)
+            size = BATCH_SIZE if writer.private else visible
+            return apply_steps(writer, upserts, deletes, moves, progress, size)
     with paused_gc(), writer.bulk_mode():
-        size = (writer.bulk_batch_size or BULK_BATCH_SIZE) if writer.private else BATCH_SIZE
+        size = (writer.bulk_batch_size or BULK_BATCH_SIZE) if writer.private else visible
         return apply_steps(writer, upserts, deletes, moves, progress, size)
 
 
