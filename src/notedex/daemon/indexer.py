@@ -28,6 +28,8 @@ log = get_logger("notedex.daemon.indexer")
 
 GIT_WAIT_CAP = 30.0
 SAMPLE_PATHS = 5
+STOPPING_PATHS = 500
+"""A batch taken once the daemon is stopping is applied only up to this many paths."""
 UNREADABLE_RETRY_FIRST = 0.5
 UNREADABLE_RETRIES = 6
 """A path that could not be looked at is looked at again after 0.5, 1, 2... s (31.5 s in all):
@@ -122,6 +124,10 @@ class Indexer:
             if FILTERS in batch.tasks and not batch.rescan:
                 self.writer.refresh_filters()
                 log.info("excluded files reloaded", filters=list(self.writer.filters))
+            if self._stop.is_set() and (batch.rescan or len(batch.paths) > STOPPING_PATHS):
+                # Stopping: a flush this large would cost seconds before its first chunk (the
+                # look at every path); the next start's reconcile finds it all by etag.
+                raise Interrupted
             if batch.rescan:
                 self.rescan(", ".join(batch.rescan), abort=self._stop.is_set)
             elif batch.paths:
