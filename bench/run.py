@@ -48,6 +48,7 @@ ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
 import genvault  # noqa: E402  (a sibling script, not a package)
+import moves  # noqa: E402  (a sibling script: the large-move rows, issue 17)
 
 RESULTS_SCHEMA = 1
 DEFAULT_SEED = 1
@@ -1029,6 +1030,11 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
                 f"({per_run['lookup_vs_startup'][-1]:.2f}x start-up), saves p50 "
                 f"{_save_p50(done):.0f} ms, daemon peak {per_run.get('daemon_peak_rss_mb', [0])[-1]} MB"
             )
+        restore_vault(settings.out, name)
+        # Last: the SIGTERM row leaves the index behind the vault (the next start catches up).
+        moved = moves.measure(vault.path, db, Daemon(tools, vault.path, db, log), say=say)
+        figures.update({k: v for k, v in moved.items() if v is not None})
+        info["moves"] = {k: moved[k] for k in ("moves_notes", "moves_folders")}
     finally:
         restore_vault(settings.out, name)
 
@@ -1197,6 +1203,17 @@ ROWS: list[Row] = [
     Row("daemon_startup_rss_mb", "daemon RSS after startup", "MB"),
     Row("daemon_peak_rss_mb", "daemon peak RSS after the saves", "MB", ("<=", 120)),
     Row("daemon_rss_mb", "daemon RSS after the saves (steady)", "MB"),
+    Row(
+        "folder_rename_visible_s", "folder rename of ~10% of the notes, to visible", "s", ("<=", 2)
+    ),
+    Row(
+        "git_checkout_moves_visible_s",
+        "checkout moving ~10% of the notes, to visible",
+        "s",
+        ("<=", 5),
+    ),
+    Row("git_checkout_moves_total_s", "checkout moving ~10%, from its first file", "s"),
+    Row("sigterm_exit_s", "SIGTERM to exit during a large batch", "s"),
     Row("db_bytes", "database", "MB"),
     Row("db_no_body_bytes", "database: structure (all but the body index)", "MB"),
     Row("body_bytes", "database: body index (body_fts*, body_store)", "MB"),

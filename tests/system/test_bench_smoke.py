@@ -59,6 +59,10 @@ FIGURES = [
     "search_ms",
     "search_vs_startup",
     "body_ratio",
+    "folder_rename_visible_s",
+    "git_checkout_moves_visible_s",
+    "git_checkout_moves_total_s",
+    "sigterm_exit_s",
 ]
 RIPGREP_FIGURES = ["rg_ms", "rg_vs_lookup", "rg_miss_ms", "rg_vs_lookup_miss", "rg_vs_search_all"]
 TARGETS = {
@@ -79,6 +83,8 @@ TARGETS = {
     "rg_vs_search_all",
     "search_vs_startup",
     "body_ratio",
+    "folder_rename_visible_s",
+    "git_checkout_moves_visible_s",
 }
 
 

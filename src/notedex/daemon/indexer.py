@@ -34,6 +34,8 @@ log = get_logger("notedex.daemon.indexer")
 
 GIT_WAIT_CAP = 30.0
 SAMPLE_PATHS = 5
+STOPPING_PATHS = 500
+"""A batch taken once the daemon is stopping is applied only up to this many paths."""
 UNREADABLE_RETRY_FIRST = 0.5
 UNREADABLE_RETRIES = 6
 """A path that could not be looked at is looked at again after 0.5, 1, 2... s (31.5 s in all):
@@ -63,7 +65,8 @@ def release_memory() -> None:
 
 
 class Interrupted(Exception):
-    """Stop was requested while a rescan was running (raised between two transactions)."""
+    """Stop was requested while a batch or rescan was running (raised between two chunks,
+    each a committed transaction: the next start's reconcile finds the rest)."""
 
 
 class Indexer:
@@ -80,12 +83,13 @@ class Indexer:
         git_wait_cap: float = GIT_WAIT_CAP,
     ) -> None:
         self._open_writer = open_writer
+        self._stop = stop or threading.Event()
         self.writer = open_writer()
         self.files = index_files(self.writer.db_path)
         """(dev, inode) of the index, its -wal and -shm as opened: an operator may delete them."""
+        self.writer.stop = self._stop.is_set
         self._batcher = batcher
         self._git_lock = git_dir / "index.lock" if git_dir is not None else None
-        self._stop = stop or threading.Event()
         self._fault = fault
         self._git_wait_cap = git_wait_cap
         self._stale_git_lock: tuple[int, int] | None = None
@@ -142,8 +146,12 @@ class Indexer:
             if FILTERS in batch.tasks and not batch.rescan:
                 self.writer.refresh_filters()
                 log.info("excluded files reloaded", filters=list(self.writer.filters))
+            if self._stop.is_set() and (batch.rescan or len(batch.paths) > STOPPING_PATHS):
+                # Stopping: a flush this large would cost seconds before its first chunk (the
+                # look at every path); the next start's reconcile finds it all by etag.
+                raise Interrupted
             if batch.rescan:
-                self.rescan(", ".join(batch.rescan), hinted=batch.paths)
+                self.rescan(", ".join(batch.rescan), abort=self._stop.is_set, hinted=batch.paths)
             elif batch.paths:
                 self.apply(batch.paths)
             if MAINTENANCE in batch.tasks:
@@ -151,8 +159,22 @@ class Indexer:
             self._failures = 0
         except VaultNotFound as exc:
             self._retry_missing_vault(str(exc))
+        except Interrupted:
+            self._interrupted(batch)
+        except sqlite3.OperationalError as exc:
+            if not self._stop.is_set():
+                self.failed(exc, "batch failed")
+            else:
+                self._interrupted(batch)  # a chunk aborted inside by the stop, rolled back
         except Exception as exc:
             self.failed(exc, "batch failed")
+
+    def _interrupted(self, batch: Batch) -> None:
+        log.info(
+            "batch interrupted",
+            paths=len(batch.paths),
+            action="stopping; the next start's reconcile applies the rest",
+        )
 
     def failed(self, exc: BaseException, event: str) -> None:
         """A batch or the startup rescan failed: recover and rescan, with backoff (ARCHITECTURE
@@ -202,9 +224,13 @@ class Indexer:
         paths = other_names(self.writer, paths)
         walk = needs_vault_walk(self.writer, paths)
         if walk:  # the hinted files still get their content compared (issue 13.6)
-            report = reconcile(self.writer, hinted=frozenset(nfc(p) for p in paths))
+            report = reconcile(
+                self.writer,
+                hinted=frozenset(nfc(p) for p in paths),
+                progress=self._stop_between_chunks,
+            )
         else:
-            report = apply_paths(self.writer, paths)
+            report = apply_paths(self.writer, paths, progress=self._stop_between_chunks)
         self._mark_batch()
         again = self._changed_while_read(report)
         if again:
@@ -252,7 +278,9 @@ class Indexer:
                 progress=progress if abort is not None else None,
                 hinted=frozenset(nfc(p) for p in hinted),
             )
-        except Interrupted:
+        except (Interrupted, sqlite3.OperationalError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and not self._stop.is_set():
+                raise
             log.info("rescan interrupted", cause=cause)
             return None
         finally:
@@ -297,6 +325,11 @@ class Indexer:
         )
 
     # -- helpers ----------------------------------------------------------------------------------
+
+    def _stop_between_chunks(self, done: int, total: int) -> None:
+        """Between two committed chunks of a large batch: stop now when asked (SIGTERM)."""
+        if done < total and self._stop.is_set():
+            raise Interrupted
 
     def _retry_unreadable(self, report: ApplyReport, *, full: bool) -> None:
         """Paths that could not be looked at, and notes that could not be read: a rescan soon,
@@ -396,6 +429,7 @@ class Indexer:
         try:
             self.writer.close()
             self.writer = self._open_writer()
+            self.writer.stop = self._stop.is_set
         except Exception as exc:
             if is_corrupt(exc):
                 self._set_aside(exc)
@@ -411,9 +445,43 @@ class Indexer:
         try:
             with writer_errors(db):
                 self.writer = self._open_writer()
+            self.writer.stop = self._stop.is_set
         except Exception as again:
             log.error("cannot open a new index", error=str(again))
         self.files = index_files(db)
+
+
+def rebuild_other_version(
+    db: Path, writer_at: Callable[[Path], IndexWriter], abort: Callable[[], bool]
+) -> bool:
+    """Before the daemon opens an index of another schema version: build the new one aside and
+    swap it in (``indexing.rebuild``), so readers never see it empty. False when a stop signal
+    came meanwhile (the old file is left as it was)."""
+    from notedex.indexing.rebuild import other_version, rebuild
+
+    if not other_version(db):
+        return True
+    started = time.perf_counter()
+    log.info("rebuild", cause="an index of another schema version", db=str(db))
+
+    def progress(done: int, total: int) -> None:
+        if abort():
+            raise Interrupted
+
+    try:
+        report = rebuild(db, writer_at, progress=progress)
+    except Interrupted:
+        log.info("rebuild interrupted", action="the old index is left as it was")
+        return False
+    finally:
+        release_memory()
+    log.info(
+        "rebuild done",
+        added=report.added,
+        errors=report.errors,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    return True
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -29,7 +29,7 @@ from types import FrameType
 
 from notedex.config import Config
 from notedex.daemon.batcher import Batcher
-from notedex.daemon.indexer import Indexer, find_git_dir
+from notedex.daemon.indexer import Indexer, find_git_dir, rebuild_other_version
 from notedex.daemon.logging import configure_logging, get_logger
 from notedex.daemon.notify import SystemdNotifier
 from notedex.daemon.recovery import lock_still_held, open_checked
@@ -151,6 +151,11 @@ class Daemon:
         exit_code = EXIT_OK
         log.info("starting", vault=str(self.cfg.vault), db=str(self.cfg.db), pid=os.getpid())
         try:
+            # Another schema version: built aside and swapped in before anything opens it.
+            if not rebuild_other_version(
+                self.cfg.db, self._writer_at, lambda: self._startup_tick(supervisor)
+            ):
+                return exit_code
             indexer = Indexer(
                 self._open_writer,
                 batcher,
@@ -279,9 +284,13 @@ class Daemon:
         self._verified = True
         return open_checked(self.cfg.db, self._new_writer, verify)
 
-    def _new_writer(self, verify: bool) -> IndexWriter:
+    def _writer_at(self, db: Path) -> IndexWriter:
+        """A writer on ``db`` (the build of another schema version, made aside)."""
+        return self._new_writer(False, db)
+
+    def _new_writer(self, verify: bool, db: Path | None = None) -> IndexWriter:
         return IndexWriter(
-            self.cfg.db,
+            db or self.cfg.db,
             self.cfg.vault,
             max_bytes=self.cfg.max_bytes,
             body_index=self.cfg.body_index,

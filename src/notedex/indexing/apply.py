@@ -1,6 +1,7 @@
-"""Applying a change set: deletions and registrations first, then parsed notes in batches
-(bulk mode for a large one), each batch one writer transaction. The order is the recipe;
-the SQL of every step is in store/ behind ``IndexWriter``."""
+"""Applying a change set: deletions and moves first, then parsed notes in chunks, each chunk
+one writer transaction that leaves a visible index consistent (bulk mode for a large one; the
+fast, deferred way for a private index being built). The order is the recipe; the SQL of every
+step is in store/ behind ``IndexWriter``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from notedex.indexing.pool import parse_batches, paused_gc
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
-from notedex.vault.model import VaultFile
+from notedex.vault.model import Note, VaultFile
 
 BATCH_SIZE = 1000
 # A large apply (a first index, a git checkout of thousands of notes) runs in bulk mode: bigger
@@ -19,6 +20,9 @@ BATCH_SIZE = 1000
 # end. At 100k notes this halves the cold index; commits and merges were the larger half.
 BULK_NOTES = 5000
 BULK_BATCH_SIZE = 5000
+STOPPING_BATCH_SIZE = 100
+"""The chunk size of an apply that starts while the daemon is stopping (the flush of what was
+queued at SIGTERM): its first chunk always completes, so it is kept short."""
 
 Progress = Callable[[int, int], None]
 
@@ -78,22 +82,89 @@ def apply(
 ) -> ApplyReport:
     """Index ``upserts`` (already known to differ from the index) and drop ``deletes``.
 
-    Order: deletions; then every new file is registered at once (real row ids, and for
-    notes a pending etag, so links anywhere in this apply resolve immediately and a crash
-    leaves them "changed" for the next reconcile); then notes are parsed (in worker
-    processes when there are many) and written in batches. Structure-search rows are
-    recomputed once per apply: inside the single transaction of a small apply, or at the
-    end of a large one through the ``fts_pending`` table, which survives a crash.
+    An index that readers see (``writer.private`` false) is changed in chunks of at most
+    ``BATCH_SIZE`` notes, each one committed transaction that leaves the index consistent
+    (ARCHITECTURE "Freshness"): the first holds the deletions, every move and the attachments;
+    each holds the registration, parsed rows, structure-search rows and findings of its notes,
+    so a committed state is the index of a vault where the later chunks' files are not changed
+    yet. ``progress`` runs after each chunk; what it raises stops the apply there (the daemon's
+    SIGTERM), and the next reconcile finds the rest.
+
+    A private index (one being built to be swapped in, ``store.swap``) is built the fast way:
+    every new file registered at once (real row ids, so links resolve immediately; a pending
+    etag, so a crash leaves them "changed"), big batches, and the structure-search rows
+    recomputed once at the end through the ``fts_pending`` table, which survives a crash.
     """
-    if sum(1 for vf in upserts if vf.is_note) < BULK_NOTES:
+    note_count = sum(1 for vf in upserts if vf.is_note)
+    apply_steps = _apply_private if writer.private else _apply_visible
+    visible = STOPPING_BATCH_SIZE if writer.stop is not None and writer.stop() else BATCH_SIZE
+    if note_count < BULK_NOTES:
         with paused_gc():
-            return _apply(writer, upserts, deletes, moves, progress, BATCH_SIZE)
+            size = BATCH_SIZE if writer.private else visible
+            return apply_steps(writer, upserts, deletes, moves, progress, size)
     with paused_gc(), writer.bulk_mode():
-        batch_size = writer.bulk_batch_size or BULK_BATCH_SIZE
-        return _apply(writer, upserts, deletes, moves, progress, batch_size)
+        size = (writer.bulk_batch_size or BULK_BATCH_SIZE) if writer.private else visible
+        return apply_steps(writer, upserts, deletes, moves, progress, size)
 
 
-def _apply(
+@dataclass
+class _Plan:
+    """The change set in the order it is written, with what is already indexed."""
+
+    report: ApplyReport
+    deletes: list[str]
+    notes: list[VaultFile]
+    attachments: list[VaultFile]
+    existing: set[str]
+    total: int
+
+
+def _plan(
+    writer: IndexWriter,
+    upserts: Sequence[VaultFile],
+    deletes: Iterable[str],
+    moves: Sequence[tuple[IndexedFile, VaultFile]],
+) -> _Plan:
+    report = ApplyReport()
+    deletes = list(dict.fromkeys(deletes))
+    known = writer.file_rows([*deletes, *(vf.path for vf in upserts)])
+    deletes = [path for path in deletes if path in known]
+    notes = [vf for vf in upserts if vf.is_note]
+    attachments = [vf for vf in upserts if not vf.is_note]
+    report.changed = sum(1 for vf in upserts if vf.path in known)
+    report.added = len(upserts) - report.changed
+    existing = set(known).difference(deletes)  # a deleted path that is upserted is new
+    # A path whose row moved away (a swap, a rename over it) is new unless a row moved in.
+    existing.difference_update({row.path for row, _ in moves})
+    existing.update(vf.path for _, vf in moves)
+    total = len(notes) + len(attachments) + len(deletes)
+    return _Plan(report, deletes, notes, attachments, existing, total)
+
+
+def _remove_and_move(
+    writer: IndexWriter, plan: _Plan, moves: Sequence[tuple[IndexedFile, VaultFile]]
+) -> set[int]:
+    """Inside a transaction: the deletions, then the moves; returns the dirty notes."""
+    report = plan.report
+    dirty: set[int] = set()
+    if plan.deletes:
+        dirty |= writer.delete_files(plan.deletes)
+        writer.reresolve_for(set(plan.deletes), dirty)
+        report.removed += len(plan.deletes)
+        report.paths.extend(plan.deletes)
+    if moves:
+        # Paths, not content: the rows move in place, the links both ends can affect are
+        # re-resolved, nothing is parsed (issue 17). All in one transaction: readers see a
+        # folder move whole or not at all.
+        dirty |= writer.move_files(moves)
+        moved = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
+        writer.reresolve_for(moved, dirty)
+        report.moved = len(moves)
+        report.paths.extend(sorted(moved))
+    return dirty
+
+
+def _apply_visible(
     writer: IndexWriter,
     upserts: Sequence[VaultFile],
     deletes: Iterable[str],
@@ -102,46 +173,96 @@ def _apply(
     batch_size: int,
 ) -> ApplyReport:
     started = time.perf_counter()
-    report = ApplyReport()
-    deletes = list(dict.fromkeys(deletes))
-    known = writer.file_rows([*deletes, *(vf.path for vf in upserts)])
-    deletes = [path for path in deletes if path in known]
-    notes = [vf for vf in upserts if vf.is_note]
-    attachments = [vf for vf in upserts if not vf.is_note]
-    total = len(notes) + len(attachments) + len(deletes)
-    single = len(notes) <= batch_size
-    report.changed = sum(1 for vf in upserts if vf.path in known)
-    report.added = len(upserts) - report.changed
-    existing = set(known).difference(deletes)  # a deleted path that is upserted is new
-    del known  # a large first index would otherwise hold every new row twice
+    plan = _plan(writer, upserts, deletes, moves)
+    report, notes = plan.report, plan.notes
+    batches = parse_batches(
+        notes,
+        batch_size=batch_size,
+        workers=writer.workers,
+        max_bytes=writer.max_bytes,
+        body_index=writer.body_index,
+    )
+    # The first chunk also holds the deletions, moves and attachments: a small apply is one
+    # transaction.
+    first: Sequence[tuple[Note, str]] = next(batches, []) if notes else []
+    written = done = 0
+    try:
+        with writer.transaction():
+            dirty = _remove_and_move(writer, plan, moves)
+            dirty |= _write_chunk(writer, plan, plan.attachments, first, written)
+            writer.refresh_fts(dirty)
+        written = len(first)
+        done = len(plan.deletes) + len(plan.attachments) + written
+        if progress and done:
+            progress(done, plan.total)
+        for parsed in batches:
+            # A later chunk may be aborted inside by a stop (SIGTERM): rolled back, the index
+            # stays at the last commit. The first one always completes (a flush at shutdown).
+            with writer.transaction(), writer.interruptible():
+                writer.refresh_fts(_write_chunk(writer, plan, (), parsed, written))
+            written += len(parsed)
+            done += len(parsed)
+            if progress:
+                progress(done, plan.total)
+    finally:
+        batches.close()  # an interrupted apply: stop the parse pool now
+    report.paths.extend(vf.path for vf in upserts)
+    _finish(writer, report, bool(upserts or plan.deletes or moves), started)
+    return report
 
+
+def _write_chunk(
+    writer: IndexWriter,
+    plan: _Plan,
+    attachments: Sequence[VaultFile],
+    parsed: Sequence[tuple[Note, str]],
+    written: int,
+) -> set[int]:
+    """Inside a transaction: register and write one chunk of notes (``plan.notes[written:]``,
+    in order) and these attachments; returns the dirty notes."""
+    chunk = plan.notes[written : written + len(parsed)]
+    dirty: set[int] = set()
+    created = writer.register(attachments, chunk, plan.existing)
+    writer.reresolve_for(created, dirty)
+    if parsed:
+        writer.parsed += len(parsed)
+        dirty |= writer.write_notes(parsed, {vf.path: vf for vf in chunk})
+        plan.report.errors += sum(1 for note, _ in parsed if note.errors)
+    return dirty
+
+
+def _finish(writer: IndexWriter, report: ApplyReport, changed: bool, started: float) -> None:
+    if changed:
+        with writer.transaction():
+            writer.set_meta("last_indexed", repr(time.time()))
+    report.seconds = time.perf_counter() - started
+
+
+def _apply_private(
+    writer: IndexWriter,
+    upserts: Sequence[VaultFile],
+    deletes: Iterable[str],
+    moves: Sequence[tuple[IndexedFile, VaultFile]],
+    progress: Progress | None,
+    batch_size: int,
+) -> ApplyReport:
+    started = time.perf_counter()
+    plan = _plan(writer, upserts, deletes, moves)
+    report, notes = plan.report, plan.notes
+    single = len(notes) <= batch_size
     with writer.transaction():
-        dirty: set[int] = set()
-        if deletes:
-            dirty |= writer.delete_files(deletes)
-            writer.reresolve_for(set(deletes), dirty)
-            report.removed += len(deletes)
-            report.paths.extend(deletes)
-        if moves:
-            # Paths, not content: the rows move in place, the links both ends can affect are
-            # re-resolved, nothing is parsed (issue 17).
-            dirty |= writer.move_files(moves)
-            moved = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
-            writer.reresolve_for(moved, dirty)
-            report.moved = len(moves)
-            report.paths.extend(sorted(moved))
-        created = writer.register(attachments, notes, existing)
+        dirty = _remove_and_move(writer, plan, moves)
+        created = writer.register(plan.attachments, notes, plan.existing)
         writer.reresolve_for(created, dirty)
         del created
         if single and not notes:
             writer.refresh_fts(dirty)
         else:
             writer.defer_fts(dirty)
-    done = len(deletes) + len(attachments)
-    if progress and (deletes or attachments):
-        progress(done, total)
-
-    del existing
+    done = len(plan.deletes) + len(plan.attachments)
+    if progress and (plan.deletes or plan.attachments):
+        progress(done, plan.total)
+    plan.existing.clear()  # a large first index would otherwise hold every new row twice
     written = 0
     batches = parse_batches(
         notes,
@@ -164,13 +285,9 @@ def _apply(
                 writer.defer_fts(dirty)
         done += len(parsed)
         if progress:
-            progress(done, total)
+            progress(done, plan.total)
     if not single:
         writer.flush_pending_fts()
-
     report.paths.extend(vf.path for vf in upserts)
-    if upserts or deletes or moves:
-        with writer.transaction():
-            writer.set_meta("last_indexed", repr(time.time()))
-    report.seconds = time.perf_counter() - started
+    _finish(writer, report, bool(upserts or plan.deletes or moves), started)
     return report

@@ -231,20 +231,28 @@ def _rebuild(
 
 
 def _apply(cfg: Config, full: bool, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    from pathlib import Path
+
+    from notedex.indexing.rebuild import needs_build, rebuild
     from notedex.indexing.reconcile import reconcile
     from notedex.store.database import writer_errors
     from notedex.store.writer import IndexWriter
 
-    with writer_errors(cfg.db):
-        writer = IndexWriter(
-            cfg.db,
+    def writer(db: Path) -> IndexWriter:
+        return IndexWriter(
+            db,
             cfg.vault,
             max_bytes=cfg.max_bytes,
             body_index=cfg.body_index,
             follow_symlinks=cfg.follow_symlinks,
         )
-        with writer:
-            return reconcile(writer, full=full, progress=progress).as_dict()
+
+    with writer_errors(cfg.db):
+        if full or needs_build(cfg.db):
+            # Built aside and swapped in: readers never see an empty or half-built index.
+            return rebuild(cfg.db, writer, progress=progress).as_dict()
+        with writer(cfg.db) as w:
+            return reconcile(w, progress=progress).as_dict()
 
 
 def _nothing_done(unchanged: int, seconds: float) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from notedex.vault.model import Note, VaultFile
@@ -93,9 +93,9 @@ def parse_batches(
     workers: int,
     max_bytes: int,
     body_index: bool,
-) -> Iterator[Parsed]:
+) -> Generator[Parsed, None, None]:
     """Yield parsed notes in batches, in the order of ``notes``; parse in worker processes
-    for large sets."""
+    for large sets. Closing the generator early cancels the chunks not started yet."""
 
     def items(start: int, stop: int) -> list[tuple[str, str]]:
         return [(vf.disk_path, vf.path) for vf in notes[start:stop]]
@@ -122,7 +122,12 @@ def parse_batches(
                 next_chunk += 1
             pending.extend(in_flight.popleft().result())
             if len(pending) >= batch_size:
-                yield pending
+                try:
+                    yield pending
+                except GeneratorExit:
+                    for future in in_flight:
+                        future.cancel()  # a stopped apply waits only for the running chunks
+                    raise
                 pending = []
     if pending:
         yield pending

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, apply
+from notedex.indexing.pairing import pair_moves
 from notedex.indexing.pool import hash_notes, paused_gc
 from notedex.store.files import IndexedFile
-from notedex.store.moves import Move
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
@@ -33,9 +33,19 @@ def reconcile(
     hinted: frozenset[str] = frozenset(),
 ) -> ApplyReport:
     """Bring the index in line with the whole vault; incremental unless ``full``. ``hinted``:
-    paths an event named, compared by content even when their etag did not move (issue 13.6)."""
-    with paused_gc():
-        return _reconcile(writer, full=full, progress=progress, hinted=hinted)
+    paths an event named, compared by content even when their etag did not move (issue 13.6).
+
+    An index with no files yet (the daemon's first index) has no state to keep consistent for
+    readers: it is filled the fast way, as a private build is (``indexing.apply``).
+    """
+    first = not writer.private and not writer.has_files()
+    writer.private |= first
+    try:
+        with paused_gc():
+            return _reconcile(writer, full=full, progress=progress, hinted=hinted)
+    finally:
+        if first:
+            writer.private = False
 
 
 def _reconcile(
@@ -75,8 +85,9 @@ def _reconcile(
     refused = (p.path for p in problems)
     deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report, refused)
     settle_by_hash(writer, diff)
-    moves, upserts, deletes = pair_moves(writer, diff.upserts, deletes)
-    applied = apply(writer, upserts, deletes, moves=moves, progress=progress)
+    paired = pair_moves(writer, diff.upserts, deletes, hashes=diff.hashes)
+    moves, upserts = paired.moves, paired.upserts
+    applied = apply(writer, upserts, paired.deletes, moves=moves, progress=progress)
     # After the deletes: a path that is a walk problem now (a FIFO, a loop) lost its row there.
     writer.record_walk_problems(problems)
     _record_unchanged(writer, diff)
@@ -107,6 +118,8 @@ class Diff:
     rehashed: list[Renewed] = field(default_factory=list)
     """Notes under a new etag whose content hash matched the index: unchanged, not parsed."""
     relinked: list[Renewed] = field(default_factory=list)
+    hashes: dict[str, str] = field(default_factory=dict)
+    """Content hashes of upserted notes read by ``settle_by_hash`` (move pairing reuses them)."""
     """Attachments under a new inode, same size and mtime: the index holds nothing else of
     an attachment, so it is unchanged (a restored or copied vault)."""
 
@@ -189,40 +202,12 @@ def settle_by_hash(writer: IndexWriter, diff: Diff) -> None:
     for (vf, known), content_hash in zip(pending, hashes):
         if content_hash is None or known.id not in same:
             diff.upserts.append(vf)
+            if content_hash is not None:
+                diff.hashes[vf.path] = content_hash
         elif known.same_etag(vf):
             diff.racy.append(vf.path)
         else:
             diff.rehashed.append((vf, known))
-
-
-def pair_moves(
-    writer: IndexWriter, upserts: list[VaultFile], deletes: list[str]
-) -> tuple[list[Move], list[VaultFile], list[str]]:
-    """Pair files new to the index with gone ones of the same etag (size, mtime_ns, inode:
-    a move within the file system keeps them): (moves, the other upserts, the other deletes).
-
-    A gone row is paired only when its etag is unique among the gone rows and not racy."""
-    if not deletes or not upserts:
-        return [], upserts, deletes
-    by_etag: dict[tuple[int, int, int, int], IndexedFile | None] = {}
-    for gone in writer.file_rows(deletes).values():
-        if gone.inode and not gone.racy:
-            key = (gone.is_note, gone.size, gone.mtime_ns, gone.inode)
-            by_etag[key] = None if key in by_etag else gone
-    if not by_etag:
-        return [], upserts, deletes
-    indexed = writer.file_rows(vf.path for vf in upserts)
-    moves: list[Move] = []
-    rest: list[VaultFile] = []
-    for vf in upserts:
-        key = (int(vf.is_note), vf.size, vf.mtime_ns, vf.inode)
-        row = None if vf.path in indexed else by_etag.pop(key, None)
-        if row is None:
-            rest.append(vf)
-        else:
-            moves.append((row, vf))
-    moved_from = {row.path for row, _ in moves}
-    return moves, rest, [path for path in deletes if path not in moved_from]
 
 
 def _record_unchanged(writer: IndexWriter, diff: Diff) -> None:
@@ -326,7 +311,9 @@ def _stat_file(vault: Path, disk_rel: str) -> VaultFile | None:
     )
 
 
-def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
+def apply_paths(
+    writer: IndexWriter, hints: Iterable[str], *, progress: Progress | None = None
+) -> ApplyReport:
     """Re-check the disk for each hinted vault-relative path and bring the index in line.
 
     Events are hints (ARCHITECTURE "Freshness"): whatever the event said, we look at the disk.
@@ -336,6 +323,7 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
     a folder holds one), or anything the walk reports as a problem (a FIFO, a dangling
     symlink), is settled by a reconcile of the whole vault: only the vault-wide walk can tell a
     loop or a folder already in the vault (SEMANTICS 1.6), and it records the walk problems.
+    ``progress`` runs between the apply's chunks (``indexing.apply``).
     """
     vault = writer.vault
     if not vault.is_dir():
@@ -349,11 +337,11 @@ def apply_paths(writer: IndexWriter, hints: Iterable[str]) -> ApplyReport:
         if is_hidden_path(hint):
             continue
         if hint == "" or links.through_link(hint) or not _look(writer, hint, found):
-            return reconcile(writer, hinted=frozenset(nfc(h) for h in hints))
+            return reconcile(writer, hinted=frozenset(nfc(h) for h in hints), progress=progress)
     diff = _changed(writer, found.upserts.values(), found.hinted)
     gone = sorted(found.deletes - set(found.upserts))
-    moves, changed, gone = pair_moves(writer, diff.upserts, gone)
-    report = apply(writer, changed, gone, moves=moves)
+    paired = pair_moves(writer, diff.upserts, gone, hashes=diff.hashes)
+    report = apply(writer, paired.upserts, paired.deletes, moves=paired.moves, progress=progress)
     _record_unchanged(writer, diff)
     report.rehashed = len(diff.rehashed)
     report.kept.extend(found.kept.kept)

@@ -157,7 +157,11 @@ class VaultTools:
         Raises ToolError when there is no usable index yet and none arrived before the deadline.
         """
         from notedex.indexing.freshness import daemon_keeps_fresh, ensure_fresh
+        from notedex.query.listing import rebuilding
+        from notedex.store.connect import lock_holder
 
+        if rebuilding(self.cfg.db, lock_holder(self.cfg.lock_file)):
+            return True  # answered from the old index while a full one is built (issue 13)
         if daemon_keeps_fresh(self.cfg):
             return False
         if not self.keeper.enabled:

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from notedex.errors import NoteNotFound, UsageError
 from notedex.store import read
-from notedex.store.connect import lock_holder, read_transaction
+from notedex.store.connect import LockHolder, lock_holder, read_transaction
 from notedex.store.outline import decode_outline
-from notedex.store.schema import SCHEMA_VERSION
+from notedex.store.schema import REBUILD_SUFFIX, SCHEMA_VERSION
 from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
     body_start_line,
@@ -388,7 +388,14 @@ def status(
             "since": _iso(holder.since) if holder and daemon else None,
         },
         "dbBytes": _size(db) + _size(db.with_name(db.name + "-wal")),
+        "rebuilding": rebuilding(db, holder),
     }
+
+
+def rebuilding(db: Path, holder: LockHolder | None) -> bool:
+    """A full index is being built to be swapped in (store.swap): its file exists and a live
+    writer holds the lock (a build file left by a killed writer does not count)."""
+    return holder is not None and db.with_name(db.name + REBUILD_SUFFIX).exists()
 
 
 def _iso(ts: float | None) -> str | None:

@@ -368,6 +368,11 @@ def render_status(r: Renderer, data: dict[str, Any]) -> None:
         ("last indexed", local_time(data["lastIndexed"]) or "never"),
         ("last batch", local_time(data["lastBatch"]) or "-"),
         ("daemon", running),
+        *(
+            [("rebuilding", "yes: a full index is being built to replace this one")]
+            if data.get("rebuilding")
+            else []
+        ),
         ("index size", f"{data['dbBytes'] / 1e6:.1f} MB"),
     ]
     for name, value in rows:

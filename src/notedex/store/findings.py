@@ -113,6 +113,21 @@ def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
     )
 
 
+def rename_findings(conn: sqlite3.Connection) -> None:
+    """Inside a move (store.moves): the findings rows of moved notes take the new paths of
+    ``temp.moved_paths`` in place (a note that is recomputed afterwards is harmless here)."""
+    conn.execute(
+        "UPDATE lonely_notes SET path = "
+        "(SELECT new FROM temp.moved_paths WHERE old = lonely_notes.path) "
+        "WHERE path IN (SELECT old FROM temp.moved_paths)"
+    )
+    conn.execute(
+        "UPDATE broken_links SET source = "
+        "(SELECT new FROM temp.moved_paths WHERE old = broken_links.source) "
+        "WHERE source IN (SELECT old FROM temp.moved_paths)"
+    )
+
+
 def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     """Recompute health's findings (SEMANTICS 8) of the notes in ``temp.dirty_notes``.
 

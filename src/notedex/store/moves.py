@@ -1,16 +1,19 @@
 """Moves as path updates (issue 17): a file that left one path and is found under another
-with the same etag keeps its row id and every row parsed from it; only what depends on the
-path changes (its name keys, stem, exclusion, problems, findings and link resolution)."""
+(same etag, or same size and content hash: ``indexing.pairing``) keeps its row id and every row
+parsed from it; only what depends on the path changes (its name keys, stem, exclusion, problems,
+findings and link resolution). A swap or a rotation of paths goes through placeholder paths
+inside the same transaction, so readers never see one."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
 
 from notedex.store import findings
-from notedex.store.files import IndexedFile
+from notedex.store.files import LOOKUP_CHUNK, IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.vault.files import note_stem
 from notedex.vault.model import VaultFile
@@ -18,6 +21,24 @@ from notedex.vault.walk import is_excluded
 
 Move = tuple[IndexedFile, VaultFile]
 """The indexed row of the path a file left, and the file under its new path."""
+
+
+PARKED = "\x00moving/"
+"""The prefix of a placeholder path: no vault path starts with NUL."""
+
+
+def content_keys(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, int]:
+    """notes.content_hash by file id, for the rows that have a hash (a note that was read)."""
+    keys: dict[int, int] = {}
+    for start in range(0, len(ids), LOOKUP_CHUNK):
+        keys.update(
+            conn.execute(
+                "SELECT file_id, content_hash FROM notes WHERE content_hash <> -1 "
+                "AND file_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(ids[start : start + LOOKUP_CHUNK])),),
+            )
+        )
+    return keys
 
 
 def move_files(
@@ -28,35 +49,74 @@ def move_files(
     filters: tuple[str, ...],
     disk_rel: Callable[[VaultFile], str | None],
 ) -> set[int]:
-    """Inside a transaction: give each moved file its new path in place (a new path never has
-    a row: only a path that left the index is paired with one new to it). Returns the notes
-    whose structure-search rows and findings change (the caller re-resolves the links of
-    other notes that the old and new paths can affect)."""
+    """Inside a transaction: give each moved file its new path in place. A new path has no row
+    when this runs, except the row of another moved file (a swap, a rotation): those rows are
+    parked under a placeholder path first. Returns the notes whose structure-search rows and
+    findings change (the caller re-resolves the links of other notes that the old and new
+    paths can affect)."""
     if not moves:
         return set()
-    ids = [known.id for known, _ in moves]
+    taken = {vf.path for _, vf in moves}
+    if not any(known.path in taken for known, _ in moves):
+        return _move(conn, moves, links=links, filters=filters, disk_rel=disk_rel)
+    parked: list[Move] = []
+    final: list[Move] = []
+    for known, vf in moves:
+        if known.path in taken:
+            # NUL in the stem too: no link text can name a parked row.
+            spot = known._replace(path=f"{PARKED}\x00{known.id}.md")
+            parked.append((known, dataclasses.replace(vf, path=spot.path)))
+            final.append((spot, vf))
+        else:
+            final.append((known, vf))
+    dirty = _move(conn, parked, links=links, filters=filters, disk_rel=disk_rel)
+    return dirty | _move(conn, final, links=links, filters=filters, disk_rel=disk_rel)
+
+
+def _move(
+    conn: sqlite3.Connection,
+    moves: Sequence[Move],
+    *,
+    links: LinkTargets,
+    filters: tuple[str, ...],
+    disk_rel: Callable[[VaultFile], str | None],
+) -> set[int]:
     note_ids = [known.id for known, _ in moves if known.is_note]
-    encoded = json.dumps(ids)
+    # A note whose stem and exclusion stay (a folder rename) keeps its structure-search rows,
+    # title trigrams and findings as they are, under the new path: none of them depend on the
+    # folder. Only the others are withdrawn and recomputed, with the targets of their links
+    # (an exclusion change changes whether those links count as incoming).
+    heavy = [
+        known.id
+        for known, vf in moves
+        if known.is_note
+        and (
+            note_stem(known.path) != note_stem(vf.path)
+            or is_excluded(known.path, filters) != is_excluded(vf.path, filters)
+        )
+    ]
     targets = {
         row[0]
         for row in conn.execute(
             "SELECT DISTINCT target_id FROM links WHERE target_id IS NOT NULL "
             "AND source_id IN (SELECT value FROM json_each(?))",
-            (encoded,),
+            (json.dumps(heavy),),
         )
     }
-    dirty = {*note_ids, *targets}
+    dirty = {*heavy, *targets}
     # Out before any input changes: FTS5 deletes external-content rows by their old text.
     findings.withdraw(conn, dirty)
     conn.execute(
         "INSERT INTO title_grams(title_grams, rowid, stem, frontmatter_title) "
         "SELECT 'delete', file_id, stem, frontmatter_title FROM notes "
         "WHERE file_id IN (SELECT value FROM json_each(?))",
-        (json.dumps(note_ids),),
+        (json.dumps(heavy),),
     )
+    renewed = set(heavy)
     for known, _ in moves:
         links.removed(known.id, known.path)
-        findings.drop_findings_of(conn, known.path)
+        if known.id in renewed:
+            findings.drop_findings_of(conn, known.path)
     now = time.time_ns()
     conn.executemany(
         "UPDATE files SET path = ?, disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, "
@@ -76,6 +136,7 @@ def move_files(
         "UPDATE problems SET path = (SELECT new FROM temp.moved_paths WHERE old = problems.path) "
         "WHERE kind <> 'walk' AND path IN (SELECT old FROM temp.moved_paths)"
     )
+    findings.rename_findings(conn)
     conn.executemany(
         "UPDATE notes SET stem = ?, excluded = ? WHERE file_id = ?",
         [
@@ -88,7 +149,7 @@ def move_files(
         "INSERT INTO title_grams(rowid, stem, frontmatter_title) "
         "SELECT file_id, stem, frontmatter_title FROM notes "
         "WHERE file_id IN (SELECT value FROM json_each(?))",
-        (json.dumps(note_ids),),
+        (json.dumps(heavy),),
     )
     links.added({vf.path for _, vf in moves})
     # The moved notes' own links resolve from their new folder (SEMANTICS 7).

@@ -8,6 +8,9 @@ SCHEMA_VERSION = 14  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
 # 14: files_inode, so an edit through one name of a file re-checks its other names (issue 13.9)
 
+REBUILD_SUFFIX = ".rebuild"
+"""``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
+
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
 TOKENIZER = "porter unicode61 remove_diacritics 2"

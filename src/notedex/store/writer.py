@@ -9,7 +9,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from notedex.store import files, findings, maintenance, moves, notes
@@ -22,6 +22,7 @@ from notedex.store.database import (
 from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
+from notedex.store.schema import content_key
 from notedex.vault.files import DEFAULT_MAX_BYTES
 from notedex.vault.model import Note, VaultFile, WalkProblem
 from notedex.vault.walk import load_excluded_filters
@@ -62,6 +63,11 @@ class IndexWriter:
         self.bulk_cache_kib = bulk_cache_kib
         # None: indexing.apply's BULK_BATCH_SIZE. Also what bounds the parsed notes in memory.
         self.bulk_batch_size = bulk_batch_size
+        self.stop: Callable[[], bool] | None = None
+        """Set by the daemon: true once it must stop (``interruptible`` aborts SQL then)."""
+        self.private = False
+        """True while this writer builds an index no reader sees yet (``store.swap``): applies
+        may then defer the structure-search rows to the end (``indexing.apply``)."""
         self.parsed = 0
         """Notes parsed by this writer's applies (tests assert on it, not on time)."""
         self.hashed = 0
@@ -106,6 +112,21 @@ class IndexWriter:
             raise
         else:
             self.conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """While the body runs, SQLite asks ``self.stop`` every few thousand steps and aborts
+        the running statement once it is true (``sqlite3.OperationalError``, "interrupted"): the
+        transaction helper rolls the chunk back, the last committed one stays."""
+        stop = self.stop
+        if stop is None:
+            yield
+            return
+        self.conn.set_progress_handler(lambda: 1 if stop() else 0, 20_000)
+        try:
+            yield
+        finally:
+            self.conn.set_progress_handler(None, 0)
 
     def set_meta(self, key: str, value: str) -> None:
         set_meta(self.conn, key, value)
@@ -153,6 +174,14 @@ class IndexWriter:
     def same_contents(self, hashes: Sequence[tuple[int, str]]) -> set[int]:
         """The file ids among (file_id, sha256 hex) whose indexed note has this content."""
         return notes.same_contents(self.conn, hashes)
+
+    def content_keys(self, ids: Sequence[int]) -> dict[int, int]:
+        """The stored content key (``content_key`` of the sha256) of these notes, by file id."""
+        return moves.content_keys(self.conn, ids)
+
+    @staticmethod
+    def content_key(content_hash: str) -> int:
+        return content_key(content_hash)
 
     def refresh_etags(self, unchanged: Sequence[tuple[VaultFile, IndexedFile]]) -> None:
         """Files whose content is known to be unchanged under a new etag (a restored or copied
@@ -271,10 +300,13 @@ class IndexWriter:
                 self._set_automerge(0)
                 try:
                     yield
-                finally:
+                except BaseException:
+                    # Stopped (SIGTERM between chunks): no long merge now, automerge resumes.
                     self._set_automerge(FTS_AUTOMERGE)
-                    with self.transaction():
-                        maintenance.merge_segments(self.conn)
+                    raise
+                self._set_automerge(FTS_AUTOMERGE)
+                with self.transaction():
+                    maintenance.merge_segments(self.conn)
         finally:
             self.release_free_pages()
             self.checkpoint()

@@ -47,8 +47,8 @@ def test_indexer_requeues_a_file_that_changed_while_it_was_read(
 ) -> None:
     real_apply_paths = indexer_module.apply_paths
 
-    def apply_then_write(writer: IndexWriter, hints: Any) -> Any:
-        report = real_apply_paths(writer, hints)
+    def apply_then_write(writer: IndexWriter, hints: Any, **options: Any) -> Any:
+        report = real_apply_paths(writer, hints, **options)
         (vault / "a.md").write_text(
             "# A, longer: written while we were reading\n", encoding="utf-8"
         )

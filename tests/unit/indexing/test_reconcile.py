@@ -354,7 +354,9 @@ def test_apply_paths_follows_hints_for_both_ends_of_moves(tmp_path: Path) -> Non
         assert dump_index(db) == fresh_full_index(vault, tmp_path)
         (vault / "B").rename(vault / "Moved")
         report = apply_paths(writer, ["B", "Moved"])
-        assert (report.added, report.removed) == (2, 2)
+        # Just indexed, so racy: the note moves by its content hash; the attachment (no hash)
+        # is a delete and an add.
+        assert (report.added, report.removed, report.moved) == (1, 1, 1)
         assert dump_index(db) == fresh_full_index(vault, tmp_path)
         shutil.rmtree(vault / "Moved")
         apply_paths(writer, ["Moved"])

@@ -5,6 +5,9 @@ equals a fresh full index of the vault."""
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,12 +86,12 @@ def test_renames_that_change_stems_and_resolution(writer: IndexWriter) -> None:
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
 
 
-def test_a_swap_is_two_edits(writer: IndexWriter) -> None:
-    """Both paths stay in the index: their content changed, so both are parsed (only a path
-    that left the index is paired with one new to it)."""
+def test_a_swap_is_two_moves(writer: IndexWriter) -> None:
+    """Both paths stay in the index: each row moves to the other path, nothing is parsed."""
     vault = writer.vault
     write(vault / "a.md", "# A\n[[b]]\n")
-    write(vault / "b.md", "# B\n")
+    write(vault / "b.md", "# B, longer\n")
+    write(vault / "c.md", "[[a]] [[b]]\n")
     age(vault)
     reconcile(writer)
     parsed = writer.parsed
@@ -96,7 +99,68 @@ def test_a_swap_is_two_edits(writer: IndexWriter) -> None:
     os.rename(vault / "b.md", vault / "a.md")
     os.rename(vault / "tmp.md", vault / "b.md")
     report = reconcile(writer)
-    assert (report.changed, report.moved, writer.parsed - parsed) == (2, 0, 2)
+    assert (report.changed, report.moved, writer.parsed - parsed) == (0, 2, 0)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_rotation_of_same_size_copies_is_paired_by_content(writer: IndexWriter) -> None:
+    """Rewritten files (new inodes and mtimes, as a git checkout leaves them), same sizes:
+    the content hash tells which row is which."""
+    vault = writer.vault
+    texts = {name: f"# {name.upper()}\n[[{name}x]]\n" for name in ("a", "b", "c")}
+    for name, text in texts.items():
+        write(vault / f"{name}.md", text)
+    write(vault / "ax.md", "[[a]]\n")
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    for old, new in (("a", "b"), ("b", "c"), ("c", "a")):
+        (vault / f"{new}.md").unlink()
+        write(vault / f"{new}.md", texts[old])
+    age(vault)
+    report = reconcile(writer)
+    assert (report.added, report.changed, report.removed, report.moved) == (0, 0, 0, 3)
+    assert writer.parsed == parsed
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_copy_and_delete_is_a_move_by_content(writer: IndexWriter) -> None:
+    """Across file systems (or by git) a move is a new file with the same bytes: a new inode
+    and mtime. Two gone notes with equal content are both paired."""
+    vault = writer.vault
+    populate(vault, 40)
+    write(vault / "p" / "alpha" / "twin1.md", "same bytes\n")
+    write(vault / "p" / "alpha" / "twin2.md", "same bytes\n")
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    moved = 0
+    for src in sorted((vault / "p" / "alpha").glob("*.md")):
+        data = src.read_bytes()
+        src.unlink()
+        (vault / "elsewhere").mkdir(exist_ok=True)
+        (vault / "elsewhere" / src.name).write_bytes(data)
+        moved += 1
+    age(vault)
+    report = reconcile(writer)
+    assert (report.added, report.removed, report.moved) == (0, 0, moved)
+    assert writer.parsed == parsed
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_rename_over_an_existing_note(writer: IndexWriter) -> None:
+    """``mv a.md b.md`` while b.md exists: b's row goes, a's row takes its path."""
+    vault = writer.vault
+    write(vault / "a.md", "# A\n[[b]]\n")
+    write(vault / "b.md", "# B\n")
+    write(vault / "c.md", "[[a]]\n")
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    os.rename(vault / "a.md", vault / "b.md")
+    report = apply_paths(writer, ["a.md", "b.md"])
+    assert (report.added, report.changed, report.removed, report.moved) == (0, 0, 1, 1)
+    assert writer.parsed == parsed
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
 
 
@@ -112,6 +176,19 @@ def test_the_daemons_path_hints_move_too(writer: IndexWriter) -> None:
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
 
 
+def test_the_daemons_hints_pair_a_copied_folder_by_content(writer: IndexWriter) -> None:
+    vault = writer.vault
+    populate(vault, 40)
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    shutil.copytree(vault / "p" / "gamma", vault / "r", copy_function=shutil.copyfile)
+    shutil.rmtree(vault / "p" / "gamma")
+    report = apply_paths(writer, ["p/gamma", "r"])
+    assert (report.added, report.removed, report.moved, writer.parsed - parsed) == (0, 0, 11, 0)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
 def test_a_move_with_an_edit_is_a_delete_and_an_add(writer: IndexWriter) -> None:
     vault = writer.vault
     write(vault / "a.md", "# A\n")
@@ -122,4 +199,41 @@ def test_a_move_with_an_edit_is_a_delete_and_an_add(writer: IndexWriter) -> None
     write(vault / "c.md", "# C, edited\n")
     report = reconcile(writer)
     assert (report.added, report.removed, report.moved) == (1, 1, 0)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_readers_see_a_folder_move_whole_or_not_at_all(writer: IndexWriter) -> None:
+    """A reader polling throughout a folder move (with other changes in the same apply) sees
+    the folder under its old path or its new one, never split."""
+    vault = writer.vault
+    populate(vault, 1200)
+    age(vault)
+    reconcile(writer)
+    for i in range(1500):
+        write(vault / "new" / f"x{i}.md", f"# X {i}\n[[n{i}]]\n")  # more than one chunk
+    os.rename(vault / "p" / "beta", vault / "p" / "beta2")
+    seen: set[tuple[int, int]] = set()
+    done = threading.Event()
+
+    def read() -> None:
+        conn = sqlite3.connect(f"file:{writer.db_path}?mode=ro", uri=True, timeout=10)
+        try:
+            while not done.is_set():
+                seen.add(
+                    conn.execute(
+                        "SELECT sum(path LIKE 'p/beta/%'), sum(path LIKE 'p/beta2/%') FROM files"
+                    ).fetchone()
+                )
+        finally:
+            conn.close()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        report = reconcile(writer)
+    finally:
+        done.set()
+        reader.join()
+    assert report.moved == 301
+    assert seen <= {(301, 0), (0, 301)} and (0, 301) in seen
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)

@@ -1,0 +1,255 @@
+"""Large moves through the daemon (issue 17): a folder rename and a `git checkout` that move about
+10% of the notes, and SIGTERM during a large batch. ``bench/run.py`` takes these rows at every
+size; run alone for a quick look at one vault:
+
+    python bench/moves.py --vault bench/out/v100k --db /tmp/v100k.db     # indexes it first
+
+- ``folder_rename_visible_s``: ``os.rename`` of the largest top folders (together about 10% of the
+  notes) to new names, until the index shows them under the new paths; the median of the move
+  and the move back.
+- ``git_checkout_moves_visible_s``: the same folders rewritten as git does (every file written
+  anew under the new path, a new inode and mtime, the old one unlinked), from the last file
+  written until the index shows the move; ``git_checkout_moves_total_s`` from the first.
+- ``sigterm_exit_s``: those folders copied into the vault under new names (a batch of new notes,
+  parsed in chunks); SIGTERM once the first chunk is visible, until the daemon has exited.
+
+A reader polls the database (the path range of each folder) every 10 ms. The vault is put back
+as it was (paths and bytes; the rewritten files keep their new mtimes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+SHARE = 0.10
+POLL_S = 0.01
+
+
+class DaemonLike(Protocol):
+    proc: subprocess.Popen[bytes] | None
+
+    def start(self, timeout: float) -> float: ...
+
+    def stop(self) -> int | None: ...
+
+
+def pick_folders(vault: Path, share: float = SHARE) -> list[tuple[str, int]]:
+    """The largest top-level folders (name, notes) until they hold ``share`` of the notes."""
+    counts = []
+    total = 0
+    for entry in sorted(os.scandir(vault), key=lambda e: e.name):
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        notes = sum(1 for p in Path(entry.path).rglob("*.md"))
+        counts.append((entry.name, notes))
+        total += notes
+    total += sum(1 for p in vault.glob("*.md"))
+    chosen: list[tuple[str, int]] = []
+    for name, notes in sorted(counts, key=lambda c: (-c[1], c[0])):
+        if sum(n for _, n in chosen) >= share * total:
+            break
+        chosen.append((name, notes))
+    return chosen
+
+
+def count_under(conn: sqlite3.Connection, folders: Sequence[str]) -> int:
+    """Indexed files under these folders (a path-range scan on the unique path index)."""
+    total = 0
+    for folder in folders:
+        # "/" + 1 is "0": every path under folder/ sorts in [folder/, folder0).
+        row = conn.execute(
+            "SELECT count(*) FROM files WHERE path >= ? AND path < ?", (folder + "/", folder + "0")
+        ).fetchone()
+        total += int(row[0])
+    return total
+
+
+@contextmanager
+def reader(db: Path) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def wait_for(check: Callable[[], bool], timeout: float) -> float | None:
+    """Poll ``check`` every 10 ms; the time it first held, or None after ``timeout``."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if check():
+            return time.perf_counter()
+        time.sleep(POLL_S)
+    return None
+
+
+def files_of(vault: Path, folders: Sequence[str]) -> int:
+    """The vault files under these folders (hidden paths are not vault files)."""
+    return sum(
+        1
+        for f in folders
+        for p in (vault / f).rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(vault).parts)
+    )
+
+
+def rename_all(vault: Path, pairs: Sequence[tuple[str, str]]) -> None:
+    for old, new in pairs:
+        os.rename(vault / old, vault / new)
+
+
+def rewrite_all(vault: Path, pairs: Sequence[tuple[str, str]]) -> None:
+    """Move as git checkout does: each file written anew under its new path, the old unlinked."""
+    for old, new in pairs:
+        for src in sorted((vault / old).rglob("*")):
+            if not src.is_file():
+                continue
+            dst = vault / new / src.relative_to(vault / old)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes())
+            src.unlink()
+        shutil.rmtree(vault / old)
+
+
+def _moved(conn: sqlite3.Connection, old: Sequence[str], new: Sequence[str], n: int) -> bool:
+    return count_under(conn, new) == n and count_under(conn, old) == 0
+
+
+def measure(
+    vault: Path, db: Path, daemon: DaemonLike, *, timeout: float = 120.0, say: Callable[[str], None]
+) -> dict[str, Any]:
+    """The three rows, with ``daemon`` (not running) started and stopped here."""
+    folders = pick_folders(vault)
+    names = [name for name, _ in folders]
+    notes = sum(n for _, n in folders)
+    files = files_of(vault, names)
+    moved = [f"{name} moved" for name in names]
+    figures: dict[str, Any] = {"moves_notes": notes, "moves_folders": len(names)}
+    say(f"moves: {len(names)} folders, {notes} notes, {files} files")
+    daemon.start(600.0)
+    try:
+        with reader(db) as conn:
+            rename_times = []
+            for src, dst in ((names, moved), (moved, names)):
+                started = time.perf_counter()
+                rename_all(vault, list(zip(src, dst, strict=True)))
+                seen = wait_for(lambda s=src, d=dst: _moved(conn, s, d, files), timeout)
+                rename_times.append(None if seen is None else seen - started)
+            say(f"moves: folder rename visible after {rename_times}")
+            checkout_after, checkout_total = [], []
+            for src, dst in ((names, moved), (moved, names)):
+                started = time.perf_counter()
+                rewrite_all(vault, list(zip(src, dst, strict=True)))
+                written = time.perf_counter()
+                seen = wait_for(lambda s=src, d=dst: _moved(conn, s, d, files), timeout)
+                checkout_after.append(None if seen is None else seen - written)
+                checkout_total.append(None if seen is None else seen - started)
+            say(f"moves: checkout visible {checkout_after} after the last file, {checkout_total}")
+    finally:
+        daemon.stop()
+    figures["folder_rename_visible_s"] = _median(rename_times)
+    figures["git_checkout_moves_visible_s"] = _median(checkout_after)
+    figures["git_checkout_moves_total_s"] = _median(checkout_total)
+    figures["sigterm_exit_s"] = _sigterm(vault, db, daemon, names, timeout)
+    say(f"moves: SIGTERM to exit during a large batch {figures['sigterm_exit_s']}")
+    return figures
+
+
+def _sigterm(
+    vault: Path, db: Path, daemon: DaemonLike, names: Sequence[str], timeout: float
+) -> float | None:
+    aside = vault.parent / f"{vault.name}.copies"
+    shutil.rmtree(aside, ignore_errors=True)
+    aside.mkdir()
+    copies = [f"{name} copy" for name in names]
+    try:
+        for name, copy in zip(names, copies, strict=True):
+            shutil.copytree(vault / name, aside / copy)
+        daemon.start(600.0)
+        try:
+            with reader(db) as conn:
+                for copy in copies:
+                    os.rename(aside / copy, vault / copy)
+                if wait_for(lambda: count_under(conn, copies) > 0, timeout) is None:
+                    return None
+            assert daemon.proc is not None
+            started = time.perf_counter()
+            daemon.proc.send_signal(signal.SIGTERM)
+            daemon.proc.wait(timeout=timeout)
+            return time.perf_counter() - started
+        finally:
+            daemon.stop()
+    finally:
+        for copy in copies:
+            shutil.rmtree(vault / copy, ignore_errors=True)
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else statistics.median(values)  # type: ignore[type-var]
+
+
+class _Daemon:
+    """The daemon of the current interpreter, ready when its log says so (standalone use)."""
+
+    def __init__(self, vault: Path, db: Path, log: Path) -> None:
+        self.argv = [sys.executable, "-m", "notedex", "daemon", "--vault", str(vault)]
+        self.argv += ["--db", str(db)]
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float) -> float:
+        started = time.perf_counter()
+        size = self.log.stat().st_size if self.log.exists() else 0
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
+
+        def ready() -> bool:
+            with open(self.log, "rb") as log:
+                log.seek(size)
+                return b'"ready"' in log.read()
+
+        if wait_for(ready, timeout) is None:
+            raise RuntimeError(f"the daemon was not ready; see {self.log}")
+        return time.perf_counter() - started
+
+    def stop(self) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=120)
+        self.proc = None
+        return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/moves.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--vault", type=Path, required=True)
+    parser.add_argument("--db", type=Path, required=True)
+    args = parser.parse_args(argv)
+    index = [sys.executable, "-m", "notedex", "index", "--vault", str(args.vault)]
+    subprocess.run([*index, "--db", str(args.db)], check=True, stdout=subprocess.DEVNULL)
+    log = args.db.with_name(args.db.name + ".moves.log")
+    figures = measure(args.vault, args.db, _Daemon(args.vault, args.db, log), say=print)
+    print(figures)
+    subprocess.run([*index, "--db", str(args.db)], check=True, stdout=subprocess.DEVNULL)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Moves found in a change set (issue 17): which new files are indexed rows under another path.
+
+A reconcile and an event batch both end with files to upsert and paths to delete; a file under
+a new path that is a row the index already holds is a move (``store.moves`` applies it as a path
+update, nothing parsed). Two tests, in order: the etag (size, mtime_ns, inode: a move within the
+file system keeps all three), then for notes of the same size the content hash (a copy and a
+delete across file systems, a git checkout that rewrote the files). The rows that can be paired
+are those of the deleted paths and those of the changed paths themselves, so a swap of two paths
+that both stay, or a rename over an existing note, is a move too.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from notedex.indexing.pool import hash_notes
+from notedex.store.files import IndexedFile
+from notedex.store.moves import Move
+from notedex.store.writer import IndexWriter
+from notedex.vault.model import VaultFile
+
+EtagKey = tuple[int, int, int, int]
+
+
+@dataclass
+class Pairing:
+    """The change set with its moves taken out (what ``pair_moves`` returns)."""
+
+    moves: list[Move] = field(default_factory=list)
+    upserts: list[VaultFile] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+
+def pair_moves(
+    writer: IndexWriter,
+    upserts: list[VaultFile],
+    deletes: list[str],
+    *,
+    hashes: dict[str, str] | None = None,
+) -> Pairing:
+    """Pair files to upsert with indexed rows of other paths: (moves, the other upserts, the
+    other deletes).
+
+    A candidate row is a deleted path's or a changed path's own. By etag: only a row whose etag
+    is unique among the candidates and not racy. By content: a note of the same size whose
+    content hash equals the row's (equal bytes parse the same; any of several equal rows will
+    do; ``hashes`` are those already read, by path). A changed path that receives another row gives up its own: moved on when it is paired
+    too, deleted otherwise; a path whose row moved away and that is not paired is indexed anew.
+    """
+    if not upserts or (not deletes and len(upserts) < 2):
+        return Pairing([], upserts, deletes)
+    own = writer.file_rows(vf.path for vf in upserts)
+    candidates = {**writer.file_rows(deletes), **own}
+    if not candidates:
+        return Pairing([], upserts, deletes)
+    moves, rest = _by_etag(upserts, candidates, own)
+    taken = {row.id for row, _ in moves}
+    left = [row for row in candidates.values() if row.id not in taken]
+    more, rest = _by_content(writer, rest, left, hashes or {})
+    moves.extend(more)
+    if not moves:
+        return Pairing([], upserts, deletes)
+    moved_from = {row.path for row, _ in moves}
+    displaced = [
+        vf.path for _, vf in moves if vf.path in own and vf.path not in moved_from
+    ]  # a rename over a changed note: its old row is not moved on, it goes
+    kept = [path for path in deletes if path not in moved_from]
+    return Pairing(moves, rest, [*kept, *displaced])
+
+
+def _by_etag(
+    upserts: list[VaultFile], candidates: dict[str, IndexedFile], own: dict[str, IndexedFile]
+) -> tuple[list[Move], list[VaultFile]]:
+    by_etag: dict[EtagKey, IndexedFile | None] = {}
+    for row in candidates.values():
+        if row.inode and not row.racy:
+            key = (row.is_note, row.size, row.mtime_ns, row.inode)
+            by_etag[key] = None if key in by_etag else row
+    moves: list[Move] = []
+    rest: list[VaultFile] = []
+    for vf in upserts:
+        key = (int(vf.is_note), vf.size, vf.mtime_ns, vf.inode)
+        found = by_etag.get(key)
+        if found is None or found.path == vf.path:
+            rest.append(vf)
+        else:
+            del by_etag[key]
+            moves.append((found, vf))
+    return moves, rest
+
+
+def _by_content(
+    writer: IndexWriter, upserts: list[VaultFile], rows: list[IndexedFile], known: dict[str, str]
+) -> tuple[list[Move], list[VaultFile]]:
+    """Notes whose size equals a candidate row's, paired by content hash (read, never parsed)."""
+    sizes = {row.size for row in rows if row.is_note}
+    wanted = [vf for vf in upserts if vf.is_note and vf.size in sizes]
+    if not wanted:
+        return [], upserts
+    keys = writer.content_keys([row.id for row in rows if row.is_note and row.size in sizes])
+    by_content: dict[tuple[int, int], list[IndexedFile]] = defaultdict(list)
+    for row in rows:
+        key = keys.get(row.id)
+        if key is not None:
+            by_content[(row.size, key)].append(row)
+    unread = [vf for vf in wanted if vf.path not in known]
+    hashes = hash_notes(unread, workers=writer.workers, max_bytes=writer.max_bytes)
+    writer.hashed += len(unread)
+    read = {**known, **{vf.path: h for vf, h in zip(unread, hashes, strict=True) if h is not None}}
+    new_key = {vf.path: writer.content_key(read[vf.path]) for vf in wanted if vf.path in read}
+    moves: list[Move] = []
+    rest: list[VaultFile] = []
+    for vf in upserts:
+        key = new_key.get(vf.path)
+        same = by_content.get((vf.size, key)) if key is not None else None
+        found = next((r for r in same if r.path != vf.path), None) if same else None
+        if found is None or same is None:
+            rest.append(vf)
+        else:
+            same.remove(found)
+            moves.append((found, vf))
+    return moves, rest

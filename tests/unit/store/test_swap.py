@@ -1,0 +1,81 @@
+"""store/swap.py: a built index is installed in one step; readers holding the old index keep
+their snapshot and then see the new one whole; a new index is renamed into place."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from notedex.indexing.reconcile import reconcile
+from notedex.store import swap
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fts_integrity_ok, write
+from tests.indexcheck import make_vault
+
+
+def _index(vault: Path, db: Path) -> None:
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+
+
+def _notes(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+
+
+def test_install_over_a_live_index_keeps_readers_working(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {f"n{i}.md": f"# N{i}\n[[n{i + 1}]]\n" for i in range(30)})
+    live = tmp_path / "i.db"
+    _index(vault, live)
+    for i in range(30, 50):
+        write(vault / f"n{i}.md", f"# N{i}\n")
+    built = swap.build_path(live)
+    _index(vault, built)
+    expected = dump_index(built)
+
+    reader = sqlite3.connect(f"file:{live}?mode=ro", uri=True, isolation_level=None)
+    reader.execute("BEGIN")
+    assert _notes(reader) == 30  # a snapshot of the old index, held across the swap
+    inode = live.stat().st_ino
+    swap.install(built, live)
+    assert _notes(reader) == 30
+    reader.execute("COMMIT")
+    assert _notes(reader) == 50  # the same connection, its next transaction: the new index
+    reader.close()
+    assert live.stat().st_ino == inode  # copied in, not renamed over: the WAL stays its own
+    assert not built.exists()
+    assert dump_index(live) == expected
+    assert fts_integrity_ok(live)
+
+
+def test_install_with_no_live_index_renames_and_drops_stale_side_files(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "# A\n"})
+    live = tmp_path / "i.db"
+    (tmp_path / "i.db-wal").write_bytes(b"left by a deleted index")
+    built = swap.build_path(live)
+    _index(vault, built)
+    expected = dump_index(built)
+    swap.install(built, live)
+    assert not built.exists() and not (tmp_path / "i.db-wal").exists()
+    assert dump_index(live) == expected
+
+
+def test_needs_build(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", {"a.md": "# A\n"})
+    live = tmp_path / "i.db"
+    assert swap.needs_build(live)  # missing
+    live.touch()
+    assert swap.needs_build(live)  # empty
+    live.unlink()
+    _index(vault, live)
+    assert not swap.needs_build(live)
+    conn = sqlite3.connect(live)
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    assert swap.needs_build(live)  # another version: readers are refused it anyway
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t(x)")
+    conn.commit()
+    conn.close()
+    assert not swap.needs_build(other)  # not ours: left to the writer, which refuses it
