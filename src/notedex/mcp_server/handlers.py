@@ -217,6 +217,8 @@ class VaultTools:
             "unlinkedNotes",
             "brokenLinks",
             "brokenAnchors",
+            "deadEnds",
+            "unusedAttachments",
             "warnings",
             "errors",
         )

@@ -137,6 +137,12 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     r.section("Unlinked: nothing links here", len(data["unlinkedNotes"]))
     for o in data["unlinkedNotes"]:
         r.line(f"  {r.path(o['path'])}")
+    r.section("Dead ends: no links out", data["deadEndCount"])
+    for o in data["deadEnds"]:
+        r.line(f"  {r.path(o['path'])}")
+    r.section("Unused attachments: no note links to or embeds them", data["unusedAttachmentCount"])
+    for o in data["unusedAttachments"]:
+        r.line(f"  {r.path(o['path'])}")
     r.section("Warnings", len(data["warnings"]))
     for w in data["warnings"]:
         r.line(f"  {r.path(w['path'])}: {w['message']}")
@@ -150,7 +156,8 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     r.line(
         f"{data['brokenLinkCount']} broken links, {data['brokenAnchorCount']} broken anchors, "
         f"{data['orphanCount']} orphans, "
-        f"{len(data['unlinkedNotes'])} unlinked, {len(data['warnings'])} warnings, "
+        f"{len(data['unlinkedNotes'])} unlinked, {data['deadEndCount']} dead ends, "
+        f"{data['unusedAttachmentCount']} unused attachments, {len(data['warnings'])} warnings, "
         f"{len(data['errors'])} errors: {verdict}"
     )
 

@@ -1,5 +1,5 @@
-"""`health`: orphans, unlinked notes, broken links, broken anchors, warnings and errors
-(SEMANTICS 8, 10)."""
+"""`health`: orphans, unlinked notes, dead ends, unused attachments, broken links, broken
+anchors, warnings and errors (SEMANTICS 8, 10)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
         lonely = read.notes_without_backlinks(conn)
         broken_rows = read.broken_links(conn)
         anchor_rows = read.broken_anchors(conn)
+        dead_rows = read.dead_ends(conn)
+        unused_rows = read.unused_attachments(conn)
         warnings, errors = _problems(conn)
     orphan_rows = [r for r in lonely if not r["has_outgoing"]]
     unlinked_rows = [r for r in lonely if r["has_outgoing"]]
@@ -36,11 +38,15 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
             for r in broken_rows
         ],
         "brokenAnchors": [dict(r) for r in anchor_rows],
+        "deadEnds": [{"path": r["path"], "title": r["title"]} for r in dead_rows],
+        "unusedAttachments": [{"path": r["path"]} for r in unused_rows],
         "warnings": warnings,
         "errors": errors,
         "orphanCount": len(orphan_rows),
         "brokenLinkCount": len(broken_rows),
         "brokenAnchorCount": len(anchor_rows),
+        "deadEndCount": len(dead_rows),
+        "unusedAttachmentCount": len(unused_rows),
     }
 
 
@@ -62,6 +68,8 @@ def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
         lonely = read.notes_without_backlinks_json(conn)
         broken = read.broken_links_json(conn)
         anchors = read.broken_anchors_json(conn)
+        dead = read.dead_ends_json(conn)
+        unused = read.unused_attachments_json(conn)
         warnings, errors = _problems(conn)
     orphans = [obj for has_outgoing, obj in lonely if not has_outgoing]
     unlinked = [obj for has_outgoing, obj in lonely if has_outgoing]
@@ -76,12 +84,17 @@ def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
             ",".join(broken),
             '],"brokenAnchors":[',
             ",".join(anchors),
+            '],"deadEnds":[',
+            ",".join(dead),
+            '],"unusedAttachments":[',
+            ",".join(unused),
             '],"warnings":',
             compact_json(warnings),
             ',"errors":',
             compact_json(errors),
             f',"orphanCount":{len(orphans)},"brokenLinkCount":{len(broken)}',
-            f',"brokenAnchorCount":{len(anchors)}}}',
+            f',"brokenAnchorCount":{len(anchors)},"deadEndCount":{len(dead)}',
+            f',"unusedAttachmentCount":{len(unused)}}}',
         )
     )
     return document, len(broken) + len(anchors)

@@ -7,7 +7,14 @@ hot path, where every further module is one more import for every query.
 
 from __future__ import annotations
 
-from notedex.store.schema import LINK_KIND, LINK_TEXT, LONELY_ORPHAN, LONELY_UNLINKED, NOTE_TITLE
+from notedex.store.schema import (
+    LINK_KIND,
+    LINK_TEXT,
+    LONELY_DEAD_END,
+    LONELY_ORPHAN,
+    LONELY_UNLINKED,
+    NOTE_TITLE,
+)
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -166,7 +173,39 @@ def notes_without_backlinks(conn: sqlite3.Connection) -> list[Row]:
     come first, each kind by path. The writer keeps these findings in ``lonely_notes``: this
     reads them, it probes no note.
     """
-    return _lonely(conn, "> 0")
+    return _lonely(conn, f"IN ({LONELY_ORPHAN}, {LONELY_UNLINKED})")
+
+
+def dead_ends(conn: sqlite3.Connection) -> list[Row]:
+    """SEMANTICS 8.8: notes with no outgoing reference, by path (stored by the writer)."""
+    return _lonely(conn, f"= {LONELY_DEAD_END}")
+
+
+def unused_attachments(conn: sqlite3.Connection) -> list[Row]:
+    """SEMANTICS 8.9: attachments no note links to or embeds, by path (stored by the writer)."""
+    return conn.execute("SELECT path FROM unused_attachments ORDER BY path").fetchall()
+
+
+def dead_ends_json(conn: sqlite3.Connection) -> list[str]:
+    """``dead_ends`` as JSON objects ``{"path","title"}``."""
+    return _json_column(
+        conn,
+        "SELECT json_object('path', path, 'title', title) FROM lonely_notes "
+        f"WHERE lonely = {LONELY_DEAD_END} ORDER BY path",
+    )
+
+
+def unused_attachments_json(conn: sqlite3.Connection) -> list[str]:
+    """``unused_attachments`` as JSON objects ``{"path"}``."""
+    return _json_column(
+        conn, "SELECT json_object('path', path) FROM unused_attachments ORDER BY path"
+    )
+
+
+def _json_column(conn: sqlite3.Connection, sql: str) -> list[str]:
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return [row[0] for row in cursor.execute(sql)]
 
 
 def _lonely(conn: sqlite3.Connection, state: str) -> list[Row]:
@@ -185,7 +224,7 @@ def notes_without_backlinks_json(conn: sqlite3.Connection) -> list[tuple[int, st
     return cursor.execute(
         f"""
         SELECT lonely = {LONELY_UNLINKED}, json_object('path', path, 'title', title)
-        FROM lonely_notes ORDER BY lonely, path
+        FROM lonely_notes WHERE lonely IN ({LONELY_ORPHAN}, {LONELY_UNLINKED}) ORDER BY lonely, path
         """
     ).fetchall()
 

@@ -47,7 +47,16 @@ def test_health_pages_every_list_and_keeps_their_full_lengths(
         full = health(conn)
     finally:
         conn.close()
-    lists = ("orphanNotes", "unlinkedNotes", "brokenLinks", "brokenAnchors", "warnings", "errors")
+    lists = (
+        "orphanNotes",
+        "unlinkedNotes",
+        "brokenLinks",
+        "brokenAnchors",
+        "deadEnds",
+        "unusedAttachments",
+        "warnings",
+        "errors",
+    )
     got = tools.call("health", {"limit": 1, "offset": 1})
     assert got["totals"] == {name: len(full[name]) for name in lists}
     assert max(got["totals"].values()) > 2  # the demo vault has enough findings to page
