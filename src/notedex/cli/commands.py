@@ -174,8 +174,8 @@ TABLE = (
     ),
     Command(
         "health",
-        "Report orphans, unlinked notes, broken links and anchors, warnings and errors. "
-        "Exits 1 when links or anchors are broken.",
+        "Report broken links and anchors (with suggested fixes), orphans, unlinked notes, dead "
+        "ends, unused attachments, warnings and errors. Exits 1 when links or anchors are broken.",
         ("notedex health", "notedex health --json | jq .brokenLinkCount"),
         handlers.cmd_health,
         fast=True,
@@ -187,6 +187,13 @@ TABLE = (
         handlers.cmd_scan,
         (Option("--tag", "only notes with this tag"), NOTE_TYPE),
         fast=True,
+    ),
+    Command(
+        "tags",
+        "List every tag with its note count; nested tags count for their parents, as in "
+        "Obsidian's tag pane.",
+        ("notedex tags", "notedex tags --json | jq '.tags[:5]'"),
+        handlers.cmd_tags,
     ),
     Command(
         "graph",

@@ -162,6 +162,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_tags(args: argparse.Namespace) -> int:
+    from notedex.query.render import render_tags
+    from notedex.query.tags import tags
+
+    return answer(args, _config(args), tags, render_tags)
+
+
 def cmd_graph(args: argparse.Namespace) -> int:
     from notedex.query.listing import graph
     from notedex.query.render import render_graph

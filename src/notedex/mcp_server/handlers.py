@@ -1,4 +1,4 @@
-"""The six MCP tools' handlers: one read-only connection per call, its deadline, and the results.
+"""The MCP tools' handlers: one read-only connection per call, its deadline, and the results.
 
 ``VaultTools`` runs a call synchronously (the SDK shim puts it in a worker thread): it checks
 the arguments against the tool table, learns whether the index may be stale, opens a read-only
@@ -35,7 +35,7 @@ REFRESH_WAIT = 2.0
 
 
 class VaultTools:
-    """The six tools, synchronous: each call runs in a worker thread with its own connection."""
+    """The tools, synchronous: each call runs in a worker thread with its own connection."""
 
     def __init__(
         self, cfg: Config, *, timeout: float = DEFAULT_TIMEOUT, refresh: bool = True
@@ -52,6 +52,7 @@ class VaultTools:
             "health": self._health,
             "scan": self._scan,
             "quote": self._quote,
+            "tags": self._tags,
         }
 
     def start(self) -> None:
@@ -223,6 +224,11 @@ class VaultTools:
             "errors",
         )
         return _paginate(data, lists, args["offset"], args["limit"])
+
+    def _tags(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        from notedex.query.tags import tags
+
+        return _paginate(tags(conn), ("tags",), args["offset"], args["limit"])
 
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         data = scan(conn, tag=args["tag"], note_type=args["type"])

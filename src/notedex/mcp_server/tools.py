@@ -231,12 +231,23 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "health",
         "Vault health report",
-        "Broken links (source, line, column, link text, target key), broken anchors (a "
-        "#heading or #^block the target note lacks, with a suggested fix), orphan notes (no links "
-        "in or out), unlinked notes (nothing links to them), warnings and parse errors. Same "
+        "Broken links (source, line, column, link text, target key, a suggested fix and why: "
+        "alias, folder, renamed, typo), broken anchors (a #heading or #^block the target note "
+        "lacks, with a suggested fix), orphan notes (no links in or out), unlinked notes "
+        "(nothing links to them), dead ends (no links out), unused attachments (no note links to "
+        "or embeds them), warnings and parse errors. Same "
         "JSON as `notedex health --json`; `offset`/`limit` apply to each list and `totals` "
         "gives each list's full length.",
         _object(_paging(100)),
+    ),
+    ToolSpec(
+        "tags",
+        "List tags",
+        "Every tag with `count` (notes with it or a tag nested in it, as Obsidian's tag pane "
+        "rolls nested tags up), `direct` (notes with exactly it), `parent` and `depth`, parents "
+        "before their children. Same JSON as `notedex tags --json`; `offset`/`limit` page "
+        "through `tags`.",
+        _object(_paging(200)),
     ),
     ToolSpec(
         "scan",

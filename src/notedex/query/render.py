@@ -162,6 +162,14 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     )
 
 
+def render_tags(r: Renderer, data: dict[str, Any]) -> None:
+    """The tag pane: one tag a line, nested tags indented under their parents."""
+    for t in data["tags"]:
+        r.line(f"{'  ' * t['depth']}#{t['tag']}  {t['count']}")
+    r.line()
+    r.line(f"{data['tagCount']} tags on {data['taggedNoteCount']} notes")
+
+
 def render_graph(r: Renderer, data: dict[str, Any]) -> None:
     kinds: dict[str, int] = {}
     for node in data["nodes"]:

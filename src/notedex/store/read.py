@@ -641,3 +641,45 @@ def excluded_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> set[int]:
             (_json_ints(file_ids),),
         )
     }
+
+
+# -- tags and mentions -----------------------------------------------------------------------
+
+
+def tag_spellings(conn: sqlite3.Connection) -> list[Row]:
+    """Every tag spelling with the notes (not excluded) that carry it: ``tag_key``, ``tag``,
+    ``notes``. A note holds each tag key once (SEMANTICS 4.9), so the counts add up per key."""
+    return conn.execute(
+        """
+        SELECT k.tag_key AS tag_key, k.tag AS tag, c.notes AS notes FROM (
+            SELECT tag_id, count(*) AS notes FROM tags
+            WHERE file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+            GROUP BY tag_id
+        ) c CROSS JOIN tag_names k ON k.id = c.tag_id
+        ORDER BY k.tag_key, k.tag
+        """
+    ).fetchall()
+
+
+def notes_tagged_under(conn: sqlite3.Connection, key: str) -> int:
+    """The notes (not excluded) with the tag ``key`` or one nested in it (SEMANTICS 4.8)."""
+    return int(
+        conn.execute(
+            """
+            SELECT count(DISTINCT t.file_id) FROM tag_names k CROSS JOIN tags t ON t.tag_id = k.id
+            WHERE (k.tag_key = ? OR (k.tag_key > ? AND k.tag_key < ?))
+              AND t.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+            """,
+            (key, key + "/", key + "0"),
+        ).fetchone()[0]
+    )
+
+
+def tagged_note_count(conn: sqlite3.Connection) -> int:
+    """The notes (not excluded) with at least one tag."""
+    return int(
+        conn.execute(
+            "SELECT count(DISTINCT file_id) FROM tags "
+            "WHERE file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
+        ).fetchone()[0]
+    )

@@ -35,7 +35,7 @@ def test_an_unknown_tool_is_refused_with_the_list_of_tools(tools: VaultTools) ->
         tools.call("nope", {})
     assert (
         str(caught.value)
-        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, scan"
+        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, tags, scan"
     )
 
 
@@ -131,3 +131,17 @@ def test_show_tool_with_lines_returns_numbered_lines_instead_of_the_body(
     assert whole["bodyStartLine"] == 8 and "lines" not in whole
     with pytest.raises(ToolError, match="bad line range '5-2'"):
         tools.call("show", {"note": COBRA, "lines": "5-2"})
+
+
+def test_tags_pages_the_cli_document(tools: VaultTools, indexed: tuple[Path, Path]) -> None:
+    from notedex.query.tags import tags
+
+    conn = connect_readonly(indexed[1])
+    try:
+        full = tags(conn)
+    finally:
+        conn.close()
+    got = tools.call("tags", {"offset": 2, "limit": 3})
+    assert got["tags"] == full["tags"][2:5]
+    assert got["totals"] == {"tags": full["tagCount"]} and got["hasMore"] is True
+    assert got["taggedNoteCount"] == full["taggedNoteCount"] > 0
