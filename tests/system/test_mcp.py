@@ -35,7 +35,7 @@ MCP_ONLY = {
     "bodyOffset",
     "bodyTruncated",
 }
-TOOL_NAMES = {"lookup", "search", "show", "health", "scan", "quote", "tags"}
+TOOL_NAMES = {"lookup", "search", "show", "health", "scan", "quote", "tags", "mentions"}
 
 
 @pytest.fixture

@@ -196,6 +196,14 @@ TABLE = (
         handlers.cmd_tags,
     ),
     Command(
+        "mentions",
+        "List the unlinked mentions of a note: other notes that name its title or an alias "
+        "outside links, code, math and HTML, with line and column.",
+        ('notedex mentions "Cobra CLI 框架"', "notedex mentions Projects/Roadmap.md --json"),
+        handlers.cmd_mentions,
+        (Option("note", "a vault path (with or without .md) or a title"),),
+    ),
+    Command(
         "graph",
         "Print the link graph: notes, attachments and unresolved targets, with edge counts.",
         ("notedex graph --json",),

@@ -169,6 +169,19 @@ def cmd_tags(args: argparse.Namespace) -> int:
     return answer(args, _config(args), tags, render_tags)
 
 
+def cmd_mentions(args: argparse.Namespace) -> int:
+    from notedex.query.mentions import mentions
+    from notedex.query.render import render_mentions
+
+    cfg = _config(args)
+    return answer(
+        args,
+        cfg,
+        lambda conn: mentions(conn, cfg.vault, args.note, max_bytes=cfg.max_bytes),
+        render_mentions,
+    )
+
+
 def cmd_graph(args: argparse.Namespace) -> int:
     from notedex.query.listing import graph
     from notedex.query.render import render_graph

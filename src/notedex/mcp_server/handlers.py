@@ -53,6 +53,7 @@ class VaultTools:
             "scan": self._scan,
             "quote": self._quote,
             "tags": self._tags,
+            "mentions": self._mentions,
         }
 
     def start(self) -> None:
@@ -229,6 +230,13 @@ class VaultTools:
         from notedex.query.tags import tags
 
         return _paginate(tags(conn), ("tags",), args["offset"], args["limit"])
+
+    def _mentions(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        from notedex.query.mentions import mentions
+
+        path = self._note_path(conn, args["note"])
+        data = mentions(conn, self.cfg.vault, path, max_bytes=self.cfg.max_bytes)
+        return _paginate(data, ("mentions",), args["offset"], args["limit"])
 
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         data = scan(conn, tag=args["tag"], note_type=args["type"])

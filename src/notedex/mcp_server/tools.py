@@ -250,6 +250,26 @@ TOOLS: tuple[ToolSpec, ...] = (
         _object(_paging(200)),
     ),
     ToolSpec(
+        "mentions",
+        "Unlinked mentions of a note",
+        "The places where other notes name this note's title or one of its aliases as a phrase "
+        "without linking to it (code, math, HTML and existing links are not mentions): source, "
+        "line, column, the text as written and the name it matched. Candidates to link. Same "
+        "JSON as `notedex mentions --json`; `offset`/`limit` page through `mentions`.",
+        _object(
+            {
+                "note": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1000,
+                    "description": "A vault-relative path such as 'Projects/Roadmap.md', or a note title.",
+                },
+                **_paging(100),
+            },
+            ("note",),
+        ),
+    ),
+    ToolSpec(
         "scan",
         "List notes",
         "List notes with id, title, type, status, path, tags and aliases, plus parse errors, "

@@ -170,6 +170,18 @@ def render_tags(r: Renderer, data: dict[str, Any]) -> None:
     r.line(f"{data['tagCount']} tags on {data['taggedNoteCount']} notes")
 
 
+def render_mentions(r: Renderer, data: dict[str, Any]) -> None:
+    """One unlinked mention a line, where it is and what it says."""
+    for m in data["mentions"]:
+        r.line(f"  {r.path(m['source'], m['line'], m['column'])}  {m['text']}")
+    r.line()
+    more = "" if data["complete"] else " (too many candidates: the first by path)"
+    r.line(
+        f"{data['mentionCount']} unlinked mentions of {data['title']} in "
+        f"{data['sourceCount']} notes{more}"
+    )
+
+
 def render_graph(r: Renderer, data: dict[str, Any]) -> None:
     kinds: dict[str, int] = {}
     for node in data["nodes"]:

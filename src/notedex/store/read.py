@@ -683,3 +683,26 @@ def tagged_note_count(conn: sqlite3.Connection) -> int:
             "WHERE file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
         ).fetchone()[0]
     )
+
+
+def aliases_of(conn: sqlite3.Connection, file_id: int) -> list[str]:
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT alias FROM aliases WHERE file_id = ? ORDER BY position", (file_id,)
+        )
+    ]
+
+
+def body_matches(conn: sqlite3.Connection, expression: str, limit: int) -> list[Row]:
+    """Notes (not excluded) whose body matches an FTS5 expression: ``file_id``, ``path``,
+    ``disk_rel``, at most ``limit``, by path."""
+    return conn.execute(
+        """
+        SELECT f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel
+        FROM body_fts b CROSS JOIN notes n ON n.file_id = b.rowid CROSS JOIN files f ON f.id = b.rowid
+        WHERE body_fts MATCH ? AND n.excluded = 0
+        LIMIT ?
+        """,
+        (expression, limit),
+    ).fetchall()

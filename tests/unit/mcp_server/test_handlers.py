@@ -35,7 +35,7 @@ def test_an_unknown_tool_is_refused_with_the_list_of_tools(tools: VaultTools) ->
         tools.call("nope", {})
     assert (
         str(caught.value)
-        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, tags, scan"
+        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, tags, mentions, scan"
     )
 
 
@@ -145,3 +145,20 @@ def test_tags_pages_the_cli_document(tools: VaultTools, indexed: tuple[Path, Pat
     assert got["tags"] == full["tags"][2:5]
     assert got["totals"] == {"tags": full["tagCount"]} and got["hasMore"] is True
     assert got["taggedNoteCount"] == full["taggedNoteCount"] > 0
+
+
+def test_mentions_pages_the_cli_document(tools: VaultTools, indexed: tuple[Path, Path]) -> None:
+    from notedex.query.mentions import mentions
+
+    vault, db = indexed
+    conn = connect_readonly(db)
+    try:
+        full = mentions(conn, vault, "Cobra CLI 框架", max_bytes=5_000_000)
+    finally:
+        conn.close()
+    got = tools.call("mentions", {"note": "Cobra CLI 框架", "offset": 0, "limit": 1})
+    assert got["note"] == "Projects/Cobra CLI 框架.md" and got["names"] == full["names"]
+    assert got["mentions"] == full["mentions"][:1]
+    assert got["totals"] == {"mentions": full["mentionCount"]}
+    with pytest.raises(ToolError):
+        tools.call("mentions", {"note": "../outside"})
