@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 
 from notedex.store.schema import RENAME_HISTORY
@@ -20,6 +21,9 @@ _GONE_HISTORY = (
     "seq INTEGER PRIMARY KEY, old_key TEXT, old_path TEXT, gone_path TEXT)"
 )
 _UNREAD = -1  # schema.content_key of a note that could not be read: pairs with nothing
+RECENT_NS = 60 * 10**9
+"""A note created this recently before one of its content is deleted was moved there: the
+daemon may see a move into a new folder as two batches, the create first."""
 
 
 def old_key(path: str) -> str:
@@ -88,7 +92,33 @@ def forget_files(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
         (encoded,),
     )
     conn.execute(f"DELETE FROM renames WHERE file_id IN ({ids})", (encoded,))
-    return _sources_of_broken(conn, keys)
+    return _sources_of_broken(conn, keys) | _pair_with_recent(conn, encoded)
+
+
+def _pair_with_recent(conn: sqlite3.Connection, encoded_paths: str) -> set[int]:
+    """Deleted notes whose content a note indexed in the last minute holds, unique on both
+    sides, were renamed to it (the create came in an earlier batch)."""
+    pairs = conn.execute(
+        f"""
+        SELECT min(g.path), min(n.file_id) FROM files g CROSS JOIN notes o ON o.file_id = g.id
+        CROSS JOIN notes n ON n.content_hash = o.content_hash CROSS JOIN files f ON f.id = n.file_id
+        WHERE g.path IN (SELECT value FROM json_each(?1)) AND o.content_hash <> {_UNREAD}
+          AND n.file_id <> o.file_id AND f.indexed_ns > ?2
+          AND f.path NOT IN (SELECT value FROM json_each(?1))
+        GROUP BY o.content_hash
+        HAVING count(DISTINCT g.path) = 1 AND count(DISTINCT n.file_id) = 1
+        """,
+        (encoded_paths, time.time_ns() - RECENT_NS),
+    ).fetchall()
+    if not pairs:
+        return set()
+    _carry_history(conn, pairs)
+    # Paired now: not again at the end of the apply.
+    conn.execute(
+        "DELETE FROM temp.gone_notes WHERE path IN (SELECT value FROM json_each(?))",
+        (json.dumps([path for path, _ in pairs], ensure_ascii=False),),
+    )
+    return record(conn, pairs)
 
 
 def note_created(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
@@ -124,17 +154,21 @@ def pair_recreated(conn: sqlite3.Connection) -> set[int]:
             HAVING count(DISTINCT g.path) = 1 AND count(DISTINCT n.file_id) = 1
             """
         ).fetchall()
+    _carry_history(conn, pairs)
+    conn.execute("DELETE FROM temp.gone_notes")
+    conn.execute("DELETE FROM temp.new_notes")
+    conn.execute("DELETE FROM temp.gone_history")
+    return record(conn, pairs)
+
+
+def _carry_history(conn: sqlite3.Connection, pairs: Sequence[tuple[str, int]]) -> None:
+    """A note renamed before keeps its history: [[First name]] follows it too."""
     conn.execute(_GONE_HISTORY)
-    # A note renamed before keeps its history: [[First name]] follows it too.
     conn.executemany(
         "INSERT INTO renames(old_key, old_path, file_id) SELECT old_key, old_path, ? "
         "FROM temp.gone_history WHERE gone_path = ? ORDER BY seq",
         [(file_id, path) for path, file_id in pairs],
     )
-    conn.execute("DELETE FROM temp.gone_notes")
-    conn.execute("DELETE FROM temp.new_notes")
-    conn.execute("DELETE FROM temp.gone_history")
-    return record(conn, pairs)
 
 
 def renamed_to(conn: sqlite3.Connection, key: str) -> str | None:

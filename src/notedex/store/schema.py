@@ -44,6 +44,8 @@ CREATE TABLE IF NOT EXISTS notes (
                                           -- store/outline.py (SEMANTICS 10.1, 10.2)
 );
 CREATE INDEX IF NOT EXISTS notes_excluded ON notes(file_id) WHERE excluded = 1;
+-- A note deleted just after one of its content was created is a rename (store/renames.py).
+CREATE INDEX IF NOT EXISTS notes_content ON notes(content_hash);
 
 -- A vault has a few hundred tag spellings on 100k notes: each is stored once.
 CREATE TABLE IF NOT EXISTS tag_names (
