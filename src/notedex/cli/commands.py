@@ -349,7 +349,8 @@ TABLE = (
     Command(
         "mcp",
         "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, quote, health and scan (needs the extra: pip install 'notedex[mcp]').",
+        "show, quote, health, tags, mentions and scan (needs the extra: pip install "
+        "'notedex[mcp]').",
         (
             "notedex mcp --vault ~/notes",
             "claude mcp add notedex -- notedex mcp --vault ~/notes",
