@@ -194,6 +194,7 @@ TABLE = (
         "Obsidian's tag pane.",
         ("notedex tags", "notedex tags --json | jq '.tags[:5]'"),
         handlers.cmd_tags,
+        fast=True,
     ),
     Command(
         "mentions",
@@ -202,6 +203,7 @@ TABLE = (
         ('notedex mentions "Cobra CLI 框架"', "notedex mentions Projects/Roadmap.md --json"),
         handlers.cmd_mentions,
         (Option("note", "a vault path (with or without .md) or a title"),),
+        fast=True,
     ),
     Command(
         "graph",

@@ -164,7 +164,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 def cmd_tags(args: argparse.Namespace) -> int:
     from notedex.query.render import render_tags
-    from notedex.query.tags import tags
+    from notedex.query.reports import tags
 
     return answer(args, _config(args), tags, render_tags)
 

@@ -227,7 +227,7 @@ class VaultTools:
         return _paginate(data, lists, args["offset"], args["limit"])
 
     def _tags(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        from notedex.query.tags import tags
+        from notedex.query.reports import tags
 
         return _paginate(tags(conn), ("tags",), args["offset"], args["limit"])
 

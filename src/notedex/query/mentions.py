@@ -70,9 +70,12 @@ def _names(stem: str, title: str | None, aliases: list[str]) -> list[str]:
 
 
 def _match_expression(name: str) -> str:
-    """Every token of ``name`` as the body index holds it (CJK as bigrams): a superset of the
-    notes that hold the phrase, which the text then confirms."""
+    """The notes that may hold the phrase, as the body index holds its text: the name as one
+    FTS5 phrase; with CJK, every token (bigrams) instead, since a run's bigrams depend on the
+    text around it. The text then confirms each."""
     tokens = segment(name).split()
+    if not any(is_cjk_char(ch) for ch in name):
+        return '"' + " ".join(tokens).replace('"', '""') + '"'
     longer = [t for t in tokens if len(t) > 1 or not is_cjk_char(t)]
     return " AND ".join('"' + t.replace('"', '""') + '"' for t in (longer or tokens))
 
@@ -90,6 +93,8 @@ def _confirmed(
     path: str, text: str, patterns: list[tuple[str, re.Pattern[str]]]
 ) -> list[dict[str, Any]]:
     body = strip_frontmatter(text)
+    if not any(pattern.search(body) for _, pattern in patterns):
+        return []  # the index matched the words, not the phrase: nothing to mask
     first_line = body_start_line(text)
     masked = _unlinked_text(body)
     out: list[dict[str, Any]] = []

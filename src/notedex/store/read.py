@@ -661,18 +661,27 @@ def tag_spellings(conn: sqlite3.Connection) -> list[Row]:
     ).fetchall()
 
 
-def notes_tagged_under(conn: sqlite3.Connection, key: str) -> int:
-    """The notes (not excluded) with the tag ``key`` or one nested in it (SEMANTICS 4.8)."""
-    return int(
-        conn.execute(
+def notes_tagged_under(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, int]:
+    """For each tag key, the notes (not excluded) with it or a tag nested in it (SEMANTICS
+    4.8), each note once: one statement over the keys' ranges of ``tag_names_key``."""
+    if not keys:
+        return {}
+    import json  # only `tags` comes here; health and lookup never do
+
+    return {
+        row[0]: int(row[1])
+        for row in conn.execute(
             """
-            SELECT count(DISTINCT t.file_id) FROM tag_names k CROSS JOIN tags t ON t.tag_id = k.id
-            WHERE (k.tag_key = ? OR (k.tag_key > ? AND k.tag_key < ?))
-              AND t.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+            SELECT p.value, count(DISTINCT t.file_id) FROM json_each(?) p
+            CROSS JOIN tag_names k ON k.tag_key = p.value
+                OR (k.tag_key > p.value || '/' AND k.tag_key < p.value || '0')
+            CROSS JOIN tags t ON t.tag_id = k.id
+            WHERE t.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+            GROUP BY p.value
             """,
-            (key, key + "/", key + "0"),
-        ).fetchone()[0]
-    )
+            (json.dumps(list(keys), ensure_ascii=False),),
+        )
+    }
 
 
 def tagged_note_count(conn: sqlite3.Connection) -> int:

@@ -134,7 +134,7 @@ def test_show_tool_with_lines_returns_numbered_lines_instead_of_the_body(
 
 
 def test_tags_pages_the_cli_document(tools: VaultTools, indexed: tuple[Path, Path]) -> None:
-    from notedex.query.tags import tags
+    from notedex.query.reports import tags
 
     conn = connect_readonly(indexed[1])
     try:
