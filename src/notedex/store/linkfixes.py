@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from notedex.store import renames
 from notedex.store.files import LOOKUP_CHUNK
+from notedex.store.keyindex import FileKeyIndex
 from notedex.vault.files import is_note_name
 from notedex.vault.fixes import (
     TYPO_MIN_LENGTH,
@@ -40,12 +41,13 @@ def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
     ).fetchall()
     updates = []
     typos: dict[str, str | None] = {}  # per key: many broken links share one
+    filed: list[frozenset[int]] = []
     for source, line, col, seq, linkpath, display, key in broken:
         fix = (
             _alias_fix(conn, links, source, linkpath, key)
             or _folder_fix(links, linkpath, display)
             or _renamed_fix(conn, links, linkpath, display)
-            or _typo_fix(links, linkpath, display, typos)
+            or _typo_fix(links, linkpath, display, typos, filed)
         )
         if fix is not None:
             updates.append((*fix, source, line, col, seq))
@@ -100,19 +102,25 @@ def _typo_key(linkpath: str) -> str:
 
 
 def _typo_fix(
-    links: LinkTargets, linkpath: str, display: str | None, found: dict[str, str | None]
+    links: LinkTargets,
+    linkpath: str,
+    display: str | None,
+    found: dict[str, str | None],
+    filed: list[frozenset[int]],
 ) -> tuple[str, str] | None:
     """The first note by path whose name is one edit from the link's (bounded: a few hundred
-    look-ups in the key index per name, whatever the vault)."""
+    set look-ups per name, whatever the vault; the key index confirms a hit)."""
     key = _typo_key(linkpath)
     if len(key) < TYPO_MIN_LENGTH:
         return None
     if key not in found:
-        index = links.key_index()
+        if not filed:  # once per refresh, and only when needed: every filed key's hash
+            filed.append(links.key_index().key_hashes())
+        hashes, hash_of = filed[0], FileKeyIndex.hash_of
         hits = sorted(
             path
             for variant in one_edit_variants(key)
-            if index.ids(variant)
+            if hash_of(variant) in hashes
             for path in links.files_named(variant)
             if file_stem_key(path) == variant
         )
