@@ -143,6 +143,8 @@ def test_lists_six_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path
         "quote": ["note", "text"],
         "health": [],
         "scan": [],
+        "tags": [],
+        "mentions": ["note"],
     }
 
 
