@@ -154,4 +154,5 @@ def _move(
     links.added({vf.path for _, vf in moves})
     # The moved notes' own links resolve from their new folder (SEMANTICS 7).
     links.reresolve_sources(note_ids, dirty, lambda touched: findings.withdraw(conn, touched))
+    dirty |= findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
     return dirty
