@@ -3,7 +3,9 @@
 It takes batches from the ``Batcher`` and applies them: path hints through ``apply_paths``
 (which re-checks the disk for every path), full rescans through ``reconcile``, and the
 maintenance jobs. A failed batch is logged and followed by a rescan with backoff; the
-thread itself never dies of one.
+thread itself never dies of one. Over 400 lines on purpose: the batch loop and its recoveries
+(a missing vault, unreadable paths, a corrupt or replaced index, a stop between chunks) share
+the writer and the retry state, and read best together.
 """
 
 from __future__ import annotations
@@ -449,39 +451,6 @@ class Indexer:
         except Exception as again:
             log.error("cannot open a new index", error=str(again))
         self.files = index_files(db)
-
-
-def rebuild_other_version(
-    db: Path, writer_at: Callable[[Path], IndexWriter], abort: Callable[[], bool]
-) -> bool:
-    """Before the daemon opens an index of another schema version: build the new one aside and
-    swap it in (``indexing.rebuild``), so readers never see it empty. False when a stop signal
-    came meanwhile (the old file is left as it was)."""
-    from notedex.indexing.rebuild import other_version, rebuild
-
-    if not other_version(db):
-        return True
-    started = time.perf_counter()
-    log.info("rebuild", cause="an index of another schema version", db=str(db))
-
-    def progress(done: int, total: int) -> None:
-        if abort():
-            raise Interrupted
-
-    try:
-        report = rebuild(db, writer_at, progress=progress)
-    except Interrupted:
-        log.info("rebuild interrupted", action="the old index is left as it was")
-        return False
-    finally:
-        release_memory()
-    log.info(
-        "rebuild done",
-        added=report.added,
-        errors=report.errors,
-        seconds=round(time.perf_counter() - started, 3),
-    )
-    return True
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -29,10 +29,11 @@ from types import FrameType
 
 from notedex.config import Config
 from notedex.daemon.batcher import Batcher
-from notedex.daemon.indexer import Indexer, find_git_dir, rebuild_other_version
+from notedex.daemon.indexer import Indexer, find_git_dir
 from notedex.daemon.logging import configure_logging, get_logger
 from notedex.daemon.notify import SystemdNotifier
 from notedex.daemon.recovery import lock_still_held, open_checked
+from notedex.daemon.schema_rebuild import rebuild_other_version
 from notedex.daemon.watcher import OverflowHook, RunningObserver, VaultEventHandler, start_observer
 from notedex.errors import (
     EXIT_INTERNAL,

@@ -1,7 +1,9 @@
 """`scan`, `graph`, `show` and `status`: read-only answers as JSON-ready dicts.
 
 ``show`` also reads a note's lines as numbered in the file (``--lines A-B``), and
-``read_note_text`` is how every command that quotes a note reads it from disk.
+``read_note_text`` is how every command that quotes a note reads it from disk. Just over 400
+lines: ``find_note``'s forms (a path from here, a vault path, a title, an alias, an id) are
+shared by show, graph, mentions and MCP, and stay next to ``show``.
 """
 
 from __future__ import annotations
