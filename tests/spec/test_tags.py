@@ -256,4 +256,4 @@ def test_tags_text_output_indents_nested_tags(tmp_path: Path) -> None:
     write(vault / "A.md", "#a/b #c\n")
     result = run_inprocess("tags", "--vault", vault, "--db", tmp_path / "i.db")
     assert result.code == 0, result.stderr
-    assert result.stdout.splitlines() == ["#a  1", "  #a/b  1", "#c  1", "", "3 tags on 1 notes"]
+    assert result.stdout.splitlines() == ["#a  1", "  #a/b  1", "#c  1", "", "3 tags on 1 note"]

@@ -109,6 +109,15 @@ def _by_content(
     writer.hashed += len(unread)
     read = {**known, **{vf.path: h for vf, h in zip(unread, hashes, strict=True) if h is not None}}
     new_key = {vf.path: writer.content_key(read[vf.path]) for vf in wanted if vf.path in read}
+    # Equal bytes pair only as many to as many: one deleted note and two new copies of it is no
+    # move but a guess, and a guess must not become rename history (SEMANTICS 8.3).
+    arrivals: dict[tuple[int, int], int] = defaultdict(int)
+    for vf in wanted:
+        if vf.path in new_key:
+            arrivals[(vf.size, new_key[vf.path])] += 1
+    for group, rows_of in list(by_content.items()):
+        if arrivals.get(group, 0) != len(rows_of):
+            del by_content[group]
     moves: list[Move] = []
     rest: list[VaultFile] = []
     for vf in upserts:
