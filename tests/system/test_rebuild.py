@@ -111,9 +111,11 @@ def test_ctrl_c_during_index_full_leaves_the_old_index(
     proc = index(vault, db, "--full")
     wait_until(lambda: build.exists(), timeout=60, interval=0.01, message="the build file")
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) == 130
+    # 0 only when the build had just been swapped in (a loaded machine can be that late): the
+    # command is then done, and a late Ctrl-C leaves its exit code alone.
+    assert proc.wait(timeout=60) in (130, 0)
     assert not build.exists()
-    assert dump_index(db) == old
+    assert dump_index(db) == old  # the vault did not change: the old index, or its equal
     assert sample(vault, db)[:3] == before
 
 
