@@ -26,6 +26,11 @@ Truth JSON (one note or list item per line):
 - ``invalid_yaml``: notes whose frontmatter is not a YAML mapping (invalid YAML, a list or a
   scalar): each must carry an error, and nothing else in the vault is an error.
 - ``attachments``; ``ignored``: dot-prefixed paths that are not vault files (SEMANTICS 1).
+- ``doctor`` (only with ``--doctor``): the link doctor's planted cases under ``Doctor/``, which
+  are not in ``notes``: ``brokenAnchors`` (every kind, with the suggestion and reason health must
+  give), ``deadEnds``, ``unusedAttachments``, ``mentions`` (target note -> the exact places),
+  ``renames`` (a rename to perform, and the `renamed` suggestion it must give the links to it).
+  Dead ends, unused attachments and tags of the generated notes follow from ``notes``.
 """
 
 from __future__ import annotations
@@ -1250,9 +1255,18 @@ def _prepare_out(out: Path, force: bool) -> None:
 
 
 def generate(
-    out: Path, notes: int, seed: int, *, truth_path: Path | None = None, force: bool = False
+    out: Path,
+    notes: int,
+    seed: int,
+    *,
+    truth_path: Path | None = None,
+    force: bool = False,
+    doctor: bool = False,
 ) -> dict[str, Any]:
-    """Write a vault of ``notes`` notes under ``out`` and its truth JSON; return the truth."""
+    """Write a vault of ``notes`` notes under ``out`` and its truth JSON; return the truth.
+
+    ``doctor`` also plants the link doctor's cases (``plant_doctor``); off by default, so the
+    benchmark vaults stay byte-identical."""
     out = Path(out)
     truth_file = Path(truth_path) if truth_path is not None else default_truth_path(out)
     if Path(os.path.abspath(truth_file)).is_relative_to(os.path.abspath(out)):
@@ -1261,10 +1275,107 @@ def generate(
     _prepare_out(out, force)
     generator.plan()
     truth = generator.write(out)
+    if doctor:
+        truth["doctor"] = plant_doctor(out)
     truth_file.parent.mkdir(parents=True, exist_ok=True)
     with open(truth_file, "w", encoding="utf-8", newline="\n") as fh:
         _dump_truth(truth, fh)
     return truth
+
+
+# The planted cases: names no generated note can have (the vocabulary has no "Zx").
+_DOCTOR_FILES = {
+    "Doctor/Zx Guide.md": "# Zx Guide\n\n## Installation\n\n### On Linux\n\n## Usage\n\n"
+    "The short version. ^summary-1\n",
+    "Doctor/Zx Links.md": "[[Zx Guide#Install]] [[Zx Guide#Usage#On Linux]]\n"
+    "![[Zx Guide#^sumary-1]] [x](Zx%20Guide.md#No%20Such%20Part)\n"
+    "[[#Missing self]] ![[zx-diagram.png#frag]] [[Zx Guide#Installation#On Linux]]\n",
+    "Doctor/Zx Dead end.md": "Nothing links out of here. [[#Missing here]]\n",
+    "Doctor/zx-diagram.png": "png",
+    "Doctor/zx-unused.png": "png",
+    "Doctor/Zephyr Quillon.md": "---\naliases: [ZQ project]\n---\nThe note [[Zx Links]].\n",
+    "Doctor/Zx Mentions.md": "We met Zephyr Quillon today; `Zephyr Quillon` is code.\n"
+    "[[Zephyr Quillon]] and [[Zx Links|Zephyr Quillon]] are links. The zq PROJECT.\n"
+    "$Zephyr Quillon$ and <b>Zephyr Quillon</b>, but zephyr  quillon again.\n",
+    "Doctor/Zx Old name.md": "Renamed later. [[Zx Guide]]\n",
+    "Doctor/Zx Renamer.md": "See [[Zx Old name]] and [[Zx Old name|the old one]].\n",
+}
+
+
+def plant_doctor(out: Path) -> dict[str, Any]:
+    """Write the link doctor's cases under ``out/Doctor`` and return what health, mentions and
+    a rename must report for them (written by hand, not computed)."""
+    for rel, text in _DOCTOR_FILES.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    guide, links, dead = "Doctor/Zx Guide.md", "Doctor/Zx Links.md", "Doctor/Zx Dead end.md"
+
+    def anchor(
+        source: str, line: int, column: int, text: str, target: str, subpath: str, fix: Any
+    ) -> dict[str, Any]:
+        kind = "block" if subpath.startswith("#^") else "heading"
+        suggestion, reason = fix or (None, None)
+        return {
+            "source": source,
+            "line": line,
+            "column": column,
+            "text": text,
+            "target": target,
+            "subpath": subpath,
+            "kind": kind,
+            "suggestion": suggestion,
+            "reason": reason,
+        }
+
+    return {
+        "brokenAnchors": [
+            anchor(dead, 1, 28, "[[#Missing here]]", dead, "#Missing here", None),
+            anchor(
+                links, 1, 1, "[[Zx Guide#Install]]", guide, "#Install", ("#Installation", "prefix")
+            ),
+            # On Linux lies in Installation's section, not in Usage's (SEMANTICS 10.5).
+            anchor(
+                links,
+                1,
+                22,
+                "[[Zx Guide#Usage#On Linux]]",
+                guide,
+                "#Usage#On Linux",
+                ("#On Linux", "prefix"),
+            ),
+            anchor(
+                links, 2, 1, "![[Zx Guide#^sumary-1]]", guide, "#^sumary-1", ("#^summary-1", "typo")
+            ),
+            anchor(
+                links, 2, 25, "[x](Zx%20Guide.md#No%20Such%20Part)", guide, "#No Such Part", None
+            ),
+            anchor(links, 3, 1, "[[#Missing self]]", links, "#Missing self", None),
+        ],
+        "deadEnds": [dead, "Doctor/Zx Guide.md"],
+        "unusedAttachments": ["Doctor/zx-unused.png"],
+        "mentions": {
+            "Doctor/Zephyr Quillon.md": [
+                ["Doctor/Zx Mentions.md", 1, 8, "Zephyr Quillon"],
+                ["Doctor/Zx Mentions.md", 2, 67, "zq PROJECT"],
+                ["Doctor/Zx Mentions.md", 3, 49, "zephyr  quillon"],
+            ]
+        },
+        "renames": [
+            {
+                "from": "Doctor/Zx Old name.md",
+                "to": "Doctor/Archive/Zx Brand new.md",
+                "brokenLinks": [
+                    ["Doctor/Zx Renamer.md", "[[Zx Old name]]", "[[Zx Brand new]]"],
+                    [
+                        "Doctor/Zx Renamer.md",
+                        "[[Zx Old name|the old one]]",
+                        "[[Zx Brand new|the old one]]",
+                    ],
+                ],
+            }
+        ],
+    }
 
 
 def _dump_truth(truth: dict[str, Any], fh: TextIO) -> None:
@@ -1329,13 +1440,25 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="replace the contents of a non-empty DIR, only if genvault made it",
     )
+    parser.add_argument(
+        "--doctor",
+        action="store_true",
+        help="also plant the link doctor's cases under Doctor/ (truth key `doctor`)",
+    )
     args = parser.parse_args(argv)
     if args.notes < 1:
         parser.error("--notes must be at least 1")
     truth_file = args.truth if args.truth is not None else default_truth_path(args.out)
     started = time.perf_counter()
     try:
-        truth = generate(args.out, args.notes, args.seed, truth_path=truth_file, force=args.force)
+        truth = generate(
+            args.out,
+            args.notes,
+            args.seed,
+            truth_path=truth_file,
+            force=args.force,
+            doctor=args.doctor,
+        )
     except GenVaultError as exc:
         print(f"genvault: {exc}", file=sys.stderr)
         return 2

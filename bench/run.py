@@ -937,6 +937,10 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     miss = Command("lookup miss", (*nd, "lookup", MISS_KEYWORD, *where))
     health = Command("health --json", (*nd, "health", "--json", *where), ok=(0, 1))
     scan = Command("scan --json", (*nd, "scan", "--json", *where))
+    tags = Command("tags --json", (*nd, "tags", "--json", *where))
+    mentions = Command(
+        "mentions --json", (*nd, "mentions", vault.edit_targets[0], "--json", *where)
+    )
     norefresh = Command(
         "lookup --no-refresh", (*nd, "lookup", vault.keyword, "--no-refresh", *where)
     )
@@ -963,6 +967,8 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
         ("scan", [python, scan]),
         ("search_all", [python, search_all, *([rg] if rg else [])]),
         ("search", [python, search_top]),
+        ("tags", [python, tags]),
+        ("mentions", [python, mentions]),
     ]
     per_run: dict[str, list[float]] = {}
 
@@ -1198,6 +1204,10 @@ ROWS: list[Row] = [
     Row("health_vs_startup", "health --json / start-up", "x", ("<=", 10)),
     Row("scan_ms", "`scan --json`", "ms"),
     Row("scan_vs_startup", "scan --json / start-up", "x"),
+    Row("tags_ms", "`tags --json`", "ms"),
+    Row("tags_vs_startup", "tags --json / start-up", "x", ("<=", 3)),
+    Row("mentions_ms", "`mentions NOTE --json`", "ms"),
+    Row("mentions_vs_startup", "mentions --json / start-up", "x", ("<=", 5)),
     Row("daemon_ready_s", "daemon start to READY (startup reconcile)", "s"),
     Row("daemon_startup_peak_rss_mb", "daemon peak RSS after startup", "MB"),
     Row("daemon_startup_rss_mb", "daemon RSS after startup", "MB"),

@@ -340,9 +340,14 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             ).fetchall(),
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
             "lonely_notes": q("SELECT lonely, path, title FROM lonely_notes").fetchall(),
+            # A `renamed` suggestion comes from the rename history, which is not a fact of the
+            # vault: a fresh index cannot have it (tests/spec/test_fixes.py checks it apart).
             "broken_links": q(
-                "SELECT source, line, col, seq, text, target, suggestion, reason FROM broken_links"
+                "SELECT source, line, col, seq, text, target, "
+                "CASE WHEN reason = 'renamed' THEN NULL ELSE suggestion END, "
+                "nullif(reason, 'renamed') FROM broken_links"
             ).fetchall(),
+            "unused_attachments": q("SELECT path FROM unused_attachments").fetchall(),
             "broken_anchors": q(
                 f"SELECT s.path, seq, t.path, kind, suggestion, reason FROM broken_anchors b "
                 f"JOIN {files} s ON s.id = b.source_id JOIN {files} t ON t.id = b.target_id"

@@ -62,3 +62,73 @@ def test_suggestions_follow_new_aliases_and_files(v: SpecVault, tmp_path: Path) 
     (v.root / "New" / "Plan.md").unlink()
     (v.root / "Other" / "Plan.md").unlink()
     assert fixes(v) == [("[[Go notes]]", None, None), ("[[Old/Plan]]", None, None)]
+
+
+def test_renamed_suggests_the_new_name_after_a_move(v: SpecVault, tmp_path: Path) -> None:
+    v.write("Projects/Old plan.md", "the plan\n")
+    v.write("Src.md", "[[Old plan]] [[Projects/Old plan|see]]\n")
+    assert fixes(v) == []
+    (v.root / "Archive").mkdir()
+    (v.root / "Projects" / "Old plan.md").rename(v.root / "Archive" / "Roadmap.md")
+    assert fixes(v) == [
+        ("[[Old plan]]", "[[Roadmap]]", "renamed"),
+        ("[[Projects/Old plan|see]]", "[[Roadmap|see]]", "renamed"),
+    ]
+    # Moved again: the suggestion follows the file; deleted: no suggestion.
+    (v.root / "Archive" / "Roadmap.md").rename(v.root / "Archive" / "Roadmap 2026.md")
+    assert fixes(v)[0] == ("[[Old plan]]", "[[Roadmap 2026]]", "renamed")
+    (v.root / "Archive" / "Roadmap 2026.md").unlink()
+    assert fixes(v) == [("[[Old plan]]", None, None), ("[[Projects/Old plan|see]]", None, None)]
+    # What a fresh index has apart from the history is the same (tests.helpers.dump_index).
+    assert dump_index(v.db) == fresh_full_index(v.root, tmp_path)
+
+
+def test_renamed_pairs_a_delete_and_a_create_of_the_same_content(v: SpecVault) -> None:
+    v.write("Meeting notes.md", "agenda\n- one\n")
+    v.write("Src.md", "[[Meeting notes]]\n")
+    assert fixes(v) == []
+    (v.root / "Meeting notes.md").unlink()  # a sync tool: a new file (new inode), same bytes
+    v.write("2026-12 Meeting.md", "agenda\n- one\n")
+    assert fixes(v) == [("[[Meeting notes]]", "[[2026-12 Meeting]]", "renamed")]
+
+
+def test_renamed_needs_one_note_of_that_content_on_each_side(v: SpecVault) -> None:
+    v.write("A one.md", "same\n")
+    v.write("Src.md", "[[A one]]\n")
+    assert fixes(v) == []
+    (v.root / "A one.md").unlink()
+    v.write("B two.md", "same\n")
+    v.write("C three.md", "same\n")  # two candidates: no guess
+    assert fixes(v) == [("[[A one]]", None, None)]
+
+
+def test_typo_suggests_a_note_one_edit_away(v: SpecVault, tmp_path: Path) -> None:
+    v.write("Roadmap.md", "")
+    v.write("Areas/Kubernetes.md", "")
+    v.write("Src.md", "[[Raodmap]] [[Kubernete|k8s]] [[Roadmapp.md]] [[Rdmp]] [[Map]]\n")
+    assert fixes(v) == [
+        ("[[Raodmap]]", "[[Roadmap]]", "typo"),  # two letters swapped
+        ("[[Kubernete|k8s]]", "[[Kubernetes|k8s]]", "typo"),  # one dropped
+        ("[[Roadmapp.md]]", "[[Roadmap]]", "typo"),  # one added
+        ("[[Rdmp]]", None, None),  # three edits
+        ("[[Map]]", None, None),  # too short to guess
+    ]
+    # The suggestions follow the vault both ways.
+    (v.root / "Roadmap.md").unlink()
+    v.write("Kubernetes.md", "")  # a second Kubernetes: the link names its folder
+    assert fixes(v)[:3] == [
+        ("[[Raodmap]]", None, None),
+        ("[[Kubernete|k8s]]", "[[Areas/Kubernetes|k8s]]", "typo"),
+        ("[[Roadmapp.md]]", None, None),
+    ]
+    assert dump_index(v.db)["broken_links"] == fresh_full_index(v.root, tmp_path)["broken_links"]
+    v.write("Archive/Roadmap.md", "")  # created again elsewhere
+    assert fixes(v)[0] == ("[[Raodmap]]", "[[Roadmap]]", "typo")
+    assert dump_index(v.db)["broken_links"] == fresh_full_index(v.root, tmp_path)["broken_links"]
+
+
+def test_reasons_are_tried_alias_folder_renamed_typo(v: SpecVault) -> None:
+    v.write("Golang.md", "---\naliases: [Plans]\n---\n")
+    v.write("Plan.md", "")
+    v.write("Src.md", "[[Plans]]\n")
+    assert fixes(v) == [("[[Plans]]", "[[Golang|Plans]]", "alias")]  # not the typo `Plan`

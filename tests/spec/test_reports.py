@@ -1,4 +1,5 @@
-"""SEMANTICS 8: reports (orphans, unlinked notes, broken links, warnings, graph, status).
+"""SEMANTICS 8: reports (orphans, unlinked notes, dead ends, unused attachments, broken links,
+warnings, graph, status).
 
 All in-process: the CLI through ``notedex.cli.main`` (`run_inprocess`) on a real vault under
 ``tmp_path`` with a real index, checked on its exact ``--json`` answers.
@@ -12,6 +13,8 @@ from tests.helpers import (
     SpecVault,
     broken,
     cli_json,
+    dump_index,
+    fresh_full_index,
     paths_of,
     warned_paths,
     write,
@@ -170,3 +173,46 @@ def test_s8_a_link_from_an_excluded_note_does_not_save_a_note_from_the_orphan_li
     # the link still resolves and is still a backlink of the note itself
     shown = cli_json(vault, db, "show", "Target.md")
     assert [b["source"] for b in shown["backlinks"]] == ["Archive/Old.md"]
+
+
+def test_dead_ends_are_notes_with_no_link_out(v: SpecVault) -> None:
+    """SEMANTICS 8.8: self-links do not count; a broken link or an embed does."""
+    v.write("Self.md", "# H\n[[Self]] [[#H]]\n")
+    v.write("Linked.md", "nothing out\n")
+    v.write("Hub.md", "[[Linked]] [[Self]]\n")
+    v.write("Broken.md", "[[Nowhere]]\n")
+    v.write("Embeds.md", "![[pic.png]]\n")
+    v.write_bytes("pic.png", b"x")
+    v.write(".obsidian/app.json", '{"userIgnoreFilters": ["Archive/"]}')
+    v.write("Archive/Old.md", "")
+    data = v.health()
+    assert data["deadEnds"] == [
+        {"path": "Linked.md", "title": "Linked"},
+        {"path": "Self.md", "title": "Self"},
+    ]
+    assert data["deadEndCount"] == 2
+    v.write("Linked.md", "now [[Hub]]\n")
+    v.write("Hub.md", "")
+    assert [d["path"] for d in v.health()["deadEnds"]] == ["Hub.md", "Self.md"]
+
+
+def test_unused_attachments_are_linked_or_embedded_by_no_note(v: SpecVault, tmp_path: Path) -> None:
+    """SEMANTICS 8.9: any kind of link from any note uses an attachment."""
+    v.write_bytes("img/used.png", b"x")
+    v.write_bytes("img/md.png", b"x")
+    v.write_bytes("img/unused.png", b"x")
+    v.write_bytes("doc.pdf", b"x")
+    v.write("A.md", "![[used.png]] ![alt](img/md.png) [[doc.pdf#page=2]]\n")
+    data = v.health()
+    assert data["unusedAttachments"] == [{"path": "img/unused.png"}]
+    assert data["unusedAttachmentCount"] == 1
+    v.write("A.md", "![[unused.png]]\n")  # links change
+    v.write_bytes("new.canvas", b"{}")  # a new attachment
+    (v.root / "doc.pdf").rename(v.root / "img" / "doc.pdf")  # a move: still unused
+    (v.root / "img" / "used.png").unlink()
+    assert [a["path"] for a in v.health()["unusedAttachments"]] == [
+        "img/doc.pdf",
+        "img/md.png",
+        "new.canvas",
+    ]
+    assert dump_index(v.db) == fresh_full_index(v.root, tmp_path)

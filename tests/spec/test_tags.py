@@ -16,6 +16,7 @@ from tests.helpers import (
     cli_json,
     nfd,
     paths_of,
+    run_inprocess,
     tag_names,
     warned_paths,
     write,
@@ -222,3 +223,37 @@ def test_s4_tag_and_type_filters_accept_an_argument_typed_nfd(tmp_path: Path) ->
         assert [n["path"] for n in scan["notes"]] == ["Summer.md"], args
     found = cli_json(vault, db, "lookup", "summer", "--tag", nfd("été"), "--type", nfd("réunion"))
     assert [c["path"] for c in found["candidates"]] == ["Summer.md"]
+
+
+def test_tags_command_rolls_nested_tags_up_like_the_tag_pane(v: SpecVault) -> None:
+    """SEMANTICS 4.10 through `notedex tags --json`."""
+    v.write("A.md", "---\ntags: [Project/Alpha]\n---\n#project/beta #todo\n")
+    v.write("B.md", "#project/alpha/x #Todo #project/beta\n")
+    v.write("C.md", "#area/home/garden\n")
+    v.write("D.md", "#todo #todo\n")
+    v.write(".obsidian/app.json", '{"userIgnoreFilters": ["Archive/"]}')
+    v.write("Archive/E.md", "#todo #archived\n")
+    v.write("Plain.md", "no tags\n")
+    data = v.json("tags")
+    assert data["tags"] == [
+        {"tag": "area", "count": 1, "direct": 0, "parent": None, "depth": 0},
+        {"tag": "area/home", "count": 1, "direct": 0, "parent": "area", "depth": 1},
+        {"tag": "area/home/garden", "count": 1, "direct": 1, "parent": "area/home", "depth": 2},
+        # A and B each count once for `project`, although both hold two tags under it.
+        {"tag": "Project", "count": 2, "direct": 0, "parent": None, "depth": 0},
+        {"tag": "Project/Alpha", "count": 2, "direct": 1, "parent": "Project", "depth": 1},
+        {"tag": "project/alpha/x", "count": 1, "direct": 1, "parent": "Project/Alpha", "depth": 2},
+        {"tag": "project/beta", "count": 2, "direct": 2, "parent": "Project", "depth": 1},
+        # Two spellings: the one more notes use; the excluded note does not count.
+        {"tag": "todo", "count": 3, "direct": 3, "parent": None, "depth": 0},
+    ]
+    assert data["tagCount"] == 8 and data["taggedNoteCount"] == 4
+
+
+def test_tags_text_output_indents_nested_tags(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    write(vault / ".obsidian" / "app.json", "{}")
+    write(vault / "A.md", "#a/b #c\n")
+    result = run_inprocess("tags", "--vault", vault, "--db", tmp_path / "i.db")
+    assert result.code == 0, result.stderr
+    assert result.stdout.splitlines() == ["#a  1", "  #a/b  1", "#c  1", "", "3 tags on 1 notes"]

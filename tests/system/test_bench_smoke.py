@@ -77,6 +77,8 @@ TARGETS = {
     "lookup_miss_vs_startup",
     "rg_vs_lookup_miss",
     "health_vs_startup",
+    "tags_vs_startup",
+    "mentions_vs_startup",
     "daemon_peak_rss_mb",
     "db_no_body_ratio",
     "etag_check_ms",

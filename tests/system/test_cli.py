@@ -178,11 +178,15 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
         "unlinkedNotes",
         "brokenLinks",
         "brokenAnchors",
+        "deadEnds",
+        "unusedAttachments",
         "warnings",
         "errors",
         "orphanCount",
         "brokenLinkCount",
         "brokenAnchorCount",
+        "deadEndCount",
+        "unusedAttachmentCount",
     }
     assert data["brokenLinks"] == [
         {

@@ -33,6 +33,22 @@ def test_a_note_saved_just_before_sigterm_is_indexed_before_exit(
         assert fts_integrity_ok(db_path)
 
 
+def test_with_polling_a_note_saved_just_before_sigterm_is_indexed_before_exit(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """--poll: the stop takes one last snapshot, so a save less than one poll interval before
+    SIGTERM is not left to the next start."""
+    for round in range(3):
+        run = daemons.start("--poll")
+        write(small_vault / f"last-{round}.md", note(f"Last {round}", links="[[a]]"))
+        os.rename(small_vault / "b.md", small_vault / f"b{round}.md")
+        write(small_vault / "b.md", note("Beta again"))
+        run.signal(signal.SIGTERM)  # well within the 1 s poll interval
+        assert run.proc.wait(timeout=60) == 0, run.log_text()
+        assert dump_index(db_path) == fresh_full_index(small_vault, tmp_path), run.log_text()
+        assert fts_integrity_ok(db_path)
+
+
 def test_a_clean_stop_logs_no_error(daemons: Daemons, small_vault: Path) -> None:
     for round in range(4):
         run = daemons.start()

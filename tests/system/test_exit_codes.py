@@ -138,11 +138,34 @@ def test_sigint_during_index_exits_130(vault: Path, db_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    wait_until(lambda: db_path.exists(), timeout=60, message="the index to be created")
+    # A first index is built aside (<db>.rebuild) and swapped in at the end (store.swap).
+    building = db_path.with_name(db_path.name + ".rebuild")
+    wait_until(
+        lambda: building.exists() or db_path.exists(), timeout=60, message="the build to start"
+    )
     proc.send_signal(2)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode in (130, 0), err  # 0: it had finished already
     assert "internal error" not in err and "Traceback" not in err
+    assert not building.exists()  # Ctrl-C leaves no half-built file behind
+    if proc.returncode == 130:
+        assert not db_path.exists()  # and no index that is not whole
+
+
+def test_a_ctrl_c_after_the_work_is_done_keeps_the_exit_code(vault: Path, db_path: Path) -> None:
+    """The signal lands while the interpreter joins the parse pool at exit: the command's own
+    code stands, never a death by SIGINT (-2)."""
+    populate(vault, 1500)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "notedex", "index", "--vault", str(vault), "--db", str(db_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_until(lambda: db_path.exists(), timeout=60, message="the index to be swapped in")
+    proc.send_signal(2)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (0, 130), err
 
 
 def _log_lines(text: str) -> list[dict[str, object]]:

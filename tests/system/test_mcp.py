@@ -35,7 +35,18 @@ MCP_ONLY = {
     "bodyOffset",
     "bodyTruncated",
 }
-TOOL_NAMES = {"lookup", "search", "show", "health", "scan", "quote", "status", "graph"}
+TOOL_NAMES = {
+    "lookup",
+    "search",
+    "show",
+    "health",
+    "scan",
+    "quote",
+    "status",
+    "graph",
+    "tags",
+    "mentions",
+}
 
 
 @pytest.fixture
@@ -146,6 +157,8 @@ def test_lists_the_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path
         "scan": [],
         "status": [],
         "graph": ["note"],
+        "tags": [],
+        "mentions": ["note"],
     }
 
 

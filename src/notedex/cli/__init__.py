@@ -62,6 +62,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+    finally:
+        _settled()
+
+
+def _settled() -> None:
+    """The exit code is decided. After a writer ran, the interpreter still joins its parse pool
+    at exit; a Ctrl-C in that window would end the process by the signal (-2) instead of with the
+    code (docs/cli.md, "Exit codes"), so it is ignored from here on."""
+    if "notedex.indexing.pool" in sys.modules:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _interrupted() -> bool:

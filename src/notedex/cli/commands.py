@@ -198,8 +198,8 @@ TABLE = (
     ),
     Command(
         "health",
-        "Report orphans, unlinked notes, broken links and anchors, warnings and errors. "
-        "Exits 1 when links or anchors are broken.",
+        "Report broken links and anchors (with suggested fixes), orphans, unlinked notes, dead "
+        "ends, unused attachments, warnings and errors. Exits 1 when links or anchors are broken.",
         (
             "notedex health",
             "notedex health --json | jq .brokenLinkCount",
@@ -220,6 +220,23 @@ TABLE = (
         ),
         handlers.cmd_scan,
         (Option("--tag", "only notes with this tag"), NOTE_TYPE, *PAGE, *OUTPUT_PATHS),
+        fast=True,
+    ),
+    Command(
+        "tags",
+        "List every tag with its note count; nested tags count for their parents, as in "
+        "Obsidian's tag pane.",
+        ("notedex tags", "notedex tags --json | jq '.tags[:5]'"),
+        handlers.cmd_tags,
+        fast=True,
+    ),
+    Command(
+        "mentions",
+        "List the unlinked mentions of a note: other notes that name its title or an alias "
+        "outside links, code, math and HTML, with line and column.",
+        ('notedex mentions "Cobra CLI 框架"', "notedex mentions Projects/Roadmap.md --json"),
+        handlers.cmd_mentions,
+        (Option("note", "the note, named as for show: a path, a title, an alias or an id"),),
         fast=True,
     ),
     Command(
@@ -419,8 +436,8 @@ TABLE = (
     Command(
         "mcp",
         "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, quote, health, scan, status and graph, and the notes as resources (needs the "
-        "extra: pip install 'notedex[mcp]').",
+        "show, quote, health, tags, mentions, scan, status and graph, and the notes as resources "
+        "(needs the extra: pip install 'notedex[mcp]').",
         (
             "notedex mcp --vault ~/notes",
             "claude mcp add notedex -- notedex mcp --vault ~/notes",

@@ -274,6 +274,29 @@ def cmd_scan(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_tags(args: argparse.Namespace) -> int:
+    from notedex.query.render import render_tags
+    from notedex.query.reports import tags
+
+    return answer(args, _config(args), tags, render_tags)
+
+
+def cmd_mentions(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from notedex.query.listing import find_note
+    from notedex.query.mentions import mentions
+    from notedex.query.render import render_mentions
+
+    cfg = _config(args)
+
+    def query(conn: sqlite3.Connection) -> dict[str, Any]:
+        note = find_note(conn, args.note, vault=cfg.vault, cwd=Path.cwd())["path"]  # as show
+        return mentions(conn, cfg.vault, note, max_bytes=cfg.max_bytes)
+
+    return answer(args, cfg, query, render_mentions)
+
+
 def cmd_graph(args: argparse.Namespace) -> int:
     from pathlib import Path
 

@@ -194,10 +194,18 @@ class RunningObserver:
         """Before a stop: let the events already queued reach the handler (inotify), so a note
         saved just before SIGTERM is in the last batch. Quiet twice in a row, or ``timeout``.
 
-        The polling observer has no queue to look at: a save less than one poll interval
-        before the stop is caught by the next start's reconcile.
+        The polling observer takes one last snapshot now, so a save less than one poll interval
+        before the stop is in the last batch too, and its events are waited for.
         """
         pending = getattr(self.observer, "pending", None)
+        if self.kind == "polling":
+            for emitter in list(self.observer.emitters):
+                try:
+                    emitter.queue_events(0)  # PollingEmitter: snapshot and diff now
+                except Exception as exc:  # the next start's reconcile still finds it
+                    log.warning("last snapshot failed", error=repr(exc))
+            queue = self.observer.event_queue
+            pending = lambda: bool(queue.unfinished_tasks)  # noqa: E731
         if not callable(pending):
             return
         deadline = time.monotonic() + timeout

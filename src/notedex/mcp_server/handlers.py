@@ -66,6 +66,8 @@ class VaultTools:
             "quote": self._quote,
             "status": self._status,
             "graph": self._graph,
+            "tags": self._tags,
+            "mentions": self._mentions,
         }
 
     def start(self) -> None:
@@ -276,10 +278,24 @@ class VaultTools:
             "unlinkedNotes",
             "brokenLinks",
             "brokenAnchors",
+            "deadEnds",
+            "unusedAttachments",
             "warnings",
             "errors",
         )
         return _paginate(data, lists, args["offset"], args["limit"])
+
+    def _tags(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        from notedex.query.reports import tags
+
+        return _paginate(tags(conn), ("tags",), args["offset"], args["limit"])
+
+    def _mentions(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        from notedex.query.mentions import mentions
+
+        path = self._note_path(conn, args["note"])
+        data = mentions(conn, self.cfg.vault, path, max_bytes=self.cfg.max_bytes)
+        return _paginate(data, ("mentions",), args["offset"], args["limit"])
 
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         data = scan(conn, tag=args["tag"], note_type=args["type"])

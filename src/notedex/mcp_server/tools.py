@@ -237,12 +237,43 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "health",
         "Vault health report",
-        "Broken links (source, line, column, link text, target key), broken anchors (a "
-        "#heading or #^block the target note lacks, with a suggested fix), orphan notes (no links "
-        "in or out), unlinked notes (nothing links to them), warnings and parse errors. Same "
+        "Broken links (source, line, column, link text, target key, a suggested fix and why: "
+        "alias, folder, renamed, typo), broken anchors (a #heading or #^block the target note "
+        "lacks, with a suggested fix), orphan notes (no links in or out), unlinked notes "
+        "(nothing links to them), dead ends (no links out), unused attachments (no note links to "
+        "or embeds them), warnings and parse errors. Same "
         "JSON as `notedex health --json`; `offset`/`limit` apply to each list and `totals` "
         "gives each list's full length.",
         _object(_paging(100)),
+    ),
+    ToolSpec(
+        "tags",
+        "List tags",
+        "Every tag with `count` (notes with it or a tag nested in it, as Obsidian's tag pane "
+        "rolls nested tags up), `direct` (notes with exactly it), `parent` and `depth`, parents "
+        "before their children. Same JSON as `notedex tags --json`; `offset`/`limit` page "
+        "through `tags`.",
+        _object(_paging(200)),
+    ),
+    ToolSpec(
+        "mentions",
+        "Unlinked mentions of a note",
+        "The places where other notes name this note's title or one of its aliases as a phrase "
+        "without linking to it (code, math, HTML and existing links are not mentions): source, "
+        "line, column, the text as written and the name it matched. Candidates to link. Same "
+        "JSON as `notedex mentions --json`; `offset`/`limit` page through `mentions`.",
+        _object(
+            {
+                "note": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1000,
+                    "description": "A vault-relative path such as 'Projects/Roadmap.md', or a note title.",
+                },
+                **_paging(100),
+            },
+            ("note",),
+        ),
     ),
     ToolSpec(
         "scan",

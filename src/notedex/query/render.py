@@ -195,6 +195,12 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     r.section("Unlinked: nothing links here", len(data["unlinkedNotes"]))
     for o in data["unlinkedNotes"]:
         r.line(f"  {r.path(o['path'])}")
+    r.section("Dead ends: no links out", data["deadEndCount"])
+    for o in data["deadEnds"]:
+        r.line(f"  {r.path(o['path'])}")
+    r.section("Unused attachments: no note links to or embeds them", data["unusedAttachmentCount"])
+    for o in data["unusedAttachments"]:
+        r.line(f"  {r.path(o['path'])}")
     r.section("Warnings", len(data["warnings"]))
     for w in data["warnings"]:
         r.line(f"  {r.path(w['path'])}: {w['message']}")
@@ -210,10 +216,32 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
         plural(data["brokenAnchorCount"], "broken anchor"),
         plural(data["orphanCount"], "orphan"),
         f"{len(data['unlinkedNotes'])} unlinked",
+        plural(data["deadEndCount"], "dead end"),
+        plural(data["unusedAttachmentCount"], "unused attachment"),
         plural(len(data["warnings"]), "warning"),
         plural(len(data["errors"]), "error"),
     )
     r.line(f"{', '.join(counts)}: {verdict}")
+
+
+def render_tags(r: Renderer, data: dict[str, Any]) -> None:
+    """The tag pane: one tag a line, nested tags indented under their parents."""
+    for t in data["tags"]:
+        r.line(f"{'  ' * t['depth']}#{t['tag']}  {t['count']}")
+    r.line()
+    r.line(f"{plural(data['tagCount'], 'tag')} on {plural(data['taggedNoteCount'], 'note')}")
+
+
+def render_mentions(r: Renderer, data: dict[str, Any]) -> None:
+    """One unlinked mention a line, where it is and what it says."""
+    for m in data["mentions"]:
+        r.line(f"  {r.path(m['source'], m['line'], m['column'])}  {m['text']}")
+    r.line()
+    more = "" if data["complete"] else " (too many candidates: the first by path)"
+    r.line(
+        f"{plural(data['mentionCount'], 'unlinked mention')} of {data['title']} in "
+        f"{plural(data['sourceCount'], 'note')}{more}"
+    )
 
 
 def render_graph(r: Renderer, data: dict[str, Any]) -> None:

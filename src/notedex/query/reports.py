@@ -1,5 +1,6 @@
-"""`health`: orphans, unlinked notes, broken links, broken anchors, warnings and errors
-(SEMANTICS 8, 10)."""
+"""`health`: orphans, unlinked notes, dead ends, unused attachments, broken links, broken
+anchors, warnings and errors (SEMANTICS 8, 10); and `tags`, the tag pane (SEMANTICS 4.10),
+here rather than in a module of its own so that it costs no import but this hot-path one."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
         lonely = read.notes_without_backlinks(conn)
         broken_rows = read.broken_links(conn)
         anchor_rows = read.broken_anchors(conn)
+        dead_rows = read.dead_ends(conn)
+        unused_rows = read.unused_attachments(conn)
         warnings, errors = _problems(conn)
     orphan_rows = [r for r in lonely if not r["has_outgoing"]]
     unlinked_rows = [r for r in lonely if r["has_outgoing"]]
@@ -47,11 +50,15 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
             for r in broken_rows
         ],
         "brokenAnchors": [dict(r) for r in anchor_rows],
+        "deadEnds": [{"path": r["path"], "title": r["title"]} for r in dead_rows],
+        "unusedAttachments": [{"path": r["path"]} for r in unused_rows],
         "warnings": warnings,
         "errors": errors,
         "orphanCount": len(orphan_rows),
         "brokenLinkCount": len(broken_rows),
         "brokenAnchorCount": len(anchor_rows),
+        "deadEndCount": len(dead_rows),
+        "unusedAttachmentCount": len(unused_rows),
     }
 
 
@@ -82,6 +89,8 @@ def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
         lonely = read.notes_without_backlinks_json(conn)
         broken = read.broken_links_json(conn)
         anchors = read.broken_anchors_json(conn)
+        dead = read.dead_ends_json(conn)
+        unused = read.unused_attachments_json(conn)
         warnings, errors = _problems(conn)
     orphans = [obj for has_outgoing, obj in lonely if not has_outgoing]
     unlinked = [obj for has_outgoing, obj in lonely if has_outgoing]
@@ -96,12 +105,17 @@ def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
             ",".join(broken),
             '],"brokenAnchors":[',
             ",".join(anchors),
+            '],"deadEnds":[',
+            ",".join(dead),
+            '],"unusedAttachments":[',
+            ",".join(unused),
             '],"warnings":',
             compact_json(warnings),
             ',"errors":',
             compact_json(errors),
             f',"orphanCount":{len(orphans)},"brokenLinkCount":{len(broken)}',
-            f',"brokenAnchorCount":{len(anchors)}}}',
+            f',"brokenAnchorCount":{len(anchors)},"deadEndCount":{len(dead)}',
+            f',"unusedAttachmentCount":{len(unused)}}}',
         )
     )
     return document, len(broken) + len(anchors)
@@ -124,3 +138,44 @@ def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict
     warnings.sort(key=lambda w: w["path"])
     errors = [{"path": r["path"], "message": r["message"]} for r in error_rows]
     return warnings, errors
+
+
+def tags(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The tag tree as a flat list in tree order (a parent before its children, siblings by
+    their folded key): each tag's spelling, ``count`` (notes with it or a tag nested in it),
+    ``direct`` (notes with exactly it), ``parent`` and ``depth``."""
+    with read_transaction(conn):
+        rows = read.tag_spellings(conn)
+        direct: dict[str, int] = {}
+        spelling: dict[str, tuple[int, str]] = {}  # key -> (-notes, spelling): most used first
+        for row in rows:
+            key, notes = row["tag_key"], int(row["notes"])
+            direct[key] = direct.get(key, 0) + notes
+            spelling[key] = min(spelling.get(key, (0, "\U0010ffff")), (-notes, row["tag"]))
+        keys = set(direct)
+        for key in direct:  # a parent no note carries itself still has a row (the pane shows it)
+            parts = key.split("/")
+            for depth in range(1, len(parts)):
+                parent = "/".join(parts[:depth])
+                keys.add(parent)
+                if parent not in spelling:
+                    written = spelling[key][1].split("/")
+                    spelling[parent] = (0, "/".join(written[:depth]))
+        parents = {key.rpartition("/")[0] for key in keys if "/" in key}
+        counts = {**direct, **read.notes_tagged_under(conn, sorted(parents))}
+        tagged = read.tagged_note_count(conn)
+    ordered = sorted(keys, key=lambda k: k.split("/"))
+    return {
+        "tags": [
+            {
+                "tag": spelling[key][1],
+                "count": counts[key],
+                "direct": direct.get(key, 0),
+                "parent": spelling[key.rpartition("/")[0]][1] if "/" in key else None,
+                "depth": key.count("/"),
+            }
+            for key in ordered
+        ],
+        "tagCount": len(ordered),
+        "taggedNoteCount": tagged,
+    }

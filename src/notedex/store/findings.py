@@ -1,27 +1,28 @@
 """Findings upkeep: the structure-search rows (note_fts, link_fts), ``fts_pending`` and health's
-precomputed findings (orphans, unlinked notes, broken links, broken anchors; SEMANTICS 8,
-10). All their SQL."""
+precomputed findings (orphans, unlinked notes, dead ends, unused attachments, broken links and
+their suggestions, broken anchors; SEMANTICS 8, 10). All their SQL but the suggestions'
+(store/linkfixes.py) and the rename history's (store/renames.py)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from notedex.store import linkfixes, renames
+from notedex.store.files import LOOKUP_CHUNK
 from notedex.store.outline import decode_outline
 from notedex.store.schema import (
     BROKEN_KEY,
     LINK_TEXT,
+    LONELY_DEAD_END,
     LONELY_NO,
     LONELY_ORPHAN,
     LONELY_UNLINKED,
     NOTE_TITLE,
 )
 from notedex.vault.anchors import anchor_kind, is_broken, suggest
-from notedex.vault.fixes import link_to, same_name
-from notedex.vault.resolve import lookup_key
-from notedex.vault.text import fold
 
 if TYPE_CHECKING:
     from notedex.store.links import LinkTargets
@@ -66,7 +67,9 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int], links: LinkTargets) -
     The withdrawn notes are moved from ``fts_pending`` in SQL: after a first index that is
     every note, which as Python ints and tuples cost about 15 MB.
     """
-    withdraw(conn, dirty)  # notes new to the index, or dirty without a change of inputs
+    # Notes new to the index, or dirty without a change of inputs; at the end of an apply (its
+    # notes written) the sources whose `renamed` suggestion a recreated note changes.
+    withdraw(conn, dirty | renames.pair_recreated(conn))
     set_dirty(conn, ())
     conn.execute("INSERT OR IGNORE INTO temp.dirty_notes(id) SELECT id FROM fts_pending")
     conn.execute("DELETE FROM fts_pending")
@@ -100,11 +103,13 @@ def clear_pending(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM fts_pending")
 
 
+_LONELY_KINDS = f"{LONELY_ORPHAN}, {LONELY_UNLINKED}, {LONELY_DEAD_END}"
+
+
 def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
     """A note's rows are cleared: its own findings go with them."""
     conn.execute(
-        f"DELETE FROM lonely_notes WHERE lonely IN ({LONELY_ORPHAN}, {LONELY_UNLINKED}) AND path = ?",
-        (path,),
+        f"DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path = ?", (path,)
     )
     conn.execute("DELETE FROM broken_links WHERE source = ?", (path,))
     conn.execute(
@@ -139,8 +144,7 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     # knows nothing of the temp table and would walk all notes, files or broken links).
     dirty_paths = "SELECT (SELECT path FROM files WHERE id = d.id) FROM temp.dirty_notes d"
     conn.execute(
-        f"DELETE FROM lonely_notes WHERE lonely IN ({LONELY_ORPHAN}, {LONELY_UNLINKED}) "
-        f"AND path IN ({dirty_paths})"
+        f"DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path IN ({dirty_paths})"
     )
     conn.execute(f"DELETE FROM broken_links WHERE source IN ({dirty_paths})")
     conn.execute(
@@ -165,6 +169,19 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
         WHERE s.lonely <> {LONELY_NO}
         """
     )
+    # SEMANTICS 8.8: dead ends, whatever links in.
+    conn.execute(
+        f"""
+        INSERT INTO lonely_notes(lonely, path, title)
+        SELECT {LONELY_DEAD_END}, f.path, {NOTE_TITLE}
+        FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
+        CROSS JOIN files f ON f.id = d.id
+        WHERE n.excluded = 0 AND NOT EXISTS (
+            SELECT 1 FROM links l WHERE l.source_id = n.file_id AND l.linkpath <> ''
+              AND (l.target_id IS NULL OR l.target_id <> l.source_id))
+        """
+    )
+    _refresh_unused_attachments(conn)
     # links.name_key is set exactly on the unresolved links that are not self-links.
     conn.execute(
         f"""
@@ -175,7 +192,7 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
         WHERE n.excluded = 0 AND l.name_key IS NOT NULL
         """
     )
-    _suggest_link_fixes(conn, links)
+    linkfixes.suggest_link_fixes(conn, links)
     _refresh_broken_anchors(conn)
 
 
@@ -194,57 +211,51 @@ def sources_of_broken_links_to_aliases_of(conn: sqlite3.Connection, ids: list[in
     }
 
 
-def _suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
-    """SEMANTICS 8.3: a fix for each broken link of the dirty notes: `alias` (the key is another
-    note's alias), else `folder` (a file of that name exists elsewhere)."""
-    broken = conn.execute(
-        """
-        SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key
-        FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
-        CROSS JOIN broken_links b ON b.source = f.path
-        CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
-        """
-    ).fetchall()
-    updates = []
-    for source, line, col, seq, linkpath, display, key in broken:
-        fix = _alias_fix(conn, links, source, linkpath, key) or _folder_fix(
-            links, linkpath, display
+def attachments_changed(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
+    """Attachments created, moved or deleted (``paths``: the paths they have or had): the
+    rows of the paths they left go; returns the ids of those that exist, to be re-checked
+    as dirty (SEMANTICS 8.9)."""
+    ordered = sorted(set(paths))
+    ids: set[int] = set()
+    for start in range(0, len(ordered), LOOKUP_CHUNK):
+        encoded = json.dumps(ordered[start : start + LOOKUP_CHUNK], ensure_ascii=False)
+        conn.execute(
+            "DELETE FROM unused_attachments WHERE path IN (SELECT value FROM json_each(?))",
+            (encoded,),
         )
-        if fix is not None:
-            updates.append((*fix, source, line, col, seq))
-    conn.executemany(
-        "UPDATE broken_links SET suggestion = ?, reason = ? "
-        "WHERE source = ? AND line = ? AND col = ? AND seq = ?",
-        updates,
+        ids.update(
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM files WHERE is_note = 0 "
+                "AND path IN (SELECT value FROM json_each(?))",
+                (encoded,),
+            )
+        )
+    return ids
+
+
+def _refresh_unused_attachments(conn: sqlite3.Connection) -> None:
+    """SEMANTICS 8.9 for the dirty attachments (their incoming links changed)."""
+    conn.execute(
+        """
+        DELETE FROM unused_attachments WHERE path IN (
+            SELECT f.path FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
+            WHERE f.is_note = 0)
+        """
+    )
+    conn.execute(
+        """
+        INSERT OR IGNORE INTO unused_attachments(path)
+        SELECT f.path FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
+        WHERE f.is_note = 0 AND NOT EXISTS (SELECT 1 FROM links l WHERE l.target_id = f.id)
+        """
     )
 
 
-def _alias_fix(
-    conn: sqlite3.Connection, links: LinkTargets, source: str, linkpath: str, key: str
-) -> tuple[str, str] | None:
-    wanted = fold(linkpath)
-    owners = sorted(
-        path
-        for path, alias in conn.execute(
-            "SELECT f.path, a.alias FROM aliases a CROSS JOIN files f ON f.id = a.file_id "
-            "WHERE a.alias_key = ?",
-            (key,),
-        )
-        if fold(alias) == wanted and path != source
-    )
-    if not owners:
-        return None
-    owner = owners[0]
-    others = links.files_named(lookup_key(owner))
-    return link_to(owner, others, linkpath), "alias"
-
-
-def _folder_fix(links: LinkTargets, linkpath: str, display: str | None) -> tuple[str, str] | None:
-    key = lookup_key(linkpath)
-    named = [path for path in links.files_named(key) if same_name(path, key)]
-    if not named:
-        return None
-    return link_to(named[0], named, display), "folder"
+def record_renames(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[int]:
+    """Moves applied in place (store.moves): (old path, file id). Returns the notes whose
+    broken links' suggestions change (store.renames)."""
+    return renames.record(conn, renamed)
 
 
 # The links with a subpath out of and into the dirty notes whose target is a note (SEMANTICS

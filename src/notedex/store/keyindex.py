@@ -72,6 +72,15 @@ class FileKeyIndex:
         lo = bisect_left(self._hashes, h)
         return self._ids[lo : bisect_right(self._hashes, h, lo)]
 
+    def key_hashes(self) -> frozenset[int]:
+        """Every filed key's hash, for many membership tests at once (``ids`` confirms a hit)."""
+        return frozenset(self._hashes)
+
+    @staticmethod
+    def hash_of(key: str) -> int:
+        """The hash ``key`` is filed by, to test against ``key_hashes``."""
+        return hash(key)
+
     def add(self, files: Iterable[tuple[int, str]]) -> None:
         """File new ``(id, path)`` rows under their keys."""
         files = list(files)

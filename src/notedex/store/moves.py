@@ -153,6 +153,7 @@ def _move(
         key for known, vf in moves if known.id in kept_names for key in affected_name_keys(vf.path)
     }
     links.reresolve_moved(note_ids, kept, dirty, withdraw)
+    dirty |= findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
     return dirty
 
 

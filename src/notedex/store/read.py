@@ -7,7 +7,14 @@ hot path, where every further module is one more import for every query.
 
 from __future__ import annotations
 
-from notedex.store.schema import LINK_KIND, LINK_TEXT, LONELY_ORPHAN, LONELY_UNLINKED, NOTE_TITLE
+from notedex.store.schema import (
+    LINK_KIND,
+    LINK_TEXT,
+    LONELY_DEAD_END,
+    LONELY_ORPHAN,
+    LONELY_UNLINKED,
+    NOTE_TITLE,
+)
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -176,7 +183,39 @@ def notes_without_backlinks(conn: sqlite3.Connection) -> list[Row]:
     come first, each kind by path. The writer keeps these findings in ``lonely_notes``: this
     reads them, it probes no note.
     """
-    return _lonely(conn, "> 0")
+    return _lonely(conn, f"IN ({LONELY_ORPHAN}, {LONELY_UNLINKED})")
+
+
+def dead_ends(conn: sqlite3.Connection) -> list[Row]:
+    """SEMANTICS 8.8: notes with no outgoing reference, by path (stored by the writer)."""
+    return _lonely(conn, f"= {LONELY_DEAD_END}")
+
+
+def unused_attachments(conn: sqlite3.Connection) -> list[Row]:
+    """SEMANTICS 8.9: attachments no note links to or embeds, by path (stored by the writer)."""
+    return conn.execute("SELECT path FROM unused_attachments ORDER BY path").fetchall()
+
+
+def dead_ends_json(conn: sqlite3.Connection) -> list[str]:
+    """``dead_ends`` as JSON objects ``{"path","title"}``."""
+    return _json_column(
+        conn,
+        "SELECT json_object('path', path, 'title', title) FROM lonely_notes "
+        f"WHERE lonely = {LONELY_DEAD_END} ORDER BY path",
+    )
+
+
+def unused_attachments_json(conn: sqlite3.Connection) -> list[str]:
+    """``unused_attachments`` as JSON objects ``{"path"}``."""
+    return _json_column(
+        conn, "SELECT json_object('path', path) FROM unused_attachments ORDER BY path"
+    )
+
+
+def _json_column(conn: sqlite3.Connection, sql: str) -> list[str]:
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return [row[0] for row in cursor.execute(sql)]
 
 
 def _lonely(conn: sqlite3.Connection, state: str) -> list[Row]:
@@ -195,7 +234,7 @@ def notes_without_backlinks_json(conn: sqlite3.Connection) -> list[tuple[int, st
     return cursor.execute(
         f"""
         SELECT lonely = {LONELY_UNLINKED}, json_object('path', path, 'title', title)
-        FROM lonely_notes ORDER BY lonely, path
+        FROM lonely_notes WHERE lonely IN ({LONELY_ORPHAN}, {LONELY_UNLINKED}) ORDER BY lonely, path
         """
     ).fetchall()
 
@@ -563,10 +602,12 @@ def ranked_field_hits(
         f"""
         WITH hits AS MATERIALIZED ({union}),  -- bm25() cannot run inside the aggregate
         agg AS (
+            -- one hits row per (note, term): a sum of the 0/1 flags counts distinct terms
+            -- without the three DISTINCT B-trees per group (a third of the statement)
             SELECT file_id,
-                   count(DISTINCT CASE WHEN in_title_tags THEN term END) AS terms,
-                   count(DISTINCT CASE WHEN in_title THEN term END) AS title_terms,
-                   count(DISTINCT CASE WHEN in_name THEN term END) AS named,
+                   sum(in_title_tags) AS terms,
+                   sum(in_title) AS title_terms,
+                   sum(in_name) AS named,
                    sum(rank) AS rank
             FROM hits GROUP BY file_id
         ),
@@ -705,3 +746,77 @@ def excluded_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> set[int]:
             (_json_ints(file_ids),),
         )
     }
+
+
+# -- tags and mentions -----------------------------------------------------------------------
+
+
+def tag_spellings(conn: sqlite3.Connection) -> list[Row]:
+    """Every tag spelling with the notes (not excluded) that carry it: ``tag_key``, ``tag``,
+    ``notes``. A note holds each tag key once (SEMANTICS 4.9), so the counts add up per key."""
+    return conn.execute(
+        """
+        SELECT k.tag_key AS tag_key, k.tag AS tag, c.notes AS notes FROM (
+            SELECT tag_id, count(*) AS notes FROM tags
+            WHERE file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+            GROUP BY tag_id
+        ) c CROSS JOIN tag_names k ON k.id = c.tag_id
+        ORDER BY k.tag_key, k.tag
+        """
+    ).fetchall()
+
+
+def notes_tagged_under(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, int]:
+    """For each tag key, the notes (not excluded) with it or a tag nested in it (SEMANTICS
+    4.8), each note once: one statement over the keys' ranges of ``tag_names_key``."""
+    if not keys:
+        return {}
+    import json  # only `tags` comes here; health and lookup never do
+
+    return {
+        row[0]: int(row[1])
+        for row in conn.execute(
+            """
+            SELECT p.value, count(DISTINCT t.file_id) FROM json_each(?) p
+            CROSS JOIN tag_names k ON k.tag_key = p.value
+                OR (k.tag_key > p.value || '/' AND k.tag_key < p.value || '0')
+            CROSS JOIN tags t ON t.tag_id = k.id
+            WHERE t.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+            GROUP BY p.value
+            """,
+            (json.dumps(list(keys), ensure_ascii=False),),
+        )
+    }
+
+
+def tagged_note_count(conn: sqlite3.Connection) -> int:
+    """The notes (not excluded) with at least one tag."""
+    return int(
+        conn.execute(
+            "SELECT count(DISTINCT file_id) FROM tags "
+            "WHERE file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
+        ).fetchone()[0]
+    )
+
+
+def aliases_of(conn: sqlite3.Connection, file_id: int) -> list[str]:
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT alias FROM aliases WHERE file_id = ? ORDER BY position", (file_id,)
+        )
+    ]
+
+
+def body_matches(conn: sqlite3.Connection, expression: str, limit: int) -> list[Row]:
+    """Notes (not excluded) whose body matches an FTS5 expression: ``file_id``, ``path``,
+    ``disk_rel``, at most ``limit``, by path."""
+    return conn.execute(
+        """
+        SELECT f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel
+        FROM body_fts b CROSS JOIN notes n ON n.file_id = b.rowid CROSS JOIN files f ON f.id = b.rowid
+        WHERE body_fts MATCH ? AND n.excluded = 0
+        LIMIT ?
+        """,
+        (expression, limit),
+    ).fetchall()

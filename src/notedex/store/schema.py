@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 14  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 15  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
 # 14: files_inode, so an edit through one name of a file re-checks its other names (issue 13.9)
+# 15: renames (a bounded rename history), unused_attachments, dead ends in lonely_notes
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -50,6 +51,8 @@ CREATE TABLE IF NOT EXISTS notes (
                                           -- store/outline.py (SEMANTICS 10.1, 10.2)
 );
 CREATE INDEX IF NOT EXISTS notes_excluded ON notes(file_id) WHERE excluded = 1;
+-- A note deleted just after one of its content was created is a rename (store/renames.py).
+CREATE INDEX IF NOT EXISTS notes_content ON notes(content_hash);
 
 -- A vault has a few hundred tag spellings on 100k notes: each is stored once.
 CREATE TABLE IF NOT EXISTS tag_names (
@@ -102,7 +105,7 @@ CREATE INDEX IF NOT EXISTS links_ambiguous ON links(source_id) WHERE ambiguous =
 -- writer for every note whose links or backlinks change, in report order: health reads them
 -- as they are, so its cost grows with the findings, not with the vault.
 CREATE TABLE IF NOT EXISTS lonely_notes (
-    lonely INTEGER NOT NULL,            -- LONELY_ORPHAN or LONELY_UNLINKED
+    lonely INTEGER NOT NULL,            -- LONELY_ORPHAN, LONELY_UNLINKED or LONELY_DEAD_END
     path TEXT NOT NULL,
     title TEXT NOT NULL,
     PRIMARY KEY (lonely, path)
@@ -115,7 +118,7 @@ CREATE TABLE IF NOT EXISTS broken_links (
     text TEXT NOT NULL,                 -- the link as written
     target TEXT NOT NULL,               -- its broken key (SEMANTICS 7)
     suggestion TEXT,                    -- a link that would resolve, or NULL (SEMANTICS 8.3)
-    reason TEXT,                        -- 'alias' or 'folder', or NULL
+    reason TEXT,                        -- 'alias', 'folder', 'renamed' or 'typo', or NULL
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
 
@@ -131,6 +134,25 @@ CREATE TABLE IF NOT EXISTS broken_anchors (
     PRIMARY KEY (source_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS broken_anchors_target ON broken_anchors(target_id);
+
+-- SEMANTICS 8.9: attachments no note links to or embeds, kept for every attachment whose
+-- incoming links change and every attachment path created, moved or deleted.
+CREATE TABLE IF NOT EXISTS unused_attachments (
+    path TEXT PRIMARY KEY
+) WITHOUT ROWID;
+
+-- SEMANTICS 8.3: the files seen moved or renamed (a move, or a note deleted and one of the same
+-- content created in one apply), newest last, at most RENAME_HISTORY rows. file_id follows the
+-- file through later moves; a file deleted takes its rows with it.
+CREATE TABLE IF NOT EXISTS renames (
+    seq INTEGER PRIMARY KEY,
+    old_key TEXT NOT NULL,              -- the old name as a broken link's key: file_stem_key of
+                                        -- a note, file_name_key of an attachment
+    old_path TEXT NOT NULL,
+    file_id INTEGER NOT NULL            -- files.id now
+);
+CREATE INDEX IF NOT EXISTS renames_key ON renames(old_key);
+CREATE INDEX IF NOT EXISTS renames_file ON renames(file_id);
 
 -- Errors and warnings, per vault path (a note, or a walk problem on any path).
 CREATE TABLE IF NOT EXISTS problems (
@@ -223,6 +245,8 @@ TABLES = (
     "lonely_notes",
     "broken_links",
     "broken_anchors",
+    "unused_attachments",
+    "renames",
     "problems",
     "notes",
     "files",
@@ -243,6 +267,10 @@ LINK_KINDS = ("wikilink", "embed", "markdown", "markdown-embed", "frontmatter")
 LONELY_NO = 0
 LONELY_ORPHAN = 1
 LONELY_UNLINKED = 2
+# SEMANTICS 8.8: a note with no outgoing reference (self-links ignored), whatever its backlinks.
+LONELY_DEAD_END = 3
+# SEMANTICS 8.3: the rename history keeps this many rows.
+RENAME_HISTORY = 1000
 
 # SEMANTICS 3: the title is the frontmatter title (a non-empty string) or else the stem.
 NOTE_TITLE = "coalesce(n.frontmatter_title, n.stem)"

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from notedex.store import files, findings, maintenance, moves, notes
+from notedex.store import files, findings, linkfixes, maintenance, moves, notes, renames
 from notedex.store.database import (
     add_sql_functions,
     open_writer_connection,
@@ -244,7 +244,9 @@ class IndexWriter:
 
     def delete_files(self, paths: Iterable[str]) -> set[int]:
         """Inside a transaction: drop these files; returns the notes whose FTS rows change."""
-        return notes.delete_files(self.conn, paths, self.links)
+        paths = list(paths)
+        suggested = renames.forget_files(self.conn, paths)  # SEMANTICS 8.3: `renamed`
+        return notes.delete_files(self.conn, paths, self.links) | suggested
 
     def register(
         self, attachments: Sequence[VaultFile], new_notes: Sequence[VaultFile], existing: set[str]
@@ -252,6 +254,7 @@ class IndexWriter:
         """Inside a transaction: file rows for attachments and new notes (see files.register)."""
         created = files.register(self.conn, attachments, new_notes, existing, self.disk_rel)
         self.links.added(created)
+        renames.note_created(self.conn, created)
         return created
 
     def move_files(self, moved: Sequence[moves.Move]) -> set[int]:
@@ -262,8 +265,11 @@ class IndexWriter:
         )
 
     def reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
-        """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change."""
+        """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change;
+        the `typo` suggestions (8.3) and unused attachments (8.9) they can change are dirty."""
         self.links.reresolve_for(changed_paths, dirty, self._withdraw)
+        dirty |= linkfixes.typo_neighbours(self.conn, changed_paths)
+        dirty |= findings.attachments_changed(self.conn, changed_paths)
 
     def write_notes(
         self, parsed: Sequence[tuple[Note, str]], by_path: dict[str, VaultFile]

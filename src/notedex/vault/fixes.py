@@ -9,7 +9,14 @@ from collections.abc import Sequence
 from notedex.vault.files import is_note_name
 from notedex.vault.resolve import file_name_key, file_stem_key
 
-__all__ = ["link_to", "same_name"]
+__all__ = ["TYPO_MIN_LENGTH", "link_to", "one_edit_apart", "one_edit_variants", "same_name"]
+
+TYPO_MIN_LENGTH = 4
+"""SEMANTICS 8.3: shorter names are one edit from too many others to suggest one."""
+# The characters a `typo` may have replaced or dropped besides the name's own: ASCII letters,
+# digits and the separators people type in names. A bounded set keeps a look-up at a few
+# hundred candidate names for any name.
+_TYPO_ALPHABET = frozenset("abcdefghijklmnopqrstuvwxyz0123456789 -_")
 
 
 def same_name(path: str, key: str) -> bool:
@@ -27,3 +34,39 @@ def link_to(path: str, others: Sequence[str], display: str | None = None) -> str
     shared = any(other != path and key is not None and same_name(other, key) for other in others)
     bar = "" if display is None else "|" + display
     return f"[[{target if shared else name}{bar}]]"
+
+
+def one_edit_variants(key: str) -> set[str]:
+    """Every string one edit from ``key`` (a character dropped, added, replaced, or two
+    neighbours swapped), adding and replacing with the characters of ``key`` and
+    ``_TYPO_ALPHABET``; ``key`` itself is not one. At most about 80 per character of ``key``.
+    """
+    alphabet = _TYPO_ALPHABET | set(key)
+    out: set[str] = set()
+    for i in range(len(key) + 1):
+        head, tail = key[:i], key[i:]
+        out.update(head + c + tail for c in alphabet)
+        if tail:
+            out.add(head + tail[1:])
+            out.update(head + c + tail[1:] for c in alphabet)
+            if len(tail) > 1:
+                out.add(head + tail[1] + tail[0] + tail[2:])
+    out.discard(key)
+    return out
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by exactly one edit of ``one_edit_variants`` (any
+    character): dropped, added, replaced, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    if len(a) == len(b):
+        if a[start + 1 :] == b[start + 1 :]:
+            return True  # one replaced
+        swapped = a[start : start + 2] == b[start + 1 : start + 2] + b[start : start + 1]
+        return swapped and a[start + 2 :] == b[start + 2 :]
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[start + 1 :] == shorter[start:]

@@ -57,6 +57,8 @@ def test_anything_else_is_left_to_the_walk(tmp_path: Path, case: str) -> None:
 def test_a_vault_with_a_symlinked_folder_is_current_and_an_edit_there_is_seen(
     tmp_path: Path,
 ) -> None:
+    """A symlink out of the vault is walked only with ``follow_symlinks`` (SEMANTICS 1.6): then
+    an edit behind it makes the index stale; by default it is not part of the vault at all."""
     outside = make_vault(tmp_path / "outside", {"o.md": "outside\n"})
     vault = make_vault(tmp_path / "v", FILES)
     os.symlink(outside, vault / "linked")
@@ -65,8 +67,15 @@ def test_a_vault_with_a_symlinked_folder_is_current_and_an_edit_there_is_seen(
     db = tmp_path / "i.db"
     assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     assert current_file_count(vault, db) == len(_etags(vault))
+    config = tmp_path / "config.toml"
+    config.write_text("follow_symlinks = true\n", encoding="utf-8")
+    followed = tmp_path / "followed.db"
+    env = {"NOTEDEX_CONFIG": str(config)}
+    assert run_inprocess("index", "--vault", vault, "--db", followed, env=env).code == 0
+    assert current_file_count(vault, followed, follow_symlinks=True) == len(_etags(vault)) + 1
     write(outside / "o.md", "outside, edited\n")
-    assert current_file_count(vault, db) is None
+    assert current_file_count(vault, followed, follow_symlinks=True) is None
+    assert current_file_count(vault, db) == len(_etags(vault))  # not followed: not the vault
 
 
 def test_a_racy_row_is_never_current(tmp_path: Path) -> None:

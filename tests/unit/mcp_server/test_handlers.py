@@ -35,8 +35,8 @@ def test_an_unknown_tool_is_refused_with_the_list_of_tools(tools: VaultTools) ->
         tools.call("nope", {})
     assert (
         str(caught.value)
-        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, scan, "
-        "status, graph"
+        == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, tags, "
+        "mentions, scan, status, graph"
     )
 
 
@@ -48,7 +48,16 @@ def test_health_pages_every_list_and_keeps_their_full_lengths(
         full = health(conn)
     finally:
         conn.close()
-    lists = ("orphanNotes", "unlinkedNotes", "brokenLinks", "brokenAnchors", "warnings", "errors")
+    lists = (
+        "orphanNotes",
+        "unlinkedNotes",
+        "brokenLinks",
+        "brokenAnchors",
+        "deadEnds",
+        "unusedAttachments",
+        "warnings",
+        "errors",
+    )
     got = tools.call("health", {"limit": 1, "offset": 1})
     assert got["totals"] == {name: len(full[name]) for name in lists}
     assert max(got["totals"].values()) > 2  # the demo vault has enough findings to page
@@ -163,3 +172,34 @@ def test_status_and_graph_tools_reuse_the_query_functions(
     assert got["counts"] == expected["counts"] and got["db"] == str(db)
     with pytest.raises(ToolError, match="refused"):
         tools.call("graph", {"note": "../outside.md"})
+
+
+def test_tags_pages_the_cli_document(tools: VaultTools, indexed: tuple[Path, Path]) -> None:
+    from notedex.query.reports import tags
+
+    conn = connect_readonly(indexed[1])
+    try:
+        full = tags(conn)
+    finally:
+        conn.close()
+    got = tools.call("tags", {"offset": 2, "limit": 3})
+    assert got["tags"] == full["tags"][2:5]
+    assert got["totals"] == {"tags": full["tagCount"]} and got["hasMore"] is True
+    assert got["taggedNoteCount"] == full["taggedNoteCount"] > 0
+
+
+def test_mentions_pages_the_cli_document(tools: VaultTools, indexed: tuple[Path, Path]) -> None:
+    from notedex.query.mentions import mentions
+
+    vault, db = indexed
+    conn = connect_readonly(db)
+    try:
+        full = mentions(conn, vault, "Cobra CLI 框架", max_bytes=5_000_000)
+    finally:
+        conn.close()
+    got = tools.call("mentions", {"note": "Cobra CLI 框架", "offset": 0, "limit": 1})
+    assert got["note"] == "Projects/Cobra CLI 框架.md" and got["names"] == full["names"]
+    assert got["mentions"] == full["mentions"][:1]
+    assert got["totals"] == {"mentions": full["mentionCount"]}
+    with pytest.raises(ToolError):
+        tools.call("mentions", {"note": "../outside"})

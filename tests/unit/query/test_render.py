@@ -81,11 +81,15 @@ def test_renderer_makes_clickable_paths_on_a_tty_only(
             }
         ],
         "brokenAnchors": [],
+        "deadEnds": [],
+        "unusedAttachments": [],
         "warnings": [],
         "errors": [],
         "orphanCount": 1,
         "brokenLinkCount": 1,
         "brokenAnchorCount": 0,
+        "deadEndCount": 0,
+        "unusedAttachmentCount": 0,
     }
     screen = Terminal()
     render_health(Renderer(tmp_path, screen), data)

@@ -130,10 +130,11 @@ def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) 
             for s in statements
             if s.lstrip().startswith(("INSERT", "DELETE", "SELECT c.source_id"))
         }
-    # lonely notes and broken links: a DELETE and an INSERT each; broken anchors: the DELETE,
-    # the links to check (out of and into the dirty notes) and the INSERT.
+    # lonely notes: a DELETE and an INSERT each of orphans/unlinked and of dead ends; broken
+    # links: a DELETE and an INSERT; unused attachments: a DELETE and an INSERT; broken anchors:
+    # the DELETE, the links to check (out of and into the dirty notes) and the INSERT.
     # (executemany traces each row it inserts: one statement per row, the same plan)
-    assert len({sql.split(" VALUES")[0] for sql in plans}) == 7
+    assert len({sql.split(" VALUES")[0] for sql in plans}) == 10
     for sql, plan in plans.items():
         for step in plan:
             if step.startswith("SCAN"):

@@ -105,3 +105,11 @@ def test_positions_point_at_the_heading_and_block(body: str) -> None:
     for block in scan.block_ids:
         line = lines[block.line - 1]
         assert line[block.column - 1 :].rstrip(" \t\r") == "^" + block.id
+
+
+def test_a_block_id_followed_by_math_or_code_does_not_end_its_line() -> None:
+    """SEMANTICS 10.2: masked math after `^id` is still text on the line (found by the property
+    test above: `^-$$$$`)."""
+    assert scan_body("^-$$$$").block_ids == ()
+    assert scan_body("x ^id `code`\n").block_ids == ()
+    assert [b.id for b in scan_body("x ^id\t\r\ny").block_ids] == ["id"]

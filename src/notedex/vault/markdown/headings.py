@@ -96,6 +96,8 @@ def find_block_ids(body: str, masked: str, first_line: int = 1) -> tuple[BlockId
         before = masked[start - 1] if start else "\n"
         if before not in " \t\n" and masked[max(0, start - 2) : start] != "]]":
             continue  # `a^b` is text (a footnote `[^1]` ends in `]`, not `]]`)
+        if body[match.end(1) : match.end()].strip(" \t\r"):
+            continue  # only masked text (math, code) follows it: the id does not end the line
         line += body.count("\n", counted_to, start)
         counted_to = start
         blocks.append(BlockId(match.group(1), line, start - body.rfind("\n", 0, start)))

@@ -1,0 +1,134 @@
+"""`mentions`: unlinked mentions of a note (SEMANTICS 12): other notes whose body names its
+title or one of its aliases as a phrase outside links, code, math and HTML. Candidates come
+from the body index; each is confirmed in the note's text, read now."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from notedex.errors import NoteNotFound
+from notedex.query.listing import find_note, read_note_text
+from notedex.store import read
+from notedex.store.connect import read_transaction
+from notedex.vault.files import body_start_line, strip_frontmatter
+from notedex.vault.markdown import mask_excluded
+from notedex.vault.markdown.links import find_links
+from notedex.vault.text import fold, is_cjk_char, nfc, segment
+
+CANDIDATE_LIMIT = 2000
+"""Notes read to confirm (SEMANTICS 12.3): a name common enough to pass it is reported."""
+
+# Outside every link (SEMANTICS 12.2): external Markdown links, inline HTML elements, autolinks
+# and tags are blanked too; internal links come from the link scanner itself.
+_EXTERNAL_LINK = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)")
+_HTML_TAG = re.compile(r"<([A-Za-z][\w-]*)[^<>\n]*>[^\n]*?</\1\s*>|<[^<>\n]+>")
+_TAG = re.compile(r"(?<!\S)#[^\s#]+")
+
+
+def mentions(conn: sqlite3.Connection, vault: Path, note: str, *, max_bytes: int) -> dict[str, Any]:
+    with read_transaction(conn):
+        row = find_note(conn, note)
+        names = _names(row["stem"], row["frontmatter_title"], read.aliases_of(conn, row["file_id"]))
+        candidates: dict[int, tuple[str, str | None]] = {}
+        for name in names:
+            for file_id, path, disk_rel in read.body_matches(
+                conn, _match_expression(name), CANDIDATE_LIMIT + 1
+            ):
+                if file_id != row["file_id"]:
+                    candidates.setdefault(file_id, (path, disk_rel))
+    complete = len(candidates) <= CANDIDATE_LIMIT
+    found: list[dict[str, Any]] = []
+    patterns = [(name, _phrase(name)) for name in names]
+    for path, disk_rel in sorted(candidates.values())[:CANDIDATE_LIMIT]:
+        try:
+            text = read_note_text(vault / (disk_rel or path), path, max_bytes)
+        except NoteNotFound:
+            continue  # gone or unreadable since it was indexed: nothing to confirm
+        found.extend(_confirmed(path, text, patterns))
+    found.sort(key=lambda m: (m["source"], m["line"], m["column"]))
+    return {
+        "note": row["path"],
+        "title": row["title"],
+        "names": names,
+        "mentions": found,
+        "mentionCount": len(found),
+        "sourceCount": len({m["source"] for m in found}),
+        "complete": complete,
+    }
+
+
+def _names(stem: str, title: str | None, aliases: list[str]) -> list[str]:
+    """SEMANTICS 12.1: the stem, the frontmatter title and the aliases, once each (folded)."""
+    seen: dict[str, str] = {}
+    for name in (stem, title, *aliases):
+        if name and name.strip():
+            seen.setdefault(fold(" ".join(name.split())), " ".join(nfc(name).split()))
+    return list(seen.values())
+
+
+def _match_expression(name: str) -> str:
+    """The notes that may hold the phrase, as the body index holds its text: the name as one
+    FTS5 phrase; with CJK, every token (bigrams) instead, since a run's bigrams depend on the
+    text around it. The text then confirms each."""
+    tokens = segment(name).split()
+    if not any(is_cjk_char(ch) for ch in name):
+        return '"' + " ".join(tokens).replace('"', '""') + '"'
+    longer = [t for t in tokens if len(t) > 1 or not is_cjk_char(t)]
+    return " AND ".join('"' + t.replace('"', '""') + '"' for t in (longer or tokens))
+
+
+def _phrase(name: str) -> re.Pattern[str]:
+    """The name as a phrase: case ignored, any run of blanks between words, and not inside a
+    longer word (no edge check beside a CJK character, which has no spaces around it)."""
+    body = r"[ \t]+".join(re.escape(word) for word in name.split())
+    head = "" if is_cjk_char(name[0]) else r"(?<!\w)"
+    tail = "" if is_cjk_char(name[-1]) else r"(?!\w)"
+    return re.compile(head + body + tail, re.IGNORECASE)
+
+
+def _confirmed(
+    path: str, text: str, patterns: list[tuple[str, re.Pattern[str]]]
+) -> list[dict[str, Any]]:
+    body = strip_frontmatter(text)
+    if not any(pattern.search(body) for _, pattern in patterns):
+        return []  # the index matched the words, not the phrase: nothing to mask
+    first_line = body_start_line(text)
+    masked = _unlinked_text(body)
+    out: list[dict[str, Any]] = []
+    taken: set[int] = set()
+    for name, pattern in patterns:
+        for match in pattern.finditer(masked):
+            if match.start() in taken:
+                continue  # two names at one place (a title and an alias): reported once
+            taken.add(match.start())
+            start = match.start()
+            out.append(
+                {
+                    "source": path,
+                    "line": first_line + body.count("\n", 0, start),
+                    "column": start - body.rfind("\n", 0, start),
+                    "text": body[start : match.end()],
+                    "name": name,
+                }
+            )
+    return out
+
+
+def _unlinked_text(body: str) -> str:
+    """``body`` with code, math, HTML, links and their texts blanked, offsets kept."""
+    masked, rows = mask_excluded(body)
+    spans = [(start, end) for start, end, *_ in find_links(body, masked, rows, [])]
+    spans += [m.span() for m in _EXTERNAL_LINK.finditer(masked)]
+    spans += [m.span() for m in _HTML_TAG.finditer(masked)]
+    spans += [m.span() for m in _TAG.finditer(masked)]
+    if not spans:
+        return masked
+    chars = list(masked)
+    for start, end in spans:
+        for i in range(start, end):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)

@@ -1,0 +1,170 @@
+"""Fix suggestions for broken links (SEMANTICS 8.3), stored with them in ``broken_links``:
+`alias`, `folder`, `renamed` (store/renames.py holds the history) and `typo`, and which notes'
+suggestions a created, moved or deleted note name can change. All their SQL."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from notedex.store import renames
+from notedex.store.files import LOOKUP_CHUNK
+from notedex.store.keyindex import FileKeyIndex
+from notedex.vault.files import is_note_name
+from notedex.vault.fixes import (
+    TYPO_MIN_LENGTH,
+    link_to,
+    one_edit_apart,
+    one_edit_variants,
+    same_name,
+)
+from notedex.vault.resolve import file_stem_key, lookup_key
+from notedex.vault.text import fold
+
+if TYPE_CHECKING:
+    from notedex.store.links import LinkTargets
+
+
+def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
+    """SEMANTICS 8.3: a fix for each broken link of the dirty notes: `alias` (the key is another
+    note's alias), else `folder` (a file of that name exists elsewhere), else `renamed` (a file
+    was seen leaving that name), else `typo` (a note's name is one edit away)."""
+    broken = conn.execute(
+        """
+        SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key
+        FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
+        CROSS JOIN broken_links b ON b.source = f.path
+        CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
+        """
+    ).fetchall()
+    updates = []
+    typos: dict[str, str | None] = {}  # per key: many broken links share one
+    filed: list[frozenset[int]] = []
+    for source, line, col, seq, linkpath, display, key in broken:
+        fix = (
+            _alias_fix(conn, links, source, linkpath, key)
+            or _folder_fix(links, linkpath, display)
+            or _renamed_fix(conn, links, linkpath, display)
+            or _typo_fix(links, linkpath, display, typos, filed)
+        )
+        if fix is not None:
+            updates.append((*fix, source, line, col, seq))
+    conn.executemany(
+        "UPDATE broken_links SET suggestion = ?, reason = ? "
+        "WHERE source = ? AND line = ? AND col = ? AND seq = ?",
+        updates,
+    )
+
+
+def _alias_fix(
+    conn: sqlite3.Connection, links: LinkTargets, source: str, linkpath: str, key: str
+) -> tuple[str, str] | None:
+    wanted = fold(linkpath)
+    owners = sorted(
+        path
+        for path, alias in conn.execute(
+            "SELECT f.path, a.alias FROM aliases a CROSS JOIN files f ON f.id = a.file_id "
+            "WHERE a.alias_key = ?",
+            (key,),
+        )
+        if fold(alias) == wanted and path != source
+    )
+    if not owners:
+        return None
+    owner = owners[0]
+    others = links.files_named(lookup_key(owner))
+    return link_to(owner, others, linkpath), "alias"
+
+
+def _folder_fix(links: LinkTargets, linkpath: str, display: str | None) -> tuple[str, str] | None:
+    key = lookup_key(linkpath)
+    named = [path for path in links.files_named(key) if same_name(path, key)]
+    if not named:
+        return None
+    return link_to(named[0], named, display), "folder"
+
+
+def _renamed_fix(
+    conn: sqlite3.Connection, links: LinkTargets, linkpath: str, display: str | None
+) -> tuple[str, str] | None:
+    key = lookup_key(linkpath)
+    path = renames.renamed_to(conn, key[:-3] if key.endswith(".md") else key)
+    if path is None:
+        return None
+    return link_to(path, links.files_named(lookup_key(path)), display), "renamed"
+
+
+def _typo_key(linkpath: str) -> str:
+    key = lookup_key(linkpath)
+    return key[:-3] if key.endswith(".md") else key
+
+
+def _typo_fix(
+    links: LinkTargets,
+    linkpath: str,
+    display: str | None,
+    found: dict[str, str | None],
+    filed: list[frozenset[int]],
+) -> tuple[str, str] | None:
+    """The first note by path whose name is one edit from the link's (bounded: a few hundred
+    set look-ups per name, whatever the vault; the key index confirms a hit)."""
+    key = _typo_key(linkpath)
+    if len(key) < TYPO_MIN_LENGTH:
+        return None
+    if key not in found:
+        if not filed:  # once per refresh, and only when needed: every filed key's hash
+            filed.append(links.key_index().key_hashes())
+        hashes, hash_of = filed[0], FileKeyIndex.hash_of
+        hits = sorted(
+            path
+            for variant in one_edit_variants(key)
+            if hash_of(variant) in hashes
+            for path in links.files_named(variant)
+            if file_stem_key(path) == variant
+        )
+        found[key] = hits[0] if hits else None
+    path = found[key]
+    if path is None:
+        return None
+    return link_to(path, links.files_named(lookup_key(path)), display), "typo"
+
+
+def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
+    """The notes with a broken link one edit from the name of a note among ``paths`` (created,
+    moved or deleted): their `typo` suggestion may change. Compares the names with the
+    distinct broken keys, so it costs nothing while no link is broken (a first index)."""
+    broken = [
+        raw
+        for (raw,) in conn.execute("SELECT DISTINCT name_key FROM links WHERE name_key IS NOT NULL")
+    ]
+    if not broken:
+        return set()
+    names: dict[int, set[str]] = {}
+    for path in paths:
+        stem = file_stem_key(path) if is_note_name(path.rpartition("/")[2]) else None
+        if stem is not None and len(stem) + 1 >= TYPO_MIN_LENGTH:
+            names.setdefault(len(stem), set()).add(stem)
+    matched = [raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)]
+    sources: set[int] = set()
+    for start in range(0, len(matched), LOOKUP_CHUNK):
+        sources.update(
+            row[0]
+            for row in conn.execute(
+                "SELECT DISTINCT source_id FROM links "
+                "WHERE name_key IN (SELECT value FROM json_each(?))",
+                (json.dumps(matched[start : start + LOOKUP_CHUNK], ensure_ascii=False),),
+            )
+        )
+    return sources
+
+
+def _one_edit_from_any(key: str, names: dict[int, set[str]]) -> bool:
+    if len(key) < TYPO_MIN_LENGTH:
+        return False
+    return any(
+        one_edit_apart(key, name)
+        for size in (len(key) - 1, len(key), len(key) + 1)
+        for name in names.get(size, ())
+    )
