@@ -253,7 +253,10 @@ def test_a_folder_rename_re_resolves_what_depends_on_the_folder(writer: IndexWri
     write(vault / "g" / "Alias Owner.md", "# the other owner name\n")
     write(vault / "gg" / "dup.md", "# dup in gg\n")
     write(vault / "unique.md", "# unique\n[[dup]] [[f/dup]] [[h/dup]] [[Zed]] [[x]]\n")
-    write(vault / "z" / "y.md", "[[own]] [[deep/x.md]] [[Zed|z]] [[f/nothing]] [[own#top]]\n")
+    write(
+        vault / "z" / "y.md",
+        "[[own]] [[deep/x.md]] [[Zed|z]] [[f/nothing]] [[own#top]] [[inerr]] [[dupx]]\n",
+    )
     age(vault)
     reconcile(writer)
     parsed = writer.parsed
