@@ -12,7 +12,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from notedex.store import findings
+from notedex.store import findings, linkfixes
 from notedex.store.files import LOOKUP_CHUNK, IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.vault.files import note_stem
@@ -154,6 +154,11 @@ def _move(
     }
     links.reresolve_moved(note_ids, kept, dirty, withdraw)
     dirty |= findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
+    # As for a delete and a create: the `typo` fixes (SEMANTICS 8.3) and the unused
+    # attachments (8.9) the old and new paths can change.
+    paths = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
+    dirty |= linkfixes.typo_neighbours(conn, paths)
+    dirty |= findings.attachments_changed(conn, paths)
     return dirty
 
 
