@@ -157,10 +157,10 @@ def _remove_and_move(
         # re-resolved, nothing is parsed (issue 17). All in one transaction: readers see a
         # folder move whole or not at all.
         dirty |= writer.move_files(moves)
-        moved = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
-        writer.reresolve_for(moved, dirty)
         report.moved = len(moves)
-        report.paths.extend(sorted(moved))
+        report.paths.extend(
+            sorted({known.path for known, _ in moves} | {vf.path for _, vf in moves})
+        )
     return dirty
 
 

@@ -141,11 +141,13 @@ def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
     ]
     if not broken:
         return set()
-    names: dict[int, set[str]] = {}
+    names: dict[str, set[str]] = {}  # each name by its deletes: a folder of 12k names is
+    # compared with each broken key in a few look-ups, not one by one (issue 17)
     for path in paths:
         stem = file_stem_key(path) if is_note_name(path.rpartition("/")[2]) else None
         if stem is not None and len(stem) + 1 >= TYPO_MIN_LENGTH:
-            names.setdefault(len(stem), set()).add(stem)
+            for variant in _deletes(stem):
+                names.setdefault(variant, set()).add(stem)
     matched = [raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)]
     sources: set[int] = set()
     for start in range(0, len(matched), LOOKUP_CHUNK):
@@ -160,11 +162,15 @@ def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
     return sources
 
 
-def _one_edit_from_any(key: str, names: dict[int, set[str]]) -> bool:
+def _deletes(word: str) -> set[str]:
+    """``word`` and each string one character shorter. Two strings one edit apart (dropped,
+    added, replaced, two neighbours swapped: ``one_edit_apart``) share one of these."""
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
+
+
+def _one_edit_from_any(key: str, names: dict[str, set[str]]) -> bool:
     if len(key) < TYPO_MIN_LENGTH:
         return False
     return any(
-        one_edit_apart(key, name)
-        for size in (len(key) - 1, len(key), len(key) + 1)
-        for name in names.get(size, ())
+        one_edit_apart(key, name) for variant in _deletes(key) for name in names.get(variant, ())
     )

@@ -22,6 +22,9 @@ SELECT h, id FROM (
     SELECT nx_key_hash(path, 1) AS h, id FROM files WHERE is_note = 1
 ) WHERE h IS NOT NULL ORDER BY h
 """
+# A link whose target a path can decide (SEMANTICS 7.5-7.7): a folder in its linkpath, or a
+# tie-break among several candidates.
+_PATH_DEPENDENT = "(l.ambiguous = 1 OR instr(l.linkpath, '/') > 0)"
 _LINKS_SELECT = (
     "SELECT l.source_id, l.seq, f.path, l.linkpath, l.target_id, l.ambiguous "
     "FROM links l JOIN files f ON f.id = l.source_id "
@@ -161,18 +164,54 @@ class LinkTargets:
             return
         self._reresolve_rows(self._affected_links(keys), dirty, withdraw)
 
-    def reresolve_sources(
-        self, source_ids: Iterable[int], dirty: set[int], withdraw: Withdraw
+    def reresolve_moved(
+        self, source_ids: Iterable[int], keys: set[str], dirty: set[int], withdraw: Withdraw
     ) -> None:
-        """Re-resolve every link of these notes (they moved: SEMANTICS 7 resolves from the
-        source's folder)."""
-        ids = json.dumps(sorted(source_ids))
+        """Files moved under the same names (a folder rename: their keys, and this key index,
+        stay): re-resolve the links a path can decide. SEMANTICS 7 reads a path only for a
+        linkpath with a folder (7.5, 7.6, 7.7's suffix) and for a tie-break among several
+        candidates (7.7, marked ``ambiguous``); a bare name with one candidate (7.4) lands on
+        the same file wherever either end is, and a bare name with none stays broken. So these
+        are read: of the moved notes' own links (``source_ids``) and of the links filed under
+        ``keys`` (to or naming a file of those names), those with a ``/`` or a tie-break, not
+        the bare links to unique names that make up most of a vault.
+
+        A broken link filed under ``keys`` makes its source dirty: its fix may name a moved
+        file (SEMANTICS 8.3)."""
         rows = self.conn.execute(
-            _LINKS_SELECT
-            + "WHERE l.linkpath <> '' AND l.source_id IN (SELECT value FROM json_each(?))",
-            (ids,),
+            _LINKS_SELECT + f"WHERE l.source_id IN (SELECT value FROM json_each(?)) "
+            f"AND l.linkpath <> '' AND {_PATH_DEPENDENT}",
+            (json.dumps(sorted(source_ids)),),
         ).fetchall()
-        self._reresolve_rows(rows, dirty, withdraw)
+        wanted = json.dumps(sorted(keys), ensure_ascii=False)
+        rows += self.conn.execute(
+            _LINKS_SELECT + "WHERE l.name_key IN (SELECT value FROM json_each(?)) "
+            "AND instr(l.linkpath, '/') > 0",
+            (wanted,),
+        ).fetchall()
+        index = self.key_index()
+        sharing = {file_id for key in keys for file_id in index.ids(key)}
+        rows += [
+            row
+            for row in self.conn.execute(
+                _LINKS_SELECT + "WHERE l.target_id IN (SELECT value FROM json_each(?)) "
+                f"AND {_PATH_DEPENDENT}",
+                (json.dumps(sorted(sharing)),),
+            )
+            if name_key(row[3]) in keys
+        ]
+        unique = list({(row[0], row[1]): row for row in rows}.values())
+        self._reresolve_rows(unique, dirty, withdraw)
+        broken = {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT source_id FROM links WHERE name_key IN "
+                "(SELECT value FROM json_each(?))",
+                (wanted,),
+            )
+        }
+        withdraw(broken)
+        dirty |= broken
 
     def _reresolve_rows(
         self,

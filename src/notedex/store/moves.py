@@ -10,13 +10,14 @@ import dataclasses
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from notedex.store import findings
+from notedex.store import findings, linkfixes
 from notedex.store.files import LOOKUP_CHUNK, IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.vault.files import note_stem
 from notedex.vault.model import VaultFile
+from notedex.vault.resolve import affected_name_keys, file_keys
 from notedex.vault.walk import is_excluded
 
 Move = tuple[IndexedFile, VaultFile]
@@ -51,9 +52,9 @@ def move_files(
 ) -> set[int]:
     """Inside a transaction: give each moved file its new path in place. A new path has no row
     when this runs, except the row of another moved file (a swap, a rotation): those rows are
-    parked under a placeholder path first. Returns the notes whose structure-search rows and
-    findings change (the caller re-resolves the links of other notes that the old and new
-    paths can affect)."""
+    parked under a placeholder path first. The links either end can affect are re-resolved
+    here (SEMANTICS 7.10). Returns the notes whose structure-search rows and findings change
+    (withdrawn already: the caller's ``refresh_fts`` puts them back)."""
     if not moves:
         return set()
     taken = {vf.path for _, vf in moves}
@@ -95,6 +96,9 @@ def _move(
             or is_excluded(known.path, filters) != is_excluded(vf.path, filters)
         )
     ]
+    # A file whose name keys stay (a folder rename) keeps its place in the key index, and the
+    # links by its name need a look only where a path decides (LinkTargets.reresolve_moved).
+    renamed = [(known, vf) for known, vf in moves if file_keys(known.path) != file_keys(vf.path)]
     targets = {
         row[0]
         for row in conn.execute(
@@ -103,7 +107,8 @@ def _move(
             (json.dumps(heavy),),
         )
     }
-    dirty = {*heavy, *targets}
+    # A moved alias owner: the fix suggested for a broken link to its alias names its path.
+    dirty = {*heavy, *targets, *findings.sources_of_broken_links_to_aliases_of(conn, note_ids)}
     # Out before any input changes: FTS5 deletes external-content rows by their old text.
     findings.withdraw(conn, dirty)
     conn.execute(
@@ -112,11 +117,56 @@ def _move(
         "WHERE file_id IN (SELECT value FROM json_each(?))",
         (json.dumps(heavy),),
     )
+    for known, _ in renamed:
+        links.removed(known.id, known.path)
     renewed = set(heavy)
     for known, _ in moves:
-        links.removed(known.id, known.path)
         if known.id in renewed:
             findings.drop_findings_of(conn, known.path)
+    _set_paths(conn, moves, disk_rel)
+    findings.rename_findings(conn)
+    conn.executemany(
+        "UPDATE notes SET stem = ?, excluded = ? WHERE file_id = ?",
+        [
+            (note_stem(vf.path), int(is_excluded(vf.path, filters)), known.id)
+            for known, vf in moves
+            if known.id in renewed
+        ],
+    )
+    conn.execute(
+        "INSERT INTO title_grams(rowid, stem, frontmatter_title) "
+        "SELECT file_id, stem, frontmatter_title FROM notes "
+        "WHERE file_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(heavy),),
+    )
+    links.added({vf.path for _, vf in renamed})
+
+    def withdraw(touched: Iterable[int]) -> None:
+        findings.withdraw(conn, touched)
+
+    # SEMANTICS 7.10: the links by a name that came or went, all of them...
+    changed = {known.path for known, _ in renamed} | {vf.path for _, vf in renamed}
+    links.reresolve_for(changed, dirty, withdraw)
+    # ...and of the other names, and of the moved notes' own links, those a path decides.
+    kept_names = {known.id for known, _ in moves}.difference(known.id for known, _ in renamed)
+    kept = {
+        key for known, vf in moves if known.id in kept_names for key in affected_name_keys(vf.path)
+    }
+    links.reresolve_moved(note_ids, kept, dirty, withdraw)
+    dirty |= findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
+    # As for a delete and a create: the `typo` fixes (SEMANTICS 8.3) and the unused
+    # attachments (8.9) the old and new paths can change.
+    paths = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
+    dirty |= linkfixes.typo_neighbours(conn, paths)
+    dirty |= findings.attachments_changed(conn, paths)
+    return dirty
+
+
+def _set_paths(
+    conn: sqlite3.Connection, moves: Sequence[Move], disk_rel: Callable[[VaultFile], str | None]
+) -> None:
+    """The files' new paths and etags, and the paths of their problems (a walk problem is
+    the walk's own)."""
     now = time.time_ns()
     conn.executemany(
         "UPDATE files SET path = ?, disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, "
@@ -136,23 +186,3 @@ def _move(
         "UPDATE problems SET path = (SELECT new FROM temp.moved_paths WHERE old = problems.path) "
         "WHERE kind <> 'walk' AND path IN (SELECT old FROM temp.moved_paths)"
     )
-    findings.rename_findings(conn)
-    conn.executemany(
-        "UPDATE notes SET stem = ?, excluded = ? WHERE file_id = ?",
-        [
-            (note_stem(vf.path), int(is_excluded(vf.path, filters)), known.id)
-            for known, vf in moves
-            if known.is_note
-        ],
-    )
-    conn.execute(
-        "INSERT INTO title_grams(rowid, stem, frontmatter_title) "
-        "SELECT file_id, stem, frontmatter_title FROM notes "
-        "WHERE file_id IN (SELECT value FROM json_each(?))",
-        (json.dumps(heavy),),
-    )
-    links.added({vf.path for _, vf in moves})
-    # The moved notes' own links resolve from their new folder (SEMANTICS 7).
-    links.reresolve_sources(note_ids, dirty, lambda touched: findings.withdraw(conn, touched))
-    dirty |= findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
-    return dirty

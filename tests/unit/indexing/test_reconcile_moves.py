@@ -237,3 +237,51 @@ def test_readers_see_a_folder_move_whole_or_not_at_all(writer: IndexWriter) -> N
     assert report.moved == 301
     assert seen <= {(301, 0), (0, 301)} and (0, 301) in seen
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_folder_rename_re_resolves_what_depends_on_the_folder(writer: IndexWriter) -> None:
+    """A folder rename keeps every file's name, so a bare name with one candidate keeps its
+    target (SEMANTICS 7.4); what can change is each case that reads a path: the tie-break
+    (7.7, the source's folder and the shortest path), a path (7.6), a relative path (7.5),
+    and the fix suggested for a broken link (8.3). Each must end as a fresh full index."""
+    vault = writer.vault
+    write(vault / "f" / "dup.md", "# dup in f\n")
+    write(vault / "f" / "inner" / "own.md", "# own\n[[dup]] [[../dup]] [[./deep/x]] [[unique]]\n")
+    write(vault / "f" / "inner" / "deep" / "x.md", "# x\n[[f/inner/own]] [[g/dup]]\n")
+    write(vault / "f" / "Alias Owner.md", "---\naliases: [Zed]\n---\n# owner\n")
+    write(vault / "g" / "dup.md", "# dup in g\n[[inner/own]] [[h/inner/own]]\n")
+    write(vault / "g" / "Alias Owner.md", "# the other owner name\n")
+    write(vault / "gg" / "dup.md", "# dup in gg\n")
+    write(vault / "unique.md", "# unique\n[[dup]] [[f/dup]] [[h/dup]] [[Zed]] [[x]]\n")
+    write(
+        vault / "z" / "y.md",
+        "[[own]] [[deep/x.md]] [[Zed|z]] [[f/nothing]] [[own#top]] [[inerr]] [[dupx]]\n",
+    )
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    for old, new in (("f", "h"), ("h", "a/very/long/folder"), ("a/very/long/folder", "f")):
+        (vault / new).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(vault / old, vault / new)
+        report = apply_paths(writer, [old, new])
+        assert (report.added, report.removed, report.moved) == (0, 0, 4), (old, new)
+        assert writer.parsed == parsed
+        assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_folder_rename_with_other_changes_in_the_same_apply(writer: IndexWriter) -> None:
+    """Moves next to a deletion and a creation that share the moved files' names: the
+    candidates of those names change in the same transaction."""
+    vault = writer.vault
+    write(vault / "f" / "dup.md", "# dup in f\n[[dup]]\n")
+    write(vault / "g" / "dup.md", "# dup in g\n")
+    write(vault / "f" / "solo.md", "# solo\n[[dup]] [[solo]]\n")
+    write(vault / "top.md", "[[dup]] [[solo]] [[k/solo]]\n")
+    age(vault)
+    reconcile(writer)
+    os.rename(vault / "f", vault / "k")
+    (vault / "g" / "dup.md").unlink()
+    write(vault / "k2" / "solo.md", "# another solo\n")
+    report = apply_paths(writer, ["f", "k", "g/dup.md", "k2"])
+    assert (report.added, report.removed, report.moved) == (1, 1, 2)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
