@@ -63,6 +63,14 @@ def test_query_commands_import_no_heavy_module(
     assert banned_in(names) == []
 
 
+def test_an_unchanged_plain_vault_skips_the_full_walk(demo: tuple[Path, Path]) -> None:
+    """The etag check lists a plain vault itself: no vault.walk, dataclasses or typing."""
+    vault, db = demo
+    names = imported_modules("lookup", "cobra", "--vault", vault, "--db", db)
+    assert "notedex.indexing.etagcheck" in names  # the check did run
+    assert {"notedex.vault.walk", "notedex.vault.model", "dataclasses", "typing"} & names == set()
+
+
 def test_the_check_can_fail(tmp_path: Path) -> None:
     """A refresh that has work to do does import the writer: the probe above really sees imports."""
     vault, db = indexed_demo(tmp_path)  # a private copy: this test writes to the vault
