@@ -947,7 +947,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     refreshing = Command("lookup, refreshing", (*nd, "lookup", vault.keyword, *where))
     # The job of `rg -l -i`: every matching note. `--paths` (no positions) when the CLI has it.
     every = (
-        ("--paths",)
+        ("--paths", "--limit", "100000000")  # every hit, not --paths' default top 20
         if "--paths" in run_output(Command("search --help", (*nd, "search", "--help")), env)[1]
         else ("--limit", "100000", "--json")
     )

@@ -63,6 +63,14 @@ def test_query_commands_import_no_heavy_module(
     assert banned_in(names) == []
 
 
+def test_an_unchanged_plain_vault_skips_the_full_walk(demo: tuple[Path, Path]) -> None:
+    """The etag check lists a plain vault itself: no vault.walk, dataclasses or typing."""
+    vault, db = demo
+    names = imported_modules("lookup", "cobra", "--vault", vault, "--db", db)
+    assert "notedex.indexing.etagcheck" in names  # the check did run
+    assert {"notedex.vault.walk", "notedex.vault.model", "dataclasses", "typing"} & names == set()
+
+
 def test_the_check_can_fail(tmp_path: Path) -> None:
     """A refresh that has work to do does import the writer: the probe above really sees imports."""
     vault, db = indexed_demo(tmp_path)  # a private copy: this test writes to the vault
@@ -164,17 +172,25 @@ def hot_path_list() -> set[str]:
 
 
 def hot_path_runs(vault: Path, db: Path) -> dict[str, set[str]]:
-    """What `lookup` and `health` load: with --no-refresh, and with a daemon keeping it fresh."""
+    """What `lookup`, `health` and `search` load: with --no-refresh, and with a daemon keeping
+    the index fresh. `search` joined the hot path in issue 15 (ARCHITECTURE, the budget)."""
     common = ("--vault", vault, "--db", db)
     runs = {
         "lookup --no-refresh": imported_modules("lookup", "cobra", *common, "--no-refresh"),
         "health --no-refresh": imported_modules("health", "--json", *common, "--no-refresh"),
+        "search (positions) --no-refresh": imported_modules(
+            "search", "cobra", *common, "--no-refresh"
+        ),
+        "search --paths": imported_modules("search", "cobra", "--paths", *common, "--no-refresh"),
     }
     lock = WriterLock(f"{db}.lock")
     assert lock.acquire("daemon")  # the lock a running daemon holds: queries skip the refresh
     try:
         runs["lookup, daemon running"] = imported_modules("lookup", "cobra", *common)
         runs["health, daemon running"] = imported_modules("health", "--json", *common)
+        runs["search (positions) --json, daemon running"] = imported_modules(
+            "search", "cobra", "--json", *common
+        )
     finally:
         lock.release()
     return runs
@@ -188,9 +204,15 @@ def test_the_hot_path_is_exactly_the_documented_list(demo: tuple[Path, Path]) ->
     assert len(listed) > 10  # the block was found and read
     assert sorted(ours - listed) == [], "loaded by lookup/health but not on the hot-path list"
     assert sorted(listed - ours) == [], "on the hot-path list but no longer loaded"
-    # The daemon case is the everyday one: it must stay as lean as --no-refresh.
+    # The daemon case is the everyday one: it must stay as lean as --no-refresh. (`search`
+    # with positions imports `re` to map hits in notes holding CJK text, as cobra's do.)
     for name, names in runs.items():
-        assert {"re", "json", "argparse", "notedex.vault.walk"} & names == set(), name
+        banned = {"json", "argparse", "typing", "sqlite3", "notedex.vault.walk"}
+        if "positions" not in name:
+            banned.add("re")
+        assert banned & names == set(), name
+    # Its positions are the part of `search` that --paths does not load.
+    assert "notedex.query.positions" not in runs["search --paths"]
 
 
 def module_of(path: Path) -> str:

@@ -426,18 +426,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from notedex.errors import UsageError
-    from notedex.query.search import parse_query, render_search, search
+    from notedex.query.search import parse_query, render_search, search, search_paths
 
     cfg = _config(args)
     text = " ".join(args.text)
     parse_query(text)  # a bad query is a usage error before any indexing work
-    only_paths = args.paths or args.nul
     if not cfg.body_index:
         raise UsageError("full-text search is off: body_index = false in the config file")
+    if (args.paths or args.nul) and not args.json:  # --json with them is answer()'s usage error
+        return answer(
+            args,
+            cfg,
+            lambda conn: search_paths(conn, text, limit=args.limit),
+            render_search,
+            paths=lambda paths: paths,
+        )
     return answer(
         args,
         cfg,
-        lambda conn: search(conn, cfg.vault_dir, text, limit=args.limit, paths_only=only_paths),
+        lambda conn: search(conn, cfg.vault_dir, text, limit=args.limit),
         render_search,
         paths=lambda data: [hit["path"] for hit in data["hits"]],
     )

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import unicodedata
 
 from notedex.errors import NotedexError
 from notedex.store import read
-from notedex.store.connect import connect_readonly
+from notedex.store.connect import connect_readonly, sqlite3
 from notedex.store.etags import Etag, etag_rows, has_racy_rows
-from notedex.vault.files import is_hidden_name
-from notedex.vault.walk import load_excluded_filters, walk_vault
+from notedex.vault.files import is_hidden_name, load_excluded_filters
 
 
 def index_is_current(
@@ -58,6 +56,8 @@ def current_file_count(
         conn.close()
     disk = _plain_listing(os.path.abspath(os.fspath(vault)))
     if disk is None:  # not the plain case: the one walk rule decides (raises VaultNotFound)
+        from notedex.vault.walk import walk_vault  # dataclasses, typing, re: only when needed
+
         walk = walk_vault(vault, follow_outside=follow_symlinks)
         disk = [(f.path, f.size, f.mtime_ns, f.inode) for f in walk.files]
     if disk != indexed:

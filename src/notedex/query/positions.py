@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable
-from typing import Any
 
 from notedex.query.search import NO_POSITION
 from notedex.store import fulltext
 from notedex.vault.files import note_text, read_capped, strip_frontmatter
 from notedex.vault.text import cjk_run_spans, nfc, segment
+
+TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 MAX_READ_BYTES = 50_000_000  # a note that grew past this since it was indexed gets no position
 SNIPPET_CHARS = 160

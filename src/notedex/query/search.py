@@ -19,7 +19,6 @@ one FTS5 query ranked by bm25 and reads no file (issue 15).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
 from notedex.query.terms import MAX_QUERY_CHARS, checked_query, keywords  # noqa: F401 (re-exported)
@@ -27,8 +26,10 @@ from notedex.store import fulltext
 from notedex.store.connect import read_transaction
 from notedex.vault.text import alnum_runs, is_cjk_char, nfc
 
+TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
 if TYPE_CHECKING:
     import sqlite3
+    from typing import Any
 
     from notedex.query.render import Renderer
 
@@ -42,6 +43,7 @@ __all__ = [
     "phrase_expression",
     "render_search",
     "search",
+    "search_paths",
     "segment_with_offsets",  # noqa: F822 (lazy, below)
 ]
 
@@ -236,13 +238,12 @@ def search(
         from notedex.query.positions import locate_hits  # file reading and CJK mapping
 
         shown = highlight_expression(terms)  # loads the stop lists: only for positions
-        disks = [os.path.join(vault, row["disk_rel"] or row["path"]) for row in rows]
+        disks = [os.path.join(vault, disk_rel or path) for _, path, disk_rel, _ in rows]
         positions = locate_hits(disks, expression, shown)
-    hits = []
-    for row, position in zip(rows, positions):
-        hit: dict[str, Any] = {"path": row["path"], "title": row["title"], **position}
-        hit["score"] = round(-float(row["bm25_score"]), 3) + 0.0
-        hits.append(hit)
+    hits = [
+        {"path": path, "title": title, **position, "score": round(-float(bm25), 3) + 0.0}
+        for (bm25, path, _, title), position in zip(rows, positions)
+    ]
     if total == 0:
         message = "no matching notes"
         if indexed_bodies == 0:
@@ -263,6 +264,26 @@ def search(
         "message": message,
         "hits": hits,
     }
+
+
+def search_paths(
+    conn: sqlite3.Connection, query: str, *, limit: int = DEFAULT_LIMIT, offset: int = 0
+) -> list[str]:
+    """The paths ``search --paths``/``-0`` print: the notes of ``search``'s page, no more.
+
+    When that page is every match (offset 0 and at most ``limit`` of them), ranking chooses
+    nothing, so they come in vault path order, from one query without bm25 (which reads every
+    hit's column sizes: most of the cost of listing every hit, the job of ``rg -l``). A page
+    that leaves matches out is ``search``'s page, best match first (docs/cli.md "search").
+    """
+    expression = match_expression(parse_query(query))
+    if offset == 0:
+        with read_transaction(conn):
+            paths = fulltext.body_match_paths(conn, expression, limit=limit + 1)
+        if len(paths) <= limit:
+            return paths
+    data = search(conn, "", query, limit=limit, offset=offset, paths_only=True)
+    return [hit["path"] for hit in data["hits"]]
 
 
 # -- text output --------------------------------------------------------------------------------

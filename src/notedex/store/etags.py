@@ -4,7 +4,7 @@ Stdlib only: the CLI's freshness check imports this.
 
 from __future__ import annotations
 
-import sqlite3
+from notedex.store.connect import sqlite3  # the `_sqlite3` C module at run time
 
 # Coarse file systems (FAT 2 s, HFS+ 1 s) can hide a write made just after we read a file:
 # a file modified this close to our last read is "racy" and its content is compared.

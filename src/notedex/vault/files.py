@@ -23,6 +23,7 @@ __all__ = [
     "is_hidden_name",
     "is_hidden_path",
     "is_note_name",
+    "load_excluded_filters",
     "looks_binary",
     "note_stem",
     "over_the_cap",
@@ -62,6 +63,34 @@ def is_hidden_name(name: str) -> bool:
 def is_hidden_path(path: str) -> bool:
     """Whether any segment of a ``/``-separated vault path is hidden (SEMANTICS 1)."""
     return any(is_hidden_name(part) for part in path.split("/"))
+
+
+# --- Obsidian's "Excluded files" list ----------------------------------------------------
+
+
+def load_excluded_filters(root: str | os.PathLike[str]) -> tuple[str, ...]:
+    """Obsidian's "Excluded files" (``userIgnoreFilters`` in ``.obsidian/app.json``).
+
+    A missing, unreadable or malformed file, or a value that is not a list, gives ``()``;
+    non-string and empty entries are dropped (an empty prefix would exclude everything).
+    """
+    import json  # here, not at the top: a query that never calls this does not load json and re
+    import unicodedata
+
+    config = os.path.join(os.fspath(root), ".obsidian", "app.json")
+    try:
+        with open(config, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError, RecursionError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    filters = data.get("userIgnoreFilters")
+    if not isinstance(filters, list):
+        return ()
+    return tuple(
+        unicodedata.normalize("NFC", item) for item in filters if isinstance(item, str) and item
+    )
 
 
 # --- the frontmatter locator (SEMANTICS 2) ---------------------------------------------------

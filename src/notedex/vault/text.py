@@ -59,7 +59,12 @@ def _cjk_run_pattern() -> re.Pattern[str]:
 
 
 def cjk_run_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every maximal CJK run in ``text``: the runs ``segment`` rewrites."""
+    """(start, end) of every maximal CJK run in ``text``: the runs ``segment`` rewrites.
+
+    A text with no character at or past the first CJK code point (``max`` runs in C) has none,
+    and needs no ``re``: a search whose hits are all such notes never imports it."""
+    if not text or ord(max(text)) < _FIRST_CJK:
+        return []
     return [match.span() for match in _cjk_run_pattern().finditer(text)]
 
 

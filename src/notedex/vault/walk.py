@@ -19,7 +19,6 @@ lines: the one walk rule that the daemon, the reconcile, the etag check and a fu
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import stat
@@ -30,7 +29,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from notedex.errors import VaultNotFound
-from notedex.vault.files import is_hidden_name, is_note_name
+from notedex.vault.files import is_hidden_name, is_note_name, load_excluded_filters
 from notedex.vault.model import VaultFile, WalkProblem, WalkResult
 
 __all__ = [
@@ -354,28 +353,6 @@ def _root(root: str | os.PathLike[str]) -> tuple[str, _DirId]:
     if not stat.S_ISDIR(info.st_mode):
         raise VaultNotFound(disk_root, "not a folder")
     return disk_root, (info.st_dev, info.st_ino)
-
-
-def load_excluded_filters(root: str | os.PathLike[str]) -> tuple[str, ...]:
-    """Obsidian's "Excluded files" (``userIgnoreFilters`` in ``.obsidian/app.json``).
-
-    A missing, unreadable or malformed file, or a value that is not a list, gives ``()``;
-    non-string and empty entries are dropped (an empty prefix would exclude everything).
-    """
-    config = os.path.join(os.fspath(root), ".obsidian", "app.json")
-    try:
-        with open(config, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError, RecursionError):
-        return ()
-    if not isinstance(data, dict):
-        return ()
-    filters = data.get("userIgnoreFilters")
-    if not isinstance(filters, list):
-        return ()
-    return tuple(
-        unicodedata.normalize("NFC", item) for item in filters if isinstance(item, str) and item
-    )
 
 
 @lru_cache(maxsize=256)
