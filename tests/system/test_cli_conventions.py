@@ -329,7 +329,19 @@ def test_paths_with_json_is_a_usage_error(demo: tuple[Path, Path]) -> None:
     ("command", "lists"),
     [
         ("scan", ("notes", "errors")),
-        ("health", ("orphanNotes", "unlinkedNotes", "brokenLinks", "warnings", "errors")),
+        (
+            "health",
+            (
+                "orphanNotes",
+                "unlinkedNotes",
+                "brokenLinks",
+                "brokenAnchors",
+                "deadEnds",
+                "unusedAttachments",
+                "warnings",
+                "errors",
+            ),
+        ),
         ("graph", ("nodes", "edges")),
     ],
 )
@@ -347,6 +359,7 @@ def test_limit_and_offset_page_every_list_with_totals(
         assert data["totals"][name] == len(whole[name])
     assert (data["offset"], data["limit"]) == (1, 2)
     assert data["hasMore"] == any(len(whole[name]) > 3 for name in data["totals"])
+    assert set(data["totals"]) == set(lists)  # every list of the document is paged
     if command == "scan":
         assert data["total"] == whole["noteCount"]
     text = run_cli(command, "--limit", "1", *where)

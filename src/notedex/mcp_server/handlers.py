@@ -29,7 +29,7 @@ from notedex.query.lookup import lookup
 from notedex.query.neighbourhood import neighbourhood
 from notedex.query.paging import paginate as _paginate
 from notedex.query.quote import quote
-from notedex.query.reports import health
+from notedex.query.reports import HEALTH_LISTS, health
 from notedex.query.search import search
 from notedex.store import read
 from notedex.store.connect import connect_readonly, read_transaction
@@ -272,18 +272,7 @@ class VaultTools:
         return quote(conn, self.cfg.vault, path, args["text"], max_bytes=self.cfg.max_bytes)
 
     def _health(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        data = health(conn)
-        lists = (
-            "orphanNotes",
-            "unlinkedNotes",
-            "brokenLinks",
-            "brokenAnchors",
-            "deadEnds",
-            "unusedAttachments",
-            "warnings",
-            "errors",
-        )
-        return _paginate(data, lists, args["offset"], args["limit"])
+        return _paginate(health(conn), HEALTH_LISTS, args["offset"], args["limit"])
 
     def _tags(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         from notedex.query.reports import tags

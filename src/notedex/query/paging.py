@@ -8,17 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-HEALTH_LISTS = (
-    "orphanNotes",
-    "unlinkedNotes",
-    "brokenLinks",
-    "brokenAnchors",
-    "warnings",
-    "errors",
-)
-SCAN_LISTS = ("notes", "errors")
-GRAPH_LISTS = ("nodes", "edges")
-
 
 def paginate(
     data: dict[str, Any], lists: tuple[str, ...], offset: int, limit: int | None

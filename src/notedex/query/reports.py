@@ -18,6 +18,8 @@ HEALTH_LISTS = (
     "unlinkedNotes",
     "brokenLinks",
     "brokenAnchors",
+    "deadEnds",
+    "unusedAttachments",
     "warnings",
     "errors",
 )
