@@ -81,6 +81,9 @@ def call_unprivileged(function: Callable[[], Any]) -> Any:
                 os.setgroups([])
                 os.setgid(NOBODY)
                 os.setuid(NOBODY)
+                # The checkout may sit in a folder only root can enter (``mktemp -d``); a
+                # working directory the child cannot reach breaks ``os.getcwd()``.
+                os.chdir("/")
             payload = {"value": function()}
             status = 0
         except BaseException:
