@@ -132,3 +132,17 @@ def copy_demo(base: Path) -> tuple[Path, Path]:
     result = run_inprocess("index", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     return vault, db
+
+
+def linked_subset(vault: Path, db: Path, root: Path) -> Path:
+    """A vault of hard links to exactly the files the index holds (same etags): a consistent
+    partial index equals a fresh full index of it."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        paths = [row[0] for row in conn.execute("SELECT path FROM files")]
+    finally:
+        conn.close()
+    for path in paths:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        os.link(vault / path, root / path)
+    return root

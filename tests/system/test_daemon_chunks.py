@@ -5,28 +5,14 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, wait_until
+from tests.indexcheck import linked_subset
 from tests.system.daemons import Daemons, assert_converges, indexed_count, populate
-
-
-def linked_subset(vault: Path, db: Path, root: Path) -> Path:
-    """A vault of hard links to exactly the files the index holds (same etags): a consistent
-    partial index equals a fresh full index of it."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        paths = [row[0] for row in conn.execute("SELECT path FROM files")]
-    finally:
-        conn.close()
-    for path in paths:
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        os.link(vault / path, root / path)
-    return root
 
 
 @pytest.mark.slow

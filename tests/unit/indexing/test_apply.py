@@ -3,7 +3,6 @@ a visible apply's chunks are each consistent, and a stop between them loses noth
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.store.writer import IndexWriter
 from notedex.vault.walk import walk_vault
 from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok
-from tests.indexcheck import make_vault
+from tests.indexcheck import linked_subset, make_vault
 
 
 def linked_vault(root: Path, notes: int) -> Path:
@@ -105,20 +104,6 @@ class Stop(Exception):
     pass
 
 
-def _linked_subset(vault: Path, db: Path, root: Path) -> Path:
-    """A vault of hard links to the files the index holds: same etags, so a fresh full index of
-    it equals a consistent partial index exactly."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        paths = [row[0] for row in conn.execute("SELECT path FROM files")]
-    finally:
-        conn.close()
-    for path in paths:
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        os.link(vault / path, root / path)
-    return root
-
-
 def test_a_visible_apply_commits_consistent_chunks_and_stops_between_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,7 +132,7 @@ def test_a_visible_apply_commits_consistent_chunks_and_stops_between_them(
         with pytest.raises(Stop):
             reconcile(writer, progress=progress)
         assert [done for done, _ in seen] == [41, 81, 121]  # the delete, then 40 notes a chunk
-        subset = _linked_subset(vault, db, tmp_path / "subset")
+        subset = linked_subset(vault, db, tmp_path / "subset")
         assert dump_index(db) == fresh_full_index(subset, tmp_path)
         report = reconcile(writer)
         assert (report.added, report.removed) == (30, 0)
