@@ -132,3 +132,18 @@ def test_deleting_the_nfd_one_of_two_nfc_twins_keeps_the_other(
     assert_converges(vault, db_path, tmp_path, run=run)
     (vault / nfd_name).unlink()
     assert_converges(vault, db_path, tmp_path, run=run)
+
+
+def test_an_ascii_name_created_beside_its_kelvin_sign_twin_is_seen(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    # U+212A KELVIN SIGN folds to ASCII "K" under NFC, so the twin that arrives second can be the
+    # ASCII name: the event names a name that is its own NFC form (SEMANTICS 1.4).
+    write(vault / "\u212aelvin.md", note("Sign"))
+    write(vault / "linker.md", note("Linker", links="[[Kelvin]]"))
+    run = daemons.start()
+    assert_converges(vault, db_path, tmp_path, run=run)
+    write(vault / "Kelvin.md", note("Letter"))
+    assert_converges(vault, db_path, tmp_path, run=run)
+    (vault / "\u212aelvin.md").unlink()
+    assert_converges(vault, db_path, tmp_path, run=run)

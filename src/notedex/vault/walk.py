@@ -83,13 +83,21 @@ def _printable(name: str) -> str:
         return name.encode("utf-8", "replace").decode("utf-8")
 
 
+# The ASCII characters that a non-ASCII one becomes under NFC: U+037E GREEK QUESTION MARK is ";",
+# U+1FEF GREEK VARIA is "`", U+212A KELVIN SIGN is "K" (found by folding every code point).
+_ASCII_NFC_IMAGES = frozenset(";`K")
+
+
 def has_nfc_twin(disk_folder: str, names: Iterable[str]) -> bool:
     """Whether one of ``names`` shares its NFC form with another name in ``disk_folder``
     (SEMANTICS 1.4: the walk keeps one of them and reports the other). One listing."""
-    # An ASCII name is its own NFC form; a twin is non-ASCII (U+212A folds to "K"), and the
-    # event that made the twin names the twin, so ASCII names are not looked at.
+    # An ASCII name is its own NFC form, and its twin can only be a non-ASCII name that folds to
+    # it: one whose every non-ASCII character is one of the three that NFC maps to ASCII. So an
+    # ASCII name without "K", ";" or "`" has no twin, and a folder is listed only when it may.
     keys = {
-        unicodedata.normalize("NFC", n) for n in names if not n.isascii() and is_storable_name(n)
+        unicodedata.normalize("NFC", n)
+        for n in names
+        if is_storable_name(n) and (not n.isascii() or not _ASCII_NFC_IMAGES.isdisjoint(n))
     }
     if not keys:
         return False

@@ -448,3 +448,26 @@ def test_has_nfc_twin(tmp_path: Path) -> None:
     assert has_nfc_twin(str(tmp_path), ["caf\u00e9.md"])
     assert not has_nfc_twin(str(tmp_path), ["plain.md"])
     assert not has_nfc_twin(str(tmp_path / "missing"), ["caf\u00e9.md"])
+
+
+@pytest.mark.parametrize("sign", ["\u212a", "\u037e", "\u1fef"])
+def test_has_nfc_twin_sees_an_ascii_name_whose_twin_is_not_ascii(tmp_path: Path, sign: str) -> None:
+    from notedex.vault.walk import has_nfc_twin
+
+    ascii_name = f"{unicodedata.normalize('NFC', sign)}elvin.md"
+    (tmp_path / f"{sign}elvin.md").write_text("x")
+    assert not has_nfc_twin(str(tmp_path), [ascii_name])
+    (tmp_path / ascii_name).write_text("x")
+    assert has_nfc_twin(str(tmp_path), [ascii_name])
+    assert has_nfc_twin(str(tmp_path), [f"{sign}elvin.md"])
+
+
+def test_only_three_characters_fold_to_ascii_under_nfc() -> None:
+    from notedex.vault import walk
+
+    found = {
+        unicodedata.normalize("NFC", chr(code))
+        for code in range(0x80, sys.maxunicode + 1)
+        if unicodedata.normalize("NFC", chr(code)).isascii()
+    }
+    assert found == set(walk._ASCII_NFC_IMAGES)
