@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,10 @@ def test_a_racy_edit_with_the_same_etag_is_still_found(writer: IndexWriter) -> N
 def test_the_cli_sees_a_racy_edit_too(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {"a.md": "[[b]]\n", "b.md": ""})
     db = tmp_path / "i.db"
+    # Racy means read within 2 s of its mtime. Under load the first CLI run can start later than
+    # that, so the mtime is set ahead: the index reads the file while it is racy, whatever the load.
+    ahead = time.time_ns() + 30_000_000_000
+    os.utime(vault / "a.md", ns=(ahead, ahead))
     assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 0
     st = (vault / "a.md").stat()
     with open(vault / "a.md", "r+b") as handle:
