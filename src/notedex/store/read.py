@@ -583,15 +583,51 @@ def ranked_field_hits(
         return 0, []
     exact_ids = _json_ints(exact)
     expressions = [expression for _, expression in matches]
-    total = _stage1_total(conn, expressions, exact_ids, tag, note_type)
-    if not total:
+    structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
+    visible, params = _visible(conn, "rowid", tag, note_type)
+    hit = conn.execute(
+        f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}",
+        [structure, *params],
+    ).fetchone()[0]
+    if not hit and not exact:
         return 0, []
-    if total > limit:
+    rows: list[Row] = []
+    if hit + len(exact) > limit:
         for pool in _stage1_pools(expressions):
             rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool)
             if len(rows) >= limit:
-                return total, rows
-    return total, _ranked(conn, matches, exact_ids, tag, note_type, limit, None)
+                break
+    if len(rows) < limit:
+        rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, None)
+    extra = _alias_only_exact(conn, rows, limit, expressions, exact_ids, tag, note_type)
+    return hit + extra, rows
+
+
+def _alias_only_exact(
+    conn: sqlite3.Connection,
+    rows: Sequence[Row],
+    limit: int,
+    expressions: Sequence[str],
+    exact_ids: str,
+    tag: str | None,
+    note_type: str | None,
+) -> int:
+    """The candidates the count of title and tag hits misses: exact names that a term hits
+    only in an alias. They sort first (tier 1), so the page holds them all unless it is
+    tier 1 to the end; only then are they counted in SQL."""
+    if exact_ids == "[]":
+        return 0
+    if len(rows) < limit or rows[-1]["tier"] != 1:
+        return sum(1 for row in rows if row["tier"] == 1 and not row["terms"])
+    anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
+    structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
+    visible, params = _visible(conn, "rowid", tag, note_type)
+    sql = (
+        "SELECT count(*) FROM note_fts WHERE note_fts MATCH ? "
+        f"AND +rowid IN (SELECT value FROM json_each(?)) AND {visible}"
+    )
+    alias_only = conn.execute(sql, [anywhere, exact_ids, *params]).fetchone()[0]
+    return int(alias_only - conn.execute(sql, [structure, exact_ids, *params]).fetchone()[0])
 
 
 def _visible(
@@ -607,35 +643,6 @@ def _visible(
     if tag:
         parts.append("+" + _tag_filter(column, tag, params))
     return " AND ".join(parts), params
-
-
-def _stage1_total(
-    conn: sqlite3.Connection,
-    expressions: Sequence[str],
-    exact_ids: str,
-    tag: str | None,
-    note_type: str | None,
-) -> int:
-    """The exact number of stage-1 candidates, counted without BM25: the notes where a term
-    hits the title or tags, plus the exact names that a term hits only in an alias."""
-    structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
-    visible, params = _visible(conn, "rowid", tag, note_type)
-    total = conn.execute(
-        f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}",
-        [structure, *params],
-    ).fetchone()[0]
-    if exact_ids != "[]":
-        anywhere = " OR ".join(f"({e})" for e in expressions)
-        visible, params = _visible(conn, "j.value", tag, note_type)
-        total += conn.execute(
-            f"""
-            SELECT count(*) FROM json_each(?) j
-            WHERE j.value NOT IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?)
-              AND j.value IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?) AND {visible}
-            """,
-            [exact_ids, structure, anywhere, *params],
-        ).fetchone()[0]
-    return int(total)
 
 
 def _stage1_pools(expressions: Sequence[str]) -> list[str]:
@@ -805,7 +812,10 @@ def _ranked_many(
 def field_hits_among(
     conn: sqlite3.Connection, expression: str, column: str, file_ids: Sequence[int]
 ) -> set[int]:
-    """Which of ``file_ids`` match ``expression`` in ``column``: the details of shown rows."""
+    """Which of ``file_ids`` match ``expression`` in ``column``: the details of shown rows.
+
+    A plain rowid test, so FTS5 seeks the few ids; no bm25(), whose IDF would read the
+    term's whole doclist."""
     return {
         row[0]
         for row in conn.execute(
