@@ -593,7 +593,12 @@ def ranked_field_hits(
         return 0, []
     rows: list[Row] = []
     if hit + len(exact) > limit:
+        count = f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}"
         for pool in _stage1_pools(expressions):
+            # a pool too small to fill the page is skipped on a count (no BM25): its size
+            # and the exact names bound the candidates it holds
+            if conn.execute(count, [pool, *params]).fetchone()[0] + len(exact) < limit:
+                continue
             rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool)
             if len(rows) >= limit:
                 break
