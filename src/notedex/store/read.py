@@ -572,7 +572,8 @@ def ranked_field_hits(
     ``exact``; tier 2: every term hits the title or an alias; tier 3: the rest. Within a tier:
     distinct terms hit, terms in the title, then BM25 (whose row is title, tags and aliases
     only). Returns (total candidates, the top ``limit`` rows with ``file_id``, ``tier``,
-    ``terms``, ``title_terms``, ``rank``).
+    ``terms``, ``title_terms``, ``tag_terms``, ``alias_terms`` (terms hitting the title or
+    tags, the title, the tags, the aliases) and ``rank``).
 
     ``total`` is a plain count over the match (no BM25). The page is ranked over the first
     *pool* that fills it (ARCHITECTURE "Two-stage lookup", bounded ranking): each pool is a
@@ -691,6 +692,11 @@ def _ranked(
     return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, pool)
 
 
+_TAGS_ALIASES = "bm25(note_fts, 0.0, 1.0, 0.0) < 0 AS tag_terms, bm25(note_fts, 0.0, 0.0, 1.0) < 0 AS alias_terms"
+"""Whether the term hit the tags, the aliases: with ``title_terms``, the fields a one-term
+lookup shows, at no further query (a row's second ``bm25()`` reuses what the first loaded)."""
+
+
 def _ranked_one(conn: sqlite3.Connection, expression: str, exact_ids: str, limit: int) -> list[Row]:
     """One term without filters, every candidate: the best rows, no aggregation (a GROUP BY
     or window B-tree costs several times the match). The column-restricted ``bm25(...) < 0``
@@ -700,6 +706,7 @@ def _ranked_one(conn: sqlite3.Connection, expression: str, exact_ids: str, limit
         SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
                bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
                bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
+               {_TAGS_ALIASES},
                CASE WHEN rowid IN (SELECT value FROM json_each(?)) THEN 1
                     WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
         FROM note_fts WHERE note_fts MATCH ?
@@ -736,6 +743,7 @@ def _ranked_titled(
                CASE WHEN {exact} THEN bm25(note_fts, 1.0, 1.0, 0.0) < 0 ELSE 1 END AS terms,
                CASE WHEN {exact} THEN bm25(note_fts, 1.0, 0.0, 0.0) < 0 ELSE 1 END
                    AS title_terms,
+               {_TAGS_ALIASES},
                CASE WHEN {exact} THEN 1 ELSE 2 END AS tier
         FROM note_fts WHERE note_fts MATCH ?2
           AND +rowid IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?3
@@ -770,8 +778,8 @@ def _ranked_many(
         f"SELECT rowid AS file_id, ? AS term, {_NOTE_BM25} AS rank, "
         "bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS in_title, "
         "bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS in_title_tags, "
-        "bm25(note_fts, 1.0, 0.0, 1.0) < 0 AS in_name "
-        f"FROM note_fts WHERE note_fts MATCH ?{restrict}"
+        "bm25(note_fts, 1.0, 0.0, 1.0) < 0 AS in_name, "
+        f"{_TAGS_ALIASES} FROM note_fts WHERE note_fts MATCH ?{restrict}"
         for _ in matches
     )
     for term, expression in matches:
@@ -796,11 +804,14 @@ def _ranked_many(
                    sum(in_title_tags) AS terms,
                    sum(in_title) AS title_terms,
                    sum(in_name) AS named,
+                   sum(tag_terms) AS tag_terms,
+                   sum(alias_terms) AS alias_terms,
                    sum(rank) AS rank
             FROM hits GROUP BY file_id
         )
-        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.rank FROM (
-            SELECT file_id, terms, title_terms, rank,
+        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.tag_terms, a.alias_terms, a.rank
+        FROM (
+            SELECT file_id, terms, title_terms, tag_terms, alias_terms, rank,
                    CASE WHEN file_id IN (SELECT value FROM json_each(?)) THEN 1
                         WHEN named = ? THEN 2 ELSE 3 END AS tier
             FROM agg

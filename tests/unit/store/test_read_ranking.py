@@ -68,7 +68,15 @@ def _args(conn: sqlite3.Connection, question: str) -> tuple[list[tuple[int, str]
 
 
 def _key(row: sqlite3.Row) -> tuple[object, ...]:
-    return (row["file_id"], row["tier"], row["terms"], row["title_terms"], round(row["rank"], 9))
+    return (
+        row["file_id"],
+        row["tier"],
+        row["terms"],
+        row["title_terms"],
+        row["tag_terms"],
+        row["alias_terms"],
+        round(row["rank"], 9),
+    )
 
 
 QUESTIONS = ["alpha", "beta", "alpha beta", "beta alpha", "alpha beta gamma"]
