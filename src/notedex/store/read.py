@@ -598,8 +598,11 @@ def ranked_field_hits(
         for pool in _stage1_pools(expressions):
             # a pool too small to fill the page is skipped on a count (no BM25): its size
             # and the exact names bound the candidates it holds
-            if conn.execute(count, [pool, *params]).fetchone()[0] + len(exact) < limit:
+            pooled = conn.execute(count, [pool, *params]).fetchone()[0]
+            if pooled + len(exact) < limit:
                 continue
+            if pooled == hit and len(matches) == 1:
+                pool = ""  # every title or tag hit is a title hit: no rowid test needed
             rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool)
             if len(rows) >= limit:
                 break
@@ -623,7 +626,7 @@ def _alias_only_exact(
     tier 1 to the end; only then are they counted in SQL."""
     if exact_ids == "[]":
         return 0
-    if len(rows) < limit or rows[-1]["tier"] != 1:
+    if not rows or len(rows) < limit or rows[-1]["tier"] != 1:
         return sum(1 for row in rows if row["tier"] == 1 and not row["terms"])
     anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
     structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
@@ -733,10 +736,17 @@ def _ranked_titled(
     Every pooled note that is no exact name has the same key (tier 2, the term hit, in the
     title), so only the exact names need the column tests: one bm25() per pooled row, none
     for the rest of the match. ``+rowid``: a rowid test that FTS5 must not turn into one seek
-    per value (each seek re-reads the term's doclist).
+    per value (each seek re-reads the term's doclist). ``pool`` "": every title or tag hit
+    is a title hit, so the pool is the match less its alias-only rows (no rowid test).
     """
     visible, params = _visible(conn, "rowid", tag, note_type)
     exact = "rowid IN (SELECT value FROM json_each(?1))"
+    pooled = (
+        "+rowid IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?3 "
+        "UNION ALL SELECT value FROM json_each(?1))"
+        if pool
+        else f"(bm25(note_fts, 1.0, 1.0, 0.0) < 0 OR {exact}) AND ?3 = ''"
+    )
     return conn.execute(
         f"""
         SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
@@ -745,10 +755,7 @@ def _ranked_titled(
                    AS title_terms,
                {_TAGS_ALIASES},
                CASE WHEN {exact} THEN 1 ELSE 2 END AS tier
-        FROM note_fts WHERE note_fts MATCH ?2
-          AND +rowid IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?3
-                         UNION ALL SELECT value FROM json_each(?1))
-          AND {visible}
+        FROM note_fts WHERE note_fts MATCH ?2 AND {pooled} AND {visible}
         ORDER BY tier, terms DESC, title_terms DESC, rank, rowid LIMIT ?
         """,
         [exact_ids, "{title tags aliases} : " + expression, pool, *params, limit],
