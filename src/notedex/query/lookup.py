@@ -284,7 +284,9 @@ def lookup(
                 stage = "graph_expansion" if total else "none"
         rows = {r["file_id"]: r for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
         seed_ids = sorted({s for c in shown for s, _ in c.seeds})
-        seed_paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)}
+        seed_paths = (
+            {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)} if seed_ids else {}
+        )
         tags = read.tags_by_note(conn, [c.file_id for c in shown])
         aliases = read.aliases_by_note(conn, [c.file_id for c in shown])
     candidates = []
