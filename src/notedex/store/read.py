@@ -585,7 +585,7 @@ def ranked_field_hits(
     exact_ids = _json_ints(exact)
     expressions = [expression for _, expression in matches]
     structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
-    visible, params = _visible(conn, "rowid", tag, note_type)
+    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
     hit = conn.execute(
         f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}",
         [structure, *params],
@@ -630,7 +630,7 @@ def _alias_only_exact(
         return sum(1 for row in rows if row["tier"] == 1 and not row["terms"])
     anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
     structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
-    visible, params = _visible(conn, "rowid", tag, note_type)
+    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
     sql = (
         "SELECT count(*) FROM note_fts WHERE note_fts MATCH ? "
         f"AND +rowid IN (SELECT value FROM json_each(?)) AND {visible}"
@@ -647,8 +647,9 @@ def _visible(
     params: list[Any] = []
     parts = [f"+{column} NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"]
     if note_type:
+        # per candidate, not a scan of every note through the Python fold
         typed = _type_filter(conn, note_type, params)
-        parts.append(f"+{column} IN (SELECT n.file_id FROM notes n WHERE {typed})")
+        parts.append(f"(SELECT {typed} FROM notes n WHERE n.file_id = {column})")
     if tag:
         parts.append("+" + _tag_filter(column, tag, params))
     return " AND ".join(parts), params
@@ -739,7 +740,7 @@ def _ranked_titled(
     per value (each seek re-reads the term's doclist). ``pool`` "": every title or tag hit
     is a title hit, so the pool is the match less its alias-only rows (no rowid test).
     """
-    visible, params = _visible(conn, "rowid", tag, note_type)
+    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
     exact = "rowid IN (SELECT value FROM json_each(?1))"
     pooled = (
         "+rowid IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?3 "
