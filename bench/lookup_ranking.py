@@ -10,15 +10,18 @@ word seen most often with it), a Chinese question about the most frequent Chines
 and a miss. Every command is a whole process of the installed launcher with ``--no-refresh`` (the
 ranking, not the freshness walk), in bench/run.py's child environment. A repetition runs
 ``python -c pass``, then each query on the new side and on the old side, the order rotating
-(as bench/run.py's ``alternate`` does); each side's old and new runs of a query are neighbours,
-so ``new / old`` is the median of the per-repetition ratios (both saw nearly the same load), and
-``query / start-up`` the ratio of the medians.
+(as bench/run.py's ``alternate`` does), after one untimed run of each (so .pyc files exist);
+each side's old and new runs of a query are neighbours, so ``new / old`` is the median of the
+per-repetition wall ratios (both saw nearly the same load), and ``query / start-up`` the ratio of
+the medians, of wall time and of the child's CPU time (user + system, which barely moves with the
+load), with the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -96,20 +99,39 @@ def measure(
         if old_src:
             commands.append(bench.Command(f"old {kind}", (*argv, "--no-refresh")))
     samples: dict[str, list[float]] = {c.name: [] for c in commands}
+    cpu: dict[str, list[float]] = {c.name: [] for c in commands}
+    for command in commands:  # once each first, so every .pyc exists before timing
+        bench.run_measured(command, old_env if command.name.startswith("old ") else env)
+    load = [os.getloadavg()[0]]
     for rep in range(reps):
         shift = rep % len(commands)
         for command in [*commands[shift:], *commands[:shift]]:
             side_env = old_env if command.name.startswith("old ") else env
-            samples[command.name].append(bench.run_timed(command, side_env))
+            wall, used = bench.run_measured(command, side_env)
+            samples[command.name].append(wall)
+            cpu[command.name].append(used)
+    load.append(os.getloadavg()[0])
     medians = {name: bench.median(values) for name, values in samples.items()}
-    start = medians["start-up"]
-    rows: dict[str, Any] = {"start-up ms": round(start * 1000, 1)}
+    cpu_medians = {name: bench.median(values) for name, values in cpu.items()}
+    start, start_cpu = medians["start-up"], cpu_medians["start-up"]
+    rows: dict[str, Any] = {
+        "start-up ms": round(start * 1000, 1),
+        "start-up cpu ms": round(start_cpu * 1000, 1),
+        "load": [round(x, 1) for x in load],
+    }
     for kind, question in asked.items():
-        row: dict[str, Any] = {"query": question, "new / start-up": medians[f"new {kind}"] / start}
+        new = f"new {kind}"
+        row: dict[str, Any] = {
+            "query": question,
+            "new / start-up": medians[new] / start,
+            "new / start-up cpu": cpu_medians[new] / start_cpu,
+        }
         if old_src:
-            row["old / start-up"] = medians[f"old {kind}"] / start
-            pairs = zip(samples[f"new {kind}"], samples[f"old {kind}"], strict=True)
-            row["new / old"] = bench.median([new / old for new, old in pairs])
+            old = f"old {kind}"
+            row["old / start-up"] = medians[old] / start
+            row["old / start-up cpu"] = cpu_medians[old] / start_cpu
+            pairs = zip(samples[new], samples[old], strict=True)
+            row["new / old"] = bench.median([n / o for n, o in pairs])
         rows[kind] = {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}
     return rows
 

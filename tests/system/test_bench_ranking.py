@@ -1,7 +1,8 @@
 """bench/lookup_ranking.py keeps working: one repetition on a small generated vault, no timing claim.
 
-It checks that the four query kinds of issue 11 are measured against start-up and against an old
-revision (HEAD, exported with git archive), and that the queries are what the issue names.
+It checks that the four query kinds of issue 11 are measured against start-up (wall and child
+CPU, with the load average) and against an old revision (HEAD, exported with git archive), and
+that the queries are what the issue names.
 """
 
 from __future__ import annotations
@@ -27,9 +28,19 @@ def test_the_ranking_bench_measures_four_query_kinds(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "ranking.json").read_text(encoding="utf-8"))
     row = results["v200"]
-    assert set(row) == {"start-up ms", "keyword", "two words", "CJK question", "miss"}
+    assert set(row) == {
+        "start-up ms",
+        "start-up cpu ms",
+        "load",
+        "keyword",
+        "two words",
+        "CJK question",
+        "miss",
+    }
+    assert row["start-up cpu ms"] > 0 and len(row["load"]) == 2
     assert row["miss"]["query"] == "zyzzogeton"
     assert row["two words"]["query"].startswith(row["keyword"]["query"] + " ")
     assert "筆記" in row["CJK question"]["query"]
     for kind in ("keyword", "two words", "CJK question", "miss"):
         assert row[kind]["new / start-up"] > 0 and row[kind]["new / old"] > 0, kind
+        assert row[kind]["new / start-up cpu"] > 0 and row[kind]["old / start-up cpu"] > 0, kind

@@ -107,10 +107,18 @@ def _stage1(
         conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit
     )
     shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
-    for index, expression in matches:
-        for column, field_name in _STAGE1_FIELDS:
-            for file_id in read.field_hits_among(conn, expression, column, list(shown)):
-                shown[file_id].hit(terms[index], field_name, 0.0)
+    if len(matches) == 1:  # the row says which fields the one term hit
+        term = terms[matches[0][0]]
+        for row in rows:
+            flags = (row["title_terms"], row["tag_terms"], row["alias_terms"])
+            for (_column, field_name), flag in zip(_STAGE1_FIELDS, flags, strict=True):
+                if flag:
+                    shown[row["file_id"]].hit(term, field_name, 0.0)
+    else:
+        for index, expression in matches:
+            for column, field_name in _STAGE1_FIELDS:
+                for file_id in read.field_hits_among(conn, expression, column, list(shown)):
+                    shown[file_id].hit(terms[index], field_name, 0.0)
     for row in rows:
         cand = shown[row["file_id"]]
         cand.rank = row["rank"]
@@ -276,7 +284,9 @@ def lookup(
                 stage = "graph_expansion" if total else "none"
         rows = {r["file_id"]: r for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
         seed_ids = sorted({s for c in shown for s, _ in c.seeds})
-        seed_paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)}
+        seed_paths = (
+            {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)} if seed_ids else {}
+        )
         tags = read.tags_by_note(conn, [c.file_id for c in shown])
         aliases = read.aliases_by_note(conn, [c.file_id for c in shown])
     candidates = []

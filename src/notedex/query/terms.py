@@ -37,8 +37,9 @@ def load_words(name: str) -> tuple[str, ...]:
 
     The stop lists are data, shared by lookup and search, one file per language.
     """
-    with open(_DATA + name + ".txt", encoding="utf-8") as handle:
-        return tuple(word for word in (line.strip() for line in handle) if word and word[0] != "#")
+    with open(_DATA + name + ".txt", "rb") as handle:  # bytes: no text layer to set up
+        lines = handle.read().decode("utf-8").splitlines()
+    return tuple(word for word in (line.strip() for line in lines) if word and word[0] != "#")
 
 
 STOP_WORDS_EN = frozenset(load_words("stopwords-en"))

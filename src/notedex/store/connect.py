@@ -6,7 +6,6 @@ Readers open ``mode=ro`` and keep transactions short. One writer at a time, guar
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 
@@ -19,12 +18,53 @@ if TYPE_CHECKING:
 
     StrPath = str | os.PathLike[str]
 else:
+    import sys
+
+    def _import_sqlite() -> object:
+        """The ``_sqlite3`` C module itself: the ``sqlite3`` package only adds dbapi2's datetime
+        adapters on top (about 1.5 ms of imports per query, never used here); the objects are
+        the same.
+
+        Its initialisation imports ``functools`` for one name, ``lru_cache``, which every
+        connection's statement cache is built with, and ``functools`` brings ``collections``,
+        ``operator``, ``reprlib``, ``types``...: about 2.5 ms, a sixth of interpreter start-up,
+        on every query. When nothing has loaded ``functools`` yet, the import sees a stand-in
+        whose ``lru_cache`` builds the very cache ``functools.lru_cache`` builds (the C
+        ``_functools._lru_cache_wrapper``), and the stand-in leaves ``sys.modules`` at once.
+        """
+        if "functools" in sys.modules:
+            import _sqlite3
+        else:
+            import _functools
+
+            class _LruCacheOnly:
+                @staticmethod
+                def lru_cache(maxsize: int | None = 128, typed: bool = False) -> object:
+                    return lambda user_function: _functools._lru_cache_wrapper(
+                        user_function, maxsize, typed, tuple
+                    )
+
+            sys.modules["functools"] = _LruCacheOnly  # a class stands in for the module
+            try:
+                import _sqlite3
+            finally:
+                if sys.modules.get("functools") is _LruCacheOnly:
+                    del sys.modules["functools"]
+        return _sqlite3
+
     try:
-        # The C module itself: the `sqlite3` package only adds dbapi2's datetime adapters on
-        # top (about 1.5 ms of imports per query, never used here). The objects are the same.
-        import _sqlite3 as sqlite3
+        sqlite3 = _import_sqlite()
     except ImportError:  # an interpreter that ships only the package
         import sqlite3
+
+
+def _flock(fd: int, *, unlock: bool = False) -> None:
+    """``flock`` exclusive and non-blocking, or unlock; ``fcntl`` is imported only by a
+    writer (a query never takes the lock)."""
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_UN if unlock else fcntl.LOCK_EX | fcntl.LOCK_NB)
+
 
 BUSY_TIMEOUT_MS = 10_000
 READER_MMAP_BYTES = 1 << 30
@@ -149,7 +189,7 @@ class WriterLock:
         fd = self._open()
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _flock(fd)
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     os.close(fd)
@@ -174,7 +214,7 @@ class WriterLock:
         another process holds that one (it started meanwhile): then we no longer hold the lock."""
         fd = self._open()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _flock(fd)
         except BlockingIOError:
             os.close(fd)
             return False
@@ -214,7 +254,7 @@ class WriterLock:
             os.ftruncate(self._fd, 0)
         except OSError:
             pass
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        _flock(self._fd, unlock=True)
         os.close(self._fd)
         self._fd = None
 

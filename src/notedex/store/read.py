@@ -564,43 +564,247 @@ def ranked_field_hits(
     note_type: str | None = None,
     limit: int = 10,
 ) -> tuple[int, list[Row]]:
-    """Stage 1 of lookup in one statement: the ranking tiers, then BM25 within a tier.
+    """Stage 1 of lookup: the ranking tiers, then BM25 within a tier, over bounded work.
 
     ``matches`` are (term index, FTS5 expression) pairs, each matched once against title,
     tags and aliases; a note is a candidate when a term hits its title or tags, or when it is
     in ``exact`` (a title or alias equals the keywords, worked out by the caller). Tier 1:
     ``exact``; tier 2: every term hits the title or an alias; tier 3: the rest. Within a tier:
     distinct terms hit, terms in the title, then BM25 (whose row is title, tags and aliases
-    only). The column-restricted ``bm25(...) < 0`` says whether a term hit those columns.
-    Scoring, filtering, ordering and the limit run inside SQLite. Returns (total candidates,
-    the top ``limit`` rows with ``file_id``, ``tier``, ``terms``, ``title_terms``, ``rank``).
+    only). Returns (total candidates, the top ``limit`` rows with ``file_id``, ``tier``,
+    ``terms``, ``title_terms``, ``tag_terms``, ``alias_terms`` (terms hitting the title or
+    tags, the title, the tags, the aliases) and ``rank``).
+
+    ``total`` is a plain count over the match (no BM25). The page is ranked over the first
+    *pool* that fills it (ARCHITECTURE "Two-stage lookup", bounded ranking): each pool is a
+    set of candidates, found by FTS5 alone, whose every member sorts before every candidate
+    outside it, so its top ``limit`` is the top ``limit`` of all; BM25 runs only on it.
     """
     if not matches:
         return 0, []
+    exact_ids = _json_ints(exact)
+    expressions = [expression for _, expression in matches]
+    structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
+    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
+    hit = conn.execute(
+        f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}",
+        [structure, *params],
+    ).fetchone()[0]
+    if not hit and not exact:
+        return 0, []
+    rows: list[Row] = []
+    if hit + len(exact) > limit:
+        count = f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}"
+        for pool in _stage1_pools(expressions):
+            # a pool too small to fill the page is skipped on a count (no BM25): its size
+            # and the exact names bound the candidates it holds
+            pooled = conn.execute(count, [pool, *params]).fetchone()[0]
+            if pooled + len(exact) < limit:
+                continue
+            if pooled == hit and len(matches) == 1:
+                pool = ""  # every title or tag hit is a title hit: no rowid test needed
+            rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool)
+            if len(rows) >= limit:
+                break
+    if len(rows) < limit:
+        rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, None)
+    extra = _alias_only_exact(conn, rows, limit, expressions, exact_ids, tag, note_type)
+    return hit + extra, rows
+
+
+def _alias_only_exact(
+    conn: sqlite3.Connection,
+    rows: Sequence[Row],
+    limit: int,
+    expressions: Sequence[str],
+    exact_ids: str,
+    tag: str | None,
+    note_type: str | None,
+) -> int:
+    """The candidates the count of title and tag hits misses: exact names that a term hits
+    only in an alias. They sort first (tier 1), so the page holds them all unless it is
+    tier 1 to the end; only then are they counted in SQL."""
+    if exact_ids == "[]":
+        return 0
+    if not rows or len(rows) < limit or rows[-1]["tier"] != 1:
+        return sum(1 for row in rows if row["tier"] == 1 and not row["terms"])
+    anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
+    structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
+    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
+    sql = (
+        "SELECT count(*) FROM note_fts WHERE note_fts MATCH ? "
+        f"AND +rowid IN (SELECT value FROM json_each(?)) AND {visible}"
+    )
+    alias_only = conn.execute(sql, [anywhere, exact_ids, *params]).fetchone()[0]
+    return int(alias_only - conn.execute(sql, [structure, exact_ids, *params]).fetchone()[0])
+
+
+def _visible(
+    conn: sqlite3.Connection, column: str, tag: str | None, note_type: str | None
+) -> tuple[str, list[Any]]:
+    """SQL (and its parameters) that keeps the notes of ``column`` that lookup may show: not
+    excluded (SEMANTICS 1), and with ``--type`` and ``--tag`` when given."""
+    params: list[Any] = []
+    parts = [f"+{column} NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"]
+    if note_type:
+        # per candidate, not a scan of every note through the Python fold
+        typed = _type_filter(conn, note_type, params)
+        parts.append(f"(SELECT {typed} FROM notes n WHERE n.file_id = {column})")
+    if tag:
+        parts.append("+" + _tag_filter(column, tag, params))
+    return " AND ".join(parts), params
+
+
+def _stage1_pools(expressions: Sequence[str]) -> list[str]:
+    """Candidate pools as FTS5 expressions, each a prefix of the stage-1 order (tier, terms
+    hit, terms in the title); the exact names join every pool.
+
+    1. every term in the title: tier 2 with every term hit and every term in the title, the
+       best key below tier 1;
+    2. every term in the title or an alias: all of tier 2 (two terms or more);
+    3. and every term in the title or tags: tier 3 with every term hit;
+    4. (two terms) and a term in the title: with one of two terms hit, those in the title.
+    Past the last pool, everything is ranked.
+    """
+    every = "(" + " AND ".join(expressions) + ")"
+    titled = f"title : {every}"
+    if len(expressions) == 1:
+        return [titled]
+    named = f"{{title aliases}} : {every}"
+    hit = f"({named}) OR ({{title tags}} : {every})"
+    pools = [titled, named, hit]
+    if len(expressions) == 2:
+        pools.append(f"{hit} OR (title : ({expressions[0]} OR {expressions[1]}))")
+    return pools
+
+
+def _ranked(
+    conn: sqlite3.Connection,
+    matches: Sequence[tuple[int, str]],
+    exact_ids: str,
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+    pool: str | None,
+) -> list[Row]:
+    """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order."""
+    if len(matches) == 1:
+        if pool is not None:
+            return _ranked_titled(conn, matches[0][1], exact_ids, tag, note_type, limit, pool)
+        if not tag and not note_type:
+            return _ranked_one(conn, matches[0][1], exact_ids, limit)
+    return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, pool)
+
+
+_TAGS_ALIASES = "bm25(note_fts, 0.0, 1.0, 0.0) < 0 AS tag_terms, bm25(note_fts, 0.0, 0.0, 1.0) < 0 AS alias_terms"
+"""Whether the term hit the tags, the aliases: with ``title_terms``, the fields a one-term
+lookup shows, at no further query (a row's second ``bm25()`` reuses what the first loaded)."""
+
+
+def _ranked_one(conn: sqlite3.Connection, expression: str, exact_ids: str, limit: int) -> list[Row]:
+    """One term without filters, every candidate: the best rows, no aggregation (a GROUP BY
+    or window B-tree costs several times the match). The column-restricted ``bm25(...) < 0``
+    says whether the term hit those columns."""
+    return conn.execute(
+        f"""
+        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
+               bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
+               bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
+               {_TAGS_ALIASES},
+               CASE WHEN rowid IN (SELECT value FROM json_each(?)) THEN 1
+                    WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
+        FROM note_fts WHERE note_fts MATCH ?
+          AND +rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+          AND (terms OR tier = 1)
+        ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
+        LIMIT ?
+        """,
+        (exact_ids, "{title tags aliases} : " + expression, limit),
+    ).fetchall()
+
+
+def _ranked_titled(
+    conn: sqlite3.Connection,
+    expression: str,
+    exact_ids: str,
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+    pool: str,
+) -> list[Row]:
+    """One term, the pool of notes with the term in the title, and the exact names.
+
+    Every pooled note that is no exact name has the same key (tier 2, the term hit, in the
+    title), so only the exact names need the column tests: one bm25() per pooled row, none
+    for the rest of the match. ``+rowid``: a rowid test that FTS5 must not turn into one seek
+    per value (each seek re-reads the term's doclist). ``pool`` "": every title or tag hit
+    is a title hit, so the pool is the match less its alias-only rows (no rowid test).
+    """
+    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
+    exact = "rowid IN (SELECT value FROM json_each(?1))"
+    pooled = (
+        "+rowid IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?3 "
+        "UNION ALL SELECT value FROM json_each(?1))"
+        if pool
+        else f"(bm25(note_fts, 1.0, 1.0, 0.0) < 0 OR {exact}) AND ?3 = ''"
+    )
+    return conn.execute(
+        f"""
+        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
+               CASE WHEN {exact} THEN bm25(note_fts, 1.0, 1.0, 0.0) < 0 ELSE 1 END AS terms,
+               CASE WHEN {exact} THEN bm25(note_fts, 1.0, 0.0, 0.0) < 0 ELSE 1 END
+                   AS title_terms,
+               {_TAGS_ALIASES},
+               CASE WHEN {exact} THEN 1 ELSE 2 END AS tier
+        FROM note_fts WHERE note_fts MATCH ?2 AND {pooled} AND {visible}
+        ORDER BY tier, terms DESC, title_terms DESC, rank, rowid LIMIT ?
+        """,
+        [exact_ids, "{title tags aliases} : " + expression, pool, *params, limit],
+    ).fetchall()
+
+
+def _ranked_many(
+    conn: sqlite3.Connection,
+    matches: Sequence[tuple[int, str]],
+    exact_ids: str,
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+    pool: str | None,
+) -> list[Row]:
+    """The general stage-1 statement: per-term hits, summed per note, tiered and ordered.
+
+    ``pool``: only the notes matching this FTS5 expression, and the exact names; None: every
+    note.
+    """
+    restrict = ""
+    params: list[Any] = []
+    if pool is not None:
+        restrict = " AND +rowid IN (SELECT id FROM pool)"
+        params += [pool, exact_ids]
     union = " UNION ALL ".join(
         f"SELECT rowid AS file_id, ? AS term, {_NOTE_BM25} AS rank, "
         "bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS in_title, "
         "bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS in_title_tags, "
-        "bm25(note_fts, 1.0, 0.0, 1.0) < 0 AS in_name "
-        "FROM note_fts WHERE note_fts MATCH ?"
+        "bm25(note_fts, 1.0, 0.0, 1.0) < 0 AS in_name, "
+        f"{_TAGS_ALIASES} FROM note_fts WHERE note_fts MATCH ?{restrict}"
         for _ in matches
     )
-    params: list[Any] = []
     for term, expression in matches:
         params += [term, "{title tags aliases} : " + expression]
-    exact_ids = _json_ints(exact)
-    if len(matches) == 1 and not tag and not note_type:
-        return _ranked_one(conn, matches[0][1], exact_ids, limit)
     params += [exact_ids, len(matches), exact_ids]
-    where = ["n.excluded = 0"]
-    if note_type:
-        where.append(_type_filter(conn, note_type, params))
-    if tag:
-        where.append(_tag_filter("a.file_id", tag, params))
-    params.append(limit)
-    rows = conn.execute(
+    visible, visible_params = _visible(conn, "a.file_id", tag, note_type)
+    params += [*visible_params, limit]
+    pooled = (
+        "pool(id) AS MATERIALIZED (SELECT rowid FROM note_fts WHERE note_fts MATCH ? "
+        "UNION SELECT value FROM json_each(?)),"
+        if pool is not None
+        else ""
+    )
+    return conn.execute(
         f"""
-        WITH hits AS MATERIALIZED ({union}),  -- bm25() cannot run inside the aggregate
+        WITH {pooled}
+        hits AS MATERIALIZED ({union}),  -- bm25() cannot run inside the aggregate
         agg AS (
             -- one hits row per (note, term): a sum of the 0/1 flags counts distinct terms
             -- without the three DISTINCT B-trees per group (a third of the statement)
@@ -608,67 +812,34 @@ def ranked_field_hits(
                    sum(in_title_tags) AS terms,
                    sum(in_title) AS title_terms,
                    sum(in_name) AS named,
+                   sum(tag_terms) AS tag_terms,
+                   sum(alias_terms) AS alias_terms,
                    sum(rank) AS rank
             FROM hits GROUP BY file_id
-        ),
-        ranked AS (
-            SELECT file_id, terms, title_terms, rank,
+        )
+        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.tag_terms, a.alias_terms, a.rank
+        FROM (
+            SELECT file_id, terms, title_terms, tag_terms, alias_terms, rank,
                    CASE WHEN file_id IN (SELECT value FROM json_each(?)) THEN 1
                         WHEN named = ? THEN 2 ELSE 3 END AS tier
             FROM agg
             WHERE terms > 0 OR file_id IN (SELECT value FROM json_each(?))
-        )
-        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.rank, count(*) OVER () AS total
-        FROM ranked a JOIN notes n ON n.file_id = a.file_id
-        WHERE {" AND ".join(where)}
+        ) a
+        WHERE {visible}
         ORDER BY a.tier, a.terms DESC, a.title_terms DESC, a.rank, a.file_id
         LIMIT ?
         """,
         params,
     ).fetchall()
-    return (rows[0]["total"] if rows else 0), rows
-
-
-def _ranked_one(
-    conn: sqlite3.Connection, expression: str, exact_ids: str, limit: int
-) -> tuple[int, list[Row]]:
-    """ranked_field_hits for one term without filters (the common case): a count and the best
-    rows, no aggregation (a GROUP BY or window B-tree costs several times the match)."""
-    visible = "rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
-    exact = "rowid IN (SELECT value FROM json_each(?))"
-    structure = "{title tags} : " + expression
-    total = conn.execute(
-        f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}", (structure,)
-    ).fetchone()[0]
-    if exact_ids != "[]":  # exact aliases that no title or tag holds join the total
-        total += conn.execute(
-            """
-            SELECT count(*) FROM json_each(?) j WHERE j.value NOT IN (
-                SELECT rowid FROM note_fts WHERE note_fts MATCH ?)
-              AND j.value NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
-            """,
-            (exact_ids, structure),
-        ).fetchone()[0]
-    rows = conn.execute(
-        f"""
-        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
-               bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
-               bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
-               CASE WHEN {exact} THEN 1
-                    WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
-        FROM note_fts WHERE note_fts MATCH ? AND {visible} AND (terms OR tier = 1)
-        ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
-        LIMIT ?
-        """,
-        (exact_ids, "{title tags aliases} : " + expression, limit),
-    ).fetchall()
-    return int(total), rows
 
 
 def field_hits_among(
     conn: sqlite3.Connection, expression: str, column: str, file_ids: Sequence[int]
 ) -> set[int]:
-    """Which of ``file_ids`` match ``expression`` in ``column``: the details of shown rows."""
+    """Which of ``file_ids`` match ``expression`` in ``column``: the details of shown rows.
+
+    A plain rowid test, so FTS5 seeks the few ids; no bm25(), whose IDF would read the
+    term's whole doclist."""
     return {
         row[0]
         for row in conn.execute(

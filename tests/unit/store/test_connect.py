@@ -62,3 +62,30 @@ def test_renew_fails_when_another_process_locked_the_new_file(tmp_path: Path) ->
     finally:
         second.release()
         first.release()
+
+
+def test_sqlite_without_functools_keeps_a_working_statement_cache(tmp_path: Path) -> None:
+    """In a fresh interpreter (functools not loaded) the reader imports _sqlite3 through the
+    lru_cache stand-in: the statement cache still caches, evicts and never leaks the stand-in."""
+    import subprocess
+    import sys
+
+    vault = make_vault(tmp_path / "v", {"a.md": "# A\n", "b.md": "[[a]]\n"})
+    db = tmp_path / "i.db"
+    build(vault, db)
+    probe = f"""
+import sys
+from notedex.store.connect import connect_readonly
+assert "functools" not in sys.modules
+conn = connect_readonly({str(db)!r})
+for round in range(3):  # more distinct statements than the cache holds (128), three times
+    for i in range(300):
+        assert conn.execute(f"SELECT count(*) + {{i}} FROM notes").fetchone()[0] == 2 + i
+import functools  # the real module, importable as ever
+assert functools.lru_cache is not None and hasattr(functools, "partial")
+print("ok")
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
