@@ -92,15 +92,16 @@ def _plain_listing(root: str) -> list[Etag] | None:
             disk, prefix = stack.pop()
             fd = os.open(disk, _FOLDER_FLAGS)
             try:
-                info = os.fstat(fd)
-                if (info.st_dev, info.st_ino) in folders:
+                folder = os.fstat(fd)
+                if (folder.st_dev, folder.st_ino) in folders:
                     return None  # a bind mount of a folder already listed
-                folders.add((info.st_dev, info.st_ino))
+                folders.add((folder.st_dev, folder.st_ino))
                 with os.scandir(fd) as listing:
                     for entry in listing:
                         name = entry.name
                         if is_hidden_name(name):
                             continue
+                        info: os.stat_result | None
                         if entry.is_file(follow_symlinks=False):
                             info = stat(name, dir_fd=fd, follow_symlinks=False)
                         elif entry.is_dir(follow_symlinks=False):
