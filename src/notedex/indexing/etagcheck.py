@@ -68,7 +68,8 @@ def current_file_count(
     return len(disk)
 
 
-_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)  # the vault path may be a symlink
+_FOLDER_FLAGS = _ROOT_FLAGS | getattr(os, "O_NOFOLLOW", 0)  # a folder met as a folder stays one
 _BY_FD = os.stat in os.supports_dir_fd and os.scandir in os.supports_fd
 
 
@@ -90,7 +91,7 @@ def _plain_listing(root: str) -> list[Etag] | None:
     try:
         while stack:
             disk, prefix = stack.pop()
-            fd = os.open(disk, _FOLDER_FLAGS)
+            fd = os.open(disk, _FOLDER_FLAGS if prefix else _ROOT_FLAGS)
             try:
                 folder = os.fstat(fd)
                 if (folder.st_dev, folder.st_ino) in folders:

@@ -41,6 +41,12 @@ def test_plain_listing_is_the_walk_in_path_order(tmp_path: Path) -> None:
     assert not any(etag[0].startswith(".") for etag in listed)
 
 
+def test_a_vault_reached_through_a_symlink_is_still_the_plain_case(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", FILES)
+    os.symlink(vault, tmp_path / "link")
+    assert _plain_listing(str(tmp_path / "link")) == _etags(vault)
+
+
 @pytest.mark.parametrize("case", ["symlink", "fifo", "nfc-twins", "nfc-twin-folders"])
 def test_anything_else_is_left_to_the_walk(tmp_path: Path, case: str) -> None:
     vault = make_vault(tmp_path / "v", FILES)
