@@ -89,6 +89,8 @@ class Settings:
     install_rg: bool
     update_docs: Path | None
     argv: list[str]
+    restore_runs: int = 0
+    moves: bool = True
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Settings:
@@ -108,6 +110,16 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     parser.add_argument("--runs", type=int, help="runs per figure (default 5; --quick 3)")
     parser.add_argument(
         "--cold-runs", type=int, help="runs of the cold full index (default: --runs)"
+    )
+    parser.add_argument(
+        "--restore-runs",
+        type=int,
+        help="runs of the `cp -a` restore and its `index` (default: --runs; a copy of the 100k vault each)",
+    )
+    parser.add_argument(
+        "--no-moves",
+        action="store_true",
+        help="skip the large-move rows (bench/moves.py: minutes at 100k notes)",
     )
     parser.add_argument(
         "--reps", type=int, help="alternations of each query inside one run (default 10; --quick 5)"
@@ -213,6 +225,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         install_rg=not (smoke or args.no_install_rg),
         update_docs=args.update_docs,
         argv=list(sys.argv[1:] if argv is None else argv),
+        restore_runs=args.restore_runs or runs,
+        moves=not args.no_moves,
     )
 
 
@@ -922,7 +936,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     # new inode with the same bytes and mtime; `index` confirms the notes by hash, parses none
     restore = Command("index after cp -a", (*nd, "index", *where))
     times = []
-    for _ in range(settings.runs):
+    for _ in range(settings.restore_runs or settings.runs):
         restore_with_cp_a(vault.path)
         times.append(run_timed(restore, env))
     samples["restore_index_s"] = times
@@ -1038,9 +1052,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
             )
         restore_vault(settings.out, name)
         # Last: the SIGTERM row leaves the index behind the vault (the next start catches up).
-        moved = moves.measure(vault.path, db, Daemon(tools, vault.path, db, log), say=say)
-        figures.update({k: v for k, v in moved.items() if v is not None})
-        info["moves"] = {k: moved[k] for k in ("moves_notes", "moves_folders")}
+        measure_moves(settings, tools, vault, db, log, figures, info)
     finally:
         restore_vault(settings.out, name)
 
@@ -1069,6 +1081,23 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
         "info": info,
         "samples": samples,
     }
+
+
+def measure_moves(
+    settings: Settings,
+    tools: Tools,
+    vault: Vault,
+    db: Path,
+    log: Path,
+    figures: dict[str, Any],
+    info: dict[str, Any],
+) -> None:
+    """The large-move rows (bench/moves.py), unless ``--no-moves``."""
+    if not settings.moves:
+        return
+    moved = moves.measure(vault.path, db, Daemon(tools, vault.path, db, log), say=say)
+    figures.update({k: v for k, v in moved.items() if v is not None})
+    info["moves"] = {k: moved[k] for k in ("moves_notes", "moves_folders")}
 
 
 def load_average() -> float | None:
@@ -1344,7 +1373,9 @@ def summary_markdown(results: dict[str, Any]) -> str:
         f"SQLite {m['sqlite']}, notedex {m['notedex']} (commit {m.get('commit') or 'unknown'}), "
         f"ripgrep {m['ripgrep'] or 'absent'} ({m['install']}).",
         "",
-        f"Runs: {s['runs']} (cold full index: {s['cold_runs']}); query repetitions per run: up to "
+        f"Runs: {s['runs']} (cold full index: {s['cold_runs']}; `cp -a` restore: "
+        f"{s.get('restore_runs', s['runs'])}{'' if s.get('moves', True) else '; large moves not run'}); "
+        "query repetitions per run: up to "
         f"{s['reps']}; saves: {sizes[0]['figures'].get('save_count')} per size. Keyword: {keywords}; "
         f"the keyword that finds nothing: `{MISS_KEYWORD}`.",
         "",
@@ -1422,6 +1453,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "settings": {
             "runs": settings.runs,
             "cold_runs": settings.cold_runs,
+            "restore_runs": settings.restore_runs,
+            "moves": settings.moves,
             "reps": settings.reps,
             "saves": settings.saves,
             "seed": settings.seed,

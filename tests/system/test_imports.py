@@ -208,11 +208,9 @@ def test_the_hot_path_is_exactly_the_documented_list(demo: tuple[Path, Path]) ->
     assert sorted(ours - listed) == [], "loaded by lookup/health but not on the hot-path list"
     assert sorted(listed - ours) == [], "on the hot-path list but no longer loaded"
     # The daemon case is the everyday one: it must stay as lean as --no-refresh. (`search`
-    # with positions imports `re` to map hits in notes holding CJK text, as cobra's do.)
+    # with positions maps hits in notes holding CJK text, as cobra's do, without `re` too.)
     for name, names in runs.items():
-        banned = {"json", "argparse", "typing", "sqlite3", "notedex.vault.walk"}
-        if "positions" not in name:
-            banned.add("re")
+        banned = {"re", "json", "argparse", "typing", "sqlite3", "notedex.vault.walk"}
         assert banned & names == set(), name
     # Its positions are the part of `search` that --paths does not load.
     assert "notedex.query.positions" not in runs["search --paths"]

@@ -3,9 +3,9 @@
 The index holds the *segmented* body (``vault.text.segment``), so a hit is located in that text
 by asking FTS5 which tokens matched (``highlight()``) and is mapped back to the note's text on
 disk. The mapping is a short list of blocks, one per piece ``segment`` keeps (a stretch of
-non-CJK text, or a whole CJK run as bigrams), built with one regex scan and looked up with
-``bisect``: its cost follows the number of CJK runs, not the number of characters, which is
-what let a search that shows every hit stop spending its time here (issue 15).
+non-CJK text, or a whole CJK run as bigrams), built from ``vault.text.cjk_run_spans`` (no
+``re``) and looked up with ``bisect``: per character it costs only in the words holding CJK text,
+which is what let a search that shows every hit stop spending its time here (issue 15).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from bisect import bisect_right
 from notedex.query.search import NO_POSITION
 from notedex.store import fulltext
 from notedex.vault.files import note_text, read_capped, strip_frontmatter
-from notedex.vault.text import cjk_run_spans, nfc, segment
+from notedex.vault.text import cjk_run_spans, nfc
 
 TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
 if TYPE_CHECKING:
@@ -112,10 +112,10 @@ def _read(disk: str) -> _Note | None:
         return None
     if len(raw) > MAX_READ_BYTES:
         return None
-    note = _Note(note_text(raw))  # as the parser reads it
-    if any(block[2] for block in note.mapping.blocks) and note.mapping.text != segment(note.body):
-        return None  # our CJK mapping disagrees with the index's segmentation
-    return note
+    # As the parser reads it. ``SegmentMap(nfc(body)).text`` is ``segment(body)`` by
+    # construction (tests/unit/query/test_positions.py pins it), so no second ``segment`` pass
+    # (and its ``re``) checks it here.
+    return _Note(note_text(raw))
 
 
 def locate_hits(disks: list[str], expression: str, shown: str) -> list[dict[str, Any]]:

@@ -231,7 +231,7 @@ def search(
         # A first page shorter than the limit is every match: no second pass to count them.
         complete = offset == 0 and len(rows) < limit
         total = len(rows) if complete else fulltext.body_match_count(conn, expression)
-        indexed_bodies = fulltext.body_index_rows(conn) if total == 0 else None
+        no_bodies = total == 0 and fulltext.body_index_empty(conn)
     if paths_only:
         positions = [NO_POSITION] * len(rows)
     else:
@@ -246,7 +246,7 @@ def search(
     ]
     if total == 0:
         message = "no matching notes"
-        if indexed_bodies == 0:
+        if no_bodies:
             message += " (the body index is empty: is body_index switched off in the config?)"
     elif offset or len(hits) < total:
         message = f"notes {offset + 1}-{offset + len(hits)} of {total} (best match first)"

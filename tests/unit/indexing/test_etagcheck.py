@@ -41,13 +41,22 @@ def test_plain_listing_is_the_walk_in_path_order(tmp_path: Path) -> None:
     assert not any(etag[0].startswith(".") for etag in listed)
 
 
-@pytest.mark.parametrize("case", ["symlink", "fifo", "nfc-twins"])
+def test_a_vault_reached_through_a_symlink_is_still_the_plain_case(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v", FILES)
+    os.symlink(vault, tmp_path / "link")
+    assert _plain_listing(str(tmp_path / "link")) == _etags(vault)
+
+
+@pytest.mark.parametrize("case", ["symlink", "fifo", "nfc-twins", "nfc-twin-folders"])
 def test_anything_else_is_left_to_the_walk(tmp_path: Path, case: str) -> None:
     vault = make_vault(tmp_path / "v", FILES)
     if case == "symlink":
         os.symlink(vault / "b", vault / "linked")
     elif case == "fifo":
         os.mkfifo(vault / "pipe.md")
+    elif case == "nfc-twin-folders":  # the same path through two folders, only one name NFD
+        write(vault / "Café" / "sub" / "x.md", "nfc\n")
+        write(vault / unicodedata.normalize("NFD", "Café") / "sub" / "x.md", "nfd\n")
     else:
         (vault / "Café.md").write_text("nfc\n", encoding="utf-8")
         (vault / unicodedata.normalize("NFD", "Café.md")).write_text("nfd\n", encoding="utf-8")

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from notedex.store.schema import TOKENIZER
 from notedex.vault.text import (
+    _cjk_run_pattern,
     alnum_runs,
+    cjk_run_spans,
     fold,
     fts_phrase,
     is_cjk,
@@ -139,3 +141,31 @@ def test_word_runs_examples() -> None:
         "y",
     ]
     assert word_runs("a__b 'quoted' e.g.") == ["a__b", "quoted", "e.g"]
+
+
+# CJK next to whitespace of every kind (U+3000, NBSP, line ends), emoji and other code points
+# past the first CJK one, astral Han (ext B), combining marks, Hangul jamo.
+CJK_TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(
+            list(
+                "框架的說明。ひらがなカタカナ가나다\u1100\u3000\u00a0 \n\t\r\x1cab1-é😀\u0301𠀀ｱ々"
+            )
+        ),
+        st.characters(),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(CJK_TEXT)
+def test_cjk_run_spans_equals_the_segment_pattern(text: str) -> None:
+    """The query side's re-free run finder and the index side's pattern agree on every text."""
+    assert cjk_run_spans(text) == [m.span() for m in _cjk_run_pattern().finditer(text)]
+
+
+def test_cjk_run_spans_examples() -> None:
+    assert cjk_run_spans("plain") == []
+    assert cjk_run_spans("Cobra CLI框架的說明，ok") == [(9, 14)]  # full-width comma: not CJK
+    assert cjk_run_spans("a 框\u3000架 😀 b") == [(2, 3), (4, 5)]
