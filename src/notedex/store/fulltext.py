@@ -43,63 +43,25 @@ def body_match_count(conn: sqlite3.Connection, expression: str) -> int:
     return int(row[0])
 
 
-RANK_CANDIDATES = 1_000
-"""At most this many matches are ranked by bm25 (docs/cli.md "search", issue 15): the ones with
-the highest file ids. FTS5 ranks only by scoring every match (one column-size look-up each:
-55 ms for 30k matches at 100k notes, three times interpreter start-up); counting them, and
-finding the N-th by rowid, costs under 2 ms."""
-
-_MIN_ROWID = -(2**63)
-
-
-def rank_cutoff(conn: sqlite3.Connection, expression: str) -> int | None:
-    """The lowest file id of the ``RANK_CANDIDATES`` matches with the highest ids, or None when
-    there are no more matches than that (then every match is ranked). No bm25: rowids only."""
-    row = conn.execute(
-        "SELECT rowid FROM body_fts WHERE body_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (expression, RANK_CANDIDATES),
-    ).fetchone()
-    return None if row is None else int(row[0]) + 1
-
-
-_PAGE = f"""
-    SELECT m.score, f.path, f.disk_rel, {NOTE_TITLE}
-    FROM (SELECT rowid AS id, bm25(body_fts) AS score FROM body_fts
-          WHERE body_fts MATCH ?1 AND rowid {{range}} ?2) m
-    CROSS JOIN notes n ON n.file_id = m.id CROSS JOIN files f ON f.id = m.id
-    WHERE n.excluded = 0
-    ORDER BY {{order}}
-    LIMIT ?3 OFFSET ?4
-"""
-_RANKED = _PAGE.format(range=">=", order="m.score, f.path")
-_UNRANKED = _PAGE.format(range="<", order="m.id DESC")
-
-
 def body_matches(
     conn: sqlite3.Connection, expression: str, *, limit: int, offset: int = 0
 ) -> list[tuple[float, str, str | None, str]]:
-    """One page of matching notes as plain tuples ``(bm25, path, disk_rel, title)`` (no Row
-    per hit): best bm25 first (ties by path, so pages are stable) among every match, or, when
-    more than ``RANK_CANDIDATES`` match, among that many (``rank_cutoff``), followed by the
-    other matches by file id, highest first (docs/cli.md "search")."""
+    """One page of matching notes, best bm25 first (ties by path, so pages are stable):
+    ``(bm25, path, disk_rel, title)`` as plain tuples (no Row per hit). Every match is scored:
+    a bound on the matches ranked would choose the top by something other than relevance
+    (docs/cli.md "search")."""
     cursor = conn.cursor()
     cursor.row_factory = None
-    cutoff = rank_cutoff(conn, expression)
-    rows = cursor.execute(
-        _RANKED, (expression, _MIN_ROWID if cutoff is None else cutoff, limit, offset)
+    return cursor.execute(
+        f"""
+        SELECT bm25(body_fts) AS bm25_score, f.path, f.disk_rel, {NOTE_TITLE}
+        FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
+        WHERE body_fts MATCH ? AND n.excluded = 0
+        ORDER BY bm25_score, f.path
+        LIMIT ? OFFSET ?
+        """,
+        (expression, limit, offset),
     ).fetchall()
-    if cutoff is None or len(rows) == limit:
-        return rows
-    # The page runs past the ranked matches: the rest follow them, by file id.
-    ranked = cursor.execute(
-        "SELECT count(*) FROM notes WHERE file_id IN"
-        " (SELECT rowid FROM body_fts WHERE body_fts MATCH ? AND rowid >= ?) AND excluded = 0",
-        (expression, cutoff),
-    ).fetchone()[0]
-    rest = cursor.execute(
-        _UNRANKED, (expression, cutoff, limit - len(rows), max(0, offset - ranked))
-    ).fetchall()
-    return rows + rest
 
 
 def body_match_paths(conn: sqlite3.Connection, expression: str, *, limit: int) -> list[str]:
