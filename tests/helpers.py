@@ -352,6 +352,22 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 f"SELECT s.path, seq, t.path, kind, suggestion, reason FROM broken_anchors b "
                 f"JOIN {files} s ON s.id = b.source_id JOIN {files} t ON t.id = b.target_id"
             ).fetchall(),
+            # Derived by triggers and store/tagcounts.py: equal to a fresh index's, and no
+            # change left marked after a transaction.
+            "broken_anchor_docs": q(
+                f"SELECT d.source, line, col, seq, s.path, t.path, doc FROM broken_anchor_docs d "
+                f"JOIN {files} s ON s.id = d.source_id JOIN {files} t ON t.id = d.target_id"
+            ).fetchall(),
+            "tag_uses": q(
+                "SELECT k.tag, u.notes FROM tag_uses u JOIN tag_names k ON k.id = u.tag_id"
+            ).fetchall(),
+            "tag_rollup": q("SELECT tag_key, notes FROM tag_rollup").fetchall(),
+            "tagged_notes": q(
+                f"SELECT f.path FROM tagged_notes x JOIN {files} f ON f.id = x.file_id"
+            ).fetchall(),
+            "tag_marks": q(
+                "SELECT 'tag', tag_id FROM tags_dirty UNION ALL SELECT 'note', file_id FROM tagged_dirty"
+            ).fetchall(),
             "note_fts": q(
                 f"SELECT f.path, title, tags, aliases FROM note_fts x JOIN {files} f ON f.id = x.rowid"
             ).fetchall(),
