@@ -432,15 +432,62 @@ def notes_by_title(conn: sqlite3.Connection, title: str) -> list[Row]:
 
     # SQLite's lower() folds ASCII only: "ÉTÉ" must find "été" as links do.
     conn.create_function("nx_fold", 1, fold, deterministic=True)
-    key = fold(title)
+    key = fold(title) or ""
+    match = (
+        f"nx_fold(f.path) IN (?1, ?1 || '.md') OR nx_fold(n.stem) = ?1 "
+        f"OR nx_fold({NOTE_TITLE}) = ?1"
+    )
+    among = _title_candidates(key)
+    params: tuple[str, ...] = (key,)
+    where = match  # without candidates: every note's names folded in Python, 0.3 s at 100k
+    if among is not None:
+        where, params = f"n.file_id IN ({among}) AND ({match})", (key, *_title_needles(key))
     return conn.execute(
         f"""
         SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id
-        WHERE nx_fold(f.path) IN (?, ? || '.md') OR nx_fold(n.stem) = ? OR nx_fold({NOTE_TITLE}) = ?
+        WHERE {where}
         ORDER BY length(f.path), f.path
         """,
-        (key, key, key, key),
+        params,
     ).fetchall()
+
+
+def _caseless_or_ascii(ch: str) -> bool:
+    """ASCII, or a character with no case that NFC keeps: CJK ideographs, kana, Hangul."""
+    return (
+        ch < "\x80"
+        or "\u4e00" <= ch <= "\u9fff"
+        or "\u3041" <= ch <= "\u3096"
+        or "\u30a1" <= ch <= "\u30fa"
+        or "\uac00" <= ch <= "\ud7a3"
+    )
+
+
+def _title_needles(key: str) -> tuple[str, str]:
+    """The trigram phrases: the key (a stem or title equal to it holds it), and the key's last
+    segment without ``.md`` (a path equal to the key, or to it plus ``.md``, ends with the
+    note's stem, which then holds that segment)."""
+    segment = key.rpartition("/")[2].removesuffix(".md")
+    return '"' + key.replace('"', '""') + '"', 'stem : "' + segment.replace('"', '""') + '"'
+
+
+def _title_candidates(key: str) -> str | None:
+    """SQL for the notes that may fold to ``key`` (a superset, confirmed by the exact match),
+    from the title trigram index; None when the index cannot promise that.
+
+    It can when the key is ASCII and characters without case (``_caseless_or_ascii``) and
+    both phrases have 3 or more characters: every stored name is NFC, and the only NFC
+    character that ``str.lower()`` turns into one of those is an ASCII capital (U+0130 brings
+    U+0307 along), so a name that folds to the key holds only such characters, which the
+    trigram tokenizer folds exactly as ``str.lower()`` does (ASCII case; none for the rest).
+    """
+    segment = key.rpartition("/")[2].removesuffix(".md")
+    if len(segment) < 3 or not all(_caseless_or_ascii(ch) for ch in key):
+        return None
+    return (
+        "SELECT rowid FROM title_grams WHERE title_grams MATCH ?2 "
+        "UNION SELECT rowid FROM title_grams WHERE title_grams MATCH ?3"
+    )
 
 
 def notes_by_alias(conn: sqlite3.Connection, key: str, folded: str) -> list[Row]:
