@@ -355,8 +355,15 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             # Derived by triggers and store/tagcounts.py: equal to a fresh index's, and no
             # change left marked after a transaction.
             "broken_anchor_docs": q(
-                f"SELECT d.source, line, col, seq, s.path, t.path, doc FROM broken_anchor_docs d "
-                f"JOIN {files} s ON s.id = d.source_id JOIN {files} t ON t.id = d.target_id"
+                f"SELECT d.source, line, col, seq, s.path, doc FROM broken_anchor_docs d "
+                f"JOIN {files} s ON s.id = d.source_id"
+            ).fetchall(),
+            "lonely_docs": q("SELECT lonely, path, doc FROM lonely_docs").fetchall(),
+            "broken_link_docs": q(
+                "SELECT source, line, col, seq, "
+                "CASE WHEN json_extract(doc, '$.reason') = 'renamed' "
+                "THEN json_set(doc, '$.suggestion', NULL, '$.reason', NULL) ELSE doc END "
+                "FROM broken_link_docs"
             ).fetchall(),
             "tag_uses": q(
                 "SELECT k.tag, u.notes FROM tag_uses u JOIN tag_names k ON k.id = u.tag_id"

@@ -200,11 +200,7 @@ def unused_attachments(conn: sqlite3.Connection) -> list[Row]:
 
 def dead_ends_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
     """``dead_ends`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
-    return _json_list(
-        conn,
-        "SELECT json_object('path', path, 'title', title) AS j FROM lonely_notes "
-        f"WHERE lonely = {LONELY_DEAD_END} ORDER BY path",
-    )
+    return _lonely_json(conn, LONELY_DEAD_END)
 
 
 def unused_attachments_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
@@ -252,10 +248,10 @@ def unlinked_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
 
 
 def _lonely_json(conn: sqlite3.Connection, lonely: int) -> tuple[int, bytes]:
+    """The stored JSON objects of one kind of lonely note (lonely_docs), by path."""
     return _json_list(
         conn,
-        "SELECT json_object('path', path, 'title', title) AS j FROM lonely_notes "
-        f"WHERE lonely = {lonely} ORDER BY path",
+        f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path",
     )
 
 
@@ -269,15 +265,8 @@ def broken_links(conn: sqlite3.Connection) -> list[Row]:
 
 def broken_links_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
     """``broken_links`` as (count, the JSON objects joined by commas): source, line, column,
-    text, target, suggestion, reason."""
-    return _json_list(
-        conn,
-        """
-        SELECT json_object('source', source, 'line', line, 'column', col, 'text', text,
-                           'target', target, 'suggestion', suggestion, 'reason', reason) AS j
-        FROM broken_links ORDER BY source, line, col, seq
-        """,
-    )
+    text, target, suggestion, reason, as the writer's triggers stored them (broken_link_docs)."""
+    return _json_list(conn, "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq")
 
 
 def broken_anchors(conn: sqlite3.Connection) -> list[Row]:

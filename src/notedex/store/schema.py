@@ -8,8 +8,8 @@ SCHEMA_VERSION = 16  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
 # 14: files_inode, so an edit through one name of a file re-checks its other names (issue 13.9)
 # 15: renames (a bounded rename history), unused_attachments, dead ends in lonely_notes
-# 16: broken_anchor_docs and the tag counts (tag_uses, tag_rollup, tagged_notes), kept by
-#     triggers and store/tagcounts.py, so health and tags read answers, not the vault
+# 16: health's lists as JSON (broken_anchor_docs, broken_link_docs, lonely_docs) and the tag
+#     counts (tag_uses, tag_rollup, tagged_notes), kept by triggers and store/tagcounts.py
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -46,11 +46,29 @@ BROKEN_ANCHOR_JOIN = """
 _ANCHOR_DOC = "json_object(" + ", ".join(f"'{k}', {v}" for k, v in BROKEN_ANCHOR_FIELDS) + ")"
 
 
+_BROKEN_LINK_DOC = (
+    "json_object("
+    + ", ".join(
+        f"'{key}', new.{column}"
+        for key, column in (
+            ("source", "source"),
+            ("line", "line"),
+            ("column", "col"),
+            ("text", "text"),
+            ("target", "target"),
+            ("suggestion", "suggestion"),
+            ("reason", "reason"),
+        )
+    )
+    + ")"
+)
+
+
 def _anchor_docs_of(where: str) -> str:
     """The statement that (re)writes the stored documents of the broken anchors ``where``."""
     return f"""
-    INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, source_id, target_id, doc)
-    SELECT s.path, l.line, l.col, l.seq, b.source_id, b.target_id, {_ANCHOR_DOC}
+    INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, source_id, doc)
+    SELECT s.path, l.line, l.col, l.seq, b.source_id, {_ANCHOR_DOC}
     {BROKEN_ANCHOR_JOIN} WHERE {where};"""
 
 
@@ -188,13 +206,11 @@ CREATE TABLE IF NOT EXISTS broken_anchor_docs (
     line INTEGER NOT NULL,
     col INTEGER NOT NULL,
     seq INTEGER NOT NULL,
-    source_id INTEGER NOT NULL,
-    target_id INTEGER NOT NULL,
+    source_id INTEGER NOT NULL,         -- broken_anchors' key: what a change deletes by
     doc TEXT NOT NULL,                  -- the brokenAnchors object (docs/cli.md)
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS broken_anchor_docs_link ON broken_anchor_docs(source_id, seq);
-CREATE INDEX IF NOT EXISTS broken_anchor_docs_target ON broken_anchor_docs(target_id);
 CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_insert AFTER INSERT ON broken_anchors BEGIN
     {_anchor_docs_of("b.source_id = new.source_id AND b.seq = new.seq")}
 END;
@@ -209,6 +225,50 @@ CREATE TRIGGER IF NOT EXISTS files_path_anchor_docs AFTER UPDATE OF path ON file
 WHEN old.path IS NOT new.path BEGIN
     {_anchor_docs_of("b.source_id = new.id")}
     {_anchor_docs_of("b.target_id = new.id")}
+END;
+
+-- health's other long lists as the JSON objects it prints, beside their tables and in the same
+-- key order, kept by triggers: orphans, unlinked notes and dead ends (lonely_notes) and broken
+-- links, so health reads one column per list.
+CREATE TABLE IF NOT EXISTS lonely_docs (
+    lonely INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    doc TEXT NOT NULL,                  -- {{"path", "title"}}
+    PRIMARY KEY (lonely, path)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS lonely_doc_insert AFTER INSERT ON lonely_notes BEGIN
+    INSERT OR REPLACE INTO lonely_docs(lonely, path, doc)
+    VALUES (new.lonely, new.path, json_object('path', new.path, 'title', new.title));
+END;
+CREATE TRIGGER IF NOT EXISTS lonely_doc_update AFTER UPDATE ON lonely_notes BEGIN
+    DELETE FROM lonely_docs WHERE lonely = old.lonely AND path = old.path;
+    INSERT OR REPLACE INTO lonely_docs(lonely, path, doc)
+    VALUES (new.lonely, new.path, json_object('path', new.path, 'title', new.title));
+END;
+CREATE TRIGGER IF NOT EXISTS lonely_doc_delete AFTER DELETE ON lonely_notes BEGIN
+    DELETE FROM lonely_docs WHERE lonely = old.lonely AND path = old.path;
+END;
+CREATE TABLE IF NOT EXISTS broken_link_docs (
+    source TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    doc TEXT NOT NULL,                  -- the brokenLinks object (docs/cli.md)
+    PRIMARY KEY (source, line, col, seq)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS broken_link_doc_insert AFTER INSERT ON broken_links BEGIN
+    INSERT OR REPLACE INTO broken_link_docs(source, line, col, seq, doc)
+    VALUES (new.source, new.line, new.col, new.seq, {_BROKEN_LINK_DOC});
+END;
+CREATE TRIGGER IF NOT EXISTS broken_link_doc_update AFTER UPDATE ON broken_links BEGIN
+    DELETE FROM broken_link_docs
+    WHERE source = old.source AND line = old.line AND col = old.col AND seq = old.seq;
+    INSERT OR REPLACE INTO broken_link_docs(source, line, col, seq, doc)
+    VALUES (new.source, new.line, new.col, new.seq, {_BROKEN_LINK_DOC});
+END;
+CREATE TRIGGER IF NOT EXISTS broken_link_doc_delete AFTER DELETE ON broken_links BEGIN
+    DELETE FROM broken_link_docs
+    WHERE source = old.source AND line = old.line AND col = old.col AND seq = old.seq;
 END;
 
 -- `tags` (SEMANTICS 4.10) counted ahead, for the notes that are not excluded: tag_uses per
@@ -357,6 +417,8 @@ TABLES = (
     "broken_links",
     "broken_anchors",
     "broken_anchor_docs",
+    "lonely_docs",
+    "broken_link_docs",
     "unused_attachments",
     "renames",
     "problems",
