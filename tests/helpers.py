@@ -372,9 +372,12 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "tagged_notes": q(
                 f"SELECT f.path FROM tagged_notes x JOIN {files} f ON f.id = x.file_id"
             ).fetchall(),
-            "tag_marks": q(
-                "SELECT 'tag', tag_id FROM tags_dirty UNION ALL SELECT 'note', file_id FROM tagged_dirty"
+            "tag_note_keys": q(
+                f"SELECT f.path, (SELECT json_group_array(k.tag) FROM (SELECT n.tag FROM "
+                f"json_each(x.tag_ids) j JOIN tag_names n ON n.id = j.value ORDER BY n.tag) k), "
+                f"x.tag_keys FROM tag_note_keys x JOIN {files} f ON f.id = x.file_id"
             ).fetchall(),
+            "tag_marks": q("SELECT file_id FROM tagged_dirty").fetchall(),
             "note_fts": q(
                 f"SELECT f.path, title, tags, aliases FROM note_fts x JOIN {files} f ON f.id = x.rowid"
             ).fetchall(),

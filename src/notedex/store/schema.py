@@ -9,7 +9,8 @@ SCHEMA_VERSION = 16  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 14: files_inode, so an edit through one name of a file re-checks its other names (issue 13.9)
 # 15: renames (a bounded rename history), unused_attachments, dead ends in lonely_notes
 # 16: health's lists as JSON (broken_anchor_docs, broken_link_docs, lonely_docs) and the tag
-#     counts (tag_uses, tag_rollup, tagged_notes), kept by triggers and store/tagcounts.py
+#     counts (tag_uses, tag_rollup, tagged_notes, tag_note_keys), kept by triggers and
+#     store/tagcounts.py
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -273,10 +274,11 @@ END;
 
 -- `tags` (SEMANTICS 4.10) counted ahead, for the notes that are not excluded: tag_uses per
 -- spelling, tag_rollup per key (the notes with it or a tag nested in it, each note once),
--- tagged_notes (the notes with a tag). The triggers only mark what changed (tags_dirty,
--- tagged_dirty): a tags row written or deleted, a note's exclusion changed (a note row is
--- written before its tags and deleted after them, store/notes.py, so those mark it too);
--- store/tagcounts.py recounts what is marked at the end of every findings refresh.
+-- tagged_notes (the notes with a tag), and per note what it adds (tag_note_keys), so a change
+-- is a difference, not a recount. The triggers only mark the notes whose tags or exclusion
+-- changed (tagged_dirty; a note row is written before its tags and deleted after them,
+-- store/notes.py, so those mark it too); store/tagcounts.py applies the differences at the
+-- end of every findings refresh.
 CREATE TABLE IF NOT EXISTS tag_uses (
     tag_id INTEGER PRIMARY KEY,         -- tag_names.id
     notes INTEGER NOT NULL
@@ -288,27 +290,25 @@ CREATE TABLE IF NOT EXISTS tag_rollup (
 CREATE TABLE IF NOT EXISTS tagged_notes (
     file_id INTEGER PRIMARY KEY
 );
-CREATE TABLE IF NOT EXISTS tags_dirty (
-    tag_id INTEGER PRIMARY KEY
+CREATE TABLE IF NOT EXISTS tag_note_keys (
+    file_id INTEGER PRIMARY KEY,        -- a counted note (not excluded, with tags)
+    tag_ids TEXT NOT NULL,              -- its spellings counted in tag_uses, JSON
+    tag_keys TEXT NOT NULL              -- its keys and their parents counted in tag_rollup, JSON
 );
 CREATE TABLE IF NOT EXISTS tagged_dirty (
     file_id INTEGER PRIMARY KEY
 );
 CREATE TRIGGER IF NOT EXISTS tags_count_insert AFTER INSERT ON tags BEGIN
-    INSERT OR IGNORE INTO tags_dirty(tag_id) VALUES (new.tag_id);
     INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (new.file_id);
 END;
 CREATE TRIGGER IF NOT EXISTS tags_count_delete AFTER DELETE ON tags BEGIN
-    INSERT OR IGNORE INTO tags_dirty(tag_id) VALUES (old.tag_id);
     INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (old.file_id);
 END;
 CREATE TRIGGER IF NOT EXISTS tags_count_update AFTER UPDATE ON tags BEGIN
-    INSERT OR IGNORE INTO tags_dirty(tag_id) VALUES (old.tag_id), (new.tag_id);
     INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (old.file_id), (new.file_id);
 END;
 CREATE TRIGGER IF NOT EXISTS notes_count_excluded AFTER UPDATE OF excluded ON notes
 WHEN old.excluded IS NOT new.excluded BEGIN
-    INSERT OR IGNORE INTO tags_dirty(tag_id) SELECT tag_id FROM tags WHERE file_id = new.file_id;
     INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (new.file_id);
 END;
 
@@ -429,7 +429,7 @@ TABLES = (
     "tag_uses",
     "tag_rollup",
     "tagged_notes",
-    "tags_dirty",
+    "tag_note_keys",
     "tagged_dirty",
 )
 EXTERNAL_FTS = ("note_fts", "link_fts", "title_grams", "body_fts")
