@@ -352,6 +352,32 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 f"SELECT s.path, seq, t.path, kind, suggestion, reason FROM broken_anchors b "
                 f"JOIN {files} s ON s.id = b.source_id JOIN {files} t ON t.id = b.target_id"
             ).fetchall(),
+            # Derived by triggers and store/tagcounts.py: equal to a fresh index's, and no
+            # change left marked after a transaction.
+            "broken_anchor_docs": q(
+                f"SELECT d.source, line, col, seq, s.path, doc FROM broken_anchor_docs d "
+                f"JOIN {files} s ON s.id = d.source_id"
+            ).fetchall(),
+            "lonely_docs": q("SELECT lonely, path, doc FROM lonely_docs").fetchall(),
+            "broken_link_docs": q(
+                "SELECT source, line, col, seq, "
+                "CASE WHEN json_extract(doc, '$.reason') = 'renamed' "
+                "THEN json_set(doc, '$.suggestion', NULL, '$.reason', NULL) ELSE doc END "
+                "FROM broken_link_docs"
+            ).fetchall(),
+            "tag_uses": q(
+                "SELECT k.tag, u.notes FROM tag_uses u JOIN tag_names k ON k.id = u.tag_id"
+            ).fetchall(),
+            "tag_rollup": q("SELECT tag_key, notes FROM tag_rollup").fetchall(),
+            "tagged_notes": q(
+                f"SELECT f.path FROM tagged_notes x JOIN {files} f ON f.id = x.file_id"
+            ).fetchall(),
+            "tag_note_keys": q(
+                f"SELECT f.path, (SELECT json_group_array(k.tag) FROM (SELECT n.tag FROM "
+                f"json_each(x.tag_ids) j JOIN tag_names n ON n.id = j.value ORDER BY n.tag) k), "
+                f"x.tag_keys FROM tag_note_keys x JOIN {files} f ON f.id = x.file_id"
+            ).fetchall(),
+            "tag_marks": q("SELECT file_id FROM tagged_dirty").fetchall(),
             "note_fts": q(
                 f"SELECT f.path, title, tags, aliases FROM note_fts x JOIN {files} f ON f.id = x.rowid"
             ).fetchall(),

@@ -8,6 +8,7 @@ module would be one more import on every query's path.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from notedex.errors import EXIT_FINDINGS, EXIT_OK, NotedexError
@@ -135,7 +136,7 @@ def answer(
     render: Callable[..., None],
     *,
     findings: Callable[[Any], Any] | None = None,
-    compact: Callable[[sqlite3.Connection], tuple[str, Any]] | None = None,
+    compact: Callable[[sqlite3.Connection], tuple[bytes, Any]] | None = None,
     paths: Callable[[Any], list[str]] | None = None,
     lists: tuple[str, ...] = (),
 ) -> int:
@@ -154,7 +155,7 @@ def answer(
     if compact is not None and pick is None and not paged and args.json and not sys.stdout.isatty():
         document, found = _answered(cfg, args, compact)
         code = EXIT_FINDINGS if found else EXIT_OK
-        return _write(code, lambda: sys.stdout.write(document + "\n"))
+        return _write(code, lambda: _write_utf8(document))
     data = _answered(cfg, args, query)
     code = EXIT_FINDINGS if findings is not None and findings(data) else EXIT_OK
     if pick is not None:
@@ -163,6 +164,20 @@ def answer(
         listed = pick(data)
         return _write(code, lambda: emit_paths(listed, nul=args.nul))
     return _write(code, lambda: _output(args, cfg, data, render))
+
+
+def _write_utf8(document: bytes) -> None:
+    """A compact document (UTF-8 JSON) and its newline, past the text layer when stdout is
+    UTF-8 with plain newlines, as it is everywhere but odd locales: health's 18 MB at 100k notes
+    would otherwise be decoded, copied for the newline and encoded again (a third of its time)."""
+    out = sys.stdout
+    if os.linesep == "\n" and (out.encoding or "").lower().replace("-", "") == "utf8":
+        out.flush()
+        out.buffer.write(document)
+        out.buffer.write(b"\n")
+        return
+    out.write(document.decode())
+    out.write("\n")
 
 
 def _paged(

@@ -26,6 +26,7 @@ CANDIDATE_LIMIT = 2000
 _EXTERNAL_LINK = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)")
 _HTML_TAG = re.compile(r"<([A-Za-z][\w-]*)[^<>\n]*>[^\n]*?</\1\s*>|<[^<>\n]+>")
 _TAG = re.compile(r"(?<!\S)#[^\s#]+")
+_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def mentions(conn: sqlite3.Connection, vault: Path, note: str, *, max_bytes: int) -> dict[str, Any]:
@@ -126,9 +127,14 @@ def _unlinked_text(body: str) -> str:
     spans += [m.span() for m in _TAG.finditer(masked)]
     if not spans:
         return masked
-    chars = list(masked)
-    for start, end in spans:
-        for i in range(start, end):
-            if chars[i] != "\n":
-                chars[i] = " "
-    return "".join(chars)
+    pieces: list[str] = []
+    done = 0  # masked[:done] is in pieces; spans may overlap or nest
+    for start, end in sorted(spans):
+        if end <= done:
+            continue
+        start = max(start, done)
+        pieces.append(masked[done:start])
+        pieces.append(_NOT_NEWLINE.sub(" ", masked[start:end]))
+        done = end
+    pieces.append(masked[done:])
+    return "".join(pieces)

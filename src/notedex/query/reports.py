@@ -78,49 +78,47 @@ def finding_paths(data: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def health_json(conn: sqlite3.Connection) -> tuple[str, int]:
-    """``health(conn)`` as compact JSON, exactly as ``render.emit_json`` writes it to a pipe,
-    and the count of broken links and anchors (the exit code: ``findings_count``).
+def health_json(conn: sqlite3.Connection) -> tuple[bytes, int]:
+    """``health(conn)`` as compact JSON in UTF-8, exactly as ``render.emit_json`` writes it to
+    a pipe, and the count of broken links and anchors (the exit code: ``findings_count``).
 
-    A large vault has tens of thousands of findings: SQLite writes each one's JSON object, so
-    Python neither builds nor encodes a dict per finding.
+    A large vault has tens of thousands of findings: SQLite writes each list, so Python neither
+    builds nor encodes a dict per finding, nor holds a string per finding; broken anchors' JSON
+    objects are stored by the writer (broken_anchor_docs), not joined and built per query.
     """
-    from notedex.query.render import compact_json  # json.dumps, without importing json
-
     with read_transaction(conn):
-        lonely = read.notes_without_backlinks_json(conn)
-        broken = read.broken_links_json(conn)
-        anchors = read.broken_anchors_json(conn)
-        dead = read.dead_ends_json(conn)
-        unused = read.unused_attachments_json(conn)
-        warnings, errors = _problems(conn)
-    orphans = [obj for has_outgoing, obj in lonely if not has_outgoing]
-    unlinked = [obj for has_outgoing, obj in lonely if has_outgoing]
-
-    document = "".join(
+        orphans, orphan_list = read.orphans_json(conn)
+        _, unlinked_list = read.unlinked_json(conn)
+        broken, broken_list = read.broken_links_json(conn)
+        anchors, anchor_list = read.broken_anchors_json(conn)
+        dead, dead_list = read.dead_ends_json(conn)
+        unused, unused_list = read.unused_attachments_json(conn)
+        _, warning_list = read.warnings_json(conn)
+        _, error_list = read.errors_json(conn)
+    document = b"".join(
         (
-            '{"orphanNotes":[',
-            ",".join(orphans),
-            '],"unlinkedNotes":[',
-            ",".join(unlinked),
-            '],"brokenLinks":[',
-            ",".join(broken),
-            '],"brokenAnchors":[',
-            ",".join(anchors),
-            '],"deadEnds":[',
-            ",".join(dead),
-            '],"unusedAttachments":[',
-            ",".join(unused),
-            '],"warnings":',
-            compact_json(warnings),
-            ',"errors":',
-            compact_json(errors),
-            f',"orphanCount":{len(orphans)},"brokenLinkCount":{len(broken)}',
-            f',"brokenAnchorCount":{len(anchors)},"deadEndCount":{len(dead)}',
-            f',"unusedAttachmentCount":{len(unused)}}}',
+            b'{"orphanNotes":[',
+            orphan_list,
+            b'],"unlinkedNotes":[',
+            unlinked_list,
+            b'],"brokenLinks":[',
+            broken_list,
+            b'],"brokenAnchors":[',
+            anchor_list,
+            b'],"deadEnds":[',
+            dead_list,
+            b'],"unusedAttachments":[',
+            unused_list,
+            b'],"warnings":[',
+            warning_list,
+            b'],"errors":[',
+            error_list,
+            f'],"orphanCount":{orphans},"brokenLinkCount":{broken}'.encode(),
+            f',"brokenAnchorCount":{anchors},"deadEndCount":{dead}'.encode(),
+            f',"unusedAttachmentCount":{unused}}}'.encode(),
         )
     )
-    return document, len(broken) + len(anchors)
+    return document, broken + anchors
 
 
 def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -148,24 +146,24 @@ def tags(conn: sqlite3.Connection) -> dict[str, Any]:
     ``direct`` (notes with exactly it), ``parent`` and ``depth``."""
     with read_transaction(conn):
         rows = read.tag_spellings(conn)
-        direct: dict[str, int] = {}
-        spelling: dict[str, tuple[int, str]] = {}  # key -> (-notes, spelling): most used first
-        for row in rows:
-            key, notes = row["tag_key"], int(row["notes"])
-            direct[key] = direct.get(key, 0) + notes
-            spelling[key] = min(spelling.get(key, (0, "\U0010ffff")), (-notes, row["tag"]))
-        keys = set(direct)
-        for key in direct:  # a parent no note carries itself still has a row (the pane shows it)
-            parts = key.split("/")
-            for depth in range(1, len(parts)):
-                parent = "/".join(parts[:depth])
-                keys.add(parent)
-                if parent not in spelling:
-                    written = spelling[key][1].split("/")
-                    spelling[parent] = (0, "/".join(written[:depth]))
-        parents = {key.rpartition("/")[0] for key in keys if "/" in key}
-        counts = {**direct, **read.notes_tagged_under(conn, sorted(parents))}
+        rollup = read.notes_tagged_under(conn)
         tagged = read.tagged_note_count(conn)
+    direct: dict[str, int] = {}
+    spelling: dict[str, tuple[int, str]] = {}  # key -> (-notes, spelling): most used first
+    for key, tag, notes in rows:
+        direct[key] = direct.get(key, 0) + notes
+        spelling[key] = min(spelling.get(key, (0, "\U0010ffff")), (-notes, tag))
+    keys = set(direct)
+    for key in direct:  # a parent no note carries itself still has a row (the pane shows it)
+        parts = key.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            keys.add(parent)
+            if parent not in spelling:
+                written = spelling[key][1].split("/")
+                spelling[parent] = (0, "/".join(written[:depth]))
+    parents = {key.rpartition("/")[0] for key in keys if "/" in key}
+    counts = {**direct, **{parent: rollup.get(parent, 0) for parent in parents}}
     ordered = sorted(keys, key=lambda k: k.split("/"))
     return {
         "tags": [

@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from notedex.store import linkfixes, renames
+from notedex.store import linkfixes, renames, tagcounts
 from notedex.store.files import LOOKUP_CHUNK
 from notedex.store.outline import decode_outline
 from notedex.store.schema import (
@@ -194,6 +194,7 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     )
     linkfixes.suggest_link_fixes(conn, links)
     _refresh_broken_anchors(conn)
+    tagcounts.refresh(conn)  # the tag pane's counts (issue 12, speed)
 
 
 def sources_of_broken_links_to_aliases_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:

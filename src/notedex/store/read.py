@@ -8,6 +8,8 @@ hot path, where every further module is one more import for every query.
 from __future__ import annotations
 
 from notedex.store.schema import (
+    BROKEN_ANCHOR_FIELDS,
+    BROKEN_ANCHOR_JOIN,
     LINK_KIND,
     LINK_TEXT,
     LONELY_DEAD_END,
@@ -196,26 +198,34 @@ def unused_attachments(conn: sqlite3.Connection) -> list[Row]:
     return conn.execute("SELECT path FROM unused_attachments ORDER BY path").fetchall()
 
 
-def dead_ends_json(conn: sqlite3.Connection) -> list[str]:
-    """``dead_ends`` as JSON objects ``{"path","title"}``."""
-    return _json_column(
-        conn,
-        "SELECT json_object('path', path, 'title', title) FROM lonely_notes "
-        f"WHERE lonely = {LONELY_DEAD_END} ORDER BY path",
+def dead_ends_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+    """``dead_ends`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
+    return _lonely_json(conn, LONELY_DEAD_END)
+
+
+def unused_attachments_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+    """``unused_attachments`` as (count, the JSON objects ``{"path"}`` joined by commas)."""
+    return _json_list(
+        conn, "SELECT json_object('path', path) AS j FROM unused_attachments ORDER BY path"
     )
 
 
-def unused_attachments_json(conn: sqlite3.Connection) -> list[str]:
-    """``unused_attachments`` as JSON objects ``{"path"}``."""
-    return _json_column(
-        conn, "SELECT json_object('path', path) FROM unused_attachments ORDER BY path"
-    )
+def _json_list(conn: sqlite3.Connection, sql: str, params: Sequence[str] = ()) -> tuple[int, bytes]:
+    """``sql`` selects one JSON object ``j`` per row, in report order: (how many, the objects
+    joined by commas, as UTF-8), concatenated by SQLite, so Python makes one object, not one
+    per row, and never decodes it (a str of 16 MB with CJK in it is 32-64 MB to build, and
+    encoded again on the way out).
 
-
-def _json_column(conn: sqlite3.Connection, sql: str) -> list[str]:
+    group_concat takes the rows in the subquery's order: SQLite never flattens a subquery
+    with ORDER BY into an aggregate query (its flattening rule 16), and the tests pin the
+    order of every list.
+    """
     cursor = conn.cursor()
     cursor.row_factory = None
-    return [row[0] for row in cursor.execute(sql)]
+    count, text = cursor.execute(
+        f"SELECT count(*), CAST(coalesce(group_concat(j, ','), '') AS BLOB) FROM ({sql})", params
+    ).fetchone()
+    return int(count), bytes(text)
 
 
 def _lonely(conn: sqlite3.Connection, state: str) -> list[Row]:
@@ -227,16 +237,22 @@ def _lonely(conn: sqlite3.Connection, state: str) -> list[Row]:
     ).fetchall()
 
 
-def notes_without_backlinks_json(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-    """``notes_without_backlinks`` as (has_outgoing, the JSON object ``{"path","title"}``)."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    return cursor.execute(
-        f"""
-        SELECT lonely = {LONELY_UNLINKED}, json_object('path', path, 'title', title)
-        FROM lonely_notes WHERE lonely IN ({LONELY_ORPHAN}, {LONELY_UNLINKED}) ORDER BY lonely, path
-        """
-    ).fetchall()
+def orphans_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+    """``orphans`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
+    return _lonely_json(conn, LONELY_ORPHAN)
+
+
+def unlinked_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+    """``unlinked`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
+    return _lonely_json(conn, LONELY_UNLINKED)
+
+
+def _lonely_json(conn: sqlite3.Connection, lonely: int) -> tuple[int, bytes]:
+    """The stored JSON objects of one kind of lonely note (lonely_docs), by path."""
+    return _json_list(
+        conn,
+        f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path",
+    )
 
 
 def broken_links(conn: sqlite3.Connection) -> list[Row]:
@@ -247,54 +263,27 @@ def broken_links(conn: sqlite3.Connection) -> list[Row]:
     ).fetchall()
 
 
-def broken_links_json(conn: sqlite3.Connection) -> list[str]:
-    """``broken_links`` as JSON objects: source, line, column, text, target, suggestion, reason."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    return [
-        row[0]
-        for row in cursor.execute(
-            """
-            SELECT json_object('source', source, 'line', line, 'column', col, 'text', text,
-                               'target', target, 'suggestion', suggestion, 'reason', reason)
-            FROM broken_links ORDER BY source, line, col, seq
-            """
-        )
-    ]
-
-
-# SEMANTICS 10.7: each broken anchor with its link, in report order.
-_BROKEN_ANCHORS = """
-    FROM broken_anchors b CROSS JOIN links l ON l.source_id = b.source_id AND l.seq = b.seq
-    CROSS JOIN files s ON s.id = b.source_id CROSS JOIN files t ON t.id = b.target_id
-    ORDER BY s.path, l.line, l.col, l.seq
-"""
-_BROKEN_ANCHOR_FIELDS = (
-    ("source", "s.path"),
-    ("line", "l.line"),
-    ("column", "l.col"),
-    ("text", LINK_TEXT),
-    ("target", "t.path"),
-    ("subpath", "l.subpath"),
-    ("kind", "b.kind"),
-    ("suggestion", "b.suggestion"),
-    ("reason", "b.reason"),
-)
+def broken_links_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+    """``broken_links`` as (count, the JSON objects joined by commas): source, line, column,
+    text, target, suggestion, reason, as the writer's triggers stored them (broken_link_docs)."""
+    return _json_list(conn, "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq")
 
 
 def broken_anchors(conn: sqlite3.Connection) -> list[Row]:
     """SEMANTICS 10: source, line, column, the link as written, the target note's path, the
     subpath, its kind, and the suggested subpath with its reason (or NULLs)."""
-    columns = ", ".join(f"{sql} AS {name}" for name, sql in _BROKEN_ANCHOR_FIELDS)
-    return conn.execute(f"SELECT {columns} {_BROKEN_ANCHORS}").fetchall()
+    columns = ", ".join(f"{sql} AS {name}" for name, sql in BROKEN_ANCHOR_FIELDS)
+    return conn.execute(
+        f"SELECT {columns} {BROKEN_ANCHOR_JOIN} ORDER BY s.path, l.line, l.col, l.seq"
+    ).fetchall()
 
 
-def broken_anchors_json(conn: sqlite3.Connection) -> list[str]:
-    """``broken_anchors`` as JSON objects, in the same order and with the same keys."""
-    pairs = ", ".join(f"'{name}', {sql}" for name, sql in _BROKEN_ANCHOR_FIELDS)
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    return [row[0] for row in cursor.execute(f"SELECT json_object({pairs}) {_BROKEN_ANCHORS}")]
+def broken_anchors_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+    """``broken_anchors`` as (count, the JSON objects joined by commas), same order and keys:
+    the documents the writer stored (broken_anchor_docs), read in their key's order."""
+    return _json_list(
+        conn, "SELECT doc AS j FROM broken_anchor_docs ORDER BY source, line, col, seq"
+    )
 
 
 def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
@@ -306,6 +295,39 @@ def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
         ORDER BY f.path, l.line, l.col
         """
     ).fetchall()
+
+
+def warnings_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+    """health's warnings (SEMANTICS 8.4) as (count, the JSON objects ``{"path","message"}``
+    joined by commas): the stored warnings, then a warning per ambiguous link, by path (a
+    path's stored warnings first, by id, then its ambiguous links, by line and column), as
+    ``query.reports._problems`` lists them; a test pins the two equal."""
+    return _json_list(
+        conn,
+        f"""
+        SELECT json_object('path', path, 'message', message) AS j FROM (
+            SELECT p.path AS path, p.message AS message, 0 AS part, p.id AS a, 0 AS b
+            {_REPORTED_PROBLEMS}
+            UNION ALL
+            SELECT f.path, 'line ' || l.line || ': ' || {LINK_TEXT} || ' is ambiguous; resolved to '
+                   || t.path || ' by Obsidian''s tie-break (same folder first, then shortest path)',
+                   1, l.line, l.col
+            {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
+            WHERE {_AMBIGUOUS}
+        ) ORDER BY path, part, a, b
+        """,
+        ("warning",),
+    )
+
+
+def errors_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+    """health's errors (SEMANTICS 8.5) as (count, the JSON objects ``{"path","message"}``)."""
+    return _json_list(
+        conn,
+        f"SELECT json_object('path', p.path, 'message', p.message) AS j {_REPORTED_PROBLEMS} "
+        "ORDER BY p.path, p.id",
+        ("error",),
+    )
 
 
 def graph_edges(conn: sqlite3.Connection) -> list[Row]:
@@ -399,15 +421,62 @@ def notes_by_title(conn: sqlite3.Connection, title: str) -> list[Row]:
 
     # SQLite's lower() folds ASCII only: "ÉTÉ" must find "été" as links do.
     conn.create_function("nx_fold", 1, fold, deterministic=True)
-    key = fold(title)
+    key = fold(title) or ""
+    match = (
+        f"nx_fold(f.path) IN (?1, ?1 || '.md') OR nx_fold(n.stem) = ?1 "
+        f"OR nx_fold({NOTE_TITLE}) = ?1"
+    )
+    among = _title_candidates(key)
+    params: tuple[str, ...] = (key,)
+    where = match  # without candidates: every note's names folded in Python, 0.3 s at 100k
+    if among is not None:
+        where, params = f"n.file_id IN ({among}) AND ({match})", (key, *_title_needles(key))
     return conn.execute(
         f"""
         SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id
-        WHERE nx_fold(f.path) IN (?, ? || '.md') OR nx_fold(n.stem) = ? OR nx_fold({NOTE_TITLE}) = ?
+        WHERE {where}
         ORDER BY length(f.path), f.path
         """,
-        (key, key, key, key),
+        params,
     ).fetchall()
+
+
+def _caseless_or_ascii(ch: str) -> bool:
+    """ASCII, or a character with no case that NFC keeps: CJK ideographs, kana, Hangul."""
+    return (
+        ch < "\x80"
+        or "\u4e00" <= ch <= "\u9fff"
+        or "\u3041" <= ch <= "\u3096"
+        or "\u30a1" <= ch <= "\u30fa"
+        or "\uac00" <= ch <= "\ud7a3"
+    )
+
+
+def _title_needles(key: str) -> tuple[str, str]:
+    """The trigram phrases: the key (a stem or title equal to it holds it), and the key's last
+    segment without ``.md`` (a path equal to the key, or to it plus ``.md``, ends with the
+    note's stem, which then holds that segment)."""
+    segment = key.rpartition("/")[2].removesuffix(".md")
+    return '"' + key.replace('"', '""') + '"', 'stem : "' + segment.replace('"', '""') + '"'
+
+
+def _title_candidates(key: str) -> str | None:
+    """SQL for the notes that may fold to ``key`` (a superset, confirmed by the exact match),
+    from the title trigram index; None when the index cannot promise that.
+
+    It can when the key is ASCII and characters without case (``_caseless_or_ascii``) and
+    both phrases have 3 or more characters: every stored name is NFC, and the only NFC
+    character that ``str.lower()`` turns into one of those is an ASCII capital (U+0130 brings
+    U+0307 along), so a name that folds to the key holds only such characters, which the
+    trigram tokenizer folds exactly as ``str.lower()`` does (ASCII case; none for the rest).
+    """
+    segment = key.rpartition("/")[2].removesuffix(".md")
+    if len(segment) < 3 or not all(_caseless_or_ascii(ch) for ch in key):
+        return None
+    return (
+        "SELECT rowid FROM title_grams WHERE title_grams MATCH ?2 "
+        "UNION SELECT rowid FROM title_grams WHERE title_grams MATCH ?3"
+    )
 
 
 def notes_by_alias(conn: sqlite3.Connection, key: str, folded: str) -> list[Row]:
@@ -922,52 +991,31 @@ def excluded_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> set[int]:
 # -- tags and mentions -----------------------------------------------------------------------
 
 
-def tag_spellings(conn: sqlite3.Connection) -> list[Row]:
-    """Every tag spelling with the notes (not excluded) that carry it: ``tag_key``, ``tag``,
-    ``notes``. A note holds each tag key once (SEMANTICS 4.9), so the counts add up per key."""
-    return conn.execute(
+def tag_spellings(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
+    """Every tag spelling with the notes (not excluded) that carry it, as (``tag_key``,
+    ``tag``, notes), by key then spelling: the writer's counts (store/tagcounts.py). A note
+    holds each tag key once (SEMANTICS 4.9), so the counts add up per key."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
         """
-        SELECT k.tag_key AS tag_key, k.tag AS tag, c.notes AS notes FROM (
-            SELECT tag_id, count(*) AS notes FROM tags
-            WHERE file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
-            GROUP BY tag_id
-        ) c CROSS JOIN tag_names k ON k.id = c.tag_id
+        SELECT k.tag_key, k.tag, u.notes FROM tag_uses u CROSS JOIN tag_names k ON k.id = u.tag_id
         ORDER BY k.tag_key, k.tag
         """
     ).fetchall()
 
 
-def notes_tagged_under(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, int]:
-    """For each tag key, the notes (not excluded) with it or a tag nested in it (SEMANTICS
-    4.8), each note once: one statement over the keys' ranges of ``tag_names_key``."""
-    if not keys:
-        return {}
-    import json  # only `tags` comes here; health and lookup never do
-
-    return {
-        row[0]: int(row[1])
-        for row in conn.execute(
-            """
-            SELECT p.value, count(DISTINCT t.file_id) FROM json_each(?) p
-            CROSS JOIN tag_names k ON k.tag_key = p.value
-                OR (k.tag_key > p.value || '/' AND k.tag_key < p.value || '0')
-            CROSS JOIN tags t ON t.tag_id = k.id
-            WHERE t.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
-            GROUP BY p.value
-            """,
-            (json.dumps(list(keys), ensure_ascii=False),),
-        )
-    }
+def notes_tagged_under(conn: sqlite3.Connection) -> dict[str, int]:
+    """For each tag key and each parent of one, the notes (not excluded) with it or a tag
+    nested in it (SEMANTICS 4.8), each note once: the writer's counts (store/tagcounts.py)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return dict(cursor.execute("SELECT tag_key, notes FROM tag_rollup").fetchall())
 
 
 def tagged_note_count(conn: sqlite3.Connection) -> int:
     """The notes (not excluded) with at least one tag."""
-    return int(
-        conn.execute(
-            "SELECT count(DISTINCT file_id) FROM tags "
-            "WHERE file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
-        ).fetchone()[0]
-    )
+    return int(conn.execute("SELECT count(*) FROM tagged_notes").fetchone()[0])
 
 
 def aliases_of(conn: sqlite3.Connection, file_id: int) -> list[str]:

@@ -1,13 +1,20 @@
-"""The index schema: a versioned cache of the vault (STYLE 3). Bump SCHEMA_VERSION on any change."""
+"""The index schema: a versioned cache of the vault (STYLE 3). Bump SCHEMA_VERSION on any change.
+
+Over 400 lines on purpose: the DDL is one script that store.database runs whole, and the
+triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
+"""
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 15  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 16  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
 # 14: files_inode, so an edit through one name of a file re-checks its other names (issue 13.9)
 # 15: renames (a bounded rename history), unused_attachments, dead ends in lonely_notes
+# 16: health's lists as JSON (broken_anchor_docs, broken_link_docs, lonely_docs) and the tag
+#     counts (tag_uses, tag_rollup, tagged_notes, tag_note_keys), kept by triggers and
+#     store/tagcounts.py
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -15,6 +22,60 @@ REBUILD_SUFFIX = ".rebuild"
 # porter stems Latin words; unicode61 folds case and diacritics. CJK arrives pre-segmented
 # (vault.text.segment) so every bigram is a token.
 TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+# links.raw as written, for a row of `links l` (see link_text).
+LINK_TEXT = """coalesce(l.raw, CASE WHEN l.kind IN (1, 3) THEN '!' ELSE '' END || CASE
+    WHEN l.kind IN (2, 3) THEN '[' || coalesce(l.display, '') || '](' || replace(l.linkpath, ' ', '%20')
+                               || coalesce(l.subpath, '') || ')'
+    ELSE '[[' || l.linkpath || coalesce(l.subpath, '') || coalesce('|' || l.display, '') || ']]'
+END)"""
+
+# health's brokenAnchors object (docs/cli.md) for a row of `broken_anchors b` with its link
+# `links l`, source `files s` and target `files t`: one list for the stored documents
+# (broken_anchor_docs, below) and the rows read.broken_anchors returns.
+BROKEN_ANCHOR_FIELDS = (
+    ("source", "s.path"),
+    ("line", "l.line"),
+    ("column", "l.col"),
+    ("text", LINK_TEXT),
+    ("target", "t.path"),
+    ("subpath", "l.subpath"),
+    ("kind", "b.kind"),
+    ("suggestion", "b.suggestion"),
+    ("reason", "b.reason"),
+)
+BROKEN_ANCHOR_JOIN = """
+    FROM broken_anchors b CROSS JOIN links l ON l.source_id = b.source_id AND l.seq = b.seq
+    CROSS JOIN files s ON s.id = b.source_id CROSS JOIN files t ON t.id = b.target_id
+"""
+_ANCHOR_DOC = "json_object(" + ", ".join(f"'{k}', {v}" for k, v in BROKEN_ANCHOR_FIELDS) + ")"
+
+
+_BROKEN_LINK_DOC = (
+    "json_object("
+    + ", ".join(
+        f"'{key}', new.{column}"
+        for key, column in (
+            ("source", "source"),
+            ("line", "line"),
+            ("column", "col"),
+            ("text", "text"),
+            ("target", "target"),
+            ("suggestion", "suggestion"),
+            ("reason", "reason"),
+        )
+    )
+    + ")"
+)
+
+
+def _anchor_docs_of(where: str) -> str:
+    """The statement that (re)writes the stored documents of the broken anchors ``where``."""
+    return f"""
+    INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, source_id, doc)
+    SELECT s.path, l.line, l.col, l.seq, b.source_id, {_ANCHOR_DOC}
+    {BROKEN_ANCHOR_JOIN} WHERE {where};"""
+
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -141,6 +202,120 @@ CREATE TABLE IF NOT EXISTS unused_attachments (
     path TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 
+-- health's brokenAnchors as the JSON objects it prints, in report order (SEMANTICS 10.7): a
+-- copy of broken_anchors with its link's fields and both paths, kept by the triggers below
+-- (a row written or deleted, a file renamed in place), so health reads one column in order
+-- instead of joining every broken anchor to its link and two files (issue 12, speed).
+CREATE TABLE IF NOT EXISTS broken_anchor_docs (
+    source TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    source_id INTEGER NOT NULL,         -- broken_anchors' key: what a change deletes by
+    doc TEXT NOT NULL,                  -- the brokenAnchors object (docs/cli.md)
+    PRIMARY KEY (source, line, col, seq)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS broken_anchor_docs_link ON broken_anchor_docs(source_id, seq);
+CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_insert AFTER INSERT ON broken_anchors BEGIN
+    {_anchor_docs_of("b.source_id = new.source_id AND b.seq = new.seq")}
+END;
+CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_update AFTER UPDATE ON broken_anchors BEGIN
+    DELETE FROM broken_anchor_docs WHERE source_id = old.source_id AND seq = old.seq;
+    {_anchor_docs_of("b.source_id = new.source_id AND b.seq = new.seq")}
+END;
+CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_delete AFTER DELETE ON broken_anchors BEGIN
+    DELETE FROM broken_anchor_docs WHERE source_id = old.source_id AND seq = old.seq;
+END;
+CREATE TRIGGER IF NOT EXISTS files_path_anchor_docs AFTER UPDATE OF path ON files
+WHEN old.path IS NOT new.path BEGIN
+    {_anchor_docs_of("b.source_id = new.id")}
+    {_anchor_docs_of("b.target_id = new.id")}
+END;
+
+-- health's other long lists as the JSON objects it prints, beside their tables and in the same
+-- key order, kept by triggers: orphans, unlinked notes and dead ends (lonely_notes) and broken
+-- links, so health reads one column per list.
+CREATE TABLE IF NOT EXISTS lonely_docs (
+    lonely INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    doc TEXT NOT NULL,                  -- {{"path", "title"}}
+    PRIMARY KEY (lonely, path)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS lonely_doc_insert AFTER INSERT ON lonely_notes BEGIN
+    INSERT OR REPLACE INTO lonely_docs(lonely, path, doc)
+    VALUES (new.lonely, new.path, json_object('path', new.path, 'title', new.title));
+END;
+CREATE TRIGGER IF NOT EXISTS lonely_doc_update AFTER UPDATE ON lonely_notes BEGIN
+    DELETE FROM lonely_docs WHERE lonely = old.lonely AND path = old.path;
+    INSERT OR REPLACE INTO lonely_docs(lonely, path, doc)
+    VALUES (new.lonely, new.path, json_object('path', new.path, 'title', new.title));
+END;
+CREATE TRIGGER IF NOT EXISTS lonely_doc_delete AFTER DELETE ON lonely_notes BEGIN
+    DELETE FROM lonely_docs WHERE lonely = old.lonely AND path = old.path;
+END;
+CREATE TABLE IF NOT EXISTS broken_link_docs (
+    source TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    doc TEXT NOT NULL,                  -- the brokenLinks object (docs/cli.md)
+    PRIMARY KEY (source, line, col, seq)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS broken_link_doc_insert AFTER INSERT ON broken_links BEGIN
+    INSERT OR REPLACE INTO broken_link_docs(source, line, col, seq, doc)
+    VALUES (new.source, new.line, new.col, new.seq, {_BROKEN_LINK_DOC});
+END;
+CREATE TRIGGER IF NOT EXISTS broken_link_doc_update AFTER UPDATE ON broken_links BEGIN
+    DELETE FROM broken_link_docs
+    WHERE source = old.source AND line = old.line AND col = old.col AND seq = old.seq;
+    INSERT OR REPLACE INTO broken_link_docs(source, line, col, seq, doc)
+    VALUES (new.source, new.line, new.col, new.seq, {_BROKEN_LINK_DOC});
+END;
+CREATE TRIGGER IF NOT EXISTS broken_link_doc_delete AFTER DELETE ON broken_links BEGIN
+    DELETE FROM broken_link_docs
+    WHERE source = old.source AND line = old.line AND col = old.col AND seq = old.seq;
+END;
+
+-- `tags` (SEMANTICS 4.10) counted ahead, for the notes that are not excluded: tag_uses per
+-- spelling, tag_rollup per key (the notes with it or a tag nested in it, each note once),
+-- tagged_notes (the notes with a tag), and per note what it adds (tag_note_keys), so a change
+-- is a difference, not a recount. The triggers only mark the notes whose tags or exclusion
+-- changed (tagged_dirty; a note row is written before its tags and deleted after them,
+-- store/notes.py, so those mark it too); store/tagcounts.py applies the differences at the
+-- end of every findings refresh.
+CREATE TABLE IF NOT EXISTS tag_uses (
+    tag_id INTEGER PRIMARY KEY,         -- tag_names.id
+    notes INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tag_rollup (
+    tag_key TEXT PRIMARY KEY,           -- a tag key or a parent of one
+    notes INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tagged_notes (
+    file_id INTEGER PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS tag_note_keys (
+    file_id INTEGER PRIMARY KEY,        -- a counted note (not excluded, with tags)
+    tag_ids TEXT NOT NULL,              -- its spellings counted in tag_uses, JSON
+    tag_keys TEXT NOT NULL              -- its keys and their parents counted in tag_rollup, JSON
+);
+CREATE TABLE IF NOT EXISTS tagged_dirty (
+    file_id INTEGER PRIMARY KEY
+);
+CREATE TRIGGER IF NOT EXISTS tags_count_insert AFTER INSERT ON tags BEGIN
+    INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (new.file_id);
+END;
+CREATE TRIGGER IF NOT EXISTS tags_count_delete AFTER DELETE ON tags BEGIN
+    INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (old.file_id);
+END;
+CREATE TRIGGER IF NOT EXISTS tags_count_update AFTER UPDATE ON tags BEGIN
+    INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (old.file_id), (new.file_id);
+END;
+CREATE TRIGGER IF NOT EXISTS notes_count_excluded AFTER UPDATE OF excluded ON notes
+WHEN old.excluded IS NOT new.excluded BEGIN
+    INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (new.file_id);
+END;
+
 -- SEMANTICS 8.3: the files seen moved or renamed (a move, or a note deleted and one of the same
 -- content created in one apply), newest last, at most RENAME_HISTORY rows. file_id follows the
 -- file through later moves; a file deleted takes its rows with it.
@@ -245,6 +420,9 @@ TABLES = (
     "lonely_notes",
     "broken_links",
     "broken_anchors",
+    "broken_anchor_docs",
+    "lonely_docs",
+    "broken_link_docs",
     "unused_attachments",
     "renames",
     "problems",
@@ -252,6 +430,11 @@ TABLES = (
     "files",
     "body_store",
     "fts_pending",
+    "tag_uses",
+    "tag_rollup",
+    "tagged_notes",
+    "tag_note_keys",
+    "tagged_dirty",
 )
 EXTERNAL_FTS = ("note_fts", "link_fts", "title_grams", "body_fts")
 # Every FTS5 table, for integrity-check and optimize. All four are external content: they are
@@ -287,13 +470,6 @@ def link_text(kind: int, linkpath: str, subpath: str | None, display: str | None
     bar = "" if display is None else "|" + display
     return f"{embed}[[{linkpath}{subpath or ''}{bar}]]"
 
-
-# links.raw as written, for a row of `links l` (see link_text).
-LINK_TEXT = """coalesce(l.raw, CASE WHEN l.kind IN (1, 3) THEN '!' ELSE '' END || CASE
-    WHEN l.kind IN (2, 3) THEN '[' || coalesce(l.display, '') || '](' || replace(l.linkpath, ' ', '%20')
-                               || coalesce(l.subpath, '') || ')'
-    ELSE '[[' || l.linkpath || coalesce(l.subpath, '') || coalesce('|' || l.display, '') || ']]'
-END)"""
 
 # links.kind as its name, for a row of `links l`.
 LINK_KIND = (

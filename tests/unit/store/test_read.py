@@ -130,7 +130,131 @@ def test_health_json_is_the_health_report_encoded(tmp_path: Path) -> None:
         data = health(conn)
     finally:
         conn.close()
-    assert document == json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    expected = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    assert document == expected.encode()
     assert broken == data["brokenLinkCount"] + data["brokenAnchorCount"] == 4 + 2
     assert data["brokenAnchors"][0]["suggestion"] is None
     assert data["orphanNotes"] and data["unlinkedNotes"] and data["warnings"] and data["errors"]
+
+
+def test_health_json_lists_warnings_as_health_does(tmp_path: Path) -> None:
+    """warnings_json merges the stored warnings and the ambiguous links of each path in the
+    order health() sorts them (stable by path: a path's stored warnings, then its links)."""
+    import json
+
+    from notedex.query.reports import health, health_json
+
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "a/X.md": "",
+            "b/X.md": "",
+            "c/src.md": "---\ntags: [ok, two words]\nalias: old\n---\n[[X]] and [[X|again]]\n",
+            "c/after.md": "---\ntags: [a b]\n---\n",
+            "c/Before.md": "[[X]]\n",
+            "bad.md": "---\n[: x\n---\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    build(vault, db)
+    conn = connect_readonly(db)
+    try:
+        document, _ = health_json(conn)
+        data = health(conn)
+    finally:
+        conn.close()
+    messages = [(w["path"], w["message"][:20]) for w in data["warnings"]]
+    assert sum("ambiguous" in w["message"] for w in data["warnings"]) == 3, messages
+    assert [p for p, _ in messages].count("c/src.md") >= 3, messages  # both kinds on one path
+    assert data["errors"]
+    expected = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    assert document == expected.encode()
+
+
+def test_json_lists_keep_the_order_of_their_rows(tmp_path: Path) -> None:
+    """group_concat over an ordered subquery concatenates in that order (here against the
+    table's own key order, so a planner that dropped the ORDER BY would fail this)."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+    conn.executemany(
+        "INSERT INTO t VALUES (?, ?)", [(i, f"v{(i * 7919) % 1000}") for i in range(1000)]
+    )
+    count, text = read._json_list(conn, "SELECT json_quote(v) AS j FROM t ORDER BY v DESC")
+    values = [f"v{(i * 7919) % 1000}" for i in range(1000)]
+    assert count == 1000
+    assert text == ",".join(f'"{v}"' for v in sorted(values, reverse=True)).encode()
+    assert read._json_list(conn, "SELECT v AS j FROM t WHERE k < 0") == (0, b"")
+
+
+def test_notes_by_title_through_the_trigram_index_equals_the_scan(tmp_path: Path) -> None:
+    """The title index only narrows: for every form (title, stem, path with and without .md,
+    any case, CJK, names with cased letters beyond ASCII, too short for trigrams) the notes
+    found are those a fold of every note's names finds."""
+    import unicodedata
+
+    from notedex.store.schema import NOTE_TITLE
+
+    names = {
+        "Road Map.md": "",
+        "sub/ROAD MAP.md": "",
+        "x/Roadmap 2.md": "---\ntitle: Road map\n---\n",
+        "日本語のノート.md": "",
+        "Été Plan.md": "",
+        "İstanbul trip.md": "",
+        "ΟΔΟΣ.md": "",
+        "ab.md": "",
+        "deep/er/Quiet.md": "---\ntitle: 한국어 제목\n---\n",
+    }
+    vault = make_vault(tmp_path / "v", names)
+    db = tmp_path / "i.db"
+    build(vault, db)
+    conn = connect_readonly(db)
+
+    def fold(text: str) -> str:
+        return unicodedata.normalize("NFC", text).lower()
+
+    def scanned(title: str) -> list[str]:
+        key = fold(title)
+        return [
+            row["path"]
+            for row in conn.execute(
+                f"SELECT f.path, n.stem, {NOTE_TITLE} AS title FROM notes n "
+                "JOIN files f ON f.id = n.file_id ORDER BY length(f.path), f.path"
+            )
+            if fold(row["path"]) in (key, key + ".md")
+            or key in (fold(row["stem"]), fold(row["title"]))
+        ]
+
+    asked = [
+        "road map",
+        "ROAD MAP",
+        "Road Map.md",
+        "sub/road map",
+        "SUB/ROAD MAP.MD",
+        "road map 2",
+        "x/roadmap 2",
+        "日本語のノート",
+        "日本語のノート.md",
+        "été plan",
+        "ÉTÉ PLAN",
+        "i̇stanbul trip",
+        "İSTANBUL TRIP",
+        "οδος",
+        "ΟΔΟΣ",
+        "AB",
+        "ab.md",
+        "한국어 제목",
+        "deep/er/quiet",
+        "quiet",
+        "nothing here",
+        "Road",
+    ]
+    try:
+        found = {title: [r["path"] for r in read.notes_by_title(conn, title)] for title in asked}
+        assert found == {title: scanned(title) for title in asked}
+    finally:
+        conn.close()
+    assert found["ROAD MAP"] == ["Road Map.md", "x/Roadmap 2.md", "sub/ROAD MAP.md"]
+    assert found["日本語のノート"] and found["ÉTÉ PLAN"] and found["한국어 제목"] and found["AB"]
+    assert read._title_candidates(fold("road map")) is not None  # the index was used
+    assert read._title_candidates(fold("ÉTÉ PLAN")) is None  # a cased letter beyond ASCII

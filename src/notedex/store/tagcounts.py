@@ -1,0 +1,73 @@
+"""The tag counts `tags` reads (SEMANTICS 4.10), kept exact by the writer: the triggers of the
+schema mark the notes whose tags or exclusion changed (tagged_dirty); ``refresh`` compares
+what each marked note adds now with what it added before (tag_note_keys) and applies the
+difference to the counts, at the end of every findings refresh. So `tags` reads a row per
+spelling and per key instead of every (note, tag) row, and a save costs what its note's tags
+cost, not what the notes sharing them cost."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+
+
+def refresh(conn: sqlite3.Connection) -> None:
+    """Inside the writer's transaction: count the marked notes again, then clear the marks.
+
+    Nothing marked (a save of a note without tags, whose tags did not change): no statement.
+    """
+    if conn.execute("SELECT 1 FROM tagged_dirty LIMIT 1").fetchone() is None:
+        return
+    # SEMANTICS 1.9: an excluded note's tags are not counted (nor a note no longer there).
+    now: dict[int, tuple[set[int], set[str]]] = {}
+    for file_id, tag_id, key in conn.execute(
+        """
+        SELECT d.file_id, t.tag_id, k.tag_key FROM tagged_dirty d
+        CROSS JOIN tags t ON t.file_id = d.file_id CROSS JOIN tag_names k ON k.id = t.tag_id
+        WHERE d.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+        """
+    ):
+        ids, keys = now.setdefault(file_id, (set(), set()))
+        ids.add(tag_id)
+        parts = key.split("/")
+        keys.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    uses: Counter[int] = Counter()
+    rollup: Counter[str] = Counter()
+    gone: list[tuple[int]] = []
+    for file_id, old_ids, old_keys in conn.execute(
+        "SELECT k.file_id, k.tag_ids, k.tag_keys FROM tagged_dirty d "
+        "CROSS JOIN tag_note_keys k ON k.file_id = d.file_id"
+    ):
+        uses.subtract(json.loads(old_ids))
+        rollup.subtract(json.loads(old_keys))
+        gone.append((file_id,))
+    conn.executemany("DELETE FROM tag_note_keys WHERE file_id = ?", gone)
+    conn.executemany("DELETE FROM tagged_notes WHERE file_id = ?", gone)
+    rows = []
+    for file_id, (ids, keys) in now.items():
+        uses.update(ids)
+        rollup.update(keys)
+        rows.append(
+            (file_id, json.dumps(sorted(ids)), json.dumps(sorted(keys), ensure_ascii=False))
+        )
+    conn.executemany("INSERT INTO tag_note_keys(file_id, tag_ids, tag_keys) VALUES (?, ?, ?)", rows)
+    conn.executemany("INSERT INTO tagged_notes(file_id) VALUES (?)", [(r[0],) for r in rows])
+    _add(conn, "tag_uses", "tag_id", uses)
+    _add(conn, "tag_rollup", "tag_key", rollup)
+    conn.execute("DELETE FROM tagged_dirty")
+
+
+def _add(
+    conn: sqlite3.Connection, table: str, key: str, delta: Counter[int] | Counter[str]
+) -> None:
+    """Add ``delta`` to the ``notes`` of ``table``'s rows; a row that reaches 0 goes."""
+    changed = [(k, n) for k, n in delta.items() if n]
+    conn.executemany(
+        f"INSERT INTO {table}({key}, notes) VALUES (?, ?) "
+        f"ON CONFLICT({key}) DO UPDATE SET notes = notes + excluded.notes",
+        changed,
+    )
+    conn.executemany(
+        f"DELETE FROM {table} WHERE {key} = ? AND notes <= 0", [(k,) for k, _ in changed]
+    )
