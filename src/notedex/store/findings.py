@@ -69,11 +69,13 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int], links: LinkTargets) -
     """
     # Notes new to the index, or dirty without a change of inputs; at the end of an apply (its
     # notes written) the sources whose `renamed` suggestion a recreated note changes.
-    withdraw(conn, dirty | renames.pair_recreated(conn))
+    linkfixes.refix(conn, renames.pair_recreated(conn))
+    withdraw(conn, dirty)
     set_dirty(conn, ())
     conn.execute("INSERT OR IGNORE INTO temp.dirty_notes(id) SELECT id FROM fts_pending")
     conn.execute("DELETE FROM fts_pending")
     if conn.execute("SELECT 1 FROM temp.dirty_notes LIMIT 1").fetchone() is None:
+        linkfixes.suggest_link_fixes(conn, links)  # the refix keys alone
         return
     for table, columns in (
         ("note_fts", "title, tags, aliases"),
@@ -196,21 +198,6 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     _refresh_broken_anchors(conn)
 
 
-def sources_of_broken_links_to_aliases_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
-    """The notes with a broken link whose key is an alias of these notes (its `alias`
-    suggestion depends on them)."""
-    if not ids:
-        return set()
-    return {
-        row[0]
-        for row in conn.execute(
-            "SELECT DISTINCT l.source_id FROM aliases a CROSS JOIN links l "
-            "ON l.name_key = a.alias_key WHERE a.file_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(ids),),
-        )
-    }
-
-
 def attachments_changed(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
     """Attachments created, moved or deleted (``paths``: the paths they have or had): the
     rows of the paths they left go; returns the ids of those that exist, to be re-checked
@@ -252,10 +239,10 @@ def _refresh_unused_attachments(conn: sqlite3.Connection) -> None:
     )
 
 
-def record_renames(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[int]:
-    """Moves applied in place (store.moves): (old path, file id). Returns the notes whose
-    broken links' suggestions change (store.renames)."""
-    return renames.record(conn, renamed)
+def record_renames(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> None:
+    """Moves applied in place (store.moves): (old path, file id). The broken links whose
+    suggestions change (store.renames) are refixed."""
+    linkfixes.refix(conn, renames.record(conn, renamed))
 
 
 # The links with a subpath out of and into the dirty notes whose target is a note (SEMANTICS

@@ -1,6 +1,12 @@
 """Fix suggestions for broken links (SEMANTICS 8.3), stored with them in ``broken_links``:
-`alias`, `folder`, `renamed` (store/renames.py holds the history) and `typo`, and which notes'
-suggestions a created, moved or deleted note name can change. All their SQL."""
+`alias`, `folder`, `renamed` (store/renames.py holds the history) and `typo`, and which
+suggestions a created, moved or deleted note name can change. All their SQL.
+
+A change that can change only suggestions (an alias, a name or a rename history entry came or
+went) does not make the notes with those broken links dirty: it files the links' name keys in
+``temp.refix_keys`` (``refix``), and ``suggest_link_fixes`` computes the suggestion of every
+broken link under those keys again, in the same transaction, leaving the rest of those notes'
+findings and search rows alone (issue 17: a folder rename touches thousands of such links)."""
 
 from __future__ import annotations
 
@@ -10,7 +16,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from notedex.store import renames
-from notedex.store.files import LOOKUP_CHUNK
 from notedex.store.keyindex import FileKeyIndex
 from notedex.vault.files import is_note_name
 from notedex.vault.fixes import (
@@ -27,29 +32,85 @@ if TYPE_CHECKING:
     from notedex.store.links import LinkTargets
 
 
+_REFIX = "CREATE TEMP TABLE IF NOT EXISTS refix_keys(key TEXT PRIMARY KEY)"
+# The broken links whose suggestion is computed: those of the dirty notes (just inserted,
+# without one) and every one filed under a refix key.
+_BROKEN_TO_FIX = """
+SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key, b.suggestion, b.reason
+FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
+CROSS JOIN broken_links b ON b.source = f.path
+CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
+UNION
+SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key, b.suggestion, b.reason
+FROM temp.refix_keys r CROSS JOIN links l ON l.name_key = r.key
+CROSS JOIN files f ON f.id = l.source_id
+CROSS JOIN broken_links b ON b.source = f.path AND b.seq = l.seq
+"""
+
+
+def refix(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
+    """Inside a transaction: the broken links filed under these ``links.name_key`` values get
+    their suggestion computed again by the next ``suggest_link_fixes`` (``refresh_fts``)."""
+    encoded = json.dumps(sorted(set(keys)), ensure_ascii=False)
+    if encoded == "[]":
+        return
+    conn.execute(_REFIX)
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.refix_keys(key) SELECT value FROM json_each(?)", (encoded,)
+    )
+
+
+def refix_aliases_of(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    """The broken links whose key is an alias of these notes (their `alias` suggestion depends
+    on them); before the aliases' rows change."""
+    encoded = json.dumps(sorted(set(ids)))
+    if encoded == "[]":
+        return
+    conn.execute(_REFIX)
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.refix_keys(key) SELECT alias_key FROM aliases "
+        "WHERE file_id IN (SELECT value FROM json_each(?))",
+        (encoded,),
+    )
+
+
+def refix_sources(conn: sqlite3.Connection) -> set[int]:
+    """The sources of the broken links under the refix keys, which are then forgotten: an
+    apply that defers the findings to a later transaction (a private index) makes them dirty
+    instead, since ``temp.refix_keys`` does not outlive a crash."""
+    conn.execute(_REFIX)
+    sources = {
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT l.source_id FROM temp.refix_keys r "
+            "CROSS JOIN links l ON l.name_key = r.key"
+        )
+    }
+    conn.execute("DELETE FROM temp.refix_keys")
+    return sources
+
+
 def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
-    """SEMANTICS 8.3: a fix for each broken link of the dirty notes: `alias` (the key is another
-    note's alias), else `folder` (a file of that name exists elsewhere), else `renamed` (a file
-    was seen leaving that name), else `typo` (a note's name is one edit away)."""
-    broken = conn.execute(
-        """
-        SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key
-        FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
-        CROSS JOIN broken_links b ON b.source = f.path
-        CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
-        """
-    ).fetchall()
+    """SEMANTICS 8.3: a fix for each broken link of the dirty notes and under the refix keys:
+    `alias` (the key is another note's alias), else `folder` (a file of that name exists
+    elsewhere), else `renamed` (a file was seen leaving that name), else `typo` (a note's name
+    is one edit away)."""
+    conn.execute(_REFIX)
+    broken = conn.execute(_BROKEN_TO_FIX).fetchall()
+    if conn.execute("SELECT 1 FROM temp.refix_keys LIMIT 1").fetchone() is not None:
+        conn.execute("DELETE FROM temp.refix_keys")
     updates = []
     typos: dict[str, str | None] = {}  # per key: many broken links share one
     filed: list[frozenset[int]] = []
-    for source, line, col, seq, linkpath, display, key in broken:
+    for source, line, col, seq, linkpath, display, key, suggestion, reason in broken:
         fix = (
             _alias_fix(conn, links, source, linkpath, key)
             or _folder_fix(links, linkpath, display)
             or _renamed_fix(conn, links, linkpath, display)
             or _typo_fix(links, linkpath, display, typos, filed)
+            or (None, None)
         )
-        if fix is not None:
+        if fix != (suggestion, reason):
             updates.append((*fix, source, line, col, seq))
     conn.executemany(
         "UPDATE broken_links SET suggestion = ?, reason = ? "
@@ -131,16 +192,16 @@ def _typo_fix(
     return link_to(path, links.files_named(lookup_key(path)), display), "typo"
 
 
-def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
-    """The notes with a broken link one edit from the name of a note among ``paths`` (created,
-    moved or deleted): their `typo` suggestion may change. Compares the names with the
+def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    """The broken links one edit from the name of a note among ``paths`` (created, moved or
+    deleted): their `typo` suggestion may change (``refix``). Compares the names with the
     distinct broken keys, so it costs nothing while no link is broken (a first index)."""
     broken = [
         raw
         for (raw,) in conn.execute("SELECT DISTINCT name_key FROM links WHERE name_key IS NOT NULL")
     ]
     if not broken:
-        return set()
+        return
     names: dict[str, set[str]] = {}  # each name by its deletes: a folder of 12k names is
     # compared with each broken key in a few look-ups, not one by one (issue 17)
     for path in paths:
@@ -148,18 +209,9 @@ def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
         if stem is not None and len(stem) + 1 >= TYPO_MIN_LENGTH:
             for variant in _deletes(stem):
                 names.setdefault(variant, set()).add(stem)
-    matched = [raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)]
-    sources: set[int] = set()
-    for start in range(0, len(matched), LOOKUP_CHUNK):
-        sources.update(
-            row[0]
-            for row in conn.execute(
-                "SELECT DISTINCT source_id FROM links "
-                "WHERE name_key IN (SELECT value FROM json_each(?))",
-                (json.dumps(matched[start : start + LOOKUP_CHUNK], ensure_ascii=False),),
-            )
-        )
-    return sources
+    if not names:
+        return
+    refix(conn, (raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)))
 
 
 def _deletes(word: str) -> set[str]:

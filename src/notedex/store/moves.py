@@ -108,7 +108,8 @@ def _move(
         )
     }
     # A moved alias owner: the fix suggested for a broken link to its alias names its path.
-    dirty = {*heavy, *targets, *findings.sources_of_broken_links_to_aliases_of(conn, note_ids)}
+    linkfixes.refix_aliases_of(conn, note_ids)
+    dirty = {*heavy, *targets}
     # Out before any input changes: FTS5 deletes external-content rows by their old text.
     findings.withdraw(conn, dirty)
     conn.execute(
@@ -153,11 +154,11 @@ def _move(
         key for known, vf in moves if known.id in kept_names for key in affected_name_keys(vf.path)
     }
     links.reresolve_moved(note_ids, kept, dirty, withdraw)
-    dirty |= findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
+    findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
     # As for a delete and a create: the `typo` fixes (SEMANTICS 8.3) and the unused
     # attachments (8.9) the old and new paths can change.
     paths = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
-    dirty |= linkfixes.typo_neighbours(conn, paths)
+    linkfixes.typo_neighbours(conn, paths)
     dirty |= findings.attachments_changed(conn, paths)
     return dirty
 
