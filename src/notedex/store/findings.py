@@ -148,7 +148,20 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     conn.execute(
         f"DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path IN ({dirty_paths})"
     )
-    conn.execute(f"DELETE FROM broken_links WHERE source IN ({dirty_paths})")
+    # A broken link of a dirty note that is still there as it was (the same place, text and
+    # key) keeps its row and suggestion: what can change a suggestion refixes its key instead
+    # (store.linkfixes). `renamed` ones are computed again (the history is trimmed unrefixed).
+    conn.execute(
+        f"""
+        DELETE FROM broken_links WHERE source IN ({dirty_paths}) AND (
+            reason IS '{linkfixes.RENAMED}' OR NOT EXISTS (
+            SELECT 1 FROM files f CROSS JOIN notes n ON n.file_id = f.id
+            CROSS JOIN links l ON l.source_id = f.id AND l.seq = broken_links.seq
+            WHERE f.path = broken_links.source AND n.excluded = 0 AND l.name_key IS NOT NULL
+              AND l.line = broken_links.line AND l.col = broken_links.col
+              AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target))
+        """
+    )
     conn.execute(
         f"""
         INSERT INTO lonely_notes(lonely, path, title)
@@ -184,11 +197,12 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
         """
     )
     _refresh_unused_attachments(conn)
-    # links.name_key is set exactly on the unresolved links that are not self-links.
+    # links.name_key is set exactly on the unresolved links that are not self-links. A new
+    # row waits for its suggestion (linkfixes.PENDING).
     conn.execute(
         f"""
-        INSERT INTO broken_links(source, line, col, seq, text, target)
-        SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY}
+        INSERT OR IGNORE INTO broken_links(source, line, col, seq, text, target, reason)
+        SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY}, '{linkfixes.PENDING}'
         FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
         CROSS JOIN files f ON f.id = d.id CROSS JOIN links l ON l.source_id = d.id
         WHERE n.excluded = 0 AND l.name_key IS NOT NULL

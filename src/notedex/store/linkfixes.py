@@ -32,14 +32,19 @@ if TYPE_CHECKING:
     from notedex.store.links import LinkTargets
 
 
+RENAMED = "renamed"
+PENDING = "?"
+"""broken_links.reason of a row just inserted (findings.refresh_findings), inside the writer's
+transaction only: ``suggest_link_fixes`` gives it its suggestion before the commit."""
 _REFIX = "CREATE TEMP TABLE IF NOT EXISTS refix_keys(key TEXT PRIMARY KEY)"
-# The broken links whose suggestion is computed: those of the dirty notes (just inserted,
-# without one) and every one filed under a refix key.
-_BROKEN_TO_FIX = """
+# The broken links whose suggestion is computed: the dirty notes' new rows and every one filed
+# under a refix key.
+_BROKEN_TO_FIX = f"""
 SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key, b.suggestion, b.reason
 FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
 CROSS JOIN broken_links b ON b.source = f.path
 CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
+WHERE b.reason = '{PENDING}'
 UNION
 SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key, b.suggestion, b.reason
 FROM temp.refix_keys r CROSS JOIN links l ON l.name_key = r.key
@@ -91,7 +96,7 @@ def refix_sources(conn: sqlite3.Connection) -> set[int]:
 
 
 def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
-    """SEMANTICS 8.3: a fix for each broken link of the dirty notes and under the refix keys:
+    """SEMANTICS 8.3: a fix for each new broken link of the dirty notes and under the refix keys:
     `alias` (the key is another note's alias), else `folder` (a file of that name exists
     elsewhere), else `renamed` (a file was seen leaving that name), else `typo` (a note's name
     is one edit away)."""
@@ -99,17 +104,10 @@ def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
     broken = conn.execute(_BROKEN_TO_FIX).fetchall()
     if conn.execute("SELECT 1 FROM temp.refix_keys LIMIT 1").fetchone() is not None:
         conn.execute("DELETE FROM temp.refix_keys")
+    fixer = _Fixer(conn, links, {row[6] for row in broken})
     updates = []
-    typos: dict[str, str | None] = {}  # per key: many broken links share one
-    filed: list[frozenset[int]] = []
     for source, line, col, seq, linkpath, display, key, suggestion, reason in broken:
-        fix = (
-            _alias_fix(conn, links, source, linkpath, key)
-            or _folder_fix(links, linkpath, display)
-            or _renamed_fix(conn, links, linkpath, display)
-            or _typo_fix(links, linkpath, display, typos, filed)
-            or (None, None)
-        )
+        fix = fixer.fix(source, linkpath, display, key)
         if fix != (suggestion, reason):
             updates.append((*fix, source, line, col, seq))
     conn.executemany(
@@ -119,24 +117,62 @@ def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
     )
 
 
-def _alias_fix(
-    conn: sqlite3.Connection, links: LinkTargets, source: str, linkpath: str, key: str
-) -> tuple[str, str] | None:
-    wanted = fold(linkpath)
-    owners = sorted(
-        path
-        for path, alias in conn.execute(
-            "SELECT f.path, a.alias FROM aliases a CROSS JOIN files f ON f.id = a.file_id "
-            "WHERE a.alias_key = ?",
-            (key,),
-        )
-        if fold(alias) == wanted and path != source
-    )
-    if not owners:
-        return None
-    owner = owners[0]
-    others = links.files_named(lookup_key(owner))
-    return link_to(owner, others, linkpath), "alias"
+class _Fixer:
+    """The fixes of one refresh, each computed once: many broken links share a linkpath (a
+    folder rename breaks every link into it by path), and only `alias` depends on the source
+    (a note is no fix for itself)."""
+
+    def __init__(self, conn: sqlite3.Connection, links: LinkTargets, keys: set[str]) -> None:
+        self.conn, self.links = conn, links
+        # The keys that are some note's alias: one query, not one per broken link.
+        self.alias_keys = {
+            row[0]
+            for row in conn.execute(
+                "SELECT DISTINCT alias_key FROM aliases "
+                "WHERE alias_key IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted(keys), ensure_ascii=False),),
+            )
+        }
+        self.owners: dict[str, list[str]] = {}
+        self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
+        self.others: dict[tuple[str, str | None], tuple[str, str] | None] = {}
+        self.typos: dict[str, str | None] = {}  # per key: many broken links share one
+        self.filed: list[frozenset[int]] = []
+
+    def fix(
+        self, source: str, linkpath: str, display: str | None, key: str
+    ) -> tuple[str | None, str | None]:
+        fix = self._alias_fix(source, linkpath, key) if key in self.alias_keys else None
+        if fix is not None:
+            return fix
+        memo = (linkpath, display)
+        if memo not in self.others:
+            self.others[memo] = (
+                _folder_fix(self.links, linkpath, display)
+                or _renamed_fix(self.conn, self.links, linkpath, display)
+                or _typo_fix(self.links, linkpath, display, self.typos, self.filed)
+            )
+        return self.others[memo] or (None, None)
+
+    def _alias_fix(self, source: str, linkpath: str, key: str) -> tuple[str, str] | None:
+        if linkpath not in self.owners:
+            wanted = fold(linkpath)
+            self.owners[linkpath] = sorted(
+                path
+                for path, alias in self.conn.execute(
+                    "SELECT f.path, a.alias FROM aliases a CROSS JOIN files f "
+                    "ON f.id = a.file_id WHERE a.alias_key = ?",
+                    (key,),
+                )
+                if fold(alias) == wanted
+            )
+        owner = next((path for path in self.owners[linkpath] if path != source), None)
+        if owner is None:
+            return None
+        if (owner, linkpath) not in self.aliases:
+            others = self.links.files_named(lookup_key(owner))
+            self.aliases[owner, linkpath] = (link_to(owner, others, linkpath), "alias")
+        return self.aliases[owner, linkpath]
 
 
 def _folder_fix(links: LinkTargets, linkpath: str, display: str | None) -> tuple[str, str] | None:
@@ -154,7 +190,7 @@ def _renamed_fix(
     path = renames.renamed_to(conn, key[:-3] if key.endswith(".md") else key)
     if path is None:
         return None
-    return link_to(path, links.files_named(lookup_key(path)), display), "renamed"
+    return link_to(path, links.files_named(lookup_key(path)), display), RENAMED
 
 
 def _typo_key(linkpath: str) -> str:
