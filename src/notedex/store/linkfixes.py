@@ -231,22 +231,23 @@ def _typo_fix(
 def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
     """The broken links one edit from the name of a note among ``paths`` (created, moved or
     deleted): their `typo` suggestion may change (``refix``). Compares the names with the
-    distinct broken keys, so it costs nothing while no link is broken (a first index)."""
-    broken = [
-        raw
-        for (raw,) in conn.execute("SELECT DISTINCT name_key FROM links WHERE name_key IS NOT NULL")
-    ]
-    if not broken:
+    distinct broken keys, so it costs nothing while no link is broken (a first index); a folder
+    rename keeps its names, each looked at once."""
+    if conn.execute("SELECT 1 FROM links WHERE name_key IS NOT NULL LIMIT 1").fetchone() is None:
         return
+    stems = {file_stem_key(path) for path in paths if is_note_name(path.rpartition("/")[2])}
     names: dict[str, set[str]] = {}  # each name by its deletes: a folder of 12k names is
     # compared with each broken key in a few look-ups, not one by one (issue 17)
-    for path in paths:
-        stem = file_stem_key(path) if is_note_name(path.rpartition("/")[2]) else None
+    for stem in stems:
         if stem is not None and len(stem) + 1 >= TYPO_MIN_LENGTH:
             for variant in _deletes(stem):
                 names.setdefault(variant, set()).add(stem)
     if not names:
         return
+    broken = [
+        raw
+        for (raw,) in conn.execute("SELECT DISTINCT name_key FROM links WHERE name_key IS NOT NULL")
+    ]
     refix(conn, (raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)))
 
 
