@@ -143,7 +143,7 @@ def _move(
     links.added({vf.path for _, vf in renamed})
 
     def withdraw(touched: Iterable[int]) -> None:
-        findings.withdraw(conn, touched)
+        findings.withdraw_links(conn, touched)  # their links or the links into them change
 
     # SEMANTICS 7.10: the links by a name that came or went, all of them...
     changed = {known.path for known, _ in renamed} | {vf.path for _, vf in renamed}

@@ -77,7 +77,7 @@ def delete_files(conn: sqlite3.Connection, paths: Iterable[str], links: LinkTarg
         links.removed(known.id, known.path)
         dirty |= clear_note_rows(conn, known.id, known.path)
         # Links that pointed here become unresolved; their sources' FTS rows change.
-        dirty |= links.unresolve_links_to(known.id, lambda ids: findings.withdraw(conn, ids))
+        dirty |= links.unresolve_links_to(known.id, lambda ids: findings.withdraw_links(conn, ids))
         files.delete_file_row(conn, known.id, known.path)
         dirty.discard(known.id)
     return dirty

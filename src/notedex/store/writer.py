@@ -104,6 +104,7 @@ class IndexWriter:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
+            findings.settle(self.conn)
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
@@ -267,7 +268,7 @@ class IndexWriter:
     def reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change;
         the `typo` suggestions (8.3) and unused attachments (8.9) they can change are dirty."""
-        self.links.reresolve_for(changed_paths, dirty, self._withdraw)
+        self.links.reresolve_for(changed_paths, dirty, self._withdraw_links)
         linkfixes.typo_neighbours(self.conn, changed_paths)
         dirty |= findings.attachments_changed(self.conn, changed_paths)
 
@@ -297,6 +298,9 @@ class IndexWriter:
 
     def _withdraw(self, ids: Iterable[int]) -> None:
         findings.withdraw(self.conn, ids)
+
+    def _withdraw_links(self, ids: Iterable[int]) -> None:
+        findings.withdraw_links(self.conn, ids)
 
     @contextlib.contextmanager
     def bulk_mode(self) -> Iterator[None]:
