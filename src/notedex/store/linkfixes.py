@@ -25,7 +25,7 @@ from notedex.vault.fixes import (
     one_edit_variants,
     same_name,
 )
-from notedex.vault.resolve import file_stem_key, lookup_key
+from notedex.vault.resolve import file_keys, file_stem_key, lookup_key
 from notedex.vault.text import fold
 
 if TYPE_CHECKING:
@@ -77,6 +77,20 @@ def refix_aliases_of(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
         "WHERE file_id IN (SELECT value FROM json_each(?))",
         (encoded,),
     )
+
+
+def refix_alias_owners_named(
+    conn: sqlite3.Connection, links: LinkTargets, paths: Iterable[str]
+) -> None:
+    """An `alias` fix names its owner the shortest way (``link_to``): a file created, moved or
+    deleted under an alias owner's name changes it. (Nothing to do while no link is broken.)"""
+    keys = {key for path in paths for key in file_keys(path) if key is not None}
+    if not keys:
+        return
+    if conn.execute("SELECT 1 FROM links WHERE name_key IS NOT NULL LIMIT 1").fetchone() is None:
+        return
+    index = links.key_index()
+    refix_aliases_of(conn, {file_id for key in keys for file_id in index.ids(key)})
 
 
 def refix_sources(conn: sqlite3.Connection) -> set[int]:
