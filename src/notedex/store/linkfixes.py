@@ -36,6 +36,8 @@ RENAMED = "renamed"
 PENDING = "?"
 """broken_links.reason of a row just inserted (findings.refresh_findings), inside the writer's
 transaction only: ``suggest_link_fixes`` gives it its suggestion before the commit."""
+TYPO_BULK_KEYS = 64
+"""After this many `typo` look-ups in one refresh, the rest intersect with every note stem."""
 _REFIX = "CREATE TEMP TABLE IF NOT EXISTS refix_keys(key TEXT PRIMARY KEY)"
 # The broken links whose suggestion is computed: the dirty notes' new rows and every one filed
 # under a refix key.
@@ -84,10 +86,10 @@ def refix_alias_owners_named(
 ) -> None:
     """An `alias` fix names its owner the shortest way (``link_to``): a file created, moved or
     deleted under an alias owner's name changes it. (Nothing to do while no link is broken.)"""
+    if conn.execute("SELECT 1 FROM links WHERE name_key IS NOT NULL LIMIT 1").fetchone() is None:
+        return
     keys = {key for path in paths for key in file_keys(path) if key is not None}
     if not keys:
-        return
-    if conn.execute("SELECT 1 FROM links WHERE name_key IS NOT NULL LIMIT 1").fetchone() is None:
         return
     index = links.key_index()
     refix_aliases_of(conn, {file_id for key in keys for file_id in index.ids(key)})
@@ -151,7 +153,8 @@ class _Fixer:
         self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
         self.others: dict[tuple[str, str | None], tuple[str, str] | None] = {}
         self.typos: dict[str, str | None] = {}  # per key: many broken links share one
-        self.filed: list[frozenset[int]] = []
+        self.filed: frozenset[int] | None = None
+        self.stems: set[str] | None = None
 
     def fix(
         self, source: str, linkpath: str, display: str | None, key: str
@@ -164,9 +167,45 @@ class _Fixer:
             self.others[memo] = (
                 _folder_fix(self.links, linkpath, display)
                 or _renamed_fix(self.conn, self.links, linkpath, display)
-                or _typo_fix(self.links, linkpath, display, self.typos, self.filed)
+                or self._typo_fix(linkpath, display)
             )
         return self.others[memo] or (None, None)
+
+    def _typo_fix(self, linkpath: str, display: str | None) -> tuple[str, str] | None:
+        """The first note by path whose name is one edit from the link's (``one_edit_variants``:
+        bounded, a few hundred look-ups per name, whatever the vault)."""
+        key = _typo_key(linkpath)
+        if len(key) < TYPO_MIN_LENGTH:
+            return None
+        if key not in self.typos:
+            named = [
+                path
+                for variant in self._filed_among(one_edit_variants(key))
+                for path in self.links.files_named(variant)
+                if file_stem_key(path) == variant
+            ]
+            self.typos[key] = min(named) if named else None
+        path = self.typos[key]
+        if path is None:
+            return None
+        return link_to(path, self.links.files_named(lookup_key(path)), display), "typo"
+
+    def _filed_among(self, variants: set[str]) -> Iterable[str]:
+        """The variants some file is filed under (or may be: the key index's hashes can
+        collide, ``files_named`` confirms). A refresh with many typo look-ups (a first index,
+        a large move) reads every note's stem once and intersects sets instead."""
+        if self.stems is None and len(self.typos) >= TYPO_BULK_KEYS:
+            self.stems = {
+                stem
+                for (path,) in self.conn.execute("SELECT path FROM files WHERE is_note = 1")
+                if (stem := file_stem_key(path)) is not None
+            }
+        if self.stems is not None:
+            return variants & self.stems
+        if self.filed is None:  # once per refresh, and only when needed: every filed key's hash
+            self.filed = self.links.key_index().key_hashes()
+        hashes, hash_of = self.filed, FileKeyIndex.hash_of
+        return [variant for variant in variants if hash_of(variant) in hashes]
 
     def _alias_fix(self, source: str, linkpath: str, key: str) -> tuple[str, str] | None:
         if linkpath not in self.owners:
@@ -210,36 +249,6 @@ def _renamed_fix(
 def _typo_key(linkpath: str) -> str:
     key = lookup_key(linkpath)
     return key[:-3] if key.endswith(".md") else key
-
-
-def _typo_fix(
-    links: LinkTargets,
-    linkpath: str,
-    display: str | None,
-    found: dict[str, str | None],
-    filed: list[frozenset[int]],
-) -> tuple[str, str] | None:
-    """The first note by path whose name is one edit from the link's (bounded: a few hundred
-    set look-ups per name, whatever the vault; the key index confirms a hit)."""
-    key = _typo_key(linkpath)
-    if len(key) < TYPO_MIN_LENGTH:
-        return None
-    if key not in found:
-        if not filed:  # once per refresh, and only when needed: every filed key's hash
-            filed.append(links.key_index().key_hashes())
-        hashes, hash_of = filed[0], FileKeyIndex.hash_of
-        hits = sorted(
-            path
-            for variant in one_edit_variants(key)
-            if hash_of(variant) in hashes
-            for path in links.files_named(variant)
-            if file_stem_key(path) == variant
-        )
-        found[key] = hits[0] if hits else None
-    path = found[key]
-    if path is None:
-        return None
-    return link_to(path, links.files_named(lookup_key(path)), display), "typo"
 
 
 def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store import linkfixes
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fresh_full_index, write
 from tests.indexcheck import age, fts_sound_after, make_vault
@@ -132,3 +133,22 @@ def test_no_pending_suggestion_is_ever_committed(writer: IndexWriter) -> None:
     finally:
         conn.close()
     _same_as_fresh(writer)
+
+
+@pytest.mark.parametrize("bulk", [0, 10**9])
+def test_typo_fixes_are_the_same_by_stems_or_by_the_key_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk: int
+) -> None:
+    """Past ``TYPO_BULK_KEYS`` look-ups a refresh intersects with every stem: the same fixes."""
+    monkeypatch.setattr(linkfixes, "TYPO_BULK_KEYS", bulk)
+    files = {f"d{i % 3}/Topic Number {i}.md": f"# t{i}\n" for i in range(30)}
+    files["d9/Topic Number 1.md"] = "# a second one\n"
+    files["src.md"] = "".join(f"[[Topic Numbr {i}]] [[Topik Number {i}]]\n" for i in range(35))
+    vault = make_vault(tmp_path / "v", files)
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        fixes = _fixes(writer)
+    assert fixes["[[Topic Numbr 1]]"] == ("[[d1/Topic Number 1]]", "typo")
+    assert fixes["[[Topik Number 34]]"] == (None, None)
+    assert sum(1 for _, reason in fixes.values() if reason == "typo") == 60
+    assert dump_index(tmp_path / "i.db") == fresh_full_index(vault, tmp_path)
