@@ -81,18 +81,31 @@ def refix_aliases_of(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
     )
 
 
-def refix_alias_owners_named(
-    conn: sqlite3.Connection, links: LinkTargets, paths: Iterable[str]
-) -> None:
-    """An `alias` fix names its owner the shortest way (``link_to``): a file created, moved or
-    deleted under an alias owner's name changes it. (Nothing to do while no link is broken.)"""
+def refix_fixes_naming(conn: sqlite3.Connection, links: LinkTargets, paths: Iterable[str]) -> None:
+    """A fix names its file the shortest way (``link_to``): a file created, moved or deleted
+    under the name of an alias owner or of a renamed file changes their `alias` and `renamed`
+    fixes (`folder` and `typo` look at those names themselves). Nothing to do while no link
+    is broken."""
     if conn.execute("SELECT 1 FROM links WHERE name_key IS NOT NULL LIMIT 1").fetchone() is None:
         return
     keys = {key for path in paths for key in file_keys(path) if key is not None}
     if not keys:
         return
     index = links.key_index()
-    refix_aliases_of(conn, {file_id for key in keys for file_id in index.ids(key)})
+    ids = sorted({file_id for key in keys for file_id in index.ids(key)})
+    refix_aliases_of(conn, ids)
+    refix(
+        conn,
+        (
+            key
+            for (stored,) in conn.execute(
+                "SELECT DISTINCT old_key FROM renames "
+                "WHERE file_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids),),
+            )
+            for key in renames.link_keys(stored)
+        ),
+    )
 
 
 def refix_sources(conn: sqlite3.Connection) -> set[int]:

@@ -148,7 +148,7 @@ def _move(
     # SEMANTICS 7.10: the links by a name that came or went, all of them...
     changed = {known.path for known, _ in renamed} | {vf.path for _, vf in renamed}
     links.reresolve_for(changed, dirty, withdraw)
-    linkfixes.refix_alias_owners_named(conn, links, changed)
+    linkfixes.refix_fixes_naming(conn, links, changed)
     # ...and of the other names, and of the moved notes' own links, those a path decides.
     kept_names = {known.id for known, _ in moves}.difference(known.id for known, _ in renamed)
     kept = {

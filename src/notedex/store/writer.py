@@ -270,7 +270,7 @@ class IndexWriter:
         the `typo` suggestions (8.3) and unused attachments (8.9) they can change are dirty."""
         self.links.reresolve_for(changed_paths, dirty, self._withdraw_links)
         linkfixes.typo_neighbours(self.conn, changed_paths)
-        linkfixes.refix_alias_owners_named(self.conn, self.links, changed_paths)
+        linkfixes.refix_fixes_naming(self.conn, self.links, changed_paths)
         dirty |= findings.attachments_changed(self.conn, changed_paths)
 
     def write_notes(

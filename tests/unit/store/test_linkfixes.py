@@ -152,3 +152,22 @@ def test_typo_fixes_are_the_same_by_stems_or_by_the_key_index(
     assert fixes["[[Topik Number 34]]"] == (None, None)
     assert sum(1 for _, reason in fixes.values() if reason == "typo") == 60
     assert dump_index(tmp_path / "i.db") == fresh_full_index(vault, tmp_path)
+
+
+def test_a_renamed_fix_follows_a_file_that_comes_to_share_its_name(writer: IndexWriter) -> None:
+    """[[Old]] suggests where Old went; a second file of that name makes it a path."""
+    vault = writer.vault
+    write(vault / "a" / "Old.md", "# the note\n")
+    write(vault / "src.md", "[[Old]]\n")
+    age(vault)
+    reconcile(writer)
+    os.rename(vault / "a" / "Old.md", vault / "a" / "New.md")
+    reconcile(writer)
+    assert _fixes(writer)["[[Old]]"] == ("[[New]]", "renamed")
+    write(vault / "b" / "New.md", "# another of that name\n")
+    age(vault)
+    reconcile(writer)
+    assert _fixes(writer)["[[Old]]"] == ("[[a/New]]", "renamed")
+    (vault / "b" / "New.md").unlink()
+    reconcile(writer)
+    assert _fixes(writer)["[[Old]]"] == ("[[New]]", "renamed")
