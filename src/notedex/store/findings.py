@@ -157,6 +157,8 @@ def set_dirty(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
 
 
 def set_every_note_dirty(conn: sqlite3.Connection) -> None:
+    """Every note's findings are recomputed, the suggestions too (none is kept as it was)."""
+    conn.execute("DELETE FROM broken_links")
     set_dirty(conn, (row[0] for row in conn.execute("SELECT file_id FROM notes").fetchall()))
 
 
