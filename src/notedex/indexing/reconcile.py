@@ -334,11 +334,21 @@ def apply_paths(
     found = _Found()
     links = _LinkedFolders(vault)
     hints = list(dict.fromkeys(h.strip("/") for h in hints))
-    for hint in hints:
+    # A folder's hint covers the hints under it (a folder rename brings one event per file):
+    # its walk, or its rows when it is gone, settles them all, so they are not looked at one
+    # by one (issue 17); the files among them are still compared by content.
+    looked: set[str] = set()
+    covered: list[str] = []
+    for hint in sorted(hints, key=lambda h: h.count("/")):
         if is_hidden_path(hint):
+            continue
+        if "/" in hint and _at_or_under(hint.rpartition("/")[0], looked):
+            covered.append(hint)
             continue
         if hint == "" or links.through_link(hint) or not _look(writer, hint, found):
             return reconcile(writer, hinted=frozenset(nfc(h) for h in hints), progress=progress)
+        looked.add(hint)
+    found.hinted.update(path for path in map(nfc, covered) if path in found.upserts)
     diff = _changed(writer, found.upserts.values(), found.hinted)
     gone = sorted(found.deletes - set(found.upserts))
     paired = pair_moves(writer, diff.upserts, gone, hashes=diff.hashes)

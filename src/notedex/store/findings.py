@@ -31,29 +31,84 @@ STRUCTURE_FTS = ("note_fts", "link_fts")
 """The two structure-search tables over the view note_fts_text."""
 
 
-def withdraw(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+_LINKS_PENDING = "CREATE TEMP TABLE IF NOT EXISTS links_pending(id INTEGER PRIMARY KEY)"
+"""Notes whose link_fts row alone is withdrawn (``withdraw_links``), inside one transaction."""
+
+
+def withdraw(
+    conn: sqlite3.Connection, ids: Iterable[int], *, keep_links_only: bool = False
+) -> None:
     """Take these notes' structure-search rows out before any of their inputs change.
 
     note_fts and link_fts are external content over the view note_fts_text: FTS5 deletes a row by
     tokenizing what the view gives for it, which must still be what was indexed. A
     withdrawn note waits in fts_pending (crash-safe) until refresh_fts inserts it again;
     withdrawing it twice is a no-op. Ids of attachments and of notes not written yet are
-    only recorded.
+    only recorded. ``keep_links_only``: a note whose link_fts row alone is out stays so (its
+    findings are recomputed all the same).
     """
     wanted = json.dumps(sorted(ids))
     if wanted == "[]":
         return
+    conn.execute(_LINKS_PENDING)
+    skip = "AND n.file_id NOT IN (SELECT id FROM temp.links_pending)"
     for table in STRUCTURE_FTS:
         conn.execute(
             f"""
             DELETE FROM {table} WHERE rowid IN (
                 SELECT n.file_id FROM notes n
                 WHERE n.file_id IN (SELECT value FROM json_each(?))
-                  AND n.file_id NOT IN (SELECT id FROM fts_pending))
+                  AND n.file_id NOT IN (SELECT id FROM fts_pending)
+                  {skip if table == "link_fts" or keep_links_only else ""})
             """,
             (wanted,),
         )
+    if keep_links_only:
+        conn.execute(
+            "INSERT OR IGNORE INTO fts_pending(id) SELECT value FROM json_each(?) "
+            "WHERE value NOT IN (SELECT id FROM temp.links_pending)",
+            (wanted,),
+        )
+        return
     conn.execute("INSERT OR IGNORE INTO fts_pending(id) SELECT value FROM json_each(?)", (wanted,))
+    conn.execute(
+        "DELETE FROM temp.links_pending WHERE id IN (SELECT value FROM json_each(?))", (wanted,)
+    )
+
+
+def withdraw_links(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    """Take out only the link_fts row (anchors, unresolved) of these notes: their links or the
+    links into them change, nothing note_fts reads (a re-resolution, a target deleted). Such a
+    note waits in ``temp.links_pending``, in the transaction only: ``refresh_fts`` puts it back,
+    and ``settle`` withdraws what is left at a commit the usual way."""
+    wanted = json.dumps(sorted(ids))
+    if wanted == "[]":
+        return
+    conn.execute(_LINKS_PENDING)
+    conn.execute(
+        """
+        DELETE FROM link_fts WHERE rowid IN (
+            SELECT n.file_id FROM notes n
+            WHERE n.file_id IN (SELECT value FROM json_each(?))
+              AND n.file_id NOT IN (SELECT id FROM fts_pending)
+              AND n.file_id NOT IN (SELECT id FROM temp.links_pending))
+        """,
+        (wanted,),
+    )
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.links_pending(id) SELECT value FROM json_each(?) "
+        "WHERE value NOT IN (SELECT id FROM fts_pending)",
+        (wanted,),
+    )
+
+
+def settle(conn: sqlite3.Connection) -> None:
+    """Before a commit: a note whose link_fts row alone is out (no ``refresh_fts`` since) is
+    withdrawn whole, into the crash-safe ``fts_pending``."""
+    conn.execute(_LINKS_PENDING)
+    left = [row[0] for row in conn.execute("SELECT id FROM temp.links_pending")]
+    if left:
+        withdraw(conn, left)
 
 
 def has_pending(conn: sqlite3.Connection) -> bool:
@@ -69,22 +124,28 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int], links: LinkTargets) -
     """
     # Notes new to the index, or dirty without a change of inputs; at the end of an apply (its
     # notes written) the sources whose `renamed` suggestion a recreated note changes.
-    withdraw(conn, dirty | renames.pair_recreated(conn))
+    linkfixes.refix(conn, renames.pair_recreated(conn))
+    conn.execute(_LINKS_PENDING)
+    withdraw(conn, dirty, keep_links_only=True)
     set_dirty(conn, ())
     conn.execute("INSERT OR IGNORE INTO temp.dirty_notes(id) SELECT id FROM fts_pending")
-    conn.execute("DELETE FROM fts_pending")
+    conn.execute("INSERT OR IGNORE INTO temp.dirty_notes(id) SELECT id FROM temp.links_pending")
     if conn.execute("SELECT 1 FROM temp.dirty_notes LIMIT 1").fetchone() is None:
+        linkfixes.suggest_link_fixes(conn, links)  # the refix keys alone
         return
-    for table, columns in (
-        ("note_fts", "title, tags, aliases"),
-        ("link_fts", "anchors, unresolved"),
+    # A note whose link_fts row alone was out keeps its note_fts row.
+    for table, columns, wanted in (
+        ("note_fts", "title, tags, aliases", "SELECT id FROM fts_pending"),
+        ("link_fts", "anchors, unresolved", "SELECT id FROM temp.dirty_notes"),
     ):
         conn.execute(
             f"""
             INSERT INTO {table}(rowid, {columns}) SELECT file_id, {columns} FROM note_fts_text
-            WHERE file_id IN (SELECT id FROM temp.dirty_notes)
+            WHERE file_id IN ({wanted})
             """
         )
+    conn.execute("DELETE FROM fts_pending")
+    conn.execute("DELETE FROM temp.links_pending")
     refresh_findings(conn, links)
 
 
@@ -96,6 +157,8 @@ def set_dirty(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
 
 
 def set_every_note_dirty(conn: sqlite3.Connection) -> None:
+    """Every note's findings are recomputed, the suggestions too (none is kept as it was)."""
+    conn.execute("DELETE FROM broken_links")
     set_dirty(conn, (row[0] for row in conn.execute("SELECT file_id FROM notes").fetchall()))
 
 
@@ -146,7 +209,20 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     conn.execute(
         f"DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path IN ({dirty_paths})"
     )
-    conn.execute(f"DELETE FROM broken_links WHERE source IN ({dirty_paths})")
+    # A broken link of a dirty note that is still there as it was (the same place, text and
+    # key) keeps its row and suggestion: what can change a suggestion refixes its key instead
+    # (store.linkfixes). `renamed` ones are computed again (the history is trimmed unrefixed).
+    conn.execute(
+        f"""
+        DELETE FROM broken_links WHERE source IN ({dirty_paths}) AND (
+            reason IS '{linkfixes.RENAMED}' OR NOT EXISTS (
+            SELECT 1 FROM files f CROSS JOIN notes n ON n.file_id = f.id
+            CROSS JOIN links l ON l.source_id = f.id AND l.seq = broken_links.seq
+            WHERE f.path = broken_links.source AND n.excluded = 0 AND l.name_key IS NOT NULL
+              AND l.line = broken_links.line AND l.col = broken_links.col
+              AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target))
+        """
+    )
     conn.execute(
         f"""
         INSERT INTO lonely_notes(lonely, path, title)
@@ -182,11 +258,12 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
         """
     )
     _refresh_unused_attachments(conn)
-    # links.name_key is set exactly on the unresolved links that are not self-links.
+    # links.name_key is set exactly on the unresolved links that are not self-links. A new
+    # row waits for its suggestion (linkfixes.PENDING).
     conn.execute(
         f"""
-        INSERT INTO broken_links(source, line, col, seq, text, target)
-        SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY}
+        INSERT OR IGNORE INTO broken_links(source, line, col, seq, text, target, reason)
+        SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY}, '{linkfixes.PENDING}'
         FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
         CROSS JOIN files f ON f.id = d.id CROSS JOIN links l ON l.source_id = d.id
         WHERE n.excluded = 0 AND l.name_key IS NOT NULL
@@ -195,21 +272,6 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     linkfixes.suggest_link_fixes(conn, links)
     _refresh_broken_anchors(conn)
     tagcounts.refresh(conn)  # the tag pane's counts (issue 12, speed)
-
-
-def sources_of_broken_links_to_aliases_of(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
-    """The notes with a broken link whose key is an alias of these notes (its `alias`
-    suggestion depends on them)."""
-    if not ids:
-        return set()
-    return {
-        row[0]
-        for row in conn.execute(
-            "SELECT DISTINCT l.source_id FROM aliases a CROSS JOIN links l "
-            "ON l.name_key = a.alias_key WHERE a.file_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(ids),),
-        )
-    }
 
 
 def attachments_changed(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
@@ -253,10 +315,10 @@ def _refresh_unused_attachments(conn: sqlite3.Connection) -> None:
     )
 
 
-def record_renames(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[int]:
-    """Moves applied in place (store.moves): (old path, file id). Returns the notes whose
-    broken links' suggestions change (store.renames)."""
-    return renames.record(conn, renamed)
+def record_renames(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> None:
+    """Moves applied in place (store.moves): (old path, file id). The broken links whose
+    suggestions change (store.renames) are refixed."""
+    linkfixes.refix(conn, renames.record(conn, renamed))
 
 
 # The links with a subpath out of and into the dirty notes whose target is a note (SEMANTICS
@@ -285,12 +347,16 @@ def _refresh_broken_anchors(conn: sqlite3.Connection) -> None:
     )
     rows = []
     last_target, outline = None, decode_outline(None)
+    fixes: dict[str, tuple[str | None, str | None]] = {}  # of one target, per subpath
     for source_id, seq, target_id, subpath, encoded in conn.execute(_ANCHORED_LINKS):
         if target_id != last_target:  # ordered by target: each outline is decoded once
             last_target, outline = target_id, decode_outline(encoded)
+            fixes.clear()
         headings, block_ids = outline
         if is_broken(subpath, headings, block_ids):
-            suggestion, reason = suggest(subpath, headings, block_ids) or (None, None)
+            if subpath not in fixes:
+                fixes[subpath] = suggest(subpath, headings, block_ids) or (None, None)
+            suggestion, reason = fixes[subpath]
             rows.append((source_id, seq, target_id, anchor_kind(subpath), suggestion, reason))
     conn.executemany(
         "INSERT OR REPLACE INTO broken_anchors(source_id, seq, target_id, kind, suggestion, reason) "

@@ -1,6 +1,12 @@
 """Fix suggestions for broken links (SEMANTICS 8.3), stored with them in ``broken_links``:
-`alias`, `folder`, `renamed` (store/renames.py holds the history) and `typo`, and which notes'
-suggestions a created, moved or deleted note name can change. All their SQL."""
+`alias`, `folder`, `renamed` (store/renames.py holds the history) and `typo`, and which
+suggestions a created, moved or deleted note name can change. All their SQL.
+
+A change that can change only suggestions (an alias, a name or a rename history entry came or
+went) does not make the notes with those broken links dirty: it files the links' name keys in
+``temp.refix_keys`` (``refix``), and ``suggest_link_fixes`` computes the suggestion of every
+broken link under those keys again, in the same transaction, leaving the rest of those notes'
+findings and search rows alone (issue 17: a folder rename touches thousands of such links)."""
 
 from __future__ import annotations
 
@@ -10,7 +16,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from notedex.store import renames
-from notedex.store.files import LOOKUP_CHUNK
 from notedex.store.keyindex import FileKeyIndex
 from notedex.vault.files import is_note_name
 from notedex.vault.fixes import (
@@ -20,36 +25,119 @@ from notedex.vault.fixes import (
     one_edit_variants,
     same_name,
 )
-from notedex.vault.resolve import file_stem_key, lookup_key
+from notedex.vault.resolve import file_keys, file_stem_key, lookup_key
 from notedex.vault.text import fold
 
 if TYPE_CHECKING:
     from notedex.store.links import LinkTargets
 
 
-def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
-    """SEMANTICS 8.3: a fix for each broken link of the dirty notes: `alias` (the key is another
-    note's alias), else `folder` (a file of that name exists elsewhere), else `renamed` (a file
-    was seen leaving that name), else `typo` (a note's name is one edit away)."""
-    broken = conn.execute(
-        """
-        SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key
-        FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
-        CROSS JOIN broken_links b ON b.source = f.path
-        CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
-        """
-    ).fetchall()
-    updates = []
-    typos: dict[str, str | None] = {}  # per key: many broken links share one
-    filed: list[frozenset[int]] = []
-    for source, line, col, seq, linkpath, display, key in broken:
-        fix = (
-            _alias_fix(conn, links, source, linkpath, key)
-            or _folder_fix(links, linkpath, display)
-            or _renamed_fix(conn, links, linkpath, display)
-            or _typo_fix(links, linkpath, display, typos, filed)
+RENAMED = "renamed"
+PENDING = "?"
+"""broken_links.reason of a row just inserted (findings.refresh_findings), inside the writer's
+transaction only: ``suggest_link_fixes`` gives it its suggestion before the commit."""
+TYPO_BULK_KEYS = 64
+"""After this many `typo` look-ups in one refresh, the rest intersect with every note stem."""
+_REFIX = "CREATE TEMP TABLE IF NOT EXISTS refix_keys(key TEXT PRIMARY KEY)"
+# The broken links whose suggestion is computed: the dirty notes' new rows and every one filed
+# under a refix key.
+_BROKEN_TO_FIX = f"""
+SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key, b.suggestion, b.reason
+FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
+CROSS JOIN broken_links b ON b.source = f.path
+CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
+WHERE b.reason = '{PENDING}'
+UNION
+SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key, b.suggestion, b.reason
+FROM temp.refix_keys r CROSS JOIN links l ON l.name_key = r.key
+CROSS JOIN files f ON f.id = l.source_id
+CROSS JOIN broken_links b ON b.source = f.path AND b.seq = l.seq
+"""
+
+
+def refix(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
+    """Inside a transaction: the broken links filed under these ``links.name_key`` values get
+    their suggestion computed again by the next ``suggest_link_fixes`` (``refresh_fts``)."""
+    encoded = json.dumps(sorted(set(keys)), ensure_ascii=False)
+    if encoded == "[]":
+        return
+    conn.execute(_REFIX)
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.refix_keys(key) SELECT value FROM json_each(?)", (encoded,)
+    )
+
+
+def refix_aliases_of(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    """The broken links whose key is an alias of these notes (their `alias` suggestion depends
+    on them); before the aliases' rows change."""
+    encoded = json.dumps(sorted(set(ids)))
+    if encoded == "[]":
+        return
+    conn.execute(_REFIX)
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.refix_keys(key) SELECT alias_key FROM aliases "
+        "WHERE file_id IN (SELECT value FROM json_each(?))",
+        (encoded,),
+    )
+
+
+def refix_fixes_naming(conn: sqlite3.Connection, links: LinkTargets, paths: Iterable[str]) -> None:
+    """A fix names its file the shortest way (``link_to``): a file created, moved or deleted
+    under the name of an alias owner or of a renamed file changes their `alias` and `renamed`
+    fixes (`folder` and `typo` look at those names themselves). Nothing to do while no link
+    is broken."""
+    if conn.execute("SELECT 1 FROM links WHERE name_key IS NOT NULL LIMIT 1").fetchone() is None:
+        return
+    keys = {key for path in paths for key in file_keys(path) if key is not None}
+    if not keys:
+        return
+    index = links.key_index()
+    ids = sorted({file_id for key in keys for file_id in index.ids(key)})
+    refix_aliases_of(conn, ids)
+    refix(
+        conn,
+        (
+            key
+            for (stored,) in conn.execute(
+                "SELECT DISTINCT old_key FROM renames "
+                "WHERE file_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids),),
+            )
+            for key in renames.link_keys(stored)
+        ),
+    )
+
+
+def refix_sources(conn: sqlite3.Connection) -> set[int]:
+    """The sources of the broken links under the refix keys, which are then forgotten: an
+    apply that defers the findings to a later transaction (a private index) makes them dirty
+    instead, since ``temp.refix_keys`` does not outlive a crash."""
+    conn.execute(_REFIX)
+    sources = {
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT l.source_id FROM temp.refix_keys r "
+            "CROSS JOIN links l ON l.name_key = r.key"
         )
-        if fix is not None:
+    }
+    conn.execute("DELETE FROM temp.refix_keys")
+    return sources
+
+
+def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
+    """SEMANTICS 8.3: a fix for each new broken link of the dirty notes and under the refix keys:
+    `alias` (the key is another note's alias), else `folder` (a file of that name exists
+    elsewhere), else `renamed` (a file was seen leaving that name), else `typo` (a note's name
+    is one edit away)."""
+    conn.execute(_REFIX)
+    broken = conn.execute(_BROKEN_TO_FIX).fetchall()
+    if conn.execute("SELECT 1 FROM temp.refix_keys LIMIT 1").fetchone() is not None:
+        conn.execute("DELETE FROM temp.refix_keys")
+    fixer = _Fixer(conn, links, {row[6] for row in broken})
+    updates = []
+    for source, line, col, seq, linkpath, display, key, suggestion, reason in broken:
+        fix = fixer.fix(source, linkpath, display, key)
+        if fix != (suggestion, reason):
             updates.append((*fix, source, line, col, seq))
     conn.executemany(
         "UPDATE broken_links SET suggestion = ?, reason = ? "
@@ -58,24 +146,99 @@ def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
     )
 
 
-def _alias_fix(
-    conn: sqlite3.Connection, links: LinkTargets, source: str, linkpath: str, key: str
-) -> tuple[str, str] | None:
-    wanted = fold(linkpath)
-    owners = sorted(
-        path
-        for path, alias in conn.execute(
-            "SELECT f.path, a.alias FROM aliases a CROSS JOIN files f ON f.id = a.file_id "
-            "WHERE a.alias_key = ?",
-            (key,),
-        )
-        if fold(alias) == wanted and path != source
-    )
-    if not owners:
-        return None
-    owner = owners[0]
-    others = links.files_named(lookup_key(owner))
-    return link_to(owner, others, linkpath), "alias"
+class _Fixer:
+    """The fixes of one refresh, each computed once: many broken links share a linkpath (a
+    folder rename breaks every link into it by path), and only `alias` depends on the source
+    (a note is no fix for itself)."""
+
+    def __init__(self, conn: sqlite3.Connection, links: LinkTargets, keys: set[str]) -> None:
+        self.conn, self.links = conn, links
+        # The keys that are some note's alias: one query, not one per broken link.
+        self.alias_keys = {
+            row[0]
+            for row in conn.execute(
+                "SELECT DISTINCT alias_key FROM aliases "
+                "WHERE alias_key IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted(keys), ensure_ascii=False),),
+            )
+        }
+        self.owners: dict[str, list[str]] = {}
+        self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
+        self.others: dict[tuple[str, str | None], tuple[str, str] | None] = {}
+        self.typos: dict[str, str | None] = {}  # per key: many broken links share one
+        self.filed: frozenset[int] | None = None
+        self.stems: set[str] | None = None
+
+    def fix(
+        self, source: str, linkpath: str, display: str | None, key: str
+    ) -> tuple[str | None, str | None]:
+        fix = self._alias_fix(source, linkpath, key) if key in self.alias_keys else None
+        if fix is not None:
+            return fix
+        memo = (linkpath, display)
+        if memo not in self.others:
+            self.others[memo] = (
+                _folder_fix(self.links, linkpath, display)
+                or _renamed_fix(self.conn, self.links, linkpath, display)
+                or self._typo_fix(linkpath, display)
+            )
+        return self.others[memo] or (None, None)
+
+    def _typo_fix(self, linkpath: str, display: str | None) -> tuple[str, str] | None:
+        """The first note by path whose name is one edit from the link's (``one_edit_variants``:
+        bounded, a few hundred look-ups per name, whatever the vault)."""
+        key = _typo_key(linkpath)
+        if len(key) < TYPO_MIN_LENGTH:
+            return None
+        if key not in self.typos:
+            named = [
+                path
+                for variant in self._filed_among(one_edit_variants(key))
+                for path in self.links.files_named(variant)
+                if file_stem_key(path) == variant
+            ]
+            self.typos[key] = min(named) if named else None
+        path = self.typos[key]
+        if path is None:
+            return None
+        return link_to(path, self.links.files_named(lookup_key(path)), display), "typo"
+
+    def _filed_among(self, variants: set[str]) -> Iterable[str]:
+        """The variants some file is filed under (or may be: the key index's hashes can
+        collide, ``files_named`` confirms). A refresh with many typo look-ups (a first index,
+        a large move) reads every note's stem once and intersects sets instead."""
+        if self.stems is None and len(self.typos) >= TYPO_BULK_KEYS:
+            self.stems = {
+                stem
+                for (path,) in self.conn.execute("SELECT path FROM files WHERE is_note = 1")
+                if (stem := file_stem_key(path)) is not None
+            }
+        if self.stems is not None:
+            return variants & self.stems
+        if self.filed is None:  # once per refresh, and only when needed: every filed key's hash
+            self.filed = self.links.key_index().key_hashes()
+        hashes, hash_of = self.filed, FileKeyIndex.hash_of
+        return [variant for variant in variants if hash_of(variant) in hashes]
+
+    def _alias_fix(self, source: str, linkpath: str, key: str) -> tuple[str, str] | None:
+        if linkpath not in self.owners:
+            wanted = fold(linkpath)
+            self.owners[linkpath] = sorted(
+                path
+                for path, alias in self.conn.execute(
+                    "SELECT f.path, a.alias FROM aliases a CROSS JOIN files f "
+                    "ON f.id = a.file_id WHERE a.alias_key = ?",
+                    (key,),
+                )
+                if fold(alias) == wanted
+            )
+        owner = next((path for path in self.owners[linkpath] if path != source), None)
+        if owner is None:
+            return None
+        if (owner, linkpath) not in self.aliases:
+            others = self.links.files_named(lookup_key(owner))
+            self.aliases[owner, linkpath] = (link_to(owner, others, linkpath), "alias")
+        return self.aliases[owner, linkpath]
 
 
 def _folder_fix(links: LinkTargets, linkpath: str, display: str | None) -> tuple[str, str] | None:
@@ -93,7 +256,7 @@ def _renamed_fix(
     path = renames.renamed_to(conn, key[:-3] if key.endswith(".md") else key)
     if path is None:
         return None
-    return link_to(path, links.files_named(lookup_key(path)), display), "renamed"
+    return link_to(path, links.files_named(lookup_key(path)), display), RENAMED
 
 
 def _typo_key(linkpath: str) -> str:
@@ -101,65 +264,27 @@ def _typo_key(linkpath: str) -> str:
     return key[:-3] if key.endswith(".md") else key
 
 
-def _typo_fix(
-    links: LinkTargets,
-    linkpath: str,
-    display: str | None,
-    found: dict[str, str | None],
-    filed: list[frozenset[int]],
-) -> tuple[str, str] | None:
-    """The first note by path whose name is one edit from the link's (bounded: a few hundred
-    set look-ups per name, whatever the vault; the key index confirms a hit)."""
-    key = _typo_key(linkpath)
-    if len(key) < TYPO_MIN_LENGTH:
-        return None
-    if key not in found:
-        if not filed:  # once per refresh, and only when needed: every filed key's hash
-            filed.append(links.key_index().key_hashes())
-        hashes, hash_of = filed[0], FileKeyIndex.hash_of
-        hits = sorted(
-            path
-            for variant in one_edit_variants(key)
-            if hash_of(variant) in hashes
-            for path in links.files_named(variant)
-            if file_stem_key(path) == variant
-        )
-        found[key] = hits[0] if hits else None
-    path = found[key]
-    if path is None:
-        return None
-    return link_to(path, links.files_named(lookup_key(path)), display), "typo"
-
-
-def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
-    """The notes with a broken link one edit from the name of a note among ``paths`` (created,
-    moved or deleted): their `typo` suggestion may change. Compares the names with the
-    distinct broken keys, so it costs nothing while no link is broken (a first index)."""
+def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    """The broken links one edit from the name of a note among ``paths`` (created, moved or
+    deleted): their `typo` suggestion may change (``refix``). Compares the names with the
+    distinct broken keys, so it costs nothing while no link is broken (a first index); a folder
+    rename keeps its names, each looked at once."""
+    if conn.execute("SELECT 1 FROM links WHERE name_key IS NOT NULL LIMIT 1").fetchone() is None:
+        return
+    stems = {file_stem_key(path) for path in paths if is_note_name(path.rpartition("/")[2])}
+    names: dict[str, set[str]] = {}  # each name by its deletes: a folder of 12k names is
+    # compared with each broken key in a few look-ups, not one by one (issue 17)
+    for stem in stems:
+        if stem is not None and len(stem) + 1 >= TYPO_MIN_LENGTH:
+            for variant in _deletes(stem):
+                names.setdefault(variant, set()).add(stem)
+    if not names:
+        return
     broken = [
         raw
         for (raw,) in conn.execute("SELECT DISTINCT name_key FROM links WHERE name_key IS NOT NULL")
     ]
-    if not broken:
-        return set()
-    names: dict[str, set[str]] = {}  # each name by its deletes: a folder of 12k names is
-    # compared with each broken key in a few look-ups, not one by one (issue 17)
-    for path in paths:
-        stem = file_stem_key(path) if is_note_name(path.rpartition("/")[2]) else None
-        if stem is not None and len(stem) + 1 >= TYPO_MIN_LENGTH:
-            for variant in _deletes(stem):
-                names.setdefault(variant, set()).add(stem)
-    matched = [raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)]
-    sources: set[int] = set()
-    for start in range(0, len(matched), LOOKUP_CHUNK):
-        sources.update(
-            row[0]
-            for row in conn.execute(
-                "SELECT DISTINCT source_id FROM links "
-                "WHERE name_key IN (SELECT value FROM json_each(?))",
-                (json.dumps(matched[start : start + LOOKUP_CHUNK], ensure_ascii=False),),
-            )
-        )
-    return sources
+    refix(conn, (raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)))
 
 
 def _deletes(word: str) -> set[str]:

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable
 
+from notedex.store import linkfixes
 from notedex.store.files import IDS_OF_PATHS, LOOKUP_CHUNK
 from notedex.store.keyindex import FileKeyIndex, key_hash
 from notedex.vault.resolve import Resolver, affected_name_keys, file_keys, lookup_key, name_key
@@ -176,8 +177,8 @@ class LinkTargets:
         ``keys`` (to or naming a file of those names), those with a ``/`` or a tie-break, not
         the bare links to unique names that make up most of a vault.
 
-        A broken link filed under ``keys`` makes its source dirty: its fix may name a moved
-        file (SEMANTICS 8.3)."""
+        A broken link filed under ``keys`` is refixed: its fix may name a moved file
+        (SEMANTICS 8.3)."""
         rows = self.conn.execute(
             _LINKS_SELECT + f"WHERE l.source_id IN (SELECT value FROM json_each(?)) "
             f"AND l.linkpath <> '' AND {_PATH_DEPENDENT}",
@@ -202,16 +203,7 @@ class LinkTargets:
         ]
         unique = list({(row[0], row[1]): row for row in rows}.values())
         self._reresolve_rows(unique, dirty, withdraw)
-        broken = {
-            row[0]
-            for row in self.conn.execute(
-                "SELECT DISTINCT source_id FROM links WHERE name_key IN "
-                "(SELECT value FROM json_each(?))",
-                (wanted,),
-            )
-        }
-        withdraw(broken)
-        dirty |= broken
+        linkfixes.refix(self.conn, keys)
 
     def _reresolve_rows(
         self,
@@ -222,6 +214,7 @@ class LinkTargets:
         updates = []
         self.load_candidates(lookup_key(row[3]) for row in rows)
         touched: set[int] = set()
+        still_broken: set[str] = set()
         for source_id, seq, source, linkpath, old_target, old_ambiguous in rows:
             new_target, ambiguous = self.resolve(linkpath, source)
             if new_target != old_target or int(ambiguous) != old_ambiguous:
@@ -236,9 +229,10 @@ class LinkTargets:
                 )
                 touched.add(source_id)
                 touched.update(t for t in (old_target, new_target) if t is not None)
-            elif new_target is None:
-                touched.add(source_id)  # still broken: its `folder` suggestion may change
+            elif new_target is None and linkpath:
+                still_broken.add(name_key(linkpath))  # its `folder` suggestion may change
         self.drop_candidates()
+        linkfixes.refix(self.conn, still_broken)
         withdraw(touched)  # their anchors or unresolved keys change
         dirty |= touched
         self.conn.executemany(

@@ -108,7 +108,8 @@ def _move(
         )
     }
     # A moved alias owner: the fix suggested for a broken link to its alias names its path.
-    dirty = {*heavy, *targets, *findings.sources_of_broken_links_to_aliases_of(conn, note_ids)}
+    linkfixes.refix_aliases_of(conn, note_ids)
+    dirty = {*heavy, *targets}
     # Out before any input changes: FTS5 deletes external-content rows by their old text.
     findings.withdraw(conn, dirty)
     conn.execute(
@@ -142,22 +143,23 @@ def _move(
     links.added({vf.path for _, vf in renamed})
 
     def withdraw(touched: Iterable[int]) -> None:
-        findings.withdraw(conn, touched)
+        findings.withdraw_links(conn, touched)  # their links or the links into them change
 
     # SEMANTICS 7.10: the links by a name that came or went, all of them...
     changed = {known.path for known, _ in renamed} | {vf.path for _, vf in renamed}
     links.reresolve_for(changed, dirty, withdraw)
+    linkfixes.refix_fixes_naming(conn, links, changed)
     # ...and of the other names, and of the moved notes' own links, those a path decides.
     kept_names = {known.id for known, _ in moves}.difference(known.id for known, _ in renamed)
     kept = {
         key for known, vf in moves if known.id in kept_names for key in affected_name_keys(vf.path)
     }
     links.reresolve_moved(note_ids, kept, dirty, withdraw)
-    dirty |= findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
+    findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
     # As for a delete and a create: the `typo` fixes (SEMANTICS 8.3) and the unused
     # attachments (8.9) the old and new paths can change.
     paths = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
-    dirty |= linkfixes.typo_neighbours(conn, paths)
+    linkfixes.typo_neighbours(conn, paths)
     dirty |= findings.attachments_changed(conn, paths)
     return dirty
 

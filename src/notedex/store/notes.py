@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from notedex.store import files, findings
+from notedex.store import files, findings, linkfixes
 from notedex.store.database import deflate_body
 from notedex.store.links import LinkTargets, unresolved_key
 from notedex.store.outline import encode_outline
@@ -46,7 +46,7 @@ def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[in
         )
     }
     # A broken link whose key was one of its aliases loses its `alias` suggestion.
-    dirty |= findings.sources_of_broken_links_to_aliases_of(conn, [file_id])
+    linkfixes.refix_aliases_of(conn, [file_id])
     findings.withdraw(conn, {file_id, *dirty})
     # title_grams reads its text from notes (external content): remove it while the
     # notes row still holds the values it was indexed with.
@@ -77,7 +77,7 @@ def delete_files(conn: sqlite3.Connection, paths: Iterable[str], links: LinkTarg
         links.removed(known.id, known.path)
         dirty |= clear_note_rows(conn, known.id, known.path)
         # Links that pointed here become unresolved; their sources' FTS rows change.
-        dirty |= links.unresolve_links_to(known.id, lambda ids: findings.withdraw(conn, ids))
+        dirty |= links.unresolve_links_to(known.id, lambda ids: findings.withdraw_links(conn, ids))
         files.delete_file_row(conn, known.id, known.path)
         dirty.discard(known.id)
     return dirty
@@ -114,9 +114,8 @@ def write_notes(
     findings.withdraw(conn, dirty)  # the targets of new links get anchors
     _insert(conn, rows)
     # A broken link whose key is one of the new aliases gains an `alias` suggestion.
-    new_aliases = findings.sources_of_broken_links_to_aliases_of(conn, [r[0] for r in rows.notes])
-    findings.withdraw(conn, new_aliases)
-    return dirty | new_aliases
+    linkfixes.refix_aliases_of(conn, [r[0] for r in rows.notes])
+    return dirty
 
 
 def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -> None:

@@ -36,10 +36,10 @@ def link_keys(key: str) -> tuple[str, str]:
     return key, key + ".md"
 
 
-def record(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[int]:
-    """Inside a transaction: each (old path, file id now) joins the history. Returns the notes
-    whose broken links' suggestions change: links to the old names, and links already
-    suggesting these files (their new path is the suggestion now)."""
+def record(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[str]:
+    """Inside a transaction: each (old path, file id now) joins the history. Returns the link
+    keys whose broken links' suggestions change (``linkfixes.refix``): links to the old names,
+    and links already suggesting these files (their new path is the suggestion now)."""
     if not renamed:
         return set()
     ids = json.dumps(sorted({file_id for _, file_id in renamed}))
@@ -59,14 +59,14 @@ def record(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[
     conn.execute(
         "DELETE FROM renames WHERE seq <= (SELECT max(seq) FROM renames) - ?", (RENAME_HISTORY,)
     )
-    return _sources_of_broken(conn, keys)
+    return keys
 
 
-def forget_files(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
+def forget_files(conn: sqlite3.Connection, paths: Iterable[str]) -> set[str]:
     """Inside a transaction, before these files' rows are deleted: their history goes (a
     deleted file is no suggestion), and the notes they were one apply away from being paired
-    with are remembered (``pair_recreated``). Returns the notes whose broken links suggested
-    them."""
+    with are remembered (``pair_recreated``). Returns the link keys whose broken links
+    suggested them."""
     encoded = json.dumps(sorted(set(paths)), ensure_ascii=False)
     conn.execute(_GONE)
     conn.execute(
@@ -92,10 +92,10 @@ def forget_files(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
         (encoded,),
     )
     conn.execute(f"DELETE FROM renames WHERE file_id IN ({ids})", (encoded,))
-    return _sources_of_broken(conn, keys) | _pair_with_recent(conn, encoded)
+    return keys | _pair_with_recent(conn, encoded)
 
 
-def _pair_with_recent(conn: sqlite3.Connection, encoded_paths: str) -> set[int]:
+def _pair_with_recent(conn: sqlite3.Connection, encoded_paths: str) -> set[str]:
     """Deleted notes whose content a note indexed in the last minute holds, unique on both
     sides, were renamed to it (the create came in an earlier batch)."""
     pairs = conn.execute(
@@ -135,10 +135,10 @@ def note_created(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
     )
 
 
-def pair_recreated(conn: sqlite3.Connection) -> set[int]:
+def pair_recreated(conn: sqlite3.Connection) -> set[str]:
     """At the end of an apply (its notes written): a deleted note and a created one whose
     content hash is the same, and unique on both sides, are a rename. Records them and
-    forgets this apply's deleted and created notes. Returns the notes whose broken links'
+    forgets this apply's deleted and created notes. Returns the link keys whose broken links'
     suggestions change."""
     conn.execute(_GONE)
     conn.execute(_NEW)
@@ -179,15 +179,3 @@ def renamed_to(conn: sqlite3.Connection, key: str) -> str | None:
         (key,),
     ).fetchone()
     return None if row is None else str(row[0])
-
-
-def _sources_of_broken(conn: sqlite3.Connection, keys: set[str]) -> set[int]:
-    if not keys:
-        return set()
-    return {
-        row[0]
-        for row in conn.execute(
-            "SELECT DISTINCT source_id FROM links WHERE name_key IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted(keys), ensure_ascii=False),),
-        )
-    }

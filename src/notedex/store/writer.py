@@ -104,6 +104,7 @@ class IndexWriter:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
+            findings.settle(self.conn)
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
@@ -245,8 +246,8 @@ class IndexWriter:
     def delete_files(self, paths: Iterable[str]) -> set[int]:
         """Inside a transaction: drop these files; returns the notes whose FTS rows change."""
         paths = list(paths)
-        suggested = renames.forget_files(self.conn, paths)  # SEMANTICS 8.3: `renamed`
-        return notes.delete_files(self.conn, paths, self.links) | suggested
+        linkfixes.refix(self.conn, renames.forget_files(self.conn, paths))  # SEMANTICS 8.3
+        return notes.delete_files(self.conn, paths, self.links)
 
     def register(
         self, attachments: Sequence[VaultFile], new_notes: Sequence[VaultFile], existing: set[str]
@@ -267,8 +268,9 @@ class IndexWriter:
     def reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change;
         the `typo` suggestions (8.3) and unused attachments (8.9) they can change are dirty."""
-        self.links.reresolve_for(changed_paths, dirty, self._withdraw)
-        dirty |= linkfixes.typo_neighbours(self.conn, changed_paths)
+        self.links.reresolve_for(changed_paths, dirty, self._withdraw_links)
+        linkfixes.typo_neighbours(self.conn, changed_paths)
+        linkfixes.refix_fixes_naming(self.conn, self.links, changed_paths)
         dirty |= findings.attachments_changed(self.conn, changed_paths)
 
     def write_notes(
@@ -288,7 +290,7 @@ class IndexWriter:
         findings.refresh_fts(self.conn, dirty, self.links)
 
     def defer_fts(self, dirty: set[int]) -> None:
-        self._withdraw(dirty)
+        self._withdraw(dirty | linkfixes.refix_sources(self.conn))
 
     def flush_pending_fts(self) -> None:
         """Recompute the structure rows recorded as pending (also after a crash)."""
@@ -297,6 +299,9 @@ class IndexWriter:
 
     def _withdraw(self, ids: Iterable[int]) -> None:
         findings.withdraw(self.conn, ids)
+
+    def _withdraw_links(self, ids: Iterable[int]) -> None:
+        findings.withdraw_links(self.conn, ids)
 
     @contextlib.contextmanager
     def bulk_mode(self) -> Iterator[None]:

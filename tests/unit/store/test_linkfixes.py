@@ -1,0 +1,173 @@
+"""store/linkfixes.py: the suggestions (SEMANTICS 8.3) that a change elsewhere can change are
+computed again by their keys (``refix``), and a dirty note's broken links that stay as they
+were keep theirs; after every step the index equals a fresh full index."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store import linkfixes
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fresh_full_index, write
+from tests.indexcheck import age, fts_sound_after, make_vault
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> Iterator[IndexWriter]:
+    vault = make_vault(tmp_path / "v", {})
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as w:
+        yield w
+
+
+def _fixes(writer: IndexWriter) -> dict[str, tuple[str | None, str | None]]:
+    conn = sqlite3.connect(f"file:{writer.db_path}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT text, suggestion, reason FROM broken_links").fetchall()
+    finally:
+        conn.close()
+    return {text: (suggestion, reason) for text, suggestion, reason in rows}
+
+
+def _same_as_fresh(writer: IndexWriter) -> None:
+    assert dump_index(writer.db_path) == fresh_full_index(writer.vault, writer.db_path.parent)
+
+
+def test_links_broken_and_resolved_by_a_folder_rename(writer: IndexWriter) -> None:
+    """[[f/a]] breaks and [[g/b]] resolves when f becomes g; the note's other broken link, a
+    typo that stays as it was, keeps its suggestion; the daemon's per-file hints too."""
+    vault = writer.vault
+    write(vault / "f" / "a.md", "# a\n")
+    write(vault / "f" / "Long Name Here.md", "# long\n")
+    write(vault / "f" / "b.md", "# b\n")
+    write(vault / "src.md", "[[f/a]] [[g/b]] [[Long Name Hare]] [[g/nothing]]\n")
+    age(vault)
+    reconcile(writer)
+    _same_as_fresh(writer)
+    assert _fixes(writer)["[[Long Name Hare]]"] == ("[[Long Name Here]]", "typo")
+    assert "[[f/a]]" not in _fixes(writer)
+    os.rename(vault / "f", vault / "g")
+    hints = ["f", "g", "f/a.md", "g/a.md", "f/b.md", "g/b.md"]
+    report = apply_paths(writer, hints)
+    assert (report.added, report.removed, report.moved) == (0, 0, 3)
+    fixes = _fixes(writer)
+    assert fixes["[[f/a]]"] == ("[[a]]", "folder")
+    assert "[[g/b]]" not in fixes
+    assert fixes["[[Long Name Hare]]"] == ("[[Long Name Here]]", "typo")
+    _same_as_fresh(writer)
+    os.rename(vault / "g", vault / "f")
+    apply_paths(writer, ["g", "f"])
+    _same_as_fresh(writer)
+
+
+def test_an_alias_suggestion_follows_its_owner(writer: IndexWriter) -> None:
+    """The note with [[Zed]] is never written again: its suggestion changes when the alias
+    owner is moved next to a note of its name, loses the alias, gains it back, is deleted."""
+    vault = writer.vault
+    write(vault / "o" / "Owner.md", "---\naliases: [Zed]\n---\n# owner\n")
+    write(vault / "asks.md", "[[Zed]] [[Zed|shown]]\n")
+    age(vault)
+    reconcile(writer)
+    assert _fixes(writer)["[[Zed]]"] == ("[[Owner|Zed]]", "alias")
+    steps = [
+        lambda: write(vault / "p" / "Owner.md", "# the other owner\n"),
+        lambda: os.rename(vault / "o", vault / "q"),
+        lambda: write(vault / "q" / "Owner.md", "# owner, no alias now\n"),
+        lambda: write(vault / "q" / "Owner.md", "---\naliases: [zed]\n---\n# back\n"),
+        lambda: (vault / "q" / "Owner.md").unlink(),
+    ]
+    for step in steps:
+        step()
+        age(vault)
+        reconcile(writer)
+        _same_as_fresh(writer)
+    assert _fixes(writer)["[[Zed]]"] == (None, None)
+
+
+def test_a_typo_and_a_folder_suggestion_follow_names_elsewhere(writer: IndexWriter) -> None:
+    """A note created, moved and deleted far from the source changes its suggestions."""
+    vault = writer.vault
+    write(vault / "src.md", "[[Garden Plns]] [[x/Garden Plans]]\n")
+    age(vault)
+    reconcile(writer)
+    assert _fixes(writer)["[[Garden Plns]]"] == (None, None)
+    steps = [
+        lambda: write(vault / "a" / "Garden Plans.md", "# plans\n"),
+        lambda: write(vault / "b" / "Garden Plans.md", "# more plans\n"),
+        lambda: os.rename(vault / "a", vault / "c"),
+        lambda: (vault / "b" / "Garden Plans.md").unlink(),
+        lambda: (vault / "c" / "Garden Plans.md").unlink(),
+    ]
+    seen = set()
+    for step in steps:
+        step()
+        age(vault)
+        reconcile(writer)
+        _same_as_fresh(writer)
+        seen.add(_fixes(writer)["[[Garden Plns]]"])
+    assert ("[[Garden Plans]]", "typo") in seen
+    assert _fixes(writer)["[[Garden Plns]]"] == (None, None)
+
+
+def test_no_pending_suggestion_is_ever_committed(writer: IndexWriter) -> None:
+    """``reason = '?'`` and the refix keys live inside a transaction: none is ever committed."""
+    vault = writer.vault
+    write(vault / "src.md", "[[gone]] [[f/n]]\n")
+    write(vault / "f" / "n.md", "# n\n")
+    age(vault)
+    reconcile(writer)
+    os.rename(vault / "f", vault / "g")
+    reconcile(writer)
+    conn = sqlite3.connect(f"file:{writer.db_path}?mode=ro", uri=True)
+    try:
+        assert conn.execute("SELECT count(*) FROM broken_links WHERE reason = '?'").fetchone() == (
+            0,
+        )
+    finally:
+        conn.close()
+    _same_as_fresh(writer)
+
+
+@pytest.mark.parametrize("bulk", [0, 10**9])
+def test_typo_fixes_are_the_same_by_stems_or_by_the_key_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk: int
+) -> None:
+    """Past ``TYPO_BULK_KEYS`` look-ups a refresh intersects with every stem: the same fixes."""
+    monkeypatch.setattr(linkfixes, "TYPO_BULK_KEYS", bulk)
+    files = {f"d{i % 3}/Topic Number {i}.md": f"# t{i}\n" for i in range(30)}
+    files["d9/Topic Number 1.md"] = "# a second one\n"
+    files["src.md"] = "".join(f"[[Topic Numbr {i}]] [[Topik Number {i}]]\n" for i in range(35))
+    vault = make_vault(tmp_path / "v", files)
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        fixes = _fixes(writer)
+    assert fixes["[[Topic Numbr 1]]"] == ("[[d1/Topic Number 1]]", "typo")
+    assert fixes["[[Topik Number 34]]"] == (None, None)
+    assert sum(1 for _, reason in fixes.values() if reason == "typo") == 60
+    assert dump_index(tmp_path / "i.db") == fresh_full_index(vault, tmp_path)
+
+
+def test_a_renamed_fix_follows_a_file_that_comes_to_share_its_name(writer: IndexWriter) -> None:
+    """[[Old]] suggests where Old went; a second file of that name makes it a path."""
+    vault = writer.vault
+    write(vault / "a" / "Old.md", "# the note\n")
+    write(vault / "src.md", "[[Old]]\n")
+    age(vault)
+    reconcile(writer)
+    os.rename(vault / "a" / "Old.md", vault / "a" / "New.md")
+    reconcile(writer)
+    assert _fixes(writer)["[[Old]]"] == ("[[New]]", "renamed")
+    write(vault / "b" / "New.md", "# another of that name\n")
+    age(vault)
+    reconcile(writer)
+    assert _fixes(writer)["[[Old]]"] == ("[[a/New]]", "renamed")
+    (vault / "b" / "New.md").unlink()
+    reconcile(writer)
+    assert _fixes(writer)["[[Old]]"] == ("[[New]]", "renamed")
