@@ -4,19 +4,22 @@ from the body index; each is confirmed in the note's text, read now."""
 
 from __future__ import annotations
 
+import os
 import re
-import sqlite3
-from pathlib import Path
-from typing import Any
 
 from notedex.errors import NoteNotFound
-from notedex.query.listing import find_note, read_note_text
+from notedex.query.find import find_note, read_note_text
 from notedex.store import read
 from notedex.store.connect import read_transaction
 from notedex.vault.files import body_start_line, strip_frontmatter
-from notedex.vault.markdown import mask_excluded
+from notedex.vault.markdown.inline import mask_excluded
 from notedex.vault.markdown.links import find_links
 from notedex.vault.text import fold, is_cjk_char, nfc, segment
+
+TYPE_CHECKING = False  # no `typing` on the mentions path (ARCHITECTURE); mypy honours the name
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
 
 CANDIDATE_LIMIT = 2000
 """Notes read to confirm (SEMANTICS 12.3): a name common enough to pass it is reported."""
@@ -29,7 +32,9 @@ _TAG = re.compile(r"(?<!\S)#[^\s#]+")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
-def mentions(conn: sqlite3.Connection, vault: Path, note: str, *, max_bytes: int) -> dict[str, Any]:
+def mentions(
+    conn: sqlite3.Connection, vault: str | os.PathLike[str], note: str, *, max_bytes: int
+) -> dict[str, Any]:
     with read_transaction(conn):
         row = find_note(conn, note)
         names = _names(row["stem"], row["frontmatter_title"], read.aliases_of(conn, row["file_id"]))
@@ -45,7 +50,7 @@ def mentions(conn: sqlite3.Connection, vault: Path, note: str, *, max_bytes: int
     patterns = [(name, _phrase(name)) for name in names]
     for path, disk_rel in sorted(candidates.values())[:CANDIDATE_LIMIT]:
         try:
-            text = read_note_text(vault / (disk_rel or path), path, max_bytes)
+            text = read_note_text(os.path.join(vault, disk_rel or path), path, max_bytes)
         except NoteNotFound:
             continue  # gone or unreadable since it was indexed: nothing to confirm
         found.extend(_confirmed(path, text, patterns))

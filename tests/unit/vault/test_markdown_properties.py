@@ -8,7 +8,7 @@ from urllib.parse import quote
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notedex.vault.markdown import mask_excluded
+from notedex.vault.markdown.inline import mask_excluded
 from notedex.vault.model import Note
 from notedex.vault.parse import parse_note
 

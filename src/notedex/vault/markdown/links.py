@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
-from urllib.parse import unquote
 
 from notedex.vault.markdown.blocks import BLANK_LINE_AHEAD
-from notedex.vault.model import LinkKind
 
-__all__ = ["WIKILINK", "Occurrence", "find_links", "wikilink_parts"]
+TYPE_CHECKING = False  # no `typing` on the mentions path (ARCHITECTURE); mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from notedex.vault.model import LinkKind
+
+__all__ = ["WIKILINK", "find_links", "wikilink_parts"]
 
 # SEMANTICS 6: one line, non-greedy, inner non-empty and free of `[[`.
 # The `!` of an embed is checked by hand: a leading optional char defeats the fast search.
@@ -58,12 +61,16 @@ def _markdown_target(dest: str) -> tuple[str, str | None] | None:
     if _BAD_PERCENT.search(dest):
         return None
     path, hash_sign, fragment = dest.partition("#")
-    try:
-        # Split before decoding: an encoded %23 belongs to the name, a raw # starts the subpath.
-        path = unquote(path, errors="strict")
-        fragment = unquote(fragment, errors="strict")
-    except UnicodeDecodeError:
-        return None
+    if "%" in dest:  # unquote returns a string without one unchanged
+        # Imported here: urllib.parse (with ipaddress) costs a mentions process 3 ms.
+        from urllib.parse import unquote
+
+        try:
+            # Split before decoding: an encoded %23 belongs to the name, a raw # the subpath.
+            path = unquote(path, errors="strict")
+            fragment = unquote(fragment, errors="strict")
+        except UnicodeDecodeError:
+            return None
     linkpath = unicodedata.normalize("NFC", path.replace("\xa0", " ").strip())
     subpath = unicodedata.normalize("NFC", hash_sign + fragment) if hash_sign else None
     if not linkpath and subpath is None:
@@ -84,8 +91,10 @@ def _markdown_links(masked: str) -> Iterator[re.Match[str]]:
                 pending.append((match.start("text"), match.end("text")))
 
 
-# (start, end, kind, linkpath, subpath, display): offsets into the body.
-Occurrence = tuple[int, int, LinkKind, str, str | None, str | None]
+if TYPE_CHECKING:
+    # (start, end, kind, linkpath, subpath, display): offsets into the body. For mypy alone,
+    # so the runtime needs no ``vault.model`` (its dataclasses and ``typing``).
+    Occurrence = tuple[int, int, LinkKind, str, str | None, str | None]
 
 
 def find_links(
