@@ -149,7 +149,8 @@ def _unlinked_text(body: str) -> str:
             continue
         start = max(start, done)
         pieces.append(masked[done:start])
-        pieces.append(_NOT_NEWLINE.sub(" ", masked[start:end]))
+        piece = masked[start:end]
+        pieces.append(" " * len(piece) if "\n" not in piece else _NOT_NEWLINE.sub(" ", piece))
         done = end
     pieces.append(masked[done:])
     return "".join(pieces)
