@@ -165,11 +165,11 @@ ARCHITECTURE = REPO / "docs" / "architecture.md"
 SRC = REPO / "src"
 
 
-def hot_path_list() -> set[str]:
-    """The one list of hot-path modules, read from docs/architecture.md."""
+def hot_path_list(which: str = "hot-path") -> set[str]:
+    """The one list of hot-path (or ``mentions-path``) modules, read from docs/architecture.md."""
     text = ARCHITECTURE.read_text(encoding="utf-8")
-    block = text.split("<!-- hot-path modules: begin -->", 1)[1]
-    block = block.split("<!-- hot-path modules: end -->", 1)[0]
+    block = text.split(f"<!-- {which} modules: begin -->", 1)[1]
+    block = block.split(f"<!-- {which} modules: end -->", 1)[0]
     names = {line.strip() for line in block.splitlines()}
     return {n for n in names if n.startswith("notedex")}
 
@@ -231,4 +231,21 @@ def test_import_time_tricks_only_in_hot_path_modules() -> None:
         if "TYPE_CHECKING = False" in path.read_text(encoding="utf-8")
     }
     assert "notedex.query.lookup" in tricky  # the scan sees the trick where it is allowed
-    assert sorted(tricky - hot_path_list()) == []
+    assert sorted(tricky - hot_path_list() - hot_path_list("mentions-path")) == []
+
+
+def test_mentions_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, Path]) -> None:
+    """ARCHITECTURE, the mentions budget: `re` and the scanner, not the parse model's
+    dataclasses, typing, pathlib or urllib.parse."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    names = imported_modules("mentions", "Cobra CLI 框架", "--json", *common)
+    assert "notedex.query.mentions" in names and "re" in names  # the probe saw the work
+    ours = {n for n in names if n == "notedex" or n.startswith("notedex.")}
+    listed = hot_path_list("mentions-path")
+    assert len(listed) > 3
+    assert sorted(ours - hot_path_list() - listed) == [], "loaded by mentions, on neither list"
+    assert sorted(listed - ours) == [], "on the mentions list but no longer loaded"
+    heavy = {"dataclasses", "typing", "pathlib", "urllib.parse", "json", "sqlite3", "argparse"}
+    assert sorted(heavy & names) == []
+    assert banned_in(names) == []

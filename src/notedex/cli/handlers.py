@@ -297,17 +297,16 @@ def cmd_tags(args: argparse.Namespace) -> int:
 
 
 def cmd_mentions(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from notedex.query.listing import find_note
+    from notedex.query.find import find_note
     from notedex.query.mentions import mentions
     from notedex.query.render import render_mentions
 
     cfg = _config(args)
 
     def query(conn: sqlite3.Connection) -> dict[str, Any]:
-        note = find_note(conn, args.note, vault=cfg.vault, cwd=Path.cwd())["path"]  # as show
-        return mentions(conn, cfg.vault, note, max_bytes=cfg.max_bytes)
+        # As show names a note; strings, not pathlib (ARCHITECTURE, the mentions budget).
+        note = find_note(conn, args.note, vault=cfg.vault_dir, cwd=os.getcwd())["path"]
+        return mentions(conn, cfg.vault_dir, note, max_bytes=cfg.max_bytes)
 
     return answer(args, cfg, query, render_mentions)
 
@@ -315,7 +314,8 @@ def cmd_mentions(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from notedex.query.listing import find_note, graph
+    from notedex.query.find import find_note
+    from notedex.query.listing import graph
     from notedex.query.render import render_dot, render_graph
 
     if args.graph_format == "dot" and args.json:

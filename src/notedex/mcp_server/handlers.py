@@ -24,7 +24,8 @@ from notedex.mcp_server.keeper import IndexKeeper
 from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
 from notedex.mcp_server.resources import list_resources, read_resource
 from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments
-from notedex.query.listing import find_note, parse_line_range, scan, show, status
+from notedex.query.find import find_note
+from notedex.query.listing import parse_line_range, scan, show, status
 from notedex.query.lookup import lookup
 from notedex.query.neighbourhood import neighbourhood
 from notedex.query.paging import paginate as _paginate

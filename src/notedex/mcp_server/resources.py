@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote
 from notedex.errors import NoteNotFound
 from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
 from notedex.mcp_server.tools import MAX_BODY_CHARS, ToolError
-from notedex.query.listing import read_note_text
+from notedex.query.find import read_note_text
 from notedex.store import read
 from notedex.store.connect import read_transaction
 

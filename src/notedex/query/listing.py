@@ -1,23 +1,20 @@
 """`scan`, `graph`, `show` and `status`: read-only answers as JSON-ready dicts.
 
-``show`` also reads a note's lines as numbered in the file (``--lines A-B``), and
-``read_note_text`` is how every command that quotes a note reads it from disk. Just over 400
-lines: ``find_note``'s forms (a path from here, a vault path, a title, an alias, an id) are
-shared by show, graph, mentions and MCP, and stay next to ``show``.
+``show`` also reads a note's lines as numbered in the file (``--lines A-B``). Which note a
+command names (``find_note``) and how it reads it (``read_note_text``) live in ``query.find``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-from notedex.errors import NoteNotFound, UsageError
+from notedex.errors import UsageError
+from notedex.query.find import find_note, read_note_text
 from notedex.store import read
 from notedex.store.connect import LockHolder, lock_holder, read_transaction
 from notedex.store.outline import decode_outline
@@ -26,13 +23,9 @@ from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
     body_start_line,
     file_lines,
-    note_text,
-    over_the_cap,
-    read_capped,
     strip_frontmatter,
 )
-from notedex.vault.resolve import broken_key, name_key
-from notedex.vault.text import fold, nfc
+from notedex.vault.resolve import broken_key
 
 if TYPE_CHECKING:
     from collections.abc import Container
@@ -113,101 +106,6 @@ def unresolved_node_id(key: str, taken: Container[str]) -> str:
     while node_id in taken:
         node_id += " (unresolved)"
     return node_id
-
-
-def find_note(
-    conn: sqlite3.Connection,
-    given: str,
-    *,
-    vault: Path | None = None,
-    cwd: Path | None = None,
-) -> sqlite3.Row:
-    """The note ``given`` names (docs/cli.md, ``show``): with ``vault`` and ``cwd`` (the CLI), a
-    file path relative to ``cwd`` or absolute; then a vault path (with or without .md), a title,
-    an alias, an id.
-
-    The first form that names a note wins; several notes of one form is an error listing them.
-    """
-    typed = nfc(given.strip())
-    on_disk = _vault_path_of_file(typed, vault, cwd) if vault and cwd else None
-    if isinstance(on_disk, Path):  # a file outside the vault
-        if _explicit_file(typed):
-            raise NoteNotFound(f"{given!r} is not inside the vault {vault}")
-        on_disk = None
-    # As typed first (a backslash is a legal name character on Linux and macOS), then with
-    # Windows-style separators; NFC like every stored path (SEMANTICS 1).
-    wanted = typed.lstrip("/")
-    by_path = None
-    for spelling in dict.fromkeys((wanted, wanted.replace("\\", "/"))):
-        by_path = read.note_by_path(conn, spelling) or read.note_by_path(conn, spelling + ".md")
-        if by_path is not None:
-            break
-    if on_disk:
-        row = read.note_by_path(conn, on_disk)
-        if row is not None and by_path is not None and row["path"] != by_path["path"]:
-            _ambiguous(given, [row, by_path], "give ./ for the file here, or the vault path")
-        if row is not None or _explicit_file(typed):
-            return row or _not_found(given)
-    if by_path is not None:
-        return by_path
-    for matches in _named(conn, typed):
-        if len(matches) > 1:
-            _ambiguous(given, matches, "give the path")
-        if matches:
-            return matches[0]
-    return _not_found(given)
-
-
-def _named(conn: sqlite3.Connection, typed: str) -> Iterator[list[sqlite3.Row]]:
-    """The notes ``typed`` names by title, then by alias, then by id: one list per form."""
-    yield read.notes_by_title(conn, typed.removesuffix(".md"))
-    yield read.notes_by_alias(conn, name_key(typed), fold(typed))
-    yield read.notes_by_note_id(conn, typed)
-
-
-def _explicit_file(typed: str) -> bool:
-    """``./x``, ``../x``, ``/abs``, ``~/x``: the user means a file, never a title."""
-    return typed.startswith(("./", "../", "/", "~/")) or typed in (".", "..")
-
-
-def _vault_path_of_file(typed: str, vault: Path, cwd: Path) -> str | Path | None:
-    """The vault path of the file ``typed`` names from ``cwd`` (or absolute), if it is one.
-
-    None when no such file exists (and the form is not explicit); the absolute path itself
-    when it exists but lies outside the vault.
-    """
-    if not typed:
-        return None
-    path = Path(os.path.expanduser(typed))
-    if not path.is_absolute():
-        path = cwd / path
-    candidates = [path] if path.suffix == ".md" else [path.with_name(path.name + ".md"), path]
-    found = next((c for c in candidates if c.is_file()), None)
-    if found is None:
-        return path if _explicit_file(typed) and _outside(path, vault) else None
-    absolute = Path(os.path.normpath(os.path.abspath(found)))
-    for base in dict.fromkeys((Path(os.path.abspath(vault)), vault.resolve())):
-        for form in dict.fromkeys((absolute, absolute.resolve())):
-            if form.is_relative_to(base) and form != base:
-                return nfc(form.relative_to(base).as_posix())
-    return absolute
-
-
-def _outside(path: Path, vault: Path) -> bool:
-    absolute = Path(os.path.normpath(os.path.abspath(path)))
-    return not (
-        absolute.is_relative_to(os.path.abspath(vault)) or absolute.is_relative_to(vault.resolve())
-    )
-
-
-def _ambiguous(given: str, matches: list[sqlite3.Row], advice: str) -> NoReturn:
-    listed = ", ".join(m["path"] for m in matches[:10])
-    more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
-    raise UsageError(f"{given!r} matches {len(matches)} notes: {listed}{more}; {advice}")
-
-
-def _not_found(given: str) -> NoReturn:
-    raise NoteNotFound(f"no note matches {given!r}; try `notedex lookup` to search")
 
 
 def show(
@@ -337,18 +235,6 @@ def parse_line_range(text: str) -> tuple[int, int | None]:
     if high is not None and high < low:
         raise UsageError(f"bad line range {text!r}: the last line {high} is before the first {low}")
     return low, high
-
-
-def read_note_text(disk: Path, path: str, max_bytes: int) -> str:
-    """A note's whole text, frontmatter included, read as the indexer reads it: never blocking
-    on a FIFO, never loading more than the size cap."""
-    try:
-        raw, info = read_capped(disk, max_bytes)
-    except OSError as exc:
-        raise NoteNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if len(raw) > max_bytes:
-        raise NoteNotFound(f"cannot read {path}: {over_the_cap(info.st_size, max_bytes)}")
-    return note_text(raw)
 
 
 def iso_from_ns(ns: int | None) -> str | None:

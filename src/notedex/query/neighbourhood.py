@@ -12,7 +12,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from notedex.query.listing import find_note, linked_file_node, unresolved_node_id
+from notedex.query.find import find_note
+from notedex.query.listing import linked_file_node, unresolved_node_id
 from notedex.store import read
 from notedex.store.connect import read_transaction
 from notedex.vault.resolve import broken_key

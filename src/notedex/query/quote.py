@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from notedex.errors import NotedexError, UsageError
-from notedex.query.listing import find_note, iso_from_ns, read_note_text
+from notedex.query.find import find_note, read_note_text
+from notedex.query.listing import iso_from_ns
 from notedex.store.connect import read_transaction
 from notedex.vault.files import DEFAULT_MAX_BYTES, frontmatter_bounds
 from notedex.vault.quote import (

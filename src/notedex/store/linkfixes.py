@@ -20,6 +20,7 @@ from notedex.store.keyindex import FileKeyIndex
 from notedex.vault.files import is_note_name
 from notedex.vault.fixes import (
     TYPO_MIN_LENGTH,
+    is_one_edit_variant,
     link_to,
     one_edit_apart,
     one_edit_variants,
@@ -37,7 +38,9 @@ PENDING = "?"
 """broken_links.reason of a row just inserted (findings.refresh_findings), inside the writer's
 transaction only: ``suggest_link_fixes`` gives it its suggestion before the commit."""
 TYPO_BULK_KEYS = 64
-"""After this many `typo` look-ups in one refresh, the rest intersect with every note stem."""
+"""From this many distinct `typo` keys in one refresh (a first index, a large move), every note
+stem is compared with all of them at once (``_Fixer._near_stems``) instead of each key's few
+thousand variants being looked up."""
 _REFIX = "CREATE TEMP TABLE IF NOT EXISTS refix_keys(key TEXT PRIMARY KEY)"
 # The broken links whose suggestion is computed: the dirty notes' new rows and every one filed
 # under a refix key.
@@ -133,7 +136,7 @@ def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
     broken = conn.execute(_BROKEN_TO_FIX).fetchall()
     if conn.execute("SELECT 1 FROM temp.refix_keys LIMIT 1").fetchone() is not None:
         conn.execute("DELETE FROM temp.refix_keys")
-    fixer = _Fixer(conn, links, {row[6] for row in broken})
+    fixer = _Fixer(conn, links, {row[6] for row in broken}, {row[4] for row in broken})
     updates = []
     for source, line, col, seq, linkpath, display, key, suggestion, reason in broken:
         fix = fixer.fix(source, linkpath, display, key)
@@ -151,7 +154,9 @@ class _Fixer:
     folder rename breaks every link into it by path), and only `alias` depends on the source
     (a note is no fix for itself)."""
 
-    def __init__(self, conn: sqlite3.Connection, links: LinkTargets, keys: set[str]) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, links: LinkTargets, keys: set[str], linkpaths: set[str]
+    ) -> None:
         self.conn, self.links = conn, links
         # The keys that are some note's alias: one query, not one per broken link.
         self.alias_keys = {
@@ -167,7 +172,11 @@ class _Fixer:
         self.others: dict[tuple[str, str | None], tuple[str, str] | None] = {}
         self.typos: dict[str, str | None] = {}  # per key: many broken links share one
         self.filed: frozenset[int] | None = None
-        self.stems: set[str] | None = None
+        # The `typo` keys this refresh may look up; with many, all are matched in one pass.
+        self.typo_keys = {
+            key for linkpath in linkpaths if len(key := _typo_key(linkpath)) >= TYPO_MIN_LENGTH
+        }
+        self.near: dict[str, set[str]] | None = None
 
     def fix(
         self, source: str, linkpath: str, display: str | None, key: str
@@ -193,7 +202,7 @@ class _Fixer:
         if key not in self.typos:
             named = [
                 path
-                for variant in self._filed_among(one_edit_variants(key))
+                for variant in self._variants_filed(key)
                 for path in self.links.files_named(variant)
                 if file_stem_key(path) == variant
             ]
@@ -203,22 +212,37 @@ class _Fixer:
             return None
         return link_to(path, self.links.files_named(lookup_key(path)), display), "typo"
 
-    def _filed_among(self, variants: set[str]) -> Iterable[str]:
-        """The variants some file is filed under (or may be: the key index's hashes can
-        collide, ``files_named`` confirms). A refresh with many typo look-ups (a first index,
-        a large move) reads every note's stem once and intersects sets instead."""
-        if self.stems is None and len(self.typos) >= TYPO_BULK_KEYS:
-            self.stems = {
-                stem
-                for (path,) in self.conn.execute("SELECT path FROM files WHERE is_note = 1")
-                if (stem := file_stem_key(path)) is not None
-            }
-        if self.stems is not None:
-            return variants & self.stems
+    def _variants_filed(self, key: str) -> Iterable[str]:
+        """The ``one_edit_variants`` of ``key`` some file is filed under (or may be: the key
+        index's hashes can collide, ``files_named`` confirms)."""
+        if len(self.typo_keys) >= TYPO_BULK_KEYS:
+            if self.near is None:
+                self.near = self._near_stems()
+            return self.near.get(key, ())
         if self.filed is None:  # once per refresh, and only when needed: every filed key's hash
             self.filed = self.links.key_index().key_hashes()
         hashes, hash_of = self.filed, FileKeyIndex.hash_of
-        return [variant for variant in variants if hash_of(variant) in hashes]
+        return [variant for variant in one_edit_variants(key) if hash_of(variant) in hashes]
+
+    def _near_stems(self) -> dict[str, set[str]]:
+        """Every note stem that is a ``one_edit_variants`` of a `typo` key, by key: the keys are
+        filed by their deletes (``_deletes``: two strings one edit apart share one), and each
+        stem's deletes are looked up once. A few look-ups per stem instead of a few thousand
+        variants per key (issue 12: the typo search was most of the findings' cold-index cost)."""
+        by_delete: dict[str, list[str]] = {}
+        for key in self.typo_keys:
+            for variant in _deletes(key):
+                by_delete.setdefault(variant, []).append(key)
+        near: dict[str, set[str]] = {}
+        for (path,) in self.conn.execute("SELECT path FROM files WHERE is_note = 1"):
+            stem = file_stem_key(path)
+            if stem is None or len(stem) + 1 < TYPO_MIN_LENGTH:
+                continue
+            for variant in _deletes(stem):
+                for key in by_delete.get(variant, ()):
+                    if is_one_edit_variant(key, stem):
+                        near.setdefault(key, set()).add(stem)
+        return near
 
     def _alias_fix(self, source: str, linkpath: str, key: str) -> tuple[str, str] | None:
         if linkpath not in self.owners:

@@ -107,8 +107,15 @@ def suggest(
     if best_overlap >= 0.5:
         return best_written, "words"
     best_ratio, best_written = 0.0, ""
+    matcher = SequenceMatcher(None, wanted)
     for key, written in candidates:
-        ratio = SequenceMatcher(None, wanted, key).ratio()
+        matcher.set_seq2(key)
+        # The bounds first (lengths, then letters shared): a candidate that cannot reach the
+        # best so far, or _CLOSE_ENOUGH, is skipped without the full comparison.
+        floor = max(best_ratio, _CLOSE_ENOUGH)
+        if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
+            continue
+        ratio = matcher.ratio()
         if ratio > best_ratio:
             best_ratio, best_written = ratio, written
     return (best_written, "typo") if best_ratio >= _CLOSE_ENOUGH else None

@@ -9,7 +9,14 @@ from collections.abc import Sequence
 from notedex.vault.files import is_note_name
 from notedex.vault.resolve import file_name_key, file_stem_key
 
-__all__ = ["TYPO_MIN_LENGTH", "link_to", "one_edit_apart", "one_edit_variants", "same_name"]
+__all__ = [
+    "TYPO_MIN_LENGTH",
+    "is_one_edit_variant",
+    "link_to",
+    "one_edit_apart",
+    "one_edit_variants",
+    "same_name",
+]
 
 TYPO_MIN_LENGTH = 4
 """SEMANTICS 8.3: shorter names are one edit from too many others to suggest one."""
@@ -70,3 +77,22 @@ def one_edit_apart(a: str, b: str) -> bool:
         return swapped and a[start + 2 :] == b[start + 2 :]
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
     return longer[start + 1 :] == shorter[start:]
+
+
+def is_one_edit_variant(key: str, other: str) -> bool:
+    """Whether ``other`` is in ``one_edit_variants(key)``, without making them: one edit apart,
+    and a character added or replaced is one of ``key``'s or of ``_TYPO_ALPHABET`` (a test
+    holds the two equal)."""
+    if not one_edit_apart(key, other):
+        return False
+    if len(other) < len(key):
+        return True  # a character dropped
+    start = 0
+    while start < len(key) and key[start] == other[start]:
+        start += 1
+    if len(other) == len(key) and key[start + 1 :] != other[start + 1 :]:
+        return True  # two neighbours swapped
+    # Replaced at ``start``, or added: whichever copy of a repeated character was added, the
+    # added character is ``other[start]``.
+    added = other[start]
+    return added in _TYPO_ALPHABET or added in key

@@ -22,7 +22,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from notedex.vault.files import frontmatter_bounds
-from notedex.vault.markdown import wikilink_parts
+from notedex.vault.markdown.links import wikilink_parts
 from notedex.vault.model import Link, Problem
 from notedex.vault.yaml12 import STR_TAG, YamlBombError, load_pairs
 

@@ -26,7 +26,7 @@ from notedex.vault.frontmatter import (
     locate_frontmatter,
     text_property,
 )
-from notedex.vault.markdown import scan_body
+from notedex.vault.markdown.scan import scan_body
 from notedex.vault.model import Heading, Note, Problem, Tag
 from notedex.vault.text import nfc
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notedex.vault.markdown import scan_body
+from notedex.vault.markdown.scan import scan_body
 from notedex.vault.model import BlockId, Heading
 from notedex.vault.parse import parse_note
 

@@ -8,7 +8,7 @@ from urllib.parse import quote
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notedex.vault.markdown import mask_excluded
+from notedex.vault.markdown.inline import mask_excluded
 from notedex.vault.model import Note
 from notedex.vault.parse import parse_note
 
@@ -249,3 +249,46 @@ def test_planted_links_and_tags_are_found_exactly(doc: tuple[str, Piece]) -> Non
     assert [(link.kind, link.linkpath) for link in note.links] == expected.links
     assert [tag.name for tag in note.tags] == unique_case_insensitive(expected.tags)
     assert_positions_point_at_links(note, data)
+
+
+# Percent-escapes in Markdown link targets (SEMANTICS 6): the scanner decodes them itself,
+# without urllib.parse (ARCHITECTURE, the mentions budget); it must agree with unquote.
+_PERCENT_PIECES = [
+    *"%aZ9 #/-.é日",
+    *["%C3", "%A9", "%20", "%e6", "%97", "%a5", "%FF", "%80", "%00", "%7f", "%2F", "%25", "%23"],
+]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_PERCENT_PIECES), max_size=14).map("".join))
+def test_percent_decoding_is_unquote_for_every_target_it_sees(text: str) -> None:
+    from urllib.parse import unquote
+
+    from notedex.vault.markdown.links import _BAD_PERCENT, percent_decoded
+
+    if _BAD_PERCENT.search(text):
+        return  # refused before decoding: not a link target
+    try:
+        expected = unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        expected = None
+    try:
+        got: str | None = percent_decoded(text)
+    except UnicodeDecodeError:
+        got = None
+    assert got == expected
+
+
+def test_percent_decoding_examples() -> None:
+    from notedex.vault.markdown.links import percent_decoded
+
+    assert percent_decoded("My%20Note") == "My Note"
+    assert percent_decoded("caf%C3%A9%20%E6%97%A5") == "café 日"
+    assert percent_decoded("a%2523") == "a%23"  # decoded once
+    assert percent_decoded("plain") == "plain"
+    for bad in ("%C3", "%C3a", "%FF", "%C3%C3%A9"):
+        try:
+            percent_decoded(bad)
+        except UnicodeDecodeError:
+            continue
+        raise AssertionError(f"{bad!r} is not UTF-8 and must not decode")

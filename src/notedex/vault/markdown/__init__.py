@@ -3,53 +3,8 @@ offset-true.
 
 The package splits the work by construct: ``blocks`` (code, math, HTML blocks, table rows),
 ``inline`` (escapes, code spans, inline math, and the masking that keeps offsets), ``links``,
-``tags`` and ``headings``. Callers use the names exported here. No I/O (STYLE 9).
+``tags`` and ``headings``; ``scan`` puts them together (``scan_body``). Callers import from the
+module that defines a name. This file imports nothing: ``query.mentions`` masks text with
+``inline`` and ``links`` alone, without the parse model's dataclasses (ARCHITECTURE, the
+mentions budget). No I/O (STYLE 9).
 """
-
-from __future__ import annotations
-
-from dataclasses import dataclass
-
-from notedex.vault.markdown.headings import find_block_ids, find_headings, first_h1
-from notedex.vault.markdown.inline import mask_excluded
-from notedex.vault.markdown.links import find_links, wikilink_parts
-from notedex.vault.markdown.tags import find_tags
-from notedex.vault.model import BlockId, Heading, Link
-
-__all__ = ["BodyScan", "mask_excluded", "scan_body", "wikilink_parts"]
-
-
-@dataclass(frozen=True, slots=True)
-class BodyScan:
-    links: tuple[Link, ...]
-    tags: tuple[str, ...]
-    """In document order, possibly repeated; the caller removes duplicates."""
-    first_h1: str | None
-    headings: tuple[Heading, ...] = ()
-    block_ids: tuple[BlockId, ...] = ()
-
-
-_EMPTY_SCAN = BodyScan((), (), None)
-
-
-def scan_body(body: str, first_line: int = 1) -> BodyScan:
-    """Links, tags, headings and block ids of ``body``, whose first line is file line
-    ``first_line``."""
-    marks = ("[", "#", "=", "-", "^")  # what a link, tag, heading or block id starts with
-    if all(mark not in body for mark in marks):
-        return _EMPTY_SCAN
-    masked, table_rows = mask_excluded(body)
-    external_ends: list[int] = []
-    occurrences = find_links(body, masked, table_rows, external_ends) if "[" in masked else []
-    links: list[Link] = []
-    line = first_line
-    counted_to = 0
-    for start, end, kind, linkpath, subpath, display in occurrences:
-        line += body.count("\n", counted_to, start)  # occurrences are sorted: count once
-        counted_to = start
-        column = start - body.rfind("\n", 0, start)  # 1-based: rfind is -1 on line 1
-        links.append(Link(kind, body[start:end], linkpath, subpath, display, line, column))
-    tags = find_tags(masked, occurrences, external_ends, table_rows)
-    headings = find_headings(body, masked, first_line)
-    block_ids = find_block_ids(body, masked, first_line)
-    return BodyScan(tuple(links), tuple(tags), first_h1(headings), headings, block_ids)

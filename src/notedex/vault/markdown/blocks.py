@@ -10,8 +10,10 @@ in a quote, in a list item), then for a block opener, then tracked for what late
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+
+TYPE_CHECKING = False  # no `typing` on the mentions path (ARCHITECTURE); mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["BLANK_LINE_AHEAD", "Blocks", "may_hold_blocks", "scan_blocks"]
 
@@ -92,11 +94,16 @@ def _list_content_indent(item: re.Match[str]) -> int:
     return start + (gap if 1 <= gap <= 4 else 1)
 
 
-@dataclass(frozen=True, slots=True)
 class Blocks:
-    masked_lines: frozenset[int]
-    """0-based body lines inside code, math or HTML blocks."""
-    table_rows: frozenset[int]
+    """What ``scan_blocks`` found. A plain class, not a dataclass: ``dataclasses`` (with
+    ``inspect``) would cost ``mentions`` more than its whole answer (ARCHITECTURE)."""
+
+    __slots__ = ("masked_lines", "table_rows")
+
+    def __init__(self, masked_lines: frozenset[int], table_rows: frozenset[int]) -> None:
+        self.masked_lines = masked_lines
+        """0-based body lines inside code, math or HTML blocks."""
+        self.table_rows = table_rows
 
 
 class _Scan:

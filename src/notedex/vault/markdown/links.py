@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
-from urllib.parse import unquote
 
 from notedex.vault.markdown.blocks import BLANK_LINE_AHEAD
-from notedex.vault.model import LinkKind
 
-__all__ = ["WIKILINK", "Occurrence", "find_links", "wikilink_parts"]
+TYPE_CHECKING = False  # no `typing` on the mentions path (ARCHITECTURE); mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from notedex.vault.model import LinkKind
+
+__all__ = ["WIKILINK", "find_links", "percent_decoded", "wikilink_parts"]
 
 # SEMANTICS 6: one line, non-greedy, inner non-empty and free of `[[`.
 # The `!` of an embed is checked by hand: a leading optional char defeats the fast search.
@@ -51,6 +54,28 @@ def wikilink_parts(inner: str) -> tuple[str, str | None, str | None] | None:
     return linkpath, subpath, display
 
 
+def percent_decoded(text: str) -> str:
+    """``urllib.parse.unquote(text, errors="strict")`` for a text in which every ``%`` starts a
+    hex pair (``_BAD_PERCENT`` refused the others): each run of ``%XX`` is UTF-8, and a run that
+    is not raises ``UnicodeDecodeError``. Here rather than ``urllib.parse``, which imports
+    ``ipaddress`` and costs a ``mentions`` process more than 0.2x interpreter start-up
+    (ARCHITECTURE, the mentions budget); a property test holds the two equal."""
+    if "%" not in text:
+        return text
+    first, *rest = text.split("%")
+    out = [first]
+    run = bytearray()
+    for piece in rest:
+        run.append(int(piece[:2], 16))
+        if len(piece) > 2:  # literal text ends the run (UTF-8 never continues into ASCII)
+            out.append(run.decode())
+            run = bytearray()
+            out.append(piece[2:])
+    if run:
+        out.append(run.decode())
+    return "".join(out)
+
+
 def _markdown_target(dest: str) -> tuple[str, str | None] | None:
     """``dest`` of ``[t](dest)`` -> (linkpath, subpath), or None if it is not an internal link."""
     if not dest or dest.startswith("//") or _URL_SCHEME.match(dest):
@@ -60,8 +85,8 @@ def _markdown_target(dest: str) -> tuple[str, str | None] | None:
     path, hash_sign, fragment = dest.partition("#")
     try:
         # Split before decoding: an encoded %23 belongs to the name, a raw # starts the subpath.
-        path = unquote(path, errors="strict")
-        fragment = unquote(fragment, errors="strict")
+        path = percent_decoded(path)
+        fragment = percent_decoded(fragment)
     except UnicodeDecodeError:
         return None
     linkpath = unicodedata.normalize("NFC", path.replace("\xa0", " ").strip())
@@ -84,8 +109,10 @@ def _markdown_links(masked: str) -> Iterator[re.Match[str]]:
                 pending.append((match.start("text"), match.end("text")))
 
 
-# (start, end, kind, linkpath, subpath, display): offsets into the body.
-Occurrence = tuple[int, int, LinkKind, str, str | None, str | None]
+if TYPE_CHECKING:
+    # (start, end, kind, linkpath, subpath, display): offsets into the body. For mypy alone,
+    # so the runtime needs no ``vault.model`` (its dataclasses and ``typing``).
+    Occurrence = tuple[int, int, LinkKind, str, str | None, str | None]
 
 
 def find_links(

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from typing import TYPE_CHECKING
 
-from notedex.vault.markdown.links import Occurrence
+if TYPE_CHECKING:
+    from notedex.vault.markdown.links import Occurrence
 
 __all__ = ["find_tags"]
 
