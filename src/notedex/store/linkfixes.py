@@ -311,6 +311,50 @@ def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
     refix(conn, (raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)))
 
 
+def typo_neighbours_moved(conn: sqlite3.Connection, moves: Iterable[tuple[str, str]]) -> None:
+    """``typo_neighbours`` for files moved (old path, new path). A move that keeps a note's stem
+    (a folder rename) neither gives nor takes a `typo` neighbour by stem: a broken link with no
+    suggestion, or with a better one (SEMANTICS 8.3's order; their own refixes follow those),
+    keeps it. Only the `typo` fixes can change, by the path they name (the first by path, and
+    the folder ``link_to`` adds to a shared name): of the notes' stems, only the few keys with a
+    `typo` row are compared, not the vault's distinct broken keys (issue 17)."""
+    changed: set[str] = set()
+    names: set[str] = set()  # the names that stay, each looked at once
+    for old, new in moves:
+        name = old.rpartition("/")[2]
+        if name == new.rpartition("/")[2]:
+            names.add(name)
+        else:
+            changed.update((old, new))
+    typo_neighbours(conn, changed)
+    kept = {stem for name in names if (stem := file_stem_key(name)) is not None}
+    if not kept:
+        return
+    # The name keys of the broken links whose fix is a `typo`, from the rows themselves.
+    filed: dict[str, list[str]] = {}
+    for (raw,) in conn.execute(
+        "SELECT DISTINCT l.name_key FROM broken_links b CROSS JOIN files f ON f.path = b.source "
+        "CROSS JOIN links l ON l.source_id = f.id AND l.seq = b.seq "
+        "WHERE b.reason = 'typo' AND l.name_key IS NOT NULL"
+    ):
+        key = _typo_key(raw)
+        if len(key) >= TYPO_MIN_LENGTH:
+            for variant in _deletes(key):
+                filed.setdefault(variant, []).append(raw)
+    if not filed:
+        return
+    refix(
+        conn,
+        (
+            raw
+            for stem in kept
+            for variant in _deletes(stem)
+            for raw in filed.get(variant, ())
+            if one_edit_apart(_typo_key(raw), stem)
+        ),
+    )
+
+
 def _deletes(word: str) -> set[str]:
     """``word`` and each string one character shorter. Two strings one edit apart (dropped,
     added, replaced, two neighbours swapped: ``one_edit_apart``) share one of these."""
