@@ -328,31 +328,40 @@ def typo_neighbours_moved(conn: sqlite3.Connection, moves: Iterable[tuple[str, s
             changed.update((old, new))
     typo_neighbours(conn, changed)
     kept = {stem for name in names if (stem := file_stem_key(name)) is not None}
-    if not kept:
-        return
+    if kept:
+        refix(conn, _typo_keys_near(conn, kept))
+
+
+def _typo_keys_near(conn: sqlite3.Connection, stems: set[str]) -> list[str]:
+    """The ``links.name_key`` of the broken links whose fix is a `typo` one edit from one of
+    these note stems."""
+    kept = stems
     # The name keys of the broken links whose fix is a `typo`, from the rows themselves.
-    filed: dict[str, list[str]] = {}
+    typo_keys: dict[str, list[str]] = {}
     for (raw,) in conn.execute(
         "SELECT DISTINCT l.name_key FROM broken_links b CROSS JOIN files f ON f.path = b.source "
         "CROSS JOIN links l ON l.source_id = f.id AND l.seq = b.seq "
         "WHERE b.reason = 'typo' AND l.name_key IS NOT NULL"
     ):
-        key = _typo_key(raw)
-        if len(key) >= TYPO_MIN_LENGTH:
+        if len(key := _typo_key(raw)) >= TYPO_MIN_LENGTH:
+            typo_keys.setdefault(key, []).append(raw)
+    if len(typo_keys) < TYPO_BULK_KEYS:  # a few: each key's variants (the fix's own test)
+        near = [key for key in typo_keys if not kept.isdisjoint(one_edit_variants(key))]
+    else:  # many: the keys filed by their deletes, each name's deletes looked up
+        filed: dict[str, set[str]] = {}
+        for key in typo_keys:
             for variant in _deletes(key):
-                filed.setdefault(variant, []).append(raw)
-    if not filed:
-        return
-    refix(
-        conn,
-        (
-            raw
-            for stem in kept
-            for variant in _deletes(stem)
-            for raw in filed.get(variant, ())
-            if one_edit_apart(_typo_key(raw), stem)
-        ),
-    )
+                filed.setdefault(variant, set()).add(key)
+        near = list(
+            {
+                key
+                for stem in kept
+                for variant in _deletes(stem)
+                for key in filed.get(variant, ())
+                if one_edit_apart(key, stem)
+            }
+        )
+    return [raw for key in near for raw in typo_keys[key]]
 
 
 def _deletes(word: str) -> set[str]:

@@ -173,12 +173,18 @@ def test_a_renamed_fix_follows_a_file_that_comes_to_share_its_name(writer: Index
     assert _fixes(writer)["[[Old]]"] == ("[[New]]", "renamed")
 
 
-def test_typo_fixes_follow_folder_renames_that_keep_the_stems(writer: IndexWriter) -> None:
+@pytest.mark.parametrize("bulk", [False, True])
+def test_typo_fixes_follow_folder_renames_that_keep_the_stems(
+    writer: IndexWriter, bulk: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A move that keeps a note's stem looks only at the keys with a `typo` fix
     (``typo_neighbours_moved``): a typo whose first neighbour by path changes, or whose shared
     name's folder changes, gets its new fix; one whose neighbour is unique keeps it; a key
     with no neighbour stays without; a note renamed in the same batch gives and takes its own
-    neighbours. Each step equals a fresh full index, nothing parsed again."""
+    neighbours. Each step equals a fresh full index, nothing parsed again. ``bulk``: the keys
+    compared by their deletes (as with many `typo` fixes), not by their variants."""
+    if bulk:
+        monkeypatch.setattr(linkfixes, "TYPO_BULK_KEYS", 1)
     vault = writer.vault
     write(vault / "alpha" / "Note.md", "alphaNote.md\n")
     write(vault / "beta" / "Note.md", "betaNote.md\n")
