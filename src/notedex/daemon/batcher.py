@@ -82,6 +82,8 @@ class Batcher:
         self._errors: list[BaseException] = []
         self._tasks: dict[str, None] = {}
         self._closed = False
+        self.hints_added = 0
+        """Path hints handed to ``add`` since the start (tests: a folder move is O(1) hints)."""
 
     # -- producers (any thread) -------------------------------------------------------------
 
@@ -90,6 +92,8 @@ class Batcher:
             if self._closed:
                 return
             now = self._clock()
+            paths = list(paths)
+            self.hints_added += len(paths)
             had_window, had_held = self._window_start is not None, bool(self._held)
             for path in paths:
                 if hint is Hint.WRITING:
