@@ -148,9 +148,10 @@ def hold(
 ) -> list[str]:
     """Take out of ``paired`` the ends the next batch may pair, and return their paths.
 
-    A batch is move-like when it paired a move or has ``HOLD_MIN`` unpaired ends. Held: a
-    deleted note (its bytes may be written under another path next), and a new note whose bytes
-    an indexed note has (a checkout wrote the new path first; the old one goes next). Never a
+    A batch is move-like when it paired a move or has ``HOLD_MIN`` unpaired ends, deleted notes
+    among them. Held: a deleted note (its bytes may be written under another path next), and a
+    new note whose bytes an indexed note has (a checkout wrote the new path first; the old one
+    goes next). Never a
     path in ``not_again`` (held a moment ago), a changed note or an attachment (no content
     pairing). ``hashes``: the contents already read, by path.
     """
@@ -168,6 +169,8 @@ def hold(
     ]
     if not paired.moves and len(new) + len(gone) < HOLD_MIN:
         return []
+    if not paired.moves and not gone:
+        return []  # only new notes, nothing leaving: copies (a folder pasted in), not a move
     unread = [vf for vf in new if vf.path not in hashes]
     read = dict(hashes)
     for vf, digest in zip(

@@ -110,3 +110,12 @@ def test_without_hold_nothing_is_held(writer: IndexWriter, tmp_path: Path) -> No
     report = apply_paths(writer, ["a"])
     assert report.held == [] and report.removed == N
     assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_a_folder_of_copies_pasted_in_is_not_held(writer: IndexWriter, tmp_path: Path) -> None:
+    vault = writer.vault
+    for i in range(N):
+        _rewrite(vault, i, unlink=False)  # copies: nothing leaves
+    report = apply_paths(writer, ["b"], hold_unpaired=set())
+    assert report.held == [] and report.added == N
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
