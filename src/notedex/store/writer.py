@@ -180,6 +180,10 @@ class IndexWriter:
         """The stored content key (``content_key`` of the sha256) of these notes, by file id."""
         return moves.content_keys(self.conn, ids)
 
+    def indexed_contents(self, keys: Iterable[int]) -> set[int]:
+        """The content keys among ``keys`` that an indexed note has."""
+        return moves.indexed_contents(self.conn, keys)
+
     @staticmethod
     def content_key(content_hash: str) -> int:
         return content_key(content_hash)
