@@ -40,6 +40,12 @@ def test_a_checkout_whose_deletes_and_writes_land_in_two_batches_moves_the_notes
     for rel, data in contents.items():  # ...and writes the new ones: the next batch pairs them
         write(vault / "new" / rel, data.decode())
     assert_converges(vault, db_path, tmp_path, run=run)
+    # The batch line is logged after its commit: the index can converge a moment before it.
+    wait_until(
+        lambda: sum(b["moved"] for b in _batches(run, before - 1)) >= NOTES,
+        timeout=10,
+        message="the batch lines of the paired moves",
+    )
     after = _batches(run, before - 1)
     assert sum(b["moved"] for b in after) == NOTES, run.log_text()[-3000:]
     assert sum(b["added"] + b["removed"] for b in after) == 0, run.log_text()[-3000:]
@@ -55,4 +61,10 @@ def test_held_deletes_that_nothing_pairs_are_deleted(
         os.unlink(f)
     assert_converges(vault, db_path, tmp_path, timeout=30, run=run)
     assert any(b.get("held") == NOTES for b in run.find("batch")), run.log_text()[-3000:]
-    assert sum(b["removed"] for b in run.find("batch")) == NOTES
+    # The batch line is logged after its commit: the index can converge a moment before it.
+    wait_until(
+        lambda: sum(b["removed"] for b in run.find("batch")) >= NOTES,
+        timeout=10,
+        message="the batch line of the held deletes",
+    )
+    assert sum(b["removed"] for b in run.find("batch")) == NOTES, run.log_text()[-3000:]
