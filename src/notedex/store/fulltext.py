@@ -43,25 +43,73 @@ def body_match_count(conn: sqlite3.Connection, expression: str) -> int:
     return int(row[0])
 
 
+# bm25 of every match, in FTS5 alone: no join per match (the joins cost as much as bm25 itself at
+# 100k notes), only the excluded notes' partial index probed per row.
+_RANKED = """
+    SELECT rowid, bm25(body_fts) AS score FROM body_fts
+    WHERE body_fts MATCH ? AND rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+    ORDER BY score LIMIT ?
+"""
+
+# Everything, joined per match: the reference order, and the way when the cut above cannot be
+# shown exact (a tie at the cut larger than the slack, or an index row without its note).
+_RANKED_JOINED = f"""
+    SELECT bm25(body_fts) AS bm25_score, f.path, f.disk_rel, {NOTE_TITLE}
+    FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
+    WHERE body_fts MATCH ? AND n.excluded = 0
+    ORDER BY bm25_score, f.path
+    LIMIT ? OFFSET ?
+"""
+
+_PAGE_ROWS = f"""
+    SELECT f.id, f.path, f.disk_rel, {NOTE_TITLE}
+    FROM files f JOIN notes n ON n.file_id = f.id
+    WHERE f.id IN (SELECT value FROM json_each(?)) AND n.excluded = 0
+"""
+
+TIE_SLACK = 16
+"""Matches fetched past the page, so that notes tied with the page's last score are in hand."""
+MAX_FETCH = 1 << 16
+"""Past this many matches fetched, a tie at the cut is left to one sort of the whole match."""
+
+
 def body_matches(
     conn: sqlite3.Connection, expression: str, *, limit: int, offset: int = 0
 ) -> list[tuple[float, str, str | None, str]]:
     """One page of matching notes, best bm25 first (ties by path, so pages are stable):
-    ``(bm25, path, disk_rel, title)`` as plain tuples (no Row per hit). Every match is scored:
-    a bound on the matches ranked would choose the top by something other than relevance
-    (docs/cli.md "search")."""
+    ``(bm25, path, disk_rel, title)`` as plain tuples (no Row per hit).
+
+    Every match is scored (a bound on the matches ranked would choose the top by something
+    other than relevance: docs/cli.md "search"), but in FTS5 alone: the best ``offset + limit``
+    plus some slack, by score, and only those are joined to their paths and titles. The page is
+    exactly the page of the full order (score, then path): every note scoring at most the
+    page's last score is among the rows fetched unless the last row fetched ties with it, and
+    then the fetch is widened until it does not (ARCHITECTURE "The body index").
+    """
+    if limit <= 0:
+        return []
     cursor = conn.cursor()
     cursor.row_factory = None
-    return cursor.execute(
-        f"""
-        SELECT bm25(body_fts) AS bm25_score, f.path, f.disk_rel, {NOTE_TITLE}
-        FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
-        WHERE body_fts MATCH ? AND n.excluded = 0
-        ORDER BY bm25_score, f.path
-        LIMIT ? OFFSET ?
-        """,
-        (expression, limit, offset),
-    ).fetchall()
+    want = offset + limit
+    fetch = want + TIE_SLACK
+    while True:
+        top = cursor.execute(_RANKED, (expression, fetch)).fetchall()
+        if len(top) < want:
+            cut = None  # every match is in hand
+        else:
+            cut = top[want - 1][1]
+            if len(top) == fetch and top[-1][1] <= cut:
+                if fetch >= MAX_FETCH:  # a tie that large: SQLite sorts the whole match
+                    return cursor.execute(_RANKED_JOINED, (expression, limit, offset)).fetchall()
+                fetch *= 4
+                continue
+        break
+    scores = {rowid: score for rowid, score in top if cut is None or score <= cut}
+    rows = cursor.execute(_PAGE_ROWS, (_ids(list(scores)),)).fetchall()
+    if len(rows) != len(scores):  # an index row without its note or file: the reference way
+        return cursor.execute(_RANKED_JOINED, (expression, limit, offset)).fetchall()
+    ranked = sorted((scores[i], path, disk_rel, title) for i, path, disk_rel, title in rows)
+    return ranked[offset:want]
 
 
 def body_match_paths(conn: sqlite3.Connection, expression: str, *, limit: int) -> list[str]:
