@@ -44,15 +44,14 @@ def body_match_count(conn: sqlite3.Connection, expression: str) -> int:
 
 
 # bm25 of every match, in FTS5 alone: no join per match (the joins cost as much as bm25 itself at
-# 100k notes), only the excluded notes' partial index probed per row.
+# 100k notes) and no test per match (the excluded notes are left out among the rows fetched).
 _RANKED = """
-    SELECT rowid, bm25(body_fts) AS score FROM body_fts
-    WHERE body_fts MATCH ? AND rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+    SELECT rowid, bm25(body_fts) AS score FROM body_fts WHERE body_fts MATCH ?
     ORDER BY score LIMIT ?
 """
 
-# Everything, joined per match: the reference order, and the way when the cut above cannot be
-# shown exact (a tie at the cut larger than the slack, or an index row without its note).
+# Everything, joined per match: the reference order, and the way when a tie at the cut is wider
+# than MAX_FETCH.
 _RANKED_JOINED = f"""
     SELECT bm25(body_fts) AS bm25_score, f.path, f.disk_rel, {NOTE_TITLE}
     FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
@@ -61,6 +60,7 @@ _RANKED_JOINED = f"""
     LIMIT ? OFFSET ?
 """
 
+# The rows fetched that are reportable notes, with their paths and titles.
 _PAGE_ROWS = f"""
     SELECT f.id, f.path, f.disk_rel, {NOTE_TITLE}
     FROM files f JOIN notes n ON n.file_id = f.id
@@ -81,34 +81,34 @@ def body_matches(
 
     Every match is scored (a bound on the matches ranked would choose the top by something
     other than relevance: docs/cli.md "search"), but in FTS5 alone: the best ``offset + limit``
-    plus some slack, by score, and only those are joined to their paths and titles. The page is
-    exactly the page of the full order (score, then path): every note scoring at most the
-    page's last score is among the rows fetched unless the last row fetched ties with it, and
-    then the fetch is widened until it does not (ARCHITECTURE "The body index").
+    plus some slack and the number of excluded notes, by score, and only those are joined to
+    their paths and titles. The page is exactly the page of the full order (score, then path):
+    when the page's last reportable row scores better than the last row fetched, every note
+    scoring as well is in hand; otherwise the fetch is widened until it is (ARCHITECTURE "The
+    body index").
     """
     if limit <= 0:
         return []
     cursor = conn.cursor()
     cursor.row_factory = None
     want = offset + limit
-    fetch = want + TIE_SLACK
+    excluded = cursor.execute("SELECT count(*) FROM notes WHERE excluded = 1").fetchone()[0]
+    fetch = want + TIE_SLACK + excluded
     while True:
         top = cursor.execute(_RANKED, (expression, fetch)).fetchall()
-        if len(top) < want:
-            cut = None  # every match is in hand
-        else:
-            cut = top[want - 1][1]
-            if len(top) == fetch and top[-1][1] <= cut:
-                if fetch >= MAX_FETCH:  # a tie that large: SQLite sorts the whole match
-                    return cursor.execute(_RANKED_JOINED, (expression, limit, offset)).fetchall()
-                fetch *= 4
-                continue
-        break
-    scores = {rowid: score for rowid, score in top if cut is None or score <= cut}
-    rows = cursor.execute(_PAGE_ROWS, (_ids(list(scores)),)).fetchall()
-    if len(rows) != len(scores):  # an index row without its note or file: the reference way
-        return cursor.execute(_RANKED_JOINED, (expression, limit, offset)).fetchall()
-    ranked = sorted((scores[i], path, disk_rel, title) for i, path, disk_rel, title in rows)
+        found = cursor.execute(_PAGE_ROWS, (_ids([rowid for rowid, _ in top]),)).fetchall()
+        shown = {row[0]: row for row in found}
+        kept = [(score, shown[rowid]) for rowid, score in top if rowid in shown]
+        if len(top) < fetch:  # every match is in hand
+            break
+        if len(kept) >= want and kept[want - 1][0] < top[-1][1]:
+            cut = kept[want - 1][0]
+            kept = [row for row in kept if row[0] <= cut]
+            break
+        if fetch >= MAX_FETCH:  # a tie that large: SQLite sorts the whole match
+            return cursor.execute(_RANKED_JOINED, (expression, limit, offset)).fetchall()
+        fetch *= 4
+    ranked = sorted((score, path, disk_rel, title) for score, (_, path, disk_rel, title) in kept)
     return ranked[offset:want]
 
 

@@ -126,6 +126,8 @@ def test_only_the_page_is_joined(conn: sqlite3.Connection) -> None:
         conn.set_trace_callback(None)
     assert len(rows) == 3
     statements = [s for s in statements if not s.startswith("--")]  # FTS5's own look-ups
-    assert len(statements) == 2  # the ranking in FTS5, then the page's paths and titles
-    assert "JOIN" not in statements[0]
-    assert statements[1].count(",") >= 2 and "json_each" in statements[1]
+    # the excluded notes counted, the ranking in FTS5, then the page's paths and titles
+    assert len(statements) == 3
+    assert "excluded = 1" in statements[0]
+    assert "bm25" in statements[1] and "JOIN" not in statements[1]
+    assert "json_each" in statements[2]
