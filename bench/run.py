@@ -1215,6 +1215,8 @@ class Row:
     unit: str
     target: tuple[str, float] | None = None
     note: str = ""
+    smaller: tuple[tuple[int, str, float], ...] = ()
+    """Targets of the smaller sizes (notes, op, limit), used when the table is judged there."""
 
 
 ROWS: list[Row] = [
@@ -1247,10 +1249,18 @@ ROWS: list[Row] = [
         "ms",
         ("<=", 500),
         "10k: ≤ 100 ms",
+        ((10_000, "<=", 100),),
     ),
     Row("etag_check_cpu_ms", "etag check, CPU (user + system, refreshing − --no-refresh)", "ms"),
     Row("search_all_ms", "`search KEYWORD`, every hit", "ms"),
-    Row("rg_vs_search_all", "rg -l -i ÷ every-hit search (same job)", "x", (">=", 5), "10k: > 1x"),
+    Row(
+        "rg_vs_search_all",
+        "rg -l -i ÷ every-hit search (same job)",
+        "x",
+        (">=", 5),
+        "10k: > 1x",
+        ((10_000, ">", 1),),
+    ),
     Row("search_ms", "`search KEYWORD` (top 20)", "ms"),
     Row("search_vs_startup", "search top 20 / start-up", "x", ("<=", 2)),
     Row("search_vs_startup_cpu", "search top 20 / start-up, CPU (user + system)", "x"),
@@ -1300,15 +1310,16 @@ def add_cross_size(sizes: list[dict[str, Any]]) -> None:
 
 
 def judge(sizes: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
-    """Targets hold at 100k notes; without a 100k run they are judged at the largest size."""
+    """Targets hold at 100k notes; without a 100k run they are judged at the largest size, by
+    that size's own target where the issue gives one (the etag check's 100 ms at 10k)."""
     at = next((s for s in sizes if s["notes"] == TARGET_SIZE), sizes[-1])
     verdicts = []
     for row in ROWS:
         if row.target is None:
             continue
-        op, limit = row.target
+        op, limit = next(((o, x) for n, o, x in row.smaller if n == at["notes"]), row.target)
         value = at["figures"].get(row.key)
-        passed = None if value is None else (value <= limit if op == "<=" else value >= limit)
+        passed = None if value is None else _holds(value, op, limit)
         verdicts.append(
             {
                 "figure": row.key,
@@ -1320,6 +1331,10 @@ def judge(sizes: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
             }
         )
     return at["notes"], verdicts
+
+
+def _holds(value: float, op: str, limit: float) -> bool:
+    return {"<=": value <= limit, ">=": value >= limit, ">": value > limit}[op]
 
 
 def fmt(row: Row, value: Any) -> str:

@@ -160,3 +160,23 @@ def test_the_table_preset_skips_what_other_benches_measure() -> None:
         True,
         15.0,
     )
+
+
+def test_a_table_without_100k_is_judged_by_the_largest_size_s_own_targets() -> None:
+    run: Any = _run_module()
+    figures = {"etag_check_ms": 352.3, "rg_vs_search_all": 2.12, "search_vs_startup": 2.52}
+    at, verdicts = run.judge(
+        [{"notes": 1000, "figures": {}}, {"notes": 10_000, "figures": figures}]
+    )
+    by = {v["figure"]: v for v in verdicts}
+    assert at == 10_000
+    assert (by["etag_check_ms"]["limit"], by["etag_check_ms"]["pass"]) == (100, False)
+    assert (by["rg_vs_search_all"]["op"], by["rg_vs_search_all"]["pass"]) == (">", True)
+    assert (by["search_vs_startup"]["limit"], by["search_vs_startup"]["pass"]) == (2, False)
+    at, verdicts = run.judge([{"notes": 100_000, "figures": figures}])
+    by = {v["figure"]: v for v in verdicts}
+    assert (at, by["etag_check_ms"]["pass"], by["rg_vs_search_all"]["pass"]) == (
+        100_000,
+        True,
+        False,
+    )
