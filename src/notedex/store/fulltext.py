@@ -94,7 +94,7 @@ def body_matches(
     want = offset + limit
     excluded = cursor.execute("SELECT count(*) FROM notes WHERE excluded = 1").fetchone()[0]
     fetch = want + TIE_SLACK + excluded
-    while True:
+    while fetch <= MAX_FETCH:
         top = cursor.execute(_RANKED, (expression, fetch)).fetchall()
         found = cursor.execute(_PAGE_ROWS, (_ids([rowid for rowid, _ in top]),)).fetchall()
         shown = {row[0]: row for row in found}
@@ -105,9 +105,9 @@ def body_matches(
             cut = kept[want - 1][0]
             kept = [row for row in kept if row[0] <= cut]
             break
-        if fetch >= MAX_FETCH:  # a tie that large: SQLite sorts the whole match
-            return cursor.execute(_RANKED_JOINED, (expression, limit, offset)).fetchall()
         fetch *= 4
+    else:  # a tie that large, a deep page or many excluded notes: SQLite sorts the whole match
+        return cursor.execute(_RANKED_JOINED, (expression, limit, offset)).fetchall()
     ranked = sorted((score, path, disk_rel, title) for score, (_, path, disk_rel, title) in kept)
     return ranked[offset:want]
 

@@ -112,9 +112,17 @@ def test_without_slack_every_tie_widens_the_fetch(
 def test_a_tie_past_the_largest_fetch_sorts_the_whole_match(
     conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fulltext, "TIE_SLACK", 1)
-    monkeypatch.setattr(fulltext, "MAX_FETCH", 8)
-    _pages(conn)
+    monkeypatch.setattr(fulltext, "TIE_SLACK", 0)
+    monkeypatch.setattr(fulltext, "MAX_FETCH", 64)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        _pages(conn)
+    finally:
+        conn.set_trace_callback(None)
+    # Both ways ran: pages cut in FTS5 (widened or not), and pages SQLite sorted whole.
+    assert any("bm25_score" in s for s in statements)
+    assert any("AS score" in s for s in statements)
 
 
 def test_only_the_page_is_joined(conn: sqlite3.Connection) -> None:
