@@ -5,7 +5,6 @@ store/files.py, notes.py, links.py, findings.py and maintenance.py; indexing/ dr
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import time
@@ -23,7 +22,7 @@ from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.store.schema import content_key
-from notedex.vault.files import DEFAULT_MAX_BYTES
+from notedex.vault.files import DEFAULT_MAX_BYTES, excluded_filters_key
 from notedex.vault.model import Note, VaultFile, WalkProblem
 from notedex.vault.walk import load_excluded_filters
 
@@ -222,7 +221,7 @@ class IndexWriter:
         stored = self.conn.execute(
             "SELECT value FROM meta WHERE key = 'excluded_filters'"
         ).fetchone()
-        encoded = json.dumps(list(filters))
+        encoded = excluded_filters_key(filters)
         self.filters = filters
         if stored and stored[0] == encoded:
             return
