@@ -606,21 +606,13 @@ def occurs(conn: sqlite3.Connection, expression: str) -> bool:
     )
 
 
-def title_keys(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
-    """The names a note answers to exactly: stem, frontmatter title, first H1 and aliases."""
-    ids = _json_ints(file_ids)
-    return conn.execute(
-        """
-        SELECT file_id, stem AS name, 'title' AS field FROM notes
-        WHERE file_id IN (SELECT value FROM json_each(?1))
-        UNION ALL SELECT file_id, frontmatter_title, 'title' FROM notes
-        WHERE file_id IN (SELECT value FROM json_each(?1)) AND frontmatter_title IS NOT NULL
-        UNION ALL SELECT file_id, first_h1, 'title' FROM notes
-        WHERE file_id IN (SELECT value FROM json_each(?1)) AND first_h1 IS NOT NULL
-        UNION ALL SELECT file_id, alias, 'alias' FROM aliases
-        WHERE file_id IN (SELECT value FROM json_each(?1))
-        """,
-        (ids,),
+def exact_names(conn: sqlite3.Connection, key: str) -> list[tuple[int, int]]:
+    """The notes with a name whose ``exact_name_key`` is ``key``: (file_id, alias), alias 0
+    when a title (stem, frontmatter title or first H1) has it, else 1 (an alias)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
+        "SELECT file_id, min(alias) FROM exact_names WHERE key = ? GROUP BY file_id", (key,)
     ).fetchall()
 
 
