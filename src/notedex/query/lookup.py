@@ -97,7 +97,16 @@ def _stage1(
             for (_column, field_name), flag in zip(_STAGE1_FIELDS, flags, strict=True):
                 if flag:
                     shown[row["file_id"]].hit(term, field_name, 0.0)
-    else:
+    elif all(expression.startswith('"') for _, expression in matches):
+        # one phrase per term: the ranking's per-term flags say which fields each term hit
+        # (a phrase hits a field exactly when its column-restricted bm25() is below 0)
+        for row in rows:
+            masks = (row["title_mask"], row["tag_mask"], row["alias_mask"])
+            for index, _ in matches:
+                for (_column, field_name), mask in zip(_STAGE1_FIELDS, masks, strict=True):
+                    if mask >> index & 1:
+                        shown[row["file_id"]].hit(terms[index], field_name, 0.0)
+    else:  # a term of several phrases: each must hit within the one field
         for index, expression in matches:
             for column, field_name in _STAGE1_FIELDS:
                 for file_id in read.field_hits_among(conn, expression, column, list(shown)):
