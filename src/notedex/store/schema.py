@@ -15,7 +15,8 @@ SCHEMA_VERSION = 17  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 16: health's lists as JSON (broken_anchor_docs, broken_link_docs, lonely_docs) and the tag
 #     counts (tag_uses, tag_rollup, tagged_notes, tag_note_keys), kept by triggers and
 #     store/tagcounts.py
-# 17: exact_names, the folded names lookup's tier 1 looks up by index (issue 11, speed)
+# 17: exact_names, the folded names lookup's tier 1 looks up by index, and the triggers made
+#     TEMP triggers of every writer connection (issue 11, speed)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -424,6 +425,33 @@ CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
     tokenize = '{TOKENIZER}'
 );
 """
+
+_TRIGGER = "CREATE TRIGGER IF NOT EXISTS "
+_TRIGGER_END = "\nEND;\n"
+
+
+def split_ddl() -> tuple[str, list[str]]:
+    """``DDL`` without its triggers, and the triggers as TEMP triggers on the main tables.
+
+    The triggers are the writer's business: every writer connection creates them for itself
+    (``store.database.open_writer_connection``), so they are not in the file's schema, which
+    every query's connection parses whole when it opens the index (SQLite has no lazy schema
+    load): the 14 triggers were about 0.5 ms of each open, more than half of it (issue 11,
+    speed; measured on the 10k bench index). They are written beside their tables all the
+    same; this cuts them out (``str`` methods: no ``re`` on the query path).
+    """
+    kept: list[str] = []
+    triggers: list[str] = []
+    rest = DDL
+    while (start := rest.find(_TRIGGER)) >= 0:
+        end = rest.index(_TRIGGER_END, start) + len(_TRIGGER_END)
+        kept.append(rest[:start])
+        head, on, tail = rest[start + len(_TRIGGER) : end].partition(" ON ")
+        triggers.append(f"CREATE TEMP TRIGGER IF NOT EXISTS {head}{on}main.{tail}")
+        rest = rest[end:]
+    kept.append(rest)
+    return "".join(kept), triggers
+
 
 # Tables in dependency order, for a full rebuild.
 TABLES = (
