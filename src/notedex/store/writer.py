@@ -22,7 +22,7 @@ from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.store.schema import content_key
-from notedex.vault.files import DEFAULT_MAX_BYTES, excluded_filters_key
+from notedex.vault.files import DEFAULT_MAX_BYTES, excluded_filters_key, note_stem
 from notedex.vault.model import Note, VaultFile, WalkProblem
 from notedex.vault.walk import load_excluded_filters
 
@@ -263,10 +263,13 @@ class IndexWriter:
 
     def move_files(self, moved: Sequence[moves.Move]) -> set[int]:
         """Inside a transaction: moved files take their new paths in place (store.moves);
-        returns the dirty note ids."""
-        return moves.move_files(
+        returns the dirty note ids. A note whose stem changed gets its title keys again."""
+        dirty = moves.move_files(
             self.conn, moved, links=self.links, filters=self.filters, disk_rel=self.disk_rel
         )
+        renamed = [k.id for k, vf in moved if k.is_note and note_stem(k.path) != note_stem(vf.path)]
+        notes.rekey_titles(self.conn, renamed)
+        return dirty
 
     def reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change;
