@@ -3,7 +3,8 @@
     python bench/lookup_ranking.py --sizes 1000 100000 --runs 7 --old main
 
 For each size, bench/run.py's generated vault (made or reused under OUT) is indexed once by this
-checkout; the schema is the same on both sides, so the old revision reads the same index. Four
+checkout; the old revision reads the same index when its schema version is the same, else an index
+of the same vault that it built itself (``ranking-old-*.db``, kept beside the other). Four
 queries are timed, as the issue names them: the vault's most frequent tag-and-title keyword
 (bench/run.py's pick, 12% of the notes at 100k), a two-word query (that keyword and the title
 word seen most often with it), a Chinese question about the most frequent Chinese title word,
@@ -77,27 +78,47 @@ def export_revision(rev: str, into: Path) -> Path:
     return into / "src"
 
 
+_SCHEMA_VERSION = re.compile(r"^SCHEMA_VERSION = (\d+)", re.MULTILINE)
+
+
+def schema_version(src: Path) -> int | None:
+    """The SCHEMA_VERSION a ``src`` folder declares (None when it cannot be read)."""
+    text = (src / "notedex" / "store" / "schema.py").read_text(encoding="utf-8")
+    found = _SCHEMA_VERSION.search(text)
+    return int(found.group(1)) if found else None
+
+
+def ensure_index(vault: Path, db: Path, env: dict[str, str] | None = None) -> None:
+    """Index ``vault`` into ``db`` once (with the code ``env`` imports: this checkout's default)."""
+    if not db.exists():
+        subprocess.run(
+            [sys.executable, "-m", "notedex", "index", "--vault", str(vault), "--db", str(db)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env=env,
+        )
+
+
 def measure(
-    vault: Path, db: Path, asked: dict[str, str], old_src: Path | None, reps: int, out: Path
+    vault: Path,
+    dbs: tuple[Path, Path],
+    asked: dict[str, str],
+    old_src: Path | None,
+    reps: int,
+    out: Path,
 ) -> dict[str, Any]:
     env = bench.child_env(out)
     old_env = dict(env, PYTHONPATH=str(old_src)) if old_src else env
     launcher = str(Path(sys.executable).parent / "notedex")
     commands = [bench.Command("start-up", (sys.executable, "-c", "pass"))]
     for kind, question in asked.items():
-        argv = (
-            sys.executable,
-            launcher,
-            "lookup",
-            question,
-            "--vault",
-            str(vault),
-            "--db",
-            str(db),
-        )
-        commands.append(bench.Command(f"new {kind}", (*argv, "--no-refresh")))
-        if old_src:
-            commands.append(bench.Command(f"old {kind}", (*argv, "--no-refresh")))
+        for side, db in (("new", dbs[0]), ("old", dbs[1])):
+            if side == "old" and not old_src:
+                continue
+            argv = (sys.executable, launcher, "lookup", question, "--vault", str(vault))
+            commands.append(
+                bench.Command(f"{side} {kind}", (*argv, "--db", str(db), "--no-refresh"))
+            )
     samples: dict[str, list[float]] = {c.name: [] for c in commands}
     cpu: dict[str, list[float]] = {c.name: [] for c in commands}
     for command in commands:  # once each first, so every .pyc exists before timing
@@ -150,14 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     for notes in args.sizes:
         vault, _, truth = bench.ensure_vault(args.out, notes, args.seed)
         db = args.out / f"ranking-{bench.vault_name(notes)}.db"
-        if not db.exists():
-            subprocess.run(
-                [sys.executable, "-m", "notedex", "index", "--vault", str(vault), "--db", str(db)],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
+        ensure_index(vault, db)
+        old_db = db
+        if old_src and schema_version(old_src) != schema_version(bench.ROOT / "src"):
+            old_db = args.out / f"ranking-old-{bench.vault_name(notes)}.db"
+            old_env = dict(bench.child_env(args.out), PYTHONPATH=str(old_src))
+            ensure_index(vault, old_db, old_env)
         results[bench.vault_name(notes)] = measure(
-            vault, db, queries(truth), old_src, args.runs, args.out
+            vault, (db, old_db), queries(truth), old_src, args.runs, args.out
         )
         print(
             json.dumps(

@@ -348,6 +348,10 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 "nullif(reason, 'renamed') FROM broken_links"
             ).fetchall(),
             "unused_attachments": q("SELECT path FROM unused_attachments").fetchall(),
+            # lookup's tier 1 keys, kept by store/notes.py (a move re-keys the stem)
+            "exact_names": q(
+                f"SELECT key, f.path, alias FROM exact_names x JOIN {files} f ON f.id = x.file_id"
+            ).fetchall(),
             "broken_anchors": q(
                 f"SELECT s.path, seq, t.path, kind, suggestion, reason FROM broken_anchors b "
                 f"JOIN {files} s ON s.id = b.source_id JOIN {files} t ON t.id = b.target_id"

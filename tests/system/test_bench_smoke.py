@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +59,8 @@ FIGURES = [
     "search_all_vs_startup",
     "search_ms",
     "search_vs_startup",
+    "search_vs_startup_cpu",
+    "etag_check_cpu_ms",
     "body_ratio",
     "folder_rename_visible_s",
     "git_checkout_moves_visible_s",
@@ -130,3 +133,50 @@ def test_bench_smoke_writes_every_figure(tmp_path: Path) -> None:
     except ImportError:
         return
     assert (out / "benchmarks.png").stat().st_size > 0
+
+
+def _run_module() -> object:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_run", REPO / "bench" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_run"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_table_preset_skips_what_other_benches_measure() -> None:
+    run: Any = _run_module()
+    table = run.parse_args(["--table"])
+    assert (table.runs, table.cold_runs, table.restore_runs) == (5, 1, 1)
+    assert (table.moves, table.group_budget) == (False, 8.0)
+    given = run.parse_args(["--table", "--cold-runs", "3", "--group-budget", "20"])
+    assert (given.cold_runs, given.group_budget, given.restore_runs) == (3, 20.0, 1)
+    plain = run.parse_args([])
+    assert (plain.cold_runs, plain.restore_runs, plain.moves, plain.group_budget) == (
+        5,
+        5,
+        True,
+        15.0,
+    )
+
+
+def test_a_table_without_100k_is_judged_by_the_largest_size_s_own_targets() -> None:
+    run: Any = _run_module()
+    figures = {"etag_check_ms": 352.3, "rg_vs_search_all": 2.12, "search_vs_startup": 2.52}
+    at, verdicts = run.judge(
+        [{"notes": 1000, "figures": {}}, {"notes": 10_000, "figures": figures}]
+    )
+    by = {v["figure"]: v for v in verdicts}
+    assert at == 10_000
+    assert (by["etag_check_ms"]["limit"], by["etag_check_ms"]["pass"]) == (100, False)
+    assert (by["rg_vs_search_all"]["op"], by["rg_vs_search_all"]["pass"]) == (">", True)
+    assert (by["search_vs_startup"]["limit"], by["search_vs_startup"]["pass"]) == (2, False)
+    at, verdicts = run.judge([{"notes": 100_000, "figures": figures}])
+    by = {v["figure"]: v for v in verdicts}
+    assert (at, by["etag_check_ms"]["pass"], by["rg_vs_search_all"]["pass"]) == (
+        100_000,
+        True,
+        False,
+    )

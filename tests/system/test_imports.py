@@ -64,11 +64,14 @@ def test_query_commands_import_no_heavy_module(
 
 
 def test_an_unchanged_plain_vault_skips_the_full_walk(demo: tuple[Path, Path]) -> None:
-    """The etag check lists a plain vault itself: no vault.walk, dataclasses or typing."""
+    """The etag check lists a plain vault itself: no vault.walk, dataclasses or typing; and it
+    reads the Excluded-files list without json (nor re, which json imports: issue 15)."""
     vault, db = demo
+    assert (vault / ".obsidian" / "app.json").is_file()  # the list is read, not skipped
     names = imported_modules("lookup", "cobra", "--vault", vault, "--db", db)
     assert "notedex.indexing.etagcheck" in names  # the check did run
     assert {"notedex.vault.walk", "notedex.vault.model", "dataclasses", "typing"} & names == set()
+    assert {"json", "re"} & names == set()
 
 
 def test_the_check_can_fail(tmp_path: Path) -> None:
@@ -92,7 +95,7 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
         ("lookup", "cobra", "--no-refresh"),
         ("lookup", "--json", "cli", "framework", "--limit", "3", "--no-refresh"),
         ("health", "--json", "--no-refresh"),
-        ("health", "--json"),  # without a daemon: the refresh check reads JSON config, fine
+        ("health", "--json"),  # without a daemon: the refresh check reads .obsidian/app.json
         ("search", "cobra", "--no-refresh"),
     ],
     ids=lambda c: " ".join(c),

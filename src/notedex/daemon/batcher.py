@@ -9,6 +9,8 @@ The watcher, the jobs and the supervisor only ever call ``add``, ``request_resca
 - A file that is being written (a modify event on inotify) is held until its close event,
   at most ``hold_cap`` seconds, so we read it once, complete.
 - A full rescan covers every pending path, so it replaces them.
+- A deferred path (``defer``: an unpaired end of a move the writer held) goes with the next
+  batch, or on its own ``delay`` later when no other batch comes (issue 17).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from enum import Enum
 DEBOUNCE = 0.075
 MAX_DELAY = 1.0
 HOLD_CAP = 2.0
+DEFER = 1.0
+"""A deferred path waits at most this long for a batch to go with."""
 
 MAINTENANCE = "maintenance"
 """Task: FTS integrity check (rebuild on failure), optimize, WAL checkpoint."""
@@ -75,6 +79,7 @@ class Batcher:
         self._cond = threading.Condition(threading.Lock())
         self._ready: dict[str, None] = {}  # an ordered set
         self._held: dict[str, float] = {}  # path -> when the write began
+        self._deferred: dict[str, float] = {}  # path -> when it goes on its own
         self._window_start: float | None = None
         self._last_event = 0.0
         self._rescan_causes: list[str] = []
@@ -82,6 +87,8 @@ class Batcher:
         self._errors: list[BaseException] = []
         self._tasks: dict[str, None] = {}
         self._closed = False
+        self.hints_added = 0
+        """Path hints handed to ``add`` since the start (tests: a folder move is O(1) hints)."""
 
     # -- producers (any thread) -------------------------------------------------------------
 
@@ -90,6 +97,8 @@ class Batcher:
             if self._closed:
                 return
             now = self._clock()
+            paths = list(paths)
+            self.hints_added += len(paths)
             had_window, had_held = self._window_start is not None, bool(self._held)
             for path in paths:
                 if hint is Hint.WRITING:
@@ -100,6 +109,7 @@ class Batcher:
                 if hint is Hint.CHANGED and path in self._held:
                     continue  # still being written: the close will release it
                 self._held.pop(path, None)
+                self._deferred.pop(path, None)
                 self._ready[path] = None
                 if self._window_start is None:
                     self._window_start = now
@@ -107,6 +117,17 @@ class Batcher:
             # The writer sleeps until its next deadline; wake it only when a new one begins.
             if (self._window_start is not None and not had_window) or (self._held and not had_held):
                 self._cond.notify_all()
+
+    def defer(self, paths: Iterable[str], delay: float = DEFER) -> None:
+        """Paths that go with the next batch, whatever starts it, or ``delay`` from now."""
+        with self._cond:
+            if self._closed:
+                return
+            due = self._clock() + delay
+            for path in paths:
+                if path not in self._ready and path not in self._held:
+                    self._deferred.setdefault(path, due)
+            self._cond.notify_all()
 
     def request_rescan(
         self, cause: str, *, delay: float = 0.0, error: BaseException | None = None
@@ -168,7 +189,7 @@ class Batcher:
     @property
     def pending(self) -> int:
         with self._cond:
-            return len(self._ready) + len(self._held)
+            return len(self._ready) + len(self._held) + len(self._deferred)
 
     @property
     def rescan_pending(self) -> list[str]:
@@ -184,9 +205,10 @@ class Batcher:
 
     def _due(self, now: float) -> Batch | None:
         if self._closed:
-            paths = [*self._ready, *self._held]
+            paths = [*self._ready, *self._held, *self._deferred]
             self._ready.clear()
             self._held.clear()
+            self._deferred.clear()
             self._window_start = None
             return Batch(paths=paths) if paths else None
         if self._rescan_due is not None and now >= self._rescan_due:
@@ -194,7 +216,7 @@ class Batcher:
             # and go with it as ``paths`` so that their content is compared even when their
             # etag did not move (issue 13.6). Files still being written will be hinted again.
             batch = Batch(
-                paths=[*self._ready, *self._held],
+                paths=[*self._ready, *self._held, *self._deferred],
                 rescan=self._rescan_causes,
                 errors=self._errors,
                 tasks=list(self._tasks),
@@ -204,12 +226,15 @@ class Batcher:
             self._tasks.clear()
             self._ready.clear()
             self._held.clear()
+            self._deferred.clear()
             self._window_start = None
             return batch
         if self._tasks:
             batch = Batch(tasks=list(self._tasks))
             self._tasks.clear()
             return batch
+        if self._deferred and min(self._deferred.values()) <= now:
+            return Batch(paths=self._release(now))
         if self._window_start is None and not self._held:
             return None
         quiet = now - self._last_event >= self.debounce
@@ -223,6 +248,9 @@ class Batcher:
 
     def _release(self, now: float) -> list[str]:
         paths = list(self._ready)
+        if paths or any(due <= now for due in self._deferred.values()):
+            paths += self._deferred  # they go with the next batch
+            self._deferred.clear()
         self._ready.clear()
         self._window_start = None
         for path, since in list(self._held.items()):
@@ -241,4 +269,6 @@ class Batcher:
             )
         if self._held:
             candidates.append(min(self._held.values()) + self.hold_cap)
+        if self._deferred:
+            candidates.append(min(self._deferred.values()))
         return min(candidates) if candidates else None

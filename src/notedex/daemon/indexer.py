@@ -35,6 +35,8 @@ from notedex.vault.text import nfc
 log = get_logger("notedex.daemon.indexer")
 
 GIT_WAIT_CAP = 30.0
+HELD_FOR = 10.0
+"""A path held for the next batch (``indexing.pairing.hold``) is not held again this long."""
 SAMPLE_PATHS = 5
 STOPPING_PATHS = 500
 """A batch taken once the daemon is stopping is applied only up to this many paths."""
@@ -99,6 +101,8 @@ class Indexer:
         self._unreadable_retries = 0
         self._unreadable_seen: set[str] = set()
         self._vault_retries = 0
+        self._held: dict[str, float] = {}
+        """Paths held for the next batch, and when (monotonic)."""
         self._thread = threading.Thread(target=self._run, name="notedex-writer")
 
     # -- thread ---------------------------------------------------------------------------------
@@ -232,7 +236,18 @@ class Indexer:
                 progress=self._stop_between_chunks,
             )
         else:
-            report = apply_paths(self.writer, paths, progress=self._stop_between_chunks)
+            report = apply_paths(
+                self.writer,
+                paths,
+                progress=self._stop_between_chunks,
+                hold_unpaired=self._not_again(),
+            )
+        if report.held:
+            # With the next batch (which may hold the other ends) they are paired or applied
+            # as they are then.
+            now = time.monotonic()
+            self._held.update(dict.fromkeys(report.held, now))
+            self._batcher.defer(report.held)
         self._mark_batch()
         again = self._changed_while_read(report)
         if again:
@@ -247,6 +262,7 @@ class Indexer:
             moved=report.moved,
             errors=report.errors,
             requeued=len(again),
+            held=len(report.held),
             walked=walk,
             seconds=round(time.perf_counter() - started, 3),
         )
@@ -327,6 +343,14 @@ class Indexer:
         )
 
     # -- helpers ----------------------------------------------------------------------------------
+
+    def _not_again(self) -> set[str] | None:
+        """The paths not to hold (held a moment ago); None while stopping: hold nothing."""
+        if self._stop.is_set():
+            return None
+        now = time.monotonic()
+        self._held = {path: at for path, at in self._held.items() if now - at < HELD_FOR}
+        return set(self._held)
 
     def _stop_between_chunks(self, done: int, total: int) -> None:
         """Between two committed chunks of a large batch: stop now when asked (SIGTERM)."""

@@ -3,6 +3,13 @@
 - ``VaultEventHandler.dispatch`` never raises and never touches the disk: it turns an event
   into vault-relative paths (both ends of a move) and hands them to the ``Batcher``. Paths
   with a hidden segment (``.obsidian``, ``.git``, ``.trash``, ``.x.md.swp``) are dropped.
+- A folder moved within the vault is one hint pair (both ends: the writer looks under each
+  once); the move events watchdog makes up for every file and folder under it
+  (``is_synthetic``) are dropped, as the folder hint covers them (issue 17: a folder of 12k
+  notes was 12k hints that kept the batch from starting). On inotify they are not even made
+  (``daemon.inotify``: no walk of the moved tree). A move into or out of the vault is no pair:
+  a created or deleted folder, as before. The polling observer's per-file moves are real (its
+  snapshot diff), not synthetic, and are kept.
 - ``start_observer`` prefers inotify (FSEvents on macOS) and falls back to polling for
   ``--poll``, a network file system, an inotify error (ENOSPC, EMFILE) or too few watches.
 - ``OverflowHook`` turns watchdog's "Inotify queue overflowed" log record into a rescan:
@@ -102,6 +109,8 @@ class VaultEventHandler(FileSystemEventHandler):
                 self._batcher.request_rescan("event handler error", error=exc)
 
     def _enqueue(self, event: FileSystemEvent) -> None:
+        if event.is_synthetic and isinstance(event, FileSystemMovedEvent):
+            return  # under a moved folder, whose hint pair covers it
         src = self._relative(event.src_path)
         dest = self._relative(event.dest_path) if isinstance(event, FileSystemMovedEvent) else None
         if src == "" or dest == "":

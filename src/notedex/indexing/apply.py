@@ -42,6 +42,9 @@ class ApplyReport:
     paths: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     """Reasons why rows that looked stale were kept (missing vault, unreadable folders)."""
+    held: list[str] = field(default_factory=list)
+    """Unpaired ends of a move-like batch left for the next one (``indexing.pairing.hold``):
+    not applied here; the daemon hints them again at once."""
     unreadable: list[str] = field(default_factory=list)
     """Paths that could not be looked at now (EACCES, a folder that cannot be listed): what
     changed under them is not known yet, so the daemon looks again (issue 13)."""
@@ -56,6 +59,7 @@ class ApplyReport:
         self.errors += other.errors
         self.paths.extend(other.paths)
         self.kept.extend(other.kept)
+        self.held.extend(other.held)
         self.unreadable.extend(other.unreadable)
 
     def as_dict(self) -> dict[str, object]:

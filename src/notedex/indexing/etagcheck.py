@@ -15,7 +15,6 @@ then decides, so the two can never disagree on what the vault is.
 
 from __future__ import annotations
 
-import json
 import os
 import unicodedata
 from bisect import bisect_left
@@ -24,7 +23,7 @@ from notedex.errors import NotedexError
 from notedex.store import read
 from notedex.store.connect import connect_readonly, sqlite3
 from notedex.store.etags import Etag, etag_rows, has_racy_rows
-from notedex.vault.files import is_hidden_name, load_excluded_filters
+from notedex.vault.files import excluded_filters_key, is_hidden_name, load_excluded_filters
 
 
 def index_is_current(
@@ -63,7 +62,7 @@ def current_file_count(
         disk = [(f.path, f.size, f.mtime_ns, f.inode) for f in walk.files]
     if disk != indexed:
         return None
-    if excluded_filters != json.dumps(list(load_excluded_filters(vault))):
+    if excluded_filters != excluded_filters_key(load_excluded_filters(vault)):
         return None
     return len(disk)
 

@@ -76,7 +76,8 @@ def ensure_fresh(
                 "end that process), or run `notedex index` to have the daemon rescan"
             )
         return Freshness(DAEMON, rescan_by_daemon(cfg, holder.pid))
-    # Only now the etag walk (vault.walk, json, re ...): with a daemon, a query never loads it.
+    # Only now the etag walk (indexing.etagcheck; vault.walk when the vault is not the plain
+    # case): with a daemon, a query never loads it.
     from notedex.indexing.etagcheck import current_file_count
 
     started = time.perf_counter()

@@ -7,6 +7,13 @@ file system keeps all three), then for notes of the same size the content hash (
 delete across file systems, a git checkout that rewrote the files). The rows that can be paired
 are those of the deleted paths and those of the changed paths themselves, so a swap of two paths
 that both stay, or a rename over an existing note, is a move too.
+
+``hold`` is the daemon's pairing across batches (a ``git checkout`` writes each moved file anew
+and unlinks the old one; its stream of events is cut into batches by the batcher's cap, so one
+end of a move can land in one batch and the other in the next). In a move-like batch, the ends
+left unpaired that the next batch could pair are held: not applied now, hinted again at once,
+applied as they are then (a path is held once: a held delete that nothing pairs is a delete one
+batch later). Only memory holds them: after a crash the start's reconcile compares the disk.
 """
 
 from __future__ import annotations
@@ -21,6 +28,10 @@ from notedex.store.writer import IndexWriter
 from notedex.vault.model import VaultFile
 
 EtagKey = tuple[int, int, int, int]
+
+HOLD_MIN = 8
+"""Unpaired ends a batch without a move needs before its ends are held (one deleted or new note
+is applied at once, as ever)."""
 
 
 @dataclass
@@ -130,3 +141,49 @@ def _by_content(
             same.remove(found)
             moves.append((found, vf))
     return moves, rest
+
+
+def hold(
+    writer: IndexWriter, paired: Pairing, hashes: dict[str, str], *, not_again: set[str]
+) -> list[str]:
+    """Take out of ``paired`` the ends the next batch may pair, and return their paths.
+
+    A batch is move-like when it paired a move or has ``HOLD_MIN`` unpaired ends, deleted notes
+    among them. Held: a deleted note (its bytes may be written under another path next), and a
+    new note whose bytes an indexed note has (a checkout wrote the new path first; the old one
+    goes next). Never a
+    path in ``not_again`` (held a moment ago), a changed note or an attachment (no content
+    pairing). ``hashes``: the contents already read, by path.
+    """
+    rows = writer.file_rows([*paired.deletes, *(vf.path for vf in paired.upserts)])
+    new = [
+        vf
+        for vf in paired.upserts
+        if vf.is_note and vf.path not in rows and vf.path not in not_again
+    ]
+    targets = {vf.path for _, vf in paired.moves}  # a row a move replaces goes now
+    gone = [
+        path
+        for path in paired.deletes
+        if path not in not_again and path not in targets and path in rows and rows[path].is_note
+    ]
+    if not paired.moves and len(new) + len(gone) < HOLD_MIN:
+        return []
+    if not paired.moves and not gone:
+        return []  # only new notes, nothing leaving: copies (a folder pasted in), not a move
+    unread = [vf for vf in new if vf.path not in hashes]
+    read = dict(hashes)
+    for vf, digest in zip(
+        unread, hash_notes(unread, workers=writer.workers, max_bytes=writer.max_bytes), strict=True
+    ):
+        if digest is not None:
+            read[vf.path] = digest
+    writer.hashed += len(unread)
+    keys = {vf.path: writer.content_key(read[vf.path]) for vf in new if vf.path in read}
+    present = writer.indexed_contents(keys.values())
+    held = {path for path, key in keys.items() if key in present} | set(gone)
+    if not held:
+        return []
+    paired.upserts = [vf for vf in paired.upserts if vf.path not in held]
+    paired.deletes = [path for path in paired.deletes if path not in held]
+    return sorted(held)

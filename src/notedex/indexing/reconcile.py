@@ -16,7 +16,7 @@ from pathlib import Path
 
 from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, apply
-from notedex.indexing.pairing import pair_moves
+from notedex.indexing.pairing import hold, pair_moves
 from notedex.indexing.pool import hash_notes, paused_gc
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
@@ -313,7 +313,11 @@ def _stat_file(vault: Path, disk_rel: str) -> VaultFile | None:
 
 
 def apply_paths(
-    writer: IndexWriter, hints: Iterable[str], *, progress: Progress | None = None
+    writer: IndexWriter,
+    hints: Iterable[str],
+    *,
+    progress: Progress | None = None,
+    hold_unpaired: set[str] | None = None,
 ) -> ApplyReport:
     """Re-check the disk for each hinted vault-relative path and bring the index in line.
 
@@ -324,7 +328,9 @@ def apply_paths(
     a folder holds one), or anything the walk reports as a problem (a FIFO, a dangling
     symlink), is settled by a reconcile of the whole vault: only the vault-wide walk can tell a
     loop or a folder already in the vault (SEMANTICS 1.6), and it records the walk problems.
-    ``progress`` runs between the apply's chunks (``indexing.apply``).
+    ``progress`` runs between the apply's chunks (``indexing.apply``). With ``hold_unpaired``
+    (the daemon's, the paths held a moment ago), the unpaired ends of a move-like batch are left
+    for the next batch (``indexing.pairing.hold``): ``report.held``.
     """
     vault = writer.vault
     if not vault.is_dir():
@@ -352,7 +358,11 @@ def apply_paths(
     diff = _changed(writer, found.upserts.values(), found.hinted)
     gone = sorted(found.deletes - set(found.upserts))
     paired = pair_moves(writer, diff.upserts, gone, hashes=diff.hashes)
+    held = (
+        [] if hold_unpaired is None else hold(writer, paired, diff.hashes, not_again=hold_unpaired)
+    )
     report = apply(writer, paired.upserts, paired.deletes, moves=paired.moves, progress=progress)
+    report.held = held
     _record_unchanged(writer, diff)
     report.rehashed = len(diff.rehashed)
     report.kept.extend(found.kept.kept)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from notedex.query.terms import MAX_TERMS, checked_query, extract_terms, keywords
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.text import fold_width, fts_phrase, is_cjk, match_key
+from notedex.vault.text import exact_name_key, fts_phrase, is_cjk
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -51,37 +51,20 @@ def _match(conn: sqlite3.Connection, column: str, expression: str) -> list[sqlit
     return read.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
 
 
-EXACT_CAP = 50
-"""Notes whose title or alias holds every keyword, best BM25 first, checked for equality: an
-exact title is the shortest title that holds them, so it is among the first."""
-
-
 def _exact_names(conn: sqlite3.Connection, names: list[str]) -> dict[int, str]:
     """Tier 1: notes with a title or an alias equal to the keywords (``match_key``).
 
-    Maps each to the field that matched: ``title`` (preferred) or ``alias``.
+    Maps each to the field that matched: ``title`` (preferred) or ``alias``. One seek in the
+    ``exact_names`` index, which the writer keys with the same fold (``exact_name_key``).
     """
-    expressions = [e for e in (fts_phrase(word) for word in names) if e is not None]
-    if not expressions:
+    if not any(fts_phrase(word) is not None for word in names):
         return {}
-    joined = " ".join(names)
-    wanted = match_key(joined)
+    wanted = exact_name_key(" ".join(names))
     if not wanted:
         return {}
-    # Cheap pre-checks before match_key: folding changes a few characters, never doubles a
-    # name, and only trims word ends, so the start of the first word is in every equal name.
-    longest = 2 * len(joined) + 4
-    start = wanted[0][: max(1, min(3, len(wanted[0]) - 1))]
-    query = "{title aliases} : (" + " AND ".join(expressions) + ")"
-    ids = [row["file_id"] for row in read.fts_note_hits(conn, query, EXACT_CAP)]
-    exact: dict[int, str] = {}
-    for row in read.title_keys(conn, ids):
-        name = row["name"]
-        if not name or len(name) > longest or exact.get(row["file_id"]) == "title":
-            continue
-        if start in fold_width(name) and match_key(name) == wanted:
-            exact[row["file_id"]] = row["field"]
-    return exact
+    return {
+        file_id: "alias" if alias else "title" for file_id, alias in read.exact_names(conn, wanted)
+    }
 
 
 _STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
@@ -114,7 +97,16 @@ def _stage1(
             for (_column, field_name), flag in zip(_STAGE1_FIELDS, flags, strict=True):
                 if flag:
                     shown[row["file_id"]].hit(term, field_name, 0.0)
-    else:
+    elif all(expression.startswith('"') for _, expression in matches):
+        # one phrase per term: the ranking's per-term flags say which fields each term hit
+        # (a phrase hits a field exactly when its column-restricted bm25() is below 0)
+        for row in rows:
+            masks = (row["title_mask"], row["tag_mask"], row["alias_mask"])
+            for index, _ in matches:
+                for (_column, field_name), mask in zip(_STAGE1_FIELDS, masks, strict=True):
+                    if mask >> index & 1:
+                        shown[row["file_id"]].hit(terms[index], field_name, 0.0)
+    else:  # a term of several phrases: each must hit within the one field
         for index, expression in matches:
             for column, field_name in _STAGE1_FIELDS:
                 for file_id in read.field_hits_among(conn, expression, column, list(shown)):

@@ -232,7 +232,7 @@ def search(
         complete = offset == 0 and len(rows) < limit
         total = len(rows) if complete else fulltext.body_match_count(conn, expression)
         no_bodies = total == 0 and fulltext.body_index_empty(conn)
-    if paths_only:
+    if paths_only or not rows:  # no file to read: not even the positions module or stop lists
         positions = [NO_POSITION] * len(rows)
     else:
         from notedex.query.positions import locate_hits  # file reading and CJK mapping

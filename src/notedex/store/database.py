@@ -22,7 +22,7 @@ from notedex.store.connect import (
     is_corrupt,
     sqlite_code,
 )
-from notedex.store.schema import DDL, EXTERNAL_FTS, SCHEMA_VERSION, TABLES, VIEWS
+from notedex.store.schema import EXTERNAL_FTS, SCHEMA_VERSION, TABLES, VIEWS, split_ddl
 from notedex.vault.resolve import name_key
 from notedex.vault.text import fold, segment
 
@@ -67,6 +67,7 @@ def open_writer_connection(db_path: Path, *, verify: bool = False) -> sqlite3.Co
             _quick_check(conn, db_path)
         if schema_version(conn) != SCHEMA_VERSION:
             rebuild_schema(conn, db_path)
+        add_triggers(conn)
         _inject_disk_full(conn)
     except (OSError, sqlite3.DatabaseError, IndexUnavailable) as exc:
         if conn is not None:
@@ -243,8 +244,16 @@ def rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
     _create_schema(conn)
 
 
+def add_triggers(conn: sqlite3.Connection) -> None:
+    """The triggers that keep the stored answers (``schema.split_ddl``): TEMP triggers of this
+    connection, so a writer must call this once the schema exists (``open_writer_connection``
+    does); readers never parse them."""
+    for trigger in split_ddl()[1]:
+        conn.execute(trigger)
+
+
 def _create_schema(conn: sqlite3.Connection) -> None:
-    conn.executescript(DDL)
+    conn.executescript(split_ddl()[0])
     conn.execute(
         "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
     )

@@ -43,25 +43,73 @@ def body_match_count(conn: sqlite3.Connection, expression: str) -> int:
     return int(row[0])
 
 
+# bm25 of every match, in FTS5 alone: no join per match (the joins cost as much as bm25 itself at
+# 100k notes) and no test per match (the excluded notes are left out among the rows fetched).
+_RANKED = """
+    SELECT rowid, bm25(body_fts) AS score FROM body_fts WHERE body_fts MATCH ?
+    ORDER BY score LIMIT ?
+"""
+
+# Everything, joined per match: the reference order, and the way when a tie at the cut is wider
+# than MAX_FETCH.
+_RANKED_JOINED = f"""
+    SELECT bm25(body_fts) AS bm25_score, f.path, f.disk_rel, {NOTE_TITLE}
+    FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
+    WHERE body_fts MATCH ? AND n.excluded = 0
+    ORDER BY bm25_score, f.path
+    LIMIT ? OFFSET ?
+"""
+
+# The rows fetched that are reportable notes, with their paths and titles.
+_PAGE_ROWS = f"""
+    SELECT f.id, f.path, f.disk_rel, {NOTE_TITLE}
+    FROM files f JOIN notes n ON n.file_id = f.id
+    WHERE f.id IN (SELECT value FROM json_each(?)) AND n.excluded = 0
+"""
+
+TIE_SLACK = 16
+"""Matches fetched past the page, so that notes tied with the page's last score are in hand."""
+MAX_FETCH = 1 << 16
+"""Past this many matches fetched, a tie at the cut is left to one sort of the whole match."""
+
+
 def body_matches(
     conn: sqlite3.Connection, expression: str, *, limit: int, offset: int = 0
 ) -> list[tuple[float, str, str | None, str]]:
     """One page of matching notes, best bm25 first (ties by path, so pages are stable):
-    ``(bm25, path, disk_rel, title)`` as plain tuples (no Row per hit). Every match is scored:
-    a bound on the matches ranked would choose the top by something other than relevance
-    (docs/cli.md "search")."""
+    ``(bm25, path, disk_rel, title)`` as plain tuples (no Row per hit).
+
+    Every match is scored (a bound on the matches ranked would choose the top by something
+    other than relevance: docs/cli.md "search"), but in FTS5 alone: the best ``offset + limit``
+    plus some slack and the number of excluded notes, by score, and only those are joined to
+    their paths and titles. The page is exactly the page of the full order (score, then path):
+    when the page's last reportable row scores better than the last row fetched, every note
+    scoring as well is in hand; otherwise the fetch is widened until it is (ARCHITECTURE "The
+    body index").
+    """
+    if limit <= 0:
+        return []
     cursor = conn.cursor()
     cursor.row_factory = None
-    return cursor.execute(
-        f"""
-        SELECT bm25(body_fts) AS bm25_score, f.path, f.disk_rel, {NOTE_TITLE}
-        FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
-        WHERE body_fts MATCH ? AND n.excluded = 0
-        ORDER BY bm25_score, f.path
-        LIMIT ? OFFSET ?
-        """,
-        (expression, limit, offset),
-    ).fetchall()
+    want = offset + limit
+    excluded = cursor.execute("SELECT count(*) FROM notes WHERE excluded = 1").fetchone()[0]
+    fetch = want + TIE_SLACK + excluded
+    while fetch <= MAX_FETCH:
+        top = cursor.execute(_RANKED, (expression, fetch)).fetchall()
+        found = cursor.execute(_PAGE_ROWS, (_ids([rowid for rowid, _ in top]),)).fetchall()
+        shown = {row[0]: row for row in found}
+        kept = [(score, shown[rowid]) for rowid, score in top if rowid in shown]
+        if len(top) < fetch:  # every match is in hand
+            break
+        if len(kept) >= want and kept[want - 1][0] < top[-1][1]:
+            cut = kept[want - 1][0]
+            kept = [row for row in kept if row[0] <= cut]
+            break
+        fetch *= 4
+    else:  # a tie that large, a deep page or many excluded notes: SQLite sorts the whole match
+        return cursor.execute(_RANKED_JOINED, (expression, limit, offset)).fetchall()
+    ranked = sorted((score, path, disk_rel, title) for score, (_, path, disk_rel, title) in kept)
+    return ranked[offset:want]
 
 
 def body_match_paths(conn: sqlite3.Connection, expression: str, *, limit: int) -> list[str]:

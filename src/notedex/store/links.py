@@ -218,6 +218,11 @@ class LinkTargets:
         for source_id, seq, source, linkpath, old_target, old_ambiguous in rows:
             new_target, ambiguous = self.resolve(linkpath, source)
             if new_target != old_target or int(ambiguous) != old_ambiguous:
+                # The flag alone (the same target, still or no longer a tie) is read by the
+                # queries straight from `links`: no structure-search row or finding has it.
+                if new_target != old_target:
+                    touched.add(source_id)
+                    touched.update(t for t in (old_target, new_target) if t is not None)
                 updates.append(
                     (
                         new_target,
@@ -227,8 +232,6 @@ class LinkTargets:
                         seq,
                     )
                 )
-                touched.add(source_id)
-                touched.update(t for t in (old_target, new_target) if t is not None)
             elif new_target is None and linkpath:
                 still_broken.add(name_key(linkpath))  # its `folder` suggestion may change
         self.drop_candidates()

@@ -42,6 +42,22 @@ def content_keys(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, int]
     return keys
 
 
+def indexed_contents(conn: sqlite3.Connection, keys: Iterable[int]) -> set[int]:
+    """The content keys among ``keys`` that an indexed note has (``notes_content`` index)."""
+    wanted = sorted(set(keys))
+    found: set[int] = set()
+    for start in range(0, len(wanted), LOOKUP_CHUNK):
+        found.update(
+            row[0]
+            for row in conn.execute(
+                "SELECT DISTINCT content_hash FROM notes "
+                "WHERE content_hash IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted[start : start + LOOKUP_CHUNK]),),
+            )
+        )
+    return found
+
+
 def move_files(
     conn: sqlite3.Connection,
     moves: Sequence[Move],
@@ -85,17 +101,21 @@ def _move(
     note_ids = [known.id for known, _ in moves if known.is_note]
     # A note whose stem and exclusion stay (a folder rename) keeps its structure-search rows,
     # title trigrams and findings as they are, under the new path: none of them depend on the
-    # folder. Only the others are withdrawn and recomputed, with the targets of their links
-    # (an exclusion change changes whether those links count as incoming).
-    heavy = [
+    # folder. Only the others are withdrawn and recomputed. The targets of their links keep
+    # their rows (the backlink texts, `anchors`, are the links' own display and linkpath, not
+    # the source's name or path; a link the move re-resolves is withdrawn by that) unless the
+    # source's exclusion changes: that changes whether its links count as incoming (8.1).
+    excluded = [
         known.id
         for known, vf in moves
-        if known.is_note
-        and (
-            note_stem(known.path) != note_stem(vf.path)
-            or is_excluded(known.path, filters) != is_excluded(vf.path, filters)
-        )
+        if known.is_note and is_excluded(known.path, filters) != is_excluded(vf.path, filters)
     ]
+    renamed_stems = [
+        known.id
+        for known, vf in moves
+        if known.is_note and note_stem(known.path) != note_stem(vf.path)
+    ]
+    heavy = list(dict.fromkeys([*renamed_stems, *excluded]))
     # A file whose name keys stay (a folder rename) keeps its place in the key index, and the
     # links by its name need a look only where a path decides (LinkTargets.reresolve_moved).
     renamed = [(known, vf) for known, vf in moves if file_keys(known.path) != file_keys(vf.path)]
@@ -104,7 +124,7 @@ def _move(
         for row in conn.execute(
             "SELECT DISTINCT target_id FROM links WHERE target_id IS NOT NULL "
             "AND source_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(heavy),),
+            (json.dumps(excluded),),
         )
     }
     # A moved alias owner: the fix suggested for a broken link to its alias names its path.

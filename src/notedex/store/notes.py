@@ -1,5 +1,6 @@
-"""The note rows: notes, title_grams, tags, aliases, links, problems and the body index of each
-note, written from parsed notes and cleared before a note is written again or deleted."""
+"""The note rows: notes, title_grams, exact_names, tags, aliases, links, problems and the body
+index of each note, written from parsed notes and cleared before a note is written again or
+deleted."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, content_key, link_text
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.resolve import lookup_key, name_key
+from notedex.vault.text import exact_name_key
 from notedex.vault.walk import is_excluded
 
 _KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
@@ -31,6 +33,7 @@ class _Rows:
     grams: list[tuple[int, str, str | None]] = field(default_factory=list)
     tags: list[tuple[Any, ...]] = field(default_factory=list)
     aliases: list[tuple[int, int, str, str]] = field(default_factory=list)
+    names: list[tuple[str, int, int]] = field(default_factory=list)
     links: list[tuple[Any, ...]] = field(default_factory=list)
     problems: list[tuple[str, str, str, str]] = field(default_factory=list)
     bodies: list[tuple[int, str]] = field(default_factory=list)
@@ -60,6 +63,7 @@ def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[in
         "DELETE FROM links WHERE source_id = ?",
         "DELETE FROM tags WHERE file_id = ?",
         "DELETE FROM aliases WHERE file_id = ?",
+        "DELETE FROM exact_names WHERE file_id = ?",
         "DELETE FROM notes WHERE file_id = ?",
         # body_fts reads the old text from body_store (external content): that row goes last.
         "DELETE FROM body_fts WHERE rowid = ?",
@@ -143,10 +147,44 @@ def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -
     rows.aliases.extend(
         (file_id, i, alias, name_key(alias)) for i, alias in enumerate(note.aliases)
     )
+    rows.names.extend(_exact_names(file_id, (note.stem, note.frontmatter_title, note.first_h1)))
+    rows.names.extend(_exact_names(file_id, note.aliases, alias=1))
     rows.problems.extend((note.path, "error", p.kind, p.message) for p in note.errors)
     rows.problems.extend((note.path, "warning", p.kind, p.message) for p in note.warnings)
     if body:
         rows.bodies.append((file_id, body))
+
+
+def _exact_names(
+    file_id: int, names: Iterable[str | None], alias: int = 0
+) -> set[tuple[str, int, int]]:
+    """The ``exact_names`` rows of a note's titles (alias 0) or aliases (alias 1): one per
+    distinct non-empty key."""
+    keys = {exact_name_key(name) for name in names if name}
+    return {(key, file_id, alias) for key in keys if key}
+
+
+_INSERT_EXACT_NAMES = "INSERT OR IGNORE INTO exact_names(key, file_id, alias) VALUES (?, ?, ?)"
+
+
+def rekey_titles(conn: sqlite3.Connection, file_ids: Sequence[int]) -> None:
+    """The title rows of ``exact_names`` again from the notes rows (a move changed the stem)."""
+    if not file_ids:
+        return
+    ids = json.dumps(list(file_ids))
+    conn.execute(
+        "DELETE FROM exact_names WHERE alias = 0 AND file_id IN (SELECT value FROM json_each(?))",
+        (ids,),
+    )
+    rows = conn.execute(
+        "SELECT file_id, stem, frontmatter_title, first_h1 FROM notes "
+        "WHERE file_id IN (SELECT value FROM json_each(?))",
+        (ids,),
+    ).fetchall()
+    conn.executemany(
+        _INSERT_EXACT_NAMES,
+        [name for file_id, *titles in rows for name in _exact_names(file_id, titles)],
+    )
 
 
 def _add_links(rows: _Rows, file_id: int, note: Note, links: LinkTargets) -> set[int]:
@@ -200,6 +238,7 @@ def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
         "INSERT INTO aliases(file_id, position, alias, alias_key) VALUES (?, ?, ?, ?)",
         rows.aliases,
     )
+    sql(_INSERT_EXACT_NAMES, rows.names)
     sql(
         """
         INSERT INTO links(source_id, seq, kind, linkpath, subpath, display, raw, line, col,

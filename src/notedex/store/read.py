@@ -606,21 +606,13 @@ def occurs(conn: sqlite3.Connection, expression: str) -> bool:
     )
 
 
-def title_keys(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
-    """The names a note answers to exactly: stem, frontmatter title, first H1 and aliases."""
-    ids = _json_ints(file_ids)
-    return conn.execute(
-        """
-        SELECT file_id, stem AS name, 'title' AS field FROM notes
-        WHERE file_id IN (SELECT value FROM json_each(?1))
-        UNION ALL SELECT file_id, frontmatter_title, 'title' FROM notes
-        WHERE file_id IN (SELECT value FROM json_each(?1)) AND frontmatter_title IS NOT NULL
-        UNION ALL SELECT file_id, first_h1, 'title' FROM notes
-        WHERE file_id IN (SELECT value FROM json_each(?1)) AND first_h1 IS NOT NULL
-        UNION ALL SELECT file_id, alias, 'alias' FROM aliases
-        WHERE file_id IN (SELECT value FROM json_each(?1))
-        """,
-        (ids,),
+def exact_names(conn: sqlite3.Connection, key: str) -> list[tuple[int, int]]:
+    """The notes with a name whose ``exact_name_key`` is ``key``: (file_id, alias), alias 0
+    when a title (stem, frontmatter title or first H1) has it, else 1 (an alias)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
+        "SELECT file_id, min(alias) FROM exact_names WHERE key = ? GROUP BY file_id", (key,)
     ).fetchall()
 
 
@@ -642,7 +634,9 @@ def ranked_field_hits(
     distinct terms hit, terms in the title, then BM25 (whose row is title, tags and aliases
     only). Returns (total candidates, the top ``limit`` rows with ``file_id``, ``tier``,
     ``terms``, ``title_terms``, ``tag_terms``, ``alias_terms`` (terms hitting the title or
-    tags, the title, the tags, the aliases) and ``rank``).
+    tags, the title, the tags, the aliases) and ``rank``; with two terms or more, also
+    ``title_mask``, ``tag_mask`` and ``alias_mask``: bit ``i`` set when term index ``i`` hit
+    that field).
 
     ``total`` is a plain count over the match (no BM25). The page is ranked over the first
     *pool* that fills it (ARCHITECTURE "Two-stage lookup", bounded ranking): each pool is a
@@ -714,7 +708,7 @@ def _visible(
     """SQL (and its parameters) that keeps the notes of ``column`` that lookup may show: not
     excluded (SEMANTICS 1), and with ``--type`` and ``--tag`` when given."""
     params: list[Any] = []
-    parts = [f"+{column} NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"]
+    parts = [_not_excluded(conn, column)]
     if note_type:
         # per candidate, not a scan of every note through the Python fold
         typed = _type_filter(conn, note_type, params)
@@ -722,6 +716,16 @@ def _visible(
     if tag:
         parts.append("+" + _tag_filter(column, tag, params))
     return " AND ".join(parts), params
+
+
+def _not_excluded(conn: sqlite3.Connection, column: str) -> str:
+    """SQL that keeps the notes of ``column`` not in Obsidian's "Excluded files" (SEMANTICS 1):
+    ``1`` when no note is excluded (one seek in the partial index ``notes_excluded``), since the
+    ``NOT IN`` test costs as much as the FTS5 match it filters (a count of 12,579 hits at 100k
+    notes: 0.65 ms without it, 1.3 ms with it)."""
+    if conn.execute("SELECT 1 FROM notes WHERE excluded = 1 LIMIT 1").fetchone() is None:
+        return "1"
+    return f"+{column} NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
 
 
 def _stage1_pools(expressions: Sequence[str]) -> list[str]:
@@ -782,8 +786,7 @@ def _ranked_one(conn: sqlite3.Connection, expression: str, exact_ids: str, limit
                {_TAGS_ALIASES},
                CASE WHEN rowid IN (SELECT value FROM json_each(?)) THEN 1
                     WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
-        FROM note_fts WHERE note_fts MATCH ?
-          AND +rowid NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+        FROM note_fts WHERE note_fts MATCH ? AND {_not_excluded(conn, "rowid")}
           AND (terms OR tier = 1)
         ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
         LIMIT ?
@@ -883,12 +886,18 @@ def _ranked_many(
                    sum(in_name) AS named,
                    sum(tag_terms) AS tag_terms,
                    sum(alias_terms) AS alias_terms,
-                   sum(rank) AS rank
+                   sum(rank) AS rank,
+                   -- which terms hit each field (bit i: term i), for the shown rows' hits
+                   sum(in_title << term) AS title_mask,
+                   sum(tag_terms << term) AS tag_mask,
+                   sum(alias_terms << term) AS alias_mask
             FROM hits GROUP BY file_id
         )
-        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.tag_terms, a.alias_terms, a.rank
+        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.tag_terms, a.alias_terms, a.rank,
+               a.title_mask, a.tag_mask, a.alias_mask
         FROM (
             SELECT file_id, terms, title_terms, tag_terms, alias_terms, rank,
+                   title_mask, tag_mask, alias_mask,
                    CASE WHEN file_id IN (SELECT value FROM json_each(?)) THEN 1
                         WHEN named = ? THEN 2 ELSE 3 END AS tier
             FROM agg

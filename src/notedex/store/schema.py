@@ -6,7 +6,7 @@ triggers that keep health's and tags' stored answers (issue 12) stand beside the
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 16  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 17  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -15,6 +15,8 @@ SCHEMA_VERSION = 16  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 16: health's lists as JSON (broken_anchor_docs, broken_link_docs, lonely_docs) and the tag
 #     counts (tag_uses, tag_rollup, tagged_notes, tag_note_keys), kept by triggers and
 #     store/tagcounts.py
+# 17: exact_names, the folded names lookup's tier 1 looks up by index, and the triggers made
+#     TEMP triggers of every writer connection (issue 11, speed)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -383,6 +385,19 @@ CREATE TABLE IF NOT EXISTS fts_pending (
     id INTEGER PRIMARY KEY
 );
 
+-- Lookup's tier 1 (ARCHITECTURE "Two-stage lookup"): every name a note answers to exactly,
+-- folded by vault.text.exact_name_key (match_key's words joined by spaces): its stem,
+-- frontmatter title and first H1 (alias = 0) and its aliases (alias = 1), so a question's
+-- exact names are one index seek, not a BM25 ranking of every note that holds its words.
+-- Written with the note's rows (store/notes.py); a move re-keys the stem.
+CREATE TABLE IF NOT EXISTS exact_names (
+    key TEXT NOT NULL,
+    file_id INTEGER NOT NULL,
+    alias INTEGER NOT NULL,
+    PRIMARY KEY (key, file_id, alias)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS exact_names_file ON exact_names(file_id);
+
 -- Loose title matching for lookup's stage 2: any substring of 3+ characters, indexed.
 -- External content: the text stays in notes; only the trigram index is stored.
 -- The title is the frontmatter title or else the stem, so those two columns cover it.
@@ -411,9 +426,37 @@ CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
 );
 """
 
+_TRIGGER = "CREATE TRIGGER IF NOT EXISTS "
+_TRIGGER_END = "\nEND;\n"
+
+
+def split_ddl() -> tuple[str, list[str]]:
+    """``DDL`` without its triggers, and the triggers as TEMP triggers on the main tables.
+
+    The triggers are the writer's business: every writer connection creates them for itself
+    (``store.database.open_writer_connection``), so they are not in the file's schema, which
+    every query's connection parses whole when it opens the index (SQLite has no lazy schema
+    load): the 14 triggers were about 0.5 ms of each open, more than half of it (issue 11,
+    speed; measured on the 10k bench index). They are written beside their tables all the
+    same; this cuts them out (``str`` methods: no ``re`` on the query path).
+    """
+    kept: list[str] = []
+    triggers: list[str] = []
+    rest = DDL
+    while (start := rest.find(_TRIGGER)) >= 0:
+        end = rest.index(_TRIGGER_END, start) + len(_TRIGGER_END)
+        kept.append(rest[:start])
+        head, on, tail = rest[start + len(_TRIGGER) : end].partition(" ON ")
+        triggers.append(f"CREATE TEMP TRIGGER IF NOT EXISTS {head}{on}main.{tail}")
+        rest = rest[end:]
+    kept.append(rest)
+    return "".join(kept), triggers
+
+
 # Tables in dependency order, for a full rebuild.
 TABLES = (
     "links",
+    "exact_names",
     "aliases",
     "tags",
     "tag_names",

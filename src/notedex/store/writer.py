@@ -5,7 +5,6 @@ store/files.py, notes.py, links.py, findings.py and maintenance.py; indexing/ dr
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import time
@@ -23,7 +22,7 @@ from notedex.store.files import IndexedFile
 from notedex.store.links import LinkTargets
 from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.store.schema import content_key
-from notedex.vault.files import DEFAULT_MAX_BYTES
+from notedex.vault.files import DEFAULT_MAX_BYTES, excluded_filters_key, note_stem
 from notedex.vault.model import Note, VaultFile, WalkProblem
 from notedex.vault.walk import load_excluded_filters
 
@@ -180,6 +179,10 @@ class IndexWriter:
         """The stored content key (``content_key`` of the sha256) of these notes, by file id."""
         return moves.content_keys(self.conn, ids)
 
+    def indexed_contents(self, keys: Iterable[int]) -> set[int]:
+        """The content keys among ``keys`` that an indexed note has."""
+        return moves.indexed_contents(self.conn, keys)
+
     @staticmethod
     def content_key(content_hash: str) -> int:
         return content_key(content_hash)
@@ -218,7 +221,7 @@ class IndexWriter:
         stored = self.conn.execute(
             "SELECT value FROM meta WHERE key = 'excluded_filters'"
         ).fetchone()
-        encoded = json.dumps(list(filters))
+        encoded = excluded_filters_key(filters)
         self.filters = filters
         if stored and stored[0] == encoded:
             return
@@ -260,10 +263,13 @@ class IndexWriter:
 
     def move_files(self, moved: Sequence[moves.Move]) -> set[int]:
         """Inside a transaction: moved files take their new paths in place (store.moves);
-        returns the dirty note ids."""
-        return moves.move_files(
+        returns the dirty note ids. A note whose stem changed gets its title keys again."""
+        dirty = moves.move_files(
             self.conn, moved, links=self.links, filters=self.filters, disk_rel=self.disk_rel
         )
+        renamed = [k.id for k, vf in moved if k.is_note and note_stem(k.path) != note_stem(vf.path)]
+        notes.rekey_titles(self.conn, renamed)
+        return dirty
 
     def reresolve_for(self, changed_paths: set[str], dirty: set[int]) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change;

@@ -147,6 +147,12 @@ def match_key(text: str) -> tuple[str, ...]:
     return tuple(words)
 
 
+def exact_name_key(text: str) -> str:
+    """``match_key`` as one string, the words joined by spaces (no word holds one): what the
+    index stores for every title and alias (``exact_names``) and lookup's tier 1 looks up."""
+    return " ".join(match_key(text))
+
+
 def is_cjk(text: str) -> bool:
     return any(is_cjk_char(ch) for ch in text)
 

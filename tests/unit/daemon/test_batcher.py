@@ -141,3 +141,51 @@ def test_batcher_take_blocks_until_the_debounce_in_real_time() -> None:
 def test_batcher_defaults_are_in_the_documented_range() -> None:
     assert 0.05 <= batcher_module.DEBOUNCE <= 0.1
     assert batcher_module.MAX_DELAY >= batcher_module.DEBOUNCE
+
+
+def test_batcher_deferred_paths_go_with_the_next_batch(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    fake_batcher.defer(["held.md"], delay=1.0)
+    assert fake_batcher.take(timeout=0) is None and fake_batcher.pending == 1
+    clock.advance(0.3)
+    fake_batcher.add(["other.md"])
+    clock.advance(0.1)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.paths == ["other.md", "held.md"]
+    assert fake_batcher.pending == 0
+
+
+def test_batcher_deferred_paths_go_alone_after_their_delay(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    fake_batcher.defer(["held.md"], delay=1.0)
+    clock.advance(0.9)
+    assert fake_batcher.take(timeout=0) is None
+    clock.advance(0.1)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.paths == ["held.md"]
+
+
+def test_batcher_a_new_event_for_a_deferred_path_makes_it_ordinary(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    fake_batcher.defer(["held.md"], delay=5.0)
+    fake_batcher.add(["held.md"])
+    clock.advance(0.1)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.paths == ["held.md"]
+    assert fake_batcher.pending == 0
+
+
+def test_batcher_close_and_rescan_take_deferred_paths_along(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    fake_batcher.defer(["held.md"], delay=5.0)
+    fake_batcher.request_rescan("test")
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.rescan == ["test"] and batch.paths == ["held.md"]
+    fake_batcher.defer(["again.md"], delay=5.0)
+    fake_batcher.close()
+    last = fake_batcher.take(timeout=0)
+    assert last is not None and last.paths == ["again.md"]

@@ -27,7 +27,9 @@ from notedex.daemon.watcher import (
     network_filesystem,
     start_observer,
 )
-from tests.helpers import wait_until, write
+from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fresh_full_index, wait_until, write
 
 
 @pytest.fixture
@@ -265,5 +267,78 @@ def test_no_inotify_instance_at_all_falls_back_to_polling(
         assert running.kind == "polling"
         assert "fs.inotify.max_user_instances" in (running.fallback_reason or "")
         assert running.alive()
+    finally:
+        running.stop()
+
+
+def test_handler_drops_synthetic_moves_under_a_moved_folder(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
+    h, queue, root = handler
+    h.dispatch(DirMovedEvent(str(root / "old"), str(root / "new")))
+    h.dispatch(FileMovedEvent(str(root / "old/a.md"), str(root / "new/a.md"), is_synthetic=True))
+    h.dispatch(DirMovedEvent(str(root / "old/s"), str(root / "new/s"), is_synthetic=True))
+    h.dispatch(FileCreatedEvent(str(root / "new/fresh.md")))  # made after the move: real
+    batch = _drain(queue)
+    assert batch is not None and batch.paths == ["old", "new", "new/fresh.md"]
+    assert queue.hints_added == 3
+
+
+def _observed(vault: Path, queue: Batcher, *, poll: bool = False) -> watcher.RunningObserver:
+    return start_observer(
+        vault,
+        lambda hold: VaultEventHandler(vault, queue, hold_until_close=hold),
+        poll=poll,
+        poll_interval=0.1,
+    )
+
+
+def _collect(queue: Batcher, wanted: set[str]) -> set[str]:
+    paths: set[str] = set()
+    while not wanted <= paths:
+        batch = queue.take(timeout=10)
+        assert batch is not None, f"no batch with {wanted - paths}"
+        paths |= set(batch.paths)
+    return paths
+
+
+def test_real_observer_hands_a_folder_rename_over_as_one_hint_pair(
+    vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    for i in range(200):
+        write(vault / "big" / f"sub{i % 4}" / f"n{i}.md", f"# N{i}\n[[n{(i + 1) % 200}]]\n")
+    write(vault / "out.md", "# Out\n[[big/sub0/n0]] [[n5]]\n")
+    writer = IndexWriter(db_path, vault, workers=1)
+    reconcile(writer)
+    queue = Batcher(debounce=0.05, max_delay=0.5)
+    running = _observed(vault, queue)
+    try:
+        assert running.kind == "inotify"
+        os.rename(vault / "big", vault / "moved")
+        write(vault / "moved" / "sub1" / "late.md", "# Late\n")  # right after: still seen
+        paths = _collect(queue, {"big", "moved", "moved/sub1/late.md"})
+        running.drain()
+        while (more := queue.take(timeout=0.3)) is not None:
+            paths |= set(more.paths)
+        assert paths <= {"big", "moved", "moved/sub1", "moved/sub1/late.md"}
+        assert queue.hints_added <= 6  # not 200 + 4 folders
+        report = apply_paths(writer, sorted(paths))
+        assert report.moved == 200 and report.added == 1
+        assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
+    finally:
+        running.stop()
+        writer.close()
+
+
+def test_polling_observer_still_reports_each_moved_file(vault: Path) -> None:
+    for i in range(5):
+        write(vault / "big" / f"n{i}.md", f"# N{i}\n")
+    queue = Batcher(debounce=0.05, max_delay=0.5)
+    running = _observed(vault, queue, poll=True)
+    try:
+        write(vault / "probe.md", "# P\n")  # seen: the first snapshot predates the move
+        _collect(queue, {"probe.md"})
+        os.rename(vault / "big", vault / "moved")
+        _collect(queue, {"big", "moved", *(f"moved/n{i}.md" for i in range(5))})
     finally:
         running.stop()

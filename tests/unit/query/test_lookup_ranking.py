@@ -215,3 +215,30 @@ def test_korean_stop_words_as_written_and_the_notes_tool_word(vault: Path, db_pa
     assert data["terms"] == ["데일리"]
     assert data["candidates"][0]["via"] == {"stage": "title_tags", "matched": ["title"]}
     assert order(lookup(vault, db_path, "노트")) == ["데일리 노트.md"]
+
+
+def test_every_exact_name_is_tier_one_however_many_notes_hold_the_word(
+    vault: Path, db_path: Path
+) -> None:
+    """Tier 1 is every note whose title, first H1 or alias equals the keywords: an index seek
+    (exact_names), not a check of the 50 best BM25 hits, which ranked a long file name whose H1
+    or alias is the keyword below 60 short titles holding it, and lost it."""
+    for i in range(60):
+        write(vault / "p" / f"Python {i:02}.md", "x\n")
+    write(vault / "A long file name about something else entirely.md", "# Python\n")
+    write(vault / "Another long name with words.md", "---\naliases: [pythons]\n---\n")
+    data = lookup(vault, db_path, "python")
+    top = data["candidates"][:2]
+    assert [c["path"] for c in top] == [
+        "A long file name about something else entirely.md",
+        "Another long name with words.md",
+    ]
+    assert [c["via"] for c in top] == [
+        {"stage": "title_tags", "matched": ["title"]},
+        {"stage": "title_tags", "matched": ["alias"]},
+    ]
+    assert data["total"] == 62  # 61 title hits and the note whose alias alone holds the word
+    (vault / "A long file name about something else entirely.md").rename(vault / "Python.md")
+    moved = lookup(vault, db_path, "python")
+    assert moved["candidates"][0]["path"] == "Python.md"
+    assert moved["candidates"][0]["via"] == {"stage": "title_tags", "matched": ["title"]}

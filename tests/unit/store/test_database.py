@@ -205,3 +205,35 @@ def test_an_existing_index_never_gains_permissions(tmp_path: Path) -> None:
     db.chmod(0o640)
     open_writer_connection(db).close()
     assert stat.S_IMODE(db.stat().st_mode) == 0o600  # group bits taken away, nothing added
+
+
+def test_the_triggers_are_each_writers_own_and_not_in_the_file(tmp_path: Path) -> None:
+    """The triggers that keep health's and tags' stored answers are TEMP triggers of every
+    writer connection: the file's schema, which every query parses when it opens the index,
+    has none; a writer reopening the index has them all again, and they still keep the
+    answers (a broken anchor written after a reopen gets its stored document)."""
+    from notedex.store.database import open_writer_connection
+    from notedex.store.schema import split_ddl
+
+    vault = make_vault(tmp_path / "v", {"a.md": "[[b#Nope]]\n", "b.md": "# Yes\n"})
+    db = tmp_path / "i.db"
+    build(vault, db)
+    reader = connect_readonly(db)
+    try:
+        kinds = {row[0] for row in reader.execute("SELECT type FROM sqlite_master")}
+        docs = reader.execute("SELECT count(*) FROM broken_anchor_docs").fetchone()[0]
+    finally:
+        reader.close()
+    assert "trigger" not in kinds and {"table", "index", "view"} <= kinds
+    assert docs == 1
+    conn = open_writer_connection(db)
+    try:
+        names = {
+            row[0]
+            for row in conn.execute("SELECT name FROM sqlite_temp_master WHERE type = 'trigger'")
+        }
+        assert len(names) == len(split_ddl()[1]) == 14
+        conn.execute("DELETE FROM broken_anchors")
+        assert conn.execute("SELECT count(*) FROM broken_anchor_docs").fetchone()[0] == 0
+    finally:
+        conn.close()

@@ -46,3 +46,66 @@ def test_links_read_back_as_written(tmp_path: Path) -> None:
     assert broken == {link.raw: broken_key(link.linkpath) for link in note.links if link.linkpath}
     kinds = {"wikilink": 0, "embed": 1, "markdown": 2, "markdown-embed": 3, "frontmatter": 4}
     assert link_text(kinds["markdown"], "My Note.md", None, "t") == "[t](My%20Note.md)"
+
+
+def _exact_rows(db: Path) -> set[tuple[str, str, int]]:
+    conn = connect_readonly(db)
+    try:
+        rows = conn.execute(
+            "SELECT x.key, f.path, x.alias FROM exact_names x JOIN files f ON f.id = x.file_id"
+        ).fetchall()
+        return {tuple(row) for row in rows}
+    finally:
+        conn.close()
+
+
+def test_exact_names_follow_titles_aliases_moves_and_deletes(tmp_path: Path) -> None:
+    """exact_names (lookup's tier 1) holds each note's folded stem, frontmatter title, first H1
+    and aliases, once per key; edits, a rename (a move: same row id, new stem), a folder move
+    and a delete keep it equal to what a fresh index holds."""
+    from notedex.indexing.reconcile import reconcile
+    from notedex.store.writer import IndexWriter
+    from tests.helpers import dump_index, fresh_full_index, write
+
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Manage Vaults.md": "---\ntitle: Ｍａｎａｇｅ vault\naliases: [MV, mv, 整理]\n---\n# Vaults!\n",
+            "F/Cobra CLI.md": "# Cobra\n",
+            "Gone.md": "---\naliases: [Away]\n---\n",
+            "Empty !!.md": "---\naliases: ['!!']\n---\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        assert _exact_rows(db) == {
+            ("manage vault", "Manage Vaults.md", 0),  # stem and the width-folded title: one row
+            ("vault", "Manage Vaults.md", 0),
+            ("mv", "Manage Vaults.md", 1),
+            ("整理", "Manage Vaults.md", 1),
+            ("cobra cli", "F/Cobra CLI.md", 0),
+            ("cobra", "F/Cobra CLI.md", 0),
+            ("gone", "Gone.md", 0),
+            ("away", "Gone.md", 1),
+            ("empty", "Empty !!.md", 0),  # an alias with no word has no key
+        }
+        conn = connect_readonly(db)
+        cobra_id = read.note_by_path(conn, "F/Cobra CLI.md")["file_id"]  # type: ignore[index]
+        conn.close()
+        (vault / "F" / "Cobra CLI.md").rename(vault / "F" / "Viper.md")  # a move: new stem
+        (vault / "F").rename(vault / "G")  # a folder move: the stem stays
+        write(vault / "Manage Vaults.md", "---\naliases: [Other]\n---\n")
+        (vault / "Gone.md").unlink()
+        reconcile(writer)
+    conn = connect_readonly(db)
+    assert read.note_by_path(conn, "G/Viper.md")["file_id"] == cobra_id  # type: ignore[index]
+    conn.close()
+    assert _exact_rows(db) == {
+        ("manage vault", "Manage Vaults.md", 0),
+        ("other", "Manage Vaults.md", 1),
+        ("viper", "G/Viper.md", 0),
+        ("cobra", "G/Viper.md", 0),
+        ("empty", "Empty !!.md", 0),
+    }
+    assert dump_index(db) == fresh_full_index(vault, tmp_path)

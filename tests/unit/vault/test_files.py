@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from notedex.vault import files
 from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
     NotARegularFile,
     body_start_line,
+    excluded_filters_key,
     file_lines,
     frontmatter_bounds,
     is_hidden_path,
@@ -331,3 +335,73 @@ def test_a_bom_is_dropped_by_every_reader(tmp_path: Path) -> None:
     hit = run_cli("search", "here", "--json", *common).json()["hits"][0]
     assert (hit["line"], hit["column"]) == (4, 12)
     assert note_text(b"\xef\xbb\xbfa\xff") == "a\ufffd"  # BOM dropped, bad UTF-8 replaced
+
+
+# --- app.json without the json module (issue 15: the etag check imports neither json nor re) ---
+
+_JSON_TEXTS = [
+    "",
+    "   ",
+    "{}",
+    ' \t\n{"userIgnoreFilters": ["a/", "b"]}\r\n',
+    '{"userIgnoreFilters": ["caf\\u00e9", "\\ud83d\\ude00", "x\\"y"], "n": [1, -2.5e3, 1E2]}',
+    '{"a": NaN, "b": Infinity, "c": -Infinity, "d": [true, false, null]}',
+    '{"a": 1} {"b": 2}',
+    '{"a": 1,}',
+    '{"a" 1}',
+    '{"a": "tab\there"}',
+    '{"a": ',
+    "[1, 2",
+    "\ufeff{}",
+    '"just a string"',
+    "[" * 50 + "]" * 50,
+    "12 ",
+    "nul",
+]
+
+
+def _outcome(parse: Any, text: str) -> tuple[str, str]:
+    try:
+        return ("value", repr(parse(text)))
+    except ValueError:
+        return ("error", "")
+
+
+@pytest.mark.parametrize("text", _JSON_TEXTS)
+def test_app_json_is_read_as_json_loads_reads_it(text: str) -> None:
+    assert _outcome(files._json_loads, text) == _outcome(json.loads, text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+        max_leaves=12,
+    )
+)
+def test_any_json_document_reads_back_the_same(value: object) -> None:
+    text = json.dumps(value, indent=1)
+    assert repr(files._json_loads(text)) == repr(json.loads(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text()))
+def test_the_stored_filters_key_is_json_dumps(filters: list[str]) -> None:
+    assert excluded_filters_key(tuple(filters)) == json.dumps(filters)
+
+
+def test_reading_app_json_imports_no_json(tmp_path: Path) -> None:
+    write(tmp_path / ".obsidian/app.json", '{"userIgnoreFilters": ["Archive/", "", 3, "x"]}')
+    code = (
+        "import sys; from notedex.vault.files import load_excluded_filters, excluded_filters_key; "
+        f"f = load_excluded_filters({str(tmp_path)!r}); print(excluded_filters_key(f)); "
+        "print(sorted(m for m in ('json', 're') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.stdout.splitlines() == ['["Archive/", "x"]', "[]"], done.stderr

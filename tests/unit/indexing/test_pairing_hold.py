@@ -1,0 +1,121 @@
+"""indexing/pairing.py ``hold``: the daemon pairs the two ends of a move across two batches (a
+`git checkout` writes each file anew and unlinks the old one; the batcher's cap cuts that stream
+anywhere). Nothing is parsed, nothing invented or lost, and the index ends equal to a fresh full
+index."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from notedex.indexing.pairing import HOLD_MIN
+from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fresh_full_index, write
+from tests.indexcheck import fts_sound_after, make_vault
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+N = 2 * HOLD_MIN + 4
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> Iterator[IndexWriter]:
+    vault = make_vault(tmp_path / "v", {})
+    for i in range(N):
+        write(vault / "a" / f"n{i}.md", f"# N{i}\n[[n{(i + 1) % N}]] [[a/n{(i + 3) % N}]]\n")
+    write(vault / "out.md", "# Out\n[[a/n1]] [[b/n2]] [[n4]]\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as w:
+        reconcile(w)
+        yield w
+
+
+def _rewrite(vault: Path, i: int, *, unlink: bool = True) -> None:
+    """What git does to one moved file: written anew (a new inode), the old one unlinked."""
+    src, dst = vault / "a" / f"n{i}.md", vault / "b" / f"n{i}.md"
+    dst.parent.mkdir(exist_ok=True)
+    dst.write_bytes(src.read_bytes())
+    if unlink:
+        src.unlink()
+
+
+def test_new_copies_whose_sources_go_next_batch_are_held_and_paired(
+    writer: IndexWriter, tmp_path: Path
+) -> None:
+    vault, parsed = writer.vault, writer.parsed
+    half = N // 2
+    for i in range(N):
+        _rewrite(vault, i, unlink=i < half)  # the second half's old files go in the next batch
+    hints = [f"b/n{i}.md" for i in range(N)] + [f"a/n{i}.md" for i in range(half)]
+    first = apply_paths(writer, hints, hold_unpaired=set())
+    assert first.moved == half and first.added == 0
+    assert first.held == sorted(f"b/n{i}.md" for i in range(half, N))
+    for i in range(half, N):
+        os.unlink(vault / "a" / f"n{i}.md")
+    again = [*first.held, *(f"a/n{i}.md" for i in range(half, N))]
+    second = apply_paths(writer, again, hold_unpaired=set(first.held))
+    assert second.moved == N - half and second.added == second.removed == 0
+    assert second.held == []
+    assert writer.parsed == parsed  # a move, never a parse
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_deletes_whose_files_come_back_next_batch_are_held_and_paired(
+    writer: IndexWriter, tmp_path: Path
+) -> None:
+    vault, parsed = writer.vault, writer.parsed
+    kept = {i: (vault / "a" / f"n{i}.md").read_bytes() for i in range(N)}
+    for i in range(N):
+        os.unlink(vault / "a" / f"n{i}.md")  # git removes first...
+    first = apply_paths(writer, ["a"], hold_unpaired=set())
+    assert first.removed == 0 and len(first.held) == N
+    assert writer.file_rows([f"a/n{i}.md" for i in range(N)]).keys() == set(first.held)
+    for i, data in kept.items():
+        write(vault / "b" / f"n{i}.md", data.decode())  # ...and writes the new paths next
+    second = apply_paths(writer, [*first.held, "b"], hold_unpaired=set(first.held))
+    assert second.moved == N and second.removed == second.added == 0
+    assert writer.parsed == parsed
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_a_held_delete_that_nothing_pairs_is_a_delete_one_batch_later(
+    writer: IndexWriter, tmp_path: Path
+) -> None:
+    vault = writer.vault
+    for i in range(N):
+        os.unlink(vault / "a" / f"n{i}.md")
+    first = apply_paths(writer, ["a"], hold_unpaired=set())
+    assert len(first.held) == N
+    second = apply_paths(writer, first.held, hold_unpaired=set(first.held))
+    assert second.removed == N and second.held == []
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_a_lone_delete_or_new_note_is_applied_at_once(writer: IndexWriter, tmp_path: Path) -> None:
+    vault = writer.vault
+    os.unlink(vault / "a" / "n0.md")
+    _rewrite(vault, 1, unlink=False)  # a copy: its source stays
+    report = apply_paths(writer, ["a/n0.md", "b/n1.md"], hold_unpaired=set())
+    assert report.held == [] and report.removed == 1 and report.added == 1
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_without_hold_nothing_is_held(writer: IndexWriter, tmp_path: Path) -> None:
+    vault = writer.vault
+    for i in range(N):
+        os.unlink(vault / "a" / f"n{i}.md")
+    report = apply_paths(writer, ["a"])
+    assert report.held == [] and report.removed == N
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_a_folder_of_copies_pasted_in_is_not_held(writer: IndexWriter, tmp_path: Path) -> None:
+    vault = writer.vault
+    for i in range(N):
+        _rewrite(vault, i, unlink=False)  # copies: nothing leaves
+    report = apply_paths(writer, ["b"], hold_unpaired=set())
+    assert report.held == [] and report.added == N
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)

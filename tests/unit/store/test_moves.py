@@ -1,0 +1,86 @@
+"""store/moves.py: a move rewrites the structure-search rows only of the notes whose texts change
+(issue 17). The backlink texts (``anchors``) of a target are its links' own display and linkpath:
+a source that is renamed or moves keeps them as they were, unless the move re-resolves the link."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store import findings
+from notedex.store.writer import IndexWriter
+from tests.helpers import dump_index, fresh_full_index, write
+from tests.indexcheck import fts_sound_after, make_vault
+
+__all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> Iterator[IndexWriter]:
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n")
+    write(vault / "a" / "same.md", "# Same in a\n")
+    write(vault / "b" / "same.md", "# Same in b\n")
+    write(vault / "src" / "S.md", "# S\n[[T]] [[same]] [[gone]]\n")
+    write(vault / "Other.md", "# Other\n[[S]]\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as w:
+        reconcile(w)
+        yield w
+
+
+def _withdrawn(monkeypatch: pytest.MonkeyPatch) -> set[int]:
+    """Every note id handed to a withdrawal (whole or link_fts only) from now on."""
+    seen: set[int] = set()
+    whole, links_only = findings.withdraw, findings.withdraw_links
+
+    def record_whole(conn: object, ids: Iterable[int], **options: bool) -> None:
+        ids = list(ids)
+        seen.update(ids)
+        whole(conn, ids, **options)  # type: ignore[arg-type]
+
+    def record_links(conn: object, ids: Iterable[int]) -> None:
+        ids = list(ids)
+        seen.update(ids)
+        links_only(conn, ids)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(findings, "withdraw", record_whole)
+    monkeypatch.setattr(findings, "withdraw_links", record_links)
+    return seen
+
+
+def _id(writer: IndexWriter, path: str) -> int:
+    return writer.file_rows([path])[path].id
+
+
+def test_a_renamed_source_leaves_its_targets_rows_unless_a_link_resolves_anew(
+    writer: IndexWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = writer.vault
+    ids = {p: _id(writer, p) for p in ("T.md", "a/same.md", "b/same.md", "src/S.md", "Other.md")}
+    withdrawn = _withdrawn(monkeypatch)
+    # S gets a new name and folder: [[same]] now prefers b/same.md (SEMANTICS 7.7), [[T]] and
+    # its text stay; [[S]] in Other breaks.
+    os.rename(vault / "src" / "S.md", vault / "b" / "S2.md")
+    report = apply_paths(writer, ["src/S.md", "b/S2.md"])
+    moved = set(withdrawn)  # before the fresh index below, whose ids are its own
+    assert report.moved == 1
+    assert ids["T.md"] not in moved  # its backlink text did not change
+    assert {ids["a/same.md"], ids["b/same.md"], ids["src/S.md"], ids["Other.md"]} <= moved
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_a_source_moved_into_excluded_files_updates_its_targets_findings(
+    writer: IndexWriter, tmp_path: Path
+) -> None:
+    vault = writer.vault
+    write(vault / ".obsidian" / "app.json", '{"userIgnoreFilters": ["hidden/"]}')
+    writer.refresh_filters()
+    os.makedirs(vault / "hidden")
+    os.rename(vault / "src" / "S.md", vault / "hidden" / "S.md")
+    apply_paths(writer, ["src/S.md", "hidden/S.md"])
+    # T's one incoming link is now from an excluded note: T is an orphan (SEMANTICS 8.1).
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
