@@ -33,6 +33,9 @@ STRUCTURE_FTS = ("note_fts", "link_fts")
 
 _LINKS_PENDING = "CREATE TEMP TABLE IF NOT EXISTS links_pending(id INTEGER PRIMARY KEY)"
 """Notes whose link_fts row alone is withdrawn (``withdraw_links``), inside one transaction."""
+_OUTLINE_KEPT = "CREATE TEMP TABLE IF NOT EXISTS outline_kept(id INTEGER PRIMARY KEY)"
+"""Of the dirty notes of one ``refresh_fts``, those that were in ``temp.links_pending`` only:
+not parsed again, so their outline and their links' subpaths are as they were."""
 
 
 def withdraw(
@@ -144,9 +147,17 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int], links: LinkTargets) -
             WHERE file_id IN ({wanted})
             """
         )
+    # The notes whose link_fts row alone was out kept their outline and links' text: only
+    # their links whose target changed need an anchor re-check (_refresh_broken_anchors).
+    conn.execute(_OUTLINE_KEPT)
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.outline_kept(id) SELECT id FROM temp.links_pending "
+        "WHERE id NOT IN (SELECT id FROM fts_pending)"
+    )
     conn.execute("DELETE FROM fts_pending")
     conn.execute("DELETE FROM temp.links_pending")
     refresh_findings(conn, links)
+    conn.execute("DELETE FROM temp.outline_kept")
 
 
 def set_dirty(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
@@ -321,30 +332,51 @@ def record_renames(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]])
     linkfixes.refix(conn, renames.record(conn, renamed))
 
 
-# The links with a subpath out of and into the dirty notes whose target is a note (SEMANTICS
-# 10.6: attachments have no notes row), from reported sources, with the target's outline.
-_ANCHORED_LINKS = """
+# The links with a subpath whose verdict can change, from reported sources, with the target's
+# outline (SEMANTICS 10.6: attachments have no notes row). A dirty note is in `temp.outline_kept`
+# when only its links' targets or the links into it changed (a re-resolution: not parsed
+# again); of the others ("full"), every link out of and into them. Of a kept note, only the links
+# into a dirty note: a link whose target changed has both its old and new target dirty
+# (LinkTargets._reresolve_rows), and an unchanged link to a note whose outline is the same has
+# the same verdict; a link into a kept note from elsewhere is unchanged (its source would be
+# dirty otherwise).
+_FULL = "SELECT d.id FROM temp.dirty_notes d WHERE d.id NOT IN (SELECT id FROM temp.outline_kept)"
+_ANCHORED_LINKS = f"""
 SELECT c.source_id, c.seq, c.target, c.subpath, t.outline FROM (
     SELECT l.source_id, l.seq, coalesce(l.target_id, l.source_id) AS target, l.subpath
-    FROM temp.dirty_notes d CROSS JOIN links l ON l.source_id = d.id
+    FROM ({_FULL}) d CROSS JOIN links l ON l.source_id = d.id
     WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '')
     UNION
     SELECT l.source_id, l.seq, l.target_id, l.subpath
-    FROM temp.dirty_notes d CROSS JOIN links l ON l.target_id = d.id
+    FROM ({_FULL}) d CROSS JOIN links l ON l.target_id = d.id
     WHERE l.subpath IS NOT NULL
+    UNION
+    SELECT l.source_id, l.seq, coalesce(l.target_id, l.source_id) AS target, l.subpath
+    FROM temp.outline_kept d CROSS JOIN links l ON l.source_id = d.id
+    WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '')
+      AND coalesce(l.target_id, l.source_id) IN (SELECT id FROM temp.dirty_notes)
 ) c CROSS JOIN notes s ON s.file_id = c.source_id CROSS JOIN notes t ON t.file_id = c.target
 WHERE s.excluded = 0
 ORDER BY c.target
 """
+# The rows of those links, by the targets they had, and of a kept note's links whose target
+# changed or went (a deleted target is not dirty: it has no row left).
+_STALE_ANCHORS = f"""
+DELETE FROM broken_anchors WHERE source_id IN ({_FULL}) OR target_id IN ({_FULL}) OR (
+    source_id IN (SELECT id FROM temp.outline_kept) AND (
+        target_id IN (SELECT id FROM temp.dirty_notes) OR NOT EXISTS (
+            SELECT 1 FROM links l WHERE l.source_id = broken_anchors.source_id
+              AND l.seq = broken_anchors.seq
+              AND coalesce(l.target_id, l.source_id) = broken_anchors.target_id)))
+"""
 
 
 def _refresh_broken_anchors(conn: sqlite3.Connection) -> None:
-    """SEMANTICS 10: re-check every link out of or into a dirty note (its links or its
-    outline changed); the cost follows the links with a subpath there, not the vault."""
-    dirty = "SELECT id FROM temp.dirty_notes"
-    conn.execute(
-        f"DELETE FROM broken_anchors WHERE source_id IN ({dirty}) OR target_id IN ({dirty})"
-    )
+    """SEMANTICS 10: re-check the links out of or into a dirty note whose verdict can change
+    (their links, their targets or their outline changed: ``_ANCHORED_LINKS``); the cost
+    follows the links with a subpath there, not the vault."""
+    conn.execute(_OUTLINE_KEPT)  # empty unless refresh_fts filled it
+    conn.execute(_STALE_ANCHORS)
     rows = []
     last_target, outline = None, decode_outline(None)
     fixes: dict[str, tuple[str | None, str | None]] = {}  # of one target, per subpath

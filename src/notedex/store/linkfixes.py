@@ -311,6 +311,59 @@ def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
     refix(conn, (raw for raw in broken if _one_edit_from_any(_typo_key(raw), names)))
 
 
+def typo_neighbours_moved(conn: sqlite3.Connection, moves: Iterable[tuple[str, str]]) -> None:
+    """``typo_neighbours`` for files moved (old path, new path). A move that keeps a note's stem
+    (a folder rename) neither gives nor takes a `typo` neighbour by stem: a broken link with no
+    suggestion, or with a better one (SEMANTICS 8.3's order; their own refixes follow those),
+    keeps it. Only the `typo` fixes can change, by the path they name (the first by path, and
+    the folder ``link_to`` adds to a shared name): of the notes' stems, only the few keys with a
+    `typo` row are compared, not the vault's distinct broken keys (issue 17)."""
+    changed: set[str] = set()
+    names: set[str] = set()  # the names that stay, each looked at once
+    for old, new in moves:
+        name = old.rpartition("/")[2]
+        if name == new.rpartition("/")[2]:
+            names.add(name)
+        else:
+            changed.update((old, new))
+    typo_neighbours(conn, changed)
+    kept = {stem for name in names if (stem := file_stem_key(name)) is not None}
+    if kept:
+        refix(conn, _typo_keys_near(conn, kept))
+
+
+def _typo_keys_near(conn: sqlite3.Connection, stems: set[str]) -> list[str]:
+    """The ``links.name_key`` of the broken links whose fix is a `typo` one edit from one of
+    these note stems."""
+    kept = stems
+    # The name keys of the broken links whose fix is a `typo`, from the rows themselves.
+    typo_keys: dict[str, list[str]] = {}
+    for (raw,) in conn.execute(
+        "SELECT DISTINCT l.name_key FROM broken_links b CROSS JOIN files f ON f.path = b.source "
+        "CROSS JOIN links l ON l.source_id = f.id AND l.seq = b.seq "
+        "WHERE b.reason = 'typo' AND l.name_key IS NOT NULL"
+    ):
+        if len(key := _typo_key(raw)) >= TYPO_MIN_LENGTH:
+            typo_keys.setdefault(key, []).append(raw)
+    if len(typo_keys) < TYPO_BULK_KEYS:  # a few: each key's variants (the fix's own test)
+        near = [key for key in typo_keys if not kept.isdisjoint(one_edit_variants(key))]
+    else:  # many: the keys filed by their deletes, each name's deletes looked up
+        filed: dict[str, set[str]] = {}
+        for key in typo_keys:
+            for variant in _deletes(key):
+                filed.setdefault(variant, set()).add(key)
+        near = list(
+            {
+                key
+                for stem in kept
+                for variant in _deletes(stem)
+                for key in filed.get(variant, ())
+                if one_edit_apart(key, stem)
+            }
+        )
+    return [raw for key in near for raw in typo_keys[key]]
+
+
 def _deletes(word: str) -> set[str]:
     """``word`` and each string one character shorter. Two strings one edit apart (dropped,
     added, replaced, two neighbours swapped: ``one_edit_apart``) share one of these."""

@@ -179,7 +179,7 @@ def _move(
     # As for a delete and a create: the `typo` fixes (SEMANTICS 8.3) and the unused
     # attachments (8.9) the old and new paths can change.
     paths = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
-    linkfixes.typo_neighbours(conn, paths)
+    linkfixes.typo_neighbours_moved(conn, [(known.path, vf.path) for known, vf in moves])
     dirty |= findings.attachments_changed(conn, paths)
     return dirty
 

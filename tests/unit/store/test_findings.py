@@ -7,7 +7,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from notedex.indexing.reconcile import reconcile
+from notedex.indexing.reconcile import apply_paths, reconcile
 from notedex.store import findings, read
 from notedex.store.connect import connect_readonly
 from notedex.store.schema import LINK_TEXT, NOTE_TITLE
@@ -216,3 +216,68 @@ def test_broken_anchors_follow_every_kind_of_change(tmp_path: Path) -> None:
                 dump_index(db)["broken_anchors"]
                 == fresh_full_index(vault, tmp_path)["broken_anchors"]
             )
+
+
+def test_broken_anchors_after_moves_equal_a_fresh_index(tmp_path: Path) -> None:
+    """A note dirty only by a re-resolution (not parsed again) has its anchored links re-checked
+    only where their target changed (findings._ANCHORED_LINKS): folder renames that break and
+    mend path-qualified anchored links, that move a tie-break between two targets with other
+    headings, and a target's heading changed in the same batch as a move, each equal a fresh
+    full index, and the moves are moves (nothing parsed but the edited note)."""
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Src.md": "[[A/Target#Intro]] [[A/Target#Gone]] [[Target#Intro]] [[Twin#Left]]\n"
+            "[[Solo#Missing]] [[Solo#Top]] [[#Here]]\n# Here\n",
+            "A/Target.md": "# Intro\n[[Solo#Top]]\n",
+            "A/Twin.md": "# Left\n",
+            "B/Twin.md": "# Right\n",
+            "B/Solo.md": "# Top\n",
+            "C/Other.md": "[[Solo#Missing]] [[B/Solo#Top]] [[Twin#Right]] [[A/Target#Intro]]\n",
+        },
+    )
+    db = tmp_path / "i.db"
+
+    def rename(old: str, new: str) -> list[str]:
+        (vault / new).parent.mkdir(parents=True, exist_ok=True)
+        (vault / old).rename(vault / new)
+        return [old, new]
+
+    def remove(path: str) -> list[str]:
+        (vault / path).unlink()
+        return [path]
+
+    def edit(path: str, text: str) -> list[str]:
+        write(vault / path, text)
+        return [path]
+
+    steps = [
+        lambda: rename("A", "A2"),  # [[A/Target#...]] break; [[Twin#...]] may change target
+        lambda: rename("A2", "A"),  # and come back
+        lambda: rename("B", "Z/B"),  # B/Solo by path breaks; bare [[Solo#...]] keep theirs
+        # a moved target's heading changes in the same batch as a move
+        lambda: [*rename("Z/B", "B"), *edit("B/Solo.md", "# Missing\n")],
+        lambda: rename("C", "A/C"),  # a source moves: its links by path are re-resolved
+        lambda: remove("B/Solo.md"),  # a target with broken anchors into it goes
+    ]
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        fresh = fresh_full_index(vault, tmp_path)
+        assert dump_index(db)["broken_anchors"] == fresh["broken_anchors"] != []
+        for step in steps:
+            parsed = writer.parsed
+            hints = step()
+            report = apply_paths(writer, hints)
+            assert report.moved > 0 or report.removed == 1
+            assert writer.parsed - parsed == (hints[-1:] == ["B/Solo.md"] and len(hints) == 3)
+            fresh = fresh_full_index(vault, tmp_path)
+            now = dump_index(db)
+            assert now["broken_anchors"] == fresh["broken_anchors"]
+            assert now == fresh
+            # (dump_index joins the paths: a row left on a target that went would not show)
+            with sqlite3.connect(db) as conn:
+                assert not conn.execute(
+                    "SELECT 1 FROM broken_anchors b WHERE NOT EXISTS (SELECT 1 FROM links l "
+                    "WHERE l.source_id = b.source_id AND l.seq = b.seq "
+                    "AND coalesce(l.target_id, l.source_id) = b.target_id)"
+                ).fetchall()

@@ -171,3 +171,55 @@ def test_a_renamed_fix_follows_a_file_that_comes_to_share_its_name(writer: Index
     (vault / "b" / "New.md").unlink()
     reconcile(writer)
     assert _fixes(writer)["[[Old]]"] == ("[[New]]", "renamed")
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_typo_fixes_follow_folder_renames_that_keep_the_stems(
+    writer: IndexWriter, bulk: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A move that keeps a note's stem looks only at the keys with a `typo` fix
+    (``typo_neighbours_moved``): a typo whose first neighbour by path changes, or whose shared
+    name's folder changes, gets its new fix; one whose neighbour is unique keeps it; a key
+    with no neighbour stays without; a note renamed in the same batch gives and takes its own
+    neighbours. Each step equals a fresh full index, nothing parsed again. ``bulk``: the keys
+    compared by their deletes (as with many `typo` fixes), not by their variants."""
+    if bulk:
+        monkeypatch.setattr(linkfixes, "TYPO_BULK_KEYS", 1)
+    vault = writer.vault
+    write(vault / "alpha" / "Note.md", "alphaNote.md\n")
+    write(vault / "beta" / "Note.md", "betaNote.md\n")
+    write(vault / "d" / "Solos.md", "dSolos.md\n")
+    write(vault / "d" / "Mark.md", "dMark.md\n")
+    write(vault / "src.md", "[[Notez]] [[x/Notex]] [[Solo]] [[Nothing]] [[Marks]] [[Spark]]\n")
+    age(vault)
+    reconcile(writer)
+    _same_as_fresh(writer)
+    assert _fixes(writer)["[[Notez]]"] == ("[[alpha/Note]]", "typo")
+    assert _fixes(writer)["[[x/Notex]]"] == ("[[alpha/Note]]", "typo")
+
+    def rename(*pairs: tuple[str, str]) -> None:
+        for old, new in pairs:
+            os.rename(vault / old, vault / new)
+        parsed = writer.parsed
+        report = apply_paths(writer, [path for pair in pairs for path in pair])
+        assert report.moved > 0 and writer.parsed == parsed
+        _same_as_fresh(writer)
+
+    rename(("alpha", "zz"))  # the first neighbour by path is now beta/Note
+    assert _fixes(writer)["[[Notez]]"] == ("[[beta/Note]]", "typo")
+    rename(("beta", "a0"))  # and now a0/Note, the folder of a shared name
+    assert _fixes(writer)["[[x/Notex]]"] == ("[[a0/Note]]", "typo")
+    rename(("d", "e"))  # unique names: the same fixes
+    assert _fixes(writer)["[[Solo]]"] == ("[[Solos]]", "typo")
+    assert _fixes(writer)["[[Nothing]]"] == (None, None)
+    # a stem that changes, in the same batch as a folder rename: Marks loses Mark, Spark gains
+    # Park and Spar (Park comes first by path)
+    os.rename(vault / "zz", vault / "alpha")
+    os.rename(vault / "e" / "Mark.md", vault / "e" / "Park.md")
+    write(vault / "e" / "Spar.md", "eSpar.md\n")
+    report = apply_paths(writer, ["zz", "alpha", "e/Mark.md", "e/Park.md", "e/Spar.md"])
+    assert (report.added, report.moved) == (1, 2)
+    _same_as_fresh(writer)
+    assert _fixes(writer)["[[Marks]]"] == (None, None)
+    assert _fixes(writer)["[[Spark]]"] == ("[[Park]]", "typo")
+    assert _fixes(writer)["[[Notez]]"] == ("[[a0/Note]]", "typo")
