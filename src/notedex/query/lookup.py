@@ -274,13 +274,14 @@ def lookup(
                 ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
                 total, shown = len(ordered), ordered[:limit]
                 stage = "graph_expansion" if total else "none"
-        rows = {r["file_id"]: r for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
+        ids = [c.file_id for c in shown]
+        rows = {r["file_id"]: r for r in read.notes_by_ids(conn, ids)} if ids else {}
         seed_ids = sorted({s for c in shown for s, _ in c.seeds})
         seed_paths = (
             {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)} if seed_ids else {}
         )
-        tags = read.tags_by_note(conn, [c.file_id for c in shown])
-        aliases = read.aliases_by_note(conn, [c.file_id for c in shown])
+        tags = read.tags_by_note(conn, ids)  # nothing to read for no id (a miss)
+        aliases = read.aliases_by_note(conn, ids)
     candidates = []
     for cand in shown:
         row = rows[cand.file_id]

@@ -11,6 +11,10 @@ from __future__ import annotations
 from notedex.errors import UsageError
 from notedex.vault.text import fts_phrase, is_cjk, split_words
 
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    from typing import Any
+
 MAX_TERMS = 16
 MAX_QUERY_CHARS = 2_000
 """The longest question (lookup) or search text (search), in characters, for CLI and MCP."""
@@ -42,32 +46,71 @@ def load_words(name: str) -> tuple[str, ...]:
     return tuple(word for word in (line.strip() for line in lines) if word and word[0] != "#")
 
 
-STOP_WORDS_EN = frozenset(load_words("stopwords-en"))
-# Notes-tool words: what a notes tool hears in every question, but sometimes the subject
-# ("Manage vaults", "List view"). They are dropped when other keywords remain and kept when
-# nothing else is left; the exact-title tier compares the question with them (ARCHITECTURE
-# "Two-stage lookup").
-TOOL_WORDS_EN = frozenset(load_words("stopwords-tools-en"))
-# Removed from inside CJK runs, longest match first (Traditional and Simplified alike).
-STOP_WORDS_ZH = frozenset(load_words("stopwords-zh"))
-_ZH_STOP_LENGTHS = sorted({len(w) for w in STOP_WORDS_ZH}, reverse=True)
-# Japanese: particles and question endings, cut out of the hiragana parts of a run.
-STOP_WORDS_JA = frozenset(load_words("stopwords-ja"))
-_JA_STOP_LENGTHS = sorted({len(w) for w in STOP_WORDS_JA}, reverse=True)
+# The lists are read when a question first needs them, each once: a Latin question reads the
+# English ones only (six files at import were a tenth of this module's cost to every query).
+# Their names are module attributes too (``__getattr__``).
+_LISTS = {
+    "STOP_WORDS_EN": "stopwords-en",
+    # Notes-tool words: what a notes tool hears in every question, but sometimes the subject
+    # ("Manage vaults", "List view"). They are dropped when other keywords remain and kept when
+    # nothing else is left; the exact-title tier compares the question with them (ARCHITECTURE
+    # "Two-stage lookup").
+    "TOOL_WORDS_EN": "stopwords-tools-en",
+    # Removed from inside CJK runs, longest match first (Traditional and Simplified alike).
+    "STOP_WORDS_ZH": "stopwords-zh",
+    # Japanese: particles and question endings, cut out of the hiragana parts of a run.
+    "STOP_WORDS_JA": "stopwords-ja",
+    # Korean: words dropped whole (the particles and endings stripped from word ends: ENDINGS_KO).
+    "STOP_WORDS_KO": "stopwords-ko",
+}
+_loaded: dict[str, frozenset[str]] = {}
+_lengths: dict[str, list[int]] = {}
+_endings: list[tuple[str, ...]] = []
+
+
+def _words(name: str) -> frozenset[str]:
+    """The stop list ``name`` (a key of ``_LISTS``), read on first use."""
+    words = _loaded.get(name)
+    if words is None:
+        words = _loaded[name] = frozenset(load_words(_LISTS[name]))
+    return words
+
+
+def _stop_lengths(name: str) -> list[int]:
+    """The lengths of the words of stop list ``name``, longest first (longest match first)."""
+    lengths = _lengths.get(name)
+    if lengths is None:
+        lengths = _lengths[name] = sorted({len(w) for w in _words(name)}, reverse=True)
+    return lengths
+
+
+def _korean_endings() -> tuple[str, ...]:
+    """Korean particles and endings stripped from word ends, longest first."""
+    if not _endings:
+        _endings.append(tuple(sorted(load_words("endings-ko"), key=len, reverse=True)))
+    return _endings[0]
+
+
+def __getattr__(name: str) -> Any:
+    """``STOP_WORDS_EN``, ``TOOL_WORDS_EN``, ``STOP_WORDS_ZH``/``_JA``/``_KO`` and
+    ``ENDINGS_KO`` as module attributes, read on first use."""
+    if name in _LISTS:
+        return _words(name)
+    if name == "ENDINGS_KO":
+        return _korean_endings()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # Case particles: they link a word to what follows, so one is cut before another script or a
 # longer stop word too (の in ふりかえりのやり方); か, な, ね, よ... may end a hiragana word.
 _CASE_PARTICLES = frozenset("のはがをにへもでとや")
-# Korean: words dropped whole, and the particles and endings stripped from word ends.
-STOP_WORDS_KO = frozenset(load_words("stopwords-ko"))
 # Japanese and Korean notes-tool words ("note", "memo"), with the English rule.
 TOOL_WORDS_CJK = frozenset(("ノート", "メモ", "노트", "메모"))
-ENDINGS_KO = tuple(sorted(load_words("endings-ko"), key=len, reverse=True))
 
 
-def _split_at_stop_words(
-    run: str, words: frozenset[str] = STOP_WORDS_ZH, lengths: list[int] = _ZH_STOP_LENGTHS
-) -> list[str]:
-    """Cut a CJK run at its stop words, longest match first: 框架相關的筆記 -> [框架]."""
+def _split_at_stop_words(run: str) -> list[str]:
+    """Cut a CJK run at its Chinese stop words, longest match first: 框架相關的筆記 -> [框架]."""
+    words, lengths = _words("STOP_WORDS_ZH"), _stop_lengths("STOP_WORDS_ZH")
     pieces: list[str] = []
     start = i = 0
     while i < len(run):
@@ -113,12 +156,13 @@ def _japanese_cuts(run: str) -> list[bool]:
     one (たまごのレシピ, ふりかえりのやり方). Inside a hiragana stretch it may be part of a word: ひらがな holds が and
     な, and ひらがなですか and ひらがな入力 keep their な.
     """
+    stop_words, lengths = _words("STOP_WORDS_JA"), _stop_lengths("STOP_WORDS_JA")
     cut = [False] * len(run)
     long_cut = [False] * len(run)
     i = 0
     while i < len(run):
-        for length in _JA_STOP_LENGTHS:
-            if length > 1 and i + length <= len(run) and run[i : i + length] in STOP_WORDS_JA:
+        for length in lengths:
+            if length > 1 and i + length <= len(run) and run[i : i + length] in stop_words:
                 long_cut[i : i + length] = cut[i : i + length] = [True] * length
                 i += length
                 break
@@ -129,7 +173,7 @@ def _japanese_cuts(run: str) -> list[bool]:
         return 0 <= j < len(run) and not _is_hiragana(run[j])
 
     for i, ch in enumerate(run):
-        if cut[i] or ch not in STOP_WORDS_JA:
+        if cut[i] or ch not in stop_words:
             continue
         after_a_word = other_script(i - 1) or (i > 0 and long_cut[i - 1])
         before_a_word = ch in _CASE_PARTICLES and (
@@ -183,13 +227,14 @@ def _korean_piece(word: str) -> list[str]:
 
     A stop word is dropped as written (있나요) or once stripped (방법을, 하나요 -> 하).
     """
-    if word in STOP_WORDS_KO:
+    stop_words = _words("STOP_WORDS_KO")
+    if word in stop_words:
         return []
-    for ending in ENDINGS_KO:
+    for ending in _korean_endings():
         if word.endswith(ending) and len(word) - len(ending) >= max(1, 3 - len(ending)):
             word = word[: -len(ending)]
             break
-    return [] if word in STOP_WORDS_KO else [word]
+    return [] if word in stop_words else [word]
 
 
 def _cjk_pieces(run: str) -> list[str]:
@@ -205,14 +250,15 @@ def keywords(question: str) -> list[tuple[str, bool]]:
     """Every keyword of a question in order, no repeats: (word, is a notes-tool word)."""
     keywords: list[tuple[str, bool]] = []
     seen: set[str] = set()
+    stop_words, tool_words = _words("STOP_WORDS_EN"), _words("TOOL_WORDS_EN")
     for word in split_words(question[:MAX_QUERY_CHARS]):
         pieces = _cjk_pieces(word) if is_cjk(word) else [word]
         for piece in pieces:
             key = piece.lower()
-            if key in STOP_WORDS_EN or key in seen or fts_phrase(piece) is None:
+            if key in stop_words or key in seen or fts_phrase(piece) is None:
                 continue
             seen.add(key)
-            keywords.append((piece, key in TOOL_WORDS_EN or key in TOOL_WORDS_CJK))
+            keywords.append((piece, key in tool_words or key in TOOL_WORDS_CJK))
     return keywords
 
 

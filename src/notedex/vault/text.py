@@ -8,12 +8,11 @@ Latin words pass through unchanged; FTS5's porter tokenizer stems them on both s
 This module is on every query's path, and importing ``re`` costs a query a few milliseconds
 (enum, functools...): the query side scans words with ``str`` methods and classifies CJK by
 code point, and only the index side's one big pattern (compiled on first use) needs ``re``.
+Nor ``bisect`` (a C extension to load) or, for ASCII text, ``unicodedata``: ASCII is its own
+NFC and NFKC, so an ASCII question never loads it.
 """
 
 from __future__ import annotations
-
-import unicodedata
-from bisect import bisect_right
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -41,6 +40,20 @@ _CJK_RANGES = (
 _STARTS = tuple(start for start, _ in _CJK_RANGES)
 _ENDS = tuple(end for _, end in _CJK_RANGES)
 _FIRST_CJK = _STARTS[0]
+
+
+def _range_end(code: int) -> int:
+    """The end of the last range of ``_CJK_RANGES`` that starts at or before ``code`` (-1: none),
+    by binary search: ``_ENDS[bisect_right(_STARTS, code) - 1]`` without importing ``bisect``."""
+    low, high = 0, len(_STARTS)
+    while low < high:
+        middle = (low + high) // 2
+        if code < _STARTS[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    return _ENDS[low - 1] if low else -1
+
 
 # Latin/digit words, joined by - . / + # ' (`gen-itgc`, `v1.2`, `c++`); CJK is split off below.
 _LINKS = "'+#./-"
@@ -81,13 +94,13 @@ def cjk_run_spans(text: str) -> list[tuple[int, int]]:
         if high < _FIRST_CJK:
             continue
         low = ord(min(word))
-        if low >= _FIRST_CJK and high <= _ENDS[bisect_right(_STARTS, low) - 1]:
+        if low >= _FIRST_CJK and high <= _range_end(low):
             spans.append((start, at))  # one range holds every character: a run as a whole
             continue
         run = -1
         for i, ch in enumerate(word, start):
             code = ord(ch)
-            if code >= _FIRST_CJK and code <= _ENDS[bisect_right(_STARTS, code) - 1]:
+            if code >= _FIRST_CJK and code <= _range_end(code):
                 if run < 0:
                     run = i
             elif run >= 0:
@@ -100,19 +113,20 @@ def cjk_run_spans(text: str) -> list[tuple[int, int]]:
 
 def is_cjk_char(ch: str) -> bool:
     code = ord(ch)
-    if code < _FIRST_CJK:
-        return False
-    i = bisect_right(_STARTS, code) - 1
-    return i >= 0 and code <= _ENDS[i]
+    return code >= _FIRST_CJK and code <= _range_end(code)
 
 
 def nfc(text: str) -> str:
+    if text.isascii():  # ASCII is NFC (and NFKC): a flag of the string, no scan
+        return text
+    import unicodedata
+
     return unicodedata.normalize("NFC", text)
 
 
 def fold(text: str) -> str:
     """The comparison key of SEMANTICS 7: NFC, then ``str.lower()``."""
-    return unicodedata.normalize("NFC", text).lower()
+    return nfc(text).lower()
 
 
 def _stem(word: str) -> str:
@@ -128,6 +142,10 @@ def _stem(word: str) -> str:
 
 def fold_width(text: str) -> str:
     """Width and case folded (NFKC, ``casefold``): the first step of ``match_key``."""
+    if text.isascii():
+        return text.casefold()
+    import unicodedata
+
     return unicodedata.normalize("NFKC", text).casefold()
 
 

@@ -10,14 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notedex.store.schema import TOKENIZER
+from notedex.vault import text as text_module
 from notedex.vault.text import (
     _cjk_run_pattern,
     alnum_runs,
     cjk_run_spans,
     fold,
+    fold_width,
     fts_phrase,
     is_cjk,
     is_cjk_char,
+    nfc,
     segment,
     split_words,
     word_runs,
@@ -169,3 +172,30 @@ def test_cjk_run_spans_examples() -> None:
     assert cjk_run_spans("plain") == []
     assert cjk_run_spans("Cobra CLI框架的說明，ok") == [(9, 14)]  # full-width comma: not CJK
     assert cjk_run_spans("a 框\u3000架 😀 b") == [(2, 3), (4, 5)]
+
+
+def test_cjk_ranges_are_found_as_bisect_finds_them() -> None:
+    """``_range_end`` is ``bisect_right`` over the range starts, written out (no ``bisect`` on
+    the query path): the same answer for every code point up to past the last range."""
+    from bisect import bisect_right
+
+    starts, ends = text_module._STARTS, text_module._ENDS
+    for code in range(0x32000):
+        index = bisect_right(starts, code) - 1
+        assert text_module._range_end(code) == (ends[index] if index >= 0 else -1), hex(code)
+        assert is_cjk_char(chr(code)) == (index >= 0 and code <= ends[index]), hex(code)
+
+
+def test_ascii_skips_unicodedata_with_the_same_keys() -> None:
+    """ASCII is its own NFC and NFKC, so the folds skip ``unicodedata`` for it, giving the very
+    keys the writer stores (fold, fold_width, match_key) for every ASCII character."""
+    import unicodedata
+
+    every = "".join(chr(c) for c in range(128)) + " Manage Vaults; C++/x-y.z "
+    for text in (every, every[::-1], "ABC def", ""):
+        assert nfc(text) == unicodedata.normalize("NFC", text)
+        assert fold(text) == unicodedata.normalize("NFC", text).lower()
+        assert fold_width(text) == unicodedata.normalize("NFKC", text).casefold()
+    assert (
+        nfc("e\u0301") == "\u00e9" and fold_width("Ｖａｕｌｔ") == "vault"
+    )  # not ASCII: normalised
