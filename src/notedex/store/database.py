@@ -301,11 +301,18 @@ class DeflatedBody(str):
 
     z: bytes
 
+    def __reduce__(self) -> tuple[Callable[[str, bytes], DeflatedBody], tuple[str, bytes]]:
+        return _deflated, (str(self), self.z)  # not copyreg's generic form: 5x faster
+
+
+def _deflated(text: str, z: bytes) -> DeflatedBody:
+    body = DeflatedBody(text)
+    body.z = z
+    return body
+
 
 def with_deflated(text: str) -> DeflatedBody:
-    body = DeflatedBody(text)
-    body.z = deflate_body(text)
-    return body
+    return _deflated(text, deflate_body(text))
 
 
 def body_blob(body: str) -> bytes:
