@@ -13,7 +13,6 @@ import sys
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from notedex.store.database import with_deflated
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import hash_note, read_note
 from notedex.vault.text import segment
@@ -76,14 +75,13 @@ def paused_gc() -> Iterator[None]:
 def parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int, body_index: bool) -> Parsed:
     """Worker-process entry point: parse (disk_path, path) pairs, segment each body for FTS.
 
-    The CPU work happens here so the writer process only runs SQL: the segmented body comes
-    with its compressed ``body_store`` blob (``with_deflated``). The raw body is dropped from
-    the Note (the segmented text replaces it) to halve what crosses the process boundary.
+    The CPU work happens here so the writer process only runs SQL. The raw body is dropped
+    from the Note (the segmented text replaces it) to halve what crosses the process boundary.
     """
     out: Parsed = []
     for disk, path in items:
         note = read_note(disk, path, max_bytes=max_bytes)
-        body = with_deflated(segment(note.body)) if body_index and note.body else ""
+        body = segment(note.body) if body_index and note.body else ""
         out.append((dataclasses.replace(note, body=""), body))
     return out
 

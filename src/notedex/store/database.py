@@ -295,31 +295,6 @@ def deflate_body(text: str) -> bytes:
     return packer.compress(data) + packer.flush()
 
 
-class DeflatedBody(str):
-    """A segmented body with its ``deflate_body`` blob, made by the parse worker that segmented
-    it (indexing.pool), so the writer's thread only inserts it. A ``str`` everywhere else."""
-
-    z: bytes
-
-    def __reduce__(self) -> tuple[Callable[[str, bytes], DeflatedBody], tuple[str, bytes]]:
-        return _deflated, (str(self), self.z)  # not copyreg's generic form: 5x faster
-
-
-def _deflated(text: str, z: bytes) -> DeflatedBody:
-    body = DeflatedBody(text)
-    body.z = z
-    return body
-
-
-def with_deflated(text: str) -> DeflatedBody:
-    return _deflated(text, deflate_body(text))
-
-
-def body_blob(body: str) -> bytes:
-    """The ``body_store.z`` of a segmented body: made already in a parse worker, or now."""
-    return body.z if isinstance(body, DeflatedBody) else deflate_body(body)
-
-
 def inflate_body(blob: bytes | None) -> str:
     return zlib.decompress(blob).decode("utf-8") if blob else ""
 

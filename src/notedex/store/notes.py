@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from notedex.store import files, findings, linkfixes
-from notedex.store.database import body_blob
+from notedex.store.database import deflate_body
 from notedex.store.links import LinkTargets, unresolved_key
 from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, content_key, link_text
@@ -250,7 +250,7 @@ def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
     sql("INSERT INTO problems(path, severity, kind, message) VALUES (?, ?, ?, ?)", rows.problems)
     sql(
         "INSERT INTO body_store(file_id, z) VALUES (?, ?)",
-        [(file_id, body_blob(body)) for file_id, body in rows.bodies],
+        [(file_id, deflate_body(body)) for file_id, body in rows.bodies],
     )
     sql("INSERT INTO body_fts(rowid, body) VALUES (?, ?)", rows.bodies)
 
