@@ -281,18 +281,8 @@ def stored_meta(conn: sqlite3.Connection, key: str) -> str | None:
 
 
 def deflate_body(text: str) -> bytes:
-    """body_store.z: the segmented body as zlib-compressed UTF-8 (ARCHITECTURE "The body index").
-
-    Level 6, with the window and hash no larger than the text needs: zlib sets up (and clears)
-    its tables on every call, which for the usual note of 1-2 KB cost more than compressing
-    it did with the 32 KB default. A window of at least the text plus zlib's 262-byte look-ahead
-    finds every match the default finds, and any zlib stream inflates with the default window
-    (``inflate_body``): the same text, about 40% less time (docs/benchmarks.md).
-    """
-    data = text.encode("utf-8")
-    bits = min(15, max(9, (len(data) + 262).bit_length()))
-    packer = zlib.compressobj(6, zlib.DEFLATED, bits, min(8, bits - 6))
-    return packer.compress(data) + packer.flush()
+    """body_store.z: the segmented body as zlib-compressed UTF-8 (ARCHITECTURE "The body index")."""
+    return zlib.compress(text.encode("utf-8"), 6)
 
 
 def inflate_body(blob: bytes | None) -> str:

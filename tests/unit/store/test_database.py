@@ -237,24 +237,3 @@ def test_the_triggers_are_each_writers_own_and_not_in_the_file(tmp_path: Path) -
         assert conn.execute("SELECT count(*) FROM broken_anchor_docs").fetchone()[0] == 0
     finally:
         conn.close()
-
-
-@pytest.mark.parametrize("size", [0, 1, 249, 250, 251, 762, 763, 3834, 3835, 32505, 32506, 100_000])
-def test_a_body_deflated_with_a_fitted_window_inflates_to_itself(size: int) -> None:
-    """deflate_body sizes zlib's window to the text (around each power of two, less zlib's
-    262-byte look-ahead); inflate_body reads every such stream with the default window."""
-    import random
-    import zlib
-
-    from notedex.store.database import deflate_body, inflate_body
-
-    rng = random.Random(size)
-    words = ["road", "map", "知識", "管理", "été", "#tag", "[[link]]", "\n"]
-    text = "".join(rng.choice(words) + " " for _ in range(size))[:size]
-    blob = deflate_body(text)
-    assert inflate_body(blob) == text
-    assert zlib.decompress(blob).decode("utf-8") == text
-    if len(text.encode("utf-8")) > 32506:  # a full-size window: zlib's default stream
-        assert blob == zlib.compress(text.encode("utf-8"), 6)
-    # A size within the window compresses as well as the default window does.
-    assert len(blob) <= len(zlib.compress(text.encode("utf-8"), 6)) * 1.01 + 8
