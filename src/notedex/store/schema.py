@@ -6,7 +6,7 @@ triggers that keep health's and tags' stored answers (issue 12) stand beside the
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 17  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 18  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -17,6 +17,8 @@ SCHEMA_VERSION = 17  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     store/tagcounts.py
 # 17: exact_names, the folded names lookup's tier 1 looks up by index, and the triggers made
 #     TEMP triggers of every writer connection (issue 11, speed)
+# 18: link_texts, link_fts's content stored as indexed, so a re-resolution rewrites only the
+#     rows whose text changes and never derives an old text again (issue 17, speed)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -343,8 +345,7 @@ CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
 
 -- Structure search: what lookup matches, computed from the tables (nx_segment is the writer's
 -- vault.text.segment), so its text is not stored twice. file_id = files.id of the note.
---   title: stem, frontmatter title, first H1; tags; aliases;
---   anchors: the texts other notes use to link here; unresolved: this note's broken link keys.
+--   title: stem, frontmatter title, first H1; tags; aliases.
 CREATE VIEW IF NOT EXISTS note_fts_text AS
 SELECT n.file_id AS file_id,
        nx_segment(n.stem || ' ' || coalesce(n.frontmatter_title, '') || ' '
@@ -353,7 +354,12 @@ SELECT n.file_id AS file_id,
            SELECT k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id
            WHERE t.file_id = n.file_id ORDER BY t.position))) AS tags,
        nx_segment((SELECT group_concat(alias, ' ') FROM (
-           SELECT alias FROM aliases WHERE file_id = n.file_id ORDER BY position))) AS aliases,
+           SELECT alias FROM aliases WHERE file_id = n.file_id ORDER BY position))) AS aliases
+FROM notes n;
+-- What link_fts should hold for each note, computed from `links`:
+--   anchors: the texts other notes use to link here; unresolved: this note's broken link keys.
+CREATE VIEW IF NOT EXISTS link_texts_now AS
+SELECT n.file_id AS file_id,
        nx_segment((SELECT group_concat(anchor, ' ') FROM (
            SELECT DISTINCT coalesce(display || ' ', '') || linkpath AS anchor
            FROM links WHERE target_id = n.file_id AND source_id <> n.file_id
@@ -363,10 +369,19 @@ SELECT n.file_id AS file_id,
            WHERE source_id = n.file_id AND target_id IS NULL AND linkpath <> ''
            ORDER BY linkpath))) AS unresolved
 FROM notes n;
+-- link_fts's content as it was indexed, segmented (issue 17, speed): a row here is a row of
+-- link_fts with exactly this text, so FTS5 deletes a row by reading it back, not by deriving
+-- it again through a view, and the writer rewrites only the rows whose text changes
+-- (findings.refresh_fts compares link_texts_now with it).
+CREATE TABLE IF NOT EXISTS link_texts (
+    file_id INTEGER PRIMARY KEY,        -- notes.file_id
+    anchors TEXT NOT NULL,
+    unresolved TEXT NOT NULL
+);
 
 -- External content: FTS5 reads a row's old text from the view to delete it, so the writer
--- takes a note's row out before any of its inputs change (IndexWriter._withdraw).
--- Two tables over the one view: FTS5's BM25 normalises by the length of the whole row, so the
+-- takes a note's note_fts row out before any of its inputs change (findings.withdraw).
+-- Two tables: FTS5's BM25 normalises by the length of the whole row, so the
 -- texts other notes link here with (anchors) live apart and never make a well-linked note
 -- rank lower (ARCHITECTURE "Two-stage lookup").
 CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
@@ -376,7 +391,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS link_fts USING fts5(
     anchors, unresolved,
-    content = 'note_fts_text', content_rowid = 'file_id',
+    content = 'link_texts', content_rowid = 'file_id',
     tokenize = '{TOKENIZER}'
 );
 
@@ -472,6 +487,7 @@ TABLES = (
     "notes",
     "files",
     "body_store",
+    "link_texts",
     "fts_pending",
     "tag_uses",
     "tag_rollup",
@@ -482,7 +498,7 @@ TABLES = (
 EXTERNAL_FTS = ("note_fts", "link_fts", "title_grams", "body_fts")
 # Every FTS5 table, for integrity-check and optimize. All four are external content: they are
 # dropped with the schema and emptied with 'delete-all', never with DELETE.
-VIEWS = ("note_fts_text", "body_text")
+VIEWS = ("note_fts_text", "link_texts_now", "body_text")
 FTS_TABLES = ("note_fts", "link_fts", "body_fts", "title_grams")
 
 # links.kind: stored as the index into this tuple.
