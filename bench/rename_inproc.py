@@ -5,7 +5,8 @@ watcher hands them over), then the rename back. Prints, per run, the wall and CP
 each apply and the seconds spent in the move's and the findings' parts (wrappers timed with
 ``perf_counter``, no profiler; a part missing from the revision under test is left out). The
 link-candidate index is built before the first apply (``prepare_links``), as the daemon does
-when it starts: the first apply no longer pays for it.
+when it starts: the first apply no longer pays for it. The vault is given as its real path,
+as the daemon's configuration has it.
 
     python bench/rename_inproc.py --vault bench/out/v100k --db D [--work W] [--runs N]
 
@@ -105,9 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args(argv)
     work = args.work or args.db.with_name(args.db.name + ".rename-work")
-    names = [name for name, _ in pick_folders(args.vault)]
+    vault = Path(os.path.realpath(args.vault))  # as the daemon's config has it (config.py)
+    names = [name for name, _ in pick_folders(vault)]
     for _ in range(args.runs):
-        print(run_once(args.vault, args.db, work, names), flush=True)
+        print(run_once(vault, args.db, work, names), flush=True)
     return 0
 
 

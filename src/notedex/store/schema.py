@@ -18,7 +18,8 @@ SCHEMA_VERSION = 18  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 17: exact_names, the folded names lookup's tier 1 looks up by index, and the triggers made
 #     TEMP triggers of every writer connection (issue 11, speed)
 # 18: link_texts, link_fts's content stored as indexed, so a re-resolution rewrites only the
-#     rows whose text changes and never derives an old text again (issue 17, speed)
+#     rows whose text changes and never derives an old text again; links_path_dependent, the
+#     links a path decides by target (issue 17, speed)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -79,6 +80,17 @@ def _anchor_docs_of(where: str) -> str:
     INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, source_id, doc)
     SELECT s.path, l.line, l.col, l.seq, b.source_id, {_ANCHOR_DOC}
     {BROKEN_ANCHOR_JOIN} WHERE {where};"""
+
+
+PATH_ANCHOR_DOCS = "files_path_anchor_docs"
+"""The trigger that rewrites the stored documents of a file's broken anchors when its path
+changes; a move of many files rewrites them in two statements instead (``MOVED_ANCHOR_DOCS``)."""
+
+
+def moved_anchor_docs(ids: str) -> tuple[str, str]:
+    """The statements that rewrite the stored documents of the broken anchors out of and into
+    the files ``ids`` (a subquery), as ``PATH_ANCHOR_DOCS`` does for one file."""
+    return _anchor_docs_of(f"b.source_id IN ({ids})"), _anchor_docs_of(f"b.target_id IN ({ids})")
 
 
 DDL = f"""
@@ -165,6 +177,11 @@ CREATE INDEX IF NOT EXISTS links_target ON links(target_id) WHERE target_id IS N
 -- Broken links (SEMANTICS 8), and the links a new file may resolve (SEMANTICS 7).
 CREATE INDEX IF NOT EXISTS links_unresolved ON links(name_key) WHERE name_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS links_ambiguous ON links(source_id) WHERE ambiguous = 1;
+-- The links a path can decide (SEMANTICS 7.5-7.7: a folder in the linkpath, or a tie-break), by
+-- target: the links into moved files a folder rename re-resolves (LinkTargets.reresolve_moved),
+-- about 12% of a vault's links. The WHERE must stay links._PATH_DEPENDENT, word for word.
+CREATE INDEX IF NOT EXISTS links_path_dependent ON links(target_id)
+WHERE ambiguous = 1 OR instr(linkpath, '/') > 0;
 
 -- health's findings (SEMANTICS 8) for the reported notes (not Obsidian-excluded), kept by the
 -- writer for every note whose links or backlinks change, in report order: health reads them
@@ -230,7 +247,7 @@ END;
 CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_delete AFTER DELETE ON broken_anchors BEGIN
     DELETE FROM broken_anchor_docs WHERE source_id = old.source_id AND seq = old.seq;
 END;
-CREATE TRIGGER IF NOT EXISTS files_path_anchor_docs AFTER UPDATE OF path ON files
+CREATE TRIGGER IF NOT EXISTS {PATH_ANCHOR_DOCS} AFTER UPDATE OF path ON files
 WHEN old.path IS NOT new.path BEGIN
     {_anchor_docs_of("b.source_id = new.id")}
     {_anchor_docs_of("b.target_id = new.id")}
@@ -466,6 +483,12 @@ def split_ddl() -> tuple[str, list[str]]:
         rest = rest[end:]
     kept.append(rest)
     return "".join(kept), triggers
+
+
+def trigger_ddl(name: str) -> str:
+    """The TEMP trigger ``name`` of ``split_ddl``, to create it again."""
+    head = f"CREATE TEMP TRIGGER IF NOT EXISTS {name} "
+    return next(sql for sql in split_ddl()[1] if sql.startswith(head))
 
 
 # Tables in dependency order, for a full rebuild.
