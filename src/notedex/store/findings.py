@@ -1,7 +1,11 @@
 """Findings upkeep: the structure-search rows (note_fts, link_fts), ``fts_pending`` and health's
 precomputed findings (orphans, unlinked notes, dead ends, unused attachments, broken links and
 their suggestions, broken anchors; SEMANTICS 8, 10). All their SQL but the suggestions'
-(store/linkfixes.py) and the rename history's (store/renames.py)."""
+(store/linkfixes.py) and the rename history's (store/renames.py).
+
+Over 400 lines on purpose: the structure rows and the findings are refreshed together, from the
+same dirty notes in the same temp tables (``refresh_fts``), and the writer, store/notes.py and
+the tests reach both through this one module."""
 
 from __future__ import annotations
 
