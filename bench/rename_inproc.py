@@ -2,8 +2,11 @@
 daemon. Copies a prepared index, ``os.rename``s the largest top folders (``moves.pick_folders``:
 about 10% of the notes) and applies the old and new folder hints (``apply_paths``, as the
 watcher hands them over), then the rename back. Prints, per run, the wall and CPU seconds of
-each apply and the seconds spent in the findings' parts (wrappers timed with ``perf_counter``,
-no profiler; a part missing from the revision under test is left out).
+each apply and the seconds spent in the move's and the findings' parts (wrappers timed with
+``perf_counter``, no profiler; a part missing from the revision under test is left out). The
+link-candidate index is built before the first apply (``prepare_links``), as the daemon does
+when it starts: the first apply no longer pays for it. The vault is given as its real path,
+as the daemon's configuration has it.
 
     python bench/rename_inproc.py --vault bench/out/v100k --db D [--work W] [--runs N]
 
@@ -27,10 +30,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from moves import pick_folders
 from notedex.indexing.reconcile import apply_paths
-from notedex.store import findings, linkfixes
+from notedex.store import findings, linkfixes, renames
+from notedex.store import moves as store_moves
+from notedex.store.links import LinkTargets
 from notedex.store.writer import IndexWriter
 
-PARTS: tuple[tuple[ModuleType, str], ...] = (
+PARTS: tuple[tuple[ModuleType | type, str], ...] = (
+    (store_moves, "_set_paths"),
+    (LinkTargets, "reresolve_moved"),
+    (LinkTargets, "_reresolve_rows"),
+    (findings, "withdraw_links"),
+    (findings, "record_renames"),
+    (renames, "record"),
+    (findings, "refresh_link_texts"),
     (findings, "refresh_fts"),
     (findings, "refresh_findings"),
     (findings, "_refresh_broken_anchors"),
@@ -65,6 +77,7 @@ def run_once(vault: Path, db: Path, work: Path, names: Sequence[str]) -> dict[st
     moved_names = [f"{name} moved" for name in names]
     try:
         with IndexWriter(work, vault, workers=1) as writer:
+            writer.prepare_links()
             for src, dst in ((names, moved_names), (moved_names, names)):
                 for old, new in zip(src, dst, strict=True):
                     os.rename(vault / old, vault / new)
@@ -93,9 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args(argv)
     work = args.work or args.db.with_name(args.db.name + ".rename-work")
-    names = [name for name, _ in pick_folders(args.vault)]
+    vault = Path(os.path.realpath(args.vault))  # as the daemon's config has it (config.py)
+    names = [name for name, _ in pick_folders(vault)]
     for _ in range(args.runs):
-        print(run_once(args.vault, args.db, work, names), flush=True)
+        print(run_once(vault, args.db, work, names), flush=True)
     return 0
 
 

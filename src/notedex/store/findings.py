@@ -1,7 +1,11 @@
 """Findings upkeep: the structure-search rows (note_fts, link_fts), ``fts_pending`` and health's
 precomputed findings (orphans, unlinked notes, dead ends, unused attachments, broken links and
 their suggestions, broken anchors; SEMANTICS 8, 10). All their SQL but the suggestions'
-(store/linkfixes.py) and the rename history's (store/renames.py)."""
+(store/linkfixes.py) and the rename history's (store/renames.py).
+
+Over 400 lines on purpose: the structure rows and the findings are refreshed together, from the
+same dirty notes in the same temp tables (``refresh_fts``), and the writer, store/notes.py and
+the tests reach both through this one module."""
 
 from __future__ import annotations
 
@@ -27,12 +31,8 @@ from notedex.vault.anchors import anchor_kind, is_broken, suggest
 if TYPE_CHECKING:
     from notedex.store.links import LinkTargets
 
-STRUCTURE_FTS = ("note_fts", "link_fts")
-"""The two structure-search tables over the view note_fts_text."""
-
-
 _LINKS_PENDING = "CREATE TEMP TABLE IF NOT EXISTS links_pending(id INTEGER PRIMARY KEY)"
-"""Notes whose link_fts row alone is withdrawn (``withdraw_links``), inside one transaction."""
+"""Notes whose link_fts row alone is marked (``withdraw_links``), inside one transaction."""
 _OUTLINE_KEPT = "CREATE TEMP TABLE IF NOT EXISTS outline_kept(id INTEGER PRIMARY KEY)"
 """Of the dirty notes of one ``refresh_fts``, those that were in ``temp.links_pending`` only:
 not parsed again, so their outline and their links' subpaths are as they were."""
@@ -41,31 +41,33 @@ not parsed again, so their outline and their links' subpaths are as they were.""
 def withdraw(
     conn: sqlite3.Connection, ids: Iterable[int], *, keep_links_only: bool = False
 ) -> None:
-    """Take these notes' structure-search rows out before any of their inputs change.
+    """Take these notes' note_fts rows out before any of their inputs change, and mark them
+    for ``refresh_fts``.
 
-    note_fts and link_fts are external content over the view note_fts_text: FTS5 deletes a row by
+    note_fts is external content over the view note_fts_text: FTS5 deletes a row by
     tokenizing what the view gives for it, which must still be what was indexed. A
     withdrawn note waits in fts_pending (crash-safe) until refresh_fts inserts it again;
     withdrawing it twice is a no-op. Ids of attachments and of notes not written yet are
-    only recorded. ``keep_links_only``: a note whose link_fts row alone is out stays so (its
-    findings are recomputed all the same).
+    only recorded. Its link_fts row stays in until then: link_fts's content is stored as
+    indexed (``link_texts``), and refresh_fts rewrites it only if its text changed.
+    ``keep_links_only``: a note marked by ``withdraw_links`` stays so (its note_fts row
+    stays in; its findings are recomputed all the same).
     """
     wanted = json.dumps(sorted(ids))
     if wanted == "[]":
         return
     conn.execute(_LINKS_PENDING)
     skip = "AND n.file_id NOT IN (SELECT id FROM temp.links_pending)"
-    for table in STRUCTURE_FTS:
-        conn.execute(
-            f"""
-            DELETE FROM {table} WHERE rowid IN (
-                SELECT n.file_id FROM notes n
-                WHERE n.file_id IN (SELECT value FROM json_each(?))
-                  AND n.file_id NOT IN (SELECT id FROM fts_pending)
-                  {skip if table == "link_fts" or keep_links_only else ""})
-            """,
-            (wanted,),
-        )
+    conn.execute(
+        f"""
+        DELETE FROM note_fts WHERE rowid IN (
+            SELECT n.file_id FROM notes n
+            WHERE n.file_id IN (SELECT value FROM json_each(?))
+              AND n.file_id NOT IN (SELECT id FROM fts_pending)
+              {skip if keep_links_only else ""})
+        """,
+        (wanted,),
+    )
     if keep_links_only:
         conn.execute(
             "INSERT OR IGNORE INTO fts_pending(id) SELECT value FROM json_each(?) "
@@ -80,24 +82,15 @@ def withdraw(
 
 
 def withdraw_links(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
-    """Take out only the link_fts row (anchors, unresolved) of these notes: their links or the
-    links into them change, nothing note_fts reads (a re-resolution, a target deleted). Such a
-    note waits in ``temp.links_pending``, in the transaction only: ``refresh_fts`` puts it back,
-    and ``settle`` withdraws what is left at a commit the usual way."""
+    """Mark these notes' link_fts rows (anchors, unresolved) for ``refresh_fts``: their links or
+    the links into them change, nothing note_fts reads (a re-resolution, a target deleted).
+    Nothing is deleted here (the row's text is stored, ``link_texts``): such a note waits in
+    ``temp.links_pending``, in the transaction only; ``refresh_fts`` rewrites its row if its
+    text changed, and ``settle`` withdraws what is left at a commit the usual way."""
     wanted = json.dumps(sorted(ids))
     if wanted == "[]":
         return
     conn.execute(_LINKS_PENDING)
-    conn.execute(
-        """
-        DELETE FROM link_fts WHERE rowid IN (
-            SELECT n.file_id FROM notes n
-            WHERE n.file_id IN (SELECT value FROM json_each(?))
-              AND n.file_id NOT IN (SELECT id FROM fts_pending)
-              AND n.file_id NOT IN (SELECT id FROM temp.links_pending))
-        """,
-        (wanted,),
-    )
     conn.execute(
         "INSERT OR IGNORE INTO temp.links_pending(id) SELECT value FROM json_each(?) "
         "WHERE value NOT IN (SELECT id FROM fts_pending)",
@@ -106,12 +99,61 @@ def withdraw_links(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
 
 
 def settle(conn: sqlite3.Connection) -> None:
-    """Before a commit: a note whose link_fts row alone is out (no ``refresh_fts`` since) is
+    """Before a commit: a note marked by ``withdraw_links`` (no ``refresh_fts`` since) is
     withdrawn whole, into the crash-safe ``fts_pending``."""
     conn.execute(_LINKS_PENDING)
     left = [row[0] for row in conn.execute("SELECT id FROM temp.links_pending")]
     if left:
         withdraw(conn, left)
+
+
+_LINK_TEXTS_NEW = (
+    "CREATE TEMP TABLE IF NOT EXISTS link_texts_new("
+    "file_id INTEGER PRIMARY KEY, anchors TEXT NOT NULL, unresolved TEXT NOT NULL)"
+)
+# The stored rows of the dirty notes whose text changed, or that are no note any more.
+_STALE_LINK_TEXTS = """
+SELECT t.file_id, t.anchors, t.unresolved
+FROM temp.dirty_notes d CROSS JOIN link_texts t ON t.file_id = d.id
+LEFT JOIN temp.link_texts_new w ON w.file_id = t.file_id
+WHERE w.file_id IS NULL OR w.anchors <> t.anchors OR w.unresolved <> t.unresolved
+"""
+
+
+def refresh_link_texts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The link_fts rows of the notes in ``temp.dirty_notes``: each one's text now
+    (``link_texts_now``) against the stored one (``link_texts``, what link_fts indexed); only a
+    row whose text changed is deleted (with its stored text) and inserted again. A
+    re-resolution marks every note its links touch, and some keep their text (a link that
+    changes target between two notes leaves its source's row as it was; another link holds
+    the same anchor). Returns how many rows were deleted and how many inserted."""
+    conn.execute(_LINK_TEXTS_NEW)
+    conn.execute("DELETE FROM temp.link_texts_new")
+    conn.execute(
+        "INSERT INTO temp.link_texts_new(file_id, anchors, unresolved) "
+        "SELECT file_id, anchors, unresolved FROM link_texts_now "
+        "WHERE file_id IN (SELECT id FROM temp.dirty_notes)"
+    )
+    stale = conn.execute(_STALE_LINK_TEXTS).fetchall()
+    if stale:
+        conn.executemany(
+            "INSERT INTO link_fts(link_fts, rowid, anchors, unresolved) VALUES ('delete', ?, ?, ?)",
+            stale,
+        )
+        conn.executemany("DELETE FROM link_texts WHERE file_id = ?", [(row[0],) for row in stale])
+    # The new and the changed rows (the stale ones are gone from link_texts by now).
+    conn.execute(
+        "INSERT INTO link_fts(rowid, anchors, unresolved) "
+        "SELECT file_id, anchors, unresolved FROM temp.link_texts_new "
+        "WHERE file_id NOT IN (SELECT file_id FROM link_texts)"
+    )
+    inserted = conn.execute(
+        "INSERT INTO link_texts(file_id, anchors, unresolved) "
+        "SELECT file_id, anchors, unresolved FROM temp.link_texts_new "
+        "WHERE file_id NOT IN (SELECT file_id FROM link_texts)"
+    ).rowcount
+    conn.execute("DELETE FROM temp.link_texts_new")
+    return len(stale), inserted
 
 
 def has_pending(conn: sqlite3.Connection) -> bool:
@@ -136,17 +178,13 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int], links: LinkTargets) -
     if conn.execute("SELECT 1 FROM temp.dirty_notes LIMIT 1").fetchone() is None:
         linkfixes.suggest_link_fixes(conn, links)  # the refix keys alone
         return
-    # A note whose link_fts row alone was out keeps its note_fts row.
-    for table, columns, wanted in (
-        ("note_fts", "title, tags, aliases", "SELECT id FROM fts_pending"),
-        ("link_fts", "anchors, unresolved", "SELECT id FROM temp.dirty_notes"),
-    ):
-        conn.execute(
-            f"""
-            INSERT INTO {table}(rowid, {columns}) SELECT file_id, {columns} FROM note_fts_text
-            WHERE file_id IN ({wanted})
-            """
-        )
+    # A note marked by withdraw_links alone keeps its note_fts row.
+    conn.execute(
+        "INSERT INTO note_fts(rowid, title, tags, aliases) "
+        "SELECT file_id, title, tags, aliases FROM note_fts_text "
+        "WHERE file_id IN (SELECT id FROM fts_pending)"
+    )
+    refresh_link_texts(conn)
     # The notes whose link_fts row alone was out kept their outline and links' text: only
     # their links whose target changed need an anchor re-check (_refresh_broken_anchors).
     conn.execute(_OUTLINE_KEPT)

@@ -74,8 +74,14 @@ def rebuild_fts(conn: sqlite3.Connection, links: LinkTargets) -> None:
 
     A DELETE cannot repair an index that disagrees with its content (it removes the tokens
     of the content, not the indexed ones): FTS5's 'rebuild' re-derives each index from its
-    content (for note_fts and link_fts, the view over the tables), and the findings are recomputed.
+    content (for note_fts, the view over the tables; for link_fts, ``link_texts``, first
+    derived again from the tables), and the findings are recomputed.
     """
+    conn.execute("DELETE FROM link_texts")
+    conn.execute(
+        "INSERT INTO link_texts(file_id, anchors, unresolved) "
+        "SELECT file_id, anchors, unresolved FROM link_texts_now"
+    )
     for table in FTS_TABLES:
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
     findings.clear_pending(conn)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from notedex.store import findings, linkfixes
 from notedex.store.files import LOOKUP_CHUNK, IndexedFile
 from notedex.store.links import LinkTargets
+from notedex.store.schema import PATH_ANCHOR_DOCS, moved_anchor_docs, trigger_ddl
 from notedex.vault.files import note_stem
 from notedex.vault.model import VaultFile
 from notedex.vault.resolve import affected_name_keys, file_keys
@@ -110,15 +111,18 @@ def _move(
         for known, vf in moves
         if known.is_note and is_excluded(known.path, filters) != is_excluded(vf.path, filters)
     ]
+    # The stem and the name keys of a file are its name's (vault.files.note_stem,
+    # resolve.file_keys): a file that keeps its name (a folder rename) keeps them.
+    new_name = [(known, vf) for known, vf in moves if _name(known.path) != _name(vf.path)]
     renamed_stems = [
         known.id
-        for known, vf in moves
+        for known, vf in new_name
         if known.is_note and note_stem(known.path) != note_stem(vf.path)
     ]
     heavy = list(dict.fromkeys([*renamed_stems, *excluded]))
     # A file whose name keys stay (a folder rename) keeps its place in the key index, and the
     # links by its name need a look only where a path decides (LinkTargets.reresolve_moved).
-    renamed = [(known, vf) for known, vf in moves if file_keys(known.path) != file_keys(vf.path)]
+    renamed = [(known, vf) for known, vf in new_name if file_keys(known.path) != file_keys(vf.path)]
     targets = {
         row[0]
         for row in conn.execute(
@@ -184,26 +188,41 @@ def _move(
     return dirty
 
 
+def _name(path: str) -> str:
+    return path.rpartition("/")[2]
+
+
 def _set_paths(
     conn: sqlite3.Connection, moves: Sequence[Move], disk_rel: Callable[[VaultFile], str | None]
 ) -> None:
-    """The files' new paths and etags, and the paths of their problems (a walk problem is
-    the walk's own)."""
-    now = time.time_ns()
-    conn.executemany(
-        "UPDATE files SET path = ?, disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, "
-        "indexed_ns = ? WHERE id = ?",
-        [
-            (vf.path, disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id)
-            for known, vf in moves
-        ],
+    """The files' new paths and etags, the stored documents of their broken anchors, and the
+    paths of their problems (a walk problem is the walk's own). The documents are rewritten in
+    two statements over the moved ids, not by the per-file trigger (``PATH_ANCHOR_DOCS``, set
+    aside meanwhile: a TEMP trigger, restored by a rollback too): the trigger's two statements
+    per file were most of a folder rename's path updates."""
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS moved_paths(old TEXT PRIMARY KEY, new TEXT, id INTEGER)"
     )
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS moved_paths(old TEXT PRIMARY KEY, new TEXT)")
     conn.execute("DELETE FROM temp.moved_paths")
     conn.executemany(
-        "INSERT INTO temp.moved_paths(old, new) VALUES (?, ?)",
-        [(known.path, vf.path) for known, vf in moves],
+        "INSERT INTO temp.moved_paths(old, new, id) VALUES (?, ?, ?)",
+        [(known.path, vf.path, known.id) for known, vf in moves],
     )
+    now = time.time_ns()
+    conn.execute(f"DROP TRIGGER IF EXISTS temp.{PATH_ANCHOR_DOCS}")
+    try:
+        conn.executemany(
+            "UPDATE files SET path = ?, disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, "
+            "indexed_ns = ? WHERE id = ?",
+            [
+                (vf.path, disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id)
+                for known, vf in moves
+            ],
+        )
+    finally:
+        conn.execute(trigger_ddl(PATH_ANCHOR_DOCS))
+    for statement in moved_anchor_docs("SELECT id FROM temp.moved_paths"):
+        conn.execute(statement)
     conn.execute(
         "UPDATE problems SET path = (SELECT new FROM temp.moved_paths WHERE old = problems.path) "
         "WHERE kind <> 'walk' AND path IN (SELECT old FROM temp.moved_paths)"

@@ -43,7 +43,8 @@ def record(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[
     if not renamed:
         return set()
     ids = json.dumps(sorted({file_id for _, file_id in renamed}))
-    keys = {key for path, _ in renamed for key in link_keys(old_key(path))}
+    rows = [(old_key(path), path, file_id) for path, file_id in renamed]
+    keys = {key for old, _, _ in rows for key in link_keys(old)}
     keys |= {
         key
         for (stored,) in conn.execute(
@@ -52,9 +53,10 @@ def record(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[
         )
         for key in link_keys(stored)
     }
+    # Only the newest RENAME_HISTORY can stay: the older ones of a large move are not written.
     conn.executemany(
         "INSERT INTO renames(old_key, old_path, file_id) VALUES (?, ?, ?)",
-        [(old_key(path), path, file_id) for path, file_id in renamed],
+        rows[-RENAME_HISTORY:],
     )
     conn.execute(
         "DELETE FROM renames WHERE seq <= (SELECT max(seq) FROM renames) - ?", (RENAME_HISTORY,)

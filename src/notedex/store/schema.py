@@ -6,7 +6,7 @@ triggers that keep health's and tags' stored answers (issue 12) stand beside the
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 17  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 18  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -17,6 +17,9 @@ SCHEMA_VERSION = 17  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     store/tagcounts.py
 # 17: exact_names, the folded names lookup's tier 1 looks up by index, and the triggers made
 #     TEMP triggers of every writer connection (issue 11, speed)
+# 18: link_texts, link_fts's content stored as indexed, so a re-resolution rewrites only the
+#     rows whose text changes and never derives an old text again; links_path_dependent, the
+#     links a path decides by target (issue 17, speed)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -77,6 +80,17 @@ def _anchor_docs_of(where: str) -> str:
     INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, source_id, doc)
     SELECT s.path, l.line, l.col, l.seq, b.source_id, {_ANCHOR_DOC}
     {BROKEN_ANCHOR_JOIN} WHERE {where};"""
+
+
+PATH_ANCHOR_DOCS = "files_path_anchor_docs"
+"""The trigger that rewrites the stored documents of a file's broken anchors when its path
+changes; a move of many files rewrites them in two statements instead (``MOVED_ANCHOR_DOCS``)."""
+
+
+def moved_anchor_docs(ids: str) -> tuple[str, str]:
+    """The statements that rewrite the stored documents of the broken anchors out of and into
+    the files ``ids`` (a subquery), as ``PATH_ANCHOR_DOCS`` does for one file."""
+    return _anchor_docs_of(f"b.source_id IN ({ids})"), _anchor_docs_of(f"b.target_id IN ({ids})")
 
 
 DDL = f"""
@@ -163,6 +177,11 @@ CREATE INDEX IF NOT EXISTS links_target ON links(target_id) WHERE target_id IS N
 -- Broken links (SEMANTICS 8), and the links a new file may resolve (SEMANTICS 7).
 CREATE INDEX IF NOT EXISTS links_unresolved ON links(name_key) WHERE name_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS links_ambiguous ON links(source_id) WHERE ambiguous = 1;
+-- The links a path can decide (SEMANTICS 7.5-7.7: a folder in the linkpath, or a tie-break), by
+-- target: the links into moved files a folder rename re-resolves (LinkTargets.reresolve_moved),
+-- about 12% of a vault's links. The WHERE must stay links._PATH_DEPENDENT, word for word.
+CREATE INDEX IF NOT EXISTS links_path_dependent ON links(target_id)
+WHERE ambiguous = 1 OR instr(linkpath, '/') > 0;
 
 -- health's findings (SEMANTICS 8) for the reported notes (not Obsidian-excluded), kept by the
 -- writer for every note whose links or backlinks change, in report order: health reads them
@@ -228,7 +247,7 @@ END;
 CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_delete AFTER DELETE ON broken_anchors BEGIN
     DELETE FROM broken_anchor_docs WHERE source_id = old.source_id AND seq = old.seq;
 END;
-CREATE TRIGGER IF NOT EXISTS files_path_anchor_docs AFTER UPDATE OF path ON files
+CREATE TRIGGER IF NOT EXISTS {PATH_ANCHOR_DOCS} AFTER UPDATE OF path ON files
 WHEN old.path IS NOT new.path BEGIN
     {_anchor_docs_of("b.source_id = new.id")}
     {_anchor_docs_of("b.target_id = new.id")}
@@ -343,8 +362,7 @@ CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
 
 -- Structure search: what lookup matches, computed from the tables (nx_segment is the writer's
 -- vault.text.segment), so its text is not stored twice. file_id = files.id of the note.
---   title: stem, frontmatter title, first H1; tags; aliases;
---   anchors: the texts other notes use to link here; unresolved: this note's broken link keys.
+--   title: stem, frontmatter title, first H1; tags; aliases.
 CREATE VIEW IF NOT EXISTS note_fts_text AS
 SELECT n.file_id AS file_id,
        nx_segment(n.stem || ' ' || coalesce(n.frontmatter_title, '') || ' '
@@ -353,7 +371,12 @@ SELECT n.file_id AS file_id,
            SELECT k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id
            WHERE t.file_id = n.file_id ORDER BY t.position))) AS tags,
        nx_segment((SELECT group_concat(alias, ' ') FROM (
-           SELECT alias FROM aliases WHERE file_id = n.file_id ORDER BY position))) AS aliases,
+           SELECT alias FROM aliases WHERE file_id = n.file_id ORDER BY position))) AS aliases
+FROM notes n;
+-- What link_fts should hold for each note, computed from `links`:
+--   anchors: the texts other notes use to link here; unresolved: this note's broken link keys.
+CREATE VIEW IF NOT EXISTS link_texts_now AS
+SELECT n.file_id AS file_id,
        nx_segment((SELECT group_concat(anchor, ' ') FROM (
            SELECT DISTINCT coalesce(display || ' ', '') || linkpath AS anchor
            FROM links WHERE target_id = n.file_id AND source_id <> n.file_id
@@ -363,10 +386,19 @@ SELECT n.file_id AS file_id,
            WHERE source_id = n.file_id AND target_id IS NULL AND linkpath <> ''
            ORDER BY linkpath))) AS unresolved
 FROM notes n;
+-- link_fts's content as it was indexed, segmented (issue 17, speed): a row here is a row of
+-- link_fts with exactly this text, so FTS5 deletes a row by reading it back, not by deriving
+-- it again through a view, and the writer rewrites only the rows whose text changes
+-- (findings.refresh_fts compares link_texts_now with it).
+CREATE TABLE IF NOT EXISTS link_texts (
+    file_id INTEGER PRIMARY KEY,        -- notes.file_id
+    anchors TEXT NOT NULL,
+    unresolved TEXT NOT NULL
+);
 
 -- External content: FTS5 reads a row's old text from the view to delete it, so the writer
--- takes a note's row out before any of its inputs change (IndexWriter._withdraw).
--- Two tables over the one view: FTS5's BM25 normalises by the length of the whole row, so the
+-- takes a note's note_fts row out before any of its inputs change (findings.withdraw).
+-- Two tables: FTS5's BM25 normalises by the length of the whole row, so the
 -- texts other notes link here with (anchors) live apart and never make a well-linked note
 -- rank lower (ARCHITECTURE "Two-stage lookup").
 CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
@@ -376,7 +408,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS link_fts USING fts5(
     anchors, unresolved,
-    content = 'note_fts_text', content_rowid = 'file_id',
+    content = 'link_texts', content_rowid = 'file_id',
     tokenize = '{TOKENIZER}'
 );
 
@@ -453,6 +485,12 @@ def split_ddl() -> tuple[str, list[str]]:
     return "".join(kept), triggers
 
 
+def trigger_ddl(name: str) -> str:
+    """The TEMP trigger ``name`` of ``split_ddl``, to create it again."""
+    head = f"CREATE TEMP TRIGGER IF NOT EXISTS {name} "
+    return next(sql for sql in split_ddl()[1] if sql.startswith(head))
+
+
 # Tables in dependency order, for a full rebuild.
 TABLES = (
     "links",
@@ -472,6 +510,7 @@ TABLES = (
     "notes",
     "files",
     "body_store",
+    "link_texts",
     "fts_pending",
     "tag_uses",
     "tag_rollup",
@@ -482,7 +521,7 @@ TABLES = (
 EXTERNAL_FTS = ("note_fts", "link_fts", "title_grams", "body_fts")
 # Every FTS5 table, for integrity-check and optimize. All four are external content: they are
 # dropped with the schema and emptied with 'delete-all', never with DELETE.
-VIEWS = ("note_fts_text", "body_text")
+VIEWS = ("note_fts_text", "link_texts_now", "body_text")
 FTS_TABLES = ("note_fts", "link_fts", "body_fts", "title_grams")
 
 # links.kind: stored as the index into this tuple.

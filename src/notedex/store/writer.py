@@ -53,7 +53,12 @@ class IndexWriter:
         self.max_bytes = max_bytes
         self.body_index = body_index
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
-        self._vault_prefix = os.path.join(str(vault), "")
+        # The walk names files under the absolute root (vault.walk._root): a vault given as a
+        # relative path would otherwise send every disk_rel through os.path.relpath.
+        self._vault_prefixes = (
+            os.path.join(str(vault), ""),
+            os.path.join(os.path.abspath(str(vault)), ""),
+        )
         self.conn: sqlite3.Connection = open_writer_connection(db_path, verify=verify)
         self.filters: tuple[str, ...] = ()
         # No per-file state in memory: etags and link candidates are read from the index for
@@ -240,8 +245,10 @@ class IndexWriter:
 
     def disk_rel(self, vf: VaultFile) -> str | None:
         """The on-disk relative name when it differs from the NFC path (macOS NFD names)."""
-        if vf.disk_path.startswith(self._vault_prefix):
-            disk_rel = vf.disk_path[len(self._vault_prefix) :].replace(os.sep, "/")
+        for prefix in self._vault_prefixes:
+            if vf.disk_path.startswith(prefix):
+                disk_rel = vf.disk_path[len(prefix) :].replace(os.sep, "/")
+                break
         else:
             disk_rel = os.path.relpath(vf.disk_path, self.vault).replace(os.sep, "/")
         return None if disk_rel == vf.path else disk_rel
@@ -267,7 +274,13 @@ class IndexWriter:
         dirty = moves.move_files(
             self.conn, moved, links=self.links, filters=self.filters, disk_rel=self.disk_rel
         )
-        renamed = [k.id for k, vf in moved if k.is_note and note_stem(k.path) != note_stem(vf.path)]
+        renamed = [
+            k.id
+            for k, vf in moved
+            if k.is_note
+            and k.path.rpartition("/")[2] != vf.path.rpartition("/")[2]  # a stem is the name's
+            and note_stem(k.path) != note_stem(vf.path)
+        ]
         notes.rekey_titles(self.conn, renamed)
         return dirty
 

@@ -84,3 +84,48 @@ def test_a_source_moved_into_excluded_files_updates_its_targets_findings(
     apply_paths(writer, ["src/S.md", "hidden/S.md"])
     # T's one incoming link is now from an excluded note: T is an orphan (SEMANTICS 8.1).
     assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def _has_path_trigger(writer: IndexWriter) -> bool:
+    from notedex.store.schema import PATH_ANCHOR_DOCS
+
+    return (
+        writer.conn.execute(
+            "SELECT 1 FROM sqlite_temp_master WHERE type = 'trigger' AND name = ?",
+            (PATH_ANCHOR_DOCS,),
+        ).fetchone()
+        is not None
+    )
+
+
+def test_a_move_sets_the_path_trigger_aside_and_back_even_when_it_fails(
+    writer: IndexWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stored documents of a moved file's broken anchors are rewritten set-based while the
+    per-file trigger is set aside (store.moves._set_paths): it is back after a move, and after a
+    move that fails inside (rolled back, the index as it was)."""
+    vault = writer.vault
+    write(vault / "Other.md", "# Other\n[[S#Nope]] [[T#Nope]]\n")
+    apply_paths(writer, ["Other.md"])
+    before = dump_index(writer.db_path)
+    assert before["broken_anchor_docs"] != []
+
+    def boom(vf: object) -> str | None:
+        raise RuntimeError("disk_rel")
+
+    os.rename(vault / "src", vault / "moved")
+    with monkeypatch.context() as patch:
+        patch.setattr(writer, "disk_rel", boom)
+        with pytest.raises(RuntimeError):
+            apply_paths(writer, ["src", "moved"])
+    assert _has_path_trigger(writer)
+    assert dump_index(writer.db_path) == before
+    apply_paths(writer, ["src", "moved"])
+    assert _has_path_trigger(writer)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+    # The trigger still keeps a document when a path changes outside a move.
+    with writer.transaction() as conn:
+        conn.execute("UPDATE files SET path = 'moved/S2.md' WHERE path = 'moved/S.md'")
+        docs = [row[0] for row in conn.execute("SELECT doc FROM broken_anchor_docs")]
+        conn.execute("UPDATE files SET path = 'moved/S.md' WHERE path = 'moved/S2.md'")
+    assert any('"target":"moved/S2.md"' in doc for doc in docs)
