@@ -13,8 +13,10 @@ size; run alone for a quick look at one vault:
 - ``sigterm_exit_s``: those folders copied into the vault under new names (a batch of new notes,
   parsed in chunks); SIGTERM once the first chunk is visible, until the daemon has exited.
 
-A reader polls the database (the path range of each folder) every 10 ms. The vault is put back
-as it was (paths and bytes; the rewritten files keep their new mtimes).
+A reader polls the database (the path range of each folder) every 10 ms. The moves start once
+the daemon's writer has prepared its link index after READY (its log says ``links prepared``:
+a few tenths of a second at 100k notes that the first batch after a start would wait for). The
+vault is put back as it was (paths and bytes; the rewritten files keep their new mtimes).
 """
 
 from __future__ import annotations
@@ -140,6 +142,7 @@ def measure(
     say(f"moves: {len(names)} folders, {notes} notes, {files} files")
     daemon.start(600.0)
     try:
+        _settled(daemon, timeout)
         with reader(db) as conn:
             rename_times = []
             for src, dst in ((names, moved), (moved, names)):
@@ -200,6 +203,20 @@ def _sigterm(
         for copy in copies:
             shutil.rmtree(vault / copy, ignore_errors=True)
         shutil.rmtree(aside, ignore_errors=True)
+
+
+def _settled(daemon: DaemonLike, timeout: float) -> None:
+    """Wait until the writer has prepared its link index, when the daemon has a log to say so."""
+    log = getattr(daemon, "log", None)
+    if not isinstance(log, Path):
+        return
+
+    def prepared() -> bool:
+        text = log.read_bytes()
+        return text.count(b'"links prepared"') >= text.count(b'"ready"')
+
+    if wait_for(prepared, timeout) is None:
+        raise RuntimeError(f"the daemon's writer did not prepare its links; see {log}")
 
 
 def _child_env() -> dict[str, str]:
