@@ -213,7 +213,7 @@ def _settled(daemon: DaemonLike, timeout: float) -> None:
 
     def prepared() -> bool:
         text = log.read_bytes()
-        return text.count(b'"links prepared"') >= text.count(b'"ready"')
+        return b'"links prepared"' in text[text.rfind(b'"ready"') :]
 
     if wait_for(prepared, timeout) is None:
         raise RuntimeError(f"the daemon's writer did not prepare its links; see {log}")
