@@ -202,17 +202,14 @@ def hold(
 
     A batch is move-like when it paired a move or has ``HOLD_MIN`` unpaired ends, deleted notes
     among them. Held: a deleted note or attachment (its bytes may be written under another path
-    next), and a new note whose bytes an indexed note has (a checkout wrote the new path first;
-    the old one goes next). Never a path in ``not_again`` (held a moment ago), a changed note
-    or a new attachment (no stored content to look for). ``hashes``: the contents already read,
-    by path (with ``paired.hashes``).
+    next), a new note whose bytes an indexed note has and a new attachment whose file name and
+    size an indexed one has (a checkout wrote the new path first; the old one goes next). Never
+    a path in ``not_again`` (held a moment ago) or a changed file. ``hashes``: the contents
+    already read, by path (with ``paired.hashes``).
     """
     rows = writer.file_rows([*paired.deletes, *(vf.path for vf in paired.upserts)])
-    new = [
-        vf
-        for vf in paired.upserts
-        if vf.is_note and vf.path not in rows and vf.path not in not_again
-    ]
+    new = [vf for vf in paired.upserts if vf.path not in rows and vf.path not in not_again]
+    new_notes = [vf for vf in new if vf.is_note]
     targets = {vf.path for _, vf in paired.moves}  # a row a move replaces goes now
     gone = [
         path
@@ -220,18 +217,30 @@ def hold(
         if path not in not_again and path not in targets and path in rows
     ]
     notes_gone = sum(1 for path in gone if rows[path].is_note)
-    if not paired.moves and len(new) + notes_gone < HOLD_MIN:
+    if not paired.moves and len(new_notes) + notes_gone < HOLD_MIN:
         return []
     if not paired.moves and not notes_gone:
         return []  # only new notes, nothing leaving: copies (a folder pasted in), not a move
     read = {**hashes, **paired.hashes}
-    hash_new(writer, new, read)
+    hash_new(writer, new_notes, read)
     paired.hashes = read
-    keys = {vf.path: writer.content_key(read[vf.path]) for vf in new if vf.path in read}
+    keys = {vf.path: writer.content_key(read[vf.path]) for vf in new_notes if vf.path in read}
     present = writer.indexed_contents(keys.values())
     held = {path for path, key in keys.items() if key in present} | set(gone)
+    held.update(_named_elsewhere(writer, [vf for vf in new if not vf.is_note]))
     if not held:
         return []
     paired.upserts = [vf for vf in paired.upserts if vf.path not in held]
     paired.deletes = [path for path in paired.deletes if path not in held]
     return sorted(held)
+
+
+def _named_elsewhere(writer: IndexWriter, attachments: list[VaultFile]) -> set[str]:
+    """The new attachments whose file name and size an indexed attachment has."""
+    if not attachments:
+        return set()
+    indexed = {
+        (path.rpartition("/")[2], size)
+        for path, size in writer.attachments_of_sizes(vf.size for vf in attachments)
+    }
+    return {vf.path for vf in attachments if (vf.path.rpartition("/")[2], vf.size) in indexed}

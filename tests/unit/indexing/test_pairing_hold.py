@@ -197,3 +197,22 @@ def test_a_batch_hashes_in_the_writers_process_below_the_pool_minimum(
     assert apply_paths(writer, ["b", "c"]).moved == N
     assert used[-1] == 4
     assert dump_index(writer.db_path) == fresh_full_index(writer.vault, tmp_path)
+
+
+def test_a_new_attachment_whose_old_path_goes_next_batch_is_held_and_paired(
+    writer: IndexWriter, tmp_path: Path
+) -> None:
+    vault = writer.vault
+    (vault / "a" / "pic.png").write_bytes(b"png")
+    (vault / "a" / "kept.png").write_bytes(b"kept")
+    reconcile(writer)
+    for i in range(N):
+        _rewrite(vault, i)
+    (vault / "b" / "pic.png").write_bytes(b"png")  # its old path goes in the next batch
+    (vault / "b" / "other.png").write_bytes(b"kept!")  # no attachment of its name and size
+    first = apply_paths(writer, ["a", "b"], hold_unpaired=set())
+    assert first.moved == N and first.held == ["b/pic.png"] and first.added == 1
+    os.unlink(vault / "a" / "pic.png")
+    second = apply_paths(writer, ["b/pic.png", "a/pic.png"], hold_unpaired=set(first.held))
+    assert (second.moved, second.added, second.removed) == (1, 0, 0)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
