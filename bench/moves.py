@@ -213,7 +213,8 @@ def _settled(daemon: DaemonLike, timeout: float) -> None:
 
     def prepared() -> bool:
         text = log.read_bytes()
-        return b'"links prepared"' in text[text.rfind(b'"ready"') :]
+        since = text[text.rfind(b'"ready"') :]
+        return b'"links prepared"' in since or b'"cannot prepare link resolution"' in since
 
     if wait_for(prepared, timeout) is None:
         raise RuntimeError(f"the daemon's writer did not prepare its links; see {log}")
