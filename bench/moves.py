@@ -13,8 +13,10 @@ size; run alone for a quick look at one vault:
 - ``sigterm_exit_s``: those folders copied into the vault under new names (a batch of new notes,
   parsed in chunks); SIGTERM once the first chunk is visible, until the daemon has exited.
 
-A reader polls the database (the path range of each folder) every 10 ms. The vault is put back
-as it was (paths and bytes; the rewritten files keep their new mtimes).
+A reader polls the database (the path range of each folder) every 10 ms. The moves start once
+the daemon's writer has prepared its link index after READY (its log says ``links prepared``:
+a few tenths of a second at 100k notes that the first batch after a start would wait for). The
+vault is put back as it was (paths and bytes; the rewritten files keep their new mtimes).
 """
 
 from __future__ import annotations
@@ -140,20 +142,26 @@ def measure(
     say(f"moves: {len(names)} folders, {notes} notes, {files} files")
     daemon.start(600.0)
     try:
+        _settled(daemon, timeout)
         with reader(db) as conn:
             rename_times = []
             for src, dst in ((names, moved), (moved, names)):
                 started = time.perf_counter()
+                stamps = [_clock()]
                 rename_all(vault, list(zip(src, dst, strict=True)))
                 seen = wait_for(lambda s=src, d=dst: _moved(conn, s, d, files), timeout)
+                say(f"moves: renamed at {stamps[0]}, visible at {_clock()}")
                 rename_times.append(None if seen is None else seen - started)
             say(f"moves: folder rename visible after {rename_times}")
             checkout_after, checkout_total = [], []
             for src, dst in ((names, moved), (moved, names)):
                 started = time.perf_counter()
+                stamps = [_clock()]
                 rewrite_all(vault, list(zip(src, dst, strict=True)))
                 written = time.perf_counter()
+                stamps.append(_clock())
                 seen = wait_for(lambda s=src, d=dst: _moved(conn, s, d, files), timeout)
+                say(f"moves: checkout from {stamps[0]} to {stamps[1]}, visible at {_clock()}")
                 checkout_after.append(None if seen is None else seen - written)
                 checkout_total.append(None if seen is None else seen - started)
             say(f"moves: checkout visible {checkout_after} after the last file, {checkout_total}")
@@ -197,6 +205,32 @@ def _sigterm(
         shutil.rmtree(aside, ignore_errors=True)
 
 
+def _settled(daemon: DaemonLike, timeout: float) -> None:
+    """Wait until the writer has prepared its link index, when the daemon has a log to say so."""
+    log = getattr(daemon, "log", None)
+    if not isinstance(log, Path):
+        return
+
+    def prepared() -> bool:
+        text = log.read_bytes()
+        since = text[text.rfind(b'"ready"') :]
+        return b'"links prepared"' in since or b'"cannot prepare link resolution"' in since
+
+    if wait_for(prepared, timeout) is None:
+        raise RuntimeError(f"the daemon's writer did not prepare its links; see {log}")
+
+
+def _child_env() -> dict[str, str]:
+    """The environment without PYTHONDONTWRITEBYTECODE: a daemon without .pyc files starts
+    slower than a user's would."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _clock() -> str:
+    """Wall-clock time of day (UTC, ms), to line the bench up with the daemon's log."""
+    return time.strftime("%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}"
+
+
 def _median(values: Sequence[float | None]) -> float | None:
     return None if any(v is None for v in values) else statistics.median(values)  # type: ignore[type-var]
 
@@ -215,7 +249,7 @@ class _Daemon:
         size = self.log.stat().st_size if self.log.exists() else 0
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+                self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=_child_env()
             )
 
         def ready() -> bool:
@@ -243,11 +277,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, required=True)
     args = parser.parse_args(argv)
     index = [sys.executable, "-m", "notedex", "index", "--vault", str(args.vault)]
-    subprocess.run([*index, "--db", str(args.db)], check=True, stdout=subprocess.DEVNULL)
+    quiet: dict[str, Any] = {"check": True, "stdout": subprocess.DEVNULL, "env": _child_env()}
+    subprocess.run([*index, "--db", str(args.db)], **quiet)
     log = args.db.with_name(args.db.name + ".moves.log")
     figures = measure(args.vault, args.db, _Daemon(args.vault, args.db, log), say=print)
     print(figures)
-    subprocess.run([*index, "--db", str(args.db)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([*index, "--db", str(args.db)], **quiet)
     return 0
 
 

@@ -7,6 +7,10 @@ equal to a fresh full index."""
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +72,58 @@ def test_held_deletes_that_nothing_pairs_are_deleted(
         message="the batch line of the held deletes",
     )
     assert sum(b["removed"] for b in run.find("batch")) == NOTES, run.log_text()[-3000:]
+
+
+def test_a_checkout_storm_is_applied_as_moves_each_seen_whole(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """Notes and attachments rewritten under a new folder as fast as a script can, the old
+    unlinked after each: however the batcher cuts the stream, each file moves in one update (a
+    reader never sees one at both paths or at neither), nothing is parsed again, and the index
+    ends equal to a fresh full index."""
+    populate(vault, 300, folder="old", per_folder=30)
+    for i in range(12):
+        (vault / "old" / f"f{i % 10}" / f"pic{i}.png").write_bytes(bytes([i]) * (50 + i))
+    files = sorted(p for p in (vault / "old").rglob("*") if p.is_file())
+    run = daemons.start()
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+        # One statement, one snapshot: the files under either folder.
+        sql = (
+            "SELECT (SELECT count(*) FROM files WHERE path >= 'old/' AND path < 'old0') "
+            "+ (SELECT count(*) FROM files WHERE path >= 'new/' AND path < 'new0')"
+        )
+        try:
+            while not stop.is_set():
+                seen.append(conn.execute(sql).fetchone()[0])
+                stop.wait(0.002)
+        finally:
+            conn.close()
+
+    reader = threading.Thread(target=poll)
+    reader.start()
+    try:
+        for f in files:
+            dst = vault / "new" / f.relative_to(vault / "old")
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(f.read_bytes())
+            f.unlink()
+            time.sleep(0.004)  # a storm longer than the batcher's 1 s cap: cut into batches
+        shutil.rmtree(vault / "old")
+        assert_converges(vault, db_path, tmp_path, run=run)
+    finally:
+        stop.set()
+        reader.join()
+    assert seen and set(seen) == {len(files)}, sorted(set(seen))
+    wait_until(
+        lambda: sum(b["moved"] for b in run.find("batch")) >= len(files),
+        timeout=10,
+        message="the batch lines of the moves",
+    )
+    batches = run.find("batch")
+    assert len([b for b in batches if b["moved"]]) >= 2, run.log_text()[-3000:]
+    assert sum(b["moved"] for b in batches) == len(files), run.log_text()[-3000:]
+    assert sum(b["added"] + b["removed"] for b in batches) == 0, run.log_text()[-3000:]

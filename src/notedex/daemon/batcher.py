@@ -191,6 +191,11 @@ class Batcher:
         with self._cond:
             return len(self._ready) + len(self._held) + len(self._deferred)
 
+    def pending_paths(self) -> set[str]:
+        """Every path hint the next batches will look at (ready, being written, deferred)."""
+        with self._cond:
+            return {*self._ready, *self._held, *self._deferred}
+
     @property
     def rescan_pending(self) -> list[str]:
         with self._cond:

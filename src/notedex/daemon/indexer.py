@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from notedex.daemon.batcher import FILTERS, MAINTENANCE, Batch, Batcher, Hint
@@ -26,7 +26,7 @@ from notedex.daemon.recovery import index_files, replaced_cause, set_aside_logge
 from notedex.errors import IndexDiskFull, NotedexError, VaultNotFound
 from notedex.indexing.apply import ApplyReport
 from notedex.indexing.hints import needs_vault_walk, other_names
-from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.indexing.reconcile import _at_or_under, apply_paths, reconcile
 from notedex.store.connect import is_corrupt
 from notedex.store.database import translate, writer_errors
 from notedex.store.writer import IndexWriter
@@ -122,11 +122,14 @@ class Indexer:
         self.writer.close()
 
     def _run(self) -> None:
+        started = time.perf_counter()
         try:
             # A few tenths of a second at 100k files: paid now, not by the first save.
             self.writer.prepare_links()
         except Exception as exc:
             log.error("cannot prepare link resolution", error=repr(exc))  # retried when needed
+        else:
+            log.info("links prepared", seconds=round(time.perf_counter() - started, 3))
         while True:
             batch = self._batcher.take()
             if batch is None:
@@ -406,13 +409,19 @@ class Indexer:
                 self.writer.set_meta("last_rescan", json.dumps(rescan))
 
     def _changed_while_read(self, report: ApplyReport) -> list[str]:
-        """Files whose disk etag moved on since the writer looked: queue them again."""
+        """Files whose disk etag moved on since the writer looked: queue them again.
+
+        A path the next batch looks at anyway (hinted again, or under a hinted folder: a
+        folder renamed back at once) is not looked at here (issue 17: a rename's 12k paths were
+        all stat'ed, found gone and queued again, one by one, behind the folder's own hint).
+        """
         if not report.paths:
             return []
-        indexed = self.writer.file_rows(report.paths)
+        paths = self._not_pending(dict.fromkeys(report.paths))
+        indexed = self.writer.file_rows(paths)
         vault = self.writer.vault
         again: list[str] = []
-        for path in dict.fromkeys(report.paths):
+        for path in paths:
             known = indexed.get(path)
             if known is None:
                 continue
@@ -424,7 +433,14 @@ class Indexer:
                 continue
             if (st.st_size, st.st_mtime_ns, st.st_ino) != (known.size, known.mtime_ns, known.inode):
                 again.append(rel)
-        return again
+        return self._not_pending(again) if again else again
+
+    def _not_pending(self, paths: Iterable[str]) -> list[str]:
+        """``paths`` but those at or under a hint the batcher holds for the next batch."""
+        pending = self._batcher.pending_paths()
+        if not pending:
+            return list(paths)
+        return [path for path in paths if not _at_or_under(path, pending)]
 
     def _wait_for_git(self, paths: list[str]) -> list[str]:
         """While git holds ``index.lock`` (checkout, rebase), wait (capped), then take the rest."""

@@ -2,9 +2,12 @@
 
 A reconcile and an event batch both end with files to upsert and paths to delete; a file under
 a new path that is a row the index already holds is a move (``store.moves`` applies it as a path
-update, nothing parsed). Two tests, in order: the etag (size, mtime_ns, inode: a move within the
+update, nothing parsed). Three tests, in order: the etag (size, mtime_ns, inode: a move within the
 file system keeps all three), then for notes of the same size the content hash (a copy and a
-delete across file systems, a git checkout that rewrote the files). The rows that can be paired
+delete across file systems, a git checkout that rewrote the files), then for an attachment of a
+deleted path its file name and size, unique on both sides (a checkout rewrites attachments too,
+and the index holds nothing else of one: a delete and an add cost a re-resolution of every
+link to its name twice, for the same rows in the end). The rows that can be paired
 are those of the deleted paths and those of the changed paths themselves, so a swap of two paths
 that both stay, or a rename over an existing note, is a move too.
 
@@ -32,6 +35,10 @@ EtagKey = tuple[int, int, int, int]
 HOLD_MIN = 8
 """Unpaired ends a batch without a move needs before its ends are held (one deleted or new note
 is applied at once, as ever)."""
+POOL_MIN = 20_000
+"""Notes hashed for a pairing in the parse pool from this many; fewer in the writer's process:
+a checkout's batch hashes a few thousand (about 35 us each), and starting the pool cost the
+daemon 1-2 s a batch on a loaded machine (issue 17)."""
 
 
 @dataclass
@@ -41,6 +48,8 @@ class Pairing:
     moves: list[Move] = field(default_factory=list)
     upserts: list[VaultFile] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    hashes: dict[str, str] = field(default_factory=dict)
+    """The content hashes of new notes read so far, by path (``hold`` reuses them)."""
 
 
 def pair_moves(
@@ -60,24 +69,39 @@ def pair_moves(
     too, deleted otherwise; a path whose row moved away and that is not paired is indexed anew.
     """
     if not upserts or (not deletes and len(upserts) < 2):
-        return Pairing([], upserts, deletes)
+        return Pairing([], upserts, deletes, dict(hashes or {}))
+    read = dict(hashes or {})
     own = writer.file_rows(vf.path for vf in upserts)
-    candidates = {**writer.file_rows(deletes), **own}
+    gone = writer.file_rows(deletes)
+    candidates = {**gone, **own}
     if not candidates:
-        return Pairing([], upserts, deletes)
+        return Pairing([], upserts, deletes, read)
     moves, rest = _by_etag(upserts, candidates, own)
     taken = {row.id for row, _ in moves}
     left = [row for row in candidates.values() if row.id not in taken]
-    more, rest = _by_content(writer, rest, left, hashes or {})
-    moves.extend(more)
+    more, rest = _by_content(writer, rest, left, read)
+    taken.update(row.id for row, _ in more)
+    named, rest = _by_name(rest, [row for row in gone.values() if row.id not in taken])
+    moves += more + named
     if not moves:
-        return Pairing([], upserts, deletes)
+        return Pairing([], upserts, deletes, read)
     moved_from = {row.path for row, _ in moves}
     displaced = [
         vf.path for _, vf in moves if vf.path in own and vf.path not in moved_from
     ]  # a rename over a changed note: its old row is not moved on, it goes
     kept = [path for path in deletes if path not in moved_from]
-    return Pairing(moves, rest, [*kept, *displaced])
+    return Pairing(moves, rest, [*kept, *displaced], read)
+
+
+def hash_new(writer: IndexWriter, notes: list[VaultFile], read: dict[str, str]) -> None:
+    """Add the content hash of each of ``notes`` not in ``read`` yet (read, never parsed)."""
+    unread = [vf for vf in notes if vf.path not in read]
+    if not unread:
+        return
+    workers = writer.workers if len(unread) >= POOL_MIN else 1
+    digests = hash_notes(unread, workers=workers, max_bytes=writer.max_bytes)
+    writer.hashed += len(unread)
+    read.update((vf.path, h) for vf, h in zip(unread, digests, strict=True) if h is not None)
 
 
 def _by_etag(
@@ -102,9 +126,10 @@ def _by_etag(
 
 
 def _by_content(
-    writer: IndexWriter, upserts: list[VaultFile], rows: list[IndexedFile], known: dict[str, str]
+    writer: IndexWriter, upserts: list[VaultFile], rows: list[IndexedFile], read: dict[str, str]
 ) -> tuple[list[Move], list[VaultFile]]:
-    """Notes whose size equals a candidate row's, paired by content hash (read, never parsed)."""
+    """Notes whose size equals a candidate row's, paired by content hash (read, never parsed;
+    the hashes read are added to ``read``)."""
     sizes = {row.size for row in rows if row.is_note}
     wanted = [vf for vf in upserts if vf.is_note and vf.size in sizes]
     if not wanted:
@@ -115,10 +140,7 @@ def _by_content(
         key = keys.get(row.id)
         if key is not None:
             by_content[(row.size, key)].append(row)
-    unread = [vf for vf in wanted if vf.path not in known]
-    hashes = hash_notes(unread, workers=writer.workers, max_bytes=writer.max_bytes)
-    writer.hashed += len(unread)
-    read = {**known, **{vf.path: h for vf, h in zip(unread, hashes, strict=True) if h is not None}}
+    hash_new(writer, wanted, read)
     new_key = {vf.path: writer.content_key(read[vf.path]) for vf in wanted if vf.path in read}
     # Equal bytes pair only as many to as many: one deleted note and two new copies of it is no
     # move but a guess, and a guess must not become rename history (SEMANTICS 8.3).
@@ -143,47 +165,82 @@ def _by_content(
     return moves, rest
 
 
+def _by_name(
+    upserts: list[VaultFile], rows: list[IndexedFile]
+) -> tuple[list[Move], list[VaultFile]]:
+    """New attachments paired with deleted ones of the same file name and size, unique on both
+    sides. Not a guess the index can tell: it holds nothing of an attachment but its path and
+    etag, and the name (its link key) stays."""
+    by_key: dict[tuple[str, int], IndexedFile | None] = {}
+    for row in rows:
+        if not row.is_note:
+            key = (row.path.rpartition("/")[2], row.size)
+            by_key[key] = None if key in by_key else row
+    if not by_key:
+        return [], upserts
+    arrivals: dict[tuple[str, int], int] = defaultdict(int)
+    for vf in upserts:
+        if not vf.is_note:
+            arrivals[(vf.path.rpartition("/")[2], vf.size)] += 1
+    moves: list[Move] = []
+    rest: list[VaultFile] = []
+    for vf in upserts:
+        key = (vf.path.rpartition("/")[2], vf.size)
+        found = None if vf.is_note or arrivals[key] != 1 else by_key.get(key)
+        if found is None:
+            rest.append(vf)
+        else:
+            del by_key[key]
+            moves.append((found, vf))
+    return moves, rest
+
+
 def hold(
     writer: IndexWriter, paired: Pairing, hashes: dict[str, str], *, not_again: set[str]
 ) -> list[str]:
     """Take out of ``paired`` the ends the next batch may pair, and return their paths.
 
     A batch is move-like when it paired a move or has ``HOLD_MIN`` unpaired ends, deleted notes
-    among them. Held: a deleted note (its bytes may be written under another path next), and a
-    new note whose bytes an indexed note has (a checkout wrote the new path first; the old one
-    goes next). Never a
-    path in ``not_again`` (held a moment ago), a changed note or an attachment (no content
-    pairing). ``hashes``: the contents already read, by path.
+    among them. Held: a deleted note or attachment (its bytes may be written under another path
+    next), a new note whose bytes an indexed note has and a new attachment whose file name and
+    size an indexed one has (a checkout wrote the new path first; the old one goes next). Never
+    a path in ``not_again`` (held a moment ago) or a changed file. ``hashes``: the contents
+    already read, by path (with ``paired.hashes``).
     """
     rows = writer.file_rows([*paired.deletes, *(vf.path for vf in paired.upserts)])
-    new = [
-        vf
-        for vf in paired.upserts
-        if vf.is_note and vf.path not in rows and vf.path not in not_again
-    ]
+    new = [vf for vf in paired.upserts if vf.path not in rows and vf.path not in not_again]
+    new_notes = [vf for vf in new if vf.is_note]
     targets = {vf.path for _, vf in paired.moves}  # a row a move replaces goes now
     gone = [
         path
         for path in paired.deletes
-        if path not in not_again and path not in targets and path in rows and rows[path].is_note
+        if path not in not_again and path not in targets and path in rows
     ]
-    if not paired.moves and len(new) + len(gone) < HOLD_MIN:
+    notes_gone = sum(1 for path in gone if rows[path].is_note)
+    if not paired.moves and len(new_notes) + notes_gone < HOLD_MIN:
         return []
-    if not paired.moves and not gone:
+    if not paired.moves and not notes_gone:
         return []  # only new notes, nothing leaving: copies (a folder pasted in), not a move
-    unread = [vf for vf in new if vf.path not in hashes]
-    read = dict(hashes)
-    for vf, digest in zip(
-        unread, hash_notes(unread, workers=writer.workers, max_bytes=writer.max_bytes), strict=True
-    ):
-        if digest is not None:
-            read[vf.path] = digest
-    writer.hashed += len(unread)
-    keys = {vf.path: writer.content_key(read[vf.path]) for vf in new if vf.path in read}
+    read = {**hashes, **paired.hashes}
+    hash_new(writer, new_notes, read)
+    paired.hashes = read
+    keys = {vf.path: writer.content_key(read[vf.path]) for vf in new_notes if vf.path in read}
     present = writer.indexed_contents(keys.values())
     held = {path for path, key in keys.items() if key in present} | set(gone)
+    held.update(_named_elsewhere(writer, [vf for vf in new if not vf.is_note]))
     if not held:
         return []
     paired.upserts = [vf for vf in paired.upserts if vf.path not in held]
     paired.deletes = [path for path in paired.deletes if path not in held]
     return sorted(held)
+
+
+def _named_elsewhere(writer: IndexWriter, attachments: list[VaultFile]) -> set[str]:
+    """The new attachments whose file name and size an indexed attachment has."""
+    if not attachments:
+        return set()
+    indexed = {
+        (path.rpartition("/")[2], size)
+        for path, size in writer.attachments_of_sizes(vf.size for vf in attachments)
+    }
+    return {vf.path for vf in attachments if (vf.path.rpartition("/")[2], vf.size) in indexed}

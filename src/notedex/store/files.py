@@ -87,6 +87,16 @@ def paths_sharing_inodes(
     return [row[0] for row in conn.execute(sql, (json.dumps(wanted), json.dumps(list(paths))))]
 
 
+def attachments_of_sizes(conn: sqlite3.Connection, sizes: Iterable[int]) -> list[tuple[str, int]]:
+    """(path, size) of the indexed attachments of one of ``sizes`` (a scan of ``files``: a
+    move-like batch's new attachments, issue 17)."""
+    sql = (
+        "SELECT path, size FROM files WHERE is_note = 0 AND size IN "
+        "(SELECT value FROM json_each(?))"
+    )
+    return [(row[0], row[1]) for row in conn.execute(sql, (json.dumps(sorted(set(sizes))),))]
+
+
 def walk_problems(conn: sqlite3.Connection) -> dict[str, str]:
     """The walk's problems as recorded by the last vault walk: path -> message."""
     return dict(conn.execute("SELECT path, message FROM problems WHERE kind = 'walk'"))

@@ -173,6 +173,9 @@ class IndexWriter:
     def walk_problems(self) -> dict[str, str]:
         return files.walk_problems(self.conn)
 
+    def attachments_of_sizes(self, sizes: Iterable[int]) -> list[tuple[str, int]]:
+        return files.attachments_of_sizes(self.conn, sizes)
+
     def same_content(self, path: str, content_hash: str) -> bool:
         return notes.same_content(self.conn, path, content_hash)
 

@@ -189,3 +189,15 @@ def test_batcher_close_and_rescan_take_deferred_paths_along(
     fake_batcher.close()
     last = fake_batcher.take(timeout=0)
     assert last is not None and last.paths == ["again.md"]
+
+
+def test_batcher_pending_paths_are_every_hint_the_next_batches_take(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    fake_batcher.add(["a.md"])
+    fake_batcher.add(["b.md"], Hint.WRITING)
+    fake_batcher.defer(["c.md"])
+    assert fake_batcher.pending_paths() == {"a.md", "b.md", "c.md"}
+    clock.advance(0.1)
+    assert fake_batcher.take(timeout=0) is not None
+    assert fake_batcher.pending_paths() == {"b.md"}

@@ -61,6 +61,53 @@ def test_indexer_requeues_a_file_that_changed_while_it_was_read(
     assert queue.take_now() == ["a.md"]
 
 
+def test_paths_the_next_batch_looks_at_anyway_are_not_checked_again(
+    indexer: Indexer, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder renamed back while its rename's batch ends: its files are under the folders'
+    own hints, so they are not queued again one by one (issue 17)."""
+    for i in range(5):
+        write(vault / "f" / f"n{i}.md", f"# N{i}\n")
+    indexer.apply(["f"])
+    real_apply_paths = indexer_module.apply_paths
+    stats: list[str] = []
+    real_stat = os.stat
+
+    def counting_stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        stats.append(os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    def apply_then_move_back(writer: IndexWriter, hints: Any, **options: Any) -> Any:
+        report = real_apply_paths(writer, hints, **options)
+        os.rename(vault / "g", vault / "f")
+        indexer._batcher.add(["g", "f"])  # what the watcher hands on for the move back
+        monkeypatch.setattr(indexer_module.os, "stat", counting_stat)
+        return report
+
+    monkeypatch.setattr(indexer_module, "apply_paths", apply_then_move_back)
+    os.rename(vault / "f", vault / "g")
+    report = indexer.apply(["f", "g"])
+    assert report.moved == 5
+    assert indexer._batcher.take_now() == ["g", "f"]
+    assert not [p for p in stats if "/g/" in p or "/f/" in p]
+
+
+def test_a_path_gone_since_it_was_read_is_queued_again(
+    indexer: Indexer, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_apply_paths = indexer_module.apply_paths
+
+    def apply_then_delete(writer: IndexWriter, hints: Any, **options: Any) -> Any:
+        report = real_apply_paths(writer, hints, **options)
+        (vault / "c.md").unlink()  # its event is not in the batcher yet
+        return report
+
+    write(vault / "c.md", "# C\n")
+    monkeypatch.setattr(indexer_module, "apply_paths", apply_then_delete)
+    indexer.apply(["c.md"])
+    assert indexer._batcher.take_now() == ["c.md"]
+
+
 def test_indexer_waits_for_git(indexer: Indexer, vault: Path) -> None:
     git = vault / ".git"
     git.mkdir()

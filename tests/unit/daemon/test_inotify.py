@@ -6,6 +6,7 @@ import errno
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,12 @@ from typing import Any
 import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
-from notedex.daemon.inotify import VaultInotifyObserver, _Emitter, _WatchGroup
+from notedex.daemon.inotify import (
+    VaultInotifyObserver,
+    _Emitter,
+    _PromptQueue,
+    _WatchGroup,
+)
 from notedex.daemon.watcher import EVENT_FILTER, RunningObserver, count_inotify_watches
 from tests.helpers import wait_until, write
 
@@ -181,3 +187,36 @@ def test_watchdogs_stop_race_logs_no_error(
     with caplog.at_level(logging.DEBUG):  # the twin: other watchdog errors still get through
         logging.getLogger("watchdog.observers.inotify").error("something else")
     assert [r.getMessage() for r in caplog.records] == ["something else"]
+
+
+def test_a_paired_move_leaves_the_grouper_at_once_a_lone_one_after_its_delay() -> None:
+    """watchdog's queue sleeps out a held IN_MOVED_FROM's whole delay even when its pair came
+    at once (every rename half a second late); ours wakes when the pair is put (issue 17)."""
+    queue: _PromptQueue[str] = _PromptQueue(30.0)
+    got: list[str | None] = []
+    reader = threading.Thread(target=lambda: got.append(queue.get()))
+    queue.put("moved_from", delay=True)
+    reader.start()
+    time.sleep(0.05)  # the reader is waiting on the delayed head
+    assert queue.remove(lambda e: e == "moved_from") == "moved_from"
+    queue.put("pair")
+    reader.join(timeout=10)
+    assert got == ["pair"]
+    lone: _PromptQueue[str] = _PromptQueue(0.2)
+    lone.put("moved_from", delay=True)
+    lone.put("after")
+    started = time.monotonic()
+    assert lone.get() == "moved_from" and time.monotonic() - started >= 0.15
+    assert lone.get() == "after"
+    lone.close()
+    assert lone.get() is None
+
+
+def test_the_watch_group_groups_moves_in_the_prompt_queue(
+    watched: tuple[Path, Recorder, VaultInotifyObserver],
+) -> None:
+    root, recorder, observer = watched
+    grouper = _group(observer)._move_event_grouper
+    assert isinstance(grouper._queue, _PromptQueue)  # watchdog's private field: see the top
+    os.rename(root / "P", root / "P2")
+    wait_until(lambda: recorder.seen(root / "P2"), timeout=10, message="the folder move")
