@@ -5,8 +5,6 @@ an exit code (STYLE 8). Only the stdlib is imported at module level: every impor
 every query (STYLE 7).
 """
 
-from __future__ import annotations
-
 import sys
 
 from notedex.cli.commands import COMMANDS
@@ -22,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS", "main"]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: "Sequence[str] | None" = None) -> int:
     """Run one command line; ``argv`` None: the process's own (the launcher, ``-m notedex``),
     which then ends without the interpreter's shutdown when it safely can (``_exit_now``)."""
     ran: list[str] = []
@@ -60,7 +58,7 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def _run(argv: Sequence[str], ran: list[str]) -> int:
+def _run(argv: "Sequence[str]", ran: list[str]) -> int:
     """The command line's exit code; ``ran`` gets the name of the command that ran."""
     hoisted = hoist_globals(argv)
     if isinstance(hoisted, str):

@@ -6,8 +6,6 @@ is written once. It is on every query's path: no argparse, no ``re``, no ``typin
 (STYLE 7). Over 400 lines on purpose: the table is one piece of data, read on every run.
 """
 
-from __future__ import annotations
-
 from notedex.cli import handlers
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -39,7 +37,7 @@ class Option:
         *,
         kind: str = TEXT,
         dest: str | None = None,
-        default: Any = None,
+        default: "Any" = None,
         choices: tuple[str, ...] | None = None,
         metavar: str | None = None,
         nargs: str | None = None,
@@ -70,7 +68,7 @@ class Command:
         name: str,
         help: str,
         examples: tuple[str, ...],
-        handler: Callable[[Any], int],
+        handler: "Callable[[Any], int]",
         options: tuple[Option, ...] = (),
         *,
         json: bool = True,

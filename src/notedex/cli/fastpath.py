@@ -7,8 +7,6 @@ argparse's. A property test checks that whatever is accepted here parses to exac
 ``notedex.cli.parser.build_parser`` gives.
 """
 
-from __future__ import annotations
-
 from notedex.cli.commands import COMMANDS, COMMON, COUNT, COUNT0, FLAG, TEXT, parse_count
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -27,7 +25,7 @@ GLOBAL_OPTIONS = {option.name: option for option in COMMON}
 """The options every command takes, written before or after the command (docs/cli.md)."""
 
 
-def hoist_globals(argv: Sequence[str]) -> list[str] | str:
+def hoist_globals(argv: "Sequence[str]") -> list[str] | str:
     """``argv`` with the global options written before the command moved right after it.
 
     Both parsers read the result, so ``notedex --json scan`` and ``notedex scan --json`` are one
@@ -57,7 +55,7 @@ def hoist_globals(argv: Sequence[str]) -> list[str] | str:
     return [argv[i], *moved, *argv[i + 1 :]]
 
 
-def _misplaced(argv: Sequence[str], i: int) -> str | None:
+def _misplaced(argv: "Sequence[str]", i: int) -> str | None:
     """The message for a command's own option written before the command, else None."""
     name, eq, _ = argv[i].partition("=")
     owners = [
@@ -88,11 +86,11 @@ def commands_without_json() -> str:
 class Args:
     """A parsed command line (argparse.Namespace's shape, without importing argparse)."""
 
-    def __init__(self, **values: Any) -> None:
+    def __init__(self, **values: "Any") -> None:
         self.__dict__.update(values)
 
 
-def fast_parse(argv: Sequence[str]) -> Args | None:
+def fast_parse(argv: "Sequence[str]") -> Args | None:
     """Parse a query command's ordinary argv, or None to leave it to argparse."""
     command = COMMANDS.get(argv[0]) if argv else None
     if command is None or not command.fast:
@@ -110,7 +108,7 @@ def fast_parse(argv: Sequence[str]) -> Args | None:
 
 
 def _read_options(
-    tokens: Sequence[str], options: dict[str, Option], values: dict[str, Any]
+    tokens: "Sequence[str]", options: "dict[str, Option]", values: "dict[str, Any]"
 ) -> list[str] | None:
     """Store every option's value in ``values``; return the positional words, or None to decline."""
     words: list[str] = []
@@ -148,7 +146,7 @@ def _read_options(
     return words
 
 
-def _convert(option: Option, raw: str) -> Any:
+def _convert(option: "Option", raw: str) -> "Any":
     """The option's value as argparse would store it, or None where argparse may differ."""
     if option.kind in (COUNT, COUNT0):
         count = parse_count(raw, 0 if option.kind == COUNT0 else 1)
@@ -158,7 +156,7 @@ def _convert(option: Option, raw: str) -> Any:
     return raw
 
 
-def _place_words(words: list[str], command: Command, values: dict[str, Any]) -> bool:
+def _place_words(words: list[str], command: "Command", values: "dict[str, Any]") -> bool:
     """Give the positional words to the command's positional; False where argparse would object."""
     positional = next((o for o in command.options if o.positional), None)
     if positional is None:
