@@ -135,9 +135,11 @@ def default_db_path(vault: str | os.PathLike[str]) -> str:
     return os.path.join(state_home(), f"{name}-{digest}.db")
 
 
-def _inside(path: str, folder: str) -> bool:
-    path, folder = os.path.realpath(path), os.path.realpath(folder)
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+def _inside(path: str, real_folder: str) -> bool:
+    """Whether ``path`` resolves to ``real_folder`` (already resolved: one realpath less per
+    query) or into it."""
+    path = os.path.realpath(path)
+    return path == real_folder or path.startswith(real_folder.rstrip(os.sep) + os.sep)
 
 
 def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
