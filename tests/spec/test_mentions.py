@@ -42,6 +42,18 @@ def test_code_math_html_tags_and_links_are_not_mentions(v: SpecVault) -> None:
     assert places(v, "Cobra") == [("B.md", 9, 22, "Cobra"), ("B.md", 9, 30, "Cobra")]
 
 
+def test_a_link_code_math_or_html_between_the_words_breaks_the_phrase(v: SpecVault) -> None:
+    # SEMANTICS 12.2: blanking what is excluded must not join the words around it.
+    v.write("Road Map.md", "")
+    v.write(
+        "E.md",
+        "road [[x]] map\nroad `x` map\nroad $x$ map\nroad <b>x</b> map\nroad [x](https://y) map\n"
+        "road #x map\nroad ![[p.png]] map\nroad\t map\n",
+    )
+    v.write("F.md", "road [[x]] road map\n")  # a phrase starting inside a rejected match
+    assert places(v, "Road Map") == [("E.md", 8, 1, "road\t map"), ("F.md", 1, 12, "road map")]
+
+
 def test_cjk_names_match_inside_text_without_spaces(v: SpecVault) -> None:
     v.write("知識管理.md", "")
     v.write("C.md", "我在學習知識管理的方法\n")

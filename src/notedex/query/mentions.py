@@ -19,6 +19,7 @@ from notedex.vault.text import fold, is_cjk_char, nfc, segment
 TYPE_CHECKING = False  # no `typing` on the mentions path (ARCHITECTURE); mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Iterator
     from typing import Any
 
 CANDIDATE_LIMIT = 2000
@@ -113,21 +114,36 @@ def _confirmed(
     out: list[dict[str, Any]] = []
     taken: set[int] = set()
     for name, pattern in patterns:
-        for match in pattern.finditer(masked):
-            if match.start() in taken:
+        for start, end in _phrases(pattern, masked, body):
+            if start in taken:
                 continue  # two names at one place (a title and an alias): reported once
-            taken.add(match.start())
-            start = match.start()
+            taken.add(start)
             out.append(
                 {
                     "source": path,
                     "line": first_line + body.count("\n", 0, start),
                     "column": start - body.rfind("\n", 0, start),
-                    "text": body[start : match.end()],
+                    "text": body[start:end],
                     "name": name,
                 }
             )
     return out
+
+
+def _phrases(pattern: re.Pattern[str], masked: str, body: str) -> Iterator[tuple[int, int]]:
+    """The spans of ``pattern`` in ``masked`` that blank nothing (SEMANTICS 12.2): the blanks
+    between a phrase's words must be blanks of the text, so a link, code, math or HTML between
+    two words breaks the phrase (`a [[x]] b` does not name `a b`). A match that spans blanked
+    text is dropped and the search goes on from its next character, as a shorter phrase may
+    start inside it."""
+    position = 0
+    while (match := pattern.search(masked, position)) is not None:
+        start, end = match.span()
+        if masked[start:end] == body[start:end]:
+            yield start, end
+            position = end
+        else:
+            position = start + 1
 
 
 def _unlinked_text(body: str) -> str:

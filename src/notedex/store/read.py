@@ -452,12 +452,16 @@ def _caseless_or_ascii(ch: str) -> bool:
     )
 
 
-def _title_needles(key: str) -> tuple[str, str]:
+def _title_needles(key: str) -> tuple[str, ...]:
     """The trigram phrases: the key (a stem or title equal to it holds it), and the key's last
     segment without ``.md`` (a path equal to the key, or to it plus ``.md``, ends with the
-    note's stem, which then holds that segment)."""
+    note's stem, which then holds that segment). When the segment is the key (no ``/``, no
+    ``.md``: the usual title), the first phrase already finds every stem that holds it."""
     segment = key.rpartition("/")[2].removesuffix(".md")
-    return '"' + key.replace('"', '""') + '"', 'stem : "' + segment.replace('"', '""') + '"'
+    whole = '"' + key.replace('"', '""') + '"'
+    if segment == key:
+        return (whole,)
+    return whole, 'stem : "' + segment.replace('"', '""') + '"'
 
 
 def _title_candidates(key: str) -> str | None:
@@ -473,6 +477,8 @@ def _title_candidates(key: str) -> str | None:
     segment = key.rpartition("/")[2].removesuffix(".md")
     if len(segment) < 3 or not all(_caseless_or_ascii(ch) for ch in key):
         return None
+    if segment == key:  # one phrase (``_title_needles``): one trigram search, not two
+        return "SELECT rowid FROM title_grams WHERE title_grams MATCH ?2"
     return (
         "SELECT rowid FROM title_grams WHERE title_grams MATCH ?2 "
         "UNION SELECT rowid FROM title_grams WHERE title_grams MATCH ?3"

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any, Literal
 
 LinkKind = Literal["wikilink", "embed", "markdown", "markdown-embed", "frontmatter"]
 TagSource = Literal["frontmatter", "inline"]
 
 
+class _Value:
+    """Pickled as a call of its class with its fields, in order: parsed notes cross from the
+    parse workers to the writer (indexing.pool), and the dataclasses' own ``__getstate__`` and
+    ``__setstate__`` (a Python loop over ``fields()`` per object) cost the writer's process
+    more than its inserts of the same rows (docs/benchmarks.md)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        return type(self), _FIELDS_OF[type(self)](self)
+
+
+_FIELDS_OF: dict[type, attrgetter[Any]] = {}
+
+
 @dataclass(frozen=True, slots=True)
-class Link:
+class Link(_Value):
     """One reference occurrence in a note (SEMANTICS 6).
 
     ``linkpath`` is the normalised target without subpath (NFC, trimmed, NBSP -> space,
@@ -34,7 +50,7 @@ class Link:
 
 
 @dataclass(frozen=True, slots=True)
-class Tag:
+class Tag(_Value):
     """A tag as written (without ``#``), first-seen spelling (SEMANTICS 4)."""
 
     name: str
@@ -51,7 +67,7 @@ class Tag:
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(_Value):
     """A warning or error attached to a note; never an exception (SEMANTICS 2, 8)."""
 
     kind: str
@@ -59,7 +75,7 @@ class Problem:
 
 
 @dataclass(frozen=True, slots=True)
-class Heading:
+class Heading(_Value):
     """A heading (SEMANTICS 10.1): level 1-6, its raw text, 1-based line and column."""
 
     level: int
@@ -69,7 +85,7 @@ class Heading:
 
 
 @dataclass(frozen=True, slots=True)
-class BlockId:
+class BlockId(_Value):
     """A block id (SEMANTICS 10.2) as written, without ``^``, and where it is (1-based)."""
 
     id: str
@@ -78,7 +94,7 @@ class BlockId:
 
 
 @dataclass(frozen=True, slots=True)
-class Note:
+class Note(_Value):
     path: str
     """Vault-relative, ``/``-separated, NFC."""
     stem: str
@@ -106,6 +122,10 @@ class Note:
     """SEMANTICS 10.1, in document order."""
     block_ids: tuple[BlockId, ...] = ()
     """SEMANTICS 10.2, in document order."""
+
+
+for _class in (Link, Tag, Problem, Heading, BlockId, Note):
+    _FIELDS_OF[_class] = attrgetter(*(f.name for f in fields(_class)))
 
 
 @dataclass(frozen=True, slots=True)

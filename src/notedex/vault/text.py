@@ -154,8 +154,24 @@ def match_key(text: str) -> tuple[str, ...]:
     dropped as the tokenizer drops it, and CJK runs stay whole: ``Manage Vaults`` and
     ``manage vault`` give the same key.
     """
+    folded = nfc(fold_width(text))
+    # Without CJK a word's pieces are the alphanumeric runs of the whole text: every run lies
+    # in one word of ``split_words`` and its cuts split runs nowhere else (a test holds the
+    # two forms equal). Titles and aliases are keyed by the thousand in a first index.
+    if folded.isascii():
+        return tuple(_stem(run) for run in folded.translate(_ASCII_NOT_ALNUM).split())
+    if not cjk_run_spans(folded):
+        return tuple(_stem(run) for run in alnum_runs(folded))
+    return _words_key(folded)
+
+
+_ASCII_NOT_ALNUM = {code: " " for code in range(128) if not chr(code).isalnum()}
+
+
+def _words_key(folded: str) -> tuple[str, ...]:
+    """``match_key`` word by word, CJK runs whole (the general form)."""
     words: list[str] = []
-    for word in split_words(fold_width(text)):
+    for word in split_words(folded):
         if is_cjk_char(word[0]):
             words.append(word)
         else:

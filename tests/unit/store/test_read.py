@@ -257,4 +257,8 @@ def test_notes_by_title_through_the_trigram_index_equals_the_scan(tmp_path: Path
     assert found["ROAD MAP"] == ["Road Map.md", "x/Roadmap 2.md", "sub/ROAD MAP.md"]
     assert found["日本語のノート"] and found["ÉTÉ PLAN"] and found["한국어 제목"] and found["AB"]
     assert read._title_candidates(fold("road map")) is not None  # the index was used
+    # A plain title is one trigram search; a path's stem needs its own phrase.
+    assert "UNION" not in (read._title_candidates(fold("road map")) or "UNION")
+    assert "UNION" in (read._title_candidates(fold("sub/road map")) or "")
+    assert "UNION" in (read._title_candidates(fold("road map.md")) or "")
     assert read._title_candidates(fold("ÉTÉ PLAN")) is None  # a cased letter beyond ASCII

@@ -113,3 +113,15 @@ def test_a_block_id_followed_by_math_or_code_does_not_end_its_line() -> None:
     assert scan_body("^-$$$$").block_ids == ()
     assert scan_body("x ^id `code`\n").block_ids == ()
     assert [b.id for b in scan_body("x ^id\t\r\ny").block_ids] == ["id"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(list("=-# \t\r\na>")), max_size=40))
+def test_setext_underlines_found_from_their_newline_are_the_line_start_ones(text: str) -> None:
+    """``_SETEXT_AFTER_NEWLINE`` (a literal first: fast) finds the underlines that
+    ``_SETEXT_UNDERLINE`` (``^``: tried at every position) finds, less one on line 1."""
+    from notedex.vault.markdown.headings import _SETEXT_AFTER_NEWLINE, _SETEXT_UNDERLINE
+
+    fast = [(m.start() + 1, m.group()[1:]) for m in _SETEXT_AFTER_NEWLINE.finditer(text)]
+    slow = [(m.start(), m.group()) for m in _SETEXT_UNDERLINE.finditer(text) if m.start()]
+    assert fast == slow

@@ -454,3 +454,23 @@ def test_read_note_does_not_block_on_a_fifo(tmp_path: Path) -> None:
     assert [(e.kind, e.message) for e in note.errors] == [
         ("read", "cannot read file: it is not a regular file")
     ]
+
+
+def test_a_parsed_note_pickles_as_a_call_of_its_class_and_comes_back_equal() -> None:
+    """Parsed notes cross from the parse workers to the writer (vault.model._Value): every
+    field, nested values and the frontmatter mapping included, comes back; no dataclass
+    ``__setstate__`` runs."""
+    import pickle
+    import pickletools
+
+    data = (
+        b"---\ntitle: T\naliases: [A]\ntags: [x/y]\nwhen: 2024-01-02\n---\n"
+        b"# Head\n\nSee [[B#Sec|b]] and ![img](p.png) #tag ^blk\n\nSetext\n---\n"
+    )
+    note = parse_note(data, "n.md")
+    assert note.links and note.tags and note.headings and note.block_ids and note.properties
+    blob = pickle.dumps(note)
+    back = pickle.loads(blob)
+    assert back == note and back.properties == note.properties
+    assert type(back.links[0]) is type(note.links[0]) and back.headings == note.headings
+    assert all(op.name != "BUILD" for op, _arg, _pos in pickletools.genops(blob))

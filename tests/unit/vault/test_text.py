@@ -199,3 +199,18 @@ def test_ascii_skips_unicodedata_with_the_same_keys() -> None:
     assert (
         nfc("e\u0301") == "\u00e9" and fold_width("Ｖａｕｌｔ") == "vault"
     )  # not ASCII: normalised
+
+
+_KEY_ALPHABET = st.sampled_from(
+    list("aZ09 _-'+#./\t!?()[]|:;,&") + list("éÉßİıΣςﬁＡ１ǅ\u0301\u00a0²") + list("知識管理カナ한")
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(_KEY_ALPHABET, max_size=24))
+def test_match_key_of_text_without_cjk_is_its_alphanumeric_runs(text: str) -> None:
+    """``match_key``'s short forms (ASCII: one translate and split; no CJK: the alphanumeric
+    runs) give the key of the general word-by-word form."""
+    from notedex.vault.text import _words_key, fold_width, match_key, nfc
+
+    assert match_key(text) == _words_key(nfc(fold_width(text)))

@@ -18,6 +18,9 @@ __all__ = ["find_block_ids", "find_headings", "first_h1"]
 _ATX_MARK = re.compile(r"#{1,6}(?=[ \t]|\r?$)", re.MULTILINE)
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*\r?$", re.MULTILINE)
+# The same underline found from the newline before it (a line 1 underline has no text above):
+# a pattern that starts with `^` is tried at every position, one with a literal only at it.
+_SETEXT_AFTER_NEWLINE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*\r?$", re.MULTILINE)
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 # SEMANTICS 10.2: `^id` (ASCII letters, digits, `-`) ending a line.
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*\r?$", re.MULTILINE)
@@ -35,7 +38,8 @@ def _atx_headings(body: str, masked: str) -> list[_Found]:
             continue  # `a # b`, `###x` inside a run, or indented into a code block
         line_end = body.find("\n", position)
         text = body[match.end() : line_end if line_end >= 0 else len(body)].strip()
-        text = _CLOSING_HASHES.sub("", text).strip()
+        if text.endswith("#"):
+            text = _CLOSING_HASHES.sub("", text).strip()
         found.append((line_start, match.end() - position, text))
     return found
 
@@ -45,10 +49,8 @@ def _setext_headings(body: str, masked: str) -> list[_Found]:
     paragraph text, not blank, not a heading, list item, quote or table row, not indented
     into code (the underline itself is outside code: masked)."""
     found: list[_Found] = []
-    for match in _SETEXT_UNDERLINE.finditer(masked):
-        line_start = match.start()
-        if line_start == 0:
-            continue
+    for match in _SETEXT_AFTER_NEWLINE.finditer(masked):
+        line_start = match.start() + 1
         text_start = masked.rfind("\n", 0, line_start - 1) + 1
         above = masked[text_start : line_start - 1]
         stripped = above.strip()
@@ -59,7 +61,7 @@ def _setext_headings(body: str, masked: str) -> list[_Found]:
             continue  # `- item` over `===` is a lazy continuation; `---` over `---` a rule
         text = body[text_start : line_start - 1].strip()
         if text:
-            level = 1 if match.group().lstrip(" ").startswith("=") else 2
+            level = 1 if match.group().lstrip("\n ").startswith("=") else 2
             found.append((text_start, level, text))
     return found
 
