@@ -8,8 +8,6 @@ heavier than ``os``: ``pathlib`` alone costs about as much as a third of interpr
 the query path uses their string twins ``vault_dir`` and ``db_file``.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
@@ -49,13 +47,13 @@ class Config:
         MCP alike (SEMANTICS 1.6). Off by default."""
 
     @property
-    def vault(self) -> Path:
+    def vault(self) -> "Path":
         from pathlib import Path
 
         return Path(self.vault_dir)
 
     @property
-    def db(self) -> Path:
+    def db(self) -> "Path":
         from pathlib import Path
 
         return Path(self.db_file)
@@ -65,7 +63,7 @@ class Config:
         return self.db_file + ".lock"
 
     @property
-    def lock_path(self) -> Path:
+    def lock_path(self) -> "Path":
         from pathlib import Path
 
         return Path(self.lock_file)
@@ -100,7 +98,7 @@ def config_file() -> str:
     return os.environ.get("NOTEDEX_CONFIG") or os.path.join(config_home(), "config.toml")
 
 
-def _read_config_file() -> dict[str, Any]:
+def _read_config_file() -> "dict[str, Any]":
     path = config_file()
     if not os.path.exists(path):
         return {}
@@ -137,9 +135,11 @@ def default_db_path(vault: str | os.PathLike[str]) -> str:
     return os.path.join(state_home(), f"{name}-{digest}.db")
 
 
-def _inside(path: str, folder: str) -> bool:
-    path, folder = os.path.realpath(path), os.path.realpath(folder)
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+def _inside(path: str, real_folder: str) -> bool:
+    """Whether ``path`` resolves to ``real_folder`` (already resolved: one realpath less per
+    query) or into it."""
+    path = os.path.realpath(path)
+    return path == real_folder or path.startswith(real_folder.rstrip(os.sep) + os.sep)
 
 
 def resolve_config(vault: str | None = None, db: str | None = None) -> Config:

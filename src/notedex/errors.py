@@ -5,8 +5,6 @@ with (ARCHITECTURE "CLI contract": 2 usage or input error, 75 try again later). 
 exit code is defined here once and imported wherever a process ends with it.
 """
 
-from __future__ import annotations
-
 import os
 
 EXIT_OK = 0

@@ -252,3 +252,19 @@ def test_mentions_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, 
     heavy = {"dataclasses", "typing", "pathlib", "urllib.parse", "json", "sqlite3", "argparse"}
     assert sorted(heavy & names) == []
     assert banned_in(names) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("lookup", "cobra", "--no-refresh"), ("lookup", "cobra", "--json", "--no-refresh")],
+    ids=lambda c: " ".join(c),
+)
+def test_lookup_skips_the_other_renderers_and_future(
+    demo: tuple[Path, Path], command: tuple[str, ...]
+) -> None:
+    """Issue 11: lookup's output is in ``query.output``; the other commands' renderers
+    (``query.render``) and ``__future__`` (no module on lookup's path imports it) stay unloaded."""
+    vault, db = demo
+    names = imported_modules(*command, "--vault", vault, "--db", db)
+    assert "notedex.query.output" in names  # the probe sees the output module
+    assert {"notedex.query.render", "__future__"} & names == set()

@@ -1,12 +1,10 @@
 """The command table: every command's name, help, examples, options and handler, as data.
 
 Both the argparse parser (``notedex.cli.parser``) and the argparse-free fast path
-(``notedex.cli.fastpath``) are built from this one table, so an option, its default or its help
+(``notedex.cli.fast_parse``) are built from this one table, so an option, its default or its help
 is written once. It is on every query's path: no argparse, no ``re``, no ``typing`` at run time
 (STYLE 7). Over 400 lines on purpose: the table is one piece of data, read on every run.
 """
-
-from __future__ import annotations
 
 from notedex.cli import handlers
 
@@ -39,7 +37,7 @@ class Option:
         *,
         kind: str = TEXT,
         dest: str | None = None,
-        default: Any = None,
+        default: "Any" = None,
         choices: tuple[str, ...] | None = None,
         metavar: str | None = None,
         nargs: str | None = None,
@@ -70,7 +68,7 @@ class Command:
         name: str,
         help: str,
         examples: tuple[str, ...],
-        handler: Callable[[Any], int],
+        handler: "Callable[[Any], int]",
         options: tuple[Option, ...] = (),
         *,
         json: bool = True,

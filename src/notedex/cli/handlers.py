@@ -6,8 +6,6 @@ which command. Over 400 lines on purpose: the command table imports every handle
 module would be one more import on every query's path.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
@@ -43,7 +41,7 @@ def silence_stdout() -> None:
     os.close(devnull)
 
 
-def _write(code: int, write: Callable[[], object]) -> int:
+def _write(code: int, write: "Callable[[], object]") -> int:
     """Run ``write`` (the output) and return ``code``, the exit code known before any output:
     a reader that closes the pipe early never changes it (docs/cli.md, "Exit codes")."""
     try:
@@ -55,13 +53,13 @@ def _write(code: int, write: Callable[[], object]) -> int:
     return code
 
 
-def _config(args: argparse.Namespace) -> Config:
+def _config(args: "argparse.Namespace") -> "Config":
     from notedex.config import resolve_config
 
     return resolve_config(args.vault, args.db)
 
 
-def _progress_printer(label: str) -> Callable[[int, int], None] | None:
+def _progress_printer(label: str) -> "Callable[[int, int], None] | None":
     if not sys.stderr.isatty():
         return None
 
@@ -76,7 +74,7 @@ def _progress_printer(label: str) -> Callable[[int, int], None] | None:
     return show
 
 
-def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> Freshness:
+def refresh(cfg: "Config", *, full: bool = False, force: bool = False) -> "Freshness":
     """Without a running daemon, bring the index up to date first (ARCHITECTURE "Freshness").
 
     What ``ensure_fresh`` found; its ``report`` is the apply report (with a daemon, that of the
@@ -90,14 +88,14 @@ def refresh(cfg: Config, *, full: bool = False, force: bool = False) -> Freshnes
     return fresh
 
 
-def _reported(report: dict[str, Any] | None, notices: list[str]) -> None:
+def _reported(report: "dict[str, Any] | None", notices: list[str]) -> None:
     for line in notices:
         print(f"notedex: warning: {line}", file=sys.stderr)
     for reason in report["kept"] if report else ():
         print(f"notedex: {reason}", file=sys.stderr)
 
 
-def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:
+def _open(cfg: "Config", args: "argparse.Namespace") -> "sqlite3.Connection":
     """Refresh (unless ``--no-refresh``) and open read-only; `_answered` adds the recovery."""
     from notedex.store.connect import connect_readonly
 
@@ -106,38 +104,40 @@ def _open(cfg: Config, args: argparse.Namespace) -> sqlite3.Connection:
     return connect_readonly(cfg.db_file)
 
 
-def _emitted_json(args: argparse.Namespace, data: Any) -> bool:
+def _emitted_json(args: "argparse.Namespace", data: "Any") -> bool:
     """Under ``--json``, print ``data`` as the one JSON document of stdout."""
     if not args.json:
         return False
-    from notedex.query.render import emit_json
+    from notedex.query.output import emit_json
 
     emit_json(data)
     return True
 
 
-def _output(args: argparse.Namespace, cfg: Config, data: Any, render: Callable[..., None]) -> None:
+def _output(
+    args: "argparse.Namespace", cfg: "Config", data: "Any", render: "Callable[..., None]"
+) -> None:
     if not _emitted_json(args, data):
-        from notedex.query.render import Renderer
+        from notedex.query.output import Renderer
 
         render(Renderer(cfg.vault_dir), data)
 
 
-def _report(args: argparse.Namespace, data: Any, text: Callable[[], str]) -> None:
+def _report(args: "argparse.Namespace", data: "Any", text: "Callable[[], str]") -> None:
     """The output of a command that is not a query: its JSON, or one plain line of text."""
     if not _emitted_json(args, data):
         print(text())
 
 
 def answer(
-    args: argparse.Namespace,
-    cfg: Config,
-    query: Callable[[sqlite3.Connection], Any],
-    render: Callable[..., None],
+    args: "argparse.Namespace",
+    cfg: "Config",
+    query: "Callable[[sqlite3.Connection], Any]",
+    render: "Callable[..., None]",
     *,
-    findings: Callable[[Any], Any] | None = None,
-    compact: Callable[[sqlite3.Connection], tuple[bytes, Any]] | None = None,
-    paths: Callable[[Any], list[str]] | None = None,
+    findings: "Callable[[Any], Any] | None" = None,
+    compact: "Callable[[sqlite3.Connection], tuple[bytes, Any]] | None" = None,
+    paths: "Callable[[Any], list[str]] | None" = None,
     lists: tuple[str, ...] = (),
 ) -> int:
     """The steps every query command shares: refresh, open read-only, query, output, exit code.
@@ -181,11 +181,11 @@ def _write_utf8(document: bytes) -> None:
 
 
 def _paged(
-    query: Callable[[sqlite3.Connection], Any],
+    query: "Callable[[sqlite3.Connection], Any]",
     lists: tuple[str, ...],
     offset: int,
     limit: int | None,
-) -> Callable[[sqlite3.Connection], Any]:
+) -> "Callable[[sqlite3.Connection], Any]":
     """``query`` whose answer is paged (``--limit``/``--offset``), as the MCP tools page."""
     from notedex.query.paging import paginate
 
@@ -199,8 +199,8 @@ def _usage(message: str) -> NotedexError:
 
 
 def _answered(
-    cfg: Config, args: argparse.Namespace, query: Callable[[sqlite3.Connection], Any]
-) -> Any:
+    cfg: "Config", args: "argparse.Namespace", query: "Callable[[sqlite3.Connection], Any]"
+) -> "Any":
     """Open and query; a corrupt index is set aside and rebuilt once (ARCHITECTURE "Recovery")."""
     from notedex.store.connect import SQLITE_NOTADB, connect_readonly, is_corrupt, sqlite_code
 
@@ -234,9 +234,9 @@ def _answered(
 # -- commands ---------------------------------------------------------------------------------
 
 
-def cmd_lookup(args: argparse.Namespace) -> int:
+def cmd_lookup(args: "argparse.Namespace") -> int:
     from notedex.query.lookup import lookup
-    from notedex.query.render import render_lookup
+    from notedex.query.output import render_lookup
     from notedex.query.terms import checked_query
 
     question = checked_query(" ".join(args.question), "question")  # before any indexing work
@@ -251,7 +251,7 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_health(args: argparse.Namespace) -> int:
+def cmd_health(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_health
     from notedex.query.reports import (
         HEALTH_LISTS,
@@ -275,7 +275,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_scan(args: argparse.Namespace) -> int:
+def cmd_scan(args: "argparse.Namespace") -> int:
     from notedex.query.listing import scan
     from notedex.query.render import render_scan
 
@@ -289,21 +289,21 @@ def cmd_scan(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_tags(args: argparse.Namespace) -> int:
+def cmd_tags(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tags
     from notedex.query.reports import tags
 
     return answer(args, _config(args), tags, render_tags)
 
 
-def cmd_mentions(args: argparse.Namespace) -> int:
+def cmd_mentions(args: "argparse.Namespace") -> int:
     from notedex.query.find import find_note
     from notedex.query.mentions import mentions
     from notedex.query.render import render_mentions
 
     cfg = _config(args)
 
-    def query(conn: sqlite3.Connection) -> dict[str, Any]:
+    def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         # As show names a note; strings, not pathlib (ARCHITECTURE, the mentions budget).
         note = find_note(conn, args.note, vault=cfg.vault_dir, cwd=os.getcwd())["path"]
         return mentions(conn, cfg.vault_dir, note, max_bytes=cfg.max_bytes)
@@ -311,7 +311,7 @@ def cmd_mentions(args: argparse.Namespace) -> int:
     return answer(args, cfg, query, render_mentions)
 
 
-def cmd_graph(args: argparse.Namespace) -> int:
+def cmd_graph(args: "argparse.Namespace") -> int:
     from pathlib import Path
 
     from notedex.query.find import find_note
@@ -322,7 +322,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
         raise _usage("give --json or --format dot, not both")
     cfg = _config(args)
 
-    def query(conn: sqlite3.Connection) -> dict[str, Any]:
+    def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         if args.around is None:
             return graph(conn)
         from notedex.query.neighbourhood import MAX_DEPTH, MAX_NODES, neighbourhood
@@ -336,7 +336,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 
 
-def cmd_show(args: argparse.Namespace) -> int:
+def cmd_show(args: "argparse.Namespace") -> int:
     from pathlib import Path
 
     from notedex.query.listing import parse_line_range, show
@@ -361,7 +361,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_quote(args: argparse.Namespace) -> int:
+def cmd_quote(args: "argparse.Namespace") -> int:
     from notedex.errors import UsageError
     from notedex.query.quote import checked_quote, load_quotes, quote, quote_check
     from notedex.query.render import render_quote, render_quote_check
@@ -391,7 +391,7 @@ def cmd_quote(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_status(args: argparse.Namespace) -> int:
+def cmd_status(args: "argparse.Namespace") -> int:
     from notedex.query.listing import status
     from notedex.query.render import render_status
 
@@ -413,14 +413,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
+def cmd_eval(args: "argparse.Namespace") -> int:
     from notedex.query.evaluate import evaluate, load_cases
     from notedex.query.render import render_eval
 
     cfg = _config(args)
     cases = load_cases(args.cases)
 
-    def run(conn: sqlite3.Connection) -> dict[str, Any]:
+    def run(conn: "sqlite3.Connection") -> "dict[str, Any]":
         data = evaluate(conn, cases)
         for miss in data["unmatchedTargets"]:
             print(
@@ -439,7 +439,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_search(args: argparse.Namespace) -> int:
+def cmd_search(args: "argparse.Namespace") -> int:
     from notedex.errors import UsageError
     from notedex.query.search import parse_query, render_search, search, search_paths
 
@@ -465,7 +465,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_capture(args: argparse.Namespace) -> int:
+def cmd_capture(args: "argparse.Namespace") -> int:
     from notedex.errors import UsageError
     from notedex.query.listing import indexed_ids
     from notedex.query.render import render_captured
@@ -497,7 +497,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_index(args: argparse.Namespace) -> int:
+def cmd_index(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     report = refresh(cfg, full=args.full, force=True).report
     assert report is not None
@@ -513,7 +513,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def cmd_export(args: "argparse.Namespace") -> int:
     from notedex.query.export import export_connector, parse_since, resolve_out, write_document
 
     cfg = _config(args)
@@ -537,14 +537,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_daemon(args: argparse.Namespace) -> int:
+def cmd_daemon(args: "argparse.Namespace") -> int:
     from notedex.daemon.service import run_daemon
 
     cfg = _config(args)
     return run_daemon(cfg, poll=args.poll)
 
 
-def cmd_service(args: argparse.Namespace) -> int:
+def cmd_service(args: "argparse.Namespace") -> int:
     from notedex.daemon.install import service_command, service_failure
     from notedex.errors import ServiceManagerFailed
 
@@ -557,7 +557,7 @@ def cmd_service(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_mcp(args: argparse.Namespace) -> int:
+def cmd_mcp(args: "argparse.Namespace") -> int:
     from notedex.errors import UsageError
     from notedex.mcp_server import require_sdk, serve
 
@@ -570,7 +570,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_completion(args: argparse.Namespace) -> int:
+def cmd_completion(args: "argparse.Namespace") -> int:
     from notedex.cli.completion import script
 
     sys.stdout.write(script(args.shell))

@@ -65,7 +65,7 @@ def usage_hint(message: str) -> str | None:
         return None
     words = message.split("unrecognized arguments:", 1)[1].split()
     if "--json" in words:
-        from notedex.cli.fastpath import no_json_message
+        from notedex.cli import no_json_message
 
         return no_json_message()
     if any(word.startswith("-") for word in words):

@@ -8,8 +8,6 @@ Every user term reaches FTS5 through ``vault.text.fts_phrase`` as a quoted strin
 syntax typed into a question is ever interpreted.
 """
 
-from __future__ import annotations
-
 from notedex.query.terms import MAX_TERMS, checked_query, extract_terms, keywords
 from notedex.store import read
 from notedex.store.connect import read_transaction
@@ -47,11 +45,11 @@ class Candidate:
         self.rank += rank
 
 
-def _match(conn: sqlite3.Connection, column: str, expression: str) -> list[sqlite3.Row]:
+def _match(conn: "sqlite3.Connection", column: str, expression: str) -> "list[sqlite3.Row]":
     return read.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
 
 
-def _exact_names(conn: sqlite3.Connection, names: list[str]) -> dict[int, str]:
+def _exact_names(conn: "sqlite3.Connection", names: list[str]) -> dict[int, str]:
     """Tier 1: notes with a title or an alias equal to the keywords (``match_key``).
 
     Maps each to the field that matched: ``title`` (preferred) or ``alias``. One seek in the
@@ -71,7 +69,7 @@ _STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
 
 
 def _stage1(
-    conn: sqlite3.Connection,
+    conn: "sqlite3.Connection",
     terms: list[str],
     names: list[str],
     tag: str | None,
@@ -124,7 +122,7 @@ def _stage1(
 _SEED_FIELDS = (("aliases", "alias"), ("anchors", "link text"), ("unresolved", "unresolved link"))
 
 
-def _stage2(conn: sqlite3.Connection, terms: list[str]) -> dict[int, Candidate]:
+def _stage2(conn: "sqlite3.Connection", terms: list[str]) -> dict[int, Candidate]:
     seeds: dict[int, Candidate] = {}
     for term in terms:
         expression = fts_phrase(term)
@@ -186,7 +184,7 @@ def _neighbour_score(seeds: int, degree: int) -> float:
 
 
 def _filter(
-    conn: sqlite3.Connection, found: dict[int, Candidate], tag: str | None, note_type: str | None
+    conn: "sqlite3.Connection", found: dict[int, Candidate], tag: str | None, note_type: str | None
 ) -> dict[int, Candidate]:
     if not found:
         return found
@@ -201,7 +199,7 @@ def _filter(
 MAX_DECOMPOSE_CHARS = 12
 
 
-def _occurs(conn: sqlite3.Connection, term: str) -> bool:
+def _occurs(conn: "sqlite3.Connection", term: str) -> bool:
     expression = fts_phrase(term)
     return expression is not None and read.occurs(conn, expression)
 
@@ -218,7 +216,7 @@ def _may_cut(run: str, i: int) -> bool:
     return not (0 < i < len(run) and _is_katakana(run[i - 1]) and _is_katakana(run[i]))
 
 
-def refine_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
     """Split CJK runs that occur nowhere into the longest sub-runs that do.
 
     Chinese is written without spaces, so ``收件匣整理流程`` arrives as one run; when the whole
@@ -251,13 +249,13 @@ def refine_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
 
 
 def lookup(
-    conn: sqlite3.Connection,
+    conn: "sqlite3.Connection",
     question: str,
     *,
     limit: int = 10,
     tag: str | None = None,
     note_type: str | None = None,
-) -> dict[str, Any]:
+) -> "dict[str, Any]":
     checked_query(question, "question")
     terms = extract_terms(question)
     names = [word for word, _ in keywords(question)][:MAX_TERMS]

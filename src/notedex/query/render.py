@@ -1,13 +1,21 @@
 """Text rendering of the answers. JSON is the answer dict itself; text carries the same facts.
 
-Over 400 lines on purpose: every query renders through it, so splitting it would put one more
-module on the hot path.
+The JSON writer, the ``Renderer`` and lookup's text live in ``query.output`` (what a lookup
+loads); they are re-exported here, where every other command's renderer is.
 """
 
-from __future__ import annotations
-
-import os
 import sys
+
+from notedex.query.output import (
+    MIN_COLUMN,
+    Renderer,
+    compact_json,
+    emit_json,
+    plural,
+    render_lookup,
+)
+
+__all__ = ["MIN_COLUMN", "Renderer", "compact_json", "emit_json", "plural", "render_lookup"]
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -15,139 +23,11 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 
-def emit_json(data: Any, out: TextIO | None = None) -> None:
-    out = out or sys.stdout
-    if out.isatty():
-        import json  # for people: indented (json's pure-Python path, fine at terminal sizes)
-
-        out.write(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-    else:
-        out.write(compact_json(data))
-    out.write("\n")
-
-
-def compact_json(data: Any) -> str:
-    """``json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)``, sooner.
-
-    What agents read. ``import json`` brings ``re`` and its dependencies, about 5 ms of every
-    ``--json`` query here, to encode with a C function ``_json`` exposes directly. So call
-    that function; a test pins byte-equality with ``json.dumps``, and any interpreter whose
-    ``_json`` differs falls back to ``json.dumps`` itself.
-    """
-    try:
-        from _json import encode_basestring, make_encoder
-
-        encode = make_encoder(None, str, encode_basestring, None, ":", ",", False, False, True)
-        return "".join(encode(data, 0))
-    except (ImportError, TypeError):
-        import json
-
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-class Renderer:
-    """Writes aligned, readable text; paths become terminal hyperlinks on a TTY."""
-
-    def __init__(self, vault: str | os.PathLike[str], out: TextIO | None = None) -> None:
-        self.vault = os.fspath(vault)
-        self.out = out or sys.stdout
-        self.links = self.out.isatty() and os.environ.get("TERM") != "dumb"
-
-    def line(self, text: str = "") -> None:
-        self.out.write(text + "\n")
-
-    def path(self, rel: str, line: int | None = None, column: int | None = None) -> str:
-        label = rel if line is None else f"{rel}:{line}:{column}"
-        if not self.links:
-            return label
-        from urllib.parse import quote
-
-        url = "file://" + quote(os.path.join(self.vault, rel))
-        return f"\x1b]8;;{url}\x1b\\{label}\x1b]8;;\x1b\\"
-
-    def table(self, headers: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
-        """Aligned columns; on a terminal the widest columns but the first are cut, with ``…``,
-        until a row fits its width."""
-        rows = [[str(c) for c in row] for row in rows]
-        if not rows:
-            return
-        widths = [max(len(h), *(_width(r[i]) for r in rows)) for i, h in enumerate(headers)]
-        _fit(widths, self.columns())
-        self.line("  ".join(_clip(h, w) for h, w in zip(headers, widths)).rstrip())
-        for row in rows:
-            self.line("  ".join(_clip(c, w) for c, w in zip(row, widths)).rstrip())
-
-    def columns(self) -> int | None:
-        """On a terminal, its width (``$COLUMNS`` first, as shutil reads it); None on a pipe,
-        whose reader gets whole lines."""
-        if not self.out.isatty():
-            return None
-        try:
-            return int(os.environ["COLUMNS"])
-        except (KeyError, ValueError):
-            pass
-        try:
-            return os.get_terminal_size(self.out.fileno()).columns
-        except (OSError, ValueError, AttributeError):
-            return None
-
-    def section(self, title: str, count: int) -> None:
-        self.line()
-        self.line(f"{title} ({count})")
-
-
-MIN_COLUMN = 6  # a column is never cut narrower than this
-
-
-def _fit(widths: list[int], limit: int | None) -> None:
-    """Narrow the widest columns (never the first, the path) until the row fits ``limit``."""
-    if limit is None:
-        return
-    excess = sum(widths) + 2 * (len(widths) - 1) - limit
-    while excess > 0:
-        widest = max(range(1, len(widths)), key=lambda i: widths[i], default=None)
-        if widest is None or widths[widest] <= MIN_COLUMN:
-            return
-        widths[widest] -= 1
-        excess -= 1
-
-
-def _clip(text: str, width: int) -> str:
-    """``text`` padded to ``width`` cells, or cut to ``width - 1`` and ``…``."""
-    shown = _width(text)
-    if shown <= width or "\x1b" in text:
-        return text + " " * (width - shown)
-    import unicodedata
-
-    cut, used = [], 0
-    for ch in text:
-        cells = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-        if used + cells > width - 1:
-            break
-        cut.append(ch)
-        used += cells
-    return "".join(cut) + "…" + " " * (width - 1 - used)
-
-
-def _width(text: str) -> int:
-    """Display width: East Asian wide characters take two cells; escape codes none."""
-    import unicodedata
-
-    if "\x1b" in text:
-        text = text.split("\x1b\\", 1)[-1].split("\x1b]8;;", 1)[0]
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """``1 orphan``, ``2 orphans``: the count and the word in the number it needs."""
-    return f"{count} {word if count == 1 else (words or word + 's')}"
-
-
-def _join(values: Sequence[str] | None) -> str:
+def _join(values: "Sequence[str] | None") -> str:
     return ", ".join(values) if values else "-"
 
 
-def render_scan(r: Renderer, data: dict[str, Any]) -> None:
+def render_scan(r: Renderer, data: "dict[str, Any]") -> None:
     # Every JSON field has a column: text and JSON carry the same facts.
     r.table(
         ("PATH", "TITLE", "ID", "TYPE", "STATUS", "TAGS", "ALIASES"),
@@ -172,7 +52,7 @@ def render_scan(r: Renderer, data: dict[str, Any]) -> None:
     r.line(f"{plural(data['noteCount'], 'note')}, {plural(data['errorCount'], 'error')}")
 
 
-def render_health(r: Renderer, data: dict[str, Any]) -> None:
+def render_health(r: Renderer, data: "dict[str, Any]") -> None:
     r.section("Broken links", data["brokenLinkCount"])
     for b in data["brokenLinks"]:
         text = " ".join(b["text"].split("\n"))  # a Markdown link's text may wrap: one line each
@@ -224,7 +104,7 @@ def render_health(r: Renderer, data: dict[str, Any]) -> None:
     r.line(f"{', '.join(counts)}: {verdict}")
 
 
-def render_tags(r: Renderer, data: dict[str, Any]) -> None:
+def render_tags(r: Renderer, data: "dict[str, Any]") -> None:
     """The tag pane: one tag a line, nested tags indented under their parents."""
     for t in data["tags"]:
         r.line(f"{'  ' * t['depth']}#{t['tag']}  {t['count']}")
@@ -232,7 +112,7 @@ def render_tags(r: Renderer, data: dict[str, Any]) -> None:
     r.line(f"{plural(data['tagCount'], 'tag')} on {plural(data['taggedNoteCount'], 'note')}")
 
 
-def render_mentions(r: Renderer, data: dict[str, Any]) -> None:
+def render_mentions(r: Renderer, data: "dict[str, Any]") -> None:
     """One unlinked mention a line, where it is and what it says."""
     for m in data["mentions"]:
         r.line(f"  {r.path(m['source'], m['line'], m['column'])}  {m['text']}")
@@ -244,7 +124,7 @@ def render_mentions(r: Renderer, data: dict[str, Any]) -> None:
     )
 
 
-def render_graph(r: Renderer, data: dict[str, Any]) -> None:
+def render_graph(r: Renderer, data: "dict[str, Any]") -> None:
     kinds: dict[str, int] = {}
     for node in data["nodes"]:
         kinds[node["kind"]] = kinds.get(node["kind"], 0) + 1
@@ -259,7 +139,7 @@ def render_graph(r: Renderer, data: dict[str, Any]) -> None:
     )
 
 
-def render_dot(r: Renderer, data: dict[str, Any]) -> None:
+def render_dot(r: Renderer, data: "dict[str, Any]") -> None:
     """The graph in Graphviz's DOT language: notes as boxes, attachments as notes' folded
     corner, unresolved targets dashed; an edge's label is its count when above 1."""
     shapes = {"note": "box", "attachment": "note", "unresolved": "box, style=dashed"}
@@ -280,14 +160,14 @@ def _dot_id(text: str) -> str:
     return '"' + escaped.replace("\r", "").replace("\n", "\\n") + '"'
 
 
-def emit_paths(paths: Iterable[str], *, nul: bool, out: TextIO | None = None) -> None:
+def emit_paths(paths: "Iterable[str]", *, nul: bool, out: "TextIO | None" = None) -> None:
     """``--paths``: one vault path a line; ``-0``: each path ended by a NUL byte."""
     out = out or sys.stdout
     end = "\0" if nul else "\n"
     out.write("".join(path + end for path in paths))
 
 
-def render_show(r: Renderer, data: dict[str, Any]) -> None:
+def render_show(r: Renderer, data: "dict[str, Any]") -> None:
     r.line(f"{data['title']}  ({r.path(data['path'])})")
     fields = [
         ("id", data["id"]),
@@ -332,7 +212,7 @@ def render_show(r: Renderer, data: dict[str, Any]) -> None:
             r.line(f"  {numbered['line']:>{width}}  {numbered['text']}")
 
 
-def render_quote(r: Renderer, data: dict[str, Any]) -> None:
+def render_quote(r: Renderer, data: "dict[str, Any]") -> None:
     """``found PATH:LINE:COLUMN`` and the passage, or ``not found`` and the closest one."""
     passage = data["match"] or data["closest"]
     if data["found"]:
@@ -348,7 +228,7 @@ def render_quote(r: Renderer, data: dict[str, Any]) -> None:
         r.line(f"  > {text}")
 
 
-def render_quote_check(r: Renderer, data: dict[str, Any]) -> None:
+def render_quote_check(r: Renderer, data: "dict[str, Any]") -> None:
     for result in data["results"]:
         if result["error"] is not None:
             r.line(f"error  {result['path']}: {result['error']}")
@@ -369,7 +249,7 @@ def local_time(iso: str | None) -> str | None:
     return dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
 
 
-def render_status(r: Renderer, data: dict[str, Any]) -> None:
+def render_status(r: Renderer, data: "dict[str, Any]") -> None:
     daemon = data["daemon"]
     running = (
         f"running (pid {daemon['pid']}, since {local_time(daemon['since'])})"
@@ -407,38 +287,11 @@ def render_status(r: Renderer, data: dict[str, Any]) -> None:
         r.line(f"{name:<13}{value}")
 
 
-def render_captured(r: Renderer, data: dict[str, Any]) -> None:
+def render_captured(r: Renderer, data: "dict[str, Any]") -> None:
     r.line(f"captured {r.path(data['path'])} (id {data['id']})")
 
 
-def render_lookup(r: Renderer, data: dict[str, Any]) -> None:
-    terms = ", ".join(data["terms"]) or "-"
-    r.line(f"terms: {terms}   stage: {data['stage']}")
-    if not data["candidates"]:
-        r.line(data["message"])
-        return
-    r.line()
-    for i, c in enumerate(data["candidates"], 1):
-        r.line(f"{i:>2}. {c['title']}  {r.path(c['path'])}")
-        hits = "; ".join(f"{term} in {', '.join(fields)}" for term, fields in c["hits"].items())
-        via = c["via"]
-        if via.get("seed"):
-            how = f"{via['relation']}: {via['seed']}"
-        elif via["stage"] == "graph_expansion":
-            how = "seed (" + ", ".join(via.get("matched", [])) + ")"
-        else:
-            how = "title/tags"
-        details = [f"score {c['score']:g}", how]
-        if hits:
-            details.append(hits)
-        if c["tags"]:
-            details.append("#" + " #".join(c["tags"]))
-        r.line("    " + " | ".join(details))
-    r.line()
-    r.line(data["message"])
-
-
-def render_eval(r: Renderer, data: dict[str, Any]) -> None:
+def render_eval(r: Renderer, data: "dict[str, Any]") -> None:
     for case in data["cases"]:
         mark = "PASS" if case["passed"] else "FAIL"
         rank = case["bestRank"] if case["bestRank"] is not None else "-"

@@ -6,8 +6,6 @@ where hiragana meets kanji or katakana), Korean particles and endings are stripp
 ends. Notes-tool words ("vault", "show"...) count only when nothing else is left.
 """
 
-from __future__ import annotations
-
 from notedex.errors import UsageError
 from notedex.vault.text import fts_phrase, is_cjk, split_words
 
@@ -91,7 +89,7 @@ def _korean_endings() -> tuple[str, ...]:
     return _endings[0]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     """``STOP_WORDS_EN``, ``TOOL_WORDS_EN``, ``STOP_WORDS_ZH``/``_JA``/``_KO`` and
     ``ENDINGS_KO`` as module attributes, read on first use."""
     if name in _LISTS:

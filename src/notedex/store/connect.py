@@ -4,8 +4,6 @@ Readers open ``mode=ro`` and keep transactions short. One writer at a time, guar
 ``flock`` on a lock file beside the database; the lock file also says who holds it.
 """
 
-from __future__ import annotations
-
 import os
 import time
 
@@ -83,7 +81,7 @@ def is_corrupt(exc: BaseException) -> bool:
     return isinstance(exc, IndexCorrupt) or sqlite_code(exc) in (SQLITE_CORRUPT, SQLITE_NOTADB)
 
 
-def apply_pragmas(conn: sqlite3.Connection) -> None:
+def apply_pragmas(conn: "sqlite3.Connection") -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = OFF")
 
@@ -93,7 +91,7 @@ def _uri_path(path: str) -> str:
     return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 
 
-def connect_readonly(db_path: StrPath) -> sqlite3.Connection:
+def connect_readonly(db_path: "StrPath") -> "sqlite3.Connection":
     """A read-only connection to a current index, or IndexUnavailable with what to do."""
     db_path = os.fspath(db_path)
     if not os.path.exists(db_path):
@@ -152,10 +150,10 @@ class read_transaction:
 
     __slots__ = ("conn",)
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: "sqlite3.Connection") -> None:
         self.conn = conn
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> "sqlite3.Connection":
         self.conn.execute("BEGIN")
         return self.conn
 
@@ -180,7 +178,7 @@ class LockHolder:
 class WriterLock:
     """An exclusive ``flock`` on ``<db>.lock``; the file records the holder as "role pid since"."""
 
-    def __init__(self, path: StrPath) -> None:
+    def __init__(self, path: "StrPath") -> None:
         self.path = os.fspath(path)
         self._fd: int | None = None
 
@@ -263,14 +261,14 @@ class WriterLock:
     def held(self) -> bool:
         return self._fd is not None
 
-    def __enter__(self) -> WriterLock:
+    def __enter__(self) -> "WriterLock":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.release()
 
 
-def lock_holder(path: StrPath) -> LockHolder | None:
+def lock_holder(path: "StrPath") -> LockHolder | None:
     """Who holds the writer lock, without taking it (a probe must never block a starting daemon)."""
     try:
         with open(path, encoding="utf-8") as handle:

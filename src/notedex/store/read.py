@@ -5,8 +5,6 @@ Every function takes a read-only ``sqlite3.Connection`` (``connect_readonly``) w
 hot path, where every further module is one more import for every query.
 """
 
-from __future__ import annotations
-
 from notedex.store.schema import (
     BROKEN_ANCHOR_FIELDS,
     BROKEN_ANCHOR_JOIN,
@@ -34,7 +32,7 @@ _NOTE_COLUMNS = f"""
 """
 
 
-def meta(conn: sqlite3.Connection) -> dict[str, str]:
+def meta(conn: "sqlite3.Connection") -> dict[str, str]:
     return {row[0]: row[1] for row in conn.execute("SELECT key, value FROM meta")}
 
 
@@ -50,7 +48,7 @@ _NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
 _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
-def counts(conn: sqlite3.Connection) -> dict[str, int]:
+def counts(conn: "sqlite3.Connection") -> dict[str, int]:
     """Totals for `status`: notes count what `scan` lists (Excluded files apart, SEMANTICS 1);
     errors, warnings and broken links count exactly what health lists."""
     row = conn.execute(
@@ -76,7 +74,7 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def _tag_filter(column: str, tag: str, params: list[Any]) -> str:
+def _tag_filter(column: str, tag: str, params: "list[Any]") -> str:
     """SQL that keeps notes with ``tag``; SEMANTICS 4: nested a/b/c also counts for a and a/b."""
     # keys are stored NFC + lower(): a tag typed or pasted NFD (macOS) must find them
     key = _nfc(tag.lstrip("#")).lower()
@@ -87,7 +85,7 @@ def _tag_filter(column: str, tag: str, params: list[Any]) -> str:
     )
 
 
-def _type_filter(conn: sqlite3.Connection, note_type: str, params: list[Any]) -> str:
+def _type_filter(conn: "sqlite3.Connection", note_type: str, params: "list[Any]") -> str:
     """``--type``: case-insensitive like ``--tag`` (NFC, then ``str.lower``, beyond ASCII)."""
     conn.create_function("nx_fold", 1, _fold, deterministic=True)
     params.append(_fold(note_type))
@@ -99,12 +97,12 @@ def _fold(text: str | None) -> str | None:
 
 
 def notes(
-    conn: sqlite3.Connection,
+    conn: "sqlite3.Connection",
     *,
     tag: str | None = None,
     note_type: str | None = None,
     include_excluded: bool = False,
-) -> list[Row]:
+) -> "list[Row]":
     where = [] if include_excluded else ["n.excluded = 0"]
     params: list[Any] = []
     if tag:
@@ -118,7 +116,7 @@ def notes(
 
 
 def tags_by_note(
-    conn: sqlite3.Connection, file_ids: Iterable[int] | None = None
+    conn: "sqlite3.Connection", file_ids: "Iterable[int] | None" = None
 ) -> dict[int, list[str]]:
     return _grouped(
         conn,
@@ -130,13 +128,13 @@ def tags_by_note(
 
 
 def aliases_by_note(
-    conn: sqlite3.Connection, file_ids: Iterable[int] | None = None
+    conn: "sqlite3.Connection", file_ids: "Iterable[int] | None" = None
 ) -> dict[int, list[str]]:
     return _grouped(conn, "SELECT file_id, alias FROM aliases", "file_id", file_ids, "position")
 
 
 def _grouped(
-    conn: sqlite3.Connection, select: str, key: str, ids: Iterable[int] | None, order: str
+    conn: "sqlite3.Connection", select: str, key: str, ids: "Iterable[int] | None", order: str
 ) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     if ids is None:
@@ -154,11 +152,11 @@ def _grouped(
     return out
 
 
-def _json_ints(values: Sequence[int]) -> str:
+def _json_ints(values: "Sequence[int]") -> str:
     return "[" + ",".join(str(int(v)) for v in values) + "]"
 
 
-def problems(conn: sqlite3.Connection, severity: str) -> list[Row]:
+def problems(conn: "sqlite3.Connection", severity: str) -> "list[Row]":
     return conn.execute(
         f"""
         SELECT p.path, p.kind, p.message {_REPORTED_PROBLEMS}
@@ -168,17 +166,17 @@ def problems(conn: sqlite3.Connection, severity: str) -> list[Row]:
     ).fetchall()
 
 
-def orphans(conn: sqlite3.Connection) -> list[Row]:
+def orphans(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 8: no incoming link from another note and no outgoing reference at all."""
     return _lonely(conn, f"= {LONELY_ORPHAN}")
 
 
-def unlinked(conn: sqlite3.Connection) -> list[Row]:
+def unlinked(conn: "sqlite3.Connection") -> "list[Row]":
     """No incoming link from another note, but at least one outgoing reference."""
     return _lonely(conn, f"= {LONELY_UNLINKED}")
 
 
-def notes_without_backlinks(conn: sqlite3.Connection) -> list[Row]:
+def notes_without_backlinks(conn: "sqlite3.Connection") -> "list[Row]":
     """Orphans and unlinked notes in one pass: no incoming link from another note.
 
     ``has_outgoing`` tells them apart (SEMANTICS 8): 0 is an orphan, 1 is unlinked; orphans
@@ -188,29 +186,31 @@ def notes_without_backlinks(conn: sqlite3.Connection) -> list[Row]:
     return _lonely(conn, f"IN ({LONELY_ORPHAN}, {LONELY_UNLINKED})")
 
 
-def dead_ends(conn: sqlite3.Connection) -> list[Row]:
+def dead_ends(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 8.8: notes with no outgoing reference, by path (stored by the writer)."""
     return _lonely(conn, f"= {LONELY_DEAD_END}")
 
 
-def unused_attachments(conn: sqlite3.Connection) -> list[Row]:
+def unused_attachments(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 8.9: attachments no note links to or embeds, by path (stored by the writer)."""
     return conn.execute("SELECT path FROM unused_attachments ORDER BY path").fetchall()
 
 
-def dead_ends_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+def dead_ends_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``dead_ends`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
     return _lonely_json(conn, LONELY_DEAD_END)
 
 
-def unused_attachments_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+def unused_attachments_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``unused_attachments`` as (count, the JSON objects ``{"path"}`` joined by commas)."""
     return _json_list(
         conn, "SELECT json_object('path', path) AS j FROM unused_attachments ORDER BY path"
     )
 
 
-def _json_list(conn: sqlite3.Connection, sql: str, params: Sequence[str] = ()) -> tuple[int, bytes]:
+def _json_list(
+    conn: "sqlite3.Connection", sql: str, params: "Sequence[str]" = ()
+) -> tuple[int, bytes]:
     """``sql`` selects one JSON object ``j`` per row, in report order: (how many, the objects
     joined by commas, as UTF-8), concatenated by SQLite, so Python makes one object, not one
     per row, and never decodes it (a str of 16 MB with CJK in it is 32-64 MB to build, and
@@ -228,7 +228,7 @@ def _json_list(conn: sqlite3.Connection, sql: str, params: Sequence[str] = ()) -
     return int(count), bytes(text)
 
 
-def _lonely(conn: sqlite3.Connection, state: str) -> list[Row]:
+def _lonely(conn: "sqlite3.Connection", state: str) -> "list[Row]":
     return conn.execute(
         f"""
         SELECT path, title, lonely = {LONELY_UNLINKED} AS has_outgoing FROM lonely_notes
@@ -237,17 +237,17 @@ def _lonely(conn: sqlite3.Connection, state: str) -> list[Row]:
     ).fetchall()
 
 
-def orphans_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+def orphans_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``orphans`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
     return _lonely_json(conn, LONELY_ORPHAN)
 
 
-def unlinked_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+def unlinked_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``unlinked`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
     return _lonely_json(conn, LONELY_UNLINKED)
 
 
-def _lonely_json(conn: sqlite3.Connection, lonely: int) -> tuple[int, bytes]:
+def _lonely_json(conn: "sqlite3.Connection", lonely: int) -> tuple[int, bytes]:
     """The stored JSON objects of one kind of lonely note (lonely_docs), by path."""
     return _json_list(
         conn,
@@ -255,7 +255,7 @@ def _lonely_json(conn: sqlite3.Connection, lonely: int) -> tuple[int, bytes]:
     )
 
 
-def broken_links(conn: sqlite3.Connection) -> list[Row]:
+def broken_links(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 8: source, line, column, the link as written, and its broken key (target)."""
     return conn.execute(
         "SELECT source, line, col AS column, text, target, suggestion, reason FROM broken_links "
@@ -263,13 +263,13 @@ def broken_links(conn: sqlite3.Connection) -> list[Row]:
     ).fetchall()
 
 
-def broken_links_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+def broken_links_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``broken_links`` as (count, the JSON objects joined by commas): source, line, column,
     text, target, suggestion, reason, as the writer's triggers stored them (broken_link_docs)."""
     return _json_list(conn, "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq")
 
 
-def broken_anchors(conn: sqlite3.Connection) -> list[Row]:
+def broken_anchors(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 10: source, line, column, the link as written, the target note's path, the
     subpath, its kind, and the suggested subpath with its reason (or NULLs)."""
     columns = ", ".join(f"{sql} AS {name}" for name, sql in BROKEN_ANCHOR_FIELDS)
@@ -278,7 +278,7 @@ def broken_anchors(conn: sqlite3.Connection) -> list[Row]:
     ).fetchall()
 
 
-def broken_anchors_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+def broken_anchors_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``broken_anchors`` as (count, the JSON objects joined by commas), same order and keys:
     the documents the writer stored (broken_anchor_docs), read in their key's order."""
     return _json_list(
@@ -286,7 +286,7 @@ def broken_anchors_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
     )
 
 
-def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
+def ambiguous_links(conn: "sqlite3.Connection") -> "list[Row]":
     return conn.execute(
         f"""
         SELECT f.path AS source, l.line, l.col AS column, {LINK_TEXT} AS text, t.path AS target
@@ -297,7 +297,7 @@ def ambiguous_links(conn: sqlite3.Connection) -> list[Row]:
     ).fetchall()
 
 
-def warnings_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+def warnings_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """health's warnings (SEMANTICS 8.4) as (count, the JSON objects ``{"path","message"}``
     joined by commas): the stored warnings, then a warning per ambiguous link, by path (a
     path's stored warnings first, by id, then its ambiguous links, by line and column), as
@@ -320,7 +320,7 @@ def warnings_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
     )
 
 
-def errors_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
+def errors_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """health's errors (SEMANTICS 8.5) as (count, the JSON objects ``{"path","message"}``)."""
     return _json_list(
         conn,
@@ -330,7 +330,7 @@ def errors_json(conn: sqlite3.Connection) -> tuple[int, bytes]:
     )
 
 
-def graph_edges(conn: sqlite3.Connection) -> list[Row]:
+def graph_edges(conn: "sqlite3.Connection") -> "list[Row]":
     """Edges between files (count = occurrences); unresolved targets carry their linkpath."""
     return conn.execute(
         """
@@ -357,7 +357,7 @@ _EDGE_FROM = """
 """
 
 
-def graph_edges_touching(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
+def graph_edges_touching(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> "list[Row]":
     """``graph_edges`` (same rules, plus both ends' ids) that start or end at one of ``file_ids``.
 
     An edge between two of them comes twice (once from each side); the caller keeps one.
@@ -379,7 +379,7 @@ def graph_edges_touching(conn: sqlite3.Connection, file_ids: Sequence[int]) -> l
     ).fetchall()
 
 
-def graph_node_paths_among(conn: sqlite3.Connection, paths: Sequence[str]) -> set[str]:
+def graph_node_paths_among(conn: "sqlite3.Connection", paths: "Sequence[str]") -> set[str]:
     """Which of ``paths`` are nodes of the whole ``graph``: a listed note or a link's target."""
     import json
 
@@ -396,7 +396,7 @@ def graph_node_paths_among(conn: sqlite3.Connection, paths: Sequence[str]) -> se
     }
 
 
-def notes_after(conn: sqlite3.Connection, after: str, limit: int) -> list[Row]:
+def notes_after(conn: "sqlite3.Connection", after: str, limit: int) -> "list[Row]":
     """A page of the notes ``scan`` lists, by path: the first ``limit`` sorted after ``after``."""
     return conn.execute(
         f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
@@ -405,14 +405,14 @@ def notes_after(conn: sqlite3.Connection, after: str, limit: int) -> list[Row]:
     ).fetchall()
 
 
-def note_by_path(conn: sqlite3.Connection, path: str) -> Row | None:
+def note_by_path(conn: "sqlite3.Connection", path: str) -> "Row | None":
     return conn.execute(
         f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id WHERE f.path = ?",
         (path,),
     ).fetchone()
 
 
-def notes_by_title(conn: sqlite3.Connection, title: str) -> list[Row]:
+def notes_by_title(conn: "sqlite3.Connection", title: str) -> "list[Row]":
     """Case-insensitive match on path without .md, stem, or title (SEMANTICS 7's fold)."""
     import unicodedata
 
@@ -485,7 +485,7 @@ def _title_candidates(key: str) -> str | None:
     )
 
 
-def notes_by_alias(conn: sqlite3.Connection, key: str, folded: str) -> list[Row]:
+def notes_by_alias(conn: "sqlite3.Connection", key: str, folded: str) -> "list[Row]":
     """Notes with an alias that folds to ``folded``; ``key`` is its ``name_key`` (the index)."""
     import unicodedata
 
@@ -502,7 +502,7 @@ def notes_by_alias(conn: sqlite3.Connection, key: str, folded: str) -> list[Row]
     ).fetchall()
 
 
-def notes_by_note_id(conn: sqlite3.Connection, note_id: str) -> list[Row]:
+def notes_by_note_id(conn: "sqlite3.Connection", note_id: str) -> "list[Row]":
     """Notes whose frontmatter ``id`` is ``note_id`` (exact; a scan, for `show` only)."""
     return conn.execute(
         f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
@@ -511,7 +511,7 @@ def notes_by_note_id(conn: sqlite3.Connection, note_id: str) -> list[Row]:
     ).fetchall()
 
 
-def note_ids_with_prefix(conn: sqlite3.Connection, prefix: str) -> list[str]:
+def note_ids_with_prefix(conn: "sqlite3.Connection", prefix: str) -> list[str]:
     """The frontmatter ids that start with ``prefix`` (``capture`` picks a free one)."""
     return [
         row[0]
@@ -521,7 +521,7 @@ def note_ids_with_prefix(conn: sqlite3.Connection, prefix: str) -> list[str]:
     ]
 
 
-def notes_by_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
+def notes_by_ids(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> "list[Row]":
     return conn.execute(
         f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
         "WHERE f.id IN (SELECT value FROM json_each(?))",
@@ -529,13 +529,13 @@ def notes_by_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]
     ).fetchall()
 
 
-def note_outline(conn: sqlite3.Connection, file_id: int) -> str | None:
+def note_outline(conn: "sqlite3.Connection", file_id: int) -> str | None:
     """notes.outline of one note (store/outline.py decodes it)."""
     row = conn.execute("SELECT outline FROM notes WHERE file_id = ?", (file_id,)).fetchone()
     return row[0] if row else None
 
 
-def outgoing_links(conn: sqlite3.Connection, file_id: int) -> list[Row]:
+def outgoing_links(conn: "sqlite3.Connection", file_id: int) -> "list[Row]":
     return conn.execute(
         f"""
         SELECT {LINK_KIND} AS kind, {LINK_TEXT} AS raw, l.linkpath, l.subpath, l.display, l.line,
@@ -547,7 +547,7 @@ def outgoing_links(conn: sqlite3.Connection, file_id: int) -> list[Row]:
     ).fetchall()
 
 
-def backlinks(conn: sqlite3.Connection, file_id: int) -> list[Row]:
+def backlinks(conn: "sqlite3.Connection", file_id: int) -> "list[Row]":
     return conn.execute(
         f"""
         SELECT f.path AS source, {LINK_KIND} AS kind, {LINK_TEXT} AS raw, l.line, l.col AS column
@@ -558,18 +558,18 @@ def backlinks(conn: sqlite3.Connection, file_id: int) -> list[Row]:
     ).fetchall()
 
 
-def note_problems(conn: sqlite3.Connection, path: str) -> list[Row]:
+def note_problems(conn: "sqlite3.Connection", path: str) -> "list[Row]":
     return conn.execute(
         "SELECT severity, kind, message FROM problems WHERE path = ? ORDER BY id", (path,)
     ).fetchall()
 
 
-def has_unreadable_notes(conn: sqlite3.Connection) -> bool:
+def has_unreadable_notes(conn: "sqlite3.Connection") -> bool:
     """Notes that could not be read last time: retried by the writer whatever their etag."""
     return conn.execute("SELECT 1 FROM problems WHERE kind = 'read' LIMIT 1").fetchone() is not None
 
 
-def file_etags(conn: sqlite3.Connection) -> list[Row]:
+def file_etags(conn: "sqlite3.Connection") -> "list[Row]":
     return conn.execute(
         "SELECT path, disk_rel, size, mtime_ns, inode, indexed_ns FROM files"
     ).fetchall()
@@ -585,8 +585,8 @@ _LINK_COLUMNS = ("anchors", "unresolved")
 
 
 def fts_note_hits(
-    conn: sqlite3.Connection, expression: str, limit: int = 5000, column: str | None = None
-) -> list[Row]:
+    conn: "sqlite3.Connection", expression: str, limit: int = 5000, column: str | None = None
+) -> "list[Row]":
     """Notes whose structure-search text matches an FTS5 expression (built by vault.text).
 
     ``column`` is one of title, tags, aliases (note_fts) or anchors, unresolved (link_fts);
@@ -601,7 +601,7 @@ def fts_note_hits(
     ).fetchall()
 
 
-def occurs(conn: sqlite3.Connection, expression: str) -> bool:
+def occurs(conn: "sqlite3.Connection", expression: str) -> bool:
     """Whether any note's title, tags, aliases, anchors or unresolved keys match."""
     return any(
         conn.execute(
@@ -612,7 +612,7 @@ def occurs(conn: sqlite3.Connection, expression: str) -> bool:
     )
 
 
-def exact_names(conn: sqlite3.Connection, key: str) -> list[tuple[int, int]]:
+def exact_names(conn: "sqlite3.Connection", key: str) -> list[tuple[int, int]]:
     """The notes with a name whose ``exact_name_key`` is ``key``: (file_id, alias), alias 0
     when a title (stem, frontmatter title or first H1) has it, else 1 (an alias)."""
     cursor = conn.cursor()
@@ -623,14 +623,14 @@ def exact_names(conn: sqlite3.Connection, key: str) -> list[tuple[int, int]]:
 
 
 def ranked_field_hits(
-    conn: sqlite3.Connection,
-    matches: Sequence[tuple[int, str]],
-    exact: Sequence[int] = (),
+    conn: "sqlite3.Connection",
+    matches: "Sequence[tuple[int, str]]",
+    exact: "Sequence[int]" = (),
     *,
     tag: str | None = None,
     note_type: str | None = None,
     limit: int = 10,
-) -> tuple[int, list[Row]]:
+) -> "tuple[int, list[Row]]":
     """Stage 1 of lookup: the ranking tiers, then BM25 within a tier, over bounded work.
 
     ``matches`` are (term index, FTS5 expression) pairs, each matched once against title,
@@ -682,10 +682,10 @@ def ranked_field_hits(
 
 
 def _alias_only_exact(
-    conn: sqlite3.Connection,
-    rows: Sequence[Row],
+    conn: "sqlite3.Connection",
+    rows: "Sequence[Row]",
     limit: int,
-    expressions: Sequence[str],
+    expressions: "Sequence[str]",
     exact_ids: str,
     tag: str | None,
     note_type: str | None,
@@ -709,8 +709,8 @@ def _alias_only_exact(
 
 
 def _visible(
-    conn: sqlite3.Connection, column: str, tag: str | None, note_type: str | None
-) -> tuple[str, list[Any]]:
+    conn: "sqlite3.Connection", column: str, tag: str | None, note_type: str | None
+) -> "tuple[str, list[Any]]":
     """SQL (and its parameters) that keeps the notes of ``column`` that lookup may show: not
     excluded (SEMANTICS 1), and with ``--type`` and ``--tag`` when given."""
     params: list[Any] = []
@@ -724,7 +724,7 @@ def _visible(
     return " AND ".join(parts), params
 
 
-def _not_excluded(conn: sqlite3.Connection, column: str) -> str:
+def _not_excluded(conn: "sqlite3.Connection", column: str) -> str:
     """SQL that keeps the notes of ``column`` not in Obsidian's "Excluded files" (SEMANTICS 1):
     ``1`` when no note is excluded (one seek in the partial index ``notes_excluded``), since the
     ``NOT IN`` test costs as much as the FTS5 match it filters (a count of 12,579 hits at 100k
@@ -734,7 +734,7 @@ def _not_excluded(conn: sqlite3.Connection, column: str) -> str:
     return f"+{column} NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
 
 
-def _stage1_pools(expressions: Sequence[str]) -> list[str]:
+def _stage1_pools(expressions: "Sequence[str]") -> list[str]:
     """Candidate pools as FTS5 expressions, each a prefix of the stage-1 order (tier, terms
     hit, terms in the title); the exact names join every pool.
 
@@ -758,14 +758,14 @@ def _stage1_pools(expressions: Sequence[str]) -> list[str]:
 
 
 def _ranked(
-    conn: sqlite3.Connection,
-    matches: Sequence[tuple[int, str]],
+    conn: "sqlite3.Connection",
+    matches: "Sequence[tuple[int, str]]",
     exact_ids: str,
     tag: str | None,
     note_type: str | None,
     limit: int,
     pool: str | None,
-) -> list[Row]:
+) -> "list[Row]":
     """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order."""
     if len(matches) == 1:
         if pool is not None:
@@ -780,7 +780,9 @@ _TAGS_ALIASES = "bm25(note_fts, 0.0, 1.0, 0.0) < 0 AS tag_terms, bm25(note_fts, 
 lookup shows, at no further query (a row's second ``bm25()`` reuses what the first loaded)."""
 
 
-def _ranked_one(conn: sqlite3.Connection, expression: str, exact_ids: str, limit: int) -> list[Row]:
+def _ranked_one(
+    conn: "sqlite3.Connection", expression: str, exact_ids: str, limit: int
+) -> "list[Row]":
     """One term without filters, every candidate: the best rows, no aggregation (a GROUP BY
     or window B-tree costs several times the match). The column-restricted ``bm25(...) < 0``
     says whether the term hit those columns."""
@@ -802,14 +804,14 @@ def _ranked_one(conn: sqlite3.Connection, expression: str, exact_ids: str, limit
 
 
 def _ranked_titled(
-    conn: sqlite3.Connection,
+    conn: "sqlite3.Connection",
     expression: str,
     exact_ids: str,
     tag: str | None,
     note_type: str | None,
     limit: int,
     pool: str,
-) -> list[Row]:
+) -> "list[Row]":
     """One term, the pool of notes with the term in the title, and the exact names.
 
     Every pooled note that is no exact name has the same key (tier 2, the term hit, in the
@@ -842,14 +844,14 @@ def _ranked_titled(
 
 
 def _ranked_many(
-    conn: sqlite3.Connection,
-    matches: Sequence[tuple[int, str]],
+    conn: "sqlite3.Connection",
+    matches: "Sequence[tuple[int, str]]",
     exact_ids: str,
     tag: str | None,
     note_type: str | None,
     limit: int,
     pool: str | None,
-) -> list[Row]:
+) -> "list[Row]":
     """The general stage-1 statement: per-term hits, summed per note, tiered and ordered.
 
     ``pool``: only the notes matching this FTS5 expression, and the exact names; None: every
@@ -918,7 +920,7 @@ def _ranked_many(
 
 
 def field_hits_among(
-    conn: sqlite3.Connection, expression: str, column: str, file_ids: Sequence[int]
+    conn: "sqlite3.Connection", expression: str, column: str, file_ids: "Sequence[int]"
 ) -> set[int]:
     """Which of ``file_ids`` match ``expression`` in ``column``: the details of shown rows.
 
@@ -934,7 +936,7 @@ def field_hits_among(
     }
 
 
-def title_substring_hits(conn: sqlite3.Connection, needle: str, limit: int = 200) -> list[Row]:
+def title_substring_hits(conn: "sqlite3.Connection", needle: str, limit: int = 200) -> "list[Row]":
     """Loose title match for stage 2: the term anywhere in a stem or title (3+ characters).
 
     An indexed trigram match, not a scan: its cost does not grow with the vault.
@@ -950,7 +952,7 @@ def title_substring_hits(conn: sqlite3.Connection, needle: str, limit: int = 200
     ).fetchall()
 
 
-def neighbours(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
+def neighbours(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> "list[Row]":
     """One hop along the link graph, both directions, between notes.
 
     ``relation`` reads from the neighbour's side: "links to seed" or "linked from seed".
@@ -970,7 +972,7 @@ def neighbours(conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[Row]:
     ).fetchall()
 
 
-def link_degrees(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[int, int]:
+def link_degrees(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> dict[int, int]:
     """Links in and out of each note (other notes only): how much of a hub it is."""
     ids = _json_ints(file_ids)
     return {
@@ -992,7 +994,7 @@ def link_degrees(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[int,
     }
 
 
-def excluded_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> set[int]:
+def excluded_ids(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> set[int]:
     return {
         row[0]
         for row in conn.execute(
@@ -1006,7 +1008,7 @@ def excluded_ids(conn: sqlite3.Connection, file_ids: Sequence[int]) -> set[int]:
 # -- tags and mentions -----------------------------------------------------------------------
 
 
-def tag_spellings(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
+def tag_spellings(conn: "sqlite3.Connection") -> list[tuple[str, str, int]]:
     """Every tag spelling with the notes (not excluded) that carry it, as (``tag_key``,
     ``tag``, notes), by key then spelling: the writer's counts (store/tagcounts.py). A note
     holds each tag key once (SEMANTICS 4.9), so the counts add up per key."""
@@ -1020,7 +1022,7 @@ def tag_spellings(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
     ).fetchall()
 
 
-def notes_tagged_under(conn: sqlite3.Connection) -> dict[str, int]:
+def notes_tagged_under(conn: "sqlite3.Connection") -> dict[str, int]:
     """For each tag key and each parent of one, the notes (not excluded) with it or a tag
     nested in it (SEMANTICS 4.8), each note once: the writer's counts (store/tagcounts.py)."""
     cursor = conn.cursor()
@@ -1028,12 +1030,12 @@ def notes_tagged_under(conn: sqlite3.Connection) -> dict[str, int]:
     return dict(cursor.execute("SELECT tag_key, notes FROM tag_rollup").fetchall())
 
 
-def tagged_note_count(conn: sqlite3.Connection) -> int:
+def tagged_note_count(conn: "sqlite3.Connection") -> int:
     """The notes (not excluded) with at least one tag."""
     return int(conn.execute("SELECT count(*) FROM tagged_notes").fetchone()[0])
 
 
-def aliases_of(conn: sqlite3.Connection, file_id: int) -> list[str]:
+def aliases_of(conn: "sqlite3.Connection", file_id: int) -> list[str]:
     return [
         row[0]
         for row in conn.execute(
@@ -1042,7 +1044,7 @@ def aliases_of(conn: sqlite3.Connection, file_id: int) -> list[str]:
     ]
 
 
-def body_matches(conn: sqlite3.Connection, expression: str, limit: int) -> list[Row]:
+def body_matches(conn: "sqlite3.Connection", expression: str, limit: int) -> "list[Row]":
     """Notes (not excluded) whose body matches an FTS5 expression: ``file_id``, ``path``,
     ``disk_rel``, at most ``limit``, by path."""
     return conn.execute(

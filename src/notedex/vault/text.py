@@ -12,8 +12,6 @@ Nor ``bisect`` (a C extension to load) or, for ASCII text, ``unicodedata``: ASCI
 NFC and NFKC, so an ASCII question never loads it.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import re
@@ -58,10 +56,10 @@ def _range_end(code: int) -> int:
 # Latin/digit words, joined by - . / + # ' (`gen-itgc`, `v1.2`, `c++`); CJK is split off below.
 _LINKS = "'+#./-"
 _JOINERS = "'+#./-_"
-_CJK_RUN: re.Pattern[str] | None = None
+_CJK_RUN: "re.Pattern[str] | None" = None
 
 
-def _cjk_run_pattern() -> re.Pattern[str]:
+def _cjk_run_pattern() -> "re.Pattern[str]":
     global _CJK_RUN
     if _CJK_RUN is None:
         import re

@@ -137,7 +137,7 @@ def test_tables_fit_the_terminal_and_pipes_get_whole_lines(
     screen = Terminal()
     Renderer(tmp_path, out=screen).table(("PATH", "TITLE", "TAGS"), rows)
     lines = screen.getvalue().splitlines()
-    from notedex.query.render import _width
+    from notedex.query.output import _width
 
     assert all(_width(line) <= 40 for line in lines), lines
     assert lines[1].startswith("a/long/path/of/a/note.md  ")  # the path is never cut
