@@ -127,3 +127,53 @@ def test_a_checkout_storm_is_applied_as_moves_each_seen_whole(
     assert len([b for b in batches if b["moved"]]) >= 2, run.log_text()[-3000:]
     assert sum(b["moved"] for b in batches) == len(files), run.log_text()[-3000:]
     assert sum(b["added"] + b["removed"] for b in batches) == 0, run.log_text()[-3000:]
+
+
+NFD = "E\u0301te\u0301"  # "Été" as macOS writes it: its NFC path is another string
+
+
+def test_held_deletes_of_names_written_nfd_are_deleted(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """A held end goes back to the batcher by its on-disk name: a row whose NFC path is not its
+    disk name (SEMANTICS 1.3) is still deleted one batch later, not kept for ever."""
+    for i in range(NOTES // 2):
+        write(vault / "old" / f"{NFD} {i}.md", f"# N{i}\nbody {i}\n")
+    write(vault / "keep.md", "# Keep\n")
+    run = daemons.start()
+    for f in sorted((vault / "old").rglob("*.md")):
+        f.unlink()
+    assert_converges(vault, db_path, tmp_path, timeout=30, run=run)
+    assert any(b.get("held") == NOTES // 2 for b in run.find("batch")), run.log_text()[-3000:]
+
+
+def test_held_new_notes_of_names_written_nfd_pair_with_their_deletes(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """Every new path written, half the old ones unlinked, the rest a batch later (as a
+    checkout may land): the new notes held for their old paths, NFD on disk, are looked at
+    again by their disk names and moved, not lost."""
+    for i in range(NOTES // 2):
+        write(vault / "old" / f"{NFD} {i}.md", f"# N{i}\nbody {i}\n")
+    write(vault / "keep.md", "# Keep\n")
+    run = daemons.start()
+    files = sorted((vault / "old").rglob("*.md"))
+    for f in files:
+        write(vault / "new" / f.name, f.read_text())
+    for f in files[: len(files) // 2]:
+        f.unlink()
+    wait_until(
+        lambda: any(b.get("held") for b in run.find("batch")),
+        timeout=30,
+        interval=0.01,
+        message="a batch that held the new notes",
+    )
+    for f in files[len(files) // 2 :]:
+        f.unlink()
+    assert_converges(vault, db_path, tmp_path, timeout=30, run=run)
+    wait_until(
+        lambda: sum(b["moved"] for b in run.find("batch")) >= NOTES // 2,
+        timeout=10,
+        message="the batch lines of the moves",
+    )
+    assert sum(b["added"] for b in run.find("batch")) == 0, run.log_text()[-3000:]

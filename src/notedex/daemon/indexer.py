@@ -249,7 +249,8 @@ class Indexer:
             # With the next batch (which may hold the other ends) they are paired or applied
             # as they are then.
             now = time.monotonic()
-            self._held.update(dict.fromkeys(report.held, now))
+            # Held by their on-disk names (the hints); not held again by their NFC paths.
+            self._held.update(dict.fromkeys(map(nfc, report.held), now))
             self._batcher.defer(report.held)
         self._mark_batch()
         again = self._changed_while_read(report)

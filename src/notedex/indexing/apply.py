@@ -43,8 +43,8 @@ class ApplyReport:
     kept: list[str] = field(default_factory=list)
     """Reasons why rows that looked stale were kept (missing vault, unreadable folders)."""
     held: list[str] = field(default_factory=list)
-    """Unpaired ends of a move-like batch left for the next one (``indexing.pairing.hold``):
-    not applied here; the daemon hints them again at once."""
+    """Unpaired ends of a move-like batch left for the next one (``indexing.pairing.hold``), by
+    their on-disk names: not applied here; the daemon hints them again at once."""
     unreadable: list[str] = field(default_factory=list)
     """Paths that could not be looked at now (EACCES, a folder that cannot be listed): what
     changed under them is not known yet, so the daemon looks again (issue 13)."""

@@ -198,7 +198,9 @@ def _by_name(
 def hold(
     writer: IndexWriter, paired: Pairing, hashes: dict[str, str], *, not_again: set[str]
 ) -> list[str]:
-    """Take out of ``paired`` the ends the next batch may pair, and return their paths.
+    """Take out of ``paired`` the ends the next batch may pair, and return their on-disk names
+    (vault-relative, as a watcher reports them: the next batch looks at them as hints, and a
+    row is held by its on-disk name, which is not its NFC path when macOS wrote it NFD).
 
     A batch is move-like when it paired a move or has ``HOLD_MIN`` unpaired ends, deleted notes
     among them. Held: a deleted note or attachment (its bytes may be written under another path
@@ -230,9 +232,11 @@ def hold(
     held.update(_named_elsewhere(writer, [vf for vf in new if not vf.is_note]))
     if not held:
         return []
+    disk = {path: rows[path].disk_rel or path for path in gone}
+    disk.update((vf.path, writer.disk_rel(vf) or vf.path) for vf in new if vf.path in held)
     paired.upserts = [vf for vf in paired.upserts if vf.path not in held]
     paired.deletes = [path for path in paired.deletes if path not in held]
-    return sorted(held)
+    return sorted(disk.get(path, path) for path in held)
 
 
 def _named_elsewhere(writer: IndexWriter, attachments: list[VaultFile]) -> set[str]:
