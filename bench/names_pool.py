@@ -10,7 +10,8 @@ ranks lookup's title pool (every note with the word in its title, by note_fts's 
 tags and aliases, weighted 10, 6, 4) is timed against the same ranking over ``name_fts``
 (title and aliases, weighted 10, 4), and their top-10 pages are compared. The names table reads
 a much shorter doclist (only title and alias hits, no probe of every tag hit), but its BM25 no
-longer counts the tags in a row's length: the pages show what that changes.
+longer counts the tags in a row's length: the pages show what that changes, and the tags per
+top-10 note (against the whole pool's) and the top-10 notes with the word also a tag show how.
 """
 
 from __future__ import annotations
@@ -95,7 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     conn = sqlite3.connect(f"file:{names_copy(args.db)}?mode=ro", uri=True)
     words = [args.keyword, *(w for w in title_words(conn, args.words) if w != args.keyword)]
+    tag_counts = dict(conn.execute("SELECT file_id, count(*) FROM tags GROUP BY file_id"))
     differ = 0
+    tags: dict[str, list[float]] = {"note_fts": [], "name_fts": [], "pool": []}
+    tagged: dict[str, list[int]] = {"note_fts": [], "name_fts": []}
     for word in words:
         phrase = fts_phrase(word)
         if phrase is None:
@@ -106,6 +110,20 @@ def main(argv: list[str] | None = None) -> int:
         current = [r[0] for r in conn.execute(CURRENT, current_args)]
         names = [r[0] for r in conn.execute(NAMES, names_args)]
         differ += current != names
+        pool = [
+            r[0] for r in conn.execute("SELECT rowid FROM note_fts WHERE note_fts MATCH ?", [title])
+        ]
+        as_tag = {
+            r[0]
+            for r in conn.execute(
+                "SELECT rowid FROM note_fts WHERE note_fts MATCH ?",
+                [f"({title}) AND (tags : {phrase})"],
+            )
+        }
+        for side, ids in (("note_fts", current), ("name_fts", names), ("pool", pool)):
+            tags[side].append(statistics.mean(tag_counts.get(i, 0) for i in ids) if ids else 0)
+        for side, ids in (("note_fts", current), ("name_fts", names)):
+            tagged[side].append(sum(i in as_tag for i in ids))
         if word == args.keyword:
             print(
                 f"{word}: note_fts {cpu_ms(conn, CURRENT, current_args, args.runs):.2f} ms, "
@@ -113,6 +131,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"medians of {args.runs}); top 10 shared: {len(set(current) & set(names))}"
             )
     print(f"{differ} of {len(words)} top-10 pages differ")
+    mean = {side: statistics.mean(values) for side, values in tags.items()}
+    print(
+        f"tags per top-10 note: note_fts {mean['note_fts']:.2f}, name_fts "
+        f"{mean['name_fts']:.2f}, the whole pool {mean['pool']:.2f}"
+    )
+    with_tag = {side: statistics.mean(values) for side, values in tagged.items()}
+    print(
+        f"top-10 notes with the word also a tag: note_fts {with_tag['note_fts']:.2f}, "
+        f"name_fts {with_tag['name_fts']:.2f}"
+    )
     return 0
 
 

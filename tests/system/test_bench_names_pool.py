@@ -40,6 +40,12 @@ def test_the_names_pool_bench_compares_both_rankings_on_a_copy(tmp_path: Path) -
     assert timing, done.stdout
     pages = re.search(r"^(\d+) of (\d+) top-10 pages differ$", done.stdout, re.M)
     assert pages and int(pages.group(2)) >= 1 and int(pages.group(1)) >= 1, done.stdout
+    tags = re.search(
+        r"^tags per top-10 note: note_fts ([\d.]+), name_fts ([\d.]+)", done.stdout, re.M
+    )
+    # the six-tag "Python" is today's last title hit and the names table's first
+    assert tags and float(tags.group(1)) < float(tags.group(2)), done.stdout
+    assert re.search(r"^top-10 notes with the word also a tag: ", done.stdout, re.M)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
     copy = sqlite3.connect(tmp_path / "index.db.names-pool")
     assert copy.execute("SELECT count(*) FROM name_fts").fetchone()[0] == len(files)
