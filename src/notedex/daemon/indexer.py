@@ -420,7 +420,7 @@ class Indexer:
             return []
         paths = self._not_pending(dict.fromkeys(report.paths))
         indexed = self.writer.file_rows(paths)
-        vault = self.writer.vault
+        prefix = os.path.join(self.writer.vault, "")  # a str per stat, no Path per file
         again: list[str] = []
         for path in paths:
             known = indexed.get(path)
@@ -428,7 +428,7 @@ class Indexer:
                 continue
             rel = known.disk_rel or path
             try:
-                st = os.stat(vault / rel)
+                st = os.stat(prefix + rel)
             except OSError:
                 again.append(rel)
                 continue

@@ -43,6 +43,8 @@ class ApplyReport:
     errors: int = 0
     seconds: float = 0.0
     paths: list[str] = field(default_factory=list)
+    """The paths whose rows this apply wrote or removed (a move: its new path), for the
+    daemon's re-check of what changed while it read (``Indexer._changed_while_read``)."""
     kept: list[str] = field(default_factory=list)
     """Reasons why rows that looked stale were kept (missing vault, unreadable folders)."""
     held: list[str] = field(default_factory=list)
@@ -172,9 +174,8 @@ def _remove_and_move(
         # folder move whole or not at all.
         dirty |= writer.move_files(moves)
         report.moved = len(moves)
-        report.paths.extend(
-            sorted({known.path for known, _ in moves} | {vf.path for _, vf in moves})
-        )
+        # The paths the rows now have: an old path keeps no row (unless another moved onto it).
+        report.paths.extend(sorted({vf.path for _, vf in moves}))
     return dirty
 
 
