@@ -205,6 +205,12 @@ class Batcher:
             return self._release(self._clock())
 
     @property
+    def closed(self) -> bool:
+        """``close`` was called (``take`` then returns None once drained)."""
+        with self._cond:
+            return self._closed
+
+    @property
     def pending(self) -> int:
         with self._cond:
             return len(self._ready) + len(self._held) + len(self._deferred)

@@ -15,7 +15,7 @@ from notedex.daemon import indexer as indexer_module
 from notedex.daemon.batcher import Batch, Batcher
 from notedex.daemon.indexer import Indexer, find_git_dir
 from notedex.store.writer import IndexWriter
-from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, write
+from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, wait_until, write
 
 
 @pytest.fixture
@@ -191,6 +191,41 @@ def test_indexer_thread_drains_the_queue_on_close(
     idx.join(timeout=10)
     assert not idx.is_alive()
     idx.close()
+    assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_the_wal_is_checkpointed_when_idle_not_inside_a_batchs_commit(
+    vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: a commit checkpoints only past ``BUSY_CHECKPOINT_PAGES``; the writer
+    checkpoints once no batch has come for ``IDLE_CHECKPOINT``, once per quiet spell."""
+    monkeypatch.setattr(indexer_module, "IDLE_CHECKPOINT", 0.05)
+    queue = Batcher(debounce=0.01, max_delay=0.1)
+    idx = Indexer(lambda: IndexWriter(db_path, vault, workers=1), queue)
+    pages = idx.writer.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    assert pages == indexer_module.BUSY_CHECKPOINT_PAGES
+    checkpoints: list[float] = []
+    real = IndexWriter.checkpoint_passive
+
+    def counted(writer: IndexWriter) -> None:
+        checkpoints.append(time.monotonic())
+        real(writer)
+
+    monkeypatch.setattr(IndexWriter, "checkpoint_passive", counted)
+    idx.rescan("startup")
+    idx.start()
+    try:
+        time.sleep(0.3)  # idle before any batch: nothing to checkpoint
+        assert checkpoints == []
+        write(vault / "new.md", "# New\n")
+        queue.add(["new.md"])
+        wait_until(lambda: len(checkpoints) == 1, timeout=10)
+        time.sleep(0.3)  # still idle: no second checkpoint
+        assert len(checkpoints) == 1
+    finally:
+        queue.close()
+        idx.join(timeout=10)
+        idx.close()
     assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
 
 
