@@ -108,8 +108,9 @@ class Indexer:
         self._vault_retries = 0
         self._held: dict[str, float] = {}
         """Paths held for the next batch, and when (monotonic)."""
-        self._unchecked = False
-        """A batch committed since the last checkpoint when idle (``IDLE_CHECKPOINT``)."""
+        self._unchecked = True
+        """A batch (or the start's reconcile) committed since the last checkpoint when idle
+        (``IDLE_CHECKPOINT``)."""
         self._thread = threading.Thread(target=self._run, name="notedex-writer")
 
     # -- thread ---------------------------------------------------------------------------------
