@@ -34,8 +34,9 @@ from notedex.vault.text import nfc
 
 log = get_logger("notedex.daemon.indexer")
 
-BUSY_CHECKPOINT_PAGES = 10_000
-"""While batches come, a commit checkpoints the WAL only past this many pages (about 40 MB)..."""
+BUSY_CHECKPOINT_PAGES = 32_768
+"""While batches come, a commit checkpoints the WAL only past this many pages (128 MB; a folder
+rename of 12k notes at 100k writes about 13,000, so a rename and the rename back fit)..."""
 IDLE_CHECKPOINT = 0.5
 """...and otherwise the writer checkpoints once no batch has come for this long: SQLite's
 default (at 1,000 pages, inside the COMMIT) cost a folder rename's batch 0.1-0.2 s after its
