@@ -460,15 +460,13 @@ def _look(writer: IndexWriter, hint: str, found: _Found) -> bool:
         return True
     if not stat.S_ISDIR(st.st_mode) or os.path.islink(disk_path):
         return False  # a FIFO, socket or device (SEMANTICS 1.5), or a symlinked folder (1.6)
-    sub = walk_vault(disk_path)
+    sub = walk_vault(disk_path, base=path)
     if sub.linked_dirs or sub.problems:
         return False  # loops, repeats and walk problems are the vault-wide walk's to tell
-    prefix = path + "/"
     seen: set[str] = set()
     for vf in sub.files:
-        full = VaultFile(prefix + vf.path, vf.disk_path, vf.is_note, vf.size, vf.mtime_ns, vf.inode)
-        seen.add(full.path)
-        found.upserts[full.path] = full
+        seen.add(vf.path)
+        found.upserts[vf.path] = vf
     stale = {row.path: row for row in found.rows.under(path) if row.path not in seen}
     if path in stale:
         found.deletes.add(path)  # a note replaced by a folder of the same name
