@@ -92,6 +92,27 @@ def test_paths_the_next_batch_looks_at_anyway_are_not_checked_again(
     assert not [p for p in stats if "/g/" in p or "/f/" in p]
 
 
+def test_a_moved_file_changed_since_its_batch_is_queued_again(
+    indexer: Indexer, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-check reads moved rows by their new paths only (issue 17): a swap's paths are
+    both new paths, and a file changed right after the batch is queued again."""
+    real_apply_paths = indexer_module.apply_paths
+
+    def apply_then_write(writer: IndexWriter, hints: Any, **options: Any) -> Any:
+        report = real_apply_paths(writer, hints, **options)
+        write(vault / "a.md", "# A, written after the batch looked\n")  # no event yet
+        return report
+
+    os.rename(vault / "a.md", vault / "tmp.md")
+    os.rename(vault / "b.md", vault / "a.md")
+    os.rename(vault / "tmp.md", vault / "b.md")
+    monkeypatch.setattr(indexer_module, "apply_paths", apply_then_write)
+    report = indexer.apply(["a.md", "b.md"])
+    assert report.moved == 2 and report.paths == ["a.md", "b.md"]
+    assert indexer._batcher.take_now() == ["a.md"]
+
+
 def test_a_path_gone_since_it_was_read_is_queued_again(
     indexer: Indexer, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
