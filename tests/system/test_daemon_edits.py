@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,41 @@ def test_folder_rename(daemons: Daemons, small_vault: Path, db_path: Path, tmp_p
     run = daemons.start()
     os.rename(small_vault / "sub", small_vault / "renamed")
     assert_converges(small_vault, db_path, tmp_path, run=run)
+
+
+def test_folder_rename_then_an_edit_inside_at_once(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """Issue 17: a window of moved folders alone is released after 20 ms; an edit inside the
+    renamed folder within it (or just after) is still seen, in that batch or the next."""
+    run = daemons.start()
+    os.rename(small_vault / "sub", small_vault / "renamed")
+    write(small_vault / "renamed" / "c.md", note("Charlie edited", links="[[a]]"))
+    write(small_vault / "renamed" / "new.md", note("New inside", links="[[renamed/c]]"))
+    assert_converges(small_vault, db_path, tmp_path, run=run)
+
+
+def test_folders_renamed_again_while_their_batch_runs(
+    daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """A rename back the moment the first one is visible lands while its batch still ends (the
+    re-check after it, the checkpoint when idle): the next batch; nothing lost or invented."""
+    populate(small_vault, 400, folder="big", per_folder=100)
+    run = daemons.start()
+    os.rename(small_vault / "big", small_vault / "big2")
+    wait_until(lambda: _under(db_path, "big2") == 400, timeout=30, interval=0.01)
+    os.rename(small_vault / "big2", small_vault / "big3")
+    os.rename(small_vault / "sub", small_vault / "big3" / "sub")
+    assert_converges(small_vault, db_path, tmp_path, run=run)
+
+
+def _under(db: Path, folder: str) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        sql = "SELECT count(*) FROM files WHERE path >= ? AND path < ?"
+        return int(conn.execute(sql, (folder + "/", folder + "0")).fetchone()[0])
+    finally:
+        conn.close()
 
 
 def test_move_out_then_back(

@@ -6,6 +6,10 @@ The watcher, the jobs and the supervisor only ever call ``add``, ``request_resca
 - Per path: any number of events for one path is one hint (the writer re-checks the disk).
 - Debounce: a batch is released once events have been quiet for ``debounce`` seconds...
 - ...or ``max_delay`` after its first event, so a storm still makes progress.
+- A window that holds nothing but the ends of folders moved within the vault is released
+  after a quieter ``folder_debounce``: the hint pair says everything a folder rename will say,
+  and the writer looks at the disk anyway (issue 17). Any other hint in the window brings the
+  usual debounce back.
 - A file that is being written (a modify event on inotify) is held until its close event,
   at most ``hold_cap`` seconds, so we read it once, complete.
 - A full rescan covers every pending path, so it replaces them.
@@ -22,6 +26,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 DEBOUNCE = 0.075
+FOLDER_DEBOUNCE = 0.02
+"""The quiet window of a batch of moved folders alone: long enough for a few renames in a row
+(``mv a b c dest/``: microseconds apart) to be one batch."""
 MAX_DELAY = 1.0
 HOLD_CAP = 2.0
 DEFER = 1.0
@@ -42,6 +49,9 @@ class Hint(Enum):
     """Modified and (on inotify) still open for writing: wait for the close."""
     SETTLED = "settled"
     """Closed after writing, or gone: nothing more to wait for."""
+    FOLDER_MOVED = "folder moved"
+    """Both ends of a folder moved within the vault: settled, and a window of these alone
+    goes after ``folder_debounce``."""
 
 
 @dataclass
@@ -68,11 +78,15 @@ class Batcher:
         self,
         *,
         debounce: float = DEBOUNCE,
+        folder_debounce: float | None = None,
         max_delay: float = MAX_DELAY,
         hold_cap: float = HOLD_CAP,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.debounce = debounce
+        self.folder_debounce = (
+            min(FOLDER_DEBOUNCE, debounce) if folder_debounce is None else folder_debounce
+        )
         self.max_delay = max_delay
         self.hold_cap = hold_cap
         self._clock = clock
@@ -81,6 +95,8 @@ class Batcher:
         self._held: dict[str, float] = {}  # path -> when the write began
         self._deferred: dict[str, float] = {}  # path -> when it goes on its own
         self._window_start: float | None = None
+        self._folders_only = False
+        """The open window holds moved folders' ends alone (``Hint.FOLDER_MOVED``)."""
         self._last_event = 0.0
         self._rescan_causes: list[str] = []
         self._rescan_due: float | None = None
@@ -113,6 +129,8 @@ class Batcher:
                 self._ready[path] = None
                 if self._window_start is None:
                     self._window_start = now
+                    self._folders_only = True
+                self._folders_only &= hint is Hint.FOLDER_MOVED
             self._last_event = now
             # The writer sleeps until its next deadline; wake it only when a new one begins.
             if (self._window_start is not None and not had_window) or (self._held and not had_held):
@@ -187,6 +205,12 @@ class Batcher:
             return self._release(self._clock())
 
     @property
+    def closed(self) -> bool:
+        """``close`` was called (``take`` then returns None once drained)."""
+        with self._cond:
+            return self._closed
+
+    @property
     def pending(self) -> int:
         with self._cond:
             return len(self._ready) + len(self._held) + len(self._deferred)
@@ -242,7 +266,7 @@ class Batcher:
             return Batch(paths=self._release(now))
         if self._window_start is None and not self._held:
             return None
-        quiet = now - self._last_event >= self.debounce
+        quiet = now - self._last_event >= self._quiet_window()
         overdue = self._window_start is not None and now - self._window_start >= self.max_delay
         expired = any(now - since >= self.hold_cap for since in self._held.values())
         if quiet or overdue or expired:
@@ -250,6 +274,10 @@ class Batcher:
             if paths:
                 return Batch(paths=paths)
         return None
+
+    def _quiet_window(self) -> float:
+        folders = self._folders_only and self._window_start is not None
+        return self.folder_debounce if folders else self.debounce
 
     def _release(self, now: float) -> list[str]:
         paths = list(self._ready)
@@ -270,7 +298,7 @@ class Batcher:
             candidates.append(self._rescan_due)
         if self._window_start is not None:
             candidates.append(
-                min(self._last_event + self.debounce, self._window_start + self.max_delay)
+                min(self._last_event + self._quiet_window(), self._window_start + self.max_delay)
             )
         if self._held:
             candidates.append(min(self._held.values()) + self.hold_cap)

@@ -34,6 +34,13 @@ from notedex.vault.text import nfc
 
 log = get_logger("notedex.daemon.indexer")
 
+BUSY_CHECKPOINT_PAGES = 32_768
+"""While batches come, a commit checkpoints the WAL only past this many pages (128 MB; a folder
+rename of 12k notes at 100k writes about 13,000, so a rename and the rename back fit)..."""
+IDLE_CHECKPOINT = 0.5
+"""...and otherwise the writer checkpoints once no batch has come for this long: SQLite's
+default (at 1,000 pages, inside the COMMIT) cost a folder rename's batch 0.1-0.2 s after its
+move was visible, which the next batch (the rename back) waited for (issue 17)."""
 GIT_WAIT_CAP = 30.0
 HELD_FOR = 10.0
 """A path held for the next batch (``indexing.pairing.hold``) is not held again this long."""
@@ -88,10 +95,9 @@ class Indexer:
     ) -> None:
         self._open_writer = open_writer
         self._stop = stop or threading.Event()
-        self.writer = open_writer()
+        self.writer = self._open()
         self.files = index_files(self.writer.db_path)
         """(dev, inode) of the index, its -wal and -shm as opened: an operator may delete them."""
-        self.writer.stop = self._stop.is_set
         self._batcher = batcher
         self._git_lock = git_dir / "index.lock" if git_dir is not None else None
         self._fault = fault
@@ -103,6 +109,9 @@ class Indexer:
         self._vault_retries = 0
         self._held: dict[str, float] = {}
         """Paths held for the next batch, and when (monotonic)."""
+        self._unchecked = True
+        """A batch (or the start's reconcile) committed since the last checkpoint when idle
+        (``IDLE_CHECKPOINT``)."""
         self._thread = threading.Thread(target=self._run, name="notedex-writer")
 
     # -- thread ---------------------------------------------------------------------------------
@@ -131,10 +140,15 @@ class Indexer:
         else:
             log.info("links prepared", seconds=round(time.perf_counter() - started, 3))
         while True:
-            batch = self._batcher.take()
+            batch = self._batcher.take(timeout=IDLE_CHECKPOINT if self._unchecked else None)
             if batch is None:
-                return
+                if self._batcher.closed:
+                    return
+                self.writer.checkpoint_passive()  # idle: no batch waits for it
+                self._unchecked = False
+                continue
             self.process(batch)
+            self._unchecked = True
 
     # -- work -----------------------------------------------------------------------------------
 
@@ -420,7 +434,7 @@ class Indexer:
             return []
         paths = self._not_pending(dict.fromkeys(report.paths))
         indexed = self.writer.file_rows(paths)
-        vault = self.writer.vault
+        prefix = os.path.join(self.writer.vault, "")  # a str per stat, no Path per file
         again: list[str] = []
         for path in paths:
             known = indexed.get(path)
@@ -428,7 +442,7 @@ class Indexer:
                 continue
             rel = known.disk_rel or path
             try:
-                st = os.stat(vault / rel)
+                st = os.stat(prefix + rel)
             except OSError:
                 again.append(rel)
                 continue
@@ -467,12 +481,18 @@ class Indexer:
         seen = set(paths)
         return paths + [p for p in self._batcher.take_now() if p not in seen]
 
+    def _open(self) -> IndexWriter:
+        """A writer as the thread uses it: stopped by the daemon's flag, checkpointed when idle."""
+        writer = self._open_writer()
+        writer.stop = self._stop.is_set
+        writer.set_checkpoint_pages(BUSY_CHECKPOINT_PAGES)
+        return writer
+
     def _reopen(self) -> None:
         """After a failure, start again from what the database holds (a fresh connection)."""
         try:
             self.writer.close()
-            self.writer = self._open_writer()
-            self.writer.stop = self._stop.is_set
+            self.writer = self._open()
         except Exception as exc:
             if is_corrupt(exc):
                 self._set_aside(exc)
@@ -487,8 +507,7 @@ class Indexer:
         set_aside_logged(db, exc)
         try:
             with writer_errors(db):
-                self.writer = self._open_writer()
-            self.writer.stop = self._stop.is_set
+                self.writer = self._open()
         except Exception as again:
             log.error("cannot open a new index", error=str(again))
         self.files = index_files(db)

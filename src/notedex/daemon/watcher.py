@@ -136,8 +136,10 @@ class VaultEventHandler(FileSystemEventHandler):
         if not paths:
             return
         if kind == "moved":
-            # Both ends are re-checked; the source is gone, the destination is complete.
-            self._batcher.add(paths, Hint.SETTLED)
+            # Both ends are re-checked; the source is gone, the destination is complete. A
+            # folder moved within the vault needs no quiet window of its own (issue 17).
+            folder = isinstance(event, DirMovedEvent) and len(paths) == 2
+            self._batcher.add(paths, Hint.FOLDER_MOVED if folder else Hint.SETTLED)
         else:
             self._batcher.add(paths, Hint.SETTLED if kind == "deleted" else hint)
 

@@ -25,6 +25,9 @@ STOPPING_BATCH_SIZE = 100
 queued at SIGTERM): its first chunk always completes, so it is kept short."""
 
 Progress = Callable[[int, int], None]
+RowsOf = Callable[[Iterable[str]], dict[str, IndexedFile]]
+"""The indexed rows of some paths, by path (``IndexWriter.file_rows``, or a caller's memo of
+it: ``indexing.reconcile.apply_paths`` reads each path's row once per batch)."""
 
 
 @dataclass
@@ -40,6 +43,8 @@ class ApplyReport:
     errors: int = 0
     seconds: float = 0.0
     paths: list[str] = field(default_factory=list)
+    """The paths whose rows this apply wrote or removed (a move: its new path), for the
+    daemon's re-check of what changed while it read (``Indexer._changed_while_read``)."""
     kept: list[str] = field(default_factory=list)
     """Reasons why rows that looked stale were kept (missing vault, unreadable folders)."""
     held: list[str] = field(default_factory=list)
@@ -83,6 +88,7 @@ def apply(
     *,
     moves: Sequence[tuple[IndexedFile, VaultFile]] = (),
     progress: Progress | None = None,
+    rows_of: RowsOf | None = None,
 ) -> ApplyReport:
     """Index ``upserts`` (already known to differ from the index) and drop ``deletes``.
 
@@ -98,17 +104,19 @@ def apply(
     every new file registered at once (real row ids, so links resolve immediately; a pending
     etag, so a crash leaves them "changed"), big batches, and the structure-search rows
     recomputed once at the end through the ``fts_pending`` table, which survives a crash.
+    ``rows_of``: how the rows of the paths at hand are read (``IndexWriter.file_rows`` by default).
     """
+    plan = _plan(writer, upserts, deletes, moves, rows_of or writer.file_rows)
     note_count = sum(1 for vf in upserts if vf.is_note)
     apply_steps = _apply_private if writer.private else _apply_visible
     visible = STOPPING_BATCH_SIZE if writer.stop is not None and writer.stop() else BATCH_SIZE
     if note_count < BULK_NOTES:
         with paused_gc():
             size = BATCH_SIZE if writer.private else visible
-            return apply_steps(writer, upserts, deletes, moves, progress, size)
+            return apply_steps(writer, plan, moves, progress, size)
     with paused_gc(), writer.bulk_mode():
         size = (writer.bulk_batch_size or BULK_BATCH_SIZE) if writer.private else visible
-        return apply_steps(writer, upserts, deletes, moves, progress, size)
+        return apply_steps(writer, plan, moves, progress, size)
 
 
 @dataclass
@@ -121,6 +129,8 @@ class _Plan:
     attachments: list[VaultFile]
     existing: set[str]
     total: int
+    upserts: Sequence[VaultFile]
+    started: float
 
 
 def _plan(
@@ -128,10 +138,12 @@ def _plan(
     upserts: Sequence[VaultFile],
     deletes: Iterable[str],
     moves: Sequence[tuple[IndexedFile, VaultFile]],
+    rows: RowsOf,
 ) -> _Plan:
+    started = time.perf_counter()
     report = ApplyReport()
     deletes = list(dict.fromkeys(deletes))
-    known = writer.file_rows([*deletes, *(vf.path for vf in upserts)])
+    known = rows([*deletes, *(vf.path for vf in upserts)])
     deletes = [path for path in deletes if path in known]
     notes = [vf for vf in upserts if vf.is_note]
     attachments = [vf for vf in upserts if not vf.is_note]
@@ -142,7 +154,7 @@ def _plan(
     existing.difference_update({row.path for row, _ in moves})
     existing.update(vf.path for _, vf in moves)
     total = len(notes) + len(attachments) + len(deletes)
-    return _Plan(report, deletes, notes, attachments, existing, total)
+    return _Plan(report, deletes, notes, attachments, existing, total, upserts, started)
 
 
 def _remove_and_move(
@@ -162,23 +174,19 @@ def _remove_and_move(
         # folder move whole or not at all.
         dirty |= writer.move_files(moves)
         report.moved = len(moves)
-        report.paths.extend(
-            sorted({known.path for known, _ in moves} | {vf.path for _, vf in moves})
-        )
+        # The paths the rows now have: an old path keeps no row (unless another moved onto it).
+        report.paths.extend(sorted({vf.path for _, vf in moves}))
     return dirty
 
 
 def _apply_visible(
     writer: IndexWriter,
-    upserts: Sequence[VaultFile],
-    deletes: Iterable[str],
+    plan: _Plan,
     moves: Sequence[tuple[IndexedFile, VaultFile]],
     progress: Progress | None,
     batch_size: int,
 ) -> ApplyReport:
-    started = time.perf_counter()
-    plan = _plan(writer, upserts, deletes, moves)
-    report, notes = plan.report, plan.notes
+    report, notes, upserts = plan.report, plan.notes, plan.upserts
     batches = parse_batches(
         notes,
         batch_size=batch_size,
@@ -211,7 +219,7 @@ def _apply_visible(
     finally:
         batches.close()  # an interrupted apply: stop the parse pool now
     report.paths.extend(vf.path for vf in upserts)
-    _finish(writer, report, bool(upserts or plan.deletes or moves), started)
+    _finish(writer, report, bool(upserts or plan.deletes or moves), plan.started)
     return report
 
 
@@ -244,15 +252,12 @@ def _finish(writer: IndexWriter, report: ApplyReport, changed: bool, started: fl
 
 def _apply_private(
     writer: IndexWriter,
-    upserts: Sequence[VaultFile],
-    deletes: Iterable[str],
+    plan: _Plan,
     moves: Sequence[tuple[IndexedFile, VaultFile]],
     progress: Progress | None,
     batch_size: int,
 ) -> ApplyReport:
-    started = time.perf_counter()
-    plan = _plan(writer, upserts, deletes, moves)
-    report, notes = plan.report, plan.notes
+    report, notes, upserts = plan.report, plan.notes, plan.upserts
     single = len(notes) <= batch_size
     with writer.transaction():
         dirty = _remove_and_move(writer, plan, moves)
@@ -293,5 +298,5 @@ def _apply_private(
     if not single:
         writer.flush_pending_fts()
     report.paths.extend(vf.path for vf in upserts)
-    _finish(writer, report, bool(upserts or plan.deletes or moves), started)
+    _finish(writer, report, bool(upserts or plan.deletes or moves), plan.started)
     return report

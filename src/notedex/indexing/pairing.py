@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from notedex.indexing.apply import RowsOf
 from notedex.indexing.pool import hash_notes
 from notedex.store.files import IndexedFile
 from notedex.store.moves import Move
@@ -58,6 +59,7 @@ def pair_moves(
     deletes: list[str],
     *,
     hashes: dict[str, str] | None = None,
+    rows_of: RowsOf | None = None,
 ) -> Pairing:
     """Pair files to upsert with indexed rows of other paths: (moves, the other upserts, the
     other deletes).
@@ -67,12 +69,14 @@ def pair_moves(
     content hash equals the row's (equal bytes parse the same; any of several equal rows will
     do; ``hashes`` are those already read, by path). A changed path that receives another row gives up its own: moved on when it is paired
     too, deleted otherwise; a path whose row moved away and that is not paired is indexed anew.
+    ``rows_of`` reads the rows of paths (``IndexWriter.file_rows`` by default).
     """
     if not upserts or (not deletes and len(upserts) < 2):
         return Pairing([], upserts, deletes, dict(hashes or {}))
     read = dict(hashes or {})
-    own = writer.file_rows(vf.path for vf in upserts)
-    gone = writer.file_rows(deletes)
+    rows_of = rows_of or writer.file_rows
+    own = rows_of(vf.path for vf in upserts)
+    gone = rows_of(deletes)
     candidates = {**gone, **own}
     if not candidates:
         return Pairing([], upserts, deletes, read)
@@ -196,7 +200,12 @@ def _by_name(
 
 
 def hold(
-    writer: IndexWriter, paired: Pairing, hashes: dict[str, str], *, not_again: set[str]
+    writer: IndexWriter,
+    paired: Pairing,
+    hashes: dict[str, str],
+    *,
+    not_again: set[str],
+    rows_of: RowsOf | None = None,
 ) -> list[str]:
     """Take out of ``paired`` the ends the next batch may pair, and return their on-disk names
     (vault-relative, as a watcher reports them: the next batch looks at them as hints, and a
@@ -207,9 +216,9 @@ def hold(
     next), a new note whose bytes an indexed note has and a new attachment whose file name and
     size an indexed one has (a checkout wrote the new path first; the old one goes next). Never
     a path in ``not_again`` (held a moment ago) or a changed file. ``hashes``: the contents
-    already read, by path (with ``paired.hashes``).
+    already read, by path (with ``paired.hashes``); ``rows_of`` reads rows as in ``pair_moves``.
     """
-    rows = writer.file_rows([*paired.deletes, *(vf.path for vf in paired.upserts)])
+    rows = (rows_of or writer.file_rows)([*paired.deletes, *(vf.path for vf in paired.upserts)])
     new = [vf for vf in paired.upserts if vf.path not in rows and vf.path not in not_again]
     new_notes = [vf for vf in new if vf.is_note]
     targets = {vf.path for _, vf in paired.moves}  # a row a move replaces goes now

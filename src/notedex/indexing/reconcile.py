@@ -2,8 +2,9 @@
 
 Safety rules (ARCHITECTURE "Freshness"): a missing vault, a walk that finds no files, or a
 folder that cannot be listed never deletes rows; only a file confirmed gone by ``lstat`` is
-removed. Just over 400 lines on purpose: the whole-vault reconcile and the daemon's path hints
-(``apply_paths``) apply the same safety rules and must be read side by side.
+removed. About 500 lines on purpose: the whole-vault reconcile and the daemon's path hints
+(``apply_paths``, with the rows memo its batch reads through) apply the same safety rules and
+must be read side by side.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from notedex.errors import VaultNotFound
-from notedex.indexing.apply import ApplyReport, Progress, apply
+from notedex.indexing.apply import ApplyReport, Progress, RowsOf, apply
 from notedex.indexing.pairing import hold, pair_moves
 from notedex.indexing.pool import hash_notes, paused_gc
 from notedex.store.files import IndexedFile
@@ -216,14 +217,16 @@ def _record_unchanged(writer: IndexWriter, diff: Diff) -> None:
     writer.refresh_etags([*diff.rehashed, *diff.relinked])
 
 
-def _changed(writer: IndexWriter, files: Iterable[VaultFile], hinted: set[str]) -> Diff:
+def _changed(
+    writer: IndexWriter, files: Iterable[VaultFile], hinted: set[str], rows_of: RowsOf
+) -> Diff:
     """The diff of a few files, settled by hash: their rows are looked up by path.
 
     ``hinted`` are the files an event named: their content is checked even when the etag
     matches (issue 13).
     """
     files = list(files)
-    indexed = writer.file_rows(vf.path for vf in files)
+    indexed = rows_of(vf.path for vf in files)
     unreadable = writer.unreadable_paths()
     diff = Diff()
     for vf in files:
@@ -337,8 +340,18 @@ def apply_paths(
         report = ApplyReport()
         report.kept.append(f"the vault {vault} is not there; the index was left unchanged")
         return report
-    found = _Found()
-    links = _LinkedFolders(vault)
+    with paused_gc():  # a folder rename makes tens of thousands of rows and files at once
+        return _apply_paths(writer, hints, progress, hold_unpaired)
+
+
+def _apply_paths(
+    writer: IndexWriter,
+    hints: Iterable[str],
+    progress: Progress | None,
+    hold_unpaired: set[str] | None,
+) -> ApplyReport:
+    found = _Found(_Rows(writer))
+    links = _LinkedFolders(writer.vault)
     hints = list(dict.fromkeys(h.strip("/") for h in hints))
     # A folder's hint covers the hints under it (a folder rename brings one event per file):
     # its walk, or its rows when it is gone, settles them all, so they are not looked at one
@@ -355,13 +368,23 @@ def apply_paths(
             return reconcile(writer, hinted=frozenset(nfc(h) for h in hints), progress=progress)
         looked.add(hint)
     found.hinted.update(path for path in map(nfc, covered) if path in found.upserts)
-    diff = _changed(writer, found.upserts.values(), found.hinted)
+    rows_of = found.rows
+    diff = _changed(writer, found.upserts.values(), found.hinted, rows_of)
     gone = sorted(found.deletes - set(found.upserts))
-    paired = pair_moves(writer, diff.upserts, gone, hashes=diff.hashes)
+    paired = pair_moves(writer, diff.upserts, gone, hashes=diff.hashes, rows_of=rows_of)
     held = (
-        [] if hold_unpaired is None else hold(writer, paired, diff.hashes, not_again=hold_unpaired)
+        []
+        if hold_unpaired is None
+        else hold(writer, paired, diff.hashes, not_again=hold_unpaired, rows_of=rows_of)
     )
-    report = apply(writer, paired.upserts, paired.deletes, moves=paired.moves, progress=progress)
+    report = apply(
+        writer,
+        paired.upserts,
+        paired.deletes,
+        moves=paired.moves,
+        progress=progress,
+        rows_of=rows_of,
+    )
     report.held = held
     _record_unchanged(writer, diff)
     report.rehashed = len(diff.rehashed)
@@ -370,8 +393,42 @@ def apply_paths(
     return report
 
 
+class _Rows:
+    """The ``files`` rows of the paths at hand, each read once per batch (issue 17: a folder
+    rename read the same 24k paths seven times). A looked-at folder's rows come with its look
+    (``files_under``): a path at or under it that the look did not return has no row. Valid
+    until the batch writes (``apply`` reads through it before its first write)."""
+
+    def __init__(self, writer: IndexWriter) -> None:
+        self._writer = writer
+        self.rows: dict[str, IndexedFile] = {}
+        self._absent: set[str] = set()
+        self._folders: set[str] = set()
+
+    def under(self, folder: str) -> list[IndexedFile]:
+        """The rows at or under ``folder`` (``IndexWriter.files_under``), remembered."""
+        rows = self._writer.files_under(folder)
+        self._folders.add(folder)
+        self.rows.update((row.path, row) for row in rows)
+        return rows
+
+    def __call__(self, paths: Iterable[str]) -> dict[str, IndexedFile]:
+        wanted = list(dict.fromkeys(paths))
+        rows, absent, folders = self.rows, self._absent, self._folders
+        unknown = [
+            path
+            for path in wanted
+            if path not in rows and path not in absent and not _at_or_under(path, folders)
+        ]
+        if unknown:
+            rows.update(self._writer.file_rows(unknown))
+            absent.update(path for path in unknown if path not in rows)
+        return {path: rows[path] for path in wanted if path in rows}
+
+
 @dataclass
 class _Found:
+    rows: _Rows
     upserts: dict[str, VaultFile] = field(default_factory=dict)
     deletes: set[str] = field(default_factory=set)
     hinted: set[str] = field(default_factory=set)
@@ -400,20 +457,18 @@ def _look(writer: IndexWriter, hint: str, found: _Found) -> bool:
             found.upserts[vf.path] = vf
             found.hinted.add(vf.path)
         # A folder replaced by a file of the same name: what was under it is gone.
-        found.deletes.update(row.path for row in writer.files_under(path) if row.path != path)
+        found.deletes.update(row.path for row in found.rows.under(path) if row.path != path)
         return True
     if not stat.S_ISDIR(st.st_mode) or os.path.islink(disk_path):
         return False  # a FIFO, socket or device (SEMANTICS 1.5), or a symlinked folder (1.6)
-    sub = walk_vault(disk_path)
+    sub = walk_vault(disk_path, base=path)
     if sub.linked_dirs or sub.problems:
         return False  # loops, repeats and walk problems are the vault-wide walk's to tell
-    prefix = path + "/"
     seen: set[str] = set()
     for vf in sub.files:
-        full = VaultFile(prefix + vf.path, vf.disk_path, vf.is_note, vf.size, vf.mtime_ns, vf.inode)
-        seen.add(full.path)
-        found.upserts[full.path] = full
-    stale = {row.path: row for row in writer.files_under(path) if row.path not in seen}
+        seen.add(vf.path)
+        found.upserts[vf.path] = vf
+    stale = {row.path: row for row in found.rows.under(path) if row.path not in seen}
     if path in stale:
         found.deletes.add(path)  # a note replaced by a folder of the same name
         del stale[path]
@@ -428,7 +483,7 @@ def _gone(writer: IndexWriter, hint: str, path: str, found: _Found) -> bool:
     that name is still there, the twins' walk problem changes too: False, for the vault walk.
     """
     inside = hint + "/"
-    for row in writer.files_under(path):
+    for row in found.rows.under(path):
         disk = row.disk_rel or row.path
         if disk == hint or disk.startswith(inside):
             found.deletes.add(row.path)

@@ -372,5 +372,15 @@ class IndexWriter:
     def checkpoint(self) -> None:
         maintenance.checkpoint(self.conn)
 
+    def set_checkpoint_pages(self, pages: int) -> None:
+        """The WAL size, in pages, at which a commit checkpoints on its own (SQLite's
+        ``wal_autocheckpoint``; its default is 1,000)."""
+        self.conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
+
+    def checkpoint_passive(self) -> None:
+        """Copy what the WAL holds into the index without waiting for any reader (PASSIVE)."""
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
 
 __all__ = ["IndexWriter", "IndexedFile", "add_sql_functions"]

@@ -135,10 +135,11 @@ class _Walk:
         # Symlinked folders wait until the real tree is done, so real paths win.
         self.linked: deque[_Folder] = deque()
 
-    def files(self, root: str, root_id: _DirId) -> Iterator[VaultFile]:
-        """Yield every file: the real tree in path order, then what symlinked folders add."""
-        self.walked[root_id] = ""
-        yield from self._tree(_Folder(root, "", (root_id,)))
+    def files(self, root: str, root_id: _DirId, base: str = "") -> Iterator[VaultFile]:
+        """Yield every file: the real tree in path order, then what symlinked folders add.
+        ``base``: the vault path of ``root`` (a folder of the vault walked alone), or ""."""
+        self.walked[root_id] = base
+        yield from self._tree(_Folder(root, base, (root_id,)))
         while self.linked:
             folder = self.linked.popleft()
             first = self.walked.get(folder.chain[-1])
@@ -151,8 +152,8 @@ class _Walk:
             self.walked[folder.chain[-1]] = folder.path
             yield from self._tree(folder)
 
-    def run(self, root: str, root_id: _DirId) -> WalkResult:
-        files = sorted(self.files(root, root_id), key=lambda f: f.path)
+    def run(self, root: str, root_id: _DirId, base: str = "") -> WalkResult:
+        files = sorted(self.files(root, root_id, base), key=lambda f: f.path)
         self.problems.sort(key=lambda p: (p.path, p.message))
         self.unreadable.sort()
         return WalkResult(
@@ -312,17 +313,21 @@ def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
     )
 
 
-def walk_vault(root: str | os.PathLike[str], *, follow_outside: bool = False) -> WalkResult:
+def walk_vault(
+    root: str | os.PathLike[str], *, follow_outside: bool = False, base: str = ""
+) -> WalkResult:
     """Every file of the vault at ``root``, sorted by path (SEMANTICS 1).
 
     ``follow_outside``: follow symlinks whose target lies outside ``root`` (the
-    ``follow_symlinks`` setting); by default they are warnings and are not walked.
+    ``follow_symlinks`` setting); by default they are warnings and are not walked. ``base``:
+    the vault path (NFC) of ``root`` when it is a folder of the vault walked alone (the
+    daemon's folder hint): paths then start with ``base/``, as under the vault walk.
 
     Raises ``VaultNotFound`` only when ``root`` itself is missing or not a folder. A root that
     exists but cannot be listed gives ``unreadable_dirs == ("",)``: keep every row.
     """
     disk_root, root_id = _root(root)
-    return _Walk(_boundary(disk_root, follow_outside)).run(disk_root, root_id)
+    return _Walk(_boundary(disk_root, follow_outside)).run(disk_root, root_id, base)
 
 
 class VaultStream:

@@ -201,3 +201,35 @@ def test_batcher_pending_paths_are_every_hint_the_next_batches_take(
     clock.advance(0.1)
     assert fake_batcher.take(timeout=0) is not None
     assert fake_batcher.pending_paths() == {"b.md"}
+
+
+def test_batcher_releases_moved_folders_alone_after_their_shorter_window(
+    fake_batcher: Batcher, clock: FakeClock
+) -> None:
+    """Issue 17: a folder rename's hint pair says all it will say; a window of moved folders'
+    ends alone goes after ``folder_debounce``, not the usual debounce."""
+    assert fake_batcher.folder_debounce == batcher_module.FOLDER_DEBOUNCE < fake_batcher.debounce
+    fake_batcher.add(["a", "b"], Hint.FOLDER_MOVED)
+    fake_batcher.add(["c", "d"], Hint.FOLDER_MOVED)  # `mv a c dest/`: one batch
+    clock.advance(fake_batcher.folder_debounce * 0.9)
+    assert fake_batcher.take(timeout=0) is None  # a rename in a row may still come
+    clock.advance(fake_batcher.folder_debounce * 0.1 + 1e-9)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and batch.paths == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("folder_first", [True, False])
+def test_batcher_any_other_hint_brings_the_usual_window_back(
+    fake_batcher: Batcher, clock: FakeClock, folder_first: bool
+) -> None:
+    hints = [(["a", "b"], Hint.FOLDER_MOVED), (["b/n.md"], Hint.CHANGED)]
+    for paths, hint in hints if folder_first else hints[::-1]:
+        fake_batcher.add(paths, hint)
+    clock.advance(fake_batcher.folder_debounce + 1e-9)
+    assert fake_batcher.take(timeout=0) is None  # an edit inside the renamed folder: wait
+    clock.advance(fake_batcher.debounce - fake_batcher.folder_debounce)
+    batch = fake_batcher.take(timeout=0)
+    assert batch is not None and sorted(batch.paths) == ["a", "b", "b/n.md"]
+    fake_batcher.add(["x", "y"], Hint.FOLDER_MOVED)  # the next window starts afresh
+    clock.advance(fake_batcher.folder_debounce + 1e-9)
+    assert fake_batcher.take(timeout=0) is not None

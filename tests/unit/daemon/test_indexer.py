@@ -15,7 +15,7 @@ from notedex.daemon import indexer as indexer_module
 from notedex.daemon.batcher import Batch, Batcher
 from notedex.daemon.indexer import Indexer, find_git_dir
 from notedex.store.writer import IndexWriter
-from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, write
+from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, wait_until, write
 
 
 @pytest.fixture
@@ -90,6 +90,27 @@ def test_paths_the_next_batch_looks_at_anyway_are_not_checked_again(
     assert report.moved == 5
     assert indexer._batcher.take_now() == ["g", "f"]
     assert not [p for p in stats if "/g/" in p or "/f/" in p]
+
+
+def test_a_moved_file_changed_since_its_batch_is_queued_again(
+    indexer: Indexer, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-check reads moved rows by their new paths only (issue 17): a swap's paths are
+    both new paths, and a file changed right after the batch is queued again."""
+    real_apply_paths = indexer_module.apply_paths
+
+    def apply_then_write(writer: IndexWriter, hints: Any, **options: Any) -> Any:
+        report = real_apply_paths(writer, hints, **options)
+        write(vault / "a.md", "# A, written after the batch looked\n")  # no event yet
+        return report
+
+    os.rename(vault / "a.md", vault / "tmp.md")
+    os.rename(vault / "b.md", vault / "a.md")
+    os.rename(vault / "tmp.md", vault / "b.md")
+    monkeypatch.setattr(indexer_module, "apply_paths", apply_then_write)
+    report = indexer.apply(["a.md", "b.md"])
+    assert report.moved == 2 and report.paths == ["a.md", "b.md"]
+    assert indexer._batcher.take_now() == ["a.md"]
 
 
 def test_a_path_gone_since_it_was_read_is_queued_again(
@@ -191,6 +212,42 @@ def test_indexer_thread_drains_the_queue_on_close(
     idx.join(timeout=10)
     assert not idx.is_alive()
     idx.close()
+    assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_the_wal_is_checkpointed_when_idle_not_inside_a_batchs_commit(
+    vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: a commit checkpoints only past ``BUSY_CHECKPOINT_PAGES``; the writer
+    checkpoints once no batch has come for ``IDLE_CHECKPOINT``, once per quiet spell."""
+    monkeypatch.setattr(indexer_module, "IDLE_CHECKPOINT", 0.05)
+    queue = Batcher(debounce=0.01, max_delay=0.1)
+    idx = Indexer(lambda: IndexWriter(db_path, vault, workers=1), queue)
+    pages = idx.writer.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    assert pages == indexer_module.BUSY_CHECKPOINT_PAGES
+    checkpoints: list[float] = []
+    real = IndexWriter.checkpoint_passive
+
+    def counted(writer: IndexWriter) -> None:
+        checkpoints.append(time.monotonic())
+        real(writer)
+
+    monkeypatch.setattr(IndexWriter, "checkpoint_passive", counted)
+    idx.rescan("startup")
+    idx.start()
+    try:
+        wait_until(lambda: len(checkpoints) == 1, timeout=10)  # what the start's rescan wrote
+        time.sleep(0.3)  # idle with nothing new: no checkpoint again (a negative: no wait_until)
+        assert len(checkpoints) == 1
+        write(vault / "new.md", "# New\n")
+        queue.add(["new.md"])
+        wait_until(lambda: len(checkpoints) == 2, timeout=10)
+        time.sleep(0.3)
+        assert len(checkpoints) == 2
+    finally:
+        queue.close()
+        idx.join(timeout=10)
+        idx.close()
     assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from watchdog.events import (
 )
 
 from notedex.daemon import watcher
-from notedex.daemon.batcher import FILTERS, Batch, Batcher
+from notedex.daemon.batcher import FILTERS, Batch, Batcher, Hint
 from notedex.daemon.watcher import (
     OverflowHook,
     VaultEventHandler,
@@ -282,6 +283,34 @@ def test_handler_drops_synthetic_moves_under_a_moved_folder(
     batch = _drain(queue)
     assert batch is not None and batch.paths == ["old", "new", "new/fresh.md"]
     assert queue.hints_added == 3
+
+
+class _Hints(Batcher):
+    """A batcher that records the kind of each hint it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kinds: list[tuple[list[str], Hint]] = []
+
+    def add(self, paths: Iterable[str], hint: Hint = Hint.CHANGED) -> None:
+        self.kinds.append((list(paths), hint))
+
+
+def test_handler_hints_a_folder_moved_within_the_vault_as_one(tmp_path: Path) -> None:
+    """Issue 17: a folder moved within the vault is ``Hint.FOLDER_MOVED`` (its own shorter
+    window); a file move, or a folder moved to a hidden folder (a deletion), is not."""
+    root = tmp_path / "v"
+    root.mkdir()
+    queue = _Hints()
+    h = VaultEventHandler(root, queue, hold_until_close=True)
+    h.dispatch(DirMovedEvent(str(root / "old"), str(root / "new")))
+    h.dispatch(FileMovedEvent(str(root / "a.md"), str(root / "b.md")))
+    h.dispatch(DirMovedEvent(str(root / "gone"), str(root / ".trash" / "gone")))
+    assert queue.kinds == [
+        (["old", "new"], Hint.FOLDER_MOVED),
+        (["a.md", "b.md"], Hint.SETTLED),
+        (["gone"], Hint.SETTLED),
+    ]
 
 
 def _observed(vault: Path, queue: Batcher, *, poll: bool = False) -> watcher.RunningObserver:

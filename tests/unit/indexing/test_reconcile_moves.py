@@ -8,12 +8,13 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 from notedex.indexing.reconcile import apply_paths, reconcile
+from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fresh_full_index, write
 from tests.indexcheck import age, fts_sound_after, make_vault
@@ -284,4 +285,48 @@ def test_a_folder_rename_with_other_changes_in_the_same_apply(writer: IndexWrite
     write(vault / "k2" / "solo.md", "# another solo\n")
     report = apply_paths(writer, ["f", "k", "g/dup.md", "k2"])
     assert (report.added, report.removed, report.moved) == (1, 1, 2)
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_folder_renames_rows_are_read_once(
+    writer: IndexWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows under a looked-at folder come with its look (``files_under``): pairing, the hold
+    and the apply read no path under it again (issue 17: seven reads of the same 24k paths)."""
+    vault = writer.vault
+    populate(vault, 40)
+    age(vault)
+    reconcile(writer)
+    looked_up: list[str] = []
+    file_rows = writer.file_rows
+
+    def counting(paths: Iterable[str]) -> dict[str, IndexedFile]:
+        paths = list(paths)
+        looked_up.extend(paths)
+        return file_rows(paths)
+
+    monkeypatch.setattr(writer, "file_rows", counting)
+    os.rename(vault / "p" / "beta", vault / "q")
+    write(vault / "loose.md", "# Loose\n[[q/n1]]\n")
+    report = apply_paths(writer, ["p/beta", "q", "loose.md"], hold_unpaired=set())
+    assert (report.added, report.removed, report.moved) == (1, 0, 11)
+    assert looked_up == []  # every row came with a look, the file hint's own included
+    assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
+
+
+def test_a_folder_moved_over_a_replaced_indexed_folder(writer: IndexWriter) -> None:
+    """Rows already under the destination are read with its look: a file that lands on one is
+    paired, and the replaced row goes (the memo must not take them for absent)."""
+    vault = writer.vault
+    populate(vault, 40)
+    write(vault / "q" / "n1.md", "# an older q/n1\n[[n2]]\n")
+    write(vault / "q" / "only.md", "# only in the old q\n")
+    age(vault)
+    reconcile(writer)
+    parsed = writer.parsed
+    shutil.rmtree(vault / "q")
+    os.rename(vault / "p" / "beta", vault / "q")
+    report = apply_paths(writer, ["q", "p/beta"])
+    # q/only.md goes, and so does the old q/n1.md: a move lands on its path
+    assert (report.added, report.removed, report.moved, writer.parsed - parsed) == (0, 2, 11, 0)
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)

@@ -471,3 +471,19 @@ def test_only_three_characters_fold_to_ascii_under_nfc() -> None:
         if unicodedata.normalize("NFC", chr(code)).isascii()
     }
     assert found == set(walk._ASCII_NFC_IMAGES)
+
+
+def test_a_folder_walked_alone_with_its_vault_path_as_base(tmp_path: Path) -> None:
+    """The daemon's folder hint (issue 17): ``base`` gives the files the paths they have in
+    the vault walk, NFC included, so nothing is built twice."""
+    nfd = unicodedata.normalize("NFD", "Café")
+    for relative in ["top.md", "sub/a.md", f"sub/{nfd}/b.md", "sub/deep/c.png", "sub/.x.md"]:
+        write(tmp_path, relative)
+    whole = {f.path: f for f in walk_vault(tmp_path).files if f.path.startswith("sub/")}
+    alone = walk_vault(tmp_path / "sub", base="sub")
+    assert (
+        [f.path for f in alone.files]
+        == sorted(whole)
+        == ["sub/Café/b.md", "sub/a.md", "sub/deep/c.png"]
+    )
+    assert list(alone.files) == [whole[path] for path in sorted(whole)]
