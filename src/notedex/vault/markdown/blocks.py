@@ -32,9 +32,9 @@ _BLOCK_HINT_LINE = (
     r"|[ \t>]*:?-+:?[ \t]*\|"  # table delimiter row without a leading pipe
     r")"
 )
-# Such a line first (matched at 0), or after a newline: what `^` in multi-line mode finds, but
-# searched for the newline, where `^` made the engine try every position of every body.
-_BLOCK_HINT_FIRST = re.compile(_BLOCK_HINT_LINE)
+# Such a line after a newline: searched in the body behind one more newline, it finds what
+# `^` in multi-line mode found, but the engine looks only at newlines, where `^` made it try
+# every position of every body.
 _BLOCK_HINT = re.compile(r"\n" + _BLOCK_HINT_LINE)
 # SEMANTICS 6: fences count after `>` (callouts) and after list markers or list indentation.
 _FENCE_OPEN = re.compile(rf"(?P<prefix>{_CONTAINER_PREFIX})(?P<fence>`{{3,}}|~{{3,}})(?P<info>.*)")
@@ -75,7 +75,7 @@ _BLOCK_FIRST_CHARS = frozenset(" \t\r>`~$<|-+*:#0123456789_=") | {""}
 
 def may_hold_blocks(body: str) -> bool:
     """False when no line can open a block or be a table row: the scan can be skipped."""
-    return _BLOCK_HINT_FIRST.match(body) is not None or _BLOCK_HINT.search(body) is not None
+    return _BLOCK_HINT.search("\n" + body) is not None
 
 
 def _indent_width(line: str) -> int:
