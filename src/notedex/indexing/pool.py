@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import dataclasses
 import gc
 import os
 import signal
@@ -76,13 +75,16 @@ def parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int, body_index: bo
     """Worker-process entry point: parse (disk_path, path) pairs, segment each body for FTS.
 
     The CPU work happens here so the writer process only runs SQL. The raw body is dropped
-    from the Note (the segmented text replaces it) to halve what crosses the process boundary.
+    from the Note (the segmented text replaces it) to halve what crosses the process boundary:
+    in place, on the Note just made here and seen by nobody else yet (``dataclasses.replace``
+    ran the frozen class's ``__init__`` again, 0.02 s of CPU per 3,000 notes).
     """
     out: Parsed = []
     for disk, path in items:
         note = read_note(disk, path, max_bytes=max_bytes)
         body = segment(note.body) if body_index and note.body else ""
-        out.append((dataclasses.replace(note, body=""), body))
+        object.__setattr__(note, "body", "")  # frozen for everyone else (STYLE 9)
+        out.append((note, body))
     return out
 
 

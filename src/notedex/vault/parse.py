@@ -146,7 +146,10 @@ def _parse(data: bytes, path: str, content_hash: str) -> Note:
         content_hash=content_hash,
         body=body,
         properties=frontmatter.properties,
-        headings=tuple(Heading(h.level, nfc(h.text), h.line, h.column) for h in scan.headings),
+        headings=tuple(
+            h if h.text.isascii() else Heading(h.level, nfc(h.text), h.line, h.column)
+            for h in scan.headings
+        ),
         block_ids=scan.block_ids,
     )
 

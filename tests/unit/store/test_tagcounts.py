@@ -10,6 +10,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from notedex.indexing.reconcile import reconcile
 from notedex.store import read, tagcounts
 from notedex.store.connect import connect_readonly
@@ -146,3 +148,24 @@ def test_a_save_recounts_only_the_tags_it_changed(tmp_path: Path) -> None:
 
 # What a refresh may scan: the marks (d) and the excluded notes.
 SCAN_OK = r"SCAN (d|notes USING INDEX notes_excluded)$"
+
+
+@pytest.mark.parametrize("ids", [set(), {7}, {3, 1, 2}, {10**12, -1, 0}, set(range(50))])
+def test_the_note_ids_json_is_json_dumps(ids: set[int]) -> None:
+    """tag_note_keys.tag_ids as the JSON module writes it, and read back by it."""
+    assert tagcounts._int_list(ids) == json.dumps(sorted(ids))
+    assert json.loads(tagcounts._int_list(ids)) == sorted(ids)
+
+
+def test_nested_and_flat_keys_count_for_every_prefix_once(tmp_path: Path) -> None:
+    """A flat key is its own only prefix; a nested one counts for each of its parents."""
+    vault = tmp_path / "v"
+    write(vault / "a.md", "#x #x/y/z #w\n")
+    write(vault / "b.md", "#x/y\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+    assert _tag_counts_stored(tmp_path / "i.db") == _tag_counts_from_scratch(tmp_path / "i.db")
+    conn = sqlite3.connect(tmp_path / "i.db")
+    rollup = dict(conn.execute("SELECT tag_key, notes FROM tag_rollup"))
+    conn.close()
+    assert rollup == {"x": 2, "x/y": 2, "x/y/z": 1, "w": 1}

@@ -145,6 +145,40 @@ def test_read_capped_reads_one_byte_past_the_cap_and_no_more(tmp_path: Path) -> 
     assert data == b"x" * 1000
 
 
+@pytest.mark.parametrize("size", [0, 1, 99, 100, 101, 102, 1000, 70_000, 200_000])
+@pytest.mark.parametrize("cap", [0, 1, 100, 65_536, 150_000, DEFAULT_MAX_BYTES])
+def test_read_capped_reads_what_a_buffered_read_of_the_cap_reads(
+    tmp_path: Path, size: int, cap: int
+) -> None:
+    """The reads sized by fstat give the bytes ``open(...).read(cap + 1)`` gives."""
+    path = tmp_path / "n.md"
+    path.write_bytes(bytes(range(256)) * (size // 256) + b"z" * (size % 256))
+    with open(path, "rb") as handle:
+        expected = handle.read(cap + 1)
+    data, info = read_capped(path, cap)
+    assert data == expected and info.st_size == size
+
+
+@pytest.mark.parametrize("said", [0, 10, 999])
+def test_read_capped_reads_past_a_size_that_is_out_of_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: int
+) -> None:
+    """A file that grew after its fstat (or one whose size says 0) is read on to the cap."""
+    path = tmp_path / "n.md"
+    path.write_bytes(b"y" * 150_000)
+    real_fstat = os.fstat
+
+    def stale_fstat(fd: int) -> os.stat_result:
+        info = list(real_fstat(fd))
+        info[6] = said  # st_size
+        return os.stat_result(info)
+
+    monkeypatch.setattr(files.os, "fstat", stale_fstat)
+    assert read_capped(path, 200_000)[0] == b"y" * 150_000
+    assert read_capped(path, 100_000)[0] == b"y" * 100_001
+    assert read_capped(path, 5)[0] == b"y" * 6
+
+
 def test_read_capped_refuses_a_folder(tmp_path: Path) -> None:
     with pytest.raises(NotARegularFile) as caught:
         read_capped(tmp_path, 100)

@@ -168,6 +168,51 @@ def test_cjk_run_spans_equals_the_segment_pattern(text: str) -> None:
     assert cjk_run_spans(text) == [m.span() for m in _cjk_run_pattern().finditer(text)]
 
 
+def reference_segment(text: str) -> str:
+    """``segment`` as it was written before its ``split`` form: run by run with ``finditer``,
+    each run's bigrams sliced one by one."""
+    text = nfc(text)
+    pattern = _cjk_run_pattern()
+    if pattern.search(text) is None:
+        return text.strip()
+    out: list[str] = []
+    pos = 0
+    for match in pattern.finditer(text):
+        if match.start() > pos:
+            out.append(text[pos : match.start()])
+        run = match.group()
+        grams = [run[i : i + 2] for i in range(len(run) - 1)] + [run[-1]] if len(run) > 1 else [run]
+        out.append(" ".join(grams))
+        pos = match.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return " ".join(part.strip() for part in out if part.strip())
+
+
+@settings(max_examples=3000, deadline=None)
+@given(CJK_TEXT)
+def test_segment_is_the_run_by_run_form(text: str) -> None:
+    """The index's text of every body (FTS5 rows, body_store) is what it was before the cut."""
+    assert segment(text) == reference_segment(text)
+
+
+def test_segment_examples_at_the_edges() -> None:
+    for text in (
+        "",
+        " \n\t",
+        "a",
+        "框",
+        " 框 ",
+        "框架 ",
+        "a框b架c",
+        "框\u3000架",
+        "é框",
+        "\x1c框\x1c",
+    ):
+        assert segment(text) == reference_segment(text), repr(text)
+    assert segment(" 框架 \n x ") == "框架 架 x"
+
+
 def test_cjk_run_spans_examples() -> None:
     assert cjk_run_spans("plain") == []
     assert cjk_run_spans("Cobra CLI框架的說明，ok") == [(9, 14)]  # full-width comma: not CJK

@@ -23,16 +23,19 @@ BLANK_LINE_AHEAD = r"\n(?![ \t]*\r?(?:\n|$))"
 # A line that may open a block construct or be a table row; when no line matches, the whole
 # line-by-line pass is skipped (most prose notes).
 _CONTAINER_PREFIX = r"(?:[ \t]*(?:>|[-+*][ \t]|\d{1,9}[.)][ \t]))*[ \t]*"  # callouts, list items
-_BLOCK_HINT = re.compile(
-    r"^(?:"
+_BLOCK_HINT_LINE = (
+    r"(?:"
     rf"{_CONTAINER_PREFIX}(?:```|~~~|\$\$|\|)"  # fence, math, pipe row
     r"| {0,3}<[!/a-zA-Z]"  # raw HTML block
     r"|(?: {4}| {0,3}\t)"  # indented code
     r"|(?: {0,3}> ?)+(?: {4}| {0,3}\t)"  # indented code inside a quote or callout
     r"|[ \t>]*:?-+:?[ \t]*\|"  # table delimiter row without a leading pipe
-    r")",
-    re.MULTILINE,
+    r")"
 )
+# Such a line after a newline: searched in the body behind one more newline, it finds what
+# `^` in multi-line mode found, but the engine looks only at newlines, where `^` made it try
+# every position of every body.
+_BLOCK_HINT = re.compile(r"\n" + _BLOCK_HINT_LINE)
 # SEMANTICS 6: fences count after `>` (callouts) and after list markers or list indentation.
 _FENCE_OPEN = re.compile(rf"(?P<prefix>{_CONTAINER_PREFIX})(?P<fence>`{{3,}}|~{{3,}})(?P<info>.*)")
 _FENCE_CLOSE = re.compile(r"(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*\r?$")
@@ -72,7 +75,7 @@ _BLOCK_FIRST_CHARS = frozenset(" \t\r>`~$<|-+*:#0123456789_=") | {""}
 
 def may_hold_blocks(body: str) -> bool:
     """False when no line can open a block or be a table row: the scan can be skipped."""
-    return _BLOCK_HINT.search(body) is not None
+    return _BLOCK_HINT.search("\n" + body) is not None
 
 
 def _indent_width(line: str) -> int:

@@ -24,7 +24,7 @@ _ESCAPE = re.compile(r"\\[\\`$\[\]#!]")
 _MATH = re.compile(
     rf"\$(?:\$(?:[^$\n]|{BLANK_LINE_AHEAD}|\$(?!\$))*?\$\$|(?=[^\s$])[^$\n]*?(?<=[^\s\\])\$)"
 )
-_BACKTICK_RUN = re.compile(r"`+")
+_BACKTICK_RUN = re.compile(r"``*")  # not "`+": a leading repeat is tried at every position
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\r?(?=\n|\Z)")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 

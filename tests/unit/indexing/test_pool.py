@@ -1,0 +1,30 @@
+"""indexing.pool: what a parse worker hands the writer."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from notedex.indexing.pool import parse_chunk
+from notedex.vault.parse import read_note
+from notedex.vault.text import segment
+
+
+def test_a_parsed_note_crosses_without_its_body_and_with_its_segmented_text(
+    tmp_path: Path,
+) -> None:
+    """The body is dropped in place on the worker's own Note: every other field as parsed."""
+    note_file = tmp_path / "n.md"
+    note_file.write_text("---\ntags: [a]\n---\n# 框架 title\n\nSee [[Other#H]] #t 框架設計\n")
+    empty = tmp_path / "e.md"
+    empty.write_text("")
+    [(note, body), (blank, blank_body)] = parse_chunk(
+        [(str(note_file), "n.md"), (str(empty), "e.md")], 1000, True
+    )
+    parsed = read_note(str(note_file), "n.md", max_bytes=1000)
+    assert note.body == "" and parsed.body != ""
+    assert note == dataclasses.replace(parsed, body="")
+    assert body == segment(parsed.body)
+    assert blank_body == "" and blank == read_note(str(empty), "e.md", max_bytes=1000)
+    [(_, no_text)] = parse_chunk([(str(note_file), "n.md")], 1000, False)
+    assert no_text == ""
