@@ -26,6 +26,12 @@ SELECT h, id FROM (
 # A link whose target a path can decide (SEMANTICS 7.5-7.7): a folder in its linkpath, or a
 # tie-break among several candidates.
 _PATH_DEPENDENT = "(l.ambiguous = 1 OR instr(l.linkpath, '/') > 0)"
+# Of those, a link whose target its source's folder can decide: relative to it (7.5: `./x`,
+# `../x`, as Resolver.resolve tests the folded linkpath), or a tie-break (7.7). A path with a
+# `/` otherwise (7.6, 7.7's suffix) finds the same candidates from any folder.
+_SOURCE_DEPENDENT = (
+    "(l.ambiguous = 1 OR substr(l.linkpath, 1, 2) = './' OR substr(l.linkpath, 1, 3) = '../')"
+)
 _LINKS_SELECT = (
     "SELECT l.source_id, l.seq, f.path, l.linkpath, l.target_id, l.ambiguous "
     "FROM links l JOIN files f ON f.id = l.source_id "
@@ -173,15 +179,19 @@ class LinkTargets:
         linkpath with a folder (7.5, 7.6, 7.7's suffix) and for a tie-break among several
         candidates (7.7, marked ``ambiguous``); a bare name with one candidate (7.4) lands on
         the same file wherever either end is, and a bare name with none stays broken. So these
-        are read: of the moved notes' own links (``source_ids``) and of the links filed under
-        ``keys`` (to or naming a file of those names), those with a ``/`` or a tie-break, not
-        the bare links to unique names that make up most of a vault.
+        are read: of the links filed under ``keys`` (to or naming a file of those names), those
+        with a ``/`` or a tie-break, not the bare links to unique names that make up most of a
+        vault; of the moved notes' own links (``source_ids``), only those whose source's folder
+        decides: relative ones (7.5) and tie-breaks (7.7). Any other one finds the same
+        candidates wherever its source is (7.6's full path, 7.7's suffix), and if a candidate
+        moved, the link is filed under ``keys`` (by its target, or unresolved by its name) and
+        read above.
 
         A broken link filed under ``keys`` is refixed: its fix may name a moved file
         (SEMANTICS 8.3)."""
         rows = self.conn.execute(
             _LINKS_SELECT + f"WHERE l.source_id IN (SELECT value FROM json_each(?)) "
-            f"AND l.linkpath <> '' AND {_PATH_DEPENDENT}",
+            f"AND l.linkpath <> '' AND {_SOURCE_DEPENDENT}",
             (json.dumps(sorted(source_ids)),),
         ).fetchall()
         wanted = json.dumps(sorted(keys), ensure_ascii=False)

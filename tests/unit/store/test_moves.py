@@ -129,3 +129,54 @@ def test_a_move_sets_the_path_trigger_aside_and_back_even_when_it_fails(
         docs = [row[0] for row in conn.execute("SELECT doc FROM broken_anchor_docs")]
         conn.execute("UPDATE files SET path = 'moved/S.md' WHERE path = 'moved/S2.md'")
     assert any('"target":"moved/S2.md"' in doc for doc in docs)
+
+
+def _reresolved(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The linkpath of every link handed to a re-resolution from now on."""
+    from notedex.store.links import LinkTargets
+
+    seen: list[str] = []
+    original = LinkTargets._reresolve_rows
+
+    def record(
+        self: LinkTargets, rows: list[tuple[int, int, str, str, int | None, int]], *a: object
+    ) -> None:
+        seen.extend(row[3] for row in rows)
+        original(self, rows, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LinkTargets, "_reresolve_rows", record)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("text", "reread"),
+    [
+        ("[[../T]]", True),  # SEMANTICS 7.5: from b/c it is b/T, unresolved
+        ("[[./Near]]", True),  # 7.5: a/Near.md stays, b/c/Near does not exist
+        ("[[same]]", True),  # 7.7: a/same.md from a, b/c/same.md from b/c (its folder)
+        ("[[a/same]]", False),  # 7.6: the full path, from anywhere
+        ("[[same.md]]", True),  # 7.7 by the file name: the tie-break again
+        ("[[x/Gone]]", False),  # broken from anywhere: no candidate
+    ],
+)
+def test_a_moved_note_rereads_only_the_links_its_folder_decides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, reread: bool
+) -> None:
+    """A note moved under its name (store.links.reresolve_moved): of its own links, the
+    relative ones and the tie-breaks are re-resolved from its new folder; a path with a folder
+    otherwise finds the same file from anywhere and is not read again. Each case ends equal to
+    a fresh index (a link left unread that should change would break that)."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n")
+    write(vault / "a" / "Near.md", "# Near\n")
+    write(vault / "a" / "same.md", "# Same in a\n")
+    write(vault / "b" / "c" / "same.md", "# Same in b/c\n")
+    write(vault / "a" / "S.md", f"# S\n{text}\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        seen = _reresolved(monkeypatch)
+        os.rename(vault / "a" / "S.md", vault / "b" / "c" / "S.md")
+        report = apply_paths(writer, ["a/S.md", "b/c/S.md"])
+        assert report.moved == 1
+        assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        assert (text.strip("[]") in seen) is reread
