@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from notedex.store import linkfixes, renames, tagcounts
@@ -364,10 +364,13 @@ def _refresh_unused_attachments(conn: sqlite3.Connection) -> None:
     )
 
 
-def record_renames(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> None:
-    """Moves applied in place (store.moves): (old path, file id). The broken links whose
-    suggestions change (store.renames) are refixed."""
-    linkfixes.refix(conn, renames.record(conn, renamed))
+def record_renames(
+    conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]], kept_names: Container[int]
+) -> None:
+    """Moves applied in place (store.moves): (old path, file id), and the ids of the files
+    that kept their name. The broken links whose suggestions change (store.renames) are
+    refixed."""
+    linkfixes.refix(conn, renames.record(conn, renamed, kept_names=kept_names))
 
 
 # The links with a subpath whose verdict can change, from reported sources, with the target's

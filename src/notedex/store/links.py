@@ -187,8 +187,9 @@ class LinkTargets:
         moved, the link is filed under ``keys`` (by its target, or unresolved by its name) and
         read above.
 
-        A broken link filed under ``keys`` is refixed: its fix may name a moved file
-        (SEMANTICS 8.3)."""
+        A broken link filed under ``keys`` with two files or more is refixed: its `folder` fix
+        names the first by path, in the path form (SEMANTICS 8.3). Under a key of one file it
+        is that file's bare name, which a move under the same name keeps."""
         rows = self.conn.execute(
             _LINKS_SELECT + f"WHERE l.source_id IN (SELECT value FROM json_each(?)) "
             f"AND l.linkpath <> '' AND {_SOURCE_DEPENDENT}",
@@ -201,7 +202,13 @@ class LinkTargets:
             (wanted,),
         ).fetchall()
         index = self.key_index()
-        sharing = {file_id for key in keys for file_id in index.ids(key)}
+        sharing: set[int] = set()
+        shared: list[str] = []  # the keys of two files or more (or colliding hashes: a few more)
+        for key in keys:
+            ids = index.ids(key)
+            sharing.update(ids)
+            if len(ids) > 1:
+                shared.append(key)
         rows += [
             row
             for row in self.conn.execute(
@@ -213,7 +220,7 @@ class LinkTargets:
         ]
         unique = list({(row[0], row[1]): row for row in rows}.values())
         self._reresolve_rows(unique, dirty, withdraw)
-        linkfixes.refix(self.conn, keys)
+        linkfixes.refix(self.conn, shared)
 
     def _reresolve_rows(
         self,

@@ -180,3 +180,65 @@ def test_a_moved_note_rereads_only_the_links_its_folder_decides(
         assert report.moved == 1
         assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
         assert (text.strip("[]") in seen) is reread
+
+
+def test_a_moved_files_anchor_documents_take_the_new_path_as_json_quotes_it(
+    tmp_path: Path,
+) -> None:
+    """The stored documents of a moved file's broken anchors get only their path fields updated
+    (``schema.moved_anchor_docs``, json_set): byte for byte what a fresh index renders, for a
+    folder whose name JSON must escape, out of the moved notes, into them and within them."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n[[S#Nope]] [[sub/S#Nope too]]\n")
+    write(vault / "src" / "S.md", "# S\n[[T#Nope]] [[#Self]] [[Near#Nope]]\n")
+    write(vault / "src" / "Near.md", "# Near\n[[S#Nope]]\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        before = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
+        assert len(before) == 5
+        for old, new in (("src", 'dir "q" \\ é 日本\t'), ('dir "q" \\ é 日本\t', "src")):
+            os.rename(vault / old, vault / new)
+            apply_paths(writer, [old, new])
+            assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        after = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
+        assert after == before
+
+
+def _broken_fixes(writer: IndexWriter) -> list[tuple[str, str | None, str | None]]:
+    return writer.conn.execute(
+        "SELECT text, suggestion, reason FROM broken_links ORDER BY text"
+    ).fetchall()
+
+
+def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
+    """SEMANTICS 8.3's `folder` fix names the first file of the link's name by path: the bare
+    name when no other file has it, which a move under the same name keeps (not recomputed:
+    store.links.reresolve_moved refixes only keys of two files or more), else its path, which
+    a folder rename changes; a new case in the name changes even the bare name. A broken
+    link with a folder is read again by the move anyway (its key is a moved name): these are
+    bare links to attachments without an extension, which 7.2 never finds (no `.md` retry
+    for a name without one), so only the refix reaches them."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "src" / "Solo", "solo\n")
+    write(vault / "src" / "Dup", "dup in src\n")
+    write(vault / "zz" / "Dup", "dup in zz\n")
+    write(vault / "src" / "lower", "lower\n")
+    write(vault / "Links.md", "# Links\n[[Solo]] [[Dup]] [[lower]]\n")
+    os.utime(vault / "src" / "lower", (1_600_000_000, 1_600_000_000))  # not racy: pairs by etag
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        assert _broken_fixes(writer) == [
+            ("[[Dup]]", "[[src/Dup]]", "folder"),
+            ("[[Solo]]", "[[Solo]]", "folder"),
+            ("[[lower]]", "[[lower]]", "folder"),
+        ]
+        # First the new case, while no rename history names the file (it would refix it).
+        os.rename(vault / "src" / "lower", vault / "src" / "Lower")
+        report = apply_paths(writer, ["src/lower", "src/Lower"])
+        assert report.moved == 1
+        assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        assert ("[[lower]]", "[[Lower]]", "folder") in _broken_fixes(writer)
+        os.rename(vault / "src", vault / "moved")
+        apply_paths(writer, ["src", "moved"])
+        assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        assert ("[[Dup]]", "[[moved/Dup]]", "folder") in _broken_fixes(writer)
