@@ -141,3 +141,27 @@ def test_a_rebuild_derives_the_stored_texts_again(writer: IndexWriter, tmp_path:
     writer.rebuild_fts()
     assert fts_problems(writer.db_path) == []
     assert dump_index(writer.db_path) == fresh_full_index(writer.vault, tmp_path)
+
+
+def test_the_dirty_notes_texts_are_the_views(tmp_path: Path) -> None:
+    """``findings.dirty_link_texts`` (a move's refresh) and the view ``link_texts_now`` (a first
+    index, ``rebuild``) build the same texts: anchors sorted and distinct, with or without a
+    display (an empty one too), CJK segmented, self-links and links into attachments, broken
+    keys; a note with none gets empty texts, an attachment no row."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n[[T]] [[#Self]] [[框架相關]] [[gone|Gone]] [[gone]]\n")
+    write(vault / "框架相關.md", "# 框架\n[[T|重跑gen-itgc后]] [[T|]] [[T]] [[T]] [Md](T.md)\n")
+    write(vault / "a" / "U.md", "# U\n![[pic.png]] [[T|Zeta]] [[T|alpha]] [[nowhere/x]] [[ ]]\n")
+    write(vault / "Empty.md", "# Empty\n")
+    write(vault / "pic.png", "png")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        with writer.transaction() as conn:
+            ids = [row[0] for row in conn.execute("SELECT id FROM files")]
+            findings.set_dirty(conn, ids)
+            texts = sorted(findings.dirty_link_texts(conn))
+            view = conn.execute("SELECT * FROM link_texts_now ORDER BY file_id").fetchall()
+    assert texts == view
+    assert len(texts) == 4
+    assert any("重跑" in anchors for _, anchors, _ in texts)
+    assert any(unresolved for _, _, unresolved in texts)
