@@ -6,13 +6,23 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from notedex.store import linkfixes
 from notedex.store.files import IDS_OF_PATHS, LOOKUP_CHUNK
+from notedex.store.findings import INCOMING, OUTGOING
 from notedex.store.keyindex import FileKeyIndex, key_hash
 from notedex.vault.resolve import Resolver, affected_name_keys, file_keys, lookup_key, name_key
 
 Withdraw = Callable[[Iterable[int]], None]
+
+
+class MarkLinks(Protocol):
+    """``findings.withdraw_links`` as a writer hands it over: which notes' link texts change,
+    and which sides (``findings.INCOMING``, ``OUTGOING``; both by default)."""
+
+    def __call__(self, ids: Iterable[int], *, sides: int = ...) -> None: ...
+
 
 _PATHS_OF_IDS = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))"
 # SQLite sorts the key hashes (in its own, bounded memory) for FileKeyIndex.from_sorted.
@@ -126,7 +136,7 @@ class LinkTargets:
         )
         return sources
 
-    def reresolve_for(self, changed_paths: set[str], dirty: set[int], withdraw: Withdraw) -> None:
+    def reresolve_for(self, changed_paths: set[str], dirty: set[int], withdraw: MarkLinks) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change."""
         # In slices: a first index creates 100k files, whose keys and links would otherwise
         # all be held at once (tens of MB). A link re-resolved twice gets the same answer.
@@ -162,7 +172,7 @@ class LinkTargets:
         return rows
 
     def _reresolve_slice(
-        self, changed_paths: Iterable[str], dirty: set[int], withdraw: Withdraw
+        self, changed_paths: Iterable[str], dirty: set[int], withdraw: MarkLinks
     ) -> None:
         keys: set[str] = set()
         for path in changed_paths:
@@ -172,7 +182,7 @@ class LinkTargets:
         self._reresolve_rows(self._affected_links(keys), dirty, withdraw)
 
     def reresolve_moved(
-        self, source_ids: Iterable[int], keys: set[str], dirty: set[int], withdraw: Withdraw
+        self, source_ids: Iterable[int], keys: set[str], dirty: set[int], withdraw: MarkLinks
     ) -> None:
         """Files moved under the same names (a folder rename: their keys, and this key index,
         stay): re-resolve the links a path can decide. SEMANTICS 7 reads a path only for a
@@ -226,11 +236,12 @@ class LinkTargets:
         self,
         rows: list[tuple[int, int, str, str, int | None, int]],
         dirty: set[int],
-        withdraw: Withdraw,
+        withdraw: MarkLinks,
     ) -> None:
         updates = []
         self.load_candidates(lookup_key(row[3]) for row in rows)
-        touched: set[int] = set()
+        sources: set[int] = set()  # their own links change: their unresolved keys
+        targets: set[int] = set()  # the links into them change: their anchors
         still_broken: set[str] = set()
         for source_id, seq, source, linkpath, old_target, old_ambiguous in rows:
             new_target, ambiguous = self.resolve(linkpath, source)
@@ -238,8 +249,8 @@ class LinkTargets:
                 # The flag alone (the same target, still or no longer a tie) is read by the
                 # queries straight from `links`: no structure-search row or finding has it.
                 if new_target != old_target:
-                    touched.add(source_id)
-                    touched.update(t for t in (old_target, new_target) if t is not None)
+                    sources.add(source_id)
+                    targets.update(t for t in (old_target, new_target) if t is not None)
                 updates.append(
                     (
                         new_target,
@@ -253,8 +264,9 @@ class LinkTargets:
                 still_broken.add(name_key(linkpath))  # its `folder` suggestion may change
         self.drop_candidates()
         linkfixes.refix(self.conn, still_broken)
-        withdraw(touched)  # their anchors or unresolved keys change
-        dirty |= touched
+        withdraw(sources, sides=OUTGOING)
+        withdraw(targets, sides=INCOMING)
+        dirty |= sources | targets
         self.conn.executemany(
             "UPDATE links SET target_id = ?, ambiguous = ?, name_key = ? WHERE source_id = ? AND seq = ?",
             updates,

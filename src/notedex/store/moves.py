@@ -166,8 +166,8 @@ def _move(
     )
     links.added({vf.path for _, vf in renamed})
 
-    def withdraw(touched: Iterable[int]) -> None:
-        findings.withdraw_links(conn, touched)  # their links or the links into them change
+    def withdraw(ids: Iterable[int], *, sides: int = findings.BOTH_SIDES) -> None:
+        findings.withdraw_links(conn, ids, sides=sides)  # their links or the links into them
 
     # SEMANTICS 7.10: the links by a name that came or went, all of them...
     changed = {known.path for known, _ in renamed} | {vf.path for _, vf in renamed}

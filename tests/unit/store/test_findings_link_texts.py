@@ -42,10 +42,10 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> tuple[set[int], list[tuple[int, int
     counts: list[tuple[int, int]] = []
     mark, refresh = findings.withdraw_links, findings.refresh_link_texts
 
-    def spy_mark(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    def spy_mark(conn: sqlite3.Connection, ids: Iterable[int], **options: int) -> None:
         ids = list(ids)
         marked.update(ids)
-        mark(conn, ids)
+        mark(conn, ids, **options)
 
     def spy_refresh(conn: sqlite3.Connection) -> tuple[int, int]:
         counts.append(refresh(conn))
@@ -165,3 +165,45 @@ def test_the_dirty_notes_texts_are_the_views(tmp_path: Path) -> None:
     assert len(texts) == 4
     assert any("重跑" in anchors for _, anchors, _ in texts)
     assert any(unresolved for _, _, unresolved in texts)
+
+
+@pytest.mark.parametrize(
+    ("other", "expected"),
+    [
+        ("[[S]]", ["", "../T"]),  # T's anchors now none; S's broken key
+        # Other's link into S breaks too: S's two sides change (marked one after the other),
+        # and Other's unresolved key.
+        ("[[src/S]]", ["", "", "../T", "src/S"]),
+    ],
+)
+def test_a_re_resolution_derives_only_the_sides_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other: str, expected: list[str]
+) -> None:
+    """A link that changes target marks its source's unresolved keys and its targets' anchors
+    (``withdraw_links`` sides): the source's anchors and the targets' unresolved keys are the
+    stored texts, not derived again. Here S's relative link breaks when S moves (SEMANTICS
+    7.5): S's unresolved text and T's anchors change, S keeps Other's anchor and T its own
+    broken key; a side taken from the store that did change would differ from a fresh index."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n[[gone]]\n")
+    write(vault / "src" / "S.md", "# S\n[[../T]]\n")
+    write(vault / "Other.md", f"# Other\n{other}\n")
+    for path in ("T.md", "src/S.md", "Other.md"):  # not racy: nothing is read again
+        os.utime(vault / path, (1_600_000_000, 1_600_000_000))
+    derived: list[str] = []
+    joined = findings._joined
+
+    def spy(texts: set[str] | None) -> str:
+        derived.append(" ".join(sorted(texts or ())))
+        return joined(texts)
+
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        monkeypatch.setattr(findings, "_joined", spy)
+        os.makedirs(vault / "b" / "c")
+        os.rename(vault / "src" / "S.md", vault / "b" / "c" / "S.md")
+        report = apply_paths(writer, ["src/S.md", "b/c/S.md"])
+        assert report.moved == 1
+        monkeypatch.undo()  # the fresh index below derives its own
+        assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        assert sorted(derived) == expected

@@ -42,10 +42,10 @@ def _withdrawn(monkeypatch: pytest.MonkeyPatch) -> set[int]:
         seen.update(ids)
         whole(conn, ids, **options)  # type: ignore[arg-type]
 
-    def record_links(conn: object, ids: Iterable[int]) -> None:
+    def record_links(conn: object, ids: Iterable[int], **options: int) -> None:
         ids = list(ids)
         seen.update(ids)
-        links_only(conn, ids)  # type: ignore[arg-type]
+        links_only(conn, ids, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(findings, "withdraw", record_whole)
     monkeypatch.setattr(findings, "withdraw_links", record_links)
