@@ -119,6 +119,25 @@ class LinkTargets:
         rows = self.conn.execute(_PATHS_OF_IDS, (json.dumps(list(ids)),)).fetchall()
         return sorted(path for _id, path in rows if key in file_keys(path))
 
+    def files_named_many(self, keys: Iterable[str]) -> dict[str, list[str]]:
+        """``files_named`` of each of ``keys``, in one read of the files' paths (a folder
+        rename's suggestions look up thousands of names: one statement each was most of it)."""
+        index = self.key_index()
+        ids_of = {key: index.ids(key) for key in set(keys)}
+        wanted = sorted({file_id for ids in ids_of.values() for file_id in ids})
+        paths: dict[int, str] = {}
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            paths.update(
+                self.conn.execute(
+                    _PATHS_OF_IDS, (json.dumps(wanted[start : start + LOOKUP_CHUNK]),)
+                )
+            )
+        named: dict[str, list[str]] = {}
+        for key, ids in ids_of.items():
+            found = (paths.get(file_id) for file_id in ids)
+            named[key] = sorted(path for path in found if path and key in file_keys(path))
+        return named
+
     def unresolve_links_to(self, file_id: int, withdraw: Withdraw) -> set[int]:
         """A file goes: links that pointed at it become unresolved. Returns their sources,
         whose FTS rows change (withdrawn before the links do)."""
