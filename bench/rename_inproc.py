@@ -43,10 +43,12 @@ PARTS: tuple[tuple[ModuleType | type, str], ...] = (
     (findings, "record_renames"),
     (renames, "record"),
     (findings, "refresh_link_texts"),
+    (findings, "dirty_link_texts"),
     (findings, "refresh_fts"),
     (findings, "refresh_findings"),
     (findings, "_refresh_broken_anchors"),
     (linkfixes, "suggest_link_fixes"),
+    (LinkTargets, "files_named_many"),
     (linkfixes, "typo_neighbours"),
     (linkfixes, "typo_neighbours_moved"),
 )

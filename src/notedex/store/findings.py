@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from notedex.store import linkfixes, renames, tagcounts
@@ -27,12 +27,20 @@ from notedex.store.schema import (
     NOTE_TITLE,
 )
 from notedex.vault.anchors import anchor_kind, is_broken, suggest
+from notedex.vault.text import segment
 
 if TYPE_CHECKING:
     from notedex.store.links import LinkTargets
 
-_LINKS_PENDING = "CREATE TEMP TABLE IF NOT EXISTS links_pending(id INTEGER PRIMARY KEY)"
-"""Notes whose link_fts row alone is marked (``withdraw_links``), inside one transaction."""
+_LINKS_PENDING = (
+    "CREATE TEMP TABLE IF NOT EXISTS links_pending(id INTEGER PRIMARY KEY, sides INTEGER NOT NULL)"
+)
+"""Notes whose link_fts row alone is marked (``withdraw_links``), inside one transaction, and
+which of its texts can have changed: ``INCOMING`` (the links into it: anchors), ``OUTGOING``
+(its own links: unresolved keys), or both."""
+INCOMING = 1
+OUTGOING = 2
+BOTH_SIDES = INCOMING | OUTGOING
 _OUTLINE_KEPT = "CREATE TEMP TABLE IF NOT EXISTS outline_kept(id INTEGER PRIMARY KEY)"
 """Of the dirty notes of one ``refresh_fts``, those that were in ``temp.links_pending`` only:
 not parsed again, so their outline and their links' subpaths are as they were."""
@@ -81,20 +89,27 @@ def withdraw(
     )
 
 
-def withdraw_links(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+def withdraw_links(
+    conn: sqlite3.Connection, ids: Iterable[int], *, sides: int = BOTH_SIDES
+) -> None:
     """Mark these notes' link_fts rows (anchors, unresolved) for ``refresh_fts``: their links or
     the links into them change, nothing note_fts reads (a re-resolution, a target deleted).
     Nothing is deleted here (the row's text is stored, ``link_texts``): such a note waits in
     ``temp.links_pending``, in the transaction only; ``refresh_fts`` rewrites its row if its
-    text changed, and ``settle`` withdraws what is left at a commit the usual way."""
+    text changed, and ``settle`` withdraws what is left at a commit the usual way.
+
+    ``sides``: what changes, ``INCOMING`` and/or ``OUTGOING`` (the default: both). A side no
+    mark of the transaction names keeps its stored text (``dirty_link_texts``): the source of
+    a link that changes target keeps its anchors, the target its unresolved keys."""
     wanted = json.dumps(sorted(ids))
     if wanted == "[]":
         return
     conn.execute(_LINKS_PENDING)
     conn.execute(
-        "INSERT OR IGNORE INTO temp.links_pending(id) SELECT value FROM json_each(?) "
-        "WHERE value NOT IN (SELECT id FROM fts_pending)",
-        (wanted,),
+        "INSERT INTO temp.links_pending(id, sides) SELECT value, ? FROM json_each(?) "
+        "WHERE value NOT IN (SELECT id FROM fts_pending) "
+        "ON CONFLICT(id) DO UPDATE SET sides = sides | excluded.sides",
+        (sides, wanted),
     )
 
 
@@ -120,19 +135,84 @@ WHERE w.file_id IS NULL OR w.anchors <> t.anchors OR w.unresolved <> t.unresolve
 """
 
 
+# The dirty notes (an attachment has no row) and the texts each needs derived: both for a
+# note withdrawn whole or new (no stored row), else the sides its marks name.
+_TEXTS_WANTED = (
+    "CREATE TEMP TABLE IF NOT EXISTS texts_wanted(id INTEGER PRIMARY KEY, sides INTEGER NOT NULL)"
+)
+_FILL_TEXTS_WANTED = f"""
+INSERT INTO temp.texts_wanted(id, sides)
+SELECT d.id, CASE WHEN t.file_id IS NULL THEN {BOTH_SIDES} ELSE coalesce(p.sides, {BOTH_SIDES}) END
+FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
+LEFT JOIN temp.links_pending p ON p.id = d.id LEFT JOIN link_texts t ON t.file_id = d.id
+"""
+# What link_texts_now reads for them, in one pass each: the links into them (their anchors)
+# and their own broken links (their unresolved keys).
+_DIRTY_ANCHORS = f"""
+SELECT l.target_id, l.display, l.linkpath FROM temp.texts_wanted w
+CROSS JOIN links l ON l.target_id = w.id WHERE w.sides & {INCOMING} AND l.source_id <> w.id
+"""
+_DIRTY_UNRESOLVED = f"""
+SELECT l.source_id, l.linkpath FROM temp.texts_wanted w
+CROSS JOIN links l ON l.source_id = w.id
+WHERE w.sides & {OUTGOING} AND l.target_id IS NULL AND l.linkpath <> ''
+"""
+
+
+def dirty_link_texts(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
+    """``link_texts_now`` for the notes in ``temp.dirty_notes``: (file id, anchors,
+    unresolved). The same texts as the view, which a first index and ``rebuild`` read for
+    every note (``tests/unit/store/test_findings_link_texts.py`` pins the two equal): the
+    view sorts each note's links in two subqueries of their own and segments in two calls
+    per note, which was most of a folder rename's link_fts refresh (6,000 notes at 100k);
+    here two statements read them all, and Python sorts (code-point order, which is UTF-8's
+    byte order: SQLite's BINARY) and segments a text only when there is one. A side that no
+    mark names (``withdraw_links``) is the stored text, not derived (issue 17: a folder
+    rename marks about 3,000 sources whose anchors stay)."""
+    conn.execute(_TEXTS_WANTED)
+    conn.execute("DELETE FROM temp.texts_wanted")
+    conn.execute(_LINKS_PENDING)
+    conn.execute(_FILL_TEXTS_WANTED)
+    anchors: dict[int, set[str]] = {}
+    for target, display, linkpath in conn.execute(_DIRTY_ANCHORS):
+        anchor = linkpath if display is None else f"{display} {linkpath}"
+        anchors.setdefault(target, set()).add(anchor)
+    unresolved: dict[int, set[str]] = {}
+    for source, linkpath in conn.execute(_DIRTY_UNRESOLVED):
+        unresolved.setdefault(source, set()).add(linkpath)
+    texts = [
+        (
+            file_id,
+            _joined(anchors.get(file_id)) if sides & INCOMING else stored_anchors,
+            _joined(unresolved.get(file_id)) if sides & OUTGOING else stored_unresolved,
+        )
+        for file_id, sides, stored_anchors, stored_unresolved in conn.execute(
+            "SELECT w.id, w.sides, t.anchors, t.unresolved FROM temp.texts_wanted w "
+            "LEFT JOIN link_texts t ON t.file_id = w.id"
+        )
+    ]
+    conn.execute("DELETE FROM temp.texts_wanted")
+    return texts
+
+
+def _joined(texts: set[str] | None) -> str:
+    """``nx_segment(group_concat(...))`` over the sorted distinct texts: '' for none."""
+    text = " ".join(sorted(texts)) if texts else ""
+    return segment(text) if text else ""
+
+
 def refresh_link_texts(conn: sqlite3.Connection) -> tuple[int, int]:
     """The link_fts rows of the notes in ``temp.dirty_notes``: each one's text now
-    (``link_texts_now``) against the stored one (``link_texts``, what link_fts indexed); only a
-    row whose text changed is deleted (with its stored text) and inserted again. A
+    (``dirty_link_texts``) against the stored one (``link_texts``, what link_fts indexed); only
+    a row whose text changed is deleted (with its stored text) and inserted again. A
     re-resolution marks every note its links touch, and some keep their text (a link that
     changes target between two notes leaves its source's row as it was; another link holds
     the same anchor). Returns how many rows were deleted and how many inserted."""
     conn.execute(_LINK_TEXTS_NEW)
     conn.execute("DELETE FROM temp.link_texts_new")
-    conn.execute(
-        "INSERT INTO temp.link_texts_new(file_id, anchors, unresolved) "
-        "SELECT file_id, anchors, unresolved FROM link_texts_now "
-        "WHERE file_id IN (SELECT id FROM temp.dirty_notes)"
+    conn.executemany(
+        "INSERT INTO temp.link_texts_new(file_id, anchors, unresolved) VALUES (?, ?, ?)",
+        dirty_link_texts(conn),
     )
     stale = conn.execute(_STALE_LINK_TEXTS).fetchall()
     if stale:
@@ -364,10 +444,13 @@ def _refresh_unused_attachments(conn: sqlite3.Connection) -> None:
     )
 
 
-def record_renames(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> None:
-    """Moves applied in place (store.moves): (old path, file id). The broken links whose
-    suggestions change (store.renames) are refixed."""
-    linkfixes.refix(conn, renames.record(conn, renamed))
+def record_renames(
+    conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]], kept_names: Container[int]
+) -> None:
+    """Moves applied in place (store.moves): (old path, file id), and the ids of the files
+    that kept their name. The broken links whose suggestions change (store.renames) are
+    refixed."""
+    linkfixes.refix(conn, renames.record(conn, renamed, kept_names=kept_names))
 
 
 # The links with a subpath whose verdict can change, from reported sources, with the target's

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from notedex.store import renames
@@ -177,6 +177,17 @@ class _Fixer:
             key for linkpath in linkpaths if len(key := _typo_key(linkpath)) >= TYPO_MIN_LENGTH
         }
         self.near: dict[str, set[str]] | None = None
+        # The files of each linkpath's name, read at once when first needed (`folder` fixes,
+        # SEMANTICS 8.3).
+        self.linkpaths = linkpaths
+        self.named: dict[str, list[str]] | None = None
+
+    def files_named(self, key: str) -> list[str]:
+        """``LinkTargets.files_named``, from the names read at once when there."""
+        if self.named is None:
+            self.named = self.links.files_named_many(lookup_key(path) for path in self.linkpaths)
+        named = self.named.get(key)
+        return self.links.files_named(key) if named is None else named
 
     def fix(
         self, source: str, linkpath: str, display: str | None, key: str
@@ -187,8 +198,8 @@ class _Fixer:
         memo = (linkpath, display)
         if memo not in self.others:
             self.others[memo] = (
-                _folder_fix(self.links, linkpath, display)
-                or _renamed_fix(self.conn, self.links, linkpath, display)
+                _folder_fix(self.files_named, linkpath, display)
+                or _renamed_fix(self.conn, self.files_named, linkpath, display)
                 or self._typo_fix(linkpath, display)
             )
         return self.others[memo] or (None, None)
@@ -203,14 +214,14 @@ class _Fixer:
             named = [
                 path
                 for variant in self._variants_filed(key)
-                for path in self.links.files_named(variant)
+                for path in self.files_named(variant)
                 if file_stem_key(path) == variant
             ]
             self.typos[key] = min(named) if named else None
         path = self.typos[key]
         if path is None:
             return None
-        return link_to(path, self.links.files_named(lookup_key(path)), display), "typo"
+        return link_to(path, self.files_named(lookup_key(path)), display), "typo"
 
     def _variants_filed(self, key: str) -> Iterable[str]:
         """The ``one_edit_variants`` of ``key`` some file is filed under (or may be: the key
@@ -260,27 +271,32 @@ class _Fixer:
         if owner is None:
             return None
         if (owner, linkpath) not in self.aliases:
-            others = self.links.files_named(lookup_key(owner))
+            others = self.files_named(lookup_key(owner))
             self.aliases[owner, linkpath] = (link_to(owner, others, linkpath), "alias")
         return self.aliases[owner, linkpath]
 
 
-def _folder_fix(links: LinkTargets, linkpath: str, display: str | None) -> tuple[str, str] | None:
+def _folder_fix(
+    files_named: Callable[[str], list[str]], linkpath: str, display: str | None
+) -> tuple[str, str] | None:
     key = lookup_key(linkpath)
-    named = [path for path in links.files_named(key) if same_name(path, key)]
+    named = [path for path in files_named(key) if same_name(path, key)]
     if not named:
         return None
     return link_to(named[0], named, display), "folder"
 
 
 def _renamed_fix(
-    conn: sqlite3.Connection, links: LinkTargets, linkpath: str, display: str | None
+    conn: sqlite3.Connection,
+    files_named: Callable[[str], list[str]],
+    linkpath: str,
+    display: str | None,
 ) -> tuple[str, str] | None:
     key = lookup_key(linkpath)
     path = renames.renamed_to(conn, key[:-3] if key.endswith(".md") else key)
     if path is None:
         return None
-    return link_to(path, links.files_named(lookup_key(path)), display), RENAMED
+    return link_to(path, files_named(lookup_key(path)), display), RENAMED
 
 
 def _typo_key(linkpath: str) -> str:

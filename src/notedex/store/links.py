@@ -6,13 +6,23 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from notedex.store import linkfixes
 from notedex.store.files import IDS_OF_PATHS, LOOKUP_CHUNK
+from notedex.store.findings import INCOMING, OUTGOING
 from notedex.store.keyindex import FileKeyIndex, key_hash
 from notedex.vault.resolve import Resolver, affected_name_keys, file_keys, lookup_key, name_key
 
 Withdraw = Callable[[Iterable[int]], None]
+
+
+class MarkLinks(Protocol):
+    """``findings.withdraw_links`` as a writer hands it over: which notes' link texts change,
+    and which sides (``findings.INCOMING``, ``OUTGOING``; both by default)."""
+
+    def __call__(self, ids: Iterable[int], *, sides: int = ...) -> None: ...
+
 
 _PATHS_OF_IDS = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))"
 # SQLite sorts the key hashes (in its own, bounded memory) for FileKeyIndex.from_sorted.
@@ -26,6 +36,12 @@ SELECT h, id FROM (
 # A link whose target a path can decide (SEMANTICS 7.5-7.7): a folder in its linkpath, or a
 # tie-break among several candidates.
 _PATH_DEPENDENT = "(l.ambiguous = 1 OR instr(l.linkpath, '/') > 0)"
+# Of those, a link whose target its source's folder can decide: relative to it (7.5: `./x`,
+# `../x`, as Resolver.resolve tests the folded linkpath), or a tie-break (7.7). A path with a
+# `/` otherwise (7.6, 7.7's suffix) finds the same candidates from any folder.
+_SOURCE_DEPENDENT = (
+    "(l.ambiguous = 1 OR substr(l.linkpath, 1, 2) = './' OR substr(l.linkpath, 1, 3) = '../')"
+)
 _LINKS_SELECT = (
     "SELECT l.source_id, l.seq, f.path, l.linkpath, l.target_id, l.ambiguous "
     "FROM links l JOIN files f ON f.id = l.source_id "
@@ -103,6 +119,25 @@ class LinkTargets:
         rows = self.conn.execute(_PATHS_OF_IDS, (json.dumps(list(ids)),)).fetchall()
         return sorted(path for _id, path in rows if key in file_keys(path))
 
+    def files_named_many(self, keys: Iterable[str]) -> dict[str, list[str]]:
+        """``files_named`` of each of ``keys``, in one read of the files' paths (a folder
+        rename's suggestions look up thousands of names: one statement each was most of it)."""
+        index = self.key_index()
+        ids_of = {key: index.ids(key) for key in set(keys)}
+        wanted = sorted({file_id for ids in ids_of.values() for file_id in ids})
+        paths: dict[int, str] = {}
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            paths.update(
+                self.conn.execute(
+                    _PATHS_OF_IDS, (json.dumps(wanted[start : start + LOOKUP_CHUNK]),)
+                )
+            )
+        named: dict[str, list[str]] = {}
+        for key, ids in ids_of.items():
+            found = (paths.get(file_id) for file_id in ids)
+            named[key] = sorted(path for path in found if path and key in file_keys(path))
+        return named
+
     def unresolve_links_to(self, file_id: int, withdraw: Withdraw) -> set[int]:
         """A file goes: links that pointed at it become unresolved. Returns their sources,
         whose FTS rows change (withdrawn before the links do)."""
@@ -120,7 +155,7 @@ class LinkTargets:
         )
         return sources
 
-    def reresolve_for(self, changed_paths: set[str], dirty: set[int], withdraw: Withdraw) -> None:
+    def reresolve_for(self, changed_paths: set[str], dirty: set[int], withdraw: MarkLinks) -> None:
         """SEMANTICS 7: re-resolve exactly the links whose resolution these files can change."""
         # In slices: a first index creates 100k files, whose keys and links would otherwise
         # all be held at once (tens of MB). A link re-resolved twice gets the same answer.
@@ -156,7 +191,7 @@ class LinkTargets:
         return rows
 
     def _reresolve_slice(
-        self, changed_paths: Iterable[str], dirty: set[int], withdraw: Withdraw
+        self, changed_paths: Iterable[str], dirty: set[int], withdraw: MarkLinks
     ) -> None:
         keys: set[str] = set()
         for path in changed_paths:
@@ -166,22 +201,27 @@ class LinkTargets:
         self._reresolve_rows(self._affected_links(keys), dirty, withdraw)
 
     def reresolve_moved(
-        self, source_ids: Iterable[int], keys: set[str], dirty: set[int], withdraw: Withdraw
+        self, source_ids: Iterable[int], keys: set[str], dirty: set[int], withdraw: MarkLinks
     ) -> None:
         """Files moved under the same names (a folder rename: their keys, and this key index,
         stay): re-resolve the links a path can decide. SEMANTICS 7 reads a path only for a
         linkpath with a folder (7.5, 7.6, 7.7's suffix) and for a tie-break among several
         candidates (7.7, marked ``ambiguous``); a bare name with one candidate (7.4) lands on
         the same file wherever either end is, and a bare name with none stays broken. So these
-        are read: of the moved notes' own links (``source_ids``) and of the links filed under
-        ``keys`` (to or naming a file of those names), those with a ``/`` or a tie-break, not
-        the bare links to unique names that make up most of a vault.
+        are read: of the links filed under ``keys`` (to or naming a file of those names), those
+        with a ``/`` or a tie-break, not the bare links to unique names that make up most of a
+        vault; of the moved notes' own links (``source_ids``), only those whose source's folder
+        decides: relative ones (7.5) and tie-breaks (7.7). Any other one finds the same
+        candidates wherever its source is (7.6's full path, 7.7's suffix), and if a candidate
+        moved, the link is filed under ``keys`` (by its target, or unresolved by its name) and
+        read above.
 
-        A broken link filed under ``keys`` is refixed: its fix may name a moved file
-        (SEMANTICS 8.3)."""
+        A broken link filed under ``keys`` with two files or more is refixed: its `folder` fix
+        names the first by path, in the path form (SEMANTICS 8.3). Under a key of one file it
+        is that file's bare name, which a move under the same name keeps."""
         rows = self.conn.execute(
             _LINKS_SELECT + f"WHERE l.source_id IN (SELECT value FROM json_each(?)) "
-            f"AND l.linkpath <> '' AND {_PATH_DEPENDENT}",
+            f"AND l.linkpath <> '' AND {_SOURCE_DEPENDENT}",
             (json.dumps(sorted(source_ids)),),
         ).fetchall()
         wanted = json.dumps(sorted(keys), ensure_ascii=False)
@@ -191,7 +231,13 @@ class LinkTargets:
             (wanted,),
         ).fetchall()
         index = self.key_index()
-        sharing = {file_id for key in keys for file_id in index.ids(key)}
+        sharing: set[int] = set()
+        shared: list[str] = []  # the keys of two files or more (or colliding hashes: a few more)
+        for key in keys:
+            ids = index.ids(key)
+            sharing.update(ids)
+            if len(ids) > 1:
+                shared.append(key)
         rows += [
             row
             for row in self.conn.execute(
@@ -203,17 +249,18 @@ class LinkTargets:
         ]
         unique = list({(row[0], row[1]): row for row in rows}.values())
         self._reresolve_rows(unique, dirty, withdraw)
-        linkfixes.refix(self.conn, keys)
+        linkfixes.refix(self.conn, shared)
 
     def _reresolve_rows(
         self,
         rows: list[tuple[int, int, str, str, int | None, int]],
         dirty: set[int],
-        withdraw: Withdraw,
+        withdraw: MarkLinks,
     ) -> None:
         updates = []
         self.load_candidates(lookup_key(row[3]) for row in rows)
-        touched: set[int] = set()
+        sources: set[int] = set()  # their own links change: their unresolved keys
+        targets: set[int] = set()  # the links into them change: their anchors
         still_broken: set[str] = set()
         for source_id, seq, source, linkpath, old_target, old_ambiguous in rows:
             new_target, ambiguous = self.resolve(linkpath, source)
@@ -221,8 +268,8 @@ class LinkTargets:
                 # The flag alone (the same target, still or no longer a tie) is read by the
                 # queries straight from `links`: no structure-search row or finding has it.
                 if new_target != old_target:
-                    touched.add(source_id)
-                    touched.update(t for t in (old_target, new_target) if t is not None)
+                    sources.add(source_id)
+                    targets.update(t for t in (old_target, new_target) if t is not None)
                 updates.append(
                     (
                         new_target,
@@ -236,8 +283,9 @@ class LinkTargets:
                 still_broken.add(name_key(linkpath))  # its `folder` suggestion may change
         self.drop_candidates()
         linkfixes.refix(self.conn, still_broken)
-        withdraw(touched)  # their anchors or unresolved keys change
-        dirty |= touched
+        withdraw(sources, sides=OUTGOING)
+        withdraw(targets, sides=INCOMING)
+        dirty |= sources | targets
         self.conn.executemany(
             "UPDATE links SET target_id = ?, ambiguous = ?, name_key = ? WHERE source_id = ? AND seq = ?",
             updates,

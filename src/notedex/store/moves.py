@@ -166,8 +166,8 @@ def _move(
     )
     links.added({vf.path for _, vf in renamed})
 
-    def withdraw(touched: Iterable[int]) -> None:
-        findings.withdraw_links(conn, touched)  # their links or the links into them change
+    def withdraw(ids: Iterable[int], *, sides: int = findings.BOTH_SIDES) -> None:
+        findings.withdraw_links(conn, ids, sides=sides)  # their links or the links into them
 
     # SEMANTICS 7.10: the links by a name that came or went, all of them...
     changed = {known.path for known, _ in renamed} | {vf.path for _, vf in renamed}
@@ -179,7 +179,9 @@ def _move(
         key for known, vf in moves if known.id in kept_names for key in affected_name_keys(vf.path)
     }
     links.reresolve_moved(note_ids, kept, dirty, withdraw)
-    findings.record_renames(conn, [(known.path, known.id) for known, _ in moves])
+    # A file whose name stays exactly (not only its keys: a new case is a new `folder` fix).
+    same_name = {known.id for known, vf in moves if _name(known.path) == _name(vf.path)}
+    findings.record_renames(conn, [(known.path, known.id) for known, _ in moves], same_name)
     # As for a delete and a create: the `typo` fixes (SEMANTICS 8.3) and the unused
     # attachments (8.9) the old and new paths can change.
     paths = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
@@ -196,32 +198,35 @@ def _set_paths(
     conn: sqlite3.Connection, moves: Sequence[Move], disk_rel: Callable[[VaultFile], str | None]
 ) -> None:
     """The files' new paths and etags, the stored documents of their broken anchors, and the
-    paths of their problems (a walk problem is the walk's own). The documents are rewritten in
-    two statements over the moved ids, not by the per-file trigger (``PATH_ANCHOR_DOCS``, set
-    aside meanwhile: a TEMP trigger, restored by a rollback too): the trigger's two statements
-    per file were most of a folder rename's path updates."""
+    paths of their problems (a walk problem is the walk's own). All set-based over
+    ``temp.moved_paths``: the documents' paths are updated in two statements over the moved
+    ids, not by the per-file trigger (``PATH_ANCHOR_DOCS``, set aside meanwhile: a TEMP
+    trigger, restored by a rollback too): the trigger's two statements per file were most of a
+    folder rename's path updates."""
     conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS moved_paths(old TEXT PRIMARY KEY, new TEXT, id INTEGER)"
+        "CREATE TEMP TABLE IF NOT EXISTS moved_paths(old TEXT PRIMARY KEY, new TEXT, "
+        "id INTEGER UNIQUE, disk_rel TEXT, size INTEGER, mtime_ns INTEGER, inode INTEGER)"
     )
     conn.execute("DELETE FROM temp.moved_paths")
     conn.executemany(
-        "INSERT INTO temp.moved_paths(old, new, id) VALUES (?, ?, ?)",
-        [(known.path, vf.path, known.id) for known, vf in moves],
+        "INSERT INTO temp.moved_paths(old, new, id, disk_rel, size, mtime_ns, inode) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (known.path, vf.path, known.id, disk_rel(vf), vf.size, vf.mtime_ns, vf.inode)
+            for known, vf in moves
+        ],
     )
-    now = time.time_ns()
     conn.execute(f"DROP TRIGGER IF EXISTS temp.{PATH_ANCHOR_DOCS}")
     try:
-        conn.executemany(
-            "UPDATE files SET path = ?, disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, "
-            "indexed_ns = ? WHERE id = ?",
-            [
-                (vf.path, disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id)
-                for known, vf in moves
-            ],
+        conn.execute(
+            "UPDATE files SET (path, disk_rel, size, mtime_ns, inode) = ("
+            "SELECT new, disk_rel, size, mtime_ns, inode FROM temp.moved_paths WHERE id = files.id"
+            "), indexed_ns = ? WHERE id IN (SELECT id FROM temp.moved_paths)",
+            (time.time_ns(),),
         )
     finally:
         conn.execute(trigger_ddl(PATH_ANCHOR_DOCS))
-    for statement in moved_anchor_docs("SELECT id FROM temp.moved_paths"):
+    for statement in moved_anchor_docs("temp.moved_paths"):
         conn.execute(statement)
     conn.execute(
         "UPDATE problems SET path = (SELECT new FROM temp.moved_paths WHERE old = problems.path) "

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from notedex.store.schema import RENAME_HISTORY
 from notedex.vault.resolve import file_name_key, file_stem_key
@@ -36,15 +36,29 @@ def link_keys(key: str) -> tuple[str, str]:
     return key, key + ".md"
 
 
-def record(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[str]:
+def record(
+    conn: sqlite3.Connection,
+    renamed: Sequence[tuple[str, int]],
+    *,
+    kept_names: Container[int] = frozenset(),
+) -> set[str]:
     """Inside a transaction: each (old path, file id now) joins the history. Returns the link
     keys whose broken links' suggestions change (``linkfixes.refix``): links to the old names,
-    and links already suggesting these files (their new path is the suggestion now)."""
+    and links already suggesting these files (their new path is the suggestion now).
+
+    ``kept_names``: the files among them that kept their name (a folder rename). A broken link
+    to a name a file still has gets the `folder` fix, which outranks `renamed` (SEMANTICS 8.3),
+    and the move refixes it when that fix can change (``LinkTargets.reresolve_moved``): their
+    old names' keys are not returned."""
     if not renamed:
         return set()
     ids = json.dumps(sorted({file_id for _, file_id in renamed}))
-    rows = [(old_key(path), path, file_id) for path, file_id in renamed]
-    keys = {key for old, _, _ in rows for key in link_keys(old)}
+    keys = {
+        key
+        for path, file_id in renamed
+        if file_id not in kept_names
+        for key in link_keys(old_key(path))
+    }
     keys |= {
         key
         for (stored,) in conn.execute(
@@ -56,7 +70,7 @@ def record(conn: sqlite3.Connection, renamed: Sequence[tuple[str, int]]) -> set[
     # Only the newest RENAME_HISTORY can stay: the older ones of a large move are not written.
     conn.executemany(
         "INSERT INTO renames(old_key, old_path, file_id) VALUES (?, ?, ?)",
-        rows[-RENAME_HISTORY:],
+        [(old_key(path), path, file_id) for path, file_id in renamed[-RENAME_HISTORY:]],
     )
     conn.execute(
         "DELETE FROM renames WHERE seq <= (SELECT max(seq) FROM renames) - ?", (RENAME_HISTORY,)

@@ -322,8 +322,8 @@ class IndexWriter:
     def _withdraw(self, ids: Iterable[int]) -> None:
         findings.withdraw(self.conn, ids)
 
-    def _withdraw_links(self, ids: Iterable[int]) -> None:
-        findings.withdraw_links(self.conn, ids)
+    def _withdraw_links(self, ids: Iterable[int], *, sides: int = findings.BOTH_SIDES) -> None:
+        findings.withdraw_links(self.conn, ids, sides=sides)
 
     @contextlib.contextmanager
     def bulk_mode(self) -> Iterator[None]:

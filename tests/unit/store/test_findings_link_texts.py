@@ -42,10 +42,10 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> tuple[set[int], list[tuple[int, int
     counts: list[tuple[int, int]] = []
     mark, refresh = findings.withdraw_links, findings.refresh_link_texts
 
-    def spy_mark(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    def spy_mark(conn: sqlite3.Connection, ids: Iterable[int], **options: int) -> None:
         ids = list(ids)
         marked.update(ids)
-        mark(conn, ids)
+        mark(conn, ids, **options)
 
     def spy_refresh(conn: sqlite3.Connection) -> tuple[int, int]:
         counts.append(refresh(conn))
@@ -141,3 +141,69 @@ def test_a_rebuild_derives_the_stored_texts_again(writer: IndexWriter, tmp_path:
     writer.rebuild_fts()
     assert fts_problems(writer.db_path) == []
     assert dump_index(writer.db_path) == fresh_full_index(writer.vault, tmp_path)
+
+
+def test_the_dirty_notes_texts_are_the_views(tmp_path: Path) -> None:
+    """``findings.dirty_link_texts`` (a move's refresh) and the view ``link_texts_now`` (a first
+    index, ``rebuild``) build the same texts: anchors sorted and distinct, with or without a
+    display (an empty one too), CJK segmented, self-links and links into attachments, broken
+    keys; a note with none gets empty texts, an attachment no row."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n[[T]] [[#Self]] [[框架相關]] [[gone|Gone]] [[gone]]\n")
+    write(vault / "框架相關.md", "# 框架\n[[T|重跑gen-itgc后]] [[T|]] [[T]] [[T]] [Md](T.md)\n")
+    write(vault / "a" / "U.md", "# U\n![[pic.png]] [[T|Zeta]] [[T|alpha]] [[nowhere/x]] [[ ]]\n")
+    write(vault / "Empty.md", "# Empty\n")
+    write(vault / "pic.png", "png")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        with writer.transaction() as conn:
+            ids = [row[0] for row in conn.execute("SELECT id FROM files")]
+            findings.set_dirty(conn, ids)
+            texts = sorted(findings.dirty_link_texts(conn))
+            view = conn.execute("SELECT * FROM link_texts_now ORDER BY file_id").fetchall()
+    assert texts == view
+    assert len(texts) == 4
+    assert any("重跑" in anchors for _, anchors, _ in texts)
+    assert any(unresolved for _, _, unresolved in texts)
+
+
+@pytest.mark.parametrize(
+    ("other", "expected"),
+    [
+        ("[[S]]", ["", "../T"]),  # T's anchors now none; S's broken key
+        # Other's link into S breaks too: S's two sides change (marked one after the other),
+        # and Other's unresolved key.
+        ("[[src/S]]", ["", "", "../T", "src/S"]),
+    ],
+)
+def test_a_re_resolution_derives_only_the_sides_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other: str, expected: list[str]
+) -> None:
+    """A link that changes target marks its source's unresolved keys and its targets' anchors
+    (``withdraw_links`` sides): the source's anchors and the targets' unresolved keys are the
+    stored texts, not derived again. Here S's relative link breaks when S moves (SEMANTICS
+    7.5): S's unresolved text and T's anchors change, S keeps Other's anchor and T its own
+    broken key; a side taken from the store that did change would differ from a fresh index."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n[[gone]]\n")
+    write(vault / "src" / "S.md", "# S\n[[../T]]\n")
+    write(vault / "Other.md", f"# Other\n{other}\n")
+    for path in ("T.md", "src/S.md", "Other.md"):  # not racy: nothing is read again
+        os.utime(vault / path, (1_600_000_000, 1_600_000_000))
+    derived: list[str] = []
+    joined = findings._joined
+
+    def spy(texts: set[str] | None) -> str:
+        derived.append(" ".join(sorted(texts or ())))
+        return joined(texts)
+
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        monkeypatch.setattr(findings, "_joined", spy)
+        os.makedirs(vault / "b" / "c")
+        os.rename(vault / "src" / "S.md", vault / "b" / "c" / "S.md")
+        report = apply_paths(writer, ["src/S.md", "b/c/S.md"])
+        assert report.moved == 1
+        monkeypatch.undo()  # the fresh index below derives its own
+        assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        assert sorted(derived) == expected

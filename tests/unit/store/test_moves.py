@@ -42,10 +42,10 @@ def _withdrawn(monkeypatch: pytest.MonkeyPatch) -> set[int]:
         seen.update(ids)
         whole(conn, ids, **options)  # type: ignore[arg-type]
 
-    def record_links(conn: object, ids: Iterable[int]) -> None:
+    def record_links(conn: object, ids: Iterable[int], **options: int) -> None:
         ids = list(ids)
         seen.update(ids)
-        links_only(conn, ids)  # type: ignore[arg-type]
+        links_only(conn, ids, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(findings, "withdraw", record_whole)
     monkeypatch.setattr(findings, "withdraw_links", record_links)
@@ -129,3 +129,116 @@ def test_a_move_sets_the_path_trigger_aside_and_back_even_when_it_fails(
         docs = [row[0] for row in conn.execute("SELECT doc FROM broken_anchor_docs")]
         conn.execute("UPDATE files SET path = 'moved/S.md' WHERE path = 'moved/S2.md'")
     assert any('"target":"moved/S2.md"' in doc for doc in docs)
+
+
+def _reresolved(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The linkpath of every link handed to a re-resolution from now on."""
+    from notedex.store.links import LinkTargets
+
+    seen: list[str] = []
+    original = LinkTargets._reresolve_rows
+
+    def record(
+        self: LinkTargets, rows: list[tuple[int, int, str, str, int | None, int]], *a: object
+    ) -> None:
+        seen.extend(row[3] for row in rows)
+        original(self, rows, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LinkTargets, "_reresolve_rows", record)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("text", "reread"),
+    [
+        ("[[../T]]", True),  # SEMANTICS 7.5: from b/c it is b/T, unresolved
+        ("[[./Near]]", True),  # 7.5: a/Near.md stays, b/c/Near does not exist
+        ("[[same]]", True),  # 7.7: a/same.md from a, b/c/same.md from b/c (its folder)
+        ("[[a/same]]", False),  # 7.6: the full path, from anywhere
+        ("[[same.md]]", True),  # 7.7 by the file name: the tie-break again
+        ("[[x/Gone]]", False),  # broken from anywhere: no candidate
+    ],
+)
+def test_a_moved_note_rereads_only_the_links_its_folder_decides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, reread: bool
+) -> None:
+    """A note moved under its name (store.links.reresolve_moved): of its own links, the
+    relative ones and the tie-breaks are re-resolved from its new folder; a path with a folder
+    otherwise finds the same file from anywhere and is not read again. Each case ends equal to
+    a fresh index (a link left unread that should change would break that)."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n")
+    write(vault / "a" / "Near.md", "# Near\n")
+    write(vault / "a" / "same.md", "# Same in a\n")
+    write(vault / "b" / "c" / "same.md", "# Same in b/c\n")
+    write(vault / "a" / "S.md", f"# S\n{text}\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        seen = _reresolved(monkeypatch)
+        os.rename(vault / "a" / "S.md", vault / "b" / "c" / "S.md")
+        report = apply_paths(writer, ["a/S.md", "b/c/S.md"])
+        assert report.moved == 1
+        assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        assert (text.strip("[]") in seen) is reread
+
+
+def test_a_moved_files_anchor_documents_take_the_new_path_as_json_quotes_it(
+    tmp_path: Path,
+) -> None:
+    """The stored documents of a moved file's broken anchors get only their path fields updated
+    (``schema.moved_anchor_docs``, json_set): byte for byte what a fresh index renders, for a
+    folder whose name JSON must escape, out of the moved notes, into them and within them."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "T.md", "# T\n[[S#Nope]] [[sub/S#Nope too]]\n")
+    write(vault / "src" / "S.md", "# S\n[[T#Nope]] [[#Self]] [[Near#Nope]]\n")
+    write(vault / "src" / "Near.md", "# Near\n[[S#Nope]]\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        before = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
+        assert len(before) == 5
+        for old, new in (("src", 'dir "q" \\ é 日本\t'), ('dir "q" \\ é 日本\t', "src")):
+            os.rename(vault / old, vault / new)
+            apply_paths(writer, [old, new])
+            assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        after = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
+        assert after == before
+
+
+def _broken_fixes(writer: IndexWriter) -> list[tuple[str, str | None, str | None]]:
+    return writer.conn.execute(
+        "SELECT text, suggestion, reason FROM broken_links ORDER BY text"
+    ).fetchall()
+
+
+def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
+    """SEMANTICS 8.3's `folder` fix names the first file of the link's name by path: the bare
+    name when no other file has it, which a move under the same name keeps (not recomputed:
+    store.links.reresolve_moved refixes only keys of two files or more), else its path, which
+    a folder rename changes; a new case in the name changes even the bare name. A broken
+    link with a folder is read again by the move anyway (its key is a moved name): these are
+    bare links to attachments without an extension, which 7.2 never finds (no `.md` retry
+    for a name without one), so only the refix reaches them."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "src" / "Solo", "solo\n")
+    write(vault / "src" / "Dup", "dup in src\n")
+    write(vault / "zz" / "Dup", "dup in zz\n")
+    write(vault / "src" / "lower", "lower\n")
+    write(vault / "Links.md", "# Links\n[[Solo]] [[Dup]] [[lower]]\n")
+    os.utime(vault / "src" / "lower", (1_600_000_000, 1_600_000_000))  # not racy: pairs by etag
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        assert _broken_fixes(writer) == [
+            ("[[Dup]]", "[[src/Dup]]", "folder"),
+            ("[[Solo]]", "[[Solo]]", "folder"),
+            ("[[lower]]", "[[lower]]", "folder"),
+        ]
+        # First the new case, while no rename history names the file (it would refix it).
+        os.rename(vault / "src" / "lower", vault / "src" / "Lower")
+        report = apply_paths(writer, ["src/lower", "src/Lower"])
+        assert report.moved == 1
+        assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        assert ("[[lower]]", "[[Lower]]", "folder") in _broken_fixes(writer)
+        os.rename(vault / "src", vault / "moved")
+        apply_paths(writer, ["src", "moved"])
+        assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+        assert ("[[Dup]]", "[[moved/Dup]]", "folder") in _broken_fixes(writer)
