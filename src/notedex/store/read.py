@@ -667,7 +667,7 @@ def ranked_field_hits(
         return 0, []
     rows: list[RankedRow] = []
     if hit + len(exact) > limit:
-        for table, pool in _stage1_pools(expressions):
+        for number, (table, pool) in enumerate(_stage1_pools(expressions)):
             # a pool too small to fill the page is skipped on a count (no BM25): its size
             # and the exact names bound the candidates it holds
             seen, seen_params = _visible(conn, f"{table}.rowid", tag, note_type)
@@ -675,7 +675,8 @@ def ranked_field_hits(
             pooled = conn.execute(count, [pool, *seen_params]).fetchone()[0]
             if pooled + len(exact) < limit:
                 continue
-            rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool)
+            titled = number == 0
+            rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool, titled=titled)
             if len(rows) >= limit:
                 break
     if len(rows) < limit:
@@ -769,13 +770,17 @@ def _ranked(
     note_type: str | None,
     limit: int,
     pool: str | None,
+    *,
+    titled: bool = False,
 ) -> "list[RankedRow]":
-    """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order."""
-    if len(matches) == 1:
-        if pool is not None:
-            return _ranked_titled(conn, matches[0][1], exact_ids, tag, note_type, limit)
-        if not tag and not note_type:
-            return _ranked_one(conn, matches[0][1], exact_ids, limit)
+    """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order; ``titled``:
+    the pool is the first, every term in the title (``_stage1_pools``)."""
+    if titled and (len(matches) == 1 or exact_ids == "[]"):
+        # several terms with exact names: ranking those over note_fts scans each term's whole
+        # doclist, as the one statement of the pool does (_ranked_many), so that one is cheaper
+        return _ranked_titled(conn, matches, exact_ids, tag, note_type, limit)
+    if len(matches) == 1 and pool is None and not tag and not note_type:
+        return _ranked_one(conn, matches[0][1], exact_ids, limit)
     return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, pool)
 
 
@@ -814,62 +819,90 @@ def _ranked_one(
 
 def _ranked_titled(
     conn: "sqlite3.Connection",
-    expression: str,
+    matches: "Sequence[tuple[int, str]]",
     exact_ids: str,
     tag: str | None,
     note_type: str | None,
     limit: int,
 ) -> "list[RankedRow]":
-    """One term, the pool of notes with the term in the title, and the exact names.
+    """The pool of notes with every term in the title, and the exact names.
 
-    The exact names (tier 1) are ranked over note_fts as in ``_ranked_one``; every other
-    pooled note has the same key (tier 2, the term hit, in the title), so it is ranked by
-    name_fts alone: one bm25() per name hit, and note_fts's doclist (with the tag hits) is
-    never scanned for them. Which of the shown tier-2 notes the term hits in a tag is asked
-    of note_fts for those few ids only (``field_hits_among``).
+    The exact names (tier 1) are ranked over note_fts as everywhere; every other pooled note
+    has the same key (tier 2, every term hit, every term in the title), so it is ranked by
+    name_fts alone: one bm25() per name hit, and note_fts's doclists (with the tag hits) are
+    never scanned for them. Which terms hit a tag or an alias of the shown tier-2 notes is
+    asked for those few ids only (``field_hits_among``).
     """
     rows: list[RankedRow] = []
     if exact_ids != "[]":
-        visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
-        rows += conn.execute(
-            f"""
-            SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
-                   bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
-                   bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
-                   {_TAGS_ALIASES}, 1 AS tier
-            FROM note_fts WHERE note_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))
-              AND {visible}
-            ORDER BY terms DESC, title_terms DESC, rank, rowid LIMIT ?
-            """,
-            ["{title tags aliases} : " + expression, exact_ids, *params, limit],
-        ).fetchall()
+        rows += _ranked_exact(conn, matches, exact_ids, tag, note_type, limit)
     if len(rows) >= limit:
         return rows
     visible, params = _visible(conn, "name_fts.rowid", tag, note_type)
+    every = "(" + " AND ".join(expression for _, expression in matches) + ")"
+    titled = (
+        "bm25(name_fts, 1.0, 0.0) < 0"  # one term: it hit the title
+        if len(matches) == 1
+        else "+rowid IN (SELECT rowid FROM name_fts WHERE name_fts MATCH 'title : ' || ?2)"
+    )
     named = conn.execute(
         f"""
-        SELECT rowid AS file_id, {_NAME_BM25} AS rank,
-               bm25(name_fts, 0.0, 1.0) < 0 AS alias_terms
-        FROM name_fts WHERE name_fts MATCH ? AND bm25(name_fts, 1.0, 0.0) < 0
-          AND +rowid NOT IN (SELECT value FROM json_each(?)) AND {visible}
+        SELECT rowid AS file_id, {_NAME_BM25} AS rank
+        FROM name_fts WHERE name_fts MATCH ?2 AND {titled}
+          AND +rowid NOT IN (SELECT value FROM json_each(?1)) AND {visible}
         ORDER BY rank, rowid LIMIT ?
         """,
-        [expression, exact_ids, *params, limit - len(rows)],
+        [exact_ids, every, *params, limit - len(rows)],
     ).fetchall()
-    tagged = field_hits_among(conn, expression, "tags", [row[0] for row in named])
+    ids = [row[0] for row in named]
+    masks = {file_id: [0, 0] for file_id in ids}  # the terms in a tag, in an alias (bits)
+    for index, expression in matches:
+        for field, column in enumerate(("tags", "aliases")):
+            for file_id in field_hits_among(conn, expression, column, ids) if ids else ():
+                masks[file_id][field] |= 1 << index
+    every_term = sum(1 << index for index, _ in matches)
     rows += [
         {
             "file_id": row[0],
             "rank": row[1],
-            "terms": 1,
-            "title_terms": 1,
-            "tag_terms": row[0] in tagged,
-            "alias_terms": row[2],
+            "terms": len(matches),
+            "title_terms": len(matches),
+            "tag_terms": masks[row[0]][0].bit_count(),
+            "alias_terms": masks[row[0]][1].bit_count(),
             "tier": 2,
+            "title_mask": every_term,
+            "tag_mask": masks[row[0]][0],
+            "alias_mask": masks[row[0]][1],
         }
         for row in named
     ]
     return rows
+
+
+def _ranked_exact(
+    conn: "sqlite3.Connection",
+    matches: "Sequence[tuple[int, str]]",
+    exact_ids: str,
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+) -> "list[RankedRow]":
+    """The exact names (tier 1) in stage-1 order, over note_fts."""
+    if len(matches) > 1:
+        return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, "")
+    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
+    return conn.execute(
+        f"""
+        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
+               bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
+               bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
+               {_TAGS_ALIASES}, 1 AS tier
+        FROM note_fts WHERE note_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))
+          AND {visible}
+        ORDER BY terms DESC, title_terms DESC, rank, rowid LIMIT ?
+        """,
+        ["{title tags aliases} : " + matches[0][1], exact_ids, *params, limit],
+    ).fetchall()
 
 
 def _ranked_many(
@@ -883,8 +916,8 @@ def _ranked_many(
 ) -> "list[RankedRow]":
     """The general stage-1 statement: per-term hits, summed per note, tiered and ordered.
 
-    ``pool``: only the notes matching this FTS5 expression, and the exact names; None: every
-    note. Tier 2's rank is the BM25 of every term over name_fts (``names``: the one match of
+    ``pool``: only the notes matching this FTS5 expression, and the exact names; "": the exact
+    names only; None: every note. Tier 2's rank is the BM25 of every term over name_fts (``names``: the one match of
     all the terms, whose bm25() sums the terms' own).
     """
     restrict = ""
@@ -907,12 +940,14 @@ def _ranked_many(
     params += [exact_ids, len(matches), exact_ids]
     visible, visible_params = _visible(conn, "a.file_id", tag, note_type)
     params += [*visible_params, limit]
-    pooled = (
-        "pool(id) AS MATERIALIZED (SELECT rowid FROM note_fts WHERE note_fts MATCH ? "
-        "UNION SELECT value FROM json_each(?)),"
-        if pool is not None
-        else ""
-    )
+    pooled = ""
+    if pool == "":
+        pooled = "pool(id) AS MATERIALIZED (SELECT value FROM json_each(?2) WHERE ?1 = ''),"
+    elif pool is not None:
+        pooled = (
+            "pool(id) AS MATERIALIZED (SELECT rowid FROM note_fts WHERE note_fts MATCH ? "
+            "UNION SELECT value FROM json_each(?)),"
+        )
     return conn.execute(
         f"""
         WITH {pooled}

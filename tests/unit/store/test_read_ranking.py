@@ -115,9 +115,9 @@ def test_the_pools_bite(conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatc
     used: list[str | None] = []
     ranked = read._ranked
 
-    def spy(*args: object) -> list[sqlite3.Row]:
+    def spy(*args: object, **kwargs: bool) -> list[sqlite3.Row]:
         used.append(args[-1])  # type: ignore[arg-type]
-        return ranked(*args)  # type: ignore[arg-type]
+        return ranked(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(read, "_ranked", spy)
     for question in ("alpha", "alpha beta", "epsilon"):
