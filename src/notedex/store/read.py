@@ -775,9 +775,9 @@ def _ranked(
 ) -> "list[RankedRow]":
     """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order; ``titled``:
     the pool is the first, every term in the title (``_stage1_pools``)."""
-    if titled and (len(matches) == 1 or exact_ids == "[]"):
-        # several terms with exact names: ranking those over note_fts scans each term's whole
-        # doclist, as the one statement of the pool does (_ranked_many), so that one is cheaper
+    if titled and (len(matches) == 1 or exact_ids.count(",") < _SEEK_EXACT):
+        # several terms and many exact names: ranking those over note_fts scans each term's
+        # whole doclist, as the one statement of the pool does (_ranked_many): that one is cheaper
         return _ranked_titled(conn, matches, exact_ids, tag, note_type, limit)
     if len(matches) == 1 and pool is None and not tag and not note_type:
         return _ranked_one(conn, matches[0][1], exact_ids, limit)
@@ -879,6 +879,17 @@ def _ranked_titled(
     return rows
 
 
+_SEEK_EXACT = 4
+"""Up to this many exact names are ranked by rowid seeks (FTS5 filters once per id, and bm25()
+computes its IDF again each time: about 0.3 ms a term and id at 100k notes); more by one scan
+of each term's doclist (1.5-3 ms a term), written ``+rowid``."""
+
+
+def _rowid_in(exact_ids: str) -> str:
+    """The rowid test of ranking the exact names alone: seeks for a few, else one scan."""
+    return "rowid IN" if exact_ids.count(",") < _SEEK_EXACT else "+rowid IN"
+
+
 def _ranked_exact(
     conn: "sqlite3.Connection",
     matches: "Sequence[tuple[int, str]]",
@@ -897,7 +908,7 @@ def _ranked_exact(
                bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
                bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
                {_TAGS_ALIASES}, 1 AS tier
-        FROM note_fts WHERE note_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))
+        FROM note_fts WHERE note_fts MATCH ? AND {_rowid_in(exact_ids)} (SELECT value FROM json_each(?))
           AND {visible}
         ORDER BY terms DESC, title_terms DESC, rank, rowid LIMIT ?
         """,
@@ -923,7 +934,7 @@ def _ranked_many(
     restrict = ""
     params: list[Any] = []
     if pool is not None:
-        restrict = " AND +rowid IN (SELECT id FROM pool)"
+        restrict = f" AND {'+rowid IN' if pool else _rowid_in(exact_ids)} (SELECT id FROM pool)"
         params += [pool, exact_ids]
     every = "(" + " AND ".join(expression for _, expression in matches) + ")"
     params.append(every)
@@ -940,6 +951,9 @@ def _ranked_many(
     params += [exact_ids, len(matches), exact_ids]
     visible, visible_params = _visible(conn, "a.file_id", tag, note_type)
     params += [*visible_params, limit]
+    names = f"SELECT rowid, {_NAME_BM25} FROM name_fts WHERE name_fts MATCH ?{restrict}"
+    if pool == "":  # tier 1 alone: no name ranks
+        names = "SELECT NULL, NULL WHERE ? IS NULL"
     pooled = ""
     if pool == "":
         pooled = "pool(id) AS MATERIALIZED (SELECT value FROM json_each(?2) WHERE ?1 = ''),"
@@ -951,8 +965,7 @@ def _ranked_many(
     return conn.execute(
         f"""
         WITH {pooled}
-        names(id, r) AS MATERIALIZED (
-            SELECT rowid, {_NAME_BM25} FROM name_fts WHERE name_fts MATCH ?{restrict}),
+        names(id, r) AS MATERIALIZED ({names}),
         hits AS MATERIALIZED ({union}),  -- bm25() cannot run inside the aggregate
         agg AS (
             -- one hits row per (note, term): a sum of the 0/1 flags counts distinct terms

@@ -146,3 +146,15 @@ def test_the_tiers_come_first_exact_names_then_titles_then_tags(conn: sqlite3.Co
 def test_a_miss_counts_nothing_and_ranks_nothing(conn: sqlite3.Connection) -> None:
     matches, exact = _args(conn, "zyzzogeton")
     assert read.ranked_field_hits(conn, matches, exact, limit=10) == (0, [])
+
+
+@pytest.mark.parametrize("seek", [0, 1000])
+def test_the_pages_are_the_same_whether_exact_names_are_sought_or_scanned(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, seek: int
+) -> None:
+    """A few exact names are ranked by rowid seeks, more by a scan (``_SEEK_EXACT``): both
+    ways give every page of the full ranking."""
+    monkeypatch.setattr(read, "_SEEK_EXACT", seek)
+    for question in QUESTIONS:
+        for filters in FILTERS:
+            test_every_page_is_the_page_of_the_full_ranking(conn, question, filters)
