@@ -1,4 +1,4 @@
-"""Findings upkeep: the structure-search rows (note_fts, link_fts), ``fts_pending`` and health's
+"""Findings upkeep: the structure-search rows (note_fts, name_fts, link_fts), ``fts_pending`` and health's
 precomputed findings (orphans, unlinked notes, dead ends, unused attachments, broken links and
 their suggestions, broken anchors; SEMANTICS 8, 10). All their SQL but the suggestions'
 (store/linkfixes.py) and the rename history's (store/renames.py).
@@ -66,16 +66,17 @@ def withdraw(
         return
     conn.execute(_LINKS_PENDING)
     skip = "AND n.file_id NOT IN (SELECT id FROM temp.links_pending)"
-    conn.execute(
-        f"""
-        DELETE FROM note_fts WHERE rowid IN (
-            SELECT n.file_id FROM notes n
-            WHERE n.file_id IN (SELECT value FROM json_each(?))
-              AND n.file_id NOT IN (SELECT id FROM fts_pending)
-              {skip if keep_links_only else ""})
-        """,
-        (wanted,),
-    )
+    for table in ("note_fts", "name_fts"):  # both over note_fts_text
+        conn.execute(
+            f"""
+            DELETE FROM {table} WHERE rowid IN (
+                SELECT n.file_id FROM notes n
+                WHERE n.file_id IN (SELECT value FROM json_each(?))
+                  AND n.file_id NOT IN (SELECT id FROM fts_pending)
+                  {skip if keep_links_only else ""})
+            """,
+            (wanted,),
+        )
     if keep_links_only:
         conn.execute(
             "INSERT OR IGNORE INTO fts_pending(id) SELECT value FROM json_each(?) "
@@ -262,6 +263,11 @@ def refresh_fts(conn: sqlite3.Connection, dirty: set[int], links: LinkTargets) -
     conn.execute(
         "INSERT INTO note_fts(rowid, title, tags, aliases) "
         "SELECT file_id, title, tags, aliases FROM note_fts_text "
+        "WHERE file_id IN (SELECT id FROM fts_pending)"
+    )
+    conn.execute(
+        "INSERT INTO name_fts(rowid, title, aliases) "
+        "SELECT file_id, title, aliases FROM note_fts_text "
         "WHERE file_id IN (SELECT id FROM fts_pending)"
     )
     refresh_link_texts(conn)

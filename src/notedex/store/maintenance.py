@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from notedex.store.links import LinkTargets
 
 FTS_AUTOMERGE = 4  # SQLite's default
-_MERGED_FTS = ("note_fts", "link_fts", "body_fts")
+_MERGED_FTS = ("note_fts", "name_fts", "link_fts", "body_fts")
 
 
 def automerge(conn: sqlite3.Connection) -> int | None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     Row = sqlite3.Row
+    RankedRow = Row | dict[str, Any]  # a stage-1 row: SQLite's, or built from two statements
 
 _NOTE_COLUMNS = f"""
     f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel, f.mtime_ns AS mtime_ns,
@@ -580,6 +581,9 @@ def file_etags(conn: "sqlite3.Connection") -> "list[Row]":
 
 # BM25 weights per column: title, tags, aliases (note_fts); anchors, unresolved (link_fts).
 _NOTE_BM25 = "bm25(note_fts, 10.0, 6.0, 4.0)"
+# Tier 2's rank: BM25 over a note's names alone, title and aliases (name_fts), so tags do not
+# lengthen the row (ARCHITECTURE "Two-stage lookup").
+_NAME_BM25 = "bm25(name_fts, 10.0, 4.0)"
 _LINK_BM25 = "bm25(link_fts, 2.0, 1.0)"
 _LINK_COLUMNS = ("anchors", "unresolved")
 
@@ -630,7 +634,7 @@ def ranked_field_hits(
     tag: str | None = None,
     note_type: str | None = None,
     limit: int = 10,
-) -> "tuple[int, list[Row]]":
+) -> "tuple[int, list[RankedRow]]":
     """Stage 1 of lookup: the ranking tiers, then BM25 within a tier, over bounded work.
 
     ``matches`` are (term index, FTS5 expression) pairs, each matched once against title,
@@ -661,18 +665,18 @@ def ranked_field_hits(
     ).fetchone()[0]
     if not hit and not exact:
         return 0, []
-    rows: list[Row] = []
+    rows: list[RankedRow] = []
     if hit + len(exact) > limit:
-        count = f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}"
-        for pool in _stage1_pools(expressions):
+        for number, (table, pool) in enumerate(_stage1_pools(expressions)):
             # a pool too small to fill the page is skipped on a count (no BM25): its size
             # and the exact names bound the candidates it holds
-            pooled = conn.execute(count, [pool, *params]).fetchone()[0]
+            seen, seen_params = _visible(conn, f"{table}.rowid", tag, note_type)
+            count = f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND {seen}"
+            pooled = conn.execute(count, [pool, *seen_params]).fetchone()[0]
             if pooled + len(exact) < limit:
                 continue
-            if pooled == hit and len(matches) == 1:
-                pool = ""  # every title or tag hit is a title hit: no rowid test needed
-            rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool)
+            titled = number == 0
+            rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool, titled=titled)
             if len(rows) >= limit:
                 break
     if len(rows) < limit:
@@ -683,7 +687,7 @@ def ranked_field_hits(
 
 def _alias_only_exact(
     conn: "sqlite3.Connection",
-    rows: "Sequence[Row]",
+    rows: "Sequence[RankedRow]",
     limit: int,
     expressions: "Sequence[str]",
     exact_ids: str,
@@ -734,9 +738,10 @@ def _not_excluded(conn: "sqlite3.Connection", column: str) -> str:
     return f"+{column} NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
 
 
-def _stage1_pools(expressions: "Sequence[str]") -> list[str]:
-    """Candidate pools as FTS5 expressions, each a prefix of the stage-1 order (tier, terms
-    hit, terms in the title); the exact names join every pool.
+def _stage1_pools(expressions: "Sequence[str]") -> list[tuple[str, str]]:
+    """Candidate pools as (FTS5 table, expression), each a prefix of the stage-1 order (tier,
+    terms hit, terms in the title); the exact names join every pool. The first two involve
+    names only, so they are counted over name_fts, whose doclists lack the tag hits.
 
     1. every term in the title: tier 2 with every term hit and every term in the title, the
        best key below tier 1;
@@ -746,14 +751,14 @@ def _stage1_pools(expressions: "Sequence[str]") -> list[str]:
     Past the last pool, everything is ranked.
     """
     every = "(" + " AND ".join(expressions) + ")"
-    titled = f"title : {every}"
+    titled = ("name_fts", f"title : {every}")
     if len(expressions) == 1:
         return [titled]
     named = f"{{title aliases}} : {every}"
     hit = f"({named}) OR ({{title tags}} : {every})"
-    pools = [titled, named, hit]
+    pools = [titled, ("name_fts", named), ("note_fts", hit)]
     if len(expressions) == 2:
-        pools.append(f"{hit} OR (title : ({expressions[0]} OR {expressions[1]}))")
+        pools.append(("note_fts", f"{hit} OR (title : ({expressions[0]} OR {expressions[1]}))"))
     return pools
 
 
@@ -765,13 +770,17 @@ def _ranked(
     note_type: str | None,
     limit: int,
     pool: str | None,
-) -> "list[Row]":
-    """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order."""
-    if len(matches) == 1:
-        if pool is not None:
-            return _ranked_titled(conn, matches[0][1], exact_ids, tag, note_type, limit, pool)
-        if not tag and not note_type:
-            return _ranked_one(conn, matches[0][1], exact_ids, limit)
+    *,
+    titled: bool = False,
+) -> "list[RankedRow]":
+    """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order; ``titled``:
+    the pool is the first, every term in the title (``_stage1_pools``)."""
+    if titled and (len(matches) == 1 or exact_ids.count(",") < _SEEK_EXACT):
+        # several terms and many exact names: ranking those over note_fts scans each term's
+        # whole doclist, as the one statement of the pool does (_ranked_many): that one is cheaper
+        return _ranked_titled(conn, matches, exact_ids, tag, note_type, limit)
+    if len(matches) == 1 and pool is None and not tag and not note_type:
+        return _ranked_one(conn, matches[0][1], exact_ids, limit)
     return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, pool)
 
 
@@ -782,64 +791,128 @@ lookup shows, at no further query (a row's second ``bm25()`` reuses what the fir
 
 def _ranked_one(
     conn: "sqlite3.Connection", expression: str, exact_ids: str, limit: int
-) -> "list[Row]":
+) -> "list[RankedRow]":
     """One term without filters, every candidate: the best rows, no aggregation (a GROUP BY
     or window B-tree costs several times the match). The column-restricted ``bm25(...) < 0``
-    says whether the term hit those columns."""
+    says whether the term hit those columns; tier 2's rank is the name_fts one (``names``)."""
+    tier = """CASE WHEN rowid IN (SELECT value FROM json_each(?1)) THEN 1
+                    WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END"""
     return conn.execute(
         f"""
-        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
+        WITH names(id, r) AS MATERIALIZED (
+            SELECT rowid, {_NAME_BM25} FROM name_fts WHERE name_fts MATCH ?3)
+        SELECT rowid AS file_id,
+               CASE WHEN {tier} = 2 THEN (SELECT r FROM names WHERE id = note_fts.rowid)
+                    ELSE {_NOTE_BM25} END AS rank,
                bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
                bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
                {_TAGS_ALIASES},
-               CASE WHEN rowid IN (SELECT value FROM json_each(?)) THEN 1
-                    WHEN bm25(note_fts, 1.0, 0.0, 1.0) < 0 THEN 2 ELSE 3 END AS tier
-        FROM note_fts WHERE note_fts MATCH ? AND {_not_excluded(conn, "rowid")}
+               {tier} AS tier
+        FROM note_fts WHERE note_fts MATCH ?2 AND {_not_excluded(conn, "rowid")}
           AND (terms OR tier = 1)
         ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
-        LIMIT ?
+        LIMIT ?4
         """,
-        (exact_ids, "{title tags aliases} : " + expression, limit),
+        (exact_ids, "{title tags aliases} : " + expression, expression, limit),
     ).fetchall()
 
 
 def _ranked_titled(
     conn: "sqlite3.Connection",
-    expression: str,
+    matches: "Sequence[tuple[int, str]]",
     exact_ids: str,
     tag: str | None,
     note_type: str | None,
     limit: int,
-    pool: str,
-) -> "list[Row]":
-    """One term, the pool of notes with the term in the title, and the exact names.
+) -> "list[RankedRow]":
+    """The pool of notes with every term in the title, and the exact names.
 
-    Every pooled note that is no exact name has the same key (tier 2, the term hit, in the
-    title), so only the exact names need the column tests: one bm25() per pooled row, none
-    for the rest of the match. ``+rowid``: a rowid test that FTS5 must not turn into one seek
-    per value (each seek re-reads the term's doclist). ``pool`` "": every title or tag hit
-    is a title hit, so the pool is the match less its alias-only rows (no rowid test).
+    The exact names (tier 1) are ranked over note_fts as everywhere; every other pooled note
+    has the same key (tier 2, every term hit, every term in the title), so it is ranked by
+    name_fts alone: one bm25() per name hit, and note_fts's doclists (with the tag hits) are
+    never scanned for them. Which terms hit a tag or an alias of the shown tier-2 notes is
+    asked for those few ids only (``field_hits_among``).
     """
-    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
-    exact = "rowid IN (SELECT value FROM json_each(?1))"
-    pooled = (
-        "+rowid IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?3 "
-        "UNION ALL SELECT value FROM json_each(?1))"
-        if pool
-        else f"(bm25(note_fts, 1.0, 1.0, 0.0) < 0 OR {exact}) AND ?3 = ''"
+    rows: list[RankedRow] = []
+    if exact_ids != "[]":
+        rows += _ranked_exact(conn, matches, exact_ids, tag, note_type, limit)
+    if len(rows) >= limit:
+        return rows
+    visible, params = _visible(conn, "name_fts.rowid", tag, note_type)
+    every = "(" + " AND ".join(expression for _, expression in matches) + ")"
+    titled = (
+        "bm25(name_fts, 1.0, 0.0) < 0"  # one term: it hit the title
+        if len(matches) == 1
+        else "+rowid IN (SELECT rowid FROM name_fts WHERE name_fts MATCH 'title : ' || ?2)"
     )
+    named = conn.execute(
+        f"""
+        SELECT rowid AS file_id, {_NAME_BM25} AS rank
+        FROM name_fts WHERE name_fts MATCH ?2 AND {titled}
+          AND +rowid NOT IN (SELECT value FROM json_each(?1)) AND {visible}
+        ORDER BY rank, rowid LIMIT ?
+        """,
+        [exact_ids, every, *params, limit - len(rows)],
+    ).fetchall()
+    ids = [row[0] for row in named]
+    masks = {file_id: [0, 0] for file_id in ids}  # the terms in a tag, in an alias (bits)
+    for index, expression in matches:
+        for field, column in enumerate(("tags", "aliases")):
+            for file_id in field_hits_among(conn, expression, column, ids) if ids else ():
+                masks[file_id][field] |= 1 << index
+    every_term = sum(1 << index for index, _ in matches)
+    rows += [
+        {
+            "file_id": row[0],
+            "rank": row[1],
+            "terms": len(matches),
+            "title_terms": len(matches),
+            "tag_terms": masks[row[0]][0].bit_count(),
+            "alias_terms": masks[row[0]][1].bit_count(),
+            "tier": 2,
+            "title_mask": every_term,
+            "tag_mask": masks[row[0]][0],
+            "alias_mask": masks[row[0]][1],
+        }
+        for row in named
+    ]
+    return rows
+
+
+_SEEK_EXACT = 4
+"""Up to this many exact names are ranked by rowid seeks (FTS5 filters once per id, and bm25()
+computes its IDF again each time: about 0.3 ms a term and id at 100k notes); more by one scan
+of each term's doclist (1.5-3 ms a term), written ``+rowid``."""
+
+
+def _rowid_in(exact_ids: str) -> str:
+    """The rowid test of ranking the exact names alone: seeks for a few, else one scan."""
+    return "rowid IN" if exact_ids.count(",") < _SEEK_EXACT else "+rowid IN"
+
+
+def _ranked_exact(
+    conn: "sqlite3.Connection",
+    matches: "Sequence[tuple[int, str]]",
+    exact_ids: str,
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+) -> "list[RankedRow]":
+    """The exact names (tier 1) in stage-1 order, over note_fts."""
+    if len(matches) > 1:
+        return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, "")
+    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
     return conn.execute(
         f"""
         SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
-               CASE WHEN {exact} THEN bm25(note_fts, 1.0, 1.0, 0.0) < 0 ELSE 1 END AS terms,
-               CASE WHEN {exact} THEN bm25(note_fts, 1.0, 0.0, 0.0) < 0 ELSE 1 END
-                   AS title_terms,
-               {_TAGS_ALIASES},
-               CASE WHEN {exact} THEN 1 ELSE 2 END AS tier
-        FROM note_fts WHERE note_fts MATCH ?2 AND {pooled} AND {visible}
-        ORDER BY tier, terms DESC, title_terms DESC, rank, rowid LIMIT ?
+               bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
+               bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
+               {_TAGS_ALIASES}, 1 AS tier
+        FROM note_fts WHERE note_fts MATCH ? AND {_rowid_in(exact_ids)} (SELECT value FROM json_each(?))
+          AND {visible}
+        ORDER BY terms DESC, title_terms DESC, rank, rowid LIMIT ?
         """,
-        [exact_ids, "{title tags aliases} : " + expression, pool, *params, limit],
+        ["{title tags aliases} : " + matches[0][1], exact_ids, *params, limit],
     ).fetchall()
 
 
@@ -851,17 +924,20 @@ def _ranked_many(
     note_type: str | None,
     limit: int,
     pool: str | None,
-) -> "list[Row]":
+) -> "list[RankedRow]":
     """The general stage-1 statement: per-term hits, summed per note, tiered and ordered.
 
-    ``pool``: only the notes matching this FTS5 expression, and the exact names; None: every
-    note.
+    ``pool``: only the notes matching this FTS5 expression, and the exact names; "": the exact
+    names only; None: every note. Tier 2's rank is the BM25 of every term over name_fts (``names``: the one match of
+    all the terms, whose bm25() sums the terms' own).
     """
     restrict = ""
     params: list[Any] = []
     if pool is not None:
-        restrict = " AND +rowid IN (SELECT id FROM pool)"
+        restrict = f" AND {'+rowid IN' if pool else _rowid_in(exact_ids)} (SELECT id FROM pool)"
         params += [pool, exact_ids]
+    every = "(" + " AND ".join(expression for _, expression in matches) + ")"
+    params.append(every)
     union = " UNION ALL ".join(
         f"SELECT rowid AS file_id, ? AS term, {_NOTE_BM25} AS rank, "
         "bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS in_title, "
@@ -875,15 +951,21 @@ def _ranked_many(
     params += [exact_ids, len(matches), exact_ids]
     visible, visible_params = _visible(conn, "a.file_id", tag, note_type)
     params += [*visible_params, limit]
-    pooled = (
-        "pool(id) AS MATERIALIZED (SELECT rowid FROM note_fts WHERE note_fts MATCH ? "
-        "UNION SELECT value FROM json_each(?)),"
-        if pool is not None
-        else ""
-    )
+    names = f"SELECT rowid, {_NAME_BM25} FROM name_fts WHERE name_fts MATCH ?{restrict}"
+    if pool == "":  # tier 1 alone: no name ranks
+        names = "SELECT NULL, NULL WHERE ? IS NULL"
+    pooled = ""
+    if pool == "":
+        pooled = "pool(id) AS MATERIALIZED (SELECT value FROM json_each(?2) WHERE ?1 = ''),"
+    elif pool is not None:
+        pooled = (
+            "pool(id) AS MATERIALIZED (SELECT rowid FROM note_fts WHERE note_fts MATCH ? "
+            "UNION SELECT value FROM json_each(?)),"
+        )
     return conn.execute(
         f"""
         WITH {pooled}
+        names(id, r) AS MATERIALIZED ({names}),
         hits AS MATERIALIZED ({union}),  -- bm25() cannot run inside the aggregate
         agg AS (
             -- one hits row per (note, term): a sum of the 0/1 flags counts distinct terms
@@ -901,7 +983,9 @@ def _ranked_many(
                    sum(alias_terms << term) AS alias_mask
             FROM hits GROUP BY file_id
         )
-        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.tag_terms, a.alias_terms, a.rank,
+        SELECT a.file_id, a.tier, a.terms, a.title_terms, a.tag_terms, a.alias_terms,
+               CASE WHEN a.tier = 2 THEN (SELECT r FROM names WHERE id = a.file_id)
+                    ELSE a.rank END AS rank,
                a.title_mask, a.tag_mask, a.alias_mask
         FROM (
             SELECT file_id, terms, title_terms, tag_terms, alias_terms, rank,
@@ -912,7 +996,7 @@ def _ranked_many(
             WHERE terms > 0 OR file_id IN (SELECT value FROM json_each(?))
         ) a
         WHERE {visible}
-        ORDER BY a.tier, a.terms DESC, a.title_terms DESC, a.rank, a.file_id
+        ORDER BY a.tier, a.terms DESC, a.title_terms DESC, rank, a.file_id
         LIMIT ?
         """,
         params,

@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 18  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 19  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -18,6 +18,7 @@ SCHEMA_VERSION = 18  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 18: link_texts, link_fts's content stored as indexed, so a re-resolution rewrites only the
 #     rows whose text changes and never derives an old text again; links_path_dependent, the
 #     links a path decides by target (issue 17, speed)
+# 19: name_fts, the names alone (titles and aliases) that lookup's tier 2 ranks by (issue 11)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -423,6 +424,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS note_fts USING fts5(
     content = 'note_fts_text', content_rowid = 'file_id',
     tokenize = '{TOKENIZER}'
 );
+-- Lookup's tier 2 ranks by BM25 over a note's names alone (ARCHITECTURE "Two-stage lookup"):
+-- the same view's title and aliases, withdrawn and inserted with note_fts.
+CREATE VIRTUAL TABLE IF NOT EXISTS name_fts USING fts5(
+    title, aliases,
+    content = 'note_fts_text', content_rowid = 'file_id',
+    tokenize = '{TOKENIZER}'
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS link_fts USING fts5(
     anchors, unresolved,
     content = 'link_texts', content_rowid = 'file_id',
@@ -535,11 +543,11 @@ TABLES = (
     "tag_note_keys",
     "tagged_dirty",
 )
-EXTERNAL_FTS = ("note_fts", "link_fts", "title_grams", "body_fts")
-# Every FTS5 table, for integrity-check and optimize. All four are external content: they are
+EXTERNAL_FTS = ("note_fts", "name_fts", "link_fts", "title_grams", "body_fts")
+# Every FTS5 table, for integrity-check and optimize. All five are external content: they are
 # dropped with the schema and emptied with 'delete-all', never with DELETE.
 VIEWS = ("note_fts_text", "link_texts_now", "body_text")
-FTS_TABLES = ("note_fts", "link_fts", "body_fts", "title_grams")
+FTS_TABLES = ("note_fts", "name_fts", "link_fts", "body_fts", "title_grams")
 
 # links.kind: stored as the index into this tuple.
 LINK_KINDS = ("wikilink", "embed", "markdown", "markdown-embed", "frontmatter")

@@ -115,9 +115,9 @@ def test_the_pools_bite(conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatc
     used: list[str | None] = []
     ranked = read._ranked
 
-    def spy(*args: object) -> list[sqlite3.Row]:
+    def spy(*args: object, **kwargs: bool) -> list[sqlite3.Row]:
         used.append(args[-1])  # type: ignore[arg-type]
-        return ranked(*args)  # type: ignore[arg-type]
+        return ranked(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(read, "_ranked", spy)
     for question in ("alpha", "alpha beta", "epsilon"):
@@ -126,7 +126,9 @@ def test_the_pools_bite(conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatc
         total, rows = read.ranked_field_hits(conn, matches, exact, limit=5)
         assert total > 14 and len(rows) == 5
         assert used and used[-1] is not None, (question, used)
-    assert used == [""]  # epsilon: every hit is in a title, the pool needs no rowid test
+    # epsilon: its one pool, the title hits; the "" shortcut (no rowid test) is gone, since a
+    # one-term title pool is now read from name_fts itself, with no rowid test at all
+    assert used == ['title : ("epsilon")']
 
 
 def test_the_tiers_come_first_exact_names_then_titles_then_tags(conn: sqlite3.Connection) -> None:
@@ -144,3 +146,15 @@ def test_the_tiers_come_first_exact_names_then_titles_then_tags(conn: sqlite3.Co
 def test_a_miss_counts_nothing_and_ranks_nothing(conn: sqlite3.Connection) -> None:
     matches, exact = _args(conn, "zyzzogeton")
     assert read.ranked_field_hits(conn, matches, exact, limit=10) == (0, [])
+
+
+@pytest.mark.parametrize("seek", [0, 1000])
+def test_the_pages_are_the_same_whether_exact_names_are_sought_or_scanned(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, seek: int
+) -> None:
+    """A few exact names are ranked by rowid seeks, more by a scan (``_SEEK_EXACT``): both
+    ways give every page of the full ranking."""
+    monkeypatch.setattr(read, "_SEEK_EXACT", seek)
+    for question in QUESTIONS:
+        for filters in FILTERS:
+            test_every_page_is_the_page_of_the_full_ranking(conn, question, filters)
