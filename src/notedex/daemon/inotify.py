@@ -30,8 +30,11 @@ there ends that thread, and every event after it is lost while the observer and 
 still look alive. So each callback is guarded: the error is kept in ``failed`` (the supervisor
 restarts the watcher and rescans, ``RunningObserver.broken``), and the reader lives on.
 
-This leans on watchdog 7's private watch maps; ``tests/unit/daemon/test_inotify.py`` fails if
-a watchdog release changes them.
+This leans on watchdog 7's private watch maps, move grouper and emitter; ``BUILT_FOR`` names
+the releases it was checked against, pyproject.toml pins them, and
+``tests/unit/daemon/test_inotify.py`` fails if a release changes them. Under any other release
+``daemon.watcher`` uses watchdog's own ``InotifyObserver`` instead: watchdog 7.1.1 replaced the
+flat maps by a tree of folders, and this subclass, which fills the maps, then heard nothing.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ from notedex.daemon.logging import get_logger
 _REWATCH_WARNING = r"Callback with id .* already exists for watch"
 
 log = get_logger("notedex.daemon.inotify")
+
+BUILT_FOR = frozenset({"7.1.0"})
+"""The watchdog releases whose private parts this module was checked against."""
 
 T = TypeVar("T")
 

@@ -281,9 +281,24 @@ def start_observer(
 
 def _native_observer() -> tuple[BaseObserver, str]:
     if sys.platform.startswith("linux"):
-        from notedex.daemon.inotify import VaultInotifyObserver
+        from watchdog.version import VERSION_STRING
 
-        return VaultInotifyObserver(), "inotify"
+        from notedex.daemon.inotify import BUILT_FOR, VaultInotifyObserver
+
+        if VERSION_STRING in BUILT_FOR:
+            return VaultInotifyObserver(), "inotify"
+        # Our subclass leans on watchdog's private parts: under a release it was not checked
+        # against it may hear nothing at all. watchdog's own observer hears everything; what
+        # it lacks are refinements (daemon.inotify).
+        from watchdog.observers.inotify import InotifyObserver
+
+        log.warning(
+            "watchdog release not checked",
+            watchdog=VERSION_STRING,
+            checked=sorted(BUILT_FOR),
+            using="watchdog's own inotify observer",
+        )
+        return InotifyObserver(), "inotify"
     from watchdog.observers import Observer
 
     observer = Observer()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -369,5 +370,53 @@ def test_polling_observer_still_reports_each_moved_file(vault: Path) -> None:
         _collect(queue, {"probe.md"})
         os.rename(vault / "big", vault / "moved")
         _collect(queue, {"big", "moved", *(f"moved/n{i}.md" for i in range(5))})
+    finally:
+        running.stop()
+
+
+def test_the_installed_watchdog_is_a_release_our_inotify_observer_was_checked_against() -> None:
+    """pyproject.toml pins watchdog to ``daemon.inotify.BUILT_FOR``: a release outside it
+    would run watchdog's own observer, without our refinements."""
+    from watchdog.version import VERSION_STRING
+
+    from notedex.daemon.inotify import BUILT_FOR
+
+    assert VERSION_STRING in BUILT_FOR, (VERSION_STRING, sorted(BUILT_FOR))
+
+
+def test_an_unchecked_watchdog_release_watches_with_watchdogs_own_observer(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a watchdog release ``daemon.inotify`` was not checked against, its subclass is
+    not used (under watchdog 7.1.1 it heard nothing): watchdog's own observer is, and the
+    daemon hears a new note, a new folder and a folder renamed with notes in it."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify only")
+    from watchdog.observers.inotify import InotifyObserver
+
+    from notedex.daemon.inotify import VaultInotifyObserver
+
+    monkeypatch.setattr("watchdog.version.VERSION_STRING", "99.0.0")
+    queue = Batcher(debounce=0.02, max_delay=0.2)
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, queue, hold_until_close=hold)
+    )
+    try:
+        assert running.kind == "inotify"
+        assert isinstance(running.observer, InotifyObserver)
+        assert not isinstance(running.observer, VaultInotifyObserver)
+        write(vault / "a.md", "# A")
+        write(vault / "sub" / "b.md", "# B")
+        seen: set[str] = set()
+
+        def heard(*paths: str) -> bool:
+            batch = queue.take(timeout=0.2)
+            if batch is not None:
+                seen.update(batch.paths)
+            return set(paths) <= seen
+
+        wait_until(lambda: heard("a.md", "sub/b.md"), timeout=10, message="the new notes")
+        os.rename(vault / "sub", vault / "moved")
+        wait_until(lambda: heard("sub", "moved"), timeout=10, message="the folder's move")
     finally:
         running.stop()
