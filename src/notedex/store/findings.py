@@ -304,6 +304,28 @@ def clear_pending(conn: sqlite3.Connection) -> None:
 _LONELY_KINDS = f"{LONELY_ORPHAN}, {LONELY_UNLINKED}, {LONELY_DEAD_END}"
 
 
+_LONELY_NOW = (
+    "CREATE TEMP TABLE IF NOT EXISTS lonely_now("
+    "lonely INTEGER, path TEXT, title TEXT, PRIMARY KEY (lonely, path)) WITHOUT ROWID"
+)
+# The stored rows of the dirty notes that are not so any more (another kind, no longer
+# lonely, another title), then the rows that are new: a dirty note whose finding stays (issue
+# 17: most of a folder rename's ~6,000 dirty notes) is not deleted and written again, nor its
+# stored document (lonely_docs, by trigger).
+_LONELY_CHANGES = (
+    f"""
+    DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path IN ({{dirty_paths}})
+      AND NOT EXISTS (SELECT 1 FROM temp.lonely_now w WHERE w.lonely = lonely_notes.lonely
+                        AND w.path = lonely_notes.path AND w.title = lonely_notes.title)
+    """,
+    """
+    INSERT INTO lonely_notes(lonely, path, title)
+    SELECT w.lonely, w.path, w.title FROM temp.lonely_now w
+    WHERE NOT EXISTS (SELECT 1 FROM lonely_notes o WHERE o.lonely = w.lonely AND o.path = w.path)
+    """,
+)
+
+
 def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
     """A note's rows are cleared: its own findings go with them."""
     conn.execute(
@@ -341,9 +363,6 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     # Every statement is driven by the dirty notes (CROSS JOIN fixes the order: the planner
     # knows nothing of the temp table and would walk all notes, files or broken links).
     dirty_paths = "SELECT (SELECT path FROM files WHERE id = d.id) FROM temp.dirty_notes d"
-    conn.execute(
-        f"DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path IN ({dirty_paths})"
-    )
     # A broken link of a dirty note that is still there as it was (the same place, text and
     # key) keeps its row and suggestion: what can change a suggestion refixes its key instead
     # (store.linkfixes). `renamed` ones are computed again (the history is trimmed unrefixed).
@@ -358,9 +377,13 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
               AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target))
         """
     )
+    # The dirty notes' orphans, unlinked notes and dead ends now, into temp.lonely_now; only
+    # the rows that differ from the stored ones are written (_LONELY_CHANGES).
+    conn.execute(_LONELY_NOW)
+    conn.execute("DELETE FROM temp.lonely_now")
     conn.execute(
         f"""
-        INSERT INTO lonely_notes(lonely, path, title)
+        INSERT INTO temp.lonely_now(lonely, path, title)
         SELECT s.lonely, f.path, s.title FROM (
             SELECT n.file_id, {NOTE_TITLE} AS title, CASE
                 -- SEMANTICS 1/8: a link from an excluded note is no incoming link
@@ -383,7 +406,7 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     # SEMANTICS 8.8: dead ends, whatever links in.
     conn.execute(
         f"""
-        INSERT INTO lonely_notes(lonely, path, title)
+        INSERT INTO temp.lonely_now(lonely, path, title)
         SELECT {LONELY_DEAD_END}, f.path, {NOTE_TITLE}
         FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
         CROSS JOIN files f ON f.id = d.id
@@ -392,6 +415,9 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
               AND (l.target_id IS NULL OR l.target_id <> l.source_id))
         """
     )
+    for statement in _LONELY_CHANGES:
+        conn.execute(statement.format(dirty_paths=dirty_paths))
+    conn.execute("DELETE FROM temp.lonely_now")
     _refresh_unused_attachments(conn)
     # links.name_key is set exactly on the unresolved links that are not self-links. A new
     # row waits for its suggestion (linkfixes.PENDING).
@@ -463,10 +489,12 @@ def record_renames(
 # outline (SEMANTICS 10.6: attachments have no notes row). A dirty note is in `temp.outline_kept`
 # when only its links' targets or the links into it changed (a re-resolution: not parsed
 # again); of the others ("full"), every link out of and into them. Of a kept note, only the links
-# into a dirty note: a link whose target changed has both its old and new target dirty
-# (LinkTargets._reresolve_rows), and an unchanged link to a note whose outline is the same has
-# the same verdict; a link into a kept note from elsewhere is unchanged (its source would be
-# dirty otherwise).
+# into a dirty note that have no row left after _STALE_ANCHORS: a link whose target changed has
+# both its old and new target dirty (LinkTargets._reresolve_rows) and its row, if any, gone (it
+# named the old target), and an unchanged link to a note whose outline is the same has the same
+# verdict, so its row (a broken anchor) stays as it is, not deleted and written again (issue
+# 17: a folder rename marks ~6,000 notes and rewrote ~1,100 such rows each way); a link into a
+# kept note from elsewhere is unchanged (its source would be dirty otherwise).
 _FULL = "SELECT d.id FROM temp.dirty_notes d WHERE d.id NOT IN (SELECT id FROM temp.outline_kept)"
 _ANCHORED_LINKS = f"""
 SELECT c.source_id, c.seq, c.target, c.subpath, t.outline FROM (
@@ -482,19 +510,21 @@ SELECT c.source_id, c.seq, c.target, c.subpath, t.outline FROM (
     FROM temp.outline_kept d CROSS JOIN links l ON l.source_id = d.id
     WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '')
       AND coalesce(l.target_id, l.source_id) IN (SELECT id FROM temp.dirty_notes)
+      AND NOT EXISTS (
+          SELECT 1 FROM broken_anchors b WHERE b.source_id = l.source_id AND b.seq = l.seq)
 ) c CROSS JOIN notes s ON s.file_id = c.source_id CROSS JOIN notes t ON t.file_id = c.target
 WHERE s.excluded = 0
 ORDER BY c.target
 """
 # The rows of those links, by the targets they had, and of a kept note's links whose target
-# changed or went (a deleted target is not dirty: it has no row left).
+# changed or went (a deleted target is not dirty: it has no row left). A kept note's row whose
+# link still has that target, not a full note, keeps its verdict and stays.
 _STALE_ANCHORS = f"""
 DELETE FROM broken_anchors WHERE source_id IN ({_FULL}) OR target_id IN ({_FULL}) OR (
-    source_id IN (SELECT id FROM temp.outline_kept) AND (
-        target_id IN (SELECT id FROM temp.dirty_notes) OR NOT EXISTS (
-            SELECT 1 FROM links l WHERE l.source_id = broken_anchors.source_id
-              AND l.seq = broken_anchors.seq
-              AND coalesce(l.target_id, l.source_id) = broken_anchors.target_id)))
+    source_id IN (SELECT id FROM temp.outline_kept) AND NOT EXISTS (
+        SELECT 1 FROM links l WHERE l.source_id = broken_anchors.source_id
+          AND l.seq = broken_anchors.seq
+          AND coalesce(l.target_id, l.source_id) = broken_anchors.target_id))
 """
 
 
