@@ -420,17 +420,19 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     conn.execute("DELETE FROM temp.lonely_now")
     _refresh_unused_attachments(conn)
     # links.name_key is set exactly on the unresolved links that are not self-links. A new
-    # row waits for its suggestion (linkfixes.PENDING).
-    conn.execute(
+    # row is written with its suggestion (linkfixes.suggest_link_fixes).
+    new = conn.execute(
         f"""
-        INSERT OR IGNORE INTO broken_links(source, line, col, seq, text, target, reason)
-        SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY}, '{linkfixes.PENDING}'
+        SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY},
+               l.linkpath, l.display, l.name_key
         FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
         CROSS JOIN files f ON f.id = d.id CROSS JOIN links l ON l.source_id = d.id
-        WHERE n.excluded = 0 AND l.name_key IS NOT NULL
+        WHERE n.excluded = 0 AND l.name_key IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM broken_links b WHERE b.source = f.path AND b.line = l.line
+              AND b.col = l.col AND b.seq = l.seq)
         """
-    )
-    linkfixes.suggest_link_fixes(conn, links)
+    ).fetchall()
+    linkfixes.suggest_link_fixes(conn, links, new)
     _refresh_broken_anchors(conn)
     tagcounts.refresh(conn)  # the tag pane's counts (issue 12, speed)
 

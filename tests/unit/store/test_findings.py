@@ -128,12 +128,13 @@ def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) 
         plans = {
             s: [row[3] for row in writer.conn.execute("EXPLAIN QUERY PLAN " + s)]
             for s in statements
-            if s.lstrip().startswith(("INSERT", "DELETE", "SELECT c.source_id"))
+            if s.lstrip().startswith(("INSERT", "DELETE", "SELECT c.source_id", "SELECT f.path"))
         }
     # lonely notes: the orphans/unlinked and the dead ends now into temp.lonely_now (emptied
-    # first), then a DELETE and an INSERT of the rows that differ; broken links: a DELETE and an
-    # INSERT; unused attachments: a DELETE and an INSERT; broken anchors: the DELETE, the links
-    # to check (out of and into the dirty notes) and the INSERT.
+    # first), then a DELETE and an INSERT of the rows that differ; broken links: a DELETE and
+    # the links that have no row yet (inserted with their suggestions, none here); unused
+    # attachments: a DELETE and an INSERT; broken anchors: the DELETE, the links to check (out
+    # of and into the dirty notes) and the INSERT.
     # (executemany traces each row it inserts: one statement per row, the same plan)
     assert len({sql.split(" VALUES")[0] for sql in plans}) == 12
     for sql, plan in plans.items():
