@@ -187,7 +187,8 @@ def test_a_moved_files_anchor_documents_take_the_new_path_as_json_quotes_it(
 ) -> None:
     """The stored documents of a moved file's broken anchors get only their path fields updated
     (``schema.moved_anchor_docs``, json_set): byte for byte what a fresh index renders, for a
-    folder whose name JSON must escape, out of the moved notes, into them and within them."""
+    folder whose name JSON must escape, out of the moved notes, into them and within them;
+    each document written once, both paths at once where both moved."""
     vault = make_vault(tmp_path / "v", {})
     write(vault / "T.md", "# T\n[[S#Nope]] [[sub/S#Nope too]]\n")
     write(vault / "src" / "S.md", "# S\n[[T#Nope]] [[#Self]] [[Near#Nope]]\n")
@@ -196,10 +197,18 @@ def test_a_moved_files_anchor_documents_take_the_new_path_as_json_quotes_it(
         reconcile(writer)
         before = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
         assert len(before) == 5
+        writer.conn.execute("CREATE TEMP TABLE docs_written(source_id INTEGER, seq INTEGER)")
+        writer.conn.execute(
+            "CREATE TEMP TRIGGER docs_written AFTER UPDATE ON main.broken_anchor_docs "
+            "BEGIN INSERT INTO docs_written VALUES (old.source_id, old.seq); END"
+        )
         for old, new in (("src", 'dir "q" \\ é 日本\t'), ('dir "q" \\ é 日本\t', "src")):
+            writer.conn.execute("DELETE FROM temp.docs_written")
             os.rename(vault / old, vault / new)
             apply_paths(writer, [old, new])
             assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+            written = writer.conn.execute("SELECT * FROM temp.docs_written").fetchall()
+            assert len(written) == len(set(written)) == 5  # S, Near and T's links, each once
         after = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
         assert after == before
 
