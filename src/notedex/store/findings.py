@@ -123,16 +123,11 @@ def settle(conn: sqlite3.Connection) -> None:
         withdraw(conn, left)
 
 
-_LINK_TEXTS_NEW = (
-    "CREATE TEMP TABLE IF NOT EXISTS link_texts_new("
-    "file_id INTEGER PRIMARY KEY, anchors TEXT NOT NULL, unresolved TEXT NOT NULL)"
-)
-# The stored rows of the dirty notes whose text changed, or that are no note any more.
-_STALE_LINK_TEXTS = """
+# The stored rows of the dirty notes that are no note any more (deleted, or an attachment).
+_GONE_LINK_TEXTS = """
 SELECT t.file_id, t.anchors, t.unresolved
 FROM temp.dirty_notes d CROSS JOIN link_texts t ON t.file_id = d.id
-LEFT JOIN temp.link_texts_new w ON w.file_id = t.file_id
-WHERE w.file_id IS NULL OR w.anchors <> t.anchors OR w.unresolved <> t.unresolved
+WHERE NOT EXISTS (SELECT 1 FROM notes n WHERE n.file_id = d.id)
 """
 
 
@@ -170,6 +165,13 @@ def dirty_link_texts(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
     byte order: SQLite's BINARY) and segments a text only when there is one. A side that no
     mark names (``withdraw_links``) is the stored text, not derived (issue 17: a folder
     rename marks about 3,000 sources whose anchors stay)."""
+    return [row[:3] for row in _texts_now_and_stored(conn)]
+
+
+def _texts_now_and_stored(
+    conn: sqlite3.Connection,
+) -> list[tuple[int, str, str, str | None, str | None]]:
+    """``dirty_link_texts``, each with its stored texts (None, None: no row yet)."""
     conn.execute(_TEXTS_WANTED)
     conn.execute("DELETE FROM temp.texts_wanted")
     conn.execute(_LINKS_PENDING)
@@ -186,6 +188,8 @@ def dirty_link_texts(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
             file_id,
             _joined(anchors.get(file_id)) if sides & INCOMING else stored_anchors,
             _joined(unresolved.get(file_id)) if sides & OUTGOING else stored_unresolved,
+            stored_anchors,
+            stored_unresolved,
         )
         for file_id, sides, stored_anchors, stored_unresolved in conn.execute(
             "SELECT w.id, w.sides, t.anchors, t.unresolved FROM temp.texts_wanted w "
@@ -205,36 +209,41 @@ def _joined(texts: set[str] | None) -> str:
 def refresh_link_texts(conn: sqlite3.Connection) -> tuple[int, int]:
     """The link_fts rows of the notes in ``temp.dirty_notes``: each one's text now
     (``dirty_link_texts``) against the stored one (``link_texts``, what link_fts indexed); only
-    a row whose text changed is deleted (with its stored text) and inserted again. A
-    re-resolution marks every note its links touch, and some keep their text (a link that
-    changes target between two notes leaves its source's row as it was; another link holds
-    the same anchor). Returns how many rows were deleted and how many inserted."""
-    conn.execute(_LINK_TEXTS_NEW)
-    conn.execute("DELETE FROM temp.link_texts_new")
-    conn.executemany(
-        "INSERT INTO temp.link_texts_new(file_id, anchors, unresolved) VALUES (?, ?, ?)",
-        dirty_link_texts(conn),
-    )
-    stale = conn.execute(_STALE_LINK_TEXTS).fetchall()
-    if stale:
+    a row whose text changed is deleted from link_fts (with its stored text) and inserted
+    again, its stored row updated in place. A re-resolution marks every note its links touch,
+    and some keep their text (a link that changes target between two notes leaves its
+    source's row as it was; another link holds the same anchor). Returns how many link_fts
+    rows were deleted and how many inserted."""
+    changed = [
+        row
+        for row in _texts_now_and_stored(conn)
+        if row[3] is None or row[1] != row[3] or row[2] != row[4]
+    ]
+    gone = conn.execute(_GONE_LINK_TEXTS).fetchall()
+    stale = [(file_id, old[0], old[1]) for file_id, _, _, *old in changed if old[0] is not None]
+    if stale or gone:
         conn.executemany(
             "INSERT INTO link_fts(link_fts, rowid, anchors, unresolved) VALUES ('delete', ?, ?, ?)",
-            stale,
+            [*stale, *gone],
         )
-        conn.executemany("DELETE FROM link_texts WHERE file_id = ?", [(row[0],) for row in stale])
-    # The new and the changed rows (the stale ones are gone from link_texts by now).
-    conn.execute(
-        "INSERT INTO link_fts(rowid, anchors, unresolved) "
-        "SELECT file_id, anchors, unresolved FROM temp.link_texts_new "
-        "WHERE file_id NOT IN (SELECT file_id FROM link_texts)"
+    conn.executemany("DELETE FROM link_texts WHERE file_id = ?", [(row[0],) for row in gone])
+    conn.executemany(
+        "UPDATE link_texts SET anchors = ?, unresolved = ? WHERE file_id = ?",
+        [
+            (anchors, unresolved, file_id)
+            for file_id, anchors, unresolved, old, _ in changed
+            if old is not None
+        ],
     )
-    inserted = conn.execute(
-        "INSERT INTO link_texts(file_id, anchors, unresolved) "
-        "SELECT file_id, anchors, unresolved FROM temp.link_texts_new "
-        "WHERE file_id NOT IN (SELECT file_id FROM link_texts)"
-    ).rowcount
-    conn.execute("DELETE FROM temp.link_texts_new")
-    return len(stale), inserted
+    conn.executemany(
+        "INSERT INTO link_texts(file_id, anchors, unresolved) VALUES (?, ?, ?)",
+        [row[:3] for row in changed if row[3] is None],
+    )
+    conn.executemany(
+        "INSERT INTO link_fts(rowid, anchors, unresolved) VALUES (?, ?, ?)",
+        [row[:3] for row in changed],
+    )
+    return len(stale) + len(gone), len(changed)
 
 
 def has_pending(conn: sqlite3.Connection) -> bool:
