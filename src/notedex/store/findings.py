@@ -469,6 +469,22 @@ def attachments_changed(conn: sqlite3.Connection, paths: Iterable[str]) -> set[i
     return ids
 
 
+def attachments_moved(conn: sqlite3.Connection) -> set[int]:
+    """``attachments_changed`` of the moves in ``temp.moved_paths`` (store.moves, once their
+    rows have the new paths): read from that table, not from 24,000 paths sent as JSON."""
+    for side in ("old", "new"):
+        conn.execute(
+            f"DELETE FROM unused_attachments WHERE path IN (SELECT {side} FROM temp.moved_paths)"
+        )
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT f.id FROM temp.moved_paths m CROSS JOIN files f ON f.id = m.id "
+            "WHERE f.is_note = 0"
+        )
+    }
+
+
 def _refresh_unused_attachments(conn: sqlite3.Connection) -> None:
     """SEMANTICS 8.9 for the dirty attachments (their incoming links changed)."""
     conn.execute(

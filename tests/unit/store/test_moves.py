@@ -251,3 +251,24 @@ def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
         apply_paths(writer, ["src", "moved"])
         assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
         assert ("[[Dup]]", "[[moved/Dup]]", "folder") in _broken_fixes(writer)
+
+
+def test_a_folder_rename_keeps_unused_attachments_exact(tmp_path: Path) -> None:
+    """SEMANTICS 8.9 across a folder rename (findings.attachments_moved, read from the move's
+    own table): an unused attachment's row takes the new path, a used one gets none, and an
+    attachment whose one embed breaks with the rename (by path) becomes unused, and back."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "img" / "unused.png", "png")
+    write(vault / "img" / "used.png", "png used")
+    write(vault / "img" / "by path.png", "png by path")
+    write(vault / "img" / "Note.md", "# Note\n![[unused2.png]]\n")
+    write(vault / "Page.md", "# Page\n![[used.png]] ![[img/by path.png]]\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        for old, new in (("img", "pics"), ("pics", "img")):
+            os.rename(vault / old, vault / new)
+            report = apply_paths(writer, [old, new])
+            assert report.moved == 4
+            index = dump_index(writer.db_path)
+            assert index == fresh_full_index(vault, tmp_path)
+            assert len(index["unused_attachments"]) == (2 if new == "pics" else 1)
