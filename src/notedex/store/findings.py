@@ -123,16 +123,11 @@ def settle(conn: sqlite3.Connection) -> None:
         withdraw(conn, left)
 
 
-_LINK_TEXTS_NEW = (
-    "CREATE TEMP TABLE IF NOT EXISTS link_texts_new("
-    "file_id INTEGER PRIMARY KEY, anchors TEXT NOT NULL, unresolved TEXT NOT NULL)"
-)
-# The stored rows of the dirty notes whose text changed, or that are no note any more.
-_STALE_LINK_TEXTS = """
+# The stored rows of the dirty notes that are no note any more (deleted, or an attachment).
+_GONE_LINK_TEXTS = """
 SELECT t.file_id, t.anchors, t.unresolved
 FROM temp.dirty_notes d CROSS JOIN link_texts t ON t.file_id = d.id
-LEFT JOIN temp.link_texts_new w ON w.file_id = t.file_id
-WHERE w.file_id IS NULL OR w.anchors <> t.anchors OR w.unresolved <> t.unresolved
+WHERE NOT EXISTS (SELECT 1 FROM notes n WHERE n.file_id = d.id)
 """
 
 
@@ -170,6 +165,13 @@ def dirty_link_texts(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
     byte order: SQLite's BINARY) and segments a text only when there is one. A side that no
     mark names (``withdraw_links``) is the stored text, not derived (issue 17: a folder
     rename marks about 3,000 sources whose anchors stay)."""
+    return [row[:3] for row in _texts_now_and_stored(conn)]
+
+
+def _texts_now_and_stored(
+    conn: sqlite3.Connection,
+) -> list[tuple[int, str, str, str | None, str | None]]:
+    """``dirty_link_texts``, each with its stored texts (None, None: no row yet)."""
     conn.execute(_TEXTS_WANTED)
     conn.execute("DELETE FROM temp.texts_wanted")
     conn.execute(_LINKS_PENDING)
@@ -186,6 +188,8 @@ def dirty_link_texts(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
             file_id,
             _joined(anchors.get(file_id)) if sides & INCOMING else stored_anchors,
             _joined(unresolved.get(file_id)) if sides & OUTGOING else stored_unresolved,
+            stored_anchors,
+            stored_unresolved,
         )
         for file_id, sides, stored_anchors, stored_unresolved in conn.execute(
             "SELECT w.id, w.sides, t.anchors, t.unresolved FROM temp.texts_wanted w "
@@ -205,36 +209,41 @@ def _joined(texts: set[str] | None) -> str:
 def refresh_link_texts(conn: sqlite3.Connection) -> tuple[int, int]:
     """The link_fts rows of the notes in ``temp.dirty_notes``: each one's text now
     (``dirty_link_texts``) against the stored one (``link_texts``, what link_fts indexed); only
-    a row whose text changed is deleted (with its stored text) and inserted again. A
-    re-resolution marks every note its links touch, and some keep their text (a link that
-    changes target between two notes leaves its source's row as it was; another link holds
-    the same anchor). Returns how many rows were deleted and how many inserted."""
-    conn.execute(_LINK_TEXTS_NEW)
-    conn.execute("DELETE FROM temp.link_texts_new")
-    conn.executemany(
-        "INSERT INTO temp.link_texts_new(file_id, anchors, unresolved) VALUES (?, ?, ?)",
-        dirty_link_texts(conn),
-    )
-    stale = conn.execute(_STALE_LINK_TEXTS).fetchall()
-    if stale:
+    a row whose text changed is deleted from link_fts (with its stored text) and inserted
+    again, its stored row updated in place. A re-resolution marks every note its links touch,
+    and some keep their text (a link that changes target between two notes leaves its
+    source's row as it was; another link holds the same anchor). Returns how many link_fts
+    rows were deleted and how many inserted."""
+    changed = [
+        row
+        for row in _texts_now_and_stored(conn)
+        if row[3] is None or row[1] != row[3] or row[2] != row[4]
+    ]
+    gone = conn.execute(_GONE_LINK_TEXTS).fetchall()
+    stale = [(file_id, old[0], old[1]) for file_id, _, _, *old in changed if old[0] is not None]
+    if stale or gone:
         conn.executemany(
             "INSERT INTO link_fts(link_fts, rowid, anchors, unresolved) VALUES ('delete', ?, ?, ?)",
-            stale,
+            [*stale, *gone],
         )
-        conn.executemany("DELETE FROM link_texts WHERE file_id = ?", [(row[0],) for row in stale])
-    # The new and the changed rows (the stale ones are gone from link_texts by now).
-    conn.execute(
-        "INSERT INTO link_fts(rowid, anchors, unresolved) "
-        "SELECT file_id, anchors, unresolved FROM temp.link_texts_new "
-        "WHERE file_id NOT IN (SELECT file_id FROM link_texts)"
+    conn.executemany("DELETE FROM link_texts WHERE file_id = ?", [(row[0],) for row in gone])
+    conn.executemany(
+        "UPDATE link_texts SET anchors = ?, unresolved = ? WHERE file_id = ?",
+        [
+            (anchors, unresolved, file_id)
+            for file_id, anchors, unresolved, old, _ in changed
+            if old is not None
+        ],
     )
-    inserted = conn.execute(
-        "INSERT INTO link_texts(file_id, anchors, unresolved) "
-        "SELECT file_id, anchors, unresolved FROM temp.link_texts_new "
-        "WHERE file_id NOT IN (SELECT file_id FROM link_texts)"
-    ).rowcount
-    conn.execute("DELETE FROM temp.link_texts_new")
-    return len(stale), inserted
+    conn.executemany(
+        "INSERT INTO link_texts(file_id, anchors, unresolved) VALUES (?, ?, ?)",
+        [row[:3] for row in changed if row[3] is None],
+    )
+    conn.executemany(
+        "INSERT INTO link_fts(rowid, anchors, unresolved) VALUES (?, ?, ?)",
+        [row[:3] for row in changed],
+    )
+    return len(stale) + len(gone), len(changed)
 
 
 def has_pending(conn: sqlite3.Connection) -> bool:
@@ -304,6 +313,28 @@ def clear_pending(conn: sqlite3.Connection) -> None:
 _LONELY_KINDS = f"{LONELY_ORPHAN}, {LONELY_UNLINKED}, {LONELY_DEAD_END}"
 
 
+_LONELY_NOW = (
+    "CREATE TEMP TABLE IF NOT EXISTS lonely_now("
+    "lonely INTEGER, path TEXT, title TEXT, PRIMARY KEY (lonely, path)) WITHOUT ROWID"
+)
+# The stored rows of the dirty notes that are not so any more (another kind, no longer
+# lonely, another title), then the rows that are new: a dirty note whose finding stays (issue
+# 17: most of a folder rename's ~6,000 dirty notes) is not deleted and written again, nor its
+# stored document (lonely_docs, by trigger).
+_LONELY_CHANGES = (
+    f"""
+    DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path IN ({{dirty_paths}})
+      AND NOT EXISTS (SELECT 1 FROM temp.lonely_now w WHERE w.lonely = lonely_notes.lonely
+                        AND w.path = lonely_notes.path AND w.title = lonely_notes.title)
+    """,
+    """
+    INSERT INTO lonely_notes(lonely, path, title)
+    SELECT w.lonely, w.path, w.title FROM temp.lonely_now w
+    WHERE NOT EXISTS (SELECT 1 FROM lonely_notes o WHERE o.lonely = w.lonely AND o.path = w.path)
+    """,
+)
+
+
 def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
     """A note's rows are cleared: its own findings go with them."""
     conn.execute(
@@ -341,9 +372,6 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     # Every statement is driven by the dirty notes (CROSS JOIN fixes the order: the planner
     # knows nothing of the temp table and would walk all notes, files or broken links).
     dirty_paths = "SELECT (SELECT path FROM files WHERE id = d.id) FROM temp.dirty_notes d"
-    conn.execute(
-        f"DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path IN ({dirty_paths})"
-    )
     # A broken link of a dirty note that is still there as it was (the same place, text and
     # key) keeps its row and suggestion: what can change a suggestion refixes its key instead
     # (store.linkfixes). `renamed` ones are computed again (the history is trimmed unrefixed).
@@ -358,9 +386,13 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
               AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target))
         """
     )
+    # The dirty notes' orphans, unlinked notes and dead ends now, into temp.lonely_now; only
+    # the rows that differ from the stored ones are written (_LONELY_CHANGES).
+    conn.execute(_LONELY_NOW)
+    conn.execute("DELETE FROM temp.lonely_now")
     conn.execute(
         f"""
-        INSERT INTO lonely_notes(lonely, path, title)
+        INSERT INTO temp.lonely_now(lonely, path, title)
         SELECT s.lonely, f.path, s.title FROM (
             SELECT n.file_id, {NOTE_TITLE} AS title, CASE
                 -- SEMANTICS 1/8: a link from an excluded note is no incoming link
@@ -383,7 +415,7 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
     # SEMANTICS 8.8: dead ends, whatever links in.
     conn.execute(
         f"""
-        INSERT INTO lonely_notes(lonely, path, title)
+        INSERT INTO temp.lonely_now(lonely, path, title)
         SELECT {LONELY_DEAD_END}, f.path, {NOTE_TITLE}
         FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
         CROSS JOIN files f ON f.id = d.id
@@ -392,19 +424,24 @@ def refresh_findings(conn: sqlite3.Connection, links: LinkTargets) -> None:
               AND (l.target_id IS NULL OR l.target_id <> l.source_id))
         """
     )
+    for statement in _LONELY_CHANGES:
+        conn.execute(statement.format(dirty_paths=dirty_paths))
+    conn.execute("DELETE FROM temp.lonely_now")
     _refresh_unused_attachments(conn)
     # links.name_key is set exactly on the unresolved links that are not self-links. A new
-    # row waits for its suggestion (linkfixes.PENDING).
-    conn.execute(
+    # row is written with its suggestion (linkfixes.suggest_link_fixes).
+    new = conn.execute(
         f"""
-        INSERT OR IGNORE INTO broken_links(source, line, col, seq, text, target, reason)
-        SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY}, '{linkfixes.PENDING}'
+        SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY},
+               l.linkpath, l.display, l.name_key
         FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
         CROSS JOIN files f ON f.id = d.id CROSS JOIN links l ON l.source_id = d.id
-        WHERE n.excluded = 0 AND l.name_key IS NOT NULL
+        WHERE n.excluded = 0 AND l.name_key IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM broken_links b WHERE b.source = f.path AND b.line = l.line
+              AND b.col = l.col AND b.seq = l.seq)
         """
-    )
-    linkfixes.suggest_link_fixes(conn, links)
+    ).fetchall()
+    linkfixes.suggest_link_fixes(conn, links, new)
     _refresh_broken_anchors(conn)
     tagcounts.refresh(conn)  # the tag pane's counts (issue 12, speed)
 
@@ -430,6 +467,22 @@ def attachments_changed(conn: sqlite3.Connection, paths: Iterable[str]) -> set[i
             )
         )
     return ids
+
+
+def attachments_moved(conn: sqlite3.Connection) -> set[int]:
+    """``attachments_changed`` of the moves in ``temp.moved_paths`` (store.moves, once their
+    rows have the new paths): read from that table, not from 24,000 paths sent as JSON."""
+    for side in ("old", "new"):
+        conn.execute(
+            f"DELETE FROM unused_attachments WHERE path IN (SELECT {side} FROM temp.moved_paths)"
+        )
+    return {
+        row[0]
+        for row in conn.execute(
+            "SELECT f.id FROM temp.moved_paths m CROSS JOIN files f ON f.id = m.id "
+            "WHERE f.is_note = 0"
+        )
+    }
 
 
 def _refresh_unused_attachments(conn: sqlite3.Connection) -> None:
@@ -463,10 +516,12 @@ def record_renames(
 # outline (SEMANTICS 10.6: attachments have no notes row). A dirty note is in `temp.outline_kept`
 # when only its links' targets or the links into it changed (a re-resolution: not parsed
 # again); of the others ("full"), every link out of and into them. Of a kept note, only the links
-# into a dirty note: a link whose target changed has both its old and new target dirty
-# (LinkTargets._reresolve_rows), and an unchanged link to a note whose outline is the same has
-# the same verdict; a link into a kept note from elsewhere is unchanged (its source would be
-# dirty otherwise).
+# into a dirty note that have no row left after _STALE_ANCHORS: a link whose target changed has
+# both its old and new target dirty (LinkTargets._reresolve_rows) and its row, if any, gone (it
+# named the old target), and an unchanged link to a note whose outline is the same has the same
+# verdict, so its row (a broken anchor) stays as it is, not deleted and written again (issue
+# 17: a folder rename marks ~6,000 notes and rewrote ~1,100 such rows each way); a link into a
+# kept note from elsewhere is unchanged (its source would be dirty otherwise).
 _FULL = "SELECT d.id FROM temp.dirty_notes d WHERE d.id NOT IN (SELECT id FROM temp.outline_kept)"
 _ANCHORED_LINKS = f"""
 SELECT c.source_id, c.seq, c.target, c.subpath, t.outline FROM (
@@ -482,19 +537,21 @@ SELECT c.source_id, c.seq, c.target, c.subpath, t.outline FROM (
     FROM temp.outline_kept d CROSS JOIN links l ON l.source_id = d.id
     WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '')
       AND coalesce(l.target_id, l.source_id) IN (SELECT id FROM temp.dirty_notes)
+      AND NOT EXISTS (
+          SELECT 1 FROM broken_anchors b WHERE b.source_id = l.source_id AND b.seq = l.seq)
 ) c CROSS JOIN notes s ON s.file_id = c.source_id CROSS JOIN notes t ON t.file_id = c.target
 WHERE s.excluded = 0
 ORDER BY c.target
 """
 # The rows of those links, by the targets they had, and of a kept note's links whose target
-# changed or went (a deleted target is not dirty: it has no row left).
+# changed or went (a deleted target is not dirty: it has no row left). A kept note's row whose
+# link still has that target, not a full note, keeps its verdict and stays.
 _STALE_ANCHORS = f"""
 DELETE FROM broken_anchors WHERE source_id IN ({_FULL}) OR target_id IN ({_FULL}) OR (
-    source_id IN (SELECT id FROM temp.outline_kept) AND (
-        target_id IN (SELECT id FROM temp.dirty_notes) OR NOT EXISTS (
-            SELECT 1 FROM links l WHERE l.source_id = broken_anchors.source_id
-              AND l.seq = broken_anchors.seq
-              AND coalesce(l.target_id, l.source_id) = broken_anchors.target_id)))
+    source_id IN (SELECT id FROM temp.outline_kept) AND NOT EXISTS (
+        SELECT 1 FROM links l WHERE l.source_id = broken_anchors.source_id
+          AND l.seq = broken_anchors.seq
+          AND coalesce(l.target_id, l.source_id) = broken_anchors.target_id))
 """
 
 

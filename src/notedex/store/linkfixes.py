@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from notedex.store import renames
@@ -34,28 +34,22 @@ if TYPE_CHECKING:
 
 
 RENAMED = "renamed"
-PENDING = "?"
-"""broken_links.reason of a row just inserted (findings.refresh_findings), inside the writer's
-transaction only: ``suggest_link_fixes`` gives it its suggestion before the commit."""
 TYPO_BULK_KEYS = 64
 """From this many distinct `typo` keys in one refresh (a first index, a large move), every note
 stem is compared with all of them at once (``_Fixer._near_stems``) instead of each key's few
 thousand variants being looked up."""
 _REFIX = "CREATE TEMP TABLE IF NOT EXISTS refix_keys(key TEXT PRIMARY KEY)"
-# The broken links whose suggestion is computed: the dirty notes' new rows and every one filed
-# under a refix key.
-_BROKEN_TO_FIX = f"""
-SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key, b.suggestion, b.reason
-FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
-CROSS JOIN broken_links b ON b.source = f.path
-CROSS JOIN links l ON l.source_id = d.id AND l.seq = b.seq
-WHERE b.reason = '{PENDING}'
-UNION
+# The stored broken links whose suggestion is computed again: every one filed under a refix
+# key (the dirty notes' new ones are handed over, ``suggest_link_fixes``).
+_BROKEN_TO_FIX = """
 SELECT b.source, b.line, b.col, b.seq, l.linkpath, l.display, l.name_key, b.suggestion, b.reason
 FROM temp.refix_keys r CROSS JOIN links l ON l.name_key = r.key
 CROSS JOIN files f ON f.id = l.source_id
 CROSS JOIN broken_links b ON b.source = f.path AND b.seq = l.seq
 """
+NewBrokenLink = tuple[str, int, int, int, str, str, str, "str | None", str]
+"""A broken link without a row yet: (source, line, col, seq, text, target) as ``broken_links``
+stores them, then the link's linkpath, display and name key (``findings.refresh_findings``)."""
 
 
 def refix(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
@@ -127,21 +121,40 @@ def refix_sources(conn: sqlite3.Connection) -> set[int]:
     return sources
 
 
-def suggest_link_fixes(conn: sqlite3.Connection, links: LinkTargets) -> None:
-    """SEMANTICS 8.3: a fix for each new broken link of the dirty notes and under the refix keys:
-    `alias` (the key is another note's alias), else `folder` (a file of that name exists
-    elsewhere), else `renamed` (a file was seen leaving that name), else `typo` (a note's name
-    is one edit away)."""
+def suggest_link_fixes(
+    conn: sqlite3.Connection, links: LinkTargets, new: Sequence[NewBrokenLink] = ()
+) -> None:
+    """SEMANTICS 8.3: a fix for each new broken link of the dirty notes (``new``, written here
+    with it: one write of each row and of its stored document, not a row waiting for its
+    suggestion and updated) and for each stored one under the refix keys (updated where it
+    changes): `alias` (the key is another note's alias), else `folder` (a file of that name
+    exists elsewhere), else `renamed` (a file was seen leaving that name), else `typo` (a
+    note's name is one edit away)."""
     conn.execute(_REFIX)
     broken = conn.execute(_BROKEN_TO_FIX).fetchall()
     if conn.execute("SELECT 1 FROM temp.refix_keys LIMIT 1").fetchone() is not None:
         conn.execute("DELETE FROM temp.refix_keys")
-    fixer = _Fixer(conn, links, {row[6] for row in broken}, {row[4] for row in broken})
+    fixer = _Fixer(
+        conn,
+        links,
+        {row[6] for row in broken} | {row[8] for row in new},
+        {row[4] for row in broken} | {row[6] for row in new},
+    )
     updates = []
     for source, line, col, seq, linkpath, display, key, suggestion, reason in broken:
         fix = fixer.fix(source, linkpath, display, key)
         if fix != (suggestion, reason):
             updates.append((*fix, source, line, col, seq))
+    inserts = [
+        (*row[:6], *fixer.fix(row[0], linkpath, display, key))
+        for row in new
+        for linkpath, display, key in (row[6:],)
+    ]
+    conn.executemany(
+        "INSERT INTO broken_links(source, line, col, seq, text, target, suggestion, reason) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        inserts,
+    )
     conn.executemany(
         "UPDATE broken_links SET suggestion = ?, reason = ? "
         "WHERE source = ? AND line = ? AND col = ? AND seq = ?",

@@ -184,9 +184,8 @@ def _move(
     findings.record_renames(conn, [(known.path, known.id) for known, _ in moves], same_name)
     # As for a delete and a create: the `typo` fixes (SEMANTICS 8.3) and the unused
     # attachments (8.9) the old and new paths can change.
-    paths = {known.path for known, _ in moves} | {vf.path for _, vf in moves}
     linkfixes.typo_neighbours_moved(conn, [(known.path, vf.path) for known, vf in moves])
-    dirty |= findings.attachments_changed(conn, paths)
+    dirty |= findings.attachments_moved(conn)  # the moves of temp.moved_paths (_set_paths)
     return dirty
 
 

@@ -92,14 +92,22 @@ def moved_anchor_docs(moved: str) -> tuple[str, str]:
     the moved files their new paths, as ``PATH_ANCHOR_DOCS`` does for one file: ``moved`` is a
     table of (id, new). Only the path fields change (``json_set`` keeps the other fields' text
     and their order, and quotes the path as ``json_object`` does), so a folder rename does not
-    join and render 12,000 documents again (issue 17, speed)."""
+    join and render 12,000 documents again (issue 17, speed). Each document is written once:
+    one out of a moved file gets its source and, if its target moved too (a link within the
+    folder, a self-link: about a sixth of a folder rename's), its target in the same write;
+    the second statement takes the rest, into a moved file from one that stayed."""
     # IN (subquery), not UPDATE ... FROM: the planner knows nothing of the temp table and would
-    # scan every document.
+    # scan every document. The source is a key column: set only where it changes.
     return (
         f"""
         UPDATE broken_anchor_docs SET (source, doc) = (
-            SELECT m.new, json_set(broken_anchor_docs.doc, '$.source', m.new)
-            FROM {moved} m WHERE m.id = broken_anchor_docs.source_id)
+            SELECT m.new, CASE WHEN t.new IS NULL
+                THEN json_set(broken_anchor_docs.doc, '$.source', m.new)
+                ELSE json_set(broken_anchor_docs.doc, '$.source', m.new, '$.target', t.new) END
+            FROM {moved} m CROSS JOIN broken_anchors b
+                ON b.source_id = m.id AND b.seq = broken_anchor_docs.seq
+            LEFT JOIN {moved} t ON t.id = b.target_id
+            WHERE m.id = broken_anchor_docs.source_id)
         WHERE source_id IN (SELECT id FROM {moved})""",
         f"""
         UPDATE broken_anchor_docs SET doc = json_set(doc, '$.target', (
@@ -107,7 +115,7 @@ def moved_anchor_docs(moved: str) -> tuple[str, str]:
             WHERE b.source_id = broken_anchor_docs.source_id AND b.seq = broken_anchor_docs.seq))
         WHERE (source_id, seq) IN (
             SELECT b.source_id, b.seq FROM {moved} m CROSS JOIN broken_anchors b
-            ON b.target_id = m.id)""",
+            ON b.target_id = m.id WHERE b.source_id NOT IN (SELECT id FROM {moved}))""",
     )
 
 

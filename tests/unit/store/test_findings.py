@@ -128,17 +128,23 @@ def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) 
         plans = {
             s: [row[3] for row in writer.conn.execute("EXPLAIN QUERY PLAN " + s)]
             for s in statements
-            if s.lstrip().startswith(("INSERT", "DELETE", "SELECT c.source_id"))
+            if s.lstrip().startswith(("INSERT", "DELETE", "SELECT c.source_id", "SELECT f.path"))
         }
-    # lonely notes: a DELETE and an INSERT each of orphans/unlinked and of dead ends; broken
-    # links: a DELETE and an INSERT; unused attachments: a DELETE and an INSERT; broken anchors:
-    # the DELETE, the links to check (out of and into the dirty notes) and the INSERT.
+    # lonely notes: the orphans/unlinked and the dead ends now into temp.lonely_now (emptied
+    # first), then a DELETE and an INSERT of the rows that differ; broken links: a DELETE and
+    # the links that have no row yet (inserted with their suggestions, none here); unused
+    # attachments: a DELETE and an INSERT; broken anchors: the DELETE, the links to check (out
+    # of and into the dirty notes) and the INSERT.
     # (executemany traces each row it inserts: one statement per row, the same plan)
-    assert len({sql.split(" VALUES")[0] for sql in plans}) == 10
+    assert len({sql.split(" VALUES")[0] for sql in plans}) == 12
     for sql, plan in plans.items():
         for step in plan:
             if step.startswith("SCAN"):
-                assert re.match(r"SCAN (d|c|notes USING INDEX notes_excluded)$", step), (sql, plan)
+                # w: temp.lonely_now, the dirty notes' rows alone
+                assert re.match(r"SCAN (d|c|w|notes USING INDEX notes_excluded)$", step), (
+                    sql,
+                    plan,
+                )
 
 
 def _anchor_findings(db: Path) -> list[tuple[str, str, str, str | None]]:
@@ -281,3 +287,93 @@ def test_broken_anchors_after_moves_equal_a_fresh_index(tmp_path: Path) -> None:
                     "WHERE l.source_id = b.source_id AND l.seq = b.seq "
                     "AND coalesce(l.target_id, l.source_id) = b.target_id)"
                 ).fetchall()
+
+
+def test_a_kept_notes_unchanged_broken_anchors_are_not_written_again(tmp_path: Path) -> None:
+    """A note dirty only by a re-resolution keeps the broken-anchor rows of its links whose
+    target stayed (findings._STALE_ANCHORS, _ANCHORED_LINKS): the same subpath into the same
+    outline has the same verdict. A row whose link changed target is taken out and the link
+    checked again, broken under both targets or under the new one alone; each step equals a
+    fresh full index."""
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            # [[A/Note]] breaks with the rename: Src and A/Note are dirty, not parsed again.
+            # [[Note#Nope]] keeps its target (the one Note). [[Twin#...]] moves from A/Twin to
+            # B/Twin (SEMANTICS 7.7: the shorter path) and back: #Nope is broken under both,
+            # #Left only under B/Twin.
+            "Src.md": "[[A/Note]] [[Note#Nope]] [[Twin#Nope]] [[Twin#Left]]\n",
+            "A/Note.md": "# Note\n",
+            "A/Twin.md": "# Left\n",
+            "B/Twin.md": "# Right\n",
+        },
+    )
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        conn = writer.conn
+        conn.execute("CREATE TEMP TABLE anchors_written(seq INTEGER)")
+        for event, row in (("INSERT", "new"), ("DELETE", "old")):
+            conn.execute(
+                f"CREATE TEMP TRIGGER anchors_{event.lower()} AFTER {event} ON main.broken_anchors "
+                f"BEGIN INSERT INTO anchors_written(seq) VALUES ({row}.seq); END"
+            )
+        for old, new in (("A", "A2"), ("A2", "A")):
+            conn.execute("DELETE FROM temp.anchors_written")
+            (vault / old).rename(vault / new)
+            parsed = writer.parsed
+            report = apply_paths(writer, [old, new])
+            assert report.moved == 2 and writer.parsed == parsed
+            assert dump_index(db) == fresh_full_index(vault, tmp_path)
+            written = {row[0] for row in conn.execute("SELECT seq FROM temp.anchors_written")}
+            # the links' seq in Src: [[A/Note]] 0, [[Note#Nope]] 1, [[Twin#Nope]] 2, [[Twin#Left]] 3
+            assert written == {2, 3}
+
+
+def test_a_dirty_notes_unchanged_lonely_rows_are_not_written_again(tmp_path: Path) -> None:
+    """refresh_findings writes only the orphan, unlinked and dead-end rows of the dirty notes
+    that differ from the stored ones (findings._LONELY_CHANGES): a folder rename that breaks
+    the one link into a note adds its orphan row and leaves the rest, and a row that differs in
+    its title alone is written again. Each step equals a fresh full index."""
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Src.md": "[[A/Note]]\n",  # unlinked (no link in, one out) throughout
+            "A/Note.md": "# Note\n",  # a dead end; an orphan too while [[A/Note]] is broken
+        },
+    )
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        conn = writer.conn
+        conn.execute("CREATE TEMP TABLE lonely_written(event TEXT, lonely INTEGER, path TEXT)")
+        for event, row in (("INSERT", "new"), ("DELETE", "old")):
+            conn.execute(
+                f"CREATE TEMP TRIGGER lonely_{event.lower()} AFTER {event} ON main.lonely_notes "
+                f"BEGIN INSERT INTO lonely_written VALUES ('{event}', {row}.lonely, {row}.path); "
+                "END"
+            )
+
+        def written() -> list[tuple[str, int, str]]:
+            rows = conn.execute("SELECT * FROM temp.lonely_written ORDER BY 1, 2, 3").fetchall()
+            conn.execute("DELETE FROM temp.lonely_written")
+            return rows
+
+        for old, new, expected in (
+            ("A", "A2", [("INSERT", 1, "A2/Note.md")]),
+            ("A2", "A", [("DELETE", 1, "A/Note.md")]),
+        ):
+            (vault / old).rename(vault / new)
+            report = apply_paths(writer, [old, new])
+            assert report.moved == 1
+            assert dump_index(db) == fresh_full_index(vault, tmp_path)
+            assert written() == expected
+        # A stored row that differs in its title alone is written again (a parse drops a note's
+        # rows before the refresh: this is the refresh's own comparison).
+        fresh = dump_index(db)
+        with writer.transaction():
+            conn.execute("UPDATE lonely_notes SET title = 'stale' WHERE path = 'Src.md'")
+            findings.set_dirty(conn, [writer.file_rows(["Src.md"])["Src.md"].id])
+            findings.refresh_findings(conn, writer.links)
+        assert dump_index(db) == fresh
+        assert written() == [("DELETE", 2, "Src.md"), ("INSERT", 2, "Src.md")]

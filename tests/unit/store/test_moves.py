@@ -187,7 +187,8 @@ def test_a_moved_files_anchor_documents_take_the_new_path_as_json_quotes_it(
 ) -> None:
     """The stored documents of a moved file's broken anchors get only their path fields updated
     (``schema.moved_anchor_docs``, json_set): byte for byte what a fresh index renders, for a
-    folder whose name JSON must escape, out of the moved notes, into them and within them."""
+    folder whose name JSON must escape, out of the moved notes, into them and within them;
+    each document written once, both paths at once where both moved."""
     vault = make_vault(tmp_path / "v", {})
     write(vault / "T.md", "# T\n[[S#Nope]] [[sub/S#Nope too]]\n")
     write(vault / "src" / "S.md", "# S\n[[T#Nope]] [[#Self]] [[Near#Nope]]\n")
@@ -196,10 +197,18 @@ def test_a_moved_files_anchor_documents_take_the_new_path_as_json_quotes_it(
         reconcile(writer)
         before = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
         assert len(before) == 5
+        writer.conn.execute("CREATE TEMP TABLE docs_written(source_id INTEGER, seq INTEGER)")
+        writer.conn.execute(
+            "CREATE TEMP TRIGGER docs_written AFTER UPDATE ON main.broken_anchor_docs "
+            "BEGIN INSERT INTO docs_written VALUES (old.source_id, old.seq); END"
+        )
         for old, new in (("src", 'dir "q" \\ é 日本\t'), ('dir "q" \\ é 日本\t', "src")):
+            writer.conn.execute("DELETE FROM temp.docs_written")
             os.rename(vault / old, vault / new)
             apply_paths(writer, [old, new])
             assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+            written = writer.conn.execute("SELECT * FROM temp.docs_written").fetchall()
+            assert len(written) == len(set(written)) == 5  # S, Near and T's links, each once
         after = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
         assert after == before
 
@@ -242,3 +251,24 @@ def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
         apply_paths(writer, ["src", "moved"])
         assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
         assert ("[[Dup]]", "[[moved/Dup]]", "folder") in _broken_fixes(writer)
+
+
+def test_a_folder_rename_keeps_unused_attachments_exact(tmp_path: Path) -> None:
+    """SEMANTICS 8.9 across a folder rename (findings.attachments_moved, read from the move's
+    own table): an unused attachment's row takes the new path, a used one gets none, and an
+    attachment whose one embed breaks with the rename (by path) becomes unused, and back."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "img" / "unused.png", "png")
+    write(vault / "img" / "used.png", "png used")
+    write(vault / "img" / "by path.png", "png by path")
+    write(vault / "img" / "Note.md", "# Note\n![[unused2.png]]\n")
+    write(vault / "Page.md", "# Page\n![[used.png]] ![[img/by path.png]]\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        for old, new in (("img", "pics"), ("pics", "img")):
+            os.rename(vault / old, vault / new)
+            report = apply_paths(writer, [old, new])
+            assert report.moved == 4
+            index = dump_index(writer.db_path)
+            assert index == fresh_full_index(vault, tmp_path)
+            assert len(index["unused_attachments"]) == (2 if new == "pics" else 1)
