@@ -214,8 +214,10 @@ def hold(
     A batch is move-like when it paired a move or has ``HOLD_MIN`` unpaired ends, deleted notes
     among them. Held: a deleted note or attachment (its bytes may be written under another path
     next), a new note whose bytes an indexed note has and a new attachment whose file name and
-    size an indexed one has (a checkout wrote the new path first; the old one goes next). Never
-    a path in ``not_again`` (held a moment ago) or a changed file. ``hashes``: the contents
+    size an indexed one has (a checkout wrote the new path first; the old one goes next), and a
+    new empty file: created and not yet written when a walk of its folder met it (the batcher
+    waits for the close of a file it was told of; a folder's walk finds files it was not told of
+    yet). Never a path in ``not_again`` (held a moment ago) or a changed file. ``hashes``: the contents
     already read, by path (with ``paired.hashes``); ``rows_of`` reads rows as in ``pair_moves``.
     """
     rows = (rows_of or writer.file_rows)([*paired.deletes, *(vf.path for vf in paired.upserts)])
@@ -238,6 +240,7 @@ def hold(
     keys = {vf.path: writer.content_key(read[vf.path]) for vf in new_notes if vf.path in read}
     present = writer.indexed_contents(keys.values())
     held = {path for path, key in keys.items() if key in present} | set(gone)
+    held.update(vf.path for vf in new if vf.size == 0)
     held.update(_named_elsewhere(writer, [vf for vf in new if not vf.is_note]))
     if not held:
         return []

@@ -216,3 +216,41 @@ def test_a_new_attachment_whose_old_path_goes_next_batch_is_held_and_paired(
     second = apply_paths(writer, ["b/pic.png", "a/pic.png"], hold_unpaired=set(first.held))
     assert (second.moved, second.added, second.removed) == (1, 0, 0)
     assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_a_new_file_met_empty_by_a_walk_is_held_until_it_is_written(
+    writer: IndexWriter, tmp_path: Path
+) -> None:
+    """A checkout storm: the walk of the new folder meets a file created but not yet written
+    (size 0) while its old path is still indexed. Indexed then, a reader would see the note at
+    both paths, and an empty note; held, it pairs with its old path once written."""
+    vault, parsed = writer.vault, writer.parsed
+    for i in range(N - 1):
+        _rewrite(vault, i)
+    last_old, last_new = vault / "a" / f"n{N - 1}.md", vault / "b" / f"n{N - 1}.md"
+    last_new.touch()  # git's open(O_CREAT): the bytes come a moment later
+    hints = ["b", *(f"a/n{i}.md" for i in range(N - 1))]
+    first = apply_paths(writer, hints, hold_unpaired=set())
+    assert first.moved == N - 1 and first.added == 0 and first.held == [f"b/n{N - 1}.md"]
+    assert f"b/n{N - 1}.md" not in writer.file_rows([f"b/n{N - 1}.md"])
+    last_new.write_bytes(last_old.read_bytes())
+    last_old.unlink()
+    second = apply_paths(writer, [*first.held, f"a/n{N - 1}.md"], hold_unpaired=set(first.held))
+    assert second.moved == 1 and second.added == second.removed == 0
+    assert writer.parsed == parsed
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
+
+
+def test_an_empty_note_that_stays_empty_is_indexed_one_batch_later(
+    writer: IndexWriter, tmp_path: Path
+) -> None:
+    vault = writer.vault
+    for i in range(N):
+        _rewrite(vault, i)
+    (vault / "b" / "empty.md").touch()
+    hints = ["b", *(f"a/n{i}.md" for i in range(N))]
+    first = apply_paths(writer, hints, hold_unpaired=set())
+    assert first.moved == N and first.held == ["b/empty.md"]
+    second = apply_paths(writer, first.held, hold_unpaired=set(first.held))
+    assert second.added == 1 and second.held == []
+    assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
