@@ -34,7 +34,7 @@ from notedex.daemon.logging import configure_logging, get_logger
 from notedex.daemon.notify import SystemdNotifier
 from notedex.daemon.recovery import lock_still_held, open_checked
 from notedex.daemon.schema_rebuild import rebuild_other_version
-from notedex.daemon.watcher import OverflowHook, RunningObserver, VaultEventHandler, start_observer
+from notedex.daemon.watcher import RunningObserver, VaultEventHandler, start_observer
 from notedex.errors import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -143,9 +143,6 @@ class Daemon:
 
     def _run(self, started: float) -> int:
         batcher = Batcher()
-        hook = OverflowHook(
-            lambda message: batcher.request_rescan("inotify queue overflow")
-        ).install()
         supervisor = Supervisor(self.cfg.vault, batcher, poll=self.poll, fault=self.fault)
         indexer: Indexer | None = None
         scheduler = None
@@ -206,7 +203,6 @@ class Daemon:
                 if indexer.is_alive():
                     indexer.join()
                 indexer.close()
-            hook.remove()
             log.info("stopped", exit_code=exit_code)
 
     def _supervise(self, supervisor: Supervisor, indexer: Indexer, batcher: Batcher) -> int:

@@ -8,12 +8,13 @@
   (``is_synthetic``) are dropped, as the folder hint covers them (issue 17: a folder of 12k
   notes was 12k hints that kept the batch from starting). On inotify they are not even made
   (``daemon.inotify``: no walk of the moved tree). A move into or out of the vault is no pair:
-  a created or deleted folder, as before. The polling observer's per-file moves are real (its
+  a created or deleted folder, as before (the deletions watchdog makes up for the subfolders of
+  a folder moved out are dropped too: the folder's hint covers them). The polling observer's per-file moves are real (its
   snapshot diff), not synthetic, and are kept.
 - ``start_observer`` prefers inotify (FSEvents on macOS) and falls back to polling for
   ``--poll``, a network file system, an inotify error (ENOSPC, EMFILE) or too few watches.
-- ``OverflowHook`` turns watchdog's "Inotify queue overflowed" log record into a rescan:
-  watchdog 7 only logs it.
+- A kernel queue overflow (watchdog's ``EventsLostEvent``, after the events read before it and
+  once its watches are rebuilt) is a rescan.
 
 About 420 lines: the observer's health (``RunningObserver``: alive, broken, drain) and the
 probes that choose polling (watch counting, mount table) are read together with the start
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import logging
 import os
 import sys
 import threading
@@ -37,6 +37,7 @@ from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
+    EventsLostEvent,
     FileAttribEvent,
     FileClosedEvent,
     FileCreatedEvent,
@@ -69,9 +70,12 @@ EVENT_FILTER: list[type[FileSystemEvent]] = [
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
+    EventsLostEvent,
 ]
 
 OBSIDIAN_SETTINGS = ".obsidian/app.json"
+OVERFLOW_RESCAN = "inotify queue overflow"
+"""The rescan cause for an ``EventsLostEvent`` (the kernel's event queue overflowed)."""
 POLL_INTERVAL = 1.0
 DRAIN_TIMEOUT = 1.0
 """At most this long at a stop for queued events (watchdog holds a lone move 0.5 s)."""
@@ -109,8 +113,13 @@ class VaultEventHandler(FileSystemEventHandler):
                 self._batcher.request_rescan("event handler error", error=exc)
 
     def _enqueue(self, event: FileSystemEvent) -> None:
-        if event.is_synthetic and isinstance(event, FileSystemMovedEvent):
-            return  # under a moved folder, whose hint pair covers it
+        if isinstance(event, EventsLostEvent):
+            # The kernel's queue overflowed: watchdog has rebuilt its watches and delivered
+            # the events read before the overflow; what came after is lost.
+            self._batcher.request_rescan(OVERFLOW_RESCAN)
+            return
+        if event.is_synthetic and isinstance(event, FileSystemMovedEvent | DirDeletedEvent):
+            return  # under a moved folder, whose own hint covers it
         src = self._relative(event.src_path)
         dest = self._relative(event.dest_path) if isinstance(event, FileSystemMovedEvent) else None
         if src == "" or dest == "":
@@ -336,9 +345,10 @@ def sysctl_advice(folders: int | None = None) -> str:
 def watch_shortfall(root: Path, *, attempts: int = 3, pause: float = 0.2) -> str | None:
     """None when inotify watches every folder; else why we should poll.
 
-    watchdog skips a folder it cannot watch (ENOSPC when the user's watch limit is reached)
-    without telling us, so count: one watch per folder, hidden ones included. Folders made
-    meanwhile are watched a moment later, hence a few attempts.
+    watchdog 7.1.1 raises ENOSPC (the user's watch limit reached) from the start itself; this
+    count is the check that does not rely on it (watchdog 7.1.0 skipped such a folder without
+    telling us): one watch per folder, hidden ones included. Folders made meanwhile are
+    watched a moment later, hence a few attempts.
     """
 
     watches = folders = 0
@@ -424,36 +434,3 @@ def _read_int(path: str) -> int | None:
             return int(handle.read().strip())
     except (OSError, ValueError):
         return None
-
-
-# -- queue overflow ----------------------------------------------------------------------------
-
-
-class OverflowHook(logging.Handler):
-    """watchdog 7 reports a kernel queue overflow only as a log record: make it a rescan."""
-
-    LOGGER = "watchdog.observers"
-
-    def __init__(self, on_overflow: Callable[[str], None]) -> None:
-        super().__init__(level=logging.WARNING)
-        self._on_overflow = on_overflow
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            message = record.getMessage().lower()
-            # One overflow is logged once as "events were lost", then once per watch group
-            # as "reconciling recursive watches": a single rescan covers them all.
-            if "queue overflow" in message and "reconciling" not in message:
-                self._on_overflow(record.getMessage())
-        except Exception:
-            self.handleError(record)
-
-    def install(self) -> OverflowHook:
-        logger = logging.getLogger(self.LOGGER)
-        logger.addHandler(self)
-        if logger.getEffectiveLevel() > logging.WARNING:
-            logger.setLevel(logging.WARNING)
-        return self
-
-    def remove(self) -> None:
-        logging.getLogger(self.LOGGER).removeHandler(self)
