@@ -54,7 +54,8 @@ LAZY_STDLIB = (
 
 
 def preload() -> None:
-    """Import every module of notedex (but the MCP SDK shim and ``__main__``) and `LAZY_STDLIB`."""
+    """Import every module of notedex (but the MCP SDK shim, ``__main__`` and the forkserver's
+    preload, whose import ties the importing process to its parent) and `LAZY_STDLIB`."""
     import notedex
 
     for name in LAZY_STDLIB:
@@ -62,6 +63,8 @@ def preload() -> None:
     for info in pkgutil.walk_packages(notedex.__path__, "notedex."):
         if info.name.endswith("__main__") or info.name.startswith("notedex.mcp_server"):
             continue
+        if info.name == "notedex.indexing.poolserver":
+            continue  # it runs pool.die_with_parent on import: pytest would end with its parent
         importlib.import_module(info.name)
 
 

@@ -111,7 +111,7 @@ def test_a_checkout_storm_is_applied_as_moves_each_seen_whole(
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.write_bytes(f.read_bytes())
             f.unlink()
-            time.sleep(0.004)  # a storm longer than the batcher's 1 s cap: cut into batches
+            time.sleep(0.008)  # a storm of 2.5 s or more, the batcher's cap 1 s: cut into batches
         shutil.rmtree(vault / "old")
         assert_converges(vault, db_path, tmp_path, run=run)
     finally:
