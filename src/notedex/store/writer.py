@@ -347,8 +347,8 @@ class IndexWriter:
     @contextlib.contextmanager
     def building(self) -> Iterator[None]:
         """This writer builds a file no reader sees until it is swapped in (``store.swap``):
-        applies take the fast, deferred way (``private``) and the file has no WAL and no
-        syncs until the end (``maintenance.unjournaled``)."""
+        applies take the fast, deferred way (``private``) and the file has a rollback journal
+        instead of the WAL, and no syncs, until the end (``maintenance.unjournaled``)."""
         self.private = True
         with maintenance.unjournaled(self.conn):
             yield

@@ -86,9 +86,9 @@ def _journal(conn: sqlite3.Connection) -> str:
 
 
 def test_a_build_has_no_wal_until_it_ends_and_indexes_the_same(tmp_path: Path) -> None:
-    """``IndexWriter.building``: the file being built keeps its journal in memory and is not
-    synced (nobody reads it before the swap); rollbacks still work; it ends in WAL mode with
-    the same rows as an index built the usual way."""
+    """``IndexWriter.building``: the file being built has a rollback journal, no WAL, and is
+    not synced (nobody reads it before the swap); rollbacks still work; it ends in WAL mode
+    with the same rows as an index built the usual way."""
     vault = make_vault(
         tmp_path / "v",
         {f"n{i}.md": f"---\ntags: [t{i % 3}]\n---\n# N{i}\n[[n{i + 1}#Nope]]\n" for i in range(40)},
@@ -99,7 +99,7 @@ def test_a_build_has_no_wal_until_it_ends_and_indexes_the_same(tmp_path: Path) -
     with IndexWriter(built, vault, workers=1) as writer:
         with writer.building():
             assert writer.private
-            assert _journal(writer.conn) == "memory"
+            assert _journal(writer.conn) == "truncate"
             assert writer.conn.execute("PRAGMA synchronous").fetchone()[0] == 0  # OFF
             reconcile(writer, full=True)
             try:
