@@ -41,8 +41,8 @@ def rebuild(
     swap.discard(built)  # left by a build that was killed
     try:
         with make_writer(built) as writer:
-            writer.private = True
-            report = reconcile(writer, full=True, progress=progress)
+            with writer.building():
+                report = reconcile(writer, full=True, progress=progress)
             complete = writer.has_files() and not report.unreadable
             writer.checkpoint()
         keep_old = not complete and not needs_build(db) and _has_files(db, make_writer)

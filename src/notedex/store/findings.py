@@ -66,17 +66,23 @@ def withdraw(
         return
     conn.execute(_LINKS_PENDING)
     skip = "AND n.file_id NOT IN (SELECT id FROM temp.links_pending)"
-    for table in ("note_fts", "name_fts"):  # both over note_fts_text
-        conn.execute(
-            f"""
-            DELETE FROM {table} WHERE rowid IN (
-                SELECT n.file_id FROM notes n
-                WHERE n.file_id IN (SELECT value FROM json_each(?))
-                  AND n.file_id NOT IN (SELECT id FROM fts_pending)
-                  {skip if keep_links_only else ""})
-            """,
-            (wanted,),
-        )
+    # The rows in both tables, found once; most withdrawals of a first index find none (the
+    # notes are new or already pending) and then touch neither FTS5 table.
+    indexed = conn.execute(
+        f"""
+        SELECT n.file_id FROM notes n
+        WHERE n.file_id IN (SELECT value FROM json_each(?))
+          AND n.file_id NOT IN (SELECT id FROM fts_pending)
+          {skip if keep_links_only else ""}
+        """,
+        (wanted,),
+    ).fetchall()
+    if indexed:
+        rowids = json.dumps([row[0] for row in indexed])
+        for table in ("note_fts", "name_fts"):  # both over note_fts_text
+            conn.execute(
+                f"DELETE FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))", (rowids,)
+            )
     if keep_links_only:
         conn.execute(
             "INSERT OR IGNORE INTO fts_pending(id) SELECT value FROM json_each(?) "

@@ -44,6 +44,28 @@ def bulk_pragmas(conn: sqlite3.Connection, cache_kib: int) -> Iterator[None]:
         conn.execute(f"PRAGMA wal_autocheckpoint = {checkpoint_pages}")
 
 
+@contextlib.contextmanager
+def unjournaled(conn: sqlite3.Connection) -> Iterator[None]:
+    """While a file no reader opens is built (``store.swap``'s ``<db>.rebuild``): a rollback
+    journal instead of the WAL, and no syncs; then WAL again, the whole file synced once.
+
+    Nothing needs the WAL or the syncs meanwhile: a build that fails or is killed is discarded
+    whole (``indexing.rebuild``), and a rollback still works from the journal. A new page (most
+    of what a build writes: the file grows) is then written once, into the file, not into the
+    WAL with a checksum per frame and again at each checkpoint; only the pages a transaction
+    changes that an earlier one wrote go to the journal first (a cold index: about 2% less
+    CPU, docs/benchmarks.md). The journal is a file (TRUNCATE), not memory, so a large build's
+    memory does not grow with its transactions. The switch back to WAL rewrites the header in
+    one transaction, which ``synchronous = NORMAL`` syncs: the file is durable before it is
+    installed, as a WAL checkpoint made it before. Call it outside a transaction; on an
+    exception nothing is restored (the file is thrown away)."""
+    conn.execute("PRAGMA journal_mode = TRUNCATE")
+    conn.execute("PRAGMA synchronous = OFF")
+    yield
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA journal_mode = WAL")
+
+
 def merge_segments(conn: sqlite3.Connection) -> None:
     """Inside a transaction: merge the FTS segments a bulk apply left unmerged."""
     for table in _MERGED_FTS:

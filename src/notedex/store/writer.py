@@ -344,6 +344,15 @@ class IndexWriter:
             self.release_free_pages()
             self.checkpoint()
 
+    @contextlib.contextmanager
+    def building(self) -> Iterator[None]:
+        """This writer builds a file no reader sees until it is swapped in (``store.swap``):
+        applies take the fast, deferred way (``private``) and the file has a rollback journal
+        instead of the WAL, and no syncs, until the end (``maintenance.unjournaled``)."""
+        self.private = True
+        with maintenance.unjournaled(self.conn):
+            yield
+
     def _set_automerge(self, value: int) -> None:
         with self.transaction():
             maintenance.set_automerge(self.conn, value)

@@ -39,25 +39,35 @@ def _heading_parts(subpath: str) -> list[str]:
 def _nested_match(parts: list[str], keys: Sequence[str], levels: Sequence[int]) -> bool:
     """SEMANTICS 10.5: parts[0] anywhere; each next part after the previous one, deeper, and
     inside its section (before the next heading of its level or higher)."""
+    return _within(parts, keys, levels, 0, 0, len(keys), 0)
 
-    def within(part: int, start: int, end: int, parent_level: int) -> bool:
-        for index in range(start, end):
-            if levels[index] <= parent_level:
-                if part > 0:
-                    return False  # the parent's section ended
-                continue
-            if keys[index] != parts[part]:
-                continue
-            if part + 1 == len(parts):
-                return True
-            section_end = next(
-                (j for j in range(index + 1, end) if levels[j] <= levels[index]), end
-            )
-            if within(part + 1, index + 1, section_end, levels[index]):
-                return True
-        return False
 
-    return within(0, 0, len(keys), 0)
+def _within(
+    parts: list[str],
+    keys: Sequence[str],
+    levels: Sequence[int],
+    part: int,
+    start: int,
+    end: int,
+    parent_level: int,
+) -> bool:
+    """``parts[part:]`` nested in the headings ``start:end`` under a heading of
+    ``parent_level``. A module function, not a closure that calls itself: that closure and its
+    cell were a reference cycle per anchored link, garbage only the cyclic collector frees
+    (a first index checks every anchored link of the vault)."""
+    for index in range(start, end):
+        if levels[index] <= parent_level:
+            if part > 0:
+                return False  # the parent's section ended
+            continue
+        if keys[index] != parts[part]:
+            continue
+        if part + 1 == len(parts):
+            return True
+        section_end = next((j for j in range(index + 1, end) if levels[j] <= levels[index]), end)
+        if _within(parts, keys, levels, part + 1, index + 1, section_end, levels[index]):
+            return True
+    return False
 
 
 def is_broken(subpath: str, headings: Sequence[Heading], block_ids: Sequence[BlockId]) -> bool:

@@ -79,3 +79,41 @@ def test_needs_build(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     assert not swap.needs_build(other)  # not ours: left to the writer, which refuses it
+
+
+def _journal(conn: sqlite3.Connection) -> str:
+    return str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+
+
+def test_a_build_has_no_wal_until_it_ends_and_indexes_the_same(tmp_path: Path) -> None:
+    """``IndexWriter.building``: the file being built has a rollback journal, no WAL, and is
+    not synced (nobody reads it before the swap); rollbacks still work; it ends in WAL mode
+    with the same rows as an index built the usual way."""
+    vault = make_vault(
+        tmp_path / "v",
+        {f"n{i}.md": f"---\ntags: [t{i % 3}]\n---\n# N{i}\n[[n{i + 1}#Nope]]\n" for i in range(40)},
+    )
+    usual = tmp_path / "usual.db"
+    _index(vault, usual)
+    built = swap.build_path(tmp_path / "i.db")
+    with IndexWriter(built, vault, workers=1) as writer:
+        with writer.building():
+            assert writer.private
+            assert _journal(writer.conn) == "truncate"
+            assert writer.conn.execute("PRAGMA synchronous").fetchone()[0] == 0  # OFF
+            reconcile(writer, full=True)
+            try:
+                with writer.transaction() as conn:
+                    conn.execute("DELETE FROM links")
+                    raise RuntimeError("stop")
+            except RuntimeError:
+                pass
+            assert not Path(f"{built}-wal").exists()
+        assert _journal(writer.conn) == "wal"
+        assert writer.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        writer.checkpoint()
+    conn = sqlite3.connect(built)
+    assert _journal(conn) == "wal"  # kept by the file itself: readers open it in WAL mode
+    conn.close()
+    assert dump_index(built) == dump_index(usual)
+    assert fts_integrity_ok(built)

@@ -11,6 +11,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from notedex.indexing.reconcile import reconcile
 from notedex.store import read, tagcounts
@@ -155,6 +157,15 @@ def test_the_note_ids_json_is_json_dumps(ids: set[int]) -> None:
     """tag_note_keys.tag_ids as the JSON module writes it, and read back by it."""
     assert tagcounts._int_list(ids) == json.dumps(sorted(ids))
     assert json.loads(tagcounts._int_list(ids)) == sorted(ids)
+
+
+@settings(max_examples=300)
+@given(st.sets(st.text(st.characters(exclude_categories=()))))  # surrogates too
+def test_the_keys_json_is_json_dumps(keys: set[str]) -> None:
+    """tag_note_keys.tag_keys as the JSON module writes it (any text: quotes, backslashes,
+    control characters, lone surrogates, non-ASCII), and read back by it."""
+    assert tagcounts._str_list(keys) == json.dumps(sorted(keys), ensure_ascii=False)
+    assert json.loads(tagcounts._str_list(keys)) == sorted(keys)
 
 
 def test_nested_and_flat_keys_count_for_every_prefix_once(tmp_path: Path) -> None:
