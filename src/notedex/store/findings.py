@@ -551,13 +551,16 @@ ORDER BY c.target
 """
 # The rows of those links, by the targets they had, and of a kept note's links whose target
 # changed or went (a deleted target is not dirty: it has no row left). A kept note's row whose
-# link still has that target, not a full note, keeps its verdict and stays.
+# link still has that target, not a full note, keeps its verdict and stays. A link's target is
+# its source only for a self link (`[[#H]]`, no linkpath), as in _ANCHORED_LINKS: a path link to
+# the note itself that no longer resolves (its folder renamed) has no target, and its row goes.
 _STALE_ANCHORS = f"""
 DELETE FROM broken_anchors WHERE source_id IN ({_FULL}) OR target_id IN ({_FULL}) OR (
     source_id IN (SELECT id FROM temp.outline_kept) AND NOT EXISTS (
         SELECT 1 FROM links l WHERE l.source_id = broken_anchors.source_id
           AND l.seq = broken_anchors.seq
-          AND coalesce(l.target_id, l.source_id) = broken_anchors.target_id))
+          AND coalesce(l.target_id, CASE WHEN l.linkpath = '' THEN l.source_id END)
+              = broken_anchors.target_id))
 """
 
 

@@ -272,3 +272,22 @@ def test_a_folder_rename_keeps_unused_attachments_exact(tmp_path: Path) -> None:
             index = dump_index(writer.db_path)
             assert index == fresh_full_index(vault, tmp_path)
             assert len(index["unused_attachments"]) == (2 if new == "pics" else 1)
+
+
+def test_a_path_link_to_itself_that_a_folder_rename_breaks_drops_its_broken_anchor(
+    tmp_path: Path,
+) -> None:
+    """A note links to itself by path with a missing heading (`[[F/N#Missing]]`: a broken
+    anchor). Its folder is renamed: the link no longer resolves, so it is a broken link and
+    no longer a broken anchor (SEMANTICS 10.7); a self link (`[[#Missing]]`) stays one."""
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "F" / "N.md", "# Top\nsee [[F/N#Missing]] and [[#Gone]]\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        assert len(dump_index(writer.db_path)["broken_anchors"]) == 2
+        for old, new in (("F", "G"), ("G", "F")):
+            os.rename(vault / old, vault / new)
+            apply_paths(writer, [old, new])
+            index = dump_index(writer.db_path)
+            assert index == fresh_full_index(vault, tmp_path)
+            assert len(index["broken_anchors"]) == (1 if new == "G" else 2)
