@@ -42,8 +42,9 @@ into a rescan.
 
 This leans on watchdog's private watch tree, move grouper, emitter and reader; ``BUILT_FOR``
 names the releases it was checked against, pyproject.toml pins them, and
-``tests/unit/daemon/test_inotify.py`` fails if a release changes them. Under any other release
-``daemon.watcher`` uses watchdog's own ``InotifyObserver`` instead (the subclass written for
+``tests/unit/daemon/test_inotify.py`` fails if a release changes them. Under any later release
+(or one whose private names this module cannot import) ``daemon.watcher`` uses watchdog's own
+``InotifyObserver`` instead (the subclass written for
 7.1.0 filled flat watch maps that 7.1.1 replaced by the tree, and then heard nothing).
 """
 

@@ -292,10 +292,15 @@ def _native_observer() -> tuple[BaseObserver, str]:
     if sys.platform.startswith("linux"):
         from watchdog.version import VERSION_STRING
 
-        from notedex.daemon.inotify import BUILT_FOR, VaultInotifyObserver
-
-        if VERSION_STRING in BUILT_FOR:
-            return VaultInotifyObserver(), "inotify"
+        checked: list[str] = []
+        try:  # it imports watchdog's private names: another release may lack them
+            from notedex.daemon.inotify import BUILT_FOR, VaultInotifyObserver
+        except ImportError as exc:
+            missing: str | None = repr(exc)
+        else:
+            if VERSION_STRING in BUILT_FOR:
+                return VaultInotifyObserver(), "inotify"
+            missing, checked = None, sorted(BUILT_FOR)
         # Our subclass leans on watchdog's private parts: under a release it was not checked
         # against it may hear nothing at all. watchdog's own observer hears everything; what
         # it lacks are refinements (daemon.inotify).
@@ -304,7 +309,8 @@ def _native_observer() -> tuple[BaseObserver, str]:
         log.warning(
             "watchdog release not checked",
             watchdog=VERSION_STRING,
-            checked=sorted(BUILT_FOR),
+            checked=checked,
+            error=missing,
             using="watchdog's own inotify observer",
         )
         return InotifyObserver(), "inotify"

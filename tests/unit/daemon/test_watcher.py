@@ -420,3 +420,33 @@ def test_an_unchecked_watchdog_release_watches_with_watchdogs_own_observer(
         wait_until(lambda: heard("sub", "moved"), timeout=10, message="the folder's move")
     finally:
         running.stop()
+
+
+def test_when_our_inotify_observer_cannot_be_imported_watchdogs_own_one_watches(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``daemon.inotify`` imports watchdog's private names: under a release that lacks them
+    the import fails, and the daemon still watches, with watchdog's own observer."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify only")
+    from watchdog.observers.inotify import InotifyObserver
+
+    monkeypatch.setitem(sys.modules, "notedex.daemon.inotify", None)  # import raises
+    queue = Batcher(debounce=0.02, max_delay=0.2)
+    running = start_observer(
+        vault, lambda hold: VaultEventHandler(vault, queue, hold_until_close=hold)
+    )
+    try:
+        assert type(running.observer) is InotifyObserver
+        write(vault / "a.md", "# A")
+        seen: set[str] = set()
+
+        def heard() -> bool:
+            batch = queue.take(timeout=0.2)
+            if batch is not None:
+                seen.update(batch.paths)
+            return "a.md" in seen
+
+        wait_until(heard, timeout=10, message="the new note")
+    finally:
+        running.stop()
