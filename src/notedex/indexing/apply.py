@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from notedex.indexing.pool import parse_batches, paused_gc
+from notedex.indexing.pool import Parsed, findings_helper, parse_batches, paused_gc
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
-from notedex.vault.model import Note, VaultFile
+from notedex.vault.model import VaultFile
 
 BATCH_SIZE = 1000
 # A large apply (a first index, a git checkout of thousands of notes) runs in bulk mode: bigger
@@ -196,7 +196,7 @@ def _apply_visible(
     )
     # The first chunk also holds the deletions, moves and attachments: a small apply is one
     # transaction.
-    first: Sequence[tuple[Note, str]] = next(batches, []) if notes else []
+    first: Parsed = next(batches, []) if notes else []
     written = done = 0
     try:
         with writer.transaction():
@@ -227,7 +227,7 @@ def _write_chunk(
     writer: IndexWriter,
     plan: _Plan,
     attachments: Sequence[VaultFile],
-    parsed: Sequence[tuple[Note, str]],
+    parsed: Parsed,
     written: int,
 ) -> set[int]:
     """Inside a transaction: register and write one chunk of notes (``plan.notes[written:]``,
@@ -239,7 +239,7 @@ def _write_chunk(
     if parsed:
         writer.parsed += len(parsed)
         dirty |= writer.write_notes(parsed, {vf.path: vf for vf in chunk})
-        plan.report.errors += sum(1 for note, _ in parsed if note.errors)
+        plan.report.errors += sum(1 for note, _, _ in parsed if note.errors)
     return dirty
 
 
@@ -287,7 +287,7 @@ def _apply_private(
         writer.parsed += len(parsed)
         with writer.transaction():
             dirty = writer.write_notes(parsed, by_path)
-            report.errors += sum(1 for note, _ in parsed if note.errors)
+            report.errors += sum(1 for note, _, _ in parsed if note.errors)
             if single:
                 writer.refresh_fts(dirty)
             else:
@@ -296,7 +296,8 @@ def _apply_private(
         if progress:
             progress(done, plan.total)
     if not single:
-        writer.flush_pending_fts()
+        with findings_helper(writer.workers) as offload:
+            writer.flush_pending_fts(offload)
     report.paths.extend(vf.path for vf in upserts)
     _finish(writer, report, bool(upserts or plan.deletes or moves), plan.started)
     return report

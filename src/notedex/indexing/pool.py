@@ -12,6 +12,8 @@ import sys
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
+from notedex.store.findings import Offload, run_here
+from notedex.store.notes import Derived, derive
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import hash_note, read_note
 from notedex.vault.text import segment
@@ -22,7 +24,9 @@ CHUNK = 100  # notes per task handed to a worker
 HASH_PARALLEL_THRESHOLD = 2000
 HASH_CHUNK = 1000
 
-Parsed = list[tuple[Note, str]]
+Parsed = list[tuple[Note, str, Derived]]
+"""Each note (its body dropped), its body segmented for body_fts, and what its rows need
+computed from it alone (``store.notes.derive``)."""
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -71,6 +75,19 @@ def paused_gc() -> Iterator[None]:
         gc.collect()
 
 
+@contextlib.contextmanager
+def findings_helper(workers: int) -> Iterator[Offload]:
+    """The ``Offload`` of a large apply's findings (``IndexWriter.flush_pending_fts``): one
+    worker process, which checks the anchors and runs the `typo` search while the writer
+    writes the search rows; the second core sits idle there otherwise (issue 12: a cold
+    index's serial end). In this process when there is one worker."""
+    if workers <= 1:
+        yield run_here
+        return
+    with _pool(1) as pool:
+        yield pool.submit
+
+
 def parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int, body_index: bool) -> Parsed:
     """Worker-process entry point: parse (disk_path, path) pairs, segment each body for FTS.
 
@@ -84,7 +101,7 @@ def parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int, body_index: bo
         note = read_note(disk, path, max_bytes=max_bytes)
         body = segment(note.body) if body_index and note.body else ""
         object.__setattr__(note, "body", "")  # frozen for everyone else (STYLE 9)
-        out.append((note, body))
+        out.append((note, body, derive(note)))
     return out
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from notedex.store import renames
 from notedex.store.keyindex import FileKeyIndex
@@ -121,15 +122,62 @@ def refix_sources(conn: sqlite3.Connection) -> set[int]:
     return sources
 
 
+def near_stems_ahead(
+    conn: sqlite3.Connection, offload: Callable[..., Future[Any]]
+) -> Future[dict[str, set[str]]] | None:
+    """The `typo` search of a refresh with many keys (a first index), started before the fixes
+    are wanted, in ``offload``'s process: ``near_stems`` over the `typo` keys of every broken
+    link (a superset of those the refresh's fixes look up) and every note's path. None when
+    there are too few keys for the bulk search (``_Fixer._variants_filed``)."""
+    keys = {
+        key
+        for (linkpath,) in conn.execute(
+            "SELECT DISTINCT linkpath FROM links WHERE name_key IS NOT NULL"
+        )
+        if len(key := _typo_key(linkpath)) >= TYPO_MIN_LENGTH
+    }
+    if len(keys) < TYPO_BULK_KEYS:
+        return None
+    paths = [row[0] for row in conn.execute("SELECT path FROM files WHERE is_note = 1")]
+    return offload(near_stems, keys, paths)
+
+
+def near_stems(keys: Iterable[str], paths: Iterable[str]) -> dict[str, set[str]]:
+    """Every note stem (of ``paths``) that is a ``one_edit_variants`` of a `typo` key, by key:
+    the keys are filed by their deletes (``_deletes``: two strings one edit apart share one),
+    and each stem's deletes are looked up once. A few look-ups per stem instead of a few
+    thousand variants per key (issue 12: the typo search was most of the findings' cold-index
+    cost). Pure: runs in another process for a first index (``near_stems_ahead``)."""
+    by_delete: dict[str, list[str]] = {}
+    for key in keys:
+        for variant in _deletes(key):
+            by_delete.setdefault(variant, []).append(key)
+    near: dict[str, set[str]] = {}
+    for path in paths:
+        stem = file_stem_key(path)
+        if stem is None or len(stem) + 1 < TYPO_MIN_LENGTH:
+            continue
+        for variant in _deletes(stem):
+            for key in by_delete.get(variant, ()):
+                if is_one_edit_variant(key, stem):
+                    near.setdefault(key, set()).add(stem)
+    return near
+
+
 def suggest_link_fixes(
-    conn: sqlite3.Connection, links: LinkTargets, new: Sequence[NewBrokenLink] = ()
+    conn: sqlite3.Connection,
+    links: LinkTargets,
+    new: Sequence[NewBrokenLink] = (),
+    *,
+    near: Future[dict[str, set[str]]] | None = None,
 ) -> None:
     """SEMANTICS 8.3: a fix for each new broken link of the dirty notes (``new``, written here
     with it: one write of each row and of its stored document, not a row waiting for its
     suggestion and updated) and for each stored one under the refix keys (updated where it
     changes): `alias` (the key is another note's alias), else `folder` (a file of that name
     exists elsewhere), else `renamed` (a file was seen leaving that name), else `typo` (a
-    note's name is one edit away)."""
+    note's name is one edit away). ``near``: the `typo` search already under way for every
+    broken link's key (``near_stems_ahead``)."""
     conn.execute(_REFIX)
     broken = conn.execute(_BROKEN_TO_FIX).fetchall()
     if conn.execute("SELECT 1 FROM temp.refix_keys LIMIT 1").fetchone() is not None:
@@ -139,6 +187,7 @@ def suggest_link_fixes(
         links,
         {row[6] for row in broken} | {row[8] for row in new},
         {row[4] for row in broken} | {row[6] for row in new},
+        near,
     )
     updates = []
     for source, line, col, seq, linkpath, display, key, suggestion, reason in broken:
@@ -168,7 +217,12 @@ class _Fixer:
     (a note is no fix for itself)."""
 
     def __init__(
-        self, conn: sqlite3.Connection, links: LinkTargets, keys: set[str], linkpaths: set[str]
+        self,
+        conn: sqlite3.Connection,
+        links: LinkTargets,
+        keys: set[str],
+        linkpaths: set[str],
+        near: Future[dict[str, set[str]]] | None = None,
     ) -> None:
         self.conn, self.links = conn, links
         # The keys that are some note's alias: one query, not one per broken link.
@@ -190,6 +244,7 @@ class _Fixer:
             key for linkpath in linkpaths if len(key := _typo_key(linkpath)) >= TYPO_MIN_LENGTH
         }
         self.near: dict[str, set[str]] | None = None
+        self.near_ahead = near
         # The files of each linkpath's name, read at once when first needed (`folder` fixes,
         # SEMANTICS 8.3).
         self.linkpaths = linkpaths
@@ -241,7 +296,9 @@ class _Fixer:
         index's hashes can collide, ``files_named`` confirms)."""
         if len(self.typo_keys) >= TYPO_BULK_KEYS:
             if self.near is None:
-                self.near = self._near_stems()
+                self.near = (
+                    self._near_stems() if self.near_ahead is None else self.near_ahead.result()
+                )
             return self.near.get(key, ())
         if self.filed is None:  # once per refresh, and only when needed: every filed key's hash
             self.filed = self.links.key_index().key_hashes()
@@ -249,24 +306,9 @@ class _Fixer:
         return [variant for variant in one_edit_variants(key) if hash_of(variant) in hashes]
 
     def _near_stems(self) -> dict[str, set[str]]:
-        """Every note stem that is a ``one_edit_variants`` of a `typo` key, by key: the keys are
-        filed by their deletes (``_deletes``: two strings one edit apart share one), and each
-        stem's deletes are looked up once. A few look-ups per stem instead of a few thousand
-        variants per key (issue 12: the typo search was most of the findings' cold-index cost)."""
-        by_delete: dict[str, list[str]] = {}
-        for key in self.typo_keys:
-            for variant in _deletes(key):
-                by_delete.setdefault(variant, []).append(key)
-        near: dict[str, set[str]] = {}
-        for (path,) in self.conn.execute("SELECT path FROM files WHERE is_note = 1"):
-            stem = file_stem_key(path)
-            if stem is None or len(stem) + 1 < TYPO_MIN_LENGTH:
-                continue
-            for variant in _deletes(stem):
-                for key in by_delete.get(variant, ()):
-                    if is_one_edit_variant(key, stem):
-                        near.setdefault(key, set()).add(stem)
-        return near
+        """``near_stems`` of this refresh's `typo` keys."""
+        paths = (row[0] for row in self.conn.execute("SELECT path FROM files WHERE is_note = 1"))
+        return near_stems(self.typo_keys, paths)
 
     def _alias_fix(self, source: str, linkpath: str, key: str) -> tuple[str, str] | None:
         if linkpath not in self.owners:

@@ -4,10 +4,12 @@ deleted."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,7 +91,7 @@ def delete_files(conn: sqlite3.Connection, paths: Iterable[str], links: LinkTarg
 
 def write_notes(
     conn: sqlite3.Connection,
-    parsed: Sequence[tuple[Note, str]],
+    parsed: Sequence[tuple[Note, str, Derived]],
     by_path: dict[str, VaultFile],
     *,
     links: LinkTargets,
@@ -100,29 +102,38 @@ def write_notes(
     now = time.time_ns()
     dirty: set[int] = set()
     rows = _Rows()
-    known_rows = files.file_rows(conn, (note.path for note, _ in parsed))
-    links.load_candidates(
-        lookup_key(link.linkpath) for note, _ in parsed for link in note.links if link.linkpath
-    )
-    for note, body in parsed:
-        vf = by_path[note.path]
-        known = known_rows[note.path]
-        if known.size != files.PENDING_SIZE:
-            # Indexed before this apply: its old rows go first.
-            dirty |= clear_note_rows(conn, known.id, note.path)
-        dirty.add(known.id)
-        rows.etags.append((disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id))
-        _add_note(rows, known.id, note, body, int(is_excluded(note.path, filters)))
-        dirty |= _add_links(rows, known.id, note, links)
-    links.drop_candidates()
-    findings.withdraw(conn, dirty)  # the targets of new links get anchors
-    _insert(conn, rows)
-    # A broken link whose key is one of the new aliases gains an `alias` suggestion.
-    linkfixes.refix_aliases_of(conn, [r[0] for r in rows.notes])
-    return dirty
+    # The bodies' compression runs beside the rest of the batch: zlib lets go of the GIL, and
+    # in a cold index it was a sixth of the writer's time, the critical path (issue 12, wall).
+    with _deflating([body for _, body, _ in parsed if body]) as deflated:
+        known_rows = files.file_rows(conn, (note.path for note, _, _ in parsed))
+        links.load_candidates(
+            lookup_key(link.linkpath)
+            for note, _, _ in parsed
+            for link in note.links
+            if link.linkpath
+        )
+        for note, body, derived in parsed:
+            vf = by_path[note.path]
+            known = known_rows[note.path]
+            if known.size != files.PENDING_SIZE:
+                # Indexed before this apply: its old rows go first.
+                dirty |= clear_note_rows(conn, known.id, note.path)
+            dirty.add(known.id)
+            rows.etags.append((disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id))
+            _add_note(rows, known.id, note, body, derived, int(is_excluded(note.path, filters)))
+            dirty |= _add_links(rows, known.id, note, links)
+        links.drop_candidates()
+        findings.withdraw(conn, dirty)  # the targets of new links get anchors
+        _insert(conn, rows, deflated)
+        # A broken link whose key is one of the new aliases gains an `alias` suggestion.
+        linkfixes.refix_aliases_of(conn, [r[0] for r in rows.notes])
+        return dirty
 
 
-def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -> None:
+def _add_note(
+    rows: _Rows, file_id: int, note: Note, body: str, derived: Derived, excluded: int
+) -> None:
+    titles, aliases, outline = derived
     properties = note.properties
     rows.notes.append(
         (
@@ -136,7 +147,7 @@ def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -
             excluded,
             content_key(note.content_hash),
             json.dumps(properties, ensure_ascii=False, default=str) if properties else None,
-            encode_outline(note),
+            outline,
         )
     )
     rows.grams.append((file_id, note.stem, note.frontmatter_title))
@@ -147,22 +158,42 @@ def _add_note(rows: _Rows, file_id: int, note: Note, body: str, excluded: int) -
     rows.aliases.extend(
         (file_id, i, alias, name_key(alias)) for i, alias in enumerate(note.aliases)
     )
-    rows.names.extend(_exact_names(file_id, (note.stem, note.frontmatter_title, note.first_h1)))
-    rows.names.extend(_exact_names(file_id, note.aliases, alias=1))
+    rows.names.extend((key, file_id, 0) for key in titles)
+    rows.names.extend((key, file_id, 1) for key in aliases)
     rows.problems.extend((note.path, "error", p.kind, p.message) for p in note.errors)
     rows.problems.extend((note.path, "warning", p.kind, p.message) for p in note.warnings)
     if body:
         rows.bodies.append((file_id, body))
 
 
+Derived = tuple[frozenset[str], frozenset[str], "str | None"]
+"""What the rows of a note need computed from it alone (``derive``): the ``exact_names`` keys
+of its titles and of its aliases, and its encoded outline. Parse workers compute it beside the
+note (``indexing.pool.parse_chunk``), off the writer's thread: in a cold index the keys alone
+were a tenth of that thread's time, its critical path (issue 12, wall)."""
+
+
+def derive(note: Note) -> Derived:
+    """``Derived`` of a parsed note. Pure."""
+    return (
+        _name_keys((note.stem, note.frontmatter_title, note.first_h1)),
+        _name_keys(note.aliases),
+        encode_outline(note),
+    )
+
+
+def _name_keys(names: Iterable[str | None]) -> frozenset[str]:
+    """The distinct non-empty ``exact_name_key`` of these names. Each distinct name is keyed
+    once (a first H1 is often the stem: a quarter of the 3k bench vault's notes)."""
+    return frozenset(key for name in set(names) if name and (key := exact_name_key(name)))
+
+
 def _exact_names(
     file_id: int, names: Iterable[str | None], alias: int = 0
 ) -> set[tuple[str, int, int]]:
     """The ``exact_names`` rows of a note's titles (alias 0) or aliases (alias 1): one per
-    distinct non-empty key. Each distinct name is keyed once (a first H1 is often the stem:
-    a quarter of the 3k bench vault's notes)."""
-    keys = {exact_name_key(name) for name in set(names) if name}
-    return {(key, file_id, alias) for key in keys if key}
+    distinct non-empty key."""
+    return {(key, file_id, alias) for key in _name_keys(names)}
 
 
 _INSERT_EXACT_NAMES = "INSERT OR IGNORE INTO exact_names(key, file_id, alias) VALUES (?, ?, ?)"
@@ -216,7 +247,26 @@ def _add_links(rows: _Rows, file_id: int, note: Note, links: LinkTargets) -> set
     return targets
 
 
-def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
+_DEFLATE_BESIDE = 64
+"""From this many bodies in a batch, they are compressed in a thread of their own."""
+
+
+@contextlib.contextmanager
+def _deflating(bodies: list[str]) -> Iterator[Future[list[bytes]]]:
+    """``deflate_body`` of each body: for a large batch in a thread that lives as long as
+    the batch's write (ended, and waited for, on the way out), else now."""
+    if len(bodies) < _DEFLATE_BESIDE:
+        yield findings.run_here(_deflate_all, bodies)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="notedex-deflate") as deflater:
+        yield deflater.submit(_deflate_all, bodies)
+
+
+def _deflate_all(bodies: list[str]) -> list[bytes]:
+    return [deflate_body(body) for body in bodies]
+
+
+def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]) -> None:
     # Raw executemany, not sqlite-utils' insert_all: the hot write path. Measured on 50k link
     # rows (about 10k notes), insert_all took 2.9 times as long, before building its dicts.
     sql = conn.executemany
@@ -249,11 +299,11 @@ def _insert(conn: sqlite3.Connection, rows: _Rows) -> None:
         rows.links,
     )
     sql("INSERT INTO problems(path, severity, kind, message) VALUES (?, ?, ?, ?)", rows.problems)
+    sql("INSERT INTO body_fts(rowid, body) VALUES (?, ?)", rows.bodies)
     sql(
         "INSERT INTO body_store(file_id, z) VALUES (?, ?)",
-        [(file_id, deflate_body(body)) for file_id, body in rows.bodies],
+        zip((file_id for file_id, _ in rows.bodies), deflated.result(), strict=True),
     )
-    sql("INSERT INTO body_fts(rowid, body) VALUES (?, ?)", rows.bodies)
 
 
 def _tag_ids(conn: sqlite3.Connection, names: dict[str, str]) -> dict[str, int]:

@@ -10,25 +10,36 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+from concurrent.futures import Future
 from json.encoder import encode_basestring
 
+TaggedRows = list[tuple[int, int, str]]
+"""(file id, tag id, tag key) of every tag of the marked notes that count (``read_marked``)."""
+Counted = tuple[list[tuple[int, str, str]], "Counter[int]", "Counter[str]"]
+"""``count``'s answer: the marked notes' tag_note_keys rows, and what they add to the counts."""
 
-def refresh(conn: sqlite3.Connection) -> None:
-    """Inside the writer's transaction: count the marked notes again, then clear the marks.
 
-    Nothing marked (a save of a note without tags, whose tags did not change): no statement.
-    """
+def read_marked(conn: sqlite3.Connection) -> TaggedRows | None:
+    """The tags of the notes marked since the last refresh; None when none is marked (a save
+    of a note without tags, whose tags did not change)."""
     if conn.execute("SELECT 1 FROM tagged_dirty LIMIT 1").fetchone() is None:
-        return
+        return None
     # SEMANTICS 1.9: an excluded note's tags are not counted (nor a note no longer there).
-    now: dict[int, tuple[set[int], set[str]]] = {}
-    for file_id, tag_id, key in conn.execute(
+    return conn.execute(
         """
         SELECT d.file_id, t.tag_id, k.tag_key FROM tagged_dirty d
         CROSS JOIN tags t ON t.file_id = d.file_id CROSS JOIN tag_names k ON k.id = t.tag_id
         WHERE d.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
         """
-    ):
+    ).fetchall()
+
+
+def count(tagged: TaggedRows) -> Counted:
+    """What each marked note adds now: its tag ids, and its keys with every parent of a
+    nested one (the tag pane's roll-up). Pure: runs in another process at a first index's
+    end (``findings.Offload``)."""
+    now: dict[int, tuple[set[int], set[str]]] = {}
+    for file_id, tag_id, key in tagged:
         entry = now.get(file_id)
         if entry is None:
             entry = now[file_id] = (set(), set())
@@ -40,6 +51,27 @@ def refresh(conn: sqlite3.Connection) -> None:
             entry[1].add(key)
     uses: Counter[int] = Counter()
     rollup: Counter[str] = Counter()
+    rows = []
+    for file_id, (ids, keys) in now.items():
+        uses.update(ids)
+        rollup.update(keys)
+        rows.append((file_id, _int_list(ids), _str_list(keys)))
+    return rows, uses, rollup
+
+
+def refresh(conn: sqlite3.Connection, counted: Future[Counted] | None = None) -> None:
+    """Inside the writer's transaction: count the marked notes again, then clear the marks.
+    ``counted``: ``count`` of ``read_marked``, already under way (``findings.refresh_fts``).
+
+    Nothing marked: no statement but one look.
+    """
+    if counted is None:
+        tagged = read_marked(conn)
+        if tagged is None:
+            return
+        rows, uses, rollup = count(tagged)
+    else:
+        rows, uses, rollup = counted.result()
     gone: list[tuple[int]] = []
     for file_id, old_ids, old_keys in conn.execute(
         "SELECT k.file_id, k.tag_ids, k.tag_keys FROM tagged_dirty d "
@@ -50,11 +82,6 @@ def refresh(conn: sqlite3.Connection) -> None:
         gone.append((file_id,))
     conn.executemany("DELETE FROM tag_note_keys WHERE file_id = ?", gone)
     conn.executemany("DELETE FROM tagged_notes WHERE file_id = ?", gone)
-    rows = []
-    for file_id, (ids, keys) in now.items():
-        uses.update(ids)
-        rollup.update(keys)
-        rows.append((file_id, _int_list(ids), _str_list(keys)))
     conn.executemany("INSERT INTO tag_note_keys(file_id, tag_ids, tag_keys) VALUES (?, ?, ?)", rows)
     conn.executemany("INSERT INTO tagged_notes(file_id) VALUES (?)", [(r[0],) for r in rows])
     _add(conn, "tag_uses", "tag_id", uses)

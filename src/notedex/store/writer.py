@@ -296,7 +296,7 @@ class IndexWriter:
         dirty |= findings.attachments_changed(self.conn, changed_paths)
 
     def write_notes(
-        self, parsed: Sequence[tuple[Note, str]], by_path: dict[str, VaultFile]
+        self, parsed: Sequence[tuple[Note, str, notes.Derived]], by_path: dict[str, VaultFile]
     ) -> set[int]:
         """Inside a transaction: replace a batch of notes' rows; returns the dirty note ids."""
         return notes.write_notes(
@@ -314,10 +314,11 @@ class IndexWriter:
     def defer_fts(self, dirty: set[int]) -> None:
         self._withdraw(dirty | linkfixes.refix_sources(self.conn))
 
-    def flush_pending_fts(self) -> None:
-        """Recompute the structure rows recorded as pending (also after a crash)."""
+    def flush_pending_fts(self, offload: findings.Offload = findings.run_here) -> None:
+        """Recompute the structure rows recorded as pending (also after a crash); ``offload``
+        runs the findings' pure work (``findings.refresh_fts``)."""
         with self.transaction():
-            findings.refresh_fts(self.conn, set(), self.links)
+            findings.refresh_fts(self.conn, set(), self.links, offload)
 
     def _withdraw(self, ids: Iterable[int]) -> None:
         findings.withdraw(self.conn, ids)

@@ -3,13 +3,17 @@ a visible apply's chunks are each consistent, and a stop between them loses noth
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from notedex.indexing import apply as apply_module
 from notedex.indexing.reconcile import reconcile
+from notedex.store import findings
 from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.store.writer import IndexWriter
 from notedex.vault.walk import walk_vault
@@ -65,6 +69,62 @@ def test_bulk_apply_equals_a_normal_apply(
     assert dump_index(bulk_db) == dump_index(normal_db)
     assert automerge(bulk_db) == [FTS_AUTOMERGE, FTS_AUTOMERGE]
     assert fts_integrity_ok(bulk_db)
+
+
+def doctor_vault(root: Path, notes: int) -> Path:
+    """``notes`` notes with headings (nested), block ids and nested tags, linking each other
+    by valid and broken anchors (nested, block, self) and by broken names one edit from a
+    note's (more than ``TYPO_BULK_KEYS``: the bulk `typo` search), and an embedded png."""
+    files: dict[str, str | bytes] = {}
+    for i in range(notes):
+        j = (i * 7 + 3) % notes
+        files[f"d{i % 5}/Topic {i}.md"] = (
+            f"# Topic {i}\n## Setup\n### On Linux\nsteps ^blk{i}\n"
+            f"#area/sub{i % 3} #solo\n"
+            f"[[Topic {j}#Setup]] [[Topic {j}#Setpu]] [[Topic {j}#Setup#On Linux]]\n"
+            f"[[Topic {j}#On Linux#Setup]] ![[Topic {j}#^blk{j}]] [[Topic {j}#^blk{j}x]]\n"
+            f"[[#Setup]] [[#Nope]] [[Topic {j}x]] [x](Topic%20{j}.md#on-linux) ![[pic.png#frag]]\n"
+        )
+    files["img/pic.png"] = "png"
+    return make_vault(root, files)
+
+
+def test_a_private_builds_findings_from_the_helper_process_equal_a_normal_apply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large private apply hands the anchor verdicts, the `typo` search, the link texts and
+    the tag counts to a helper process (``pool.findings_helper``) while it writes the search
+    rows: the index is the one a normal apply writes, findings and their documents included."""
+    vault = doctor_vault(tmp_path / "vault", 300)
+    normal_db, built_db = tmp_path / "normal.db", tmp_path / "built.db"
+    with IndexWriter(normal_db, vault, workers=1) as writer:
+        reconcile(writer)
+    monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 64)
+    helped: list[bool] = []
+    helper = apply_module.findings_helper
+
+    @contextlib.contextmanager
+    def spy(workers: int) -> Iterator[findings.Offload]:
+        with helper(workers) as offload:
+            helped.append(offload is not findings.run_here)
+            yield offload
+
+    monkeypatch.setattr(apply_module, "findings_helper", spy)
+    with IndexWriter(built_db, vault, workers=2) as writer:
+        writer.private = True
+        writer.refresh_filters()
+        apply_module.apply(writer, walk_vault(vault).files, [])
+    assert helped == [True]
+    built = dump_index(built_db)
+    assert built == dump_index(normal_db)
+    # What was compared is there: per note, five broken anchors (`#Setpu`, `#On Linux#Setup`,
+    # `#^blkNx`, the self link `#Nope` with no suggestion, and `#on-linux`: a fragment is not
+    # a slug); one broken link with its `typo` fix; nested tags rolled up.
+    reasons = collections.Counter(row[-1] for row in built["broken_anchors"])
+    assert reasons == {"typo": 600, "prefix": 600, None: 300}
+    assert [row[-1] for row in built["broken_links"]] == ["typo"] * 300
+    assert ("area", 300) in built["tag_rollup"] and ("area/sub1", 100) in built["tag_rollup"]
 
 
 def test_a_writer_undoes_the_settings_of_a_killed_bulk_load(tmp_path: Path) -> None:

@@ -6,8 +6,9 @@ import dataclasses
 from pathlib import Path
 
 from notedex.indexing.pool import parse_chunk
+from notedex.store.outline import encode_outline
 from notedex.vault.parse import read_note
-from notedex.vault.text import segment
+from notedex.vault.text import exact_name_key, segment
 
 
 def test_a_parsed_note_crosses_without_its_body_and_with_its_segmented_text(
@@ -18,7 +19,7 @@ def test_a_parsed_note_crosses_without_its_body_and_with_its_segmented_text(
     note_file.write_text("---\ntags: [a]\n---\n# 框架 title\n\nSee [[Other#H]] #t 框架設計\n")
     empty = tmp_path / "e.md"
     empty.write_text("")
-    [(note, body), (blank, blank_body)] = parse_chunk(
+    [(note, body, derived), (blank, blank_body, _)] = parse_chunk(
         [(str(note_file), "n.md"), (str(empty), "e.md")], 1000, True
     )
     parsed = read_note(str(note_file), "n.md", max_bytes=1000)
@@ -26,5 +27,9 @@ def test_a_parsed_note_crosses_without_its_body_and_with_its_segmented_text(
     assert note == dataclasses.replace(parsed, body="")
     assert body == segment(parsed.body)
     assert blank_body == "" and blank == read_note(str(empty), "e.md", max_bytes=1000)
-    [(_, no_text)] = parse_chunk([(str(note_file), "n.md")], 1000, False)
+    [(_, no_text, _)] = parse_chunk([(str(note_file), "n.md")], 1000, False)
     assert no_text == ""
+    # The rows' keys and outline come computed with the note, as the writer would compute them.
+    titles, aliases, outline = derived
+    assert titles == {exact_name_key("n"), exact_name_key("框架 title")} and aliases == set()
+    assert outline == encode_outline(parsed) and outline is not None

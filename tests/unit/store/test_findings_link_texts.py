@@ -8,6 +8,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,8 +48,8 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> tuple[set[int], list[tuple[int, int
         marked.update(ids)
         mark(conn, ids, **options)
 
-    def spy_refresh(conn: sqlite3.Connection) -> tuple[int, int]:
-        counts.append(refresh(conn))
+    def spy_refresh(conn: sqlite3.Connection, *texts: Any) -> tuple[int, int]:
+        counts.append(refresh(conn, *texts))
         return counts[-1]
 
     monkeypatch.setattr(findings, "withdraw_links", spy_mark)
