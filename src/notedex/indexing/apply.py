@@ -5,6 +5,7 @@ step is in store/ behind ``IndexWriter``."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -273,30 +274,32 @@ def _apply_private(
         progress(done, plan.total)
     plan.existing.clear()  # a large first index would otherwise hold every new row twice
     written = 0
-    batches = parse_batches(
-        notes,
-        batch_size=batch_size,
-        workers=writer.workers,
-        max_bytes=writer.max_bytes,
-        body_index=writer.body_index,
-    )
-    for parsed in batches:
-        # Batches come in the order of ``notes``: map just this batch's paths.
-        by_path = {vf.path: vf for vf in notes[written : written + len(parsed)]}
-        written += len(parsed)
-        writer.parsed += len(parsed)
-        with writer.transaction():
-            dirty = writer.write_notes(parsed, by_path)
-            report.errors += sum(1 for note, _, _ in parsed if note.errors)
-            if single:
-                writer.refresh_fts(dirty)
-            else:
-                writer.defer_fts(dirty)
-        done += len(parsed)
-        if progress:
-            progress(done, plan.total)
-    if not single:
-        with findings_helper(writer.workers) as offload:
+    with contextlib.ExitStack() as stack:
+        # The helper of the findings at the end starts first, while this process is small.
+        offload = None if single else stack.enter_context(findings_helper(writer.workers))
+        batches = parse_batches(
+            notes,
+            batch_size=batch_size,
+            workers=writer.workers,
+            max_bytes=writer.max_bytes,
+            body_index=writer.body_index,
+        )
+        for parsed in batches:
+            # Batches come in the order of ``notes``: map just this batch's paths.
+            by_path = {vf.path: vf for vf in notes[written : written + len(parsed)]}
+            written += len(parsed)
+            writer.parsed += len(parsed)
+            with writer.transaction():
+                dirty = writer.write_notes(parsed, by_path)
+                report.errors += sum(1 for note, _, _ in parsed if note.errors)
+                if offload is None:
+                    writer.refresh_fts(dirty)
+                else:
+                    writer.defer_fts(dirty)
+            done += len(parsed)
+            if progress:
+                progress(done, plan.total)
+        if offload is not None:
             writer.flush_pending_fts(offload)
     report.paths.extend(vf.path for vf in upserts)
     _finish(writer, report, bool(upserts or plan.deletes or moves), plan.started)

@@ -85,6 +85,7 @@ def findings_helper(workers: int) -> Iterator[Offload]:
         yield run_here
         return
     with _pool(1) as pool:
+        pool.submit(int).result()  # started now, while this process is small (fork: no copy)
         yield pool.submit
 
 
