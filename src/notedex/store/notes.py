@@ -285,6 +285,11 @@ def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]
         "INSERT INTO tags(file_id, position, tag_id, inline) VALUES (?, ?, ?, ?)",
         [(file_id, pos, tag_ids[name], inline) for file_id, pos, name, _, inline in rows.tags],
     )
+    # Their notes' counts change (store/tagcounts.py; the schema's triggers mark the rest).
+    sql(
+        "INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (?)",
+        [(file_id,) for file_id in dict.fromkeys(row[0] for row in rows.tags)],
+    )
     sql(
         "INSERT INTO aliases(file_id, position, alias, alias_key) VALUES (?, ?, ?, ?)",
         rows.aliases,
