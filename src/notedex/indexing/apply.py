@@ -277,6 +277,8 @@ def _apply_private(
     with contextlib.ExitStack() as stack:
         # The helper of the findings at the end starts first, while this process is small.
         offload = None if single else stack.enter_context(findings_helper(writer.workers))
+        deferred = stack.enter_context(contextlib.ExitStack())
+        deferred.enter_context(writer.indexes_deferred())
         batches = parse_batches(
             notes,
             batch_size=batch_size,
@@ -299,6 +301,7 @@ def _apply_private(
             done += len(parsed)
             if progress:
                 progress(done, plan.total)
+        deferred.close()  # the findings read those indexes
         if offload is not None:
             writer.flush_pending_fts(offload)
     report.paths.extend(vf.path for vf in upserts)

@@ -4,8 +4,9 @@ bulk-mode pragmas, free pages, WAL checkpoint and clearing every row (``index --
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from notedex.store import findings
@@ -64,6 +65,38 @@ def unjournaled(conn: sqlite3.Connection) -> Iterator[None]:
     yield
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA journal_mode = WAL")
+
+
+@contextlib.contextmanager
+def without_indexes(conn: sqlite3.Connection, names: Iterable[str]) -> Iterator[None]:
+    """These indexes dropped meanwhile and created again from their own SQL at the end (also
+    on the way out of an exception): a bulk load that sorts each index once instead of
+    inserting every entry at a random place. Reads meanwhile are right, only slower. Call it
+    outside a transaction (each step is one of its own)."""
+    stored = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' "
+        "AND name IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(names)),),
+    ).fetchall()
+    _each_in_one_transaction(conn, [f"DROP INDEX {name}" for name, _ in stored])
+    try:
+        yield
+    finally:
+        _each_in_one_transaction(
+            conn,
+            [sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1) for _, sql in stored],
+        )
+
+
+def _each_in_one_transaction(conn: sqlite3.Connection, statements: Sequence[str]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in statements:
+            conn.execute(statement)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def merge_segments(conn: sqlite3.Connection) -> None:

@@ -523,6 +523,11 @@ def trigger_ddl(name: str) -> str:
     return next(sql for sql in split_ddl()[1] if sql.startswith(head))
 
 
+BUILD_DEFERRED_INDEXES = ("files_inode", "links_target", "links_ambiguous", "links_path_dependent")
+"""The indexes a build aside creates after its batches, not entry by entry (``IndexWriter.
+indexes_deferred``): none is read while the batches of a new file are written. links_unresolved
+stays: a batch's `alias` refixes look up the broken links by key."""
+
 # Tables in dependency order, for a full rebuild.
 TABLES = (
     "links",

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from notedex.store import files, findings, linkfixes, maintenance, moves, notes, renames
+from notedex.store import files, findings, linkfixes, maintenance, moves, notes, renames, schema
 from notedex.store.database import (
     add_sql_functions,
     open_writer_connection,
@@ -72,6 +72,9 @@ class IndexWriter:
         self.private = False
         """True while this writer builds an index no reader sees yet (``store.swap``): applies
         may then defer the structure-search rows to the end (``indexing.apply``)."""
+        self.aside = False
+        """Inside ``building``: the file is not the live index (a daemon's first index is
+        private on the live file)."""
         self.parsed = 0
         """Notes parsed by this writer's applies (tests assert on it, not on time)."""
         self.hashed = 0
@@ -351,7 +354,22 @@ class IndexWriter:
         applies take the fast, deferred way (``private``) and the file has a rollback journal
         instead of the WAL, and no syncs, until the end (``maintenance.unjournaled``)."""
         self.private = True
-        with maintenance.unjournaled(self.conn):
+        self.aside = True
+        try:
+            with maintenance.unjournaled(self.conn):
+                yield
+        finally:
+            self.aside = False
+
+    @contextlib.contextmanager
+    def indexes_deferred(self) -> Iterator[None]:
+        """While a build aside (``building``) writes its batches: the indexes that no batch
+        reads are created after them, each sorted once (``schema.BUILD_DEFERRED_INDEXES``;
+        0.4 s less on the writer's thread at 100k notes). Elsewhere, nothing."""
+        if not self.aside:
+            yield
+            return
+        with maintenance.without_indexes(self.conn, schema.BUILD_DEFERRED_INDEXES):
             yield
 
     def _set_automerge(self, value: int) -> None:

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from notedex.indexing import apply as apply_module
 from notedex.indexing.reconcile import reconcile
 from notedex.store import swap
+from notedex.store.schema import BUILD_DEFERRED_INDEXES
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fts_integrity_ok, write
 from tests.indexcheck import make_vault
@@ -117,3 +122,55 @@ def test_a_build_has_no_wal_until_it_ends_and_indexes_the_same(tmp_path: Path) -
     conn.close()
     assert dump_index(built) == dump_index(usual)
     assert fts_integrity_ok(built)
+
+
+def _indexes(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'"))
+
+
+def test_a_build_writes_its_batches_without_the_deferred_indexes_and_ends_with_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``IndexWriter.indexes_deferred``: while a build aside writes its batches, the indexes no
+    batch reads are gone; they are back, as the schema writes them, before the findings."""
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            f"d{i % 3}/n{i}.md": f"# N{i}\n[[n{(i * 7) % 200}]] [[d1/n{i}]] [[gone {i}]]\n"
+            for i in range(200)
+        },
+    )
+    usual = tmp_path / "usual.db"
+    _index(vault, usual)
+    conn = sqlite3.connect(usual)
+    schema_indexes = _indexes(conn)
+    conn.close()
+    assert set(BUILD_DEFERRED_INDEXES) <= set(schema_indexes)
+    monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 64)
+    during: list[set[str]] = []
+    write_notes = IndexWriter.write_notes
+
+    def spy(writer: IndexWriter, *args: Any) -> set[int]:
+        during.append(set(_indexes(writer.conn)))
+        return write_notes(writer, *args)
+
+    flush = IndexWriter.flush_pending_fts
+
+    def spy_flush(writer: IndexWriter, *args: Any) -> None:
+        during.append(set(_indexes(writer.conn)))
+        flush(writer, *args)
+
+    monkeypatch.setattr(IndexWriter, "write_notes", spy)
+    monkeypatch.setattr(IndexWriter, "flush_pending_fts", spy_flush)
+    built = swap.build_path(tmp_path / "i.db")
+    with IndexWriter(built, vault, workers=1) as writer, writer.building():
+        reconcile(writer, full=True)
+    *batches, findings = during
+    assert len(batches) == 4
+    assert all(indexes == set(schema_indexes) - set(BUILD_DEFERRED_INDEXES) for indexes in batches)
+    assert findings == set(schema_indexes)
+    conn = sqlite3.connect(built)
+    assert _indexes(conn) == schema_indexes
+    conn.close()
+    assert dump_index(built) == dump_index(usual)
