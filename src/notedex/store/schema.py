@@ -523,10 +523,21 @@ def trigger_ddl(name: str) -> str:
     return next(sql for sql in split_ddl()[1] if sql.startswith(head))
 
 
-BUILD_DEFERRED_INDEXES = ("files_inode", "links_target", "links_ambiguous", "links_path_dependent")
+BUILD_DEFERRED_INDEXES = (
+    "files_inode",
+    "links_target",
+    "links_ambiguous",
+    "links_path_dependent",
+    "notes_content",
+    "tags_tag",
+    "aliases_key",
+    "exact_names_file",
+    "problems_path",
+)
 """The indexes a build aside creates after its batches, not entry by entry (``IndexWriter.
-indexes_deferred``): none is read while the batches of a new file are written. links_unresolved
-stays: a batch's `alias` refixes look up the broken links by key."""
+indexes_deferred``): none is read while the batches of a new file are written (a batch reads
+files by path, aliases by note, links by key). links_unresolved stays: a batch's `alias`
+refixes look up the broken links by key."""
 
 # Tables in dependency order, for a full rebuild.
 TABLES = (
