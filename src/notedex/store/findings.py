@@ -57,6 +57,11 @@ which of its texts can have changed: ``INCOMING`` (the links into it: anchors), 
 INCOMING = 1
 OUTGOING = 2
 BOTH_SIDES = INCOMING | OUTGOING
+_FTS_ROWS = (
+    "CREATE TEMP TABLE IF NOT EXISTS fts_rows("
+    "file_id INTEGER PRIMARY KEY, title TEXT, tags TEXT, aliases TEXT)"
+)
+"""note_fts_text's rows of the notes a refresh inserts, read once for note_fts and name_fts."""
 _OUTLINE_KEPT = "CREATE TEMP TABLE IF NOT EXISTS outline_kept(id INTEGER PRIMARY KEY)"
 """Of the dirty notes of one ``refresh_fts``, those that were in ``temp.links_pending`` only:
 not parsed again, so their outline and their links' subpaths are as they were."""
@@ -342,17 +347,22 @@ def refresh_fts(
     near = None if offload is run_here else linkfixes.near_stems_ahead(conn, offload)
     tagged = None if offload is run_here else tagcounts.read_marked(conn)
     counted = None if tagged is None else offload(tagcounts.count, tagged)
-    # A note marked by withdraw_links alone keeps its note_fts row.
+    # A note marked by withdraw_links alone keeps its note_fts row. The view's texts are
+    # segmented once for both tables (name_fts has the same title and aliases).
+    conn.execute(_FTS_ROWS)
     conn.execute(
-        "INSERT INTO note_fts(rowid, title, tags, aliases) "
+        "INSERT INTO temp.fts_rows(file_id, title, tags, aliases) "
         "SELECT file_id, title, tags, aliases FROM note_fts_text "
         "WHERE file_id IN (SELECT id FROM fts_pending)"
     )
     conn.execute(
-        "INSERT INTO name_fts(rowid, title, aliases) "
-        "SELECT file_id, title, aliases FROM note_fts_text "
-        "WHERE file_id IN (SELECT id FROM fts_pending)"
+        "INSERT INTO note_fts(rowid, title, tags, aliases) "
+        "SELECT file_id, title, tags, aliases FROM temp.fts_rows"
     )
+    conn.execute(
+        "INSERT INTO name_fts(rowid, title, aliases) SELECT file_id, title, aliases FROM temp.fts_rows"
+    )
+    conn.execute("DELETE FROM temp.fts_rows")
     refresh_link_texts(conn, texts)
     conn.execute("DELETE FROM fts_pending")
     conn.execute("DELETE FROM temp.links_pending")
