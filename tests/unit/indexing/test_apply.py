@@ -101,6 +101,7 @@ def test_a_private_builds_findings_from_the_helper_process_equal_a_normal_apply(
         reconcile(writer)
     monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
     monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 64)
+    monkeypatch.setattr(apply_module, "FINDINGS_HELPER_MIN", 100)
     helped: list[bool] = []
     helper = apply_module.findings_helper
 
