@@ -294,7 +294,7 @@ def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]
         "INSERT INTO aliases(file_id, position, alias, alias_key) VALUES (?, ?, ?, ?)",
         rows.aliases,
     )
-    sql(_INSERT_EXACT_NAMES, rows.names)
+    sql(_INSERT_EXACT_NAMES, sorted(rows.names))  # in key order: the B-tree left to right
     sql(
         """
         INSERT INTO links(source_id, seq, kind, linkpath, subpath, display, raw, line, col,
