@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from notedex.indexing.pool import Parsed, findings_helper, parse_batches, paused_gc
@@ -192,13 +192,7 @@ def _apply_visible(
     batch_size: int,
 ) -> ApplyReport:
     report, notes, upserts = plan.report, plan.notes, plan.upserts
-    batches = parse_batches(
-        notes,
-        batch_size=batch_size,
-        workers=writer.workers,
-        max_bytes=writer.max_bytes,
-        body_index=writer.body_index,
-    )
+    batches = _parse(writer, notes, batch_size)
     # The first chunk also holds the deletions, moves and attachments: a small apply is one
     # transaction.
     first: Parsed = next(batches, []) if notes else []
@@ -226,6 +220,19 @@ def _apply_visible(
     report.paths.extend(vf.path for vf in upserts)
     _finish(writer, report, bool(upserts or plan.deletes or moves), plan.started)
     return report
+
+
+def _parse(
+    writer: IndexWriter, notes: Sequence[VaultFile], batch_size: int
+) -> Generator[Parsed, None, None]:
+    """``notes`` parsed in batches, with this writer's settings (``pool.parse_batches``)."""
+    return parse_batches(
+        notes,
+        batch_size=batch_size,
+        workers=writer.workers,
+        max_bytes=writer.max_bytes,
+        body_index=writer.body_index,
+    )
 
 
 def _write_chunk(
@@ -283,31 +290,22 @@ def _apply_private(
     with contextlib.ExitStack() as stack:
         # The helper of the findings at the end starts first, while this process is small.
         offload = None if single else stack.enter_context(findings_helper(helpers))
-        deferred = stack.enter_context(contextlib.ExitStack())
-        deferred.enter_context(writer.indexes_deferred())
-        batches = parse_batches(
-            notes,
-            batch_size=batch_size,
-            workers=writer.workers,
-            max_bytes=writer.max_bytes,
-            body_index=writer.body_index,
-        )
-        for parsed in batches:
-            # Batches come in the order of ``notes``: map just this batch's paths.
-            by_path = {vf.path: vf for vf in notes[written : written + len(parsed)]}
-            written += len(parsed)
-            writer.parsed += len(parsed)
-            with writer.transaction():
-                dirty = writer.write_notes(parsed, by_path)
-                report.errors += sum(1 for note, _, _ in parsed if note.errors)
-                if offload is None:
-                    writer.refresh_fts(dirty)
-                else:
-                    writer.defer_fts(dirty)
-            done += len(parsed)
-            if progress:
-                progress(done, plan.total)
-        deferred.close()  # the findings read those indexes
+        with writer.indexes_deferred():  # back before the findings, which read them
+            for parsed in _parse(writer, notes, batch_size):
+                # Batches come in the order of ``notes``: map just this batch's paths.
+                by_path = {vf.path: vf for vf in notes[written : written + len(parsed)]}
+                written += len(parsed)
+                writer.parsed += len(parsed)
+                with writer.transaction():
+                    dirty = writer.write_notes(parsed, by_path)
+                    report.errors += sum(1 for note, _, _ in parsed if note.errors)
+                    if offload is None:
+                        writer.refresh_fts(dirty)
+                    else:
+                        writer.defer_fts(dirty)
+                done += len(parsed)
+                if progress:
+                    progress(done, plan.total)
         if offload is not None:
             writer.flush_pending_fts(offload)
     report.paths.extend(vf.path for vf in upserts)
