@@ -77,10 +77,12 @@ def paused_gc() -> Iterator[None]:
 
 @contextlib.contextmanager
 def findings_helper(workers: int) -> Iterator[Offload]:
-    """The ``Offload`` of a large apply's findings (``IndexWriter.flush_pending_fts``): one
-    worker process, which checks the anchors and runs the `typo` search while the writer
-    writes the search rows; the second core sits idle there otherwise (issue 12: a cold
-    index's serial end). In this process when there is one worker."""
+    """The ``Offload`` of a large private apply's findings (``IndexWriter.flush_pending_fts``):
+    one worker process, which derives the link texts, checks the anchors, runs the `typo`
+    search and counts the tags while the writer writes the search rows; the second core sits
+    idle there otherwise (issue 12: a cold index's serial end). Enter it before the batches:
+    it is forked now, while this process is small. In this process when ``workers`` is 1.
+    The helper never opens the index (a process forked from one that has it open must not)."""
     if workers <= 1:
         yield run_here
         return

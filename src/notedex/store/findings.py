@@ -5,7 +5,8 @@ their suggestions, broken anchors; SEMANTICS 8, 10). All their SQL but the sugge
 
 Over 400 lines on purpose: the structure rows and the findings are refreshed together, from the
 same dirty notes in the same temp tables (``refresh_fts``), and the writer, store/notes.py and
-the tests reach both through this one module."""
+the tests reach both through this one module; the pure steps a helper process runs at a large
+build's end (``Offload``) stand beside the SQL that reads their inputs."""
 
 from __future__ import annotations
 
@@ -38,11 +39,11 @@ _T = TypeVar("_T")
 Offload = Callable[..., "Future[Any]"]
 """Runs a pure function of the findings (no connection: its inputs are read first) and
 returns its future: ``run_here`` at once, or a process pool's ``submit`` while the writer goes
-on with the rest of the refresh (a first index: ``indexing.pool.findings_helper``)."""
+on with the rest of the refresh (a large build's end: ``indexing.pool.findings_helper``)."""
 
 
 def run_here(function: Callable[..., _T], *args: Any) -> Future[_T]:
-    """The ``Offload`` of every refresh but a first index's end: the function, now."""
+    """The ``Offload`` of every refresh but a large build's end: the function, now."""
     done: Future[_T] = Future()
     done.set_result(function(*args))
     return done
@@ -236,7 +237,7 @@ def link_texts_of(
     wanted: Iterable[tuple[int, int, Any, Any]],
 ) -> list[LinkTexts]:
     """``_link_text_inputs``' rows to the notes' texts now and stored (a side not derived is
-    stored: such a note has a row). Pure: runs in another process at a first index's end
+    stored: such a note has a row). Pure: runs in another process at a large build's end
     (``Offload``)."""
     anchors: dict[int, set[str]] = {}
     for target, display, linkpath in into:
@@ -317,9 +318,10 @@ def refresh_fts(
     from the tables, and recompute their health findings.
 
     The withdrawn notes are moved from ``fts_pending`` in SQL: after a first index that is
-    every note, which as Python ints and tuples cost about 15 MB. The anchor verdicts and the
-    `typo` search are pure work on what is read first: ``offload`` runs them, in another
-    process while this one writes the search rows (a first index's end: issue 12, wall).
+    every note, which as Python ints and tuples cost about 15 MB. The link texts, the anchor
+    verdicts, the `typo` search and the tag counts are pure work on what is read first:
+    ``offload`` runs them, in another process while this one writes the search rows at the
+    end of a large build (``indexing.pool.findings_helper``; issue 12, wall), else here.
     """
     # Notes new to the index, or dirty without a change of inputs; at the end of an apply (its
     # notes written) the sources whose `renamed` suggestion a recreated note changes.
@@ -339,9 +341,8 @@ def refresh_fts(
         "INSERT OR IGNORE INTO temp.outline_kept(id) SELECT id FROM temp.links_pending "
         "WHERE id NOT IN (SELECT id FROM fts_pending)"
     )
-    # Nothing below changes a link, an outline or a file: what the offloaded work reads now
-    # is what it would read at its turn.
-    # In the order the writer wants the results.
+    # Nothing below changes a link, an outline, a file or a tag: what the offloaded work reads
+    # now is what it would read at its turn. Started in the order the results are wanted.
     texts = offload(link_texts_of, *_link_text_inputs(conn))
     anchors = _check_anchors(conn, offload)
     near = None if offload is run_here else linkfixes.near_stems_ahead(conn, offload)
@@ -679,7 +680,7 @@ def anchor_verdicts(
     """The broken anchors among ``_ANCHORED_LINKS``' rows (source_id, seq, target_id, subpath,
     the target's outline), with their suggestions, in the order of the table's key (its B-tree
     is then written from left to right: 0.2 s less at 100k notes). Pure: runs in another
-    process for a first index (``Offload``)."""
+    process at a large build's end (``Offload``)."""
     rows: list[AnchorRow] = []
     last_target, outline = None, decode_outline(None)
     fixes: dict[str, tuple[str | None, str | None]] = {}  # of one target, per subpath

@@ -147,7 +147,7 @@ def near_stems(keys: Iterable[str], paths: Iterable[str]) -> dict[str, set[str]]
     the keys are filed by their deletes (``_deletes``: two strings one edit apart share one),
     and each stem's deletes are looked up once. A few look-ups per stem instead of a few
     thousand variants per key (issue 12: the typo search was most of the findings' cold-index
-    cost). Pure: runs in another process for a first index (``near_stems_ahead``)."""
+    cost). Pure: runs in another process at a large build's end (``near_stems_ahead``)."""
     by_delete: dict[str, list[str]] = {}
     for key in keys:
         for variant in _deletes(key):

@@ -1,5 +1,6 @@
-"""The tag counts `tags` reads (SEMANTICS 4.10), kept exact by the writer: the triggers of the
-schema mark the notes whose tags or exclusion changed (tagged_dirty); ``refresh`` compares
+"""The tag counts `tags` reads (SEMANTICS 4.10), kept exact by the writer: the notes whose tags
+or exclusion changed are marked (tagged_dirty: by the schema's triggers, and by store/notes.py
+where it inserts tag rows); ``refresh`` compares
 what each marked note adds now with what it added before (tag_note_keys) and applies the
 difference to the counts, at the end of every findings refresh. So `tags` reads a row per
 spelling and per key instead of every (note, tag) row, and a save costs what its note's tags
@@ -36,7 +37,7 @@ def read_marked(conn: sqlite3.Connection) -> TaggedRows | None:
 
 def count(tagged: TaggedRows) -> Counted:
     """What each marked note adds now: its tag ids, and its keys with every parent of a
-    nested one (the tag pane's roll-up). Pure: runs in another process at a first index's
+    nested one (the tag pane's roll-up). Pure: runs in another process at a large build's
     end (``findings.Offload``)."""
     now: dict[int, tuple[set[int], set[str]]] = {}
     for file_id, tag_id, key in tagged:
