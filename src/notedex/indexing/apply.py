@@ -302,7 +302,8 @@ def _apply_private(
                     if offload is None:
                         writer.refresh_fts(dirty)
                     else:
-                        writer.defer_fts(dirty)
+                        # write_notes withdrew its dirty notes: only the refixed ones are left.
+                        writer.defer_fts(set())
                 done += len(parsed)
                 if progress:
                     progress(done, plan.total)

@@ -315,6 +315,9 @@ class IndexWriter:
         findings.refresh_fts(self.conn, dirty, self.links)
 
     def defer_fts(self, dirty: set[int]) -> None:
+        """Leave the structure rows and findings of ``dirty`` and of the sources of the refix
+        keys to ``flush_pending_fts`` (withdrawn into ``fts_pending``). ``write_notes``
+        withdraws its own dirty notes: after it, pass only what else changed."""
         self._withdraw(dirty | linkfixes.refix_sources(self.conn))
 
     def flush_pending_fts(self, offload: findings.Offload = findings.run_here) -> None:
