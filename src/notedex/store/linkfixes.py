@@ -152,13 +152,16 @@ def near_stems(keys: Iterable[str], paths: Iterable[str]) -> dict[str, set[str]]
     for key in keys:
         for variant in _deletes(key):
             by_delete.setdefault(variant, []).append(key)
+    filed = by_delete.get
     near: dict[str, set[str]] = {}
     for path in paths:
         stem = file_stem_key(path)
         if stem is None or len(stem) + 1 < TYPO_MIN_LENGTH:
             continue
-        for variant in _deletes(stem):
-            for key in by_delete.get(variant, ()):
+        # ``_deletes(stem)`` without the set: the stem itself (at len(stem)), then each string
+        # one shorter; a repeated one is looked up again, harmlessly.
+        for cut in range(len(stem) + 1):
+            for key in filed(stem[:cut] + stem[cut + 1 :], ()):
                 if is_one_edit_variant(key, stem):
                     near.setdefault(key, set()).add(stem)
     return near

