@@ -65,7 +65,8 @@ _FTS_ROWS = (
     "CREATE TEMP TABLE IF NOT EXISTS fts_rows("
     "file_id INTEGER PRIMARY KEY, title TEXT, tags TEXT, aliases TEXT)"
 )
-"""note_fts_text's rows of the notes a refresh inserts, read once for note_fts and name_fts."""
+"""note_fts_text's rows of the notes a refresh inserts, read once for note_fts and name_fts;
+a build aside's batches stage theirs here as they write them (``stage_fts_rows``)."""
 _OUTLINE_KEPT = "CREATE TEMP TABLE IF NOT EXISTS outline_kept(id INTEGER PRIMARY KEY)"
 """Of the dirty notes of one ``refresh_fts``, those that were in ``temp.links_pending`` only:
 not parsed again, so their outline and their links' subpaths are as they were."""
@@ -369,7 +370,8 @@ def refresh_fts(
     conn.execute(
         "INSERT INTO temp.fts_rows(file_id, title, tags, aliases) "
         "SELECT file_id, title, tags, aliases FROM note_fts_text "
-        "WHERE file_id IN (SELECT id FROM fts_pending)"
+        "WHERE file_id IN (SELECT id FROM fts_pending) "
+        "AND file_id NOT IN (SELECT file_id FROM temp.fts_rows)"
     )
     conn.execute(
         "INSERT INTO note_fts(rowid, title, tags, aliases) "
@@ -384,6 +386,19 @@ def refresh_fts(
     conn.execute("DELETE FROM temp.links_pending")
     refresh_findings(conn, links, anchors=anchors, near=near, counted=counted)
     conn.execute("DELETE FROM temp.outline_kept")
+
+
+def stage_fts_rows(conn: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> None:
+    """A build aside's batch stages its notes' ``note_fts_text`` rows (``store.notes.
+    note_fts_texts``, segmented in the parse workers) for the end's ``refresh_fts``, which
+    reads the view for the pending notes without one. In a build aside alone: a file no
+    reader sees, whose connection ends with the build, and whose notes are written once each
+    (a staged row could not go stale)."""
+    conn.execute(_FTS_ROWS)
+    conn.executemany(
+        "INSERT OR REPLACE INTO temp.fts_rows(file_id, title, tags, aliases) VALUES (?, ?, ?, ?)",
+        rows,
+    )
 
 
 def set_dirty(conn: sqlite3.Connection, ids: Iterable[int]) -> None:

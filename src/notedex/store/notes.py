@@ -20,7 +20,7 @@ from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, content_key, link_text
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.resolve import lookup_key, name_key
-from notedex.vault.text import exact_name_key
+from notedex.vault.text import exact_name_key, segment
 from notedex.vault.walk import is_excluded
 
 _KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
@@ -39,6 +39,7 @@ class _Rows:
     links: list[tuple[Any, ...]] = field(default_factory=list)
     problems: list[tuple[str, str, str, str]] = field(default_factory=list)
     bodies: list[tuple[int, str]] = field(default_factory=list)
+    fts: list[tuple[int, str, str, str]] = field(default_factory=list)
 
 
 def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[int]:
@@ -97,8 +98,10 @@ def write_notes(
     links: LinkTargets,
     filters: tuple[str, ...],
     disk_rel: Callable[[VaultFile], str | None],
+    stage_fts: bool = False,
 ) -> set[int]:
-    """Replace a batch of notes' rows. Returns the note ids whose FTS rows must change."""
+    """Replace a batch of notes' rows. Returns the note ids whose FTS rows must change.
+    ``stage_fts``: their search texts are staged for the end's refresh (a build aside)."""
     now = time.time_ns()
     dirty: set[int] = set()
     rows = _Rows()
@@ -120,7 +123,8 @@ def write_notes(
                 dirty |= clear_note_rows(conn, known.id, note.path)
             dirty.add(known.id)
             rows.etags.append((disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id))
-            _add_note(rows, known.id, note, body, derived, int(is_excluded(note.path, filters)))
+            excluded = int(is_excluded(note.path, filters))
+            _add_note(rows, known.id, note, body, derived, excluded, stage_fts)
             dirty |= _add_links(rows, known.id, note, links)
         links.drop_candidates()
         findings.withdraw(conn, dirty)  # the targets of new links get anchors
@@ -131,9 +135,15 @@ def write_notes(
 
 
 def _add_note(
-    rows: _Rows, file_id: int, note: Note, body: str, derived: Derived, excluded: int
+    rows: _Rows,
+    file_id: int,
+    note: Note,
+    body: str,
+    derived: Derived,
+    excluded: int,
+    stage_fts: bool,
 ) -> None:
-    titles, aliases, outline = derived
+    titles, aliases, outline, fts_texts = derived
     properties = note.properties
     rows.notes.append(
         (
@@ -164,13 +174,18 @@ def _add_note(
     rows.problems.extend((note.path, "warning", p.kind, p.message) for p in note.warnings)
     if body:
         rows.bodies.append((file_id, body))
+    if stage_fts:
+        rows.fts.append((file_id, *fts_texts))
 
 
-Derived = tuple[frozenset[str], frozenset[str], "str | None"]
+FtsTexts = tuple[str, str, str]
+"""A note's row of the ``note_fts_text`` view: its title, tags and aliases texts, segmented."""
+Derived = tuple[frozenset[str], frozenset[str], "str | None", FtsTexts]
 """What the rows of a note need computed from it alone (``derive``): the ``exact_names`` keys
-of its titles and of its aliases, and its encoded outline. Parse workers compute it beside the
-note (``indexing.pool.parse_chunk``), off the writer's thread: in a cold index the keys alone
-were a tenth of that thread's time, its critical path (issue 12, wall)."""
+of its titles and of its aliases, its encoded outline, and its ``note_fts_texts``. Parse
+workers compute it beside the note (``indexing.pool.parse_chunk``), off the writer's thread:
+in a cold index the keys alone were a tenth of that thread's time, its critical path, and the
+search texts 0.4 s of its end at 100k notes (issue 12, wall)."""
 
 
 def derive(note: Note) -> Derived:
@@ -179,7 +194,20 @@ def derive(note: Note) -> Derived:
         _name_keys((note.stem, note.frontmatter_title, note.first_h1)),
         _name_keys(note.aliases),
         encode_outline(note),
+        note_fts_texts(note),
     )
+
+
+def note_fts_texts(note: Note) -> FtsTexts:
+    """The ``note_fts_text`` view's row of ``note`` once written (its ``nx_segment`` of the
+    stem, title and first H1, of the tags' spellings and of the aliases, each in order and
+    joined by spaces; '' for none), computed from the note: a build aside stages it for the
+    end's search rows (``findings.stage_fts_rows``) instead of reading the view for every
+    note. A test holds the two equal."""
+    title = f"{note.stem} {note.frontmatter_title or ''} {note.first_h1 or ''}"
+    tags = " ".join(tag.name for tag in note.tags)
+    aliases = " ".join(note.aliases)
+    return segment(title), segment(tags) if tags else "", segment(aliases) if aliases else ""
 
 
 def _name_keys(names: Iterable[str | None]) -> frozenset[str]:
@@ -309,6 +337,8 @@ def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]
         "INSERT INTO body_store(file_id, z) VALUES (?, ?)",
         zip((file_id for file_id, _ in rows.bodies), deflated.result(), strict=True),
     )
+    if rows.fts:
+        findings.stage_fts_rows(conn, rows.fts)
 
 
 def _tag_ids(conn: sqlite3.Connection, names: dict[str, str]) -> dict[str, int]:

@@ -309,6 +309,7 @@ class IndexWriter:
             links=self.links,
             filters=self.filters,
             disk_rel=self.disk_rel,
+            stage_fts=self.aside,
         )
 
     def refresh_fts(self, dirty: set[int]) -> None:
