@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from notedex.indexing.reconcile import reconcile
 from notedex.store import read
 from notedex.store.connect import connect_readonly
 from tests.indexcheck import fts_sound_after, make_vault
@@ -109,3 +110,39 @@ def test_exact_names_follow_titles_aliases_moves_and_deletes(tmp_path: Path) -> 
         ("empty", "Empty !!.md", 0),
     }
     assert dump_index(db) == fresh_full_index(vault, tmp_path)
+
+
+def test_note_fts_texts_equal_the_view(tmp_path: Path) -> None:
+    """``notes.note_fts_texts`` (what a build aside stages for note_fts and name_fts) is the
+    ``note_fts_text`` view's row of each note, as written: titles, tag spellings (nested, in
+    two cases, repeated) and aliases in order, CJK segmented, '' where there are none."""
+    from notedex.store.notes import note_fts_texts
+    from notedex.store.writer import IndexWriter
+    from notedex.vault.parse import read_note
+
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Plain.md": "no title, no tags\n",
+            "Titled.md": "---\ntitle: Front Title\naliases: [One, 'Two words', One]\n---\n# H1 here\n",
+            "会议记录.md": "---\ntags: [项目/进行中, Project, project]\naliases: [周会]\n---\n"
+            "# 第一次会议\n#日本語タグ #Project text #a/b/c\n",
+            "한국어 노트.md": "---\naliases:\n  - 회의록\n  - ''\n---\n본문 #태그\n",
+            "Only tags.md": "#x #y/z #x\n",
+            "Setext.md": "Heading\n=======\n\n  ",
+        },
+    )
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        view = {
+            path: (title, tags, aliases)
+            for path, title, tags, aliases in writer.conn.execute(
+                "SELECT f.path, v.title, v.tags, v.aliases FROM note_fts_text v "
+                "JOIN files f ON f.id = v.file_id"
+            )
+        }
+    assert len(view) == 6
+    assert view["会议记录.md"][1] != ""  # the vault has what the comparison is about
+    assert view["Titled.md"][2] != ""
+    for path, row in view.items():
+        assert note_fts_texts(read_note(str(vault / path), path)) == row, path

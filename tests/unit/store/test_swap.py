@@ -11,6 +11,7 @@ import pytest
 
 from notedex.indexing import apply as apply_module
 from notedex.indexing.reconcile import reconcile
+from notedex.store import findings as findings_module
 from notedex.store import swap
 from notedex.store.schema import BUILD_DEFERRED_INDEXES
 from notedex.store.writer import IndexWriter
@@ -132,11 +133,13 @@ def test_a_build_writes_its_batches_without_the_deferred_indexes_and_ends_with_t
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``IndexWriter.indexes_deferred``: while a build aside writes its batches, the indexes no
-    batch reads are gone; they are back, as the schema writes them, before the findings."""
+    batch reads are gone; they are back, as the schema writes them, before the findings. The
+    batches stage their notes' search texts for the end (``findings.stage_fts_rows``)."""
     vault = make_vault(
         tmp_path / "v",
         {
-            f"d{i % 3}/n{i}.md": f"# N{i}\n[[n{(i * 7) % 200}]] [[d1/n{i}]] [[gone {i}]]\n"
+            f"d{i % 3}/n{i}.md": f"---\naliases: [别名{i}]\ntags: [t/{i % 4}]\n---\n# N{i} 标题\n"
+            f"[[n{(i * 7) % 200}]] [[d1/n{i}]] [[gone {i}]]\n"
             for i in range(200)
         },
     )
@@ -161,11 +164,21 @@ def test_a_build_writes_its_batches_without_the_deferred_indexes_and_ends_with_t
         during.append(set(_indexes(writer.conn)))
         flush(writer, *args)
 
+    staged: list[int] = []
+    stage = findings_module.stage_fts_rows
+
+    def spy_stage(conn: sqlite3.Connection, rows: Any) -> None:
+        staged.extend(row[0] for row in rows)
+        stage(conn, rows)
+
     monkeypatch.setattr(IndexWriter, "write_notes", spy)
     monkeypatch.setattr(IndexWriter, "flush_pending_fts", spy_flush)
+    monkeypatch.setattr(findings_module, "stage_fts_rows", spy_stage)
     built = swap.build_path(tmp_path / "i.db")
     with IndexWriter(built, vault, workers=1) as writer, writer.building():
         reconcile(writer, full=True)
+    # Each note's search texts were staged by its batch (store.notes.note_fts_texts), once.
+    assert len(staged) == len(set(staged)) == 200
     *batches, findings = during
     assert len(batches) == 4
     assert all(indexes == set(schema_indexes) - set(BUILD_DEFERRED_INDEXES) for indexes in batches)
@@ -174,3 +187,4 @@ def test_a_build_writes_its_batches_without_the_deferred_indexes_and_ends_with_t
     assert _indexes(conn) == schema_indexes
     conn.close()
     assert dump_index(built) == dump_index(usual)
+    assert fts_integrity_ok(built)  # note_fts and name_fts indexed the view's texts
