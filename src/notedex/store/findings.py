@@ -32,7 +32,7 @@ from notedex.store.schema import (
     NOTE_TITLE,
     trigger_ddl,
 )
-from notedex.vault.anchors import anchor_kind, is_broken, suggest
+from notedex.vault.anchors import TargetOutline, anchor_kind
 from notedex.vault.text import segment
 
 if TYPE_CHECKING:
@@ -724,17 +724,16 @@ def anchor_verdicts(
     is then written from left to right: 0.2 s less at 100k notes). Pure: runs in another
     process at a large build's end (``Offload``)."""
     rows: list[AnchorRow] = []
-    last_target, outline = None, decode_outline(None)
+    last_target, outline = None, TargetOutline(*decode_outline(None))
     fixes: dict[str, tuple[str | None, str | None]] = {}  # of one target, per subpath
-    # By target (the union's rows come so already): each outline is decoded once.
+    # By target (the union's rows come so already): each outline is decoded and folded once.
     for source_id, seq, target_id, subpath, encoded in sorted(candidates, key=itemgetter(2)):
         if target_id != last_target:
-            last_target, outline = target_id, decode_outline(encoded)
+            last_target, outline = target_id, TargetOutline(*decode_outline(encoded))
             fixes.clear()
-        headings, block_ids = outline
-        if is_broken(subpath, headings, block_ids):
+        if outline.is_broken(subpath):
             if subpath not in fixes:
-                fixes[subpath] = suggest(subpath, headings, block_ids) or (None, None)
+                fixes[subpath] = outline.suggest(subpath) or (None, None)
             suggestion, reason = fixes[subpath]
             rows.append((source_id, seq, target_id, anchor_kind(subpath), suggestion, reason))
     rows.sort()

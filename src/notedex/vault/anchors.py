@@ -11,7 +11,15 @@ from typing import Literal
 
 from notedex.vault.model import BlockId, Heading
 
-__all__ = ["AnchorKind", "Suggestion", "anchor_kind", "fold_heading", "is_broken", "suggest"]
+__all__ = [
+    "AnchorKind",
+    "Suggestion",
+    "TargetOutline",
+    "anchor_kind",
+    "fold_heading",
+    "is_broken",
+    "suggest",
+]
 
 AnchorKind = Literal["heading", "block"]
 # (suggested subpath, reason)
@@ -70,35 +78,71 @@ def _within(
     return False
 
 
-def is_broken(subpath: str, headings: Sequence[Heading], block_ids: Sequence[BlockId]) -> bool:
-    """Whether ``subpath`` (with its leading ``#``) names nothing in the target's outline.
+class TargetOutline:
+    """A target note's outline as the anchor rules read it: each heading is folded once,
+    however many links name it (a first index checks every anchored link of the vault, and
+    a note's headings were folded again for each: 50,000 links at 100k notes)."""
 
-    A subpath with no text (``[[Note#]]``) names the note itself: never broken.
-    """
-    if anchor_kind(subpath) == "block":
-        wanted = subpath[2:].strip().lower()  # SEMANTICS 10.2: compared ignoring case
-        return bool(wanted) and all(b.id.lower() != wanted for b in block_ids)
-    parts = _heading_parts(subpath)
-    if not parts:
-        return False
-    keys = [fold_heading(h.text) for h in headings]
-    return not _nested_match(parts, keys, [h.level for h in headings])
+    __slots__ = ("_keys", "_levels", "block_ids", "headings")
+
+    def __init__(self, headings: Sequence[Heading], block_ids: Sequence[BlockId]) -> None:
+        self.headings = headings
+        self.block_ids = block_ids
+        self._keys: list[str] | None = None
+        self._levels: list[int] = []
+
+    @property
+    def keys(self) -> list[str]:
+        """``fold_heading`` of each heading, in order."""
+        if self._keys is None:
+            self._keys = [fold_heading(h.text) for h in self.headings]
+            self._levels = [h.level for h in self.headings]
+        return self._keys
+
+    def is_broken(self, subpath: str) -> bool:
+        """Whether ``subpath`` (with its leading ``#``) names nothing in this outline.
+
+        A subpath with no text (``[[Note#]]``) names the note itself: never broken.
+        """
+        if anchor_kind(subpath) == "block":
+            wanted = subpath[2:].strip().lower()  # SEMANTICS 10.2: compared ignoring case
+            return bool(wanted) and all(b.id.lower() != wanted for b in self.block_ids)
+        parts = _heading_parts(subpath)
+        if not parts:
+            return False
+        keys = self.keys
+        return not _nested_match(parts, keys, self._levels)
+
+    def suggest(self, subpath: str) -> Suggestion | None:
+        """The closest heading or block for a broken ``subpath``, as the subpath to write, and
+        why: ``prefix`` (one starts the other), ``words`` (shares most words), ``typo`` (a
+        small edit distance); None when nothing is close."""
+        if anchor_kind(subpath) == "block":
+            wanted = subpath[2:].strip().lower()
+            candidates = [(b.id.lower(), "#^" + b.id) for b in self.block_ids]
+        else:
+            parts = _heading_parts(subpath)
+            wanted = parts[-1] if parts else ""  # the innermost part: the heading really meant
+            candidates = [
+                (key, "#" + h.text) for key, h in zip(self.keys, self.headings, strict=True)
+            ]
+        return _closest(wanted, [(key, written) for key, written in candidates if key])
+
+
+def is_broken(subpath: str, headings: Sequence[Heading], block_ids: Sequence[BlockId]) -> bool:
+    """``TargetOutline.is_broken`` of one link."""
+    return TargetOutline(headings, block_ids).is_broken(subpath)
 
 
 def suggest(
     subpath: str, headings: Sequence[Heading], block_ids: Sequence[BlockId]
 ) -> Suggestion | None:
-    """The closest heading or block of the target for a broken ``subpath``, as the subpath to
-    write, and why: ``prefix`` (one starts the other), ``words`` (shares most words),
-    ``typo`` (a small edit distance); None when nothing is close."""
-    if anchor_kind(subpath) == "block":
-        wanted = subpath[2:].strip().lower()
-        candidates = [(b.id.lower(), "#^" + b.id) for b in block_ids]
-    else:
-        parts = _heading_parts(subpath)
-        wanted = parts[-1] if parts else ""  # the innermost part: the heading really meant
-        candidates = [(fold_heading(h.text), "#" + h.text) for h in headings]
-    candidates = [(key, written) for key, written in candidates if key]
+    """``TargetOutline.suggest`` of one link."""
+    return TargetOutline(headings, block_ids).suggest(subpath)
+
+
+def _closest(wanted: str, candidates: list[tuple[str, str]]) -> Suggestion | None:
+    """The candidate (folded key, subpath to write) closest to ``wanted``, and why."""
     if not wanted or not candidates:
         return None
     for key, written in candidates:
