@@ -360,8 +360,8 @@ def refresh_fts(
     # Nothing below changes a link, an outline, a file or a tag: what the offloaded work reads
     # now is what it would read at its turn. Started in the order the results are wanted.
     texts = offload(link_texts_of, *_link_text_inputs(conn))
-    anchors = _check_anchors(conn, offload)
     near = None if offload is run_here else linkfixes.near_stems_ahead(conn, offload)
+    anchors = _check_anchors(conn, offload)
     tagged = None if offload is run_here else tagcounts.read_marked(conn)
     counted = None if tagged is None else offload(tagcounts.count, tagged)
     # A note marked by withdraw_links alone keeps its note_fts row. The view's texts are

@@ -5,6 +5,7 @@ over parsed values, no I/O (STYLE 9)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Literal
@@ -162,13 +163,19 @@ def _closest(wanted: str, candidates: list[tuple[str, str]]) -> Suggestion | Non
         return best_written, "words"
     best_ratio, best_written = 0.0, ""
     matcher = SequenceMatcher(None, wanted)
+    letters = Counter(wanted)
     for key, written in candidates:
-        matcher.set_seq2(key)
-        # The bounds first (lengths, then letters shared): a candidate that cannot reach the
-        # best so far, or _CLOSE_ENOUGH, is skipped without the full comparison.
+        # The bounds first, SequenceMatcher's real_quick_ratio (the lengths) and quick_ratio
+        # (the letters shared), the same sums here without giving it the key (set_seq2 maps
+        # every letter's places: most of a first index's anchor suggestions): a candidate
+        # that cannot reach the best so far, or _CLOSE_ENOUGH, is skipped.
         floor = max(best_ratio, _CLOSE_ENOUGH)
-        if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
+        length = len(wanted) + len(key)
+        if 2.0 * min(len(wanted), len(key)) / length < floor:
             continue
+        if 2.0 * (letters & Counter(key)).total() / length < floor:
+            continue
+        matcher.set_seq2(key)
         ratio = matcher.ratio()
         if ratio > best_ratio:
             best_ratio, best_written = ratio, written

@@ -29,7 +29,9 @@ def test_a_parsed_note_crosses_without_its_body_and_with_its_segmented_text(
     assert blank_body == "" and blank == read_note(str(empty), "e.md", max_bytes=1000)
     [(_, no_text, _)] = parse_chunk([(str(note_file), "n.md")], 1000, False)
     assert no_text == ""
-    # The rows' keys and outline come computed with the note, as the writer would compute them.
-    titles, aliases, outline = derived
+    # The rows' keys, outline and search texts come computed with the note, as the writer
+    # would compute them.
+    titles, aliases, outline, fts_texts = derived
     assert titles == {exact_name_key("n"), exact_name_key("框架 title")} and aliases == set()
     assert outline == encode_outline(parsed) and outline is not None
+    assert fts_texts == (segment("n  框架 title"), "a t", "")
