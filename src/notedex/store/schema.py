@@ -34,6 +34,10 @@ LINK_TEXT = """coalesce(l.raw, CASE WHEN l.kind IN (1, 3) THEN '!' ELSE '' END |
     ELSE '[[' || l.linkpath || coalesce(l.subpath, '') || coalesce('|' || l.display, '') || ']]'
 END)"""
 
+# The text a link gives its target in link_fts's `anchors` (its display, then its linkpath), for
+# a row of `links` (unqualified: the view link_texts_now and store/findings.py read it).
+LINK_ANCHOR = "coalesce(display || ' ', '') || linkpath"
+
 # health's brokenAnchors object (docs/cli.md) for a row of `broken_anchors b` with its link
 # `links l`, source `files s` and target `files t`: one list for the stored documents
 # (broken_anchor_docs, below) and the rows read.broken_anchors returns.
@@ -413,7 +417,7 @@ FROM notes n;
 CREATE VIEW IF NOT EXISTS link_texts_now AS
 SELECT n.file_id AS file_id,
        nx_segment((SELECT group_concat(anchor, ' ') FROM (
-           SELECT DISTINCT coalesce(display || ' ', '') || linkpath AS anchor
+           SELECT DISTINCT {LINK_ANCHOR} AS anchor
            FROM links WHERE target_id = n.file_id AND source_id <> n.file_id
            ORDER BY anchor))) AS anchors,
        nx_segment((SELECT group_concat(linkpath, ' ') FROM (
