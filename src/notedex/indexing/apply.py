@@ -21,10 +21,12 @@ BATCH_SIZE = 1000
 # end. At 100k notes this halves the cold index; commits and merges were the larger half.
 BULK_NOTES = 5000
 BULK_BATCH_SIZE = 5000
-FINDINGS_HELPER_MIN = 20_000
+FINDINGS_HELPER_MIN = 3_000
 """From this many notes, a private apply's findings at the end have a helper process
-(``pool.findings_helper``): at 3k notes its start and hand-overs cost more CPU (about 5% of
-the cold index) than the 0.05 s of wall it saved; at 100k it saves seconds."""
+(``pool.findings_helper``). Measured on cold indexes with the inputs handed over as JSON
+arrays (issue 12, session 11): at 3k notes it saves 2.8% of the wall time for 1.4% more CPU,
+at 2k 1.4% of the wall for 2.5% more CPU (its process and hand-overs cost about the same at
+any size, what it overlaps grows with the vault); at 100k it saves seconds."""
 STOPPING_BATCH_SIZE = 100
 """The chunk size of an apply that starts while the daemon is stopping (the flush of what was
 queued at SIGTERM): its first chunk always completes, so it is kept short."""
