@@ -107,10 +107,15 @@ def test_ctrl_c_inside_an_sql_function_during_index_exits_130(
     vault: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SQLite turns the KeyboardInterrupt raised in nx_segment into "user-defined function
-    raised exception": the CLI must still say interrupted (130), not internal error (70)."""
+    raised exception": the CLI must still say interrupted (130), not internal error (70).
+    An update, not a first index: a build aside takes its search texts from the parse
+    workers (store.notes.note_fts_texts), and an update reads them through nx_segment."""
     import notedex.store.database as database
 
     populate(vault, 50)
+    assert run_inprocess("index", "--vault", vault, "--db", db_path).code == 0
+    for path in (vault / "notes").rglob("*.md"):
+        path.write_text(path.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
     calls = 0
     real = database.segment
 
