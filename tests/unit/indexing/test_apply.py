@@ -51,9 +51,8 @@ def test_bulk_apply_equals_a_normal_apply(
     """Both ways of a large apply: chunks readers see, and a private build (deferred rows)."""
     vault = tmp_path / "vault"
     linked_vault(vault, 600)
-    normal_db, bulk_db = tmp_path / "normal.db", tmp_path / "bulk.db"
-    with IndexWriter(normal_db, vault, workers=1) as writer:
-        reconcile(writer)
+    normal = fresh_full_index(vault, tmp_path)  # before the sizes below change
+    bulk_db = tmp_path / "bulk.db"
     # Force bulk mode with small batches and the worker pool, so every branch runs.
     monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
     monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 128)
@@ -66,7 +65,7 @@ def test_bulk_apply_equals_a_normal_apply(
         assert writer.conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
         assert writer.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
     assert report.added == 601
-    assert dump_index(bulk_db) == dump_index(normal_db)
+    assert dump_index(bulk_db) == normal
     assert automerge(bulk_db) == [FTS_AUTOMERGE, FTS_AUTOMERGE]
     assert fts_integrity_ok(bulk_db)
 
@@ -96,9 +95,8 @@ def test_a_private_builds_findings_from_the_helper_process_equal_a_normal_apply(
     the tag counts to a helper process (``pool.findings_helper``) while it writes the search
     rows: the index is the one a normal apply writes, findings and their documents included."""
     vault = doctor_vault(tmp_path / "vault", 300)
-    normal_db, built_db = tmp_path / "normal.db", tmp_path / "built.db"
-    with IndexWriter(normal_db, vault, workers=1) as writer:
-        reconcile(writer)
+    normal = fresh_full_index(vault, tmp_path)  # before the sizes below change
+    built_db = tmp_path / "built.db"
     monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
     monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 64)
     monkeypatch.setattr(apply_module, "FINDINGS_HELPER_MIN", 100)
@@ -118,7 +116,7 @@ def test_a_private_builds_findings_from_the_helper_process_equal_a_normal_apply(
         apply_module.apply(writer, walk_vault(vault).files, [])
     assert helped == [True]
     built = dump_index(built_db)
-    assert built == dump_index(normal_db)
+    assert built == normal
     # What was compared is there: per note, five broken anchors (`#Setpu`, `#On Linux#Setup`,
     # `#^blkNx`, the self link `#Nope` with no suggestion, and `#on-linux`: a fragment is not
     # a slug); one broken link with its `typo` fix; nested tags rolled up.
