@@ -241,6 +241,11 @@ class Vault:
         self.plugins: list[tuple[str, str, str]] = []  # (stem, name, category)
         self.people: list[tuple[str, str]] = []  # (handle, name)
         self.themes: list[str] = []
+        self.bulk_people: list[tuple[str, str]] = []
+        self.bulk_plugins: list[tuple[str, str, str]] = []
+        self.bulk_themes: list[str] = []
+        """The generated people and plugins: generated notes name only these (and the MOCs
+        everything), so the hand-written notes meet no generated note about themselves."""
 
     def free(self, stem: str) -> bool:
         return stem.lower() not in self.stems
@@ -363,7 +368,7 @@ def _write_plugin(vault: Vault, stem: str, name: str, category: str, author: tup
     body.append(f"{name} adds {rng.choice(FEATURES)} to {rng.choice(PLACES)}.")
     body.append(f"By {vault.link(path, handle, person)}. {rng.choice(PLUGIN_LINES)}")
     if rng.random() < 0.5:
-        other, other_name, _ = rng.choice(vault.plugins)
+        other, other_name, _ = rng.choice(vault.bulk_plugins)
         if other != stem:
             body.append(f"Works well with {vault.link(path, other, other_name)}.")
     body += ["", "## Settings", f"- {rng.choice(PLUGIN_LINES)}"]
@@ -389,7 +394,7 @@ def _write_person(vault: Vault, handle: str, name: str, made: list[tuple[str, st
     else:
         body.append(f"Forum member since {rng.randrange(2020, 2026)}.")
     if rng.random() < 0.3:
-        body.append(f"Uses the {rng.choice(vault.themes)} theme.")
+        body.append(f"Uses the {rng.choice(vault.bulk_themes)} theme.")
     vault.add(path, {"aliases": [name], "tags": ["person"], "github": handle}, "\n".join(body))
 
 
@@ -402,7 +407,7 @@ def _themes(vault: Vault, count: int) -> None:
         path = f"Themes/{name}.md"
         vault.claim(path)
         vault.themes.append(name)
-        handle, person = rng.choice(vault.people)
+        handle, person = rng.choice(vault.bulk_people)
         modes = rng.choice([["dark"], ["light"], ["dark", "light"]])
         body = f"# {name}\n\n{rng.choice(THEME_LINES)} By {vault.link(path, handle, person)}."
         front = {"tags": ["theme"], "modes": modes, "author": f"[[{handle}]]"}
@@ -433,13 +438,13 @@ def _forum(vault: Vault, count: int) -> None:
     made = 0
     while made < count:
         kind = rng.random()
-        stem, name, _cat = rng.choice(vault.plugins)
+        stem, name, _cat = rng.choice(vault.bulk_plugins)
         if kind < 0.45:
             title = f"How to {rng.choice(FORUM_VERBS)} {rng.choice(FORUM_OBJECTS)} on {rng.choice(PLATFORMS)}"
         elif kind < 0.65:
             title = f"{name} not working after update"
         elif kind < 0.8:
-            other = rng.choice(vault.plugins)[1]
+            other = rng.choice(vault.bulk_plugins)[1]
             title = f"{name} and {other} together"
         else:
             title = f"Feature request - {rng.choice(FORUM_VERBS)} {rng.choice(FORUM_OBJECTS)}"
@@ -449,7 +454,7 @@ def _forum(vault: Vault, count: int) -> None:
         path = f"Forum/{year}/{title}.md"
         vault.claim(path)
         made += 1
-        handle, person = rng.choice(vault.people)
+        handle, person = rng.choice(vault.bulk_people)
         body = [f"# {title}", "", f"Asked by {vault.link(path, handle, person)}.", ""]
         body.append(f"> {rng.choice(FORUM_REPLIES)} See {vault.link(path, stem, name)}.")
         if rng.random() < 0.01:
@@ -462,17 +467,17 @@ def _showcases(vault: Vault, count: int, attachments: list[str]) -> None:
     rng = vault.rng
     made = 0
     while made < count:
-        handle, person = rng.choice(vault.people)
+        handle, person = rng.choice(vault.bulk_people)
         title = f"{person}'s {rng.choice(SHOWCASE_KINDS)} setup"
         if not vault.free(title):
             continue
         path = f"Showcases/{title}.md"
         vault.claim(path)
         made += 1
-        used = rng.sample(vault.plugins, 3)
+        used = rng.sample(vault.bulk_plugins, 3)
         body = [f"# {title}", "", f"Shared by {vault.link(path, handle, person)}."]
         body.append("Plugins: " + ", ".join(vault.link(path, s, n) for s, n, _ in used) + ".")
-        body.append(f"Theme: {vault.link(path, rng.choice(vault.themes))}.")
+        body.append(f"Theme: {vault.link(path, rng.choice(vault.bulk_themes))}.")
         if made <= 30:
             image = f"{handle}-setup.png"
             attachments.append(image)
@@ -490,14 +495,14 @@ def _releases(vault: Vault, count: int) -> None:
         path = f"Changelog/{date} release.md"
         vault.claim(path)
         version = f"1.{i // 8}.{i % 8}"
-        stem, name, _ = rng.choice(vault.plugins)
+        stem, name, _ = rng.choice(vault.bulk_plugins)
         body = f"# Obsidian {version}\n\n- Faster start-up.\n- {name} compatibility: {vault.link(path, stem, name)}."
         vault.add(path, {"tags": ["release"], "version": version}, body)
 
 
 def _cjk(vault: Vault) -> None:
     rng = vault.rng
-    chosen = rng.sample(vault.plugins, 160)
+    chosen = rng.sample(vault.bulk_plugins, 160)
     for i, (stem, name, _) in enumerate(chosen):
         if i < 100:
             folder, title, lines = "中文", f"{name} {ZH_SUFFIXES[i % 4]}", ZH_LINES
@@ -563,21 +568,24 @@ def build(seed: int = DEFAULT_SEED) -> tuple[Vault, list[str]]:
     for path in ("MOCs/Plugins MOC.md", "MOCs/People MOC.md", "MOCs/Themes MOC.md"):
         vault.claim(path)
     vault.claim("MOCs/Guides MOC.md")
-    seeded_people = len(vault.people)
+    seeded_people, seeded_plugins = len(vault.people), len(vault.plugins)
     _people(vault, 900)
     _plugins(vault, 1300)
+    vault.bulk_people = vault.people[seeded_people:]
+    vault.bulk_plugins = vault.plugins[seeded_plugins:]
     for category in sorted(CATEGORY_NAMES):
         vault.claim(f"MOCs/Plugins - {CATEGORY_NAMES[category]}.md")
+    seeded_themes = len(vault.themes)
     _themes(vault, 250)
+    vault.bulk_themes = vault.themes[seeded_themes:]
     attachments: list[str] = []
     rng = vault.rng
     made: dict[str, list[tuple[str, str]]] = {}
-    generated = [p for p in vault.plugins if f"Plugins/{p[0]}.md" not in vault.files]
-    for stem, name, category in generated:
-        author = rng.choice(vault.people[seeded_people:])
+    for stem, name, category in vault.bulk_plugins:
+        author = rng.choice(vault.bulk_people)
         made.setdefault(author[0], []).append((stem, name))
         _write_plugin(vault, stem, name, category, author)
-    for handle, name in vault.people[seeded_people:]:
+    for handle, name in vault.bulk_people:
         _write_person(vault, handle, name, made.get(handle, []))
     _snippets(vault, 150)
     _forum(vault, 700)
