@@ -625,8 +625,8 @@ def _prepare(out: Path, force: bool) -> None:
 def generate(out: Path, seed: int = DEFAULT_SEED, *, force: bool = False) -> dict[str, Any]:
     """Write the vault under ``out``; return its manifest (notes, links, attachments)."""
     out = Path(out)
-    vault, attachments = build(seed)
     _prepare(out, force)
+    vault, attachments = build(seed)
     for path in sorted(vault.files):
         target = out / path
         target.parent.mkdir(parents=True, exist_ok=True)
