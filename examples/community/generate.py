@@ -223,6 +223,22 @@ KO_LINES = [
     "모바일에서도 쓸 수 있지만 일부 기능은 데스크톱 전용이다.",
 ]
 
+CHATTER = [
+    "I have used it daily for a year and it has never lost a line.",
+    "The settings tab explains every option, with an example for each.",
+    "On a phone the buttons are small, but everything else is the same.",
+    "It slowed down start-up a little with many notes open.",
+    "Turning it off and on again fixed the odd behaviour for me.",
+    "The documentation is short and clear; the changelog is worth reading.",
+    "A good first plugin for anyone new to the app.",
+    "It plays well with the core outline and the backlinks pane.",
+    "Several people in the forum asked for a keyboard shortcut for this.",
+    "The author fixed my report within a week.",
+    "Version 2 changed the defaults, so check them after updating.",
+    "Works offline; nothing leaves the device.",
+]
+"""Generic sentences of community notes: volume for the body index, no subject of a case."""
+
 BROKEN_KEYS = ["Obsidian 2.0 wishlist", "Plugin review checklist"]
 """Link keys that no note has: a real vault has a few (threads link to pages never written)."""
 
@@ -264,8 +280,13 @@ class Vault:
 
     def add(self, path: str, front: dict[str, Any], body: str) -> None:
         lines = ["---"]
+        block = self.rng.random() < 0.3  # people write lists both ways
         for key, value in front.items():
-            lines.append(f"{key}: {_yaml(value)}")
+            if block and isinstance(value, list):
+                lines.append(f"{key}:")
+                lines += [f"  - {_yaml(item)}" for item in value]
+            else:
+                lines.append(f"{key}: {_yaml(value)}")
         lines.append("---")
         self.files[path] = "\n".join(lines) + "\n" + body.rstrip("\n") + "\n"
 
@@ -371,10 +392,18 @@ def _write_plugin(vault: Vault, stem: str, name: str, category: str, author: tup
         other, other_name, _ = rng.choice(vault.bulk_plugins)
         if other != stem:
             body.append(f"Works well with {vault.link(path, other, other_name)}.")
+    body += ["", *rng.sample(CHATTER, rng.randrange(1, 4))]
     body += ["", "## Settings", f"- {rng.choice(PLUGIN_LINES)}"]
     body.append("")
     body.append(f"Listed in {vault.link(path, f'Plugins - {CATEGORY_NAMES[category]}')}.")
-    front = {"aliases": [name], "tags": ["plugin", f"plugin/{category}"], "author": f"[[{handle}]]"}
+    updated = datetime.date(2021, 1, 1) + datetime.timedelta(days=rng.randrange(1700))
+    front = {
+        "aliases": [name],
+        "tags": ["plugin", f"plugin/{category}"],
+        "author": f"[[{handle}]]",
+        "repo": f"{handle}/{stem}",
+        "updated": updated.isoformat(),
+    }
     vault.links.setdefault(path, []).insert(0, (handle, vault.stems[handle.lower()]))
     vault.add(path, front, "\n".join(body))
 
@@ -455,7 +484,10 @@ def _forum(vault: Vault, count: int) -> None:
         vault.claim(path)
         made += 1
         handle, person = rng.choice(vault.bulk_people)
-        body = [f"# {title}", "", f"Asked by {vault.link(path, handle, person)}.", ""]
+        body = [f"# {title}", "", f"Asked by {vault.link(path, handle, person)}."]
+        body += [*rng.sample(CHATTER, rng.randrange(0, 3)), ""]
+        if rng.random() < 0.3:
+            body.append(rng.choice(["#help", "#bug", "#solved", "#mobile/help"]))
         body.append(f"> {rng.choice(FORUM_REPLIES)} See {vault.link(path, stem, name)}.")
         if rng.random() < 0.01:
             body.append(f"Related: {vault.link(path, rng.choice(BROKEN_KEYS))}")
