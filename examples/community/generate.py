@@ -24,18 +24,36 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import random
-import shutil
 import sys
 import unicodedata
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 SEED_DIR = Path(__file__).resolve().parent / "seed"
-MARKER = ".community-vault.json"
-"""Dot-prefixed, so not a vault file; lets ``--force`` know what it may delete."""
 DEFAULT_SEED = 30
+
+
+def _genvault() -> ModuleType:
+    """bench/genvault.py, for its rules on the output folder and on YAML scalars (one place)."""
+    module = sys.modules.get("genvault")
+    if module is None:
+        path = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
+        spec = importlib.util.spec_from_file_location("genvault", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["genvault"] = module  # its dataclasses look their module up here
+        spec.loader.exec_module(module)
+    return module
+
+
+_GENVAULT = _genvault()
+GenerateError = _GENVAULT.GenVaultError
+MARKER = _GENVAULT.MARKER_NAME
+"""genvault's marker: a dot-prefixed file that lets ``--force`` know what it may delete."""
 
 # --- vocabulary ---------------------------------------------------------------------------------
 
@@ -294,11 +312,8 @@ class Vault:
 def _yaml(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_yaml(v) for v in value) + "]"
-    text = str(value)
-    plain = text.replace(" ", "").replace("-", "").replace("/", "").replace(".", "")
-    if plain.isalnum() and text[:1].isalpha() and text.lower() not in ("yes", "no", "on", "off"):
-        return text
-    return json.dumps(text, ensure_ascii=False)
+    scalar: str = _GENVAULT._yaml_scalar(str(value))
+    return scalar
 
 
 def _ascii(text: str) -> str:
@@ -631,33 +646,11 @@ def build(seed: int = DEFAULT_SEED) -> tuple[Vault, list[str]]:
 
 # --- writing ------------------------------------------------------------------------------------
 
-_PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"
-
-
-class GenerateError(Exception):
-    """A refusal the CLI reports in one line (exit 2)."""
-
-
-def _prepare(out: Path, force: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise GenerateError(f"{out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if not force:
-            raise GenerateError(f"{out} is not empty (use --force to replace a generated vault)")
-        if not (out / MARKER).is_file():
-            raise GenerateError(f"{out} is not empty and was not made by this generator")
-        for child in sorted(out.iterdir()):
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-
 
 def generate(out: Path, seed: int = DEFAULT_SEED, *, force: bool = False) -> dict[str, Any]:
     """Write the vault under ``out``; return its manifest (notes, links, attachments)."""
     out = Path(out)
-    _prepare(out, force)
+    _GENVAULT._prepare_out(out, force)
     vault, attachments = build(seed)
     for path in sorted(vault.files):
         target = out / path
@@ -665,7 +658,7 @@ def generate(out: Path, seed: int = DEFAULT_SEED, *, force: bool = False) -> dic
         target.write_text(vault.files[path], encoding="utf-8", newline="\n")
     (out / "attachments").mkdir(exist_ok=True)
     for image in sorted(attachments):
-        (out / "attachments" / image).write_bytes(_PNG)
+        (out / "attachments" / image).write_bytes(_GENVAULT._PNG_BYTES)
     settings = out / ".obsidian"
     settings.mkdir(exist_ok=True)
     (settings / "app.json").write_text('{"alwaysUpdateLinks": true}\n', encoding="utf-8")

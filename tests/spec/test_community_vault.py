@@ -221,3 +221,17 @@ def test_cli_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
         assert done.returncode == 2, done.stderr
         assert (foreign / "keep.md").read_text(encoding="utf-8") == "mine\n"
         assert "not empty" in done.stderr
+
+
+def test_cli_replaces_a_vault_it_made_with_force(generator: ModuleType, tmp_path: Path) -> None:
+    out = tmp_path / "vault"
+    out.mkdir()
+    (out / generator.MARKER).write_text("{}\n", encoding="utf-8")
+    (out / "stale.md").write_text("from an older run\n", encoding="utf-8")
+    cmd = [sys.executable, str(_GENERATE), str(out), "--force", "--seed", "3"]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not (out / "stale.md").exists()
+    notes = sum(1 for path in _tree(out) if path.endswith(".md"))
+    assert done.stdout.startswith(f"{notes} notes, ")
+    assert (out / "Sync" / "Resolver.md").is_file() and (out / generator.MARKER).is_file()
