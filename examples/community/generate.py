@@ -14,7 +14,9 @@ question of the cases meets the vault's distractors that were written on purpose
 adds volume, common words and hubs.
 
 Deterministic: one ``random.Random(seed)``, no clock, no iteration over sets; the same seed gives
-a byte-identical vault. Stdlib only. ``generate()`` returns a manifest: every note with its
+a byte-identical vault. Stdlib only; the rules on the output folder (refuse a non-empty one,
+``--force`` replaces only a generated one) and on YAML scalars are ``bench/genvault.py``'s,
+imported. ``generate()`` returns a manifest: every note with its
 intended links (link path -> the vault path it must resolve to, or None for the few planted
 broken links), which the tests check with notedex's own resolver. This file is longer than the
 house limit of about 400 lines because most of it is vocabulary.
@@ -278,8 +280,8 @@ class Vault:
         self.bulk_people: list[tuple[str, str]] = []
         self.bulk_plugins: list[tuple[str, str, str]] = []
         self.bulk_themes: list[str] = []
-        """The generated people and plugins: generated notes name only these (and the MOCs
-        everything), so the hand-written notes meet no generated note about themselves."""
+        """The generated people, plugins and themes: generated notes name only these (the MOCs
+        name everything), so the hand-written notes meet no generated note about themselves."""
 
     def free(self, stem: str) -> bool:
         return stem.lower() not in self.stems
