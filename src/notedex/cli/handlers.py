@@ -306,7 +306,13 @@ def cmd_mentions(args: "argparse.Namespace") -> int:
     def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         # As show names a note; strings, not pathlib (ARCHITECTURE, the mentions budget).
         note = find_note(conn, args.note, vault=cfg.vault_dir, cwd=os.getcwd())["path"]
-        return mentions(conn, cfg.vault_dir, note, max_bytes=cfg.max_bytes)
+        return mentions(
+            conn,
+            cfg.vault_dir,
+            note,
+            max_bytes=cfg.max_bytes,
+            follow_symlinks=cfg.follow_symlinks,
+        )
 
     return answer(args, cfg, query, render_mentions)
 
@@ -356,6 +362,7 @@ def cmd_show(args: "argparse.Namespace") -> int:
             max_bytes=cfg.max_bytes,
             body_bytes=args.max_bytes,
             cwd=Path.cwd(),
+            follow_symlinks=cfg.follow_symlinks,
         ),
         render_show,
     )
@@ -374,7 +381,13 @@ def cmd_quote(args: "argparse.Namespace") -> int:
         return answer(
             args,
             cfg,
-            lambda conn: quote_check(conn, cfg.vault, items, max_bytes=cfg.max_bytes),
+            lambda conn: quote_check(
+                conn,
+                cfg.vault,
+                items,
+                max_bytes=cfg.max_bytes,
+                follow_symlinks=cfg.follow_symlinks,
+            ),
             render_quote_check,
             findings=lambda data: data["notFound"],
         )
@@ -385,7 +398,14 @@ def cmd_quote(args: "argparse.Namespace") -> int:
     return answer(
         args,
         cfg,
-        lambda conn: quote(conn, cfg.vault, args.note, args.text, max_bytes=cfg.max_bytes),
+        lambda conn: quote(
+            conn,
+            cfg.vault,
+            args.note,
+            args.text,
+            max_bytes=cfg.max_bytes,
+            follow_symlinks=cfg.follow_symlinks,
+        ),
         render_quote,
         findings=lambda data: not data["found"],
     )
@@ -459,7 +479,9 @@ def cmd_search(args: "argparse.Namespace") -> int:
     return answer(
         args,
         cfg,
-        lambda conn: search(conn, cfg.vault_dir, text, limit=args.limit),
+        lambda conn: search(
+            conn, cfg.vault_dir, text, limit=args.limit, follow_symlinks=cfg.follow_symlinks
+        ),
         render_search,
         paths=lambda data: [hit["path"] for hit in data["hits"]],
     )
@@ -522,7 +544,11 @@ def cmd_export(args: "argparse.Namespace") -> int:
     conn = _open(cfg, args)
     with conn:
         document, skipped = export_connector(
-            conn, cfg.vault, changed_since=since, max_bytes=cfg.max_bytes
+            conn,
+            cfg.vault,
+            changed_since=since,
+            max_bytes=cfg.max_bytes,
+            follow_symlinks=cfg.follow_symlinks,
         )
     for line in skipped:
         print(f"notedex: skipped {line}", file=sys.stderr)

@@ -21,7 +21,7 @@ from notedex.config import Config
 from notedex.errors import NotedexError
 from notedex.mcp_server.catalog import tool_table
 from notedex.mcp_server.keeper import IndexKeeper
-from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
+from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.resources import list_resources, read_resource
 from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments
 from notedex.query.find import find_note
@@ -32,7 +32,6 @@ from notedex.query.paging import paginate as _paginate
 from notedex.query.quote import quote
 from notedex.query.reports import HEALTH_LISTS, health
 from notedex.query.search import search
-from notedex.store import read
 from notedex.store.connect import connect_readonly, read_transaction
 
 DEFAULT_TIMEOUT = 30.0
@@ -207,37 +206,25 @@ class VaultTools:
             raise ToolError(
                 "full-text search is off: body_index = false in the notedex config file"
             )
+        # A hit whose file the symlink policy refuses now gets no position: no text from outside
+        # the vault, only that it matched (vault.reading, as for `show`).
         data = search(
-            conn, self.cfg.vault, args["query"], limit=args["limit"], offset=args["offset"]
+            conn,
+            self.cfg.vault,
+            args["query"],
+            limit=args["limit"],
+            offset=args["offset"],
+            follow_symlinks=self.cfg.follow_symlinks,
         )
         data["hasMore"] = data["total"] > data["offset"] + data["shown"]
-        with read_transaction(conn):
-            rows = {h["path"]: read.note_by_path(conn, h["path"]) for h in data["hits"]}
-        for hit in data["hits"]:
-            row = rows[hit["path"]]
-            disk_rel = (row["disk_rel"] or row["path"]) if row is not None else hit["path"]
-            try:
-                check_inside_vault(
-                    self.cfg.vault, disk_rel, hit["path"], follow_symlinks=self.cfg.follow_symlinks
-                )
-            except ToolError:
-                # As for `show`: no text from a file outside the vault, only that it matched.
-                hit.update(
-                    dict.fromkeys(("line", "column", "match", "snippet", "matchStart", "matchEnd"))
-                )
         return data
 
     def _note_path(self, conn: sqlite3.Connection, wanted: str) -> str:
-        """The vault path of the note ``wanted`` names, refused when it leads out of the vault."""
+        """The vault path of the note ``wanted`` names; a name that climbs out of the vault is
+        refused before any lookup (the read itself refuses a file outside: vault.reading)."""
         refuse_outside_paths(wanted)
         with read_transaction(conn):
             row = find_note(conn, wanted)
-        check_inside_vault(
-            self.cfg.vault,
-            row["disk_rel"] or row["path"],
-            row["path"],
-            follow_symlinks=self.cfg.follow_symlinks,
-        )
         path: str = row["path"]
         return path
 
@@ -251,6 +238,7 @@ class VaultTools:
             body=args["body"] and lines is None,  # a line range replaces the body
             lines=lines,
             max_bytes=self.cfg.max_bytes,
+            follow_symlinks=self.cfg.follow_symlinks,
         )
         limit = args["limit"]
         totals = {"links": len(data["links"]), "backlinks": len(data["backlinks"])}
@@ -270,7 +258,14 @@ class VaultTools:
 
     def _quote(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         path = self._note_path(conn, args["note"])
-        return quote(conn, self.cfg.vault, path, args["text"], max_bytes=self.cfg.max_bytes)
+        return quote(
+            conn,
+            self.cfg.vault,
+            path,
+            args["text"],
+            max_bytes=self.cfg.max_bytes,
+            follow_symlinks=self.cfg.follow_symlinks,
+        )
 
     def _health(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         return _paginate(health(conn), HEALTH_LISTS, args["offset"], args["limit"])
@@ -284,7 +279,13 @@ class VaultTools:
         from notedex.query.mentions import mentions
 
         path = self._note_path(conn, args["note"])
-        data = mentions(conn, self.cfg.vault, path, max_bytes=self.cfg.max_bytes)
+        data = mentions(
+            conn,
+            self.cfg.vault,
+            path,
+            max_bytes=self.cfg.max_bytes,
+            follow_symlinks=self.cfg.follow_symlinks,
+        )
         return _paginate(data, ("mentions",), args["offset"], args["limit"])
 
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,8 @@ It answers the handshake and ``tools/list`` at once, runs each call off the even
 deadline (a call that overruns is answered with an error while the server keeps serving), answers
 ``resources/list`` and ``resources/read`` the same way (their errors are JSON-RPC errors, as the
 protocol wants), turns tool results and errors into MCP tool results (``isError``, never a
-crashed server) for SDK 1.x and 2.x alike, and serves over stdio.
+crashed server) for SDK 1.x and 2.x alike, and serves over stdio, answering every line it cannot
+read as a message with a JSON-RPC error (``invalid``) instead of dropping it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from notedex.config import Config
 from notedex.errors import UsageError
 from notedex.mcp_server.handlers import DEFAULT_TIMEOUT, VaultTools
+from notedex.mcp_server.invalid import invalid_message_reply
 from notedex.mcp_server.resources import ResourceError
 from notedex.mcp_server.tools import INSTRUCTIONS, ToolError
 
@@ -195,6 +197,38 @@ def build_server(tools: VaultTools) -> Any:
     return server
 
 
+async def answer_unreadable(read_stream: Any, write_stream: Any, checked: Any) -> None:
+    """Pass the transport's messages on to ``checked``; answer each line it could not read (an
+    exception in the stream, which the server would drop) with its JSON-RPC error, so no client
+    waits on an id forever (``invalid``)."""
+    from mcp.shared.message import SessionMessage
+
+    async with checked:
+        async for item in read_stream:
+            if not isinstance(item, Exception):
+                await checked.send(item)
+                continue
+            reply = invalid_message_reply(item)
+            message = wire_message(reply) if reply is not None else None
+            if message is not None:
+                await write_stream.send(SessionMessage(message))
+
+
+def wire_message(data: dict[str, Any]) -> Any:
+    """``data`` as the SDK's JSON-RPC message (2.x: the union's adapter; 1.x: ``JSONRPCMessage``);
+    None when this SDK cannot spell it (1.x has no null id)."""
+    import mcp.types as types
+
+    adapter = getattr(types, "jsonrpc_message_adapter", None)
+    try:
+        if adapter is not None:
+            return adapter.validate_python(data)
+        legacy: Any = types  # 1.x names, which mypy does not see in a 2.x install
+        return legacy.JSONRPCMessage.model_validate(data)
+    except ValueError:  # pydantic's ValidationError
+        return None
+
+
 def serve(
     cfg: Config,
     *,
@@ -212,7 +246,11 @@ def serve(
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            checked_send, checked = anyio.create_memory_object_stream[Any](0)
+            async with anyio.create_task_group() as group:
+                group.start_soon(answer_unreadable, read_stream, write_stream, checked_send)
+                await server.run(checked, write_stream, server.create_initialization_options())
+                group.cancel_scope.cancel()
 
     tools.start()
     try:
