@@ -198,3 +198,19 @@ def test_a_note_swapped_every_millisecond_never_gives_outside_text(tmp_path: Pat
     assert reads == 5000, (reads, outcomes)
     assert outcomes["inside"] > 100 and outcomes["refused"] > 100, outcomes
     assert swaps > 500, swaps
+
+
+def test_a_symlinked_lock_file_stops_the_cli_with_exit_2(tmp_path: Path) -> None:
+    """Issue 31 item 6: `index` refuses a lock file that is a symlink (exit 2, one clear line)
+    and leaves the link's target as it was."""
+    vault = tmp_path / "vault"
+    write(vault / "Note.md", "hello\n")
+    db = tmp_path / "state" / "index.db"
+    db.parent.mkdir()
+    target = write(tmp_path / "precious.txt", "keep me\n")
+    os.symlink(target, db.with_name("index.db.lock"))
+    result = run_cli("index", "--vault", vault, "--db", db)
+    assert result.code == 2, result.stderr
+    assert result.stdout == "" and "is a symlink" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert target.read_text(encoding="utf-8") == "keep me\n"
