@@ -59,7 +59,20 @@ def _config(args: "argparse.Namespace") -> "Config":
     return resolve_config(args.vault, args.db)
 
 
+PROGRESS_ENV = "NOTEDEX_PROGRESS"
+"""Set to ``lines`` (the MCP server's index child, ``mcp_server.keeper``): the apply's progress
+goes to stderr as one ``PROGRESS_PREFIX`` line per chunk, "done total", for the parent to read."""
+PROGRESS_PREFIX = "notedex: progress "
+
+
 def _progress_printer(label: str) -> "Callable[[int, int], None] | None":
+    if os.environ.get(PROGRESS_ENV) == "lines":
+
+        def line(done: int, total: int) -> None:
+            sys.stderr.write(f"{PROGRESS_PREFIX}{done} {total}\n")
+            sys.stderr.flush()
+
+        return line
     if not sys.stderr.isatty():
         return None
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from notedex.config import Config
-from notedex.errors import NotedexError
+from notedex.errors import EXIT_TEMPFAIL, NotedexError
 from notedex.mcp_server.catalog import tool_table
 from notedex.mcp_server.keeper import IndexKeeper
 from notedex.mcp_server.paths import refuse_outside_paths
@@ -37,6 +37,10 @@ from notedex.store.connect import connect_readonly, read_transaction
 DEFAULT_TIMEOUT = 30.0
 REFRESH_WAIT = 2.0
 """How long a call waits for a running index update before answering with ``stale: true``."""
+FIRST_BUILD_WAIT = 0.5
+"""How long a call waits for the first index to be built before answering that it is being
+built, and how far (issue 31: a client is never kept waiting for a whole build)."""
+RETRY_AFTER = 1.0
 
 
 class VaultTools:
@@ -162,7 +166,7 @@ class VaultTools:
         from notedex.query.listing import rebuilding
         from notedex.store.connect import lock_holder
 
-        if rebuilding(self.cfg.db, lock_holder(self.cfg.lock_file)):
+        if rebuilding(self.cfg.db, lock_holder(self.cfg.lock_file)) and _has_schema(self.cfg.db):
             return True  # answered from the old index while a full one is built (issue 13)
         if daemon_keeps_fresh(self.cfg):
             return False
@@ -174,16 +178,16 @@ class VaultTools:
             wait = min(REFRESH_WAIT, (deadline - time.monotonic()) / 2)
             finished, ok, _ = self.keeper.wait(ticket, wait)
             return not (finished and ok)
-        # Nothing to answer from yet: wait for the first build, up to the deadline.
-        finished, ok, error = self.keeper.wait(ticket, deadline - time.monotonic() - 0.2)
+        # Nothing to answer from yet: a small vault is built in a moment, else say how far.
+        wait = min(FIRST_BUILD_WAIT, deadline - time.monotonic() - 0.2)
+        finished, ok, error = self.keeper.wait(ticket, wait)
         if finished and ok:
             return False
         if finished and error:
             raise ToolError(f"there is no usable index yet: {error}")
-        raise ToolError(
-            "the index is still being built for the first time; try again in a moment "
-            "(the server keeps building it)"
-        )
+        if _has_schema(self.cfg.db):
+            return True  # the first build committed meanwhile; the update after it still runs
+        raise building_error(self.keeper.progress)
 
     # -- tools --
 
@@ -309,6 +313,24 @@ class VaultTools:
             raise ToolError(f"cannot capture into {self.cfg.inbox}: {exc}") from None
         self.keeper.request()  # the index catches up in the background (a daemon sees it anyway)
         return {"path": captured.path, "id": captured.id}
+
+
+def building_error(progress: tuple[int, int] | None) -> ToolError:
+    """The answer while the first index is built: its progress in words and as data, with the
+    CLI's exit code for "try again" (75, EX_TEMPFAIL), so an agent can wait and retry."""
+    done, total = progress if progress is not None else (0, None)
+    so_far = f"{done} of {total} files" if total is not None else "listing the files"
+    return ToolError(
+        f"the index is still being built for the first time ({so_far}); try again in a "
+        "moment (the server keeps building it)",
+        {
+            "error": "building",
+            "exitCode": EXIT_TEMPFAIL,
+            "done": done,
+            "total": total,
+            "retryAfter": RETRY_AFTER,
+        },
+    )
 
 
 def _has_schema(db: Path) -> bool:

@@ -42,7 +42,8 @@ def require_sdk() -> None:
 async def run_tool(
     tools: VaultTools, name: str, arguments: dict[str, Any] | None
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """One call with its deadline, off the event loop: (result, None) or (None, error message)."""
+    """One call with its deadline, off the event loop: (result, None), or (the error's structured
+    data or None, error message)."""
     import anyio
     import anyio.to_thread
 
@@ -55,7 +56,7 @@ async def run_tool(
     except TimeoutError:
         return None, tools.deadline_message(name)
     except ToolError as exc:
-        return None, str(exc)
+        return exc.data, str(exc)
     except Exception as exc:  # a bug must cost one call, not the server
         return None, f"internal error in {name}: {type(exc).__name__}: {exc}"
 
@@ -106,9 +107,16 @@ async def run_resource(tools: VaultTools, method: str, argument: str | None) -> 
 
 
 def result_wire(result: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
-    """A CallToolResult as MCP sends it: the JSON as text, and as structured content."""
+    """A CallToolResult as MCP sends it: the JSON as text, and as structured content. An error
+    is its message, and ``result`` (when given) its structured content (``ToolError.data``)."""
     if error is not None:
-        return {"content": [{"type": "text", "text": f"notedex: {error}"}], "isError": True}
+        wire: dict[str, Any] = {
+            "content": [{"type": "text", "text": f"notedex: {error}"}],
+            "isError": True,
+        }
+        if result is not None:
+            wire["structuredContent"] = result
+        return wire
     text = json.dumps(result, ensure_ascii=False, default=str)
     return {
         "content": [{"type": "text", "text": text}],
