@@ -41,6 +41,7 @@ FIRST_BUILD_WAIT = 0.5
 """How long a call waits for the first index to be built before answering that it is being
 built, and how far (issue 31: a client is never kept waiting for a whole build)."""
 RETRY_AFTER = 1.0
+"""Seconds after which the "being built" answer suggests trying again."""
 
 
 class VaultTools:
