@@ -251,8 +251,11 @@ def lockout(mode: str) -> Iterator[tuple[Lockout, Path, Callable[[], None]]]:
             if reason:
                 mode = "injection"
         locker = Lockout(mode, reason)
+        # Injection runs the CLI in this process, as this user: its files stay this user's
+        # (a lock file of another user is refused, issue 31).
+        chown = (lambda: chown_tree(base)) if mode == "privileges" else (lambda: None)
         try:
-            yield locker, base, lambda: chown_tree(base)
+            yield locker, base, chown
         finally:
             locker.unlock_all()
     finally:

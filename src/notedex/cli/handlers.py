@@ -59,7 +59,20 @@ def _config(args: "argparse.Namespace") -> "Config":
     return resolve_config(args.vault, args.db)
 
 
+PROGRESS_ENV = "NOTEDEX_PROGRESS"
+"""Set to ``lines`` (the MCP server's index child, ``mcp_server.keeper``): the apply's progress
+goes to stderr as one ``PROGRESS_PREFIX`` line per chunk, "done total", for the parent to read."""
+PROGRESS_PREFIX = "notedex: progress "
+
+
 def _progress_printer(label: str) -> "Callable[[int, int], None] | None":
+    if os.environ.get(PROGRESS_ENV) == "lines":
+
+        def line(done: int, total: int) -> None:
+            sys.stderr.write(f"{PROGRESS_PREFIX}{done} {total}\n")
+            sys.stderr.flush()
+
+        return line
     if not sys.stderr.isatty():
         return None
 
@@ -306,7 +319,13 @@ def cmd_mentions(args: "argparse.Namespace") -> int:
     def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         # As show names a note; strings, not pathlib (ARCHITECTURE, the mentions budget).
         note = find_note(conn, args.note, vault=cfg.vault_dir, cwd=os.getcwd())["path"]
-        return mentions(conn, cfg.vault_dir, note, max_bytes=cfg.max_bytes)
+        return mentions(
+            conn,
+            cfg.vault_dir,
+            note,
+            max_bytes=cfg.max_bytes,
+            follow_symlinks=cfg.follow_symlinks,
+        )
 
     return answer(args, cfg, query, render_mentions)
 
@@ -356,6 +375,7 @@ def cmd_show(args: "argparse.Namespace") -> int:
             max_bytes=cfg.max_bytes,
             body_bytes=args.max_bytes,
             cwd=Path.cwd(),
+            follow_symlinks=cfg.follow_symlinks,
         ),
         render_show,
     )
@@ -374,7 +394,13 @@ def cmd_quote(args: "argparse.Namespace") -> int:
         return answer(
             args,
             cfg,
-            lambda conn: quote_check(conn, cfg.vault, items, max_bytes=cfg.max_bytes),
+            lambda conn: quote_check(
+                conn,
+                cfg.vault,
+                items,
+                max_bytes=cfg.max_bytes,
+                follow_symlinks=cfg.follow_symlinks,
+            ),
             render_quote_check,
             findings=lambda data: data["notFound"],
         )
@@ -385,7 +411,14 @@ def cmd_quote(args: "argparse.Namespace") -> int:
     return answer(
         args,
         cfg,
-        lambda conn: quote(conn, cfg.vault, args.note, args.text, max_bytes=cfg.max_bytes),
+        lambda conn: quote(
+            conn,
+            cfg.vault,
+            args.note,
+            args.text,
+            max_bytes=cfg.max_bytes,
+            follow_symlinks=cfg.follow_symlinks,
+        ),
         render_quote,
         findings=lambda data: not data["found"],
     )
@@ -459,7 +492,9 @@ def cmd_search(args: "argparse.Namespace") -> int:
     return answer(
         args,
         cfg,
-        lambda conn: search(conn, cfg.vault_dir, text, limit=args.limit),
+        lambda conn: search(
+            conn, cfg.vault_dir, text, limit=args.limit, follow_symlinks=cfg.follow_symlinks
+        ),
         render_search,
         paths=lambda data: [hit["path"] for hit in data["hits"]],
     )
@@ -522,7 +557,11 @@ def cmd_export(args: "argparse.Namespace") -> int:
     conn = _open(cfg, args)
     with conn:
         document, skipped = export_connector(
-            conn, cfg.vault, changed_since=since, max_bytes=cfg.max_bytes
+            conn,
+            cfg.vault,
+            changed_since=since,
+            max_bytes=cfg.max_bytes,
+            follow_symlinks=cfg.follow_symlinks,
         )
     for line in skipped:
         print(f"notedex: skipped {line}", file=sys.stderr)

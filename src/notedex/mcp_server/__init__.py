@@ -7,7 +7,7 @@ only with ``--allow-capture``. The package is split by job: ``tools`` (the tool 
 argument checks), ``catalog`` (what a server lists: those, ``status``, ``graph`` and, when
 allowed, ``capture``), ``handlers`` (``VaultTools``: one call, its connection and deadline),
 ``resources`` (the notes as resources), ``keeper`` (the background index update), ``paths``
-(nothing is read outside the vault) and ``sdk`` (the only module that imports the MCP SDK, and
+(no note name climbs out of the vault; the reads themselves go through ``vault.reading``) and ``sdk`` (the only module that imports the MCP SDK, and
 :func:`serve`). The names below are the package's public surface.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from notedex.mcp_server.catalog import ALL_TOOL_NAMES, CAPTURE_TOOL, tool_table
 from notedex.mcp_server.handlers import DEFAULT_TIMEOUT, REFRESH_WAIT, VaultTools
 from notedex.mcp_server.keeper import IndexKeeper
-from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
+from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.sdk import (
     INSTALL_HINT,
     build_server,
@@ -53,7 +53,6 @@ __all__ = [
     "VaultTools",
     "build_server",
     "check_arguments",
-    "check_inside_vault",
     "refuse_outside_paths",
     "require_sdk",
     "result_wire",

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from notedex.config import Config
-from notedex.errors import NotedexError
+from notedex.errors import EXIT_TEMPFAIL, NotedexError
 from notedex.mcp_server.catalog import tool_table
 from notedex.mcp_server.keeper import IndexKeeper
-from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
+from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.resources import list_resources, read_resource
 from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments
 from notedex.query.find import find_note
@@ -32,12 +32,16 @@ from notedex.query.paging import paginate as _paginate
 from notedex.query.quote import quote
 from notedex.query.reports import HEALTH_LISTS, health
 from notedex.query.search import search
-from notedex.store import read
 from notedex.store.connect import connect_readonly, read_transaction
 
 DEFAULT_TIMEOUT = 30.0
 REFRESH_WAIT = 2.0
 """How long a call waits for a running index update before answering with ``stale: true``."""
+FIRST_BUILD_WAIT = 0.5
+"""How long a call waits for the first index to be built before answering that it is being
+built, and how far (issue 31: a client is never kept waiting for a whole build)."""
+RETRY_AFTER = 1.0
+"""Seconds after which the "being built" answer suggests trying again."""
 
 
 class VaultTools:
@@ -163,7 +167,7 @@ class VaultTools:
         from notedex.query.listing import rebuilding
         from notedex.store.connect import lock_holder
 
-        if rebuilding(self.cfg.db, lock_holder(self.cfg.lock_file)):
+        if rebuilding(self.cfg.db, lock_holder(self.cfg.lock_file)) and _has_schema(self.cfg.db):
             return True  # answered from the old index while a full one is built (issue 13)
         if daemon_keeps_fresh(self.cfg):
             return False
@@ -175,16 +179,16 @@ class VaultTools:
             wait = min(REFRESH_WAIT, (deadline - time.monotonic()) / 2)
             finished, ok, _ = self.keeper.wait(ticket, wait)
             return not (finished and ok)
-        # Nothing to answer from yet: wait for the first build, up to the deadline.
-        finished, ok, error = self.keeper.wait(ticket, deadline - time.monotonic() - 0.2)
+        # Nothing to answer from yet: a small vault is built in a moment, else say how far.
+        wait = min(FIRST_BUILD_WAIT, deadline - time.monotonic() - 0.2)
+        finished, ok, error = self.keeper.wait(ticket, wait)
         if finished and ok:
             return False
         if finished and error:
             raise ToolError(f"there is no usable index yet: {error}")
-        raise ToolError(
-            "the index is still being built for the first time; try again in a moment "
-            "(the server keeps building it)"
-        )
+        if _has_schema(self.cfg.db):
+            return True  # the first build committed meanwhile; the update after it still runs
+        raise building_error(self.keeper.progress)
 
     # -- tools --
 
@@ -207,37 +211,25 @@ class VaultTools:
             raise ToolError(
                 "full-text search is off: body_index = false in the notedex config file"
             )
+        # A hit whose file the symlink policy refuses now gets no position: no text from outside
+        # the vault, only that it matched (vault.reading, as for `show`).
         data = search(
-            conn, self.cfg.vault, args["query"], limit=args["limit"], offset=args["offset"]
+            conn,
+            self.cfg.vault,
+            args["query"],
+            limit=args["limit"],
+            offset=args["offset"],
+            follow_symlinks=self.cfg.follow_symlinks,
         )
         data["hasMore"] = data["total"] > data["offset"] + data["shown"]
-        with read_transaction(conn):
-            rows = {h["path"]: read.note_by_path(conn, h["path"]) for h in data["hits"]}
-        for hit in data["hits"]:
-            row = rows[hit["path"]]
-            disk_rel = (row["disk_rel"] or row["path"]) if row is not None else hit["path"]
-            try:
-                check_inside_vault(
-                    self.cfg.vault, disk_rel, hit["path"], follow_symlinks=self.cfg.follow_symlinks
-                )
-            except ToolError:
-                # As for `show`: no text from a file outside the vault, only that it matched.
-                hit.update(
-                    dict.fromkeys(("line", "column", "match", "snippet", "matchStart", "matchEnd"))
-                )
         return data
 
     def _note_path(self, conn: sqlite3.Connection, wanted: str) -> str:
-        """The vault path of the note ``wanted`` names, refused when it leads out of the vault."""
+        """The vault path of the note ``wanted`` names; a name that climbs out of the vault is
+        refused before any lookup (the read itself refuses a file outside: vault.reading)."""
         refuse_outside_paths(wanted)
         with read_transaction(conn):
             row = find_note(conn, wanted)
-        check_inside_vault(
-            self.cfg.vault,
-            row["disk_rel"] or row["path"],
-            row["path"],
-            follow_symlinks=self.cfg.follow_symlinks,
-        )
         path: str = row["path"]
         return path
 
@@ -251,6 +243,7 @@ class VaultTools:
             body=args["body"] and lines is None,  # a line range replaces the body
             lines=lines,
             max_bytes=self.cfg.max_bytes,
+            follow_symlinks=self.cfg.follow_symlinks,
         )
         limit = args["limit"]
         totals = {"links": len(data["links"]), "backlinks": len(data["backlinks"])}
@@ -270,7 +263,14 @@ class VaultTools:
 
     def _quote(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         path = self._note_path(conn, args["note"])
-        return quote(conn, self.cfg.vault, path, args["text"], max_bytes=self.cfg.max_bytes)
+        return quote(
+            conn,
+            self.cfg.vault,
+            path,
+            args["text"],
+            max_bytes=self.cfg.max_bytes,
+            follow_symlinks=self.cfg.follow_symlinks,
+        )
 
     def _health(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         return _paginate(health(conn), HEALTH_LISTS, args["offset"], args["limit"])
@@ -284,7 +284,13 @@ class VaultTools:
         from notedex.query.mentions import mentions
 
         path = self._note_path(conn, args["note"])
-        data = mentions(conn, self.cfg.vault, path, max_bytes=self.cfg.max_bytes)
+        data = mentions(
+            conn,
+            self.cfg.vault,
+            path,
+            max_bytes=self.cfg.max_bytes,
+            follow_symlinks=self.cfg.follow_symlinks,
+        )
         return _paginate(data, ("mentions",), args["offset"], args["limit"])
 
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
@@ -308,6 +314,24 @@ class VaultTools:
             raise ToolError(f"cannot capture into {self.cfg.inbox}: {exc}") from None
         self.keeper.request()  # the index catches up in the background (a daemon sees it anyway)
         return {"path": captured.path, "id": captured.id}
+
+
+def building_error(progress: tuple[int, int] | None) -> ToolError:
+    """The answer while the first index is built: its progress in words and as data, with the
+    CLI's exit code for "try again" (75, EX_TEMPFAIL), so an agent can wait and retry."""
+    done, total = progress if progress is not None else (0, None)
+    so_far = f"{done} of {total} files" if total is not None else "listing the files"
+    return ToolError(
+        f"the index is still being built for the first time ({so_far}); try again in a "
+        "moment (the server keeps building it)",
+        {
+            "error": "building",
+            "exitCode": EXIT_TEMPFAIL,
+            "done": done,
+            "total": total,
+            "retryAfter": RETRY_AFTER,
+        },
+    )
 
 
 def _has_schema(db: Path) -> bool:

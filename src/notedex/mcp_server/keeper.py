@@ -2,12 +2,15 @@
 
 The handshake must be answered at once, so the index is brought up to date by a thread that
 runs a ``notedex index`` child process: a slow or crashing build never blocks the event loop and
-is stopped with the server (ARCHITECTURE "Freshness": the CLI without a daemon).
+is stopped with the server (ARCHITECTURE "Freshness": the CLI without a daemon). The child
+reports its progress on stderr (``cli.handlers.PROGRESS_ENV``), so a call that arrives before the
+first index exists is told at once how far the build is (``progress``), never kept waiting.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import threading
@@ -35,6 +38,14 @@ class IndexKeeper:
         self._stopping = False
         self._child: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
+        self._progress: tuple[int, int] | None = None
+
+    @property
+    def progress(self) -> tuple[int, int] | None:
+        """(files done, files in all) of the update running now, once its child has said;
+        None before that and between updates."""
+        with self._cond:
+            return self._progress
 
     def start(self) -> None:
         if not self.enabled or self._thread is not None:
@@ -92,6 +103,8 @@ class IndexKeeper:
             return False, str(exc)
         except Exception as exc:  # a probe bug must not stop the keeper
             return False, f"{type(exc).__name__}: {exc}"
+        from notedex.cli.handlers import PROGRESS_ENV
+
         vault, db = str(self.cfg.vault), str(self.cfg.db)
         command = [sys.executable, "-m", "notedex", "index", "--vault", vault, "--db", db]
         with self._cond:
@@ -99,14 +112,41 @@ class IndexKeeper:
                 return False, "stopping"
             # stdout is the MCP channel: the child must never write to it.
             self._child = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env={**os.environ, PROGRESS_ENV: "lines"},
             )
         child = self._child
-        _, stderr = child.communicate()
+        lines = self._follow(child)
         with self._cond:
             self._child = None
+            self._progress = None
         if child.returncode == 0:
             return True, None
-        lines = [ln for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
         reason = lines[-1] if lines else f"exit status {child.returncode}"
         return False, f"updating the index failed: {reason.removeprefix('notedex: ')}"
+
+    def _follow(self, child: subprocess.Popen[bytes]) -> list[str]:
+        """Read the child's stderr to its end: progress lines update ``progress``; the other
+        lines are returned (the last one names a failure)."""
+        from notedex.cli.handlers import PROGRESS_PREFIX
+
+        assert child.stderr is not None
+        said: list[str] = []
+        with child.stderr:
+            for raw in child.stderr:
+                line = raw.decode("utf-8", "replace").strip()
+                counts = line.removeprefix(PROGRESS_PREFIX).split()
+                if line.startswith(PROGRESS_PREFIX) and len(counts) == 2 and _all_digits(counts):
+                    with self._cond:
+                        self._progress = (int(counts[0]), int(counts[1]))
+                elif line:
+                    said.append(line)
+        child.wait()
+        return said
+
+
+def _all_digits(words: list[str]) -> bool:
+    return all(word.isdigit() for word in words)

@@ -19,11 +19,12 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from notedex.errors import NoteNotFound
-from notedex.mcp_server.paths import check_inside_vault, refuse_outside_paths
+from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.tools import MAX_BODY_CHARS, ToolError
 from notedex.query.find import read_note_text
 from notedex.store import read
 from notedex.store.connect import read_transaction
+from notedex.vault.reading import VaultReader
 
 SCHEME = "notedex:///"
 MIME_TYPE = "text/markdown"
@@ -115,11 +116,10 @@ def read_resource(
     if row is None or row["excluded"]:
         raise ResourceError(RESOURCE_NOT_FOUND, f"no note {path!r} in the index", uri)
     try:
-        check_inside_vault(
-            vault, row["disk_rel"] or row["path"], row["path"], follow_symlinks=follow_symlinks
-        )
-        text = read_note_text(vault / (row["disk_rel"] or row["path"]), row["path"], max_bytes)
-    except (ToolError, NoteNotFound) as exc:
+        # Read through the file the policy allows now, whatever the index says (vault.reading).
+        files = VaultReader(vault, follow_outside=follow_symlinks)
+        text = read_note_text(files, row["path"], row["disk_rel"], max_bytes)
+    except NoteNotFound as exc:
         raise ResourceError(RESOURCE_NOT_FOUND, str(exc), uri) from None
     content: dict[str, Any] = {"uri": uri, "mimeType": MIME_TYPE, "text": text[:MAX_BODY_CHARS]}
     if len(text) > MAX_BODY_CHARS:

@@ -6,7 +6,8 @@ It answers the handshake and ``tools/list`` at once, runs each call off the even
 deadline (a call that overruns is answered with an error while the server keeps serving), answers
 ``resources/list`` and ``resources/read`` the same way (their errors are JSON-RPC errors, as the
 protocol wants), turns tool results and errors into MCP tool results (``isError``, never a
-crashed server) for SDK 1.x and 2.x alike, and serves over stdio.
+crashed server) for SDK 1.x and 2.x alike, and serves over stdio, answering every line it cannot
+read as a message with a JSON-RPC error (``invalid``) instead of dropping it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from notedex.config import Config
 from notedex.errors import UsageError
 from notedex.mcp_server.handlers import DEFAULT_TIMEOUT, VaultTools
+from notedex.mcp_server.invalid import invalid_message_reply
 from notedex.mcp_server.resources import ResourceError
 from notedex.mcp_server.tools import INSTRUCTIONS, ToolError
 
@@ -40,7 +42,8 @@ def require_sdk() -> None:
 async def run_tool(
     tools: VaultTools, name: str, arguments: dict[str, Any] | None
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """One call with its deadline, off the event loop: (result, None) or (None, error message)."""
+    """One call with its deadline, off the event loop: (result, None), or (the error's structured
+    data or None, error message)."""
     import anyio
     import anyio.to_thread
 
@@ -53,7 +56,7 @@ async def run_tool(
     except TimeoutError:
         return None, tools.deadline_message(name)
     except ToolError as exc:
-        return None, str(exc)
+        return exc.data, str(exc)
     except Exception as exc:  # a bug must cost one call, not the server
         return None, f"internal error in {name}: {type(exc).__name__}: {exc}"
 
@@ -104,9 +107,16 @@ async def run_resource(tools: VaultTools, method: str, argument: str | None) -> 
 
 
 def result_wire(result: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
-    """A CallToolResult as MCP sends it: the JSON as text, and as structured content."""
+    """A CallToolResult as MCP sends it: the JSON as text, and as structured content. An error
+    is its message, and ``result`` (when given) its structured content (``ToolError.data``)."""
     if error is not None:
-        return {"content": [{"type": "text", "text": f"notedex: {error}"}], "isError": True}
+        wire: dict[str, Any] = {
+            "content": [{"type": "text", "text": f"notedex: {error}"}],
+            "isError": True,
+        }
+        if result is not None:
+            wire["structuredContent"] = result
+        return wire
     text = json.dumps(result, ensure_ascii=False, default=str)
     return {
         "content": [{"type": "text", "text": text}],
@@ -195,6 +205,38 @@ def build_server(tools: VaultTools) -> Any:
     return server
 
 
+async def answer_unreadable(read_stream: Any, write_stream: Any, checked: Any) -> None:
+    """Pass the transport's messages on to ``checked``; answer each line it could not read (an
+    exception in the stream, which the server would drop) with its JSON-RPC error, so no client
+    waits on an id forever (``invalid``)."""
+    from mcp.shared.message import SessionMessage
+
+    async with checked:
+        async for item in read_stream:
+            if not isinstance(item, Exception):
+                await checked.send(item)
+                continue
+            reply = invalid_message_reply(item)
+            message = wire_message(reply) if reply is not None else None
+            if message is not None:
+                await write_stream.send(SessionMessage(message))
+
+
+def wire_message(data: dict[str, Any]) -> Any:
+    """``data`` as the SDK's JSON-RPC message (2.x: the union's adapter; 1.x: ``JSONRPCMessage``);
+    None when this SDK cannot spell it (1.x has no null id)."""
+    import mcp.types as types
+
+    adapter = getattr(types, "jsonrpc_message_adapter", None)
+    try:
+        if adapter is not None:
+            return adapter.validate_python(data)
+        legacy: Any = types  # 1.x names, which mypy does not see in a 2.x install
+        return legacy.JSONRPCMessage.model_validate(data)
+    except ValueError:  # pydantic's ValidationError
+        return None
+
+
 def serve(
     cfg: Config,
     *,
@@ -212,7 +254,11 @@ def serve(
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            checked_send, checked = anyio.create_memory_object_stream[Any](0)
+            async with anyio.create_task_group() as group:
+                group.start_soon(answer_unreadable, read_stream, write_stream, checked_send)
+                await server.run(checked, write_stream, server.create_initialization_options())
+                group.cancel_scope.cancel()
 
     tools.start()
     try:

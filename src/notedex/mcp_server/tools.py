@@ -30,7 +30,12 @@ INSTRUCTIONS = (
 
 
 class ToolError(Exception):
-    """A failed tool call: the message goes back to the client as an ``isError`` result."""
+    """A failed tool call: the message goes back to the client as an ``isError`` result, with
+    ``data`` (when given) as its structured content."""
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.data = data
 
 
 class DeadlineExceeded(ToolError):

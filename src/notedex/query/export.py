@@ -30,9 +30,9 @@ from notedex.vault.files import (
     NotARegularFile,
     looks_binary,
     note_text,
-    read_capped,
     strip_frontmatter,
 )
+from notedex.vault.reading import VaultReader
 from notedex.vault.resolve import broken_key
 
 FORMATS = ("connector-v1",)
@@ -69,8 +69,10 @@ def export_connector(
     changed_since: dt.datetime | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     now: dt.datetime | None = None,
+    follow_symlinks: bool = False,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The connector-v1 document, and one line per note that was left out (and why)."""
+    """The connector-v1 document, and one line per note that was left out (and why);
+    ``follow_symlinks``: the setting, for the reads (``vault.reading``)."""
     produced = now or dt.datetime.now(dt.UTC)
     after = _epoch_ns(changed_since) if changed_since is not None else None
     with read_transaction(conn):
@@ -80,9 +82,9 @@ def export_connector(
         links = fulltext.link_targets(conn, ids)
     records: list[dict[str, Any]] = []
     skipped: list[str] = []
+    files = VaultReader(vault, follow_outside=follow_symlinks)
     for row in rows:
-        disk = vault / (row["disk_rel"] or row["path"])
-        raw, mtime_ns, problem = _read(disk, max_bytes)
+        raw, mtime_ns, problem = _read(files, row["disk_rel"] or row["path"], max_bytes)
         if problem is not None or raw is None:
             skipped.append(f"{row['path']}: {problem}")
             continue
@@ -118,10 +120,10 @@ def export_connector(
     return document, skipped
 
 
-def _read(disk: Path, max_bytes: int) -> tuple[bytes | None, int, str | None]:
+def _read(files: VaultReader, rel: str, max_bytes: int) -> tuple[bytes | None, int, str | None]:
     """(raw bytes, mtime_ns, None) or (None, 0, why it was left out). Never blocks on a FIFO."""
     try:
-        raw, info = read_capped(disk, max_bytes)
+        raw, info = files.read(rel, max_bytes)
     except NotARegularFile:
         return None, 0, "not a regular file"
     except OSError as exc:

@@ -13,7 +13,7 @@ import os
 
 from notedex.errors import NoteNotFound, UsageError
 from notedex.store import read
-from notedex.vault.files import note_text, over_the_cap, read_capped
+from notedex.vault.files import note_text, over_the_cap
 from notedex.vault.text import fold, nfc
 
 TYPE_CHECKING = False  # no `typing` on the mentions path (ARCHITECTURE); mypy honours the name
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterator
     from typing import NoReturn
+
+    from notedex.vault.reading import VaultReader
 
 __all__ = ["find_note", "read_note_text"]
 
@@ -141,11 +143,13 @@ def _not_found(given: str) -> NoReturn:
     raise NoteNotFound(f"no note matches {given!r}; try `notedex lookup` to search")
 
 
-def read_note_text(disk: str | os.PathLike[str], path: str, max_bytes: int) -> str:
-    """A note's whole text, frontmatter included, read as the indexer reads it: never blocking
-    on a FIFO, never loading more than the size cap."""
+def read_note_text(files: VaultReader, path: str, disk_rel: str | None, max_bytes: int) -> str:
+    """The text of the note at vault path ``path`` (``disk_rel``: its spelling on disk, when
+    another), frontmatter included, read as the indexer reads it: never blocking on a FIFO,
+    never loading more than the size cap, and only through a file the symlink policy allows at
+    this moment (``vault.reading``), whatever the index says."""
     try:
-        raw, info = read_capped(disk, max_bytes)
+        raw, info = files.read(disk_rel or path, max_bytes)
     except OSError as exc:
         raise NoteNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
     if len(raw) > max_bytes:

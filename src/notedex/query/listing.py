@@ -25,6 +25,7 @@ from notedex.vault.files import (
     file_lines,
     strip_frontmatter,
 )
+from notedex.vault.reading import VaultReader
 from notedex.vault.resolve import broken_key
 
 if TYPE_CHECKING:
@@ -118,10 +119,12 @@ def show(
     max_bytes: int = DEFAULT_MAX_BYTES,
     body_bytes: int | None = None,
     cwd: Path | None = None,
+    follow_symlinks: bool = False,
 ) -> dict[str, Any]:
     """One note's document; ``body`` adds its text (at most ``body_bytes`` of UTF-8, then
     ``truncated``), ``lines`` (``parse_line_range``) the body's lines in that range, both with
-    ``bodyStartLine`` so a reader can number lines itself. ``cwd``: see ``find_note``."""
+    ``bodyStartLine`` so a reader can number lines itself. ``cwd``: see ``find_note``;
+    ``follow_symlinks``: the setting, for the read (``vault.reading``)."""
     with read_transaction(conn):
         row = find_note(conn, path_or_title, vault=vault, cwd=cwd)
         file_id = row["file_id"]
@@ -177,7 +180,8 @@ def show(
         ],
     }
     if body or lines is not None:
-        text = read_note_text(vault / (row["disk_rel"] or row["path"]), row["path"], max_bytes)
+        files = VaultReader(vault, follow_outside=follow_symlinks)
+        text = read_note_text(files, row["path"], row["disk_rel"], max_bytes)
         start = body_start_line(text)
         if body:
             result["body"], result["truncated"] = capped_text(strip_frontmatter(text), body_bytes)

@@ -14,6 +14,7 @@ from notedex.store.connect import read_transaction
 from notedex.vault.files import body_start_line, strip_frontmatter
 from notedex.vault.markdown.inline import mask_excluded
 from notedex.vault.markdown.links import find_links
+from notedex.vault.reading import VaultReader
 from notedex.vault.text import fold, is_cjk_char, nfc, segment
 
 TYPE_CHECKING = False  # no `typing` on the mentions path (ARCHITECTURE); mypy honours the name
@@ -37,7 +38,12 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def mentions(
-    conn: sqlite3.Connection, vault: str | os.PathLike[str], note: str, *, max_bytes: int
+    conn: sqlite3.Connection,
+    vault: str | os.PathLike[str],
+    note: str,
+    *,
+    max_bytes: int,
+    follow_symlinks: bool = False,
 ) -> dict[str, Any]:
     with read_transaction(conn):
         row = find_note(conn, note)
@@ -52,9 +58,10 @@ def mentions(
     complete = len(candidates) <= CANDIDATE_LIMIT
     found: list[dict[str, Any]] = []
     patterns = [(name, _phrase(name)) for name in names]
+    files = VaultReader(vault, follow_outside=follow_symlinks)
     for path, disk_rel in sorted(candidates.values())[:CANDIDATE_LIMIT]:
         try:
-            text = read_note_text(os.path.join(vault, disk_rel or path), path, max_bytes)
+            text = read_note_text(files, path, disk_rel, max_bytes)
         except NoteNotFound:
             continue  # gone or unreadable since it was indexed: nothing to confirm
         found.extend(_confirmed(path, text, patterns))

@@ -15,7 +15,8 @@ from bisect import bisect_right
 
 from notedex.query.search import NO_POSITION
 from notedex.store import fulltext
-from notedex.vault.files import note_text, read_capped, strip_frontmatter
+from notedex.vault.files import note_text, strip_frontmatter
+from notedex.vault.reading import VaultReader
 from notedex.vault.text import cjk_run_spans, nfc
 
 TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
@@ -105,10 +106,10 @@ class _Note:
         self.mapping = SegmentMap(self.nbody)
 
 
-def _read(disk: str) -> _Note | None:
+def _read(files: VaultReader, rel: str) -> _Note | None:
     try:
-        raw, _info = read_capped(disk, MAX_READ_BYTES)
-    except OSError:  # a folder or FIFO now (NotARegularFile), or gone
+        raw, _info = files.read(rel, MAX_READ_BYTES)
+    except OSError:  # a folder or FIFO now (NotARegularFile), gone, or outside (OutsideVault)
         return None
     if len(raw) > MAX_READ_BYTES:
         return None
@@ -118,15 +119,19 @@ def _read(disk: str) -> _Note | None:
     return _Note(note_text(raw))
 
 
-def locate_hits(disks: list[str], expression: str, shown: str) -> list[dict[str, Any]]:
-    """Line, column (1-based, in characters of the file) and snippet of each note's first hit.
+def locate_hits(
+    files: VaultReader, rels: list[str], expression: str, shown: str
+) -> list[dict[str, Any]]:
+    """Line, column (1-based, in characters of the file) and snippet of each note's first hit,
+    ``rels`` the notes' paths on disk, read through ``files`` (none for a note the symlink
+    policy refuses now: no text from outside the vault).
 
     The files are matched as they are on disk now (one private FTS5 table for all of them,
     ``fulltext.highlight_texts``), so a position is never taken from a stale index: a note that
     no longer matches ``expression`` gets none. The hit shown is the first token of ``shown``
     (highlight_expression: keywords, never stop words).
     """
-    notes = [_read(disk) for disk in disks]
+    notes = [_read(files, rel) for rel in rels]
     texts = {i: note.mapping.text for i, note in enumerate(notes) if note is not None}
     marks = _free_marks(texts.values())
     highlighted = fulltext.highlight_texts(expression, shown, texts, marks)

@@ -29,6 +29,7 @@ from notedex.vault.quote import (
     normalise,
     normalise_quote,
 )
+from notedex.vault.reading import VaultReader
 
 
 def checked_quote(text: str, where: str = "the quote") -> str:
@@ -48,13 +49,16 @@ def quote(
     text: str,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    follow_symlinks: bool = False,
 ) -> dict[str, Any]:
-    """The quote document of one passage in one note (docs/cli.md, ``quote``)."""
+    """The quote document of one passage in one note (docs/cli.md, ``quote``);
+    ``follow_symlinks``: the setting, for the read (``vault.reading``)."""
     wanted = checked_quote(text)
     with read_transaction(conn):
         row = find_note(conn, note)
+    files = VaultReader(vault, follow_outside=follow_symlinks)
     source = unicodedata.normalize(
-        "NFC", read_note_text(vault / (row["disk_rel"] or row["path"]), row["path"], max_bytes)
+        "NFC", read_note_text(files, row["path"], row["disk_rel"], max_bytes)
     )
     bounds = frontmatter_bounds(source)
     body = normalise(source, 0 if bounds is None else bounds[2])
@@ -76,12 +80,20 @@ def quote_check(
     items: list[dict[str, str]],
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    follow_symlinks: bool = False,
 ) -> dict[str, Any]:
     """Every item's quote document, plus ``error`` when its note cannot be found or read."""
     results: list[dict[str, Any]] = []
     for item in items:
         try:
-            result = quote(conn, vault, item["path"], item["text"], max_bytes=max_bytes)
+            result = quote(
+                conn,
+                vault,
+                item["path"],
+                item["text"],
+                max_bytes=max_bytes,
+                follow_symlinks=follow_symlinks,
+            )
             result["error"] = None
         except NotedexError as exc:
             result = {

@@ -221,9 +221,11 @@ def search(
     limit: int = DEFAULT_LIMIT,
     offset: int = 0,
     paths_only: bool = False,
+    follow_symlinks: bool = False,
 ) -> dict[str, Any]:
     """One page of hits, best first. ``paths_only``: no positions or snippets (they are null),
-    so no file is read and no ``highlight()`` runs: the cost of listing every hit."""
+    so no file is read and no ``highlight()`` runs: the cost of listing every hit.
+    ``follow_symlinks``: the setting, for the reads of the positions (``vault.reading``)."""
     terms = parse_query(query)
     expression = match_expression(terms)
     with read_transaction(conn):
@@ -236,10 +238,12 @@ def search(
         positions = [NO_POSITION] * len(rows)
     else:
         from notedex.query.positions import locate_hits  # file reading and CJK mapping
+        from notedex.vault.reading import VaultReader
 
         shown = highlight_expression(terms)  # loads the stop lists: only for positions
-        disks = [os.path.join(vault, disk_rel or path) for _, path, disk_rel, _ in rows]
-        positions = locate_hits(disks, expression, shown)
+        files = VaultReader(vault, follow_outside=follow_symlinks)
+        rels = [disk_rel or path for _, path, disk_rel, _ in rows]
+        positions = locate_hits(files, rels, expression, shown)
     hits = [
         {"path": path, "title": title, **position, "score": round(-float(bm25), 3) + 0.0}
         for (bm25, path, _, title), position in zip(rows, positions)

@@ -1,10 +1,14 @@
 """Connections and the writer lock. Stdlib only: the query path imports this module.
 
 Readers open ``mode=ro`` and keep transactions short. One writer at a time, guarded by an
-``flock`` on a lock file beside the database; the lock file also says who holds it.
+``flock`` on a lock file beside the database; the lock file also says who holds it. The lock
+file is opened with ``O_NOFOLLOW`` and used only when it is a regular file owned by this user
+(ARCHITECTURE "Reading vault text", issue 31): a symlink there never gets its target truncated.
 """
 
+import errno
 import os
+import stat
 import time
 
 from notedex.errors import IndexCorrupt, IndexRepairing, IndexUnavailable
@@ -226,12 +230,19 @@ class WriterLock:
     def _open(self) -> int:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(self.path, _LOCK_FLAGS, 0o600)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink: never write through it
+                raise IndexUnavailable(_refused(self.path, "is a symlink")) from exc
             # --db under a file or a read-only folder: an input error (exit 2), not a crash.
             raise IndexUnavailable(
                 f"cannot create the lock file {self.path}: {exc.strerror or exc}; pass another --db"
             ) from exc
+        problem = _lock_file_problem(os.fstat(fd))
+        if problem is not None:
+            os.close(fd)
+            raise IndexUnavailable(_refused(self.path, problem))
+        return fd
 
     def _is_at_path(self, fd: int) -> bool:
         try:
@@ -268,13 +279,56 @@ class WriterLock:
         self.release()
 
 
+_LOCK_FLAGS = (
+    os.O_RDWR
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO put there must not block the open
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_PROBE_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _lock_file_problem(info: os.stat_result) -> str | None:
+    """Why the opened lock file may not be used (issue 31): only a regular file of this user."""
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file"
+    if info.st_uid != os.geteuid():
+        return f"belongs to user id {info.st_uid}, not to you ({os.geteuid()})"
+    if info.st_nlink > 1:  # a hard link to another file would be truncated like a symlink's target
+        return f"has {info.st_nlink - 1} other hard link(s)"
+    return None
+
+
+def _refused(path: str, problem: str) -> str:
+    return (
+        f"refusing the lock file {path}: it {problem}; the lock file must be a regular file "
+        "of yours (remove it, or pass another --db)"
+    )
+
+
 def lock_holder(path: "StrPath") -> LockHolder | None:
-    """Who holds the writer lock, without taking it (a probe must never block a starting daemon)."""
+    """Who holds the writer lock, without taking it (a probe must never block a starting daemon).
+
+    Only a regular file is read, never through a symlink: anything else says no holder (and the
+    writer that then tries the lock refuses it with the reason)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            fields = handle.read().split()
+        fd = os.open(path, _PROBE_FLAGS)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        fields = os.read(fd, 4096).decode("utf-8").split()
     except (OSError, ValueError):
         return None
+    finally:
+        os.close(fd)
     if len(fields) != 3:
         return None
     try:

@@ -29,6 +29,7 @@ __all__ = [
     "note_stem",
     "over_the_cap",
     "read_capped",
+    "read_open_file",
     "strip_frontmatter",
 ]
 
@@ -232,14 +233,19 @@ def read_capped(disk_path: str | os.PathLike[str], max_bytes: int) -> tuple[byte
     """
     fd = os.open(disk_path, _OPEN_FLAGS)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotARegularFile(
-                "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            )
-        return _read_to_cap(fd, info.st_size, max_bytes + 1), info
+        return read_open_file(fd, max_bytes)
     finally:
         os.close(fd)
+
+
+def read_open_file(fd: int, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """``read_capped`` of a file already open (``vault.reading`` opened it under the symlink
+    policy): its ``fstat``, ``NotARegularFile`` for anything but a regular file, then at most
+    ``max_bytes + 1`` bytes. The caller closes ``fd``."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise NotARegularFile("a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file")
+    return _read_to_cap(fd, info.st_size, max_bytes + 1), info
 
 
 def _read_to_cap(fd: int, size: int, cap: int) -> bytes:

@@ -31,6 +31,7 @@ from typing import NamedTuple
 from notedex.errors import VaultNotFound
 from notedex.vault.files import is_hidden_name, is_note_name, load_excluded_filters
 from notedex.vault.model import VaultFile, WalkProblem, WalkResult
+from notedex.vault.reading import OUTSIDE_MESSAGE
 
 __all__ = [
     "DANGLING_MESSAGE",
@@ -46,10 +47,6 @@ __all__ = [
 
 LOOP_MESSAGE = "symlink loop; not followed"
 DANGLING_MESSAGE = "dangling symlink; target missing"
-OUTSIDE_MESSAGE = (
-    "symlink to a path outside the vault; not followed (set follow_symlinks = true in the "
-    "config file to follow it)"
-)
 NOT_UTF8_MESSAGE = "file name is not valid UTF-8"
 
 _DirId = tuple[int, int]

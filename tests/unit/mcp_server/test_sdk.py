@@ -33,6 +33,15 @@ def test_an_error_travels_as_one_prefixed_text_block() -> None:
     }
 
 
+def test_an_error_with_data_carries_it_as_structured_content() -> None:
+    data = {"error": "building", "exitCode": 75, "done": 1000, "total": 3000}
+    assert result_wire(data, "the index is still being built") == {
+        "content": [{"type": "text", "text": "notedex: the index is still being built"}],
+        "structuredContent": data,
+        "isError": True,
+    }
+
+
 def test_a_call_that_overruns_gets_an_error_and_the_next_call_works(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

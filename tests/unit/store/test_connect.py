@@ -89,3 +89,71 @@ print("ok")
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_kept(tmp_path: Path) -> None:
+    """Issue 31: the lock file is opened with O_NOFOLLOW; a symlink there is refused before
+    anything is written, so its target (here a file the user cares about) is never truncated."""
+    from notedex.errors import IndexUnavailable
+    from notedex.store.connect import WriterLock, lock_holder
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("daemon 1 2.0\nkeep me\n", encoding="utf-8")
+    path = tmp_path / "i.db.lock"
+    path.symlink_to(precious)
+    with pytest.raises(IndexUnavailable, match=r"refusing the lock file .*: it is a symlink"):
+        WriterLock(path).acquire("index")
+    assert precious.read_text(encoding="utf-8") == "daemon 1 2.0\nkeep me\n"
+    assert lock_holder(path) is None  # never read through the link either
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_lock_file_that_is_not_a_regular_file_is_refused(tmp_path: Path, kind: str) -> None:
+    import os
+
+    from notedex.errors import IndexUnavailable
+    from notedex.store.connect import WriterLock, lock_holder
+
+    path = tmp_path / "i.db.lock"
+    if kind == "folder":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+    with pytest.raises(IndexUnavailable, match=r"is not a regular file|Is a directory"):
+        WriterLock(path).acquire("index")
+    assert lock_holder(path) is None  # and the probe does not block on the FIFO
+
+
+def test_a_lock_file_of_another_user_is_refused(tmp_path: Path) -> None:
+    """As root (CI): a lock file of ``nobody`` is refused, not written through. As another user
+    nobody's file cannot be made here, so the case needs root."""
+    import os
+
+    from notedex.errors import IndexUnavailable
+    from notedex.store.connect import WriterLock
+    from tests.privileges import NOBODY
+
+    if os.geteuid() != 0:
+        pytest.skip("making a file of another user needs root (CI runs as root)")
+    path = tmp_path / "i.db.lock"
+    path.write_text("", encoding="utf-8")
+    os.chown(path, NOBODY, NOBODY)
+    with pytest.raises(IndexUnavailable, match=f"belongs to user id {NOBODY}, not to you"):
+        WriterLock(path).acquire("index")
+    os.chown(path, 0, 0)
+    lock = WriterLock(path)
+    assert lock.acquire("index")
+    lock.release()
+
+
+def test_a_hard_linked_lock_file_is_refused_and_the_other_name_kept(tmp_path: Path) -> None:
+    from notedex.errors import IndexUnavailable
+    from notedex.store.connect import WriterLock
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n", encoding="utf-8")
+    path = tmp_path / "i.db.lock"
+    path.hardlink_to(precious)
+    with pytest.raises(IndexUnavailable, match="has 1 other hard link"):
+        WriterLock(path).acquire("index")
+    assert precious.read_text(encoding="utf-8") == "keep me\n"
