@@ -466,7 +466,9 @@ def rename_findings(conn: sqlite3.Connection) -> None:
     conn.execute(
         "UPDATE lonely_notes SET path = "
         "(SELECT new FROM temp.moved_paths WHERE old = lonely_notes.path) "
-        "WHERE path IN (SELECT old FROM temp.moved_paths)"
+        # The kinds spelled out: the primary key (lonely, path) finds the moved rows, where
+        # the path alone read every lonely note (issue 35).
+        f"WHERE lonely IN ({_LONELY_KINDS}) AND path IN (SELECT old FROM temp.moved_paths)"
     )
     conn.execute(
         "UPDATE broken_links SET source = "
