@@ -247,8 +247,8 @@ def test_the_broken_keys_near_a_name_by_probes_are_those_of_a_full_read(
     stems = ["quokka", "abc", "ab", "été x", "数据笔记", "zz\U0010ffff\U0010ffff", "a\ud7ffb"]
     keys = {"quokka harbour", "other", "ab.md", "abcd"}
     for stem in stems:
-        for near in _one_edits(stem, "x\U0010ffff中"):
-            keys |= {near, near + ".md", near + "x"}
+        for edited in _one_edits(stem, "x\U0010ffff中"):
+            keys |= {edited, edited + ".md", edited + "x"}
     conn = writer.conn
     conn.execute("BEGIN")
     try:
