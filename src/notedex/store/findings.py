@@ -525,9 +525,11 @@ def refresh_findings(
             SELECT n.file_id, {NOTE_TITLE} AS title, CASE
                 -- SEMANTICS 1/8: a link from an excluded note is no incoming link
                 -- (Obsidian's graph hides excluded files, edges included).
+                -- A probe of the source's row, not a list of every excluded note (issue 35).
                 WHEN EXISTS (SELECT 1 FROM links l
                              WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
-                               AND l.source_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1))
+                               AND NOT EXISTS (SELECT 1 FROM notes x
+                                               WHERE x.file_id = l.source_id AND x.excluded = 1))
                     THEN {LONELY_NO}
                 WHEN EXISTS (SELECT 1 FROM links l
                              WHERE l.source_id = n.file_id AND l.linkpath <> ''

@@ -3,8 +3,9 @@ apply of a few notes (an edit of a note holding a broken link, a new note, a del
 a move) is the same in a vault of 1,000 notes as in one of 8,000.
 
 The same handful of subject notes lie in two vaults that differ only in their filler: notes
-that link each other, hold broken links, aliases, tags, headings and embeds, and every tenth
-with invalid frontmatter (a problem row), so each table an apply might scan grows eightfold.
+that link each other, hold broken links, aliases, tags, headings and embeds, every tenth with
+invalid frontmatter (a problem row) and every sixteenth in a folder Obsidian excludes, so each
+table an apply might scan grows eightfold.
 One writer per vault applies the same changes the daemon's way (``apply_paths``, with the
 link-candidate index built first, as the daemon does at start). Two counts are compared:
 
@@ -54,6 +55,8 @@ def filler(vault: Path, notes: int) -> None:
         (folder / f"Filler {i}.md").write_text(head + body, encoding="utf-8")
     for i in range(9):
         (vault / f"pic {i}.png").write_bytes(b"png")
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": ["F15/"]}', "utf-8")
 
 
 SUBJECT = {
