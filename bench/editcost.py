@@ -8,8 +8,8 @@ small changes to a generated vault (``bench/genvault.py``), each undone afterwar
 - ``rename``: a note holding a broken link takes another name (and back);
 - ``edit100``: 100 notes with broken links edited in one apply (and back).
 
-Prints, per scenario, the median wall seconds of the change (the undo is timed apart) and the
-SQLite virtual-machine steps of the change's apply (``set_progress_handler`` every 100 steps):
+Prints, per scenario, the median wall and CPU seconds of the change (the undo is timed apart)
+and the SQLite virtual-machine steps of the change's apply (``set_progress_handler`` every 100 steps):
 a figure that should stay the same from 10k to 40k notes. ``--profile FILE`` writes a cProfile
 of every apply (``python -m pstats FILE``).
 
@@ -57,15 +57,17 @@ class Meter:
         self.writer.conn.set_progress_handler(self._tick, STEP)
         if self.profile is not None:
             self.profile.enable()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
             yield
         finally:
             seconds = time.perf_counter() - started
+            cpu = time.process_time() - cpu
             if self.profile is not None:
                 self.profile.disable()
             self.writer.conn.set_progress_handler(None, 0)
             into.setdefault(name + "_s", []).append(seconds)
+            into.setdefault(name + "_cpu_s", []).append(cpu)
             into.setdefault(name + "_steps", []).append(self.ticks * STEP)
 
 
