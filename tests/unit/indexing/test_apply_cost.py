@@ -1,6 +1,7 @@
 """No step of an ordinary apply touches the whole vault (issue 35): the work of one daemon-style
 apply of a few notes (an edit of a note holding a broken link, a new note, a delete, a rename,
-a move) is the same in a vault of 1,000 notes as in one of 8,000.
+a move, new aliases, tags and headings, an attachment added and removed) is the same in a
+vault of 1,000 notes as in one of 8,000.
 
 The same handful of subject notes lie in two vaults that differ only in their filler: notes
 that link each other, hold broken links, aliases, tags, headings and embeds, every tenth with
@@ -116,12 +117,37 @@ def move(vault: Path) -> list[str]:
     return ["Subject/Numbat pier.md", "Elsewhere/Numbat pier.md"]
 
 
+def rename_fields(vault: Path) -> list[str]:
+    """New aliases, tags, title and headings: the names others' links and fixes look up."""
+    path = vault / "Elsewhere/Numbat pier.md"
+    path.write_text(
+        "---\naliases: [Numbat jetty, Numbat lost]\ntags: [fill/t1, subject]\n---\n"
+        "# Pier\n\n## Deck\n\n[[Wombat ferries#Deck]] [[Quokka harbour#Nowhere]]\n",
+        "utf-8",
+    )
+    _bump(path)
+    return ["Elsewhere/Numbat pier.md"]
+
+
+def attach(vault: Path) -> list[str]:
+    (vault / "Subject/chart.png").write_bytes(b"png")
+    return ["Subject/chart.png"]
+
+
+def detach(vault: Path) -> list[str]:
+    (vault / "Subject/chart.png").unlink()
+    return ["Subject/chart.png"]
+
+
 CHANGES: list[tuple[str, Change]] = [
     ("edit", edit),
     ("create", create),
     ("delete", delete),
     ("rename", rename),
     ("move", move),
+    ("fields", rename_fields),
+    ("attach", attach),
+    ("detach", detach),
 ]
 
 
