@@ -17,6 +17,12 @@ of every apply (``python -m pstats FILE``).
     notedex index --full --vault bench/out/v10k --db bench/out/v10k.db
     python bench/editcost.py --vault bench/out/v10k --db bench/out/v10k.db [--runs 5]
 
+``--key-index N`` instead times the `typo` look-up of one broken key (its one-edit variants
+tested against the writer's key index) in a key index of N synthetic notes (2N keys), the way
+it is done (a binary search per variant) and the way it was before issue 35 (a set of every
+filed key's hash, built for each refresh): the part of a save that grew with the vault, at
+sizes no generated vault is needed for (``--key-index 1000000``).
+
 The vault is edited in place and put back: use a copy (``cp -a``) if it matters.
 """
 
@@ -35,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from notedex.indexing.reconcile import apply_paths
+from notedex.store.keyindex import FileKeyIndex
 from notedex.store.writer import IndexWriter
+from notedex.vault.fixes import one_edit_variants
 
 STEP = 100
 
@@ -120,15 +128,45 @@ def run(
     return out
 
 
+def key_index_lookup(files: int, runs: int) -> dict[str, Any]:
+    """Median seconds of one key's `typo` look-ups in a key index of ``files`` notes."""
+    index = FileKeyIndex((i, f"Folder {i % 97}/Some note name {i}.md") for i in range(files))
+    key = "store journal lesson someday"
+    probes, whole = [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        found = [variant for variant in one_edit_variants(key) if index.has(variant)]
+        probes.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        hashes = frozenset(index._hashes)  # the former FileKeyIndex.key_hashes
+        before = [variant for variant in one_edit_variants(key) if hash(variant) in hashes]
+        whole.append(time.perf_counter() - started)
+        assert found == before
+    return {
+        "files": files,
+        "keys": len(index),
+        "variants": len(one_edit_variants(key)),
+        "probes_s": round(statistics.median(probes), 4),
+        "set_of_every_key_s": round(statistics.median(whole), 4),
+        "load": round(os.getloadavg()[0], 2),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--vault", type=Path, required=True)
-    parser.add_argument("--db", type=Path, required=True, help="a prepared index (not changed)")
+    parser.add_argument("--vault", type=Path)
+    parser.add_argument("--db", type=Path, help="a prepared index (not changed)")
     parser.add_argument("--truth", type=Path, help="default: the vault's name + .truth.json")
     parser.add_argument("--work", type=Path, help="the index's copy (default: beside --db)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", type=Path, help="write a cProfile of the applies here")
+    parser.add_argument("--key-index", type=int, metavar="N", help="the look-up alone, N notes")
     args = parser.parse_args(argv)
+    if args.key_index:
+        print(json.dumps(key_index_lookup(args.key_index, args.runs)))
+        return 0
+    if args.vault is None or args.db is None:
+        parser.error("--vault and --db are required (or --key-index)")
     vault = Path(os.path.realpath(args.vault))  # as the daemon's config has it
     truth_file = args.truth or vault.with_name(vault.name + ".truth.json")
     sources = broken_sources(json.loads(truth_file.read_text(encoding="utf-8")), vault)
