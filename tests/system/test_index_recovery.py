@@ -12,6 +12,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+from notedex.store.database import add_sql_functions
 from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, run_cli
 from tests.system.daemons import Daemons, assert_converges, populate
 
@@ -41,6 +42,8 @@ def assert_sound_and_fresh(vault: Path, db: Path, tmp_path: Path) -> None:
     assert dump_index(db) == fresh_full_index(vault, tmp_path)
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
+        # The writer's functions: integrity_check computes links_unresolved_reversed's keys.
+        add_sql_functions(conn)
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     finally:
         conn.close()

@@ -205,12 +205,18 @@ def _guarded(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return call
 
 
+def _reversed(text: str | None) -> str | None:
+    return None if text is None else text[::-1]
+
+
 def add_sql_functions(conn: sqlite3.Connection) -> None:
     """The writer's SQL functions; note_fts_text (the content of note_fts) needs nx_segment."""
     conn.create_function("nx_segment", 1, _guarded(_segment_or_empty), deterministic=True)
     # SEMANTICS 7's fold (NFC, str.lower): SQLite's lower() folds ASCII letters only.
     conn.create_function("nx_fold", 1, _guarded(fold), deterministic=True)
     conn.create_function("nx_name_key", 1, _guarded(name_key), deterministic=True)
+    # links_unresolved_reversed: the broken keys by their end, for the `typo` probes (issue 35).
+    conn.create_function("nx_reverse", 1, _guarded(_reversed), deterministic=True)
     # body_text (the content of body_fts): FTS5 reads a body back only to delete its row.
     conn.create_function("nx_inflate", 1, _guarded(inflate_body), deterministic=True)
 

@@ -198,7 +198,7 @@ def unreadable_paths(conn: sqlite3.Connection) -> set[str]:
     return {
         row[0]
         for row in conn.execute(
-            "SELECT path FROM problems WHERE kind = ? AND severity = 'error'",
-            (UNREADABLE_KIND,),
+            # Literal values: the partial index problems_unreadable answers it (issue 35).
+            f"SELECT path FROM problems WHERE kind = '{UNREADABLE_KIND}' AND severity = 'error'"
         )
     }

@@ -466,7 +466,9 @@ def rename_findings(conn: sqlite3.Connection) -> None:
     conn.execute(
         "UPDATE lonely_notes SET path = "
         "(SELECT new FROM temp.moved_paths WHERE old = lonely_notes.path) "
-        "WHERE path IN (SELECT old FROM temp.moved_paths)"
+        # The kinds spelled out: the primary key (lonely, path) finds the moved rows, where
+        # the path alone read every lonely note (issue 35).
+        f"WHERE lonely IN ({_LONELY_KINDS}) AND path IN (SELECT old FROM temp.moved_paths)"
     )
     conn.execute(
         "UPDATE broken_links SET source = "
@@ -523,9 +525,11 @@ def refresh_findings(
             SELECT n.file_id, {NOTE_TITLE} AS title, CASE
                 -- SEMANTICS 1/8: a link from an excluded note is no incoming link
                 -- (Obsidian's graph hides excluded files, edges included).
+                -- A probe of the source's row, not a list of every excluded note (issue 35).
                 WHEN EXISTS (SELECT 1 FROM links l
                              WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
-                               AND l.source_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1))
+                               AND NOT EXISTS (SELECT 1 FROM notes x
+                                               WHERE x.file_id = l.source_id AND x.excluded = 1))
                     THEN {LONELY_NO}
                 WHEN EXISTS (SELECT 1 FROM links l
                              WHERE l.source_id = n.file_id AND l.linkpath <> ''

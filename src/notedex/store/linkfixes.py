@@ -17,7 +17,6 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from notedex.store import renames
-from notedex.store.keyindex import FileKeyIndex
 from notedex.vault.files import is_note_name
 from notedex.vault.fixes import (
     TYPO_MIN_LENGTH,
@@ -36,9 +35,20 @@ if TYPE_CHECKING:
 
 RENAMED = "renamed"
 TYPO_BULK_KEYS = 64
-"""From this many distinct `typo` keys in one refresh (a first index, a large move), every note
-stem is compared with all of them at once (``_Fixer._near_stems``) instead of each key's few
-thousand variants being looked up."""
+"""From this many distinct `typo` keys in one refresh (a first index, a large move), and one key
+for every ``TYPO_FILES_PER_KEY`` entries of the key index, every note stem is compared with all
+of them at once (``_Fixer._near_stems``) instead of each key's few thousand variants being
+looked up."""
+TYPO_FILES_PER_KEY = 1024
+"""The look-ups of one key's variants (a binary search each, ``FileKeyIndex.has``) cost about
+what ``near_stems`` spends on a thousand entries of the key index (measured at 40k notes: 3.2
+ms for a 22-character key, 2.8 us an entry). So a refresh reads every note stem only where that
+costs less than the keys' own look-ups: a small apply's cost stays bounded by its keys at any
+vault size (issue 35)."""
+PROBE_NAMES = 256
+"""Up to this many created, moved or deleted note names, the broken keys one edit from them are
+found by index probes (``_broken_keys_near``); from it (a folder rename, a first index), the
+vault's distinct broken keys are read once and compared with all the names at once."""
 _REFIX = "CREATE TEMP TABLE IF NOT EXISTS refix_keys(key TEXT PRIMARY KEY)"
 # The stored broken links whose suggestion is computed again: every one filed under a refix
 # key (the dirty notes' new ones are handed over, ``suggest_link_fixes``).
@@ -241,7 +251,6 @@ class _Fixer:
         self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
         self.others: dict[tuple[str, str | None], tuple[str, str] | None] = {}
         self.typos: dict[str, str | None] = {}  # per key: many broken links share one
-        self.filed: frozenset[int] | None = None
         # The `typo` keys this refresh may look up; with many, all are matched in one pass.
         self.typo_keys = {
             key for linkpath in linkpaths if len(key := _typo_key(linkpath)) >= TYPO_MIN_LENGTH
@@ -297,16 +306,17 @@ class _Fixer:
     def _variants_filed(self, key: str) -> Iterable[str]:
         """The ``one_edit_variants`` of ``key`` some file is filed under (or may be: the key
         index's hashes can collide, ``files_named`` confirms)."""
-        if len(self.typo_keys) >= TYPO_BULK_KEYS:
-            if self.near is None:
-                self.near = (
-                    self._near_stems() if self.near_ahead is None else self.near_ahead.result()
-                )
+        index = self.links.key_index()
+        if self.near is None and (
+            self.near_ahead is not None
+            or len(self.typo_keys) >= max(TYPO_BULK_KEYS, len(index) // TYPO_FILES_PER_KEY)
+        ):
+            self.near = self._near_stems() if self.near_ahead is None else self.near_ahead.result()
+        if self.near is not None:
             return self.near.get(key, ())
-        if self.filed is None:  # once per refresh, and only when needed: every filed key's hash
-            self.filed = self.links.key_index().key_hashes()
-        hashes, hash_of = self.filed, FileKeyIndex.hash_of
-        return [variant for variant in one_edit_variants(key) if hash_of(variant) in hashes]
+        # A binary search per variant: never a set of every filed key (that was 2M hashes at
+        # 1M notes for one edit, issue 35).
+        return [variant for variant in one_edit_variants(key) if index.has(variant)]
 
     def _near_stems(self) -> dict[str, set[str]]:
         """``near_stems`` of this refresh's `typo` keys."""
@@ -370,6 +380,10 @@ def typo_neighbours(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
     if conn.execute("SELECT 1 FROM links WHERE name_key IS NOT NULL LIMIT 1").fetchone() is None:
         return
     stems = {file_stem_key(path) for path in paths if is_note_name(path.rpartition("/")[2])}
+    near = _broken_keys_near(conn, {stem for stem in stems if stem is not None})
+    if near is not None:
+        refix(conn, near)
+        return
     names: dict[str, set[str]] = {}  # each name by its deletes: a folder of 12k names is
     # compared with each broken key in a few look-ups, not one by one (issue 17)
     for stem in stems:
@@ -403,7 +417,10 @@ def typo_neighbours_moved(conn: sqlite3.Connection, moves: Iterable[tuple[str, s
     typo_neighbours(conn, changed)
     kept = {stem for name in names if (stem := file_stem_key(name)) is not None}
     if kept:
-        refix(conn, _typo_keys_near(conn, kept))
+        # A few names: every broken key one edit from them (a superset of the `typo` ones,
+        # whose refix changes nothing), by index probes.
+        near = _broken_keys_near(conn, kept)
+        refix(conn, _typo_keys_near(conn, kept) if near is None else near)
 
 
 def _typo_keys_near(conn: sqlite3.Connection, stems: set[str]) -> list[str]:
@@ -436,6 +453,66 @@ def _typo_keys_near(conn: sqlite3.Connection, stems: set[str]) -> list[str]:
             }
         )
     return [raw for key in near for raw in typo_keys[key]]
+
+
+_BROKEN_KEYS = "SELECT DISTINCT name_key FROM links WHERE name_key IS NOT NULL AND {column} >= ?"
+_KEY, _KEY_REVERSED = "name_key", "nx_reverse(name_key)"  # links_unresolved(_reversed)
+
+
+def _broken_keys_near(conn: sqlite3.Connection, stems: set[str]) -> set[str] | None:
+    """The ``links.name_key`` of the broken links whose `typo` key is one edit from one of
+    ``stems`` (``one_edit_apart``, as ``_one_edit_from_any``), by index probes: None when
+    there are too many names for probes to pay (``PROBE_NAMES``).
+
+    One edit at position ``i`` of a stem of ``n`` characters leaves its first ``n // 2``
+    characters in place when ``i >= n // 2``, and its characters after ``n // 2`` at the key's
+    end otherwise (a swap of ``i`` and ``i + 1`` included). So the candidates are the broken
+    keys that start with the stem's first half (``links_unresolved``) or end with the rest
+    after one character, with or without ``.md`` (``links_unresolved_reversed``): the keys
+    sharing half a name, never every broken link of the vault (issue 35)."""
+    stems = {stem for stem in stems if len(stem) + 1 >= TYPO_MIN_LENGTH}
+    if len(stems) > PROBE_NAMES:
+        return None
+    try:
+        for stem in stems:
+            stem.encode()
+    except UnicodeEncodeError:  # a name SQLite cannot take (a lone surrogate): the scan
+        return None
+    near: set[str] = set()
+    for stem in stems:
+        half = len(stem) // 2
+        tail = stem[half + 1 :]
+        candidates = _starting(conn, _KEY, stem[:half])
+        for ending in (tail, tail + ".md"):
+            candidates |= _starting(conn, _KEY_REVERSED, ending[::-1])
+        near.update(
+            raw
+            for raw in candidates
+            if len(key := _typo_key(raw)) >= TYPO_MIN_LENGTH and one_edit_apart(key, stem)
+        )
+    return near
+
+
+def _starting(conn: sqlite3.Connection, column: str, prefix: str) -> set[str]:
+    """The broken keys whose ``column`` starts with ``prefix``: one range of its index, up to
+    the first string after every string that starts with it (``_after``)."""
+    query, upper = _BROKEN_KEYS.format(column=column), _after(prefix)
+    if upper is None:
+        return {row[0] for row in conn.execute(query, (prefix,))}
+    return {row[0] for row in conn.execute(f"{query} AND {column} < ?", (prefix, upper))}
+
+
+def _after(prefix: str) -> str | None:
+    """The least string greater than every string that starts with ``prefix`` (SQLite
+    compares UTF-8 bytes, in code point order); None if there is none."""
+    while prefix:
+        last = ord(prefix[-1]) + 1
+        if 0xD800 <= last < 0xE000:
+            last = 0xE000  # surrogates are no characters of UTF-8
+        if last <= 0x10FFFF:
+            return prefix[:-1] + chr(last)
+        prefix = prefix[:-1]
+    return None
 
 
 def _deletes(word: str) -> set[str]:

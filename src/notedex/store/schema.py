@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 19  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 20  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -19,6 +19,7 @@ SCHEMA_VERSION = 19  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     rows whose text changes and never derives an old text again; links_path_dependent, the
 #     links a path decides by target (issue 17, speed)
 # 19: name_fts, the names alone (titles and aliases) that lookup's tier 2 ranks by (issue 11)
+# 20: links_unresolved_reversed and problems_unreadable: an apply probes, never scans (issue 35)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -216,6 +217,10 @@ CREATE TABLE IF NOT EXISTS links (
 CREATE INDEX IF NOT EXISTS links_target ON links(target_id) WHERE target_id IS NOT NULL;
 -- Broken links (SEMANTICS 8), and the links a new file may resolve (SEMANTICS 7).
 CREATE INDEX IF NOT EXISTS links_unresolved ON links(name_key) WHERE name_key IS NOT NULL;
+-- The same keys by their end (nx_reverse, the writer's): with links_unresolved, the broken keys
+-- one edit from a note's name are two range probes, not a read of every broken link (issue 35).
+CREATE INDEX IF NOT EXISTS links_unresolved_reversed ON links(nx_reverse(name_key))
+WHERE name_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS links_ambiguous ON links(source_id) WHERE ambiguous = 1;
 -- The links a path can decide (SEMANTICS 7.5-7.7: a folder in the linkpath, or a tie-break), by
 -- target: the links into moved files a folder rename re-resolves (LinkTargets.reresolve_moved),
@@ -398,6 +403,9 @@ CREATE TABLE IF NOT EXISTS problems (
     message TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
+-- The notes that could not be read (files.unreadable_paths, after every apply), not every problem.
+CREATE INDEX IF NOT EXISTS problems_unreadable ON problems(path)
+WHERE kind = 'read' AND severity = 'error';
 
 -- Structure search: what lookup matches, computed from the tables (nx_segment is the writer's
 -- vault.text.segment), so its text is not stored twice. file_id = files.id of the note.

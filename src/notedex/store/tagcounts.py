@@ -35,7 +35,7 @@ def read_marked(conn: sqlite3.Connection) -> TaggedRows | None:
                json_group_array(k.tag_key)
         FROM tagged_dirty d
         CROSS JOIN tags t ON t.file_id = d.file_id CROSS JOIN tag_names k ON k.id = t.tag_id
-        WHERE d.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)
+        WHERE NOT EXISTS (SELECT 1 FROM notes n WHERE n.file_id = d.file_id AND n.excluded = 1)
         """
     ).fetchone()
     return row

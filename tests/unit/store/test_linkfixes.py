@@ -223,3 +223,89 @@ def test_typo_fixes_follow_folder_renames_that_keep_the_stems(
     assert _fixes(writer)["[[Marks]]"] == (None, None)
     assert _fixes(writer)["[[Spark]]"] == ("[[Park]]", "typo")
     assert _fixes(writer)["[[Notez]]"] == ("[[a0/Note]]", "typo")
+
+
+def _one_edits(word: str, extra: str) -> set[str]:
+    """Every string one edit from ``word``: dropped, swapped, and added or replaced with a
+    character of ``word`` or ``extra``."""
+    chars = set(word) | set(extra)
+    out = {word[:i] + word[i + 1 :] for i in range(len(word))}
+    out |= {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
+    for i in range(len(word) + 1):
+        out |= {word[:i] + c + word[i:] for c in chars}
+        out |= {word[:i] + c + word[i + 1 :] for c in chars if i < len(word)}
+    return out - {word}
+
+
+def test_the_broken_keys_near_a_name_by_probes_are_those_of_a_full_read(
+    writer: IndexWriter,
+) -> None:
+    """``_broken_keys_near`` (two index ranges a name: its first half, its end) finds exactly
+    the broken keys the read of every broken key finds (``_one_edit_from_any``): one edit at
+    every position of every kind, with and without ``.md``, CJK, accents, the highest code
+    point, names of three characters and keys of four, and keys two edits away."""
+    stems = ["quokka", "abc", "ab", "été x", "数据笔记", "zz\U0010ffff\U0010ffff", "a\ud7ffb"]
+    keys = {"quokka harbour", "other", "ab.md", "abcd"}
+    for stem in stems:
+        for edited in _one_edits(stem, "x\U0010ffff中"):
+            keys |= {edited, edited + ".md", edited + "x"}
+    conn = writer.conn
+    conn.execute("BEGIN")
+    try:
+        conn.executemany(
+            "INSERT INTO links(source_id, seq, kind, linkpath, line, col, name_key) "
+            "VALUES (1, ?, 0, ?, 1, 1, ?)",
+            [(seq, key, key) for seq, key in enumerate(sorted(keys))],
+        )
+        near = linkfixes._broken_keys_near(conn, set(stems))
+    finally:
+        conn.execute("ROLLBACK")
+    names: dict[str, set[str]] = {}  # as typo_neighbours files them for the full read
+    for stem in stems:
+        if len(stem) + 1 >= linkfixes.TYPO_MIN_LENGTH:
+            for variant in linkfixes._deletes(stem):
+                names.setdefault(variant, set()).add(stem)
+    expected = {
+        key for key in keys if linkfixes._one_edit_from_any(linkfixes._typo_key(key), names)
+    }
+    assert near == expected
+    assert "abcd" in expected and "quokka harbour" not in expected and len(expected) > 500
+
+
+def test_after_is_the_least_string_past_a_prefix() -> None:
+    after = linkfixes._after
+    assert after("ab") == "ac"
+    assert after("a\ud7ff") == "a\ue000"
+    assert after("a\U0010ffff") == "b"
+    assert after("\U0010ffff") is None
+
+
+@pytest.mark.parametrize("probe_names", [0, linkfixes.PROBE_NAMES])
+def test_typo_neighbours_by_probes_or_by_a_full_read(
+    writer: IndexWriter, monkeypatch: pytest.MonkeyPatch, probe_names: int
+) -> None:
+    """A note created, renamed or deleted refixes the broken links one edit from its name,
+    whether they are found by index probes or by reading every broken key (``PROBE_NAMES``):
+    each step equals a fresh full index."""
+    monkeypatch.setattr(linkfixes, "PROBE_NAMES", probe_names)
+    vault = writer.vault
+    write(vault / "src.md", "[[Harbr]] [[harbours.md]] [[Xarbour]] [[Harbor]] [[arbour]]\n")
+    write(vault / "other.md", "[[Harbor]]\n")
+    age(vault)
+    reconcile(writer)
+    assert _fixes(writer)["[[Harbor]]"] == (None, None)
+    write(vault / "d" / "Harbour.md", "# h\n")
+    age(vault / "d")
+    apply_paths(writer, ["d/Harbour.md"])
+    _same_as_fresh(writer)
+    assert _fixes(writer)["[[Harbor]]"] == ("[[Harbour]]", "typo")
+    assert _fixes(writer)["[[harbours.md]]"] == ("[[Harbour]]", "typo")
+    os.rename(vault / "d" / "Harbour.md", vault / "d" / "Harbr.md")
+    apply_paths(writer, ["d/Harbour.md", "d/Harbr.md"])
+    _same_as_fresh(writer)
+    assert _fixes(writer)["[[Harbor]]"] == ("[[Harbr]]", "typo")
+    assert "[[Harbr]]" not in _fixes(writer)  # it resolves now
+    (vault / "d" / "Harbr.md").unlink()
+    apply_paths(writer, ["d/Harbr.md"])
+    _same_as_fresh(writer)
+    assert _fixes(writer)["[[Harbor]]"] == (None, None)
