@@ -9,6 +9,7 @@ syntax typed into a question is ever interpreted.
 """
 
 from notedex.query.terms import MAX_TERMS, checked_query, extract_terms, keywords
+from notedex.store import lookup as sql
 from notedex.store import read
 from notedex.store.connect import read_transaction
 from notedex.vault.text import exact_name_key, fts_phrase, is_cjk
@@ -46,7 +47,7 @@ class Candidate:
 
 
 def _match(conn: "sqlite3.Connection", column: str, expression: str) -> "list[sqlite3.Row]":
-    return read.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
+    return sql.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
 
 
 def _exact_names(conn: "sqlite3.Connection", names: list[str]) -> dict[int, str]:
@@ -61,7 +62,7 @@ def _exact_names(conn: "sqlite3.Connection", names: list[str]) -> dict[int, str]
     if not wanted:
         return {}
     return {
-        file_id: "alias" if alias else "title" for file_id, alias in read.exact_names(conn, wanted)
+        file_id: "alias" if alias else "title" for file_id, alias in sql.exact_names(conn, wanted)
     }
 
 
@@ -84,7 +85,7 @@ def _stage1(
     expressions = [fts_phrase(term) for term in terms]
     matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
     exact = _exact_names(conn, names)
-    total, rows = read.ranked_field_hits(
+    total, rows = sql.ranked_field_hits(
         conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit
     )
     shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
@@ -107,7 +108,7 @@ def _stage1(
     else:  # a term of several phrases: each must hit within the one field
         for index, expression in matches:
             for column, field_name in _STAGE1_FIELDS:
-                for file_id in read.field_hits_among(conn, expression, column, list(shown)):
+                for file_id in sql.field_hits_among(conn, expression, column, list(shown)):
                     shown[file_id].hit(terms[index], field_name, 0.0)
     for row in rows:
         cand = shown[row["file_id"]]
@@ -140,11 +141,11 @@ def _stage2(conn: "sqlite3.Connection", terms: list[str]) -> dict[int, Candidate
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, "title (loose)", row["rank"])
         if len(term) >= 3:
-            for row in read.title_substring_hits(conn, term.lower()):
+            for row in sql.title_substring_hits(conn, term.lower()):
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, "title (loose)", 0.0)
     # SEMANTICS 1: notes in Obsidian's "Excluded files" stay out of lookup, seeds included.
-    for excluded in read.excluded_ids(conn, list(seeds)):
+    for excluded in sql.excluded_ids(conn, list(seeds)):
         del seeds[excluded]
     if not seeds:
         return {}
@@ -161,14 +162,14 @@ def _stage2(conn: "sqlite3.Connection", terms: list[str]) -> dict[int, Candidate
         }
         found[seed.file_id] = seed
     seed_ids = [s.file_id for s in ranked]
-    for row in read.neighbours(conn, seed_ids):
+    for row in sql.neighbours(conn, seed_ids):
         other = row["other"]
         if other in found and not found[other].seeds:
             continue  # a seed stays a seed
         cand = found.setdefault(other, Candidate(other))
         cand.seeds.append((row["seed"], row["relation"]))
     neighbours = [c for c in found.values() if c.seeds]
-    degrees = read.link_degrees(conn, [c.file_id for c in neighbours])
+    degrees = sql.link_degrees(conn, [c.file_id for c in neighbours])
     for cand in neighbours:
         cand.score = _neighbour_score(len({s for s, _ in cand.seeds}), degrees.get(cand.file_id, 1))
     return found
@@ -189,7 +190,7 @@ def _filter(
     if not found:
         return found
     ids = list(found)
-    drop = read.excluded_ids(conn, ids)
+    drop = sql.excluded_ids(conn, ids)
     if tag or note_type:
         allowed = {r["file_id"] for r in read.notes(conn, tag=tag, note_type=note_type)}
         drop |= set(ids) - allowed
@@ -201,7 +202,7 @@ MAX_DECOMPOSE_CHARS = 12
 
 def _occurs(conn: "sqlite3.Connection", term: str) -> bool:
     expression = fts_phrase(term)
-    return expression is not None and read.occurs(conn, expression)
+    return expression is not None and sql.occurs(conn, expression)
 
 
 def _is_katakana(ch: str) -> bool:

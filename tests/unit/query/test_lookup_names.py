@@ -14,6 +14,7 @@ from pathlib import Path
 
 from notedex.query.lookup import _exact_names
 from notedex.store import database, maintenance, read
+from notedex.store import lookup as lookup_sql
 from notedex.store.connect import connect_readonly
 from notedex.store.schema import SCHEMA_VERSION
 from notedex.vault.text import fts_phrase
@@ -57,7 +58,7 @@ def test_a_tagged_note_ranks_with_an_untagged_one_of_the_same_title_length(
         words = ["python"]
         matches = [(0, fts_phrase("python") or "")]
         for limit in (4, 100):
-            _total, rows = read.ranked_field_hits(
+            _total, rows = lookup_sql.ranked_field_hits(
                 conn, matches, list(_exact_names(conn, words)), limit=limit
             )
             ranks = [row["rank"] for row in rows if row["tier"] == 2]
@@ -104,7 +105,7 @@ def _ranking(db: Path) -> list[list[tuple[object, ...]]]:
             words = question.split()
             matches = [(i, fts_phrase(w) or "") for i, w in enumerate(words)]
             exact = list(_exact_names(conn, words))
-            total, rows = read.ranked_field_hits(conn, matches, exact, limit=1000)
+            total, rows = lookup_sql.ranked_field_hits(conn, matches, exact, limit=1000)
             ids = [row["file_id"] for row in rows]
             paths = {n["file_id"]: n["path"] for n in read.notes_by_ids(conn, ids)}
             keys = [

@@ -1,4 +1,4 @@
-"""Lookup's bounded stage-1 ranking in store/read.py (issue 11's speed target).
+"""Lookup's bounded stage-1 ranking in store/lookup.py (issue 11's speed target).
 
 ``ranked_field_hits`` ranks only the first candidate pool that fills the page and counts the
 total without BM25. These tests build a vault where the pools bite (more candidates than the
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from notedex.query.lookup import _exact_names
+from notedex.store import lookup as lookup_sql
 from notedex.store import read
 from notedex.store.connect import connect_readonly
 from notedex.vault.text import fts_phrase
@@ -94,15 +95,19 @@ def test_every_page_is_the_page_of_the_full_ranking(
 ) -> None:
     matches, exact = _args(conn, question)
     tag, note_type = filters.get("tag"), filters.get("note_type")
-    everything = read._ranked(conn, matches, read._json_ints(exact), tag, note_type, 10**6, None)
+    everything = lookup_sql._ranked(
+        conn, matches, lookup_sql._json_ints(exact), tag, note_type, 10**6, None
+    )
     # the filters keep the unfiltered order (an oracle that shares no filter SQL with lookup)
-    unfiltered = read._ranked(conn, matches, read._json_ints(exact), None, None, 10**6, None)
+    unfiltered = lookup_sql._ranked(
+        conn, matches, lookup_sql._json_ints(exact), None, None, 10**6, None
+    )
     allowed = {n["file_id"] for n in read.notes(conn, tag=tag, note_type=note_type)}
     assert [_key(r) for r in everything] == [_key(r) for r in unfiltered if r[0] in allowed]
     if not filters:
         assert len(everything) > 14  # the pages are narrowed: the pools have work to skip
     for limit in (1, 2, 3, 5, 8, 10, 15, 20, 30, len(everything) or 1, len(everything) + 5):
-        total, rows = read.ranked_field_hits(
+        total, rows = lookup_sql.ranked_field_hits(
             conn, matches, exact, tag=tag, note_type=note_type, limit=limit
         )
         assert total == len(everything), (question, filters, limit)
@@ -113,17 +118,17 @@ def test_the_pools_bite(conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatc
     """The page of a one-term and a two-term question comes from a pool, not from ranking
     every candidate: the work is bounded by the pool."""
     used: list[str | None] = []
-    ranked = read._ranked
+    ranked = lookup_sql._ranked
 
     def spy(*args: object, **kwargs: bool) -> list[sqlite3.Row]:
         used.append(args[-1])  # type: ignore[arg-type]
         return ranked(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(read, "_ranked", spy)
+    monkeypatch.setattr(lookup_sql, "_ranked", spy)
     for question in ("alpha", "alpha beta", "epsilon"):
         used.clear()
         matches, exact = _args(conn, question)
-        total, rows = read.ranked_field_hits(conn, matches, exact, limit=5)
+        total, rows = lookup_sql.ranked_field_hits(conn, matches, exact, limit=5)
         assert total > 14 and len(rows) == 5
         assert used and used[-1] is not None, (question, used)
     # epsilon: its one pool, the title hits; the "" shortcut (no rowid test) is gone, since a
@@ -133,7 +138,7 @@ def test_the_pools_bite(conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatc
 
 def test_the_tiers_come_first_exact_names_then_titles_then_tags(conn: sqlite3.Connection) -> None:
     matches, exact = _args(conn, "alpha")
-    _total, rows = read.ranked_field_hits(conn, matches, exact, limit=200)
+    _total, rows = lookup_sql.ranked_field_hits(conn, matches, exact, limit=200)
     tiers = [r["tier"] for r in rows]
     assert tiers == sorted(tiers) and tiers[0] == 1 and tiers[-1] == 3
     paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, [r["file_id"] for r in rows])}
@@ -145,7 +150,7 @@ def test_the_tiers_come_first_exact_names_then_titles_then_tags(conn: sqlite3.Co
 
 def test_a_miss_counts_nothing_and_ranks_nothing(conn: sqlite3.Connection) -> None:
     matches, exact = _args(conn, "zyzzogeton")
-    assert read.ranked_field_hits(conn, matches, exact, limit=10) == (0, [])
+    assert lookup_sql.ranked_field_hits(conn, matches, exact, limit=10) == (0, [])
 
 
 @pytest.mark.parametrize("seek", [0, 1000])
@@ -154,7 +159,7 @@ def test_the_pages_are_the_same_whether_exact_names_are_sought_or_scanned(
 ) -> None:
     """A few exact names are ranked by rowid seeks, more by a scan (``_SEEK_EXACT``): both
     ways give every page of the full ranking."""
-    monkeypatch.setattr(read, "_SEEK_EXACT", seek)
+    monkeypatch.setattr(lookup_sql, "_SEEK_EXACT", seek)
     for question in QUESTIONS:
         for filters in FILTERS:
             test_every_page_is_the_page_of_the_full_ranking(conn, question, filters)
