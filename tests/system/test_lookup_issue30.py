@@ -1,0 +1,44 @@
+"""Lookup finds the note a person means, and says so when nothing fits (issue 30).
+
+Each failure class of the issue, rebuilt on a small vault under ``tmp_path`` and asked through
+the CLI as a subprocess, with the order or the empty answer the issue expects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import pure_json, run_cli, write
+
+
+def lookup(vault: Path, db: Path, question: str, *args: str) -> dict:
+    return pure_json(run_cli("lookup", question, "--vault", vault, "--db", db, "--json", *args))
+
+
+def order(data: dict) -> list[str]:
+    return [c["path"] for c in data["candidates"]]
+
+
+# -- question words ------------------------------------------------------------------------
+
+
+def test_question_words_never_become_terms(vault: Path, db_path: Path) -> None:
+    write(vault / "Kubernetes.md", "x\n")
+    write(vault / "Talks and slides.md", "x\n")
+    write(vault / "Mean time to repair.md", "x\n")
+    write(vault / "Cover letters.md", "x\n")
+    for question in (
+        "which notes talk about kubernetes",
+        "what's kubernetes",
+        "what does kubernetes mean",
+        "do my notes cover kubernetes",
+    ):
+        data = lookup(vault, db_path, question)
+        assert data["terms"] == ["kubernetes"], question
+        assert order(data) == ["Kubernetes.md"], question
+
+
+def test_cjk_question_words_never_become_terms(vault: Path, db_path: Path) -> None:
+    write(vault / "Docker.md", "x\n")
+    assert lookup(vault, db_path, "有沒有談到 Docker 的筆記")["terms"] == ["Docker"]
+    assert lookup(vault, db_path, "Docker 是什么意思")["terms"] == ["Docker"]
