@@ -42,3 +42,27 @@ def test_cjk_question_words_never_become_terms(vault: Path, db_path: Path) -> No
     write(vault / "Docker.md", "x\n")
     assert lookup(vault, db_path, "有沒有談到 Docker 的筆記")["terms"] == ["Docker"]
     assert lookup(vault, db_path, "Docker 是什么意思")["terms"] == ["Docker"]
+
+
+# -- loose matches -------------------------------------------------------------------------
+
+
+def test_a_loose_match_uses_the_typed_word_never_a_stem_prefix(vault: Path, db_path: Path) -> None:
+    write(vault / "Happily ever after.md", "x\n")
+    write(vault / "Code generators.md", "x\n")
+    write(vault / "Hub.md", "[[Happily ever after]] [[Code generators]]\n")
+    # `happiness` stems to `happi`: as a prefix it matched "Happily" (`happili`)
+    data = lookup(vault, db_path, "happiness")
+    assert (data["stage"], data["candidates"]) == ("none", [])
+    # the typed word inside a longer title word is still a loose match
+    data = lookup(vault, db_path, "enerator")
+    assert data["stage"] == "graph_expansion"
+    assert order(data)[0] == "Code generators.md"
+    assert data["candidates"][0]["via"]["matched"] == ["title (loose)"]
+
+
+def test_a_loose_match_needs_four_typed_characters(vault: Path, db_path: Path) -> None:
+    write(vault / "Genome notes.md", "x\n")
+    write(vault / "Hub.md", "[[Genome notes]]\n")
+    data = lookup(vault, db_path, "eno")
+    assert (data["stage"], data["candidates"]) == ("none", [])

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 MAX_HITS_PER_QUERY = 20_000
 MAX_SEEDS = 200
+MIN_LOOSE_CHARS = 4
+"""The shortest Latin word a loose title match is tried for: `gen` is inside too many titles."""
 
 
 class Candidate:
@@ -132,15 +134,10 @@ def _stage2(conn: "sqlite3.Connection", terms: list[str]) -> dict[int, Candidate
             for row in _match(conn, column, expression):
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, relation, row["rank"])
-        # Loose title match: a prefix of a title word, or (for longer terms) a substring.
-        # Never for one Latin character: the `C` of `C++` is the prefix of half the titles.
-        if len(term) == 1 and not is_cjk(term):
-            continue
-        if not is_cjk(term) and " " not in expression and expression.startswith('"'):
-            for row in _match(conn, "title", expression + " *"):
-                seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
-                seed.hit(term, "title (loose)", row["rank"])
-        if len(term) >= 3:
+        # Loose title match: the word as typed anywhere in a title (the trigram index), never
+        # a Porter stem as a prefix (`generator` is `gener*`, which is "General settings"), and
+        # only for a word of MIN_LOOSE_CHARS or more (a CJK run: three, the trigram's size).
+        if len(term) >= (3 if is_cjk(term) else MIN_LOOSE_CHARS):
             for row in sql.title_substring_hits(conn, term.lower()):
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, "title (loose)", 0.0)
