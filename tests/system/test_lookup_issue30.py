@@ -66,3 +66,26 @@ def test_a_loose_match_needs_four_typed_characters(vault: Path, db_path: Path) -
     write(vault / "Hub.md", "[[Genome notes]]\n")
     data = lookup(vault, db_path, "eno")
     assert (data["stage"], data["candidates"]) == ("none", [])
+
+
+# -- tier 1: a name equal to the question --------------------------------------------------
+
+
+def test_a_title_equal_to_the_question_with_its_stop_words_is_first(
+    vault: Path, db_path: Path
+) -> None:
+    for name in ("Rename a tag", "Rename a note", "Renaming notes in bulk", "Note history"):
+        write(vault / f"{name}.md", "x\n")
+    for question in ("rename a note", "how do I rename a note?"):
+        data = lookup(vault, db_path, question)
+        assert order(data)[0] == "Rename a note.md", question
+        assert data["candidates"][0]["via"] == {"stage": "title_tags", "matched": ["title"]}
+
+
+def test_a_cjk_title_ending_in_a_stop_word_is_first(vault: Path, db_path: Path) -> None:
+    for name in ("整理.md", "整理笔记.md", "房间整理.md", "资料整理术.md"):
+        write(vault / name, "x\n")
+    for question in ("整理笔记", "有哪些整理笔记"):
+        data = lookup(vault, db_path, question)
+        assert order(data)[0] == "整理笔记.md", question
+        assert data["candidates"][0]["via"]["matched"] == ["title"]

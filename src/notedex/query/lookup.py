@@ -8,7 +8,7 @@ Every user term reaches FTS5 through ``vault.text.fts_phrase`` as a quoted strin
 syntax typed into a question is ever interpreted.
 """
 
-from notedex.query.terms import MAX_TERMS, checked_query, extract_terms, keywords
+from notedex.query.terms import MAX_TERMS, checked_query, extract_terms, keywords, name_forms
 from notedex.store import lookup as sql
 from notedex.store import read
 from notedex.store.connect import read_transaction
@@ -52,20 +52,33 @@ def _match(conn: "sqlite3.Connection", column: str, expression: str) -> "list[sq
     return sql.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
 
 
-def _exact_names(conn: "sqlite3.Connection", names: list[str]) -> dict[int, str]:
-    """Tier 1: notes with a title or an alias equal to the keywords (``match_key``).
+def _exact_names(
+    conn: "sqlite3.Connection", names: list[str], forms: "list[str] | None" = None
+) -> tuple[dict[int, str], int]:
+    """Tier 1: notes with a title or an alias equal to the keywords or to one of the question's
+    ``forms`` (``terms.name_forms``), all folded by ``match_key``.
 
-    Maps each to the field that matched: ``title`` (preferred) or ``alias``. One seek in the
-    ``exact_names`` index, which the writer keys with the same fold (``exact_name_key``).
+    Maps each to the field that matched: ``title`` (preferred) or ``alias``, with how many of
+    the first ones matched a form (the rest: only the keywords). One seek in the
+    ``exact_names`` index per key, which the writer keys with the same fold
+    (``exact_name_key``). The notes equal to a form of the question as written come first in
+    the dict: they are the better match (``整理笔记`` is the title 整理笔记 before 整理).
     """
-    if not any(fts_phrase(word) is not None for word in names):
-        return {}
-    wanted = exact_name_key(" ".join(names))
-    if not wanted:
-        return {}
-    return {
-        file_id: "alias" if alias else "title" for file_id, alias in sql.exact_names(conn, wanted)
-    }
+    form_keys = [exact_name_key(form) for form in forms or ()]
+    keys = [*form_keys]
+    if any(fts_phrase(word) is not None for word in names):
+        keys.append(exact_name_key(" ".join(names)))
+    found: dict[int, str] = {}
+    strong = 0
+    # dict order: the forms first, then the keywords (a dict keeps its first insertion)
+    for wanted in dict.fromkeys(key for key in keys if key):
+        for file_id, alias in sql.exact_names(conn, wanted):
+            field = "alias" if alias else "title"
+            if found.get(file_id) != "title":
+                found[file_id] = field
+        if wanted in form_keys:
+            strong = len(found)
+    return found, strong
 
 
 _STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
@@ -75,6 +88,7 @@ def _stage1(
     conn: "sqlite3.Connection",
     terms: list[str],
     names: list[str],
+    forms: list[str],
     tag: str | None,
     note_type: str | None,
     limit: int,
@@ -86,7 +100,7 @@ def _stage1(
     """
     expressions = [fts_phrase(term) for term in terms]
     matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
-    exact = _exact_names(conn, names)
+    exact, strong_count = _exact_names(conn, names, forms)
     total, rows = sql.ranked_field_hits(
         conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit
     )
@@ -119,7 +133,13 @@ def _stage1(
         cand.via = {"stage": "title_tags"}
         if row["file_id"] in exact:
             cand.via["matched"] = [exact[row["file_id"]]]
-    return total, list(shown.values())
+    # Tier 1 (the page's first rows) puts a name equal to the question as written before one
+    # equal to its keywords only; the SQL order stays within each.
+    strong = set(list(exact)[:strong_count])
+    tier1 = [c for c in shown.values() if c.file_id in exact]
+    rest = [c for c in shown.values() if c.file_id not in exact]
+    tier1.sort(key=lambda c: c.file_id not in strong)
+    return total, tier1 + rest
 
 
 _SEED_FIELDS = (("aliases", "alias"), ("anchors", "link text"), ("unresolved", "unresolved link"))
@@ -263,7 +283,7 @@ def lookup(
         total = 0
         shown: list[Candidate] = []
         if terms:
-            total, shown = _stage1(conn, terms, names, tag, note_type, limit)
+            total, shown = _stage1(conn, terms, names, name_forms(question), tag, note_type, limit)
             stage = "title_tags" if total else "none"
             if not total:
                 found = _filter(conn, _stage2(conn, terms), tag, note_type)

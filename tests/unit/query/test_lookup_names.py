@@ -59,7 +59,7 @@ def test_a_tagged_note_ranks_with_an_untagged_one_of_the_same_title_length(
         matches = [(0, fts_phrase("python") or "")]
         for limit in (4, 100):
             _total, rows = lookup_sql.ranked_field_hits(
-                conn, matches, list(_exact_names(conn, words)), limit=limit
+                conn, matches, list(_exact_names(conn, words)[0]), limit=limit
             )
             ranks = [row["rank"] for row in rows if row["tier"] == 2]
             assert ranks[0] == ranks[1] < ranks[2]  # the same names, the same BM25
@@ -104,7 +104,7 @@ def _ranking(db: Path) -> list[list[tuple[object, ...]]]:
         for question in QUESTIONS:
             words = question.split()
             matches = [(i, fts_phrase(w) or "") for i, w in enumerate(words)]
-            exact = list(_exact_names(conn, words))
+            exact = list(_exact_names(conn, words)[0])
             total, rows = lookup_sql.ranked_field_hits(conn, matches, exact, limit=1000)
             ids = [row["file_id"] for row in rows]
             paths = {n["file_id"]: n["path"] for n in read.notes_by_ids(conn, ids)}

@@ -69,7 +69,7 @@ def conn(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
 def _args(conn: sqlite3.Connection, question: str) -> tuple[list[tuple[int, str]], list[int]]:
     words = question.split()
     matches = [(i, e) for i, e in enumerate(fts_phrase(w) for w in words) if e is not None]
-    return matches, list(_exact_names(conn, words))
+    return matches, list(_exact_names(conn, words)[0])
 
 
 def _key(row: sqlite3.Row) -> tuple[object, ...]:
