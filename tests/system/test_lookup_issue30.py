@@ -89,3 +89,45 @@ def test_a_cjk_title_ending_in_a_stop_word_is_first(vault: Path, db_path: Path) 
         data = lookup(vault, db_path, question)
         assert order(data)[0] == "整理笔记.md", question
         assert data["candidates"][0]["via"]["matched"] == ["title"]
+
+
+# -- honest empty answers ------------------------------------------------------------------
+
+
+def _writing_vault(vault: Path) -> None:
+    for name in ("Work log", "Working hours", "Work in progress", "How things work"):
+        write(vault / f"{name}.md", "x\n")
+    for i in range(26):
+        write(vault / f"Chapter {i:02}.md", f"draft {i} of the novel\n")
+    write(vault / "Engines of fiction.md", "what drives a plot\n")
+
+
+def test_a_question_whose_subject_occurs_nowhere_gets_nothing(vault: Path, db_path: Path) -> None:
+    _writing_vault(vault)
+    result = run_cli("lookup", "how does a jet work?", "--vault", vault, "--db", db_path, "--json")
+    data = pure_json(result)
+    assert (data["stage"], data["candidates"], data["total"]) == ("none", [], 0)
+    assert data["missing"] == ["jet"]
+    assert "no note mentions jet" in data["message"]
+    # the generic word's notes are disclosed apart, never as candidates
+    assert "Work log.md" in data["partial"]
+    text = run_cli("lookup", "how does a jet work?", "--vault", vault, "--db", db_path)
+    assert text.code == 0
+    assert "no note mentions jet" in text.stdout
+
+
+def test_a_distinctive_word_left_still_answers(vault: Path, db_path: Path) -> None:
+    _writing_vault(vault)
+    # `engine` is in one name of 31: not generic, so its note is an answer
+    data = lookup(vault, db_path, "how does a jet engine work?")
+    assert data["stage"] == "title_tags"
+    assert order(data)[0] == "Engines of fiction.md"
+    assert data["missing"] == ["jet"]
+
+
+def test_a_word_in_a_body_is_not_missing(vault: Path, db_path: Path) -> None:
+    _writing_vault(vault)
+    # `novel` occurs in bodies only: the vault does mention it, so the rule does not answer
+    data = lookup(vault, db_path, "novel work")
+    assert data["missing"] == []
+    assert data["stage"] == "title_tags"

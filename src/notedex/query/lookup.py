@@ -266,6 +266,40 @@ def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
     return list(dict.fromkeys(refined))
 
 
+GENERIC_SHARE = 0.01
+"""A term in more than this share of the notes' names (and in two or more) is a generic word:
+alone it never makes an answer to a question whose subject occurs nowhere."""
+
+
+def _is_korean(term: str) -> bool:
+    return any("\uac00" <= ch <= "\ud7af" for ch in term)
+
+
+def _missing(conn: "sqlite3.Connection", terms: list[str]) -> tuple[list[str], bool]:
+    """The terms no note mentions (no name, tag, alias, link text or body holds them), and
+    whether every other term is generic (``GENERIC_SHARE``): then the question's subject is
+    absent and lookup answers nothing (ARCHITECTURE "Two-stage lookup", honest empty answers).
+    Asked for two terms or more only: a lone term keeps stage 2's loose matches (`itgc`)."""
+    if len(terms) < 2:
+        return [], False
+    missing: list[str] = []
+    present: list[str] = []
+    for term in terms:
+        expression = fts_phrase(term)
+        if expression is None or _is_korean(term):
+            continue  # a Korean term is a stem once its ending is cut (만드 of 만드는): no word
+        if sql.occurs(conn, expression) or sql.mentioned_in_bodies(conn, expression):
+            present.append(term)
+        else:
+            missing.append(term)
+    if not missing or not present:
+        return missing, False
+    notes = sql.note_count(conn)
+    floor = max(2.0, GENERIC_SHARE * notes)
+    generic = all(sql.name_frequency(conn, fts_phrase(term) or "") >= floor for term in present)
+    return missing, generic
+
+
 def lookup(
     conn: "sqlite3.Connection",
     question: str,
@@ -282,7 +316,11 @@ def lookup(
         terms = refine_terms(conn, terms)
         total = 0
         shown: list[Candidate] = []
-        if terms:
+        missing, absent = _missing(conn, terms)
+        partial: list[int] = []
+        if absent:  # the subject occurs nowhere: the generic words' notes are no answer
+            partial = [c.file_id for c in _stage1(conn, terms, names, [], tag, note_type, limit)[1]]
+        elif terms:
             total, shown = _stage1(conn, terms, names, name_forms(question), tag, note_type, limit)
             stage = "title_tags" if total else "none"
             if not total:
@@ -296,6 +334,8 @@ def lookup(
         seed_paths = (
             {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)} if seed_ids else {}
         )
+        partial_rows = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, partial)}
+        partial_paths = [partial_rows[i] for i in partial if i in partial_rows]
         tags = read.tags_by_note(conn, ids)  # nothing to read for no id (a miss)
         aliases = read.aliases_by_note(conn, ids)
     candidates = []
@@ -335,12 +375,16 @@ def lookup(
         "total": total,
         "shown": len(shown),
         "narrowed": narrowed,
-        "message": _message(stage, total, len(shown), terms),
+        "message": _message(stage, total, len(shown), terms, missing if absent else []),
         "candidates": candidates,
+        "missing": missing,
+        "partial": partial_paths,
     }
 
 
-def _message(stage: str, total: int, shown: int, terms: list[str]) -> str:
+def _message(stage: str, total: int, shown: int, terms: list[str], absent: list[str]) -> str:
+    if absent:
+        return f"no note mentions {' or '.join(absent)}; no matching notes"
     if not terms:
         return "no keywords left in the question after removing stop words; no matching notes"
     if total == 0:

@@ -525,3 +525,24 @@ def excluded_ids(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> set[i
             (_json_ints(file_ids),),
         )
     }
+
+
+def mentioned_in_bodies(conn: "sqlite3.Connection", expression: str) -> bool:
+    """Whether any note's body matches: the last place a term may occur before lookup says
+    no note mentions it (ARCHITECTURE "Two-stage lookup", honest empty answers)."""
+    sql = "SELECT 1 FROM body_fts WHERE body_fts MATCH ? LIMIT 1"
+    return conn.execute(sql, (expression,)).fetchone() is not None
+
+
+def name_frequency(conn: "sqlite3.Connection", expression: str) -> int:
+    """How many notes hold a term in a name (title, tags, aliases): a plain count, no BM25."""
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?",
+            ("{title tags aliases} : " + expression,),
+        ).fetchone()[0]
+    )
+
+
+def note_count(conn: "sqlite3.Connection") -> int:
+    return int(conn.execute("SELECT count(*) FROM notes WHERE excluded = 0").fetchone()[0])
