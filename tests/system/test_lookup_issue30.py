@@ -131,3 +131,61 @@ def test_a_word_in_a_body_is_not_missing(vault: Path, db_path: Path) -> None:
     data = lookup(vault, db_path, "novel work")
     assert data["missing"] == []
     assert data["stage"] == "title_tags"
+
+
+# -- the ranking model: rarity, aliases as names -------------------------------------------
+
+
+def test_the_rare_word_outweighs_the_common_one(vault: Path, db_path: Path) -> None:
+    """The issue's `kanban board`. (Of one term each, BM25's IDF already put the rare one
+    first; this pins it under the weighted coverage. The next test is the one that changed.)"""
+    for name in ("Board", "Board games", "Board meeting", "Boards and panels"):
+        write(vault / f"{name}.md", "x\n")
+    write(
+        vault / "plugins/obsidian-kanban-plugin-by-mgmeyers.md",
+        "---\naliases: [Kanban, Markdown-backed task lists, Trello-like lanes]\n"
+        "tags: [plugin, community, tasks, views, lanes, cards, planning, markdown]\n---\n"
+        "# Kanban\nx\n",
+    )
+    for i in range(20):
+        write(vault / f"misc/Filler {i:02}.md", "x\n")
+    data = lookup(vault, db_path, "kanban board")
+    assert order(data)[0] == "plugins/obsidian-kanban-plugin-by-mgmeyers.md"
+    assert set(order(data)[1:5]) == {
+        "Board.md",
+        "Board games.md",
+        "Board meeting.md",
+        "Boards and panels.md",
+    }
+
+
+def test_the_rarest_term_beats_two_common_ones(vault: Path, db_path: Path) -> None:
+    for i in range(10):
+        write(vault / f"sync/Sync conflict {i}.md", "x\n")
+        write(vault / f"sync/Sync setup {i}.md", "x\n")
+    write(vault / "Resolver.md", "x\n")
+    for i in range(19):
+        write(vault / f"misc/Filler {i:02}.md", "x\n")
+    data = lookup(vault, db_path, "sync conflict resolver")
+    assert order(data)[0] == "Resolver.md"
+    assert all(path.startswith("sync/Sync conflict") for path in order(data)[1:10])
+
+
+def test_a_partial_alias_inside_a_longer_question_is_a_name(vault: Path, db_path: Path) -> None:
+    write(vault / "people/jdoe42.md", "---\naliases: [Jane Doe Smith]\n---\nbio\n")
+    write(vault / "Pricing.md", "x\n")
+    write(vault / "Pricing tiers.md", "x\n")
+    write(vault / "Meeting notes.md", "met [[jdoe42]] about [[Pricing]]\n")
+    write(vault / "Jane Austen reading list.md", "x\n")
+    for question in ("what did jane doe smith say about pricing", "jane doe"):
+        data = lookup(vault, db_path, question)
+        assert data["stage"] == "title_tags", question
+        assert order(data)[0] == "people/jdoe42.md", question
+        first = data["candidates"][0]
+        assert first["via"] == {"stage": "title_tags", "matched": ["alias"]}, question
+        assert first["hits"] and all(fields == ["alias"] for fields in first["hits"].values())
+    # a term found in aliases alone still seeds stage 2, which expands one hop
+    data = lookup(vault, db_path, "smith")
+    assert data["stage"] == "graph_expansion"
+    assert order(data)[0] == "people/jdoe42.md"
+    assert "Meeting notes.md" in order(data)

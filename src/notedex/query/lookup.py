@@ -1,8 +1,10 @@
 """Two-stage candidate lookup (ARCHITECTURE "Two-stage lookup").
 
-Stage 1 matches the question's terms against titles and tags only. Stage 2 runs only when
-stage 1 is empty: it seeds from aliases, link texts, loose title matches and unresolved link
-keys, then expands one hop along the links. No seed means nothing found.
+Stage 1 matches the question's terms against the names: titles, tags and aliases. Stage 2 runs
+only when no title or tag holds a term (and no name equals the question): it seeds from aliases,
+link texts, loose title matches and unresolved link keys, then expands one hop along the links.
+No seed means nothing found. A question whose subject no note mentions gets nothing
+(``_missing``).
 
 Every user term reaches FTS5 through ``vault.text.fts_phrase`` as a quoted string: no FTS
 syntax typed into a question is ever interpreted.
@@ -81,30 +83,43 @@ def _exact_names(
     return found, strong
 
 
+def _weighted(
+    conn: "sqlite3.Connection", matches: "list[tuple[int, str]]"
+) -> "tuple[list[tuple[int, str]], list[int]]":
+    """The terms that some name holds, each with its weight: how rare it is among the names.
+
+    BM25's IDF over the notes' names (title, tags, aliases), ln(1 + (N - n + 0.5) / (n + 0.5))
+    for a term in n of N notes, rounded to a whole number: a
+    term outweighs another when it is about e times rarer, not when one name more holds the
+    other (integers also make a sum exact, so two notes hitting the same terms tie). A term no
+    name holds is left out: it hits nothing in stage 1, and tier 2 asks every term that can
+    hit to hit a name.
+    ARCHITECTURE "Two-stage lookup", the ranking model.
+    """
+    from math import log  # a built-in module: no file to read
+
+    notes = max(sql.note_count(conn), 1)
+    kept: list[tuple[int, str]] = []
+    weights: list[int] = []
+    for index, expression in matches:
+        named = sql.name_frequency(conn, expression)
+        if named:
+            kept.append((index, expression))
+            weights.append(int(log(1 + (notes - named + 0.5) / (named + 0.5)) + 0.5))
+    return kept, weights
+
+
 _STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
 
 
-def _stage1(
+def _fill_hits(
     conn: "sqlite3.Connection",
     terms: list[str],
-    names: list[str],
-    forms: list[str],
-    tag: str | None,
-    note_type: str | None,
-    limit: int,
-) -> tuple[int, list[Candidate]]:
-    """Titles and tags, plus aliases equal to the keywords; ranked in tiers inside SQLite.
-
-    One match per term ranks everything; which field each term hit is then worked out for
-    the shown candidates only.
-    """
-    expressions = [fts_phrase(term) for term in terms]
-    matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
-    exact, strong_count = _exact_names(conn, names, forms)
-    total, rows = sql.ranked_field_hits(
-        conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit
-    )
-    shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
+    matches: "list[tuple[int, str]]",
+    rows: "list[Any]",
+    shown: dict[int, Candidate],
+) -> None:
+    """Which field each term hit, for the shown candidates only."""
     if len(matches) == 1:  # the row says which fields the one term hit
         term = terms[matches[0][0]]
         for row in rows:
@@ -126,6 +141,34 @@ def _stage1(
             for column, field_name in _STAGE1_FIELDS:
                 for file_id in sql.field_hits_among(conn, expression, column, list(shown)):
                     shown[file_id].hit(terms[index], field_name, 0.0)
+
+
+def _stage1(
+    conn: "sqlite3.Connection",
+    terms: list[str],
+    names: list[str],
+    forms: list[str],
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+) -> tuple[int, list[Candidate]]:
+    """The names (titles, tags, aliases), ranked in tiers inside SQLite, the terms weighted by
+    their rarity among the names (``_weighted``) when there are two or more.
+
+    One match per term ranks everything; which field each term hit is then worked out for
+    the shown candidates only.
+    """
+    expressions = [fts_phrase(term) for term in terms]
+    matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
+    exact, strong_count = _exact_names(conn, names, forms)
+    weights = None
+    if len(matches) > 1:
+        matches, weights = _weighted(conn, matches)
+    total, rows = sql.ranked_field_hits(
+        conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit, weights=weights
+    )
+    shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
+    _fill_hits(conn, terms, matches, rows, shown)
     for row in rows:
         cand = shown[row["file_id"]]
         cand.rank = row["rank"]
@@ -133,6 +176,8 @@ def _stage1(
         cand.via = {"stage": "title_tags"}
         if row["file_id"] in exact:
             cand.via["matched"] = [exact[row["file_id"]]]
+        elif cand.hits and all(fields == ["alias"] for fields in cand.hits.values()):
+            cand.via["matched"] = ["alias"]  # a candidate by its aliases alone (issue 30)
     # Tier 1 (the page's first rows) puts a name equal to the question as written before one
     # equal to its keywords only; the SQL order stays within each.
     strong = set(list(exact)[:strong_count])

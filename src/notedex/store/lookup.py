@@ -72,15 +72,18 @@ def ranked_field_hits(
     tag: str | None = None,
     note_type: str | None = None,
     limit: int = 10,
+    weights: "Sequence[int] | None" = None,
 ) -> "tuple[int, list[RankedRow]]":
     """Stage 1 of lookup: the ranking tiers, then BM25 within a tier, over bounded work.
 
     ``matches`` are (term index, FTS5 expression) pairs, each matched once against title,
-    tags and aliases; a note is a candidate when a term hits its title or tags, or when it is
-    in ``exact`` (a title or alias equals the keywords, worked out by the caller). Tier 1:
-    ``exact``; tier 2: every term hits the title or an alias; tier 3: the rest. Within a tier:
-    distinct terms hit, terms in the title, then BM25 (whose row is title, tags and aliases
-    only). Returns (total candidates, the top ``limit`` rows with ``file_id``, ``tier``,
+    tags and aliases; a note is a candidate when a term hits its title, tags or aliases, or
+    when it is in ``exact`` (a title or alias equals the question, worked out by the caller);
+    with no title or tag hit and no exact name, there is none (stage 2 seeds from aliases).
+    Tier 1: ``exact``; tier 2: every term hits the title or an alias; tier 3: the rest. Within
+    a tier: the weighted coverage (the sum of ``weights``, one integer a term, of the terms
+    hit; equal weights when None: distinct terms hit), terms in the title, then BM25 (whose
+    row is title, tags and aliases only). Returns (total candidates, the top ``limit`` rows with ``file_id``, ``tier``,
     ``terms``, ``title_terms``, ``tag_terms``, ``alias_terms`` (terms hitting the title or
     tags, the title, the tags, the aliases) and ``rank``; with two terms or more, also
     ``title_mask``, ``tag_mask`` and ``alias_mask``: bit ``i`` set when term index ``i`` hit
@@ -95,17 +98,17 @@ def ranked_field_hits(
         return 0, []
     exact_ids = _json_ints(exact)
     expressions = [expression for _, expression in matches]
+    weights = list(weights) if weights is not None else [1] * len(matches)
     structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
     visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
-    hit = conn.execute(
-        f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}",
-        [structure, *params],
-    ).fetchone()[0]
-    if not hit and not exact:
+    count = f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}"
+    if not exact and not conn.execute(count, [structure, *params]).fetchone()[0]:
         return 0, []
+    anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
+    hit = conn.execute(count, [anywhere, *params]).fetchone()[0]
     rows: list[RankedRow] = []
     if hit + len(exact) > limit:
-        for number, (table, pool) in enumerate(_stage1_pools(expressions)):
+        for number, (table, pool) in enumerate(_stage1_pools(expressions, weights)):
             # a pool too small to fill the page is skipped on a count (no BM25): its size
             # and the exact names bound the candidates it holds
             seen, seen_params = _visible(conn, f"{table}.rowid", tag, note_type)
@@ -114,40 +117,52 @@ def ranked_field_hits(
             if pooled + len(exact) < limit:
                 continue
             titled = number == 0
-            rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, pool, titled=titled)
+            rows = _ranked(
+                conn,
+                matches,
+                exact_ids,
+                tag,
+                note_type,
+                limit,
+                pool,
+                titled=titled,
+                weights=weights,
+            )
             if len(rows) >= limit:
                 break
     if len(rows) < limit:
-        rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, None)
-    extra = _alias_only_exact(conn, rows, limit, expressions, exact_ids, tag, note_type)
+        rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, None, weights=weights)
+    extra = _unhit_exact(conn, rows, limit, anywhere, exact_ids, tag, note_type)
     return hit + extra, rows
 
 
-def _alias_only_exact(
+def _unhit_exact(
     conn: "sqlite3.Connection",
     rows: "Sequence[RankedRow]",
     limit: int,
-    expressions: "Sequence[str]",
+    anywhere: str,
     exact_ids: str,
     tag: str | None,
     note_type: str | None,
 ) -> int:
-    """The candidates the count of title and tag hits misses: exact names that a term hits
-    only in an alias. They sort first (tier 1), so the page holds them all unless it is
-    tier 1 to the end; only then are they counted in SQL."""
+    """The candidates the count of name hits misses: exact names that no term hits (a name of
+    stop and notes-tool words only). They sort first (tier 1), so the page holds them all
+    unless it is tier 1 to the end; only then are they counted in SQL."""
     if exact_ids == "[]":
         return 0
     if not rows or len(rows) < limit or rows[-1]["tier"] != 1:
         return sum(1 for row in rows if row["tier"] == 1 and not row["terms"])
-    anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
-    structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
     visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
-    sql = (
+    hit = conn.execute(
         "SELECT count(*) FROM note_fts WHERE note_fts MATCH ? "
-        f"AND +rowid IN (SELECT value FROM json_each(?)) AND {visible}"
-    )
-    alias_only = conn.execute(sql, [anywhere, exact_ids, *params]).fetchone()[0]
-    return int(alias_only - conn.execute(sql, [structure, exact_ids, *params]).fetchone()[0])
+        f"AND +rowid IN (SELECT value FROM json_each(?)) AND {visible}",
+        [anywhere, exact_ids, *params],
+    ).fetchone()[0]
+    shown, shown_params = _visible(conn, "j.value", tag, note_type)
+    every = conn.execute(
+        f"SELECT count(*) FROM json_each(?) j WHERE {shown}", [exact_ids, *shown_params]
+    ).fetchone()[0]
+    return int(every - hit)
 
 
 def _visible(
@@ -176,16 +191,18 @@ def _not_excluded(conn: "sqlite3.Connection", column: str) -> str:
     return f"+{column} NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
 
 
-def _stage1_pools(expressions: "Sequence[str]") -> list[tuple[str, str]]:
+def _stage1_pools(expressions: "Sequence[str]", weights: "Sequence[int]") -> list[tuple[str, str]]:
     """Candidate pools as (FTS5 table, expression), each a prefix of the stage-1 order (tier,
-    terms hit, terms in the title); the exact names join every pool. The first two involve
-    names only, so they are counted over name_fts, whose doclists lack the tag hits.
+    weighted coverage, terms in the title); the exact names join every pool. The
+    first two involve names only, so they are counted over name_fts, whose doclists lack the
+    tag hits.
 
     1. every term in the title: tier 2 with every term hit and every term in the title, the
        best key below tier 1;
     2. every term in the title or an alias: all of tier 2 (two terms or more);
-    3. and every term in the title or tags: tier 3 with every term hit;
-    4. (two terms) and a term in the title: with one of two terms hit, those in the title.
+    3. and every term in a title, tags or aliases: tier 3 with every term hit;
+    4. (two terms) and the rarer term anywhere in the names (its weight is above the other's),
+       or, of two terms of one weight, a term in the title.
     Past the last pool, everything is ranked.
     """
     every = "(" + " AND ".join(expressions) + ")"
@@ -193,10 +210,14 @@ def _stage1_pools(expressions: "Sequence[str]") -> list[tuple[str, str]]:
     if len(expressions) == 1:
         return [titled]
     named = f"{{title aliases}} : {every}"
-    hit = f"({named}) OR ({{title tags}} : {every})"
+    hit = f"({named}) OR ({{title tags aliases}} : {every})"
     pools = [titled, ("name_fts", named), ("note_fts", hit)]
     if len(expressions) == 2:
-        pools.append(("note_fts", f"{hit} OR (title : ({expressions[0]} OR {expressions[1]}))"))
+        if weights[0] != weights[1]:
+            rarer = expressions[0] if weights[0] > weights[1] else expressions[1]
+            pools.append(("note_fts", f"{hit} OR ({{title tags aliases}} : {rarer})"))
+        else:
+            pools.append(("note_fts", f"{hit} OR (title : ({expressions[0]} OR {expressions[1]}))"))
     return pools
 
 
@@ -210,6 +231,7 @@ def _ranked(
     pool: str | None,
     *,
     titled: bool = False,
+    weights: "Sequence[int] | None" = None,
 ) -> "list[RankedRow]":
     """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order; ``titled``:
     the pool is the first, every term in the title (``_stage1_pools``)."""
@@ -219,7 +241,7 @@ def _ranked(
         return _ranked_titled(conn, matches, exact_ids, tag, note_type, limit)
     if len(matches) == 1 and pool is None and not tag and not note_type:
         return _ranked_one(conn, matches[0][1], exact_ids, limit)
-    return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, pool)
+    return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, pool, weights)
 
 
 _TAGS_ALIASES = "bm25(note_fts, 0.0, 1.0, 0.0) < 0 AS tag_terms, bm25(note_fts, 0.0, 0.0, 1.0) < 0 AS alias_terms"
@@ -242,12 +264,11 @@ def _ranked_one(
         SELECT rowid AS file_id,
                CASE WHEN {tier} = 2 THEN (SELECT r FROM names WHERE id = note_fts.rowid)
                     ELSE {_NOTE_BM25} END AS rank,
-               bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
+               bm25(note_fts, 1.0, 1.0, 1.0) < 0 AS terms,
                bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
                {_TAGS_ALIASES},
                {tier} AS tier
         FROM note_fts WHERE note_fts MATCH ?2 AND {_not_excluded(conn, "rowid")}
-          AND (terms OR tier = 1)
         ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
         LIMIT ?4
         """,
@@ -343,7 +364,7 @@ def _ranked_exact(
     return conn.execute(
         f"""
         SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
-               bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS terms,
+               bm25(note_fts, 1.0, 1.0, 1.0) < 0 AS terms,
                bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
                {_TAGS_ALIASES}, 1 AS tier
         FROM note_fts WHERE note_fts MATCH ? AND {_rowid_in(exact_ids)} (SELECT value FROM json_each(?))
@@ -362,13 +383,16 @@ def _ranked_many(
     note_type: str | None,
     limit: int,
     pool: str | None,
+    weights: "Sequence[int] | None" = None,
 ) -> "list[RankedRow]":
     """The general stage-1 statement: per-term hits, summed per note, tiered and ordered.
 
     ``pool``: only the notes matching this FTS5 expression, and the exact names; "": the exact
-    names only; None: every note. Tier 2's rank is the BM25 of every term over name_fts (``names``: the one match of
-    all the terms, whose bm25() sums the terms' own).
+    names only; None: every note. ``weights``: one integer a term (the weighted coverage is
+    their sum over the terms hit); None: 1 each. Tier 2's rank is the BM25 of every term over
+    name_fts (``names``: the one match of all the terms, whose bm25() sums the terms' own).
     """
+    weights = list(weights) if weights is not None else [1] * len(matches)
     restrict = ""
     params: list[Any] = []
     if pool is not None:
@@ -377,15 +401,14 @@ def _ranked_many(
     every = "(" + " AND ".join(expression for _, expression in matches) + ")"
     params.append(every)
     union = " UNION ALL ".join(
-        f"SELECT rowid AS file_id, ? AS term, {_NOTE_BM25} AS rank, "
+        f"SELECT rowid AS file_id, ? AS term, ? AS weight, {_NOTE_BM25} AS rank, "
         "bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS in_title, "
-        "bm25(note_fts, 1.0, 1.0, 0.0) < 0 AS in_title_tags, "
         "bm25(note_fts, 1.0, 0.0, 1.0) < 0 AS in_name, "
         f"{_TAGS_ALIASES} FROM note_fts WHERE note_fts MATCH ?{restrict}"
         for _ in matches
     )
-    for term, expression in matches:
-        params += [term, "{title tags aliases} : " + expression]
+    for (term, expression), weight in zip(matches, weights, strict=True):
+        params += [term, int(weight), "{title tags aliases} : " + expression]
     params += [exact_ids, len(matches), exact_ids]
     visible, visible_params = _visible(conn, "a.file_id", tag, note_type)
     params += [*visible_params, limit]
@@ -409,7 +432,8 @@ def _ranked_many(
             -- one hits row per (note, term): a sum of the 0/1 flags counts distinct terms
             -- without the three DISTINCT B-trees per group (a third of the statement)
             SELECT file_id,
-                   sum(in_title_tags) AS terms,
+                   count(*) AS terms,
+                   sum(weight) AS coverage,
                    sum(in_title) AS title_terms,
                    sum(in_name) AS named,
                    sum(tag_terms) AS tag_terms,
@@ -424,9 +448,9 @@ def _ranked_many(
         SELECT a.file_id, a.tier, a.terms, a.title_terms, a.tag_terms, a.alias_terms,
                CASE WHEN a.tier = 2 THEN (SELECT r FROM names WHERE id = a.file_id)
                     ELSE a.rank END AS rank,
-               a.title_mask, a.tag_mask, a.alias_mask
+               a.title_mask, a.tag_mask, a.alias_mask, a.coverage
         FROM (
-            SELECT file_id, terms, title_terms, tag_terms, alias_terms, rank,
+            SELECT file_id, terms, coverage, title_terms, tag_terms, alias_terms, rank,
                    title_mask, tag_mask, alias_mask,
                    CASE WHEN file_id IN (SELECT value FROM json_each(?)) THEN 1
                         WHEN named = ? THEN 2 ELSE 3 END AS tier
@@ -434,7 +458,7 @@ def _ranked_many(
             WHERE terms > 0 OR file_id IN (SELECT value FROM json_each(?))
         ) a
         WHERE {visible}
-        ORDER BY a.tier, a.terms DESC, a.title_terms DESC, rank, a.file_id
+        ORDER BY a.tier, a.coverage DESC, a.title_terms DESC, rank, a.file_id
         LIMIT ?
         """,
         params,
