@@ -189,3 +189,41 @@ def test_a_partial_alias_inside_a_longer_question_is_a_name(vault: Path, db_path
     assert data["stage"] == "graph_expansion"
     assert order(data)[0] == "people/jdoe42.md"
     assert "Meeting notes.md" in order(data)
+
+
+# -- near misses, disclosed ----------------------------------------------------------------
+
+
+def test_a_compound_written_apart_is_joined(vault: Path, db_path: Path) -> None:
+    write(vault / "Template setup.md", "x\n")
+    write(vault / "Templates.md", "x\n")
+    write(vault / "Settings.md", "x\n")
+    write(vault / "Template gallery.md", "x\n")
+    data = lookup(vault, db_path, "how do I set up templates")
+    assert data["terms"] == ["setup", "templates"]
+    assert data["rewritten"] == [{"term": "set up", "as": "setup", "how": "joined"}]
+    assert order(data)[0] == "Template setup.md"
+    assert "Settings.md" not in order(data)
+
+
+def test_a_compound_written_together_is_split(vault: Path, db_path: Path) -> None:
+    write(vault / "Dark-mode themes.md", "x\n")
+    write(vault / "Themes.md", "x\n")
+    data = lookup(vault, db_path, "darkmode themes")
+    assert data["rewritten"] == [{"term": "darkmode", "as": "dark-mode", "how": "split"}]
+    assert order(data)[0] == "Dark-mode themes.md"
+    # written apart, the two words already meet the hyphenated title
+    assert order(lookup(vault, db_path, "dark mode"))[0] == "Dark-mode themes.md"
+
+
+def test_a_one_edit_variant_of_a_name_is_tried_when_nothing_matches(
+    vault: Path, db_path: Path
+) -> None:
+    write(vault / "people/p-0042.md", "---\naliases: [John Smith]\n---\n# John Smith\nbio\n")
+    write(vault / "people/p-0043.md", "---\naliases: [Mary Jones]\n---\n# Mary Jones\nbio\n")
+    write(vault / "Meeting.md", "with [[p-0042]]\n")
+    data = lookup(vault, db_path, "Smyth")
+    assert data["rewritten"] == [{"term": "Smyth", "as": "smith", "how": "one edit"}]
+    assert order(data)[0] == "people/p-0042.md"
+    # a word that matches something is never rewritten
+    assert lookup(vault, db_path, "Jones")["rewritten"] == []

