@@ -95,7 +95,7 @@ def test_a_cjk_title_ending_in_a_stop_word_is_first(vault: Path, db_path: Path) 
 
 
 def _writing_vault(vault: Path) -> None:
-    for name in ("Work log", "Working hours", "Work in progress", "How things work"):
+    for name in ("Work log", "Working hours", "Work in progress", "How things work", "Work plan"):
         write(vault / f"{name}.md", "x\n")
     for i in range(26):
         write(vault / f"Chapter {i:02}.md", f"draft {i} of the novel\n")
@@ -118,7 +118,7 @@ def test_a_question_whose_subject_occurs_nowhere_gets_nothing(vault: Path, db_pa
 
 def test_a_distinctive_word_left_still_answers(vault: Path, db_path: Path) -> None:
     _writing_vault(vault)
-    # `engine` is in one name of 31: not generic, so its note is an answer
+    # `engine` is in one name of 32: not generic, so its note is an answer
     data = lookup(vault, db_path, "how does a jet engine work?")
     assert data["stage"] == "title_tags"
     assert order(data)[0] == "Engines of fiction.md"
@@ -227,3 +227,28 @@ def test_a_one_edit_variant_of_a_name_is_tried_when_nothing_matches(
     assert order(data)[0] == "people/p-0042.md"
     # a word that matches something is never rewritten
     assert lookup(vault, db_path, "Jones")["rewritten"] == []
+
+
+def test_every_term_missing_gets_nothing_not_a_loose_match(vault: Path, db_path: Path) -> None:
+    write(vault / "Smart breadcrumbs.md", "x\n")
+    write(vault / "Hub.md", "[[Smart breadcrumbs]]\n")
+    data = lookup(vault, db_path, "sourdough bread recipe")
+    assert (data["stage"], data["candidates"]) == ("none", [])
+    assert data["missing"] == ["sourdough", "bread", "recipe"]
+
+
+def test_a_generic_word_is_no_near_miss(vault: Path, db_path: Path) -> None:
+    for i in range(6):
+        write(vault / f"Word count {i}.md", "x\n")
+    data = lookup(vault, db_path, "who won the world cup")
+    assert data["rewritten"] == []
+    assert (data["stage"], data["candidates"]) == ("none", [])
+
+
+def test_a_body_only_word_left_is_no_answer(vault: Path, db_path: Path) -> None:
+    _writing_vault(vault)
+    (vault / "Engines of fiction.md").unlink()
+    write(vault / "Mechanics.md", "the engine of the story\n")
+    # `engine` only in a body: no name can answer it; `work` is generic; `jet` is absent
+    data = lookup(vault, db_path, "how does a jet engine work?")
+    assert (data["stage"], data["candidates"]) == ("none", [])

@@ -356,7 +356,11 @@ def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
     for text in texts:
         for word in {w.lower() for w in alnum_runs(text)} & variants:
             counts[word] = counts.get(word, 0) + 1
-    return min(counts, key=lambda w: (-counts[w], w)) if counts else None
+    if not counts:
+        return None
+    best = min(counts, key=lambda w: (-counts[w], w))
+    # a generic word is no near miss (`world` is not `word`, which many names hold)
+    return best if sql.name_frequency(conn, f'"{best}"') < _generic_floor(conn) else None
 
 
 def near_misses(
@@ -435,9 +439,16 @@ def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
     return list(dict.fromkeys(refined))
 
 
-GENERIC_SHARE = 0.01
-"""A term in more than this share of the notes' names (and in two or more) is a generic word:
-alone it never makes an answer to a question whose subject occurs nowhere."""
+GENERIC_SHARE = 0.005
+"""A term in this share of the notes' names or more (and in ``GENERIC_MIN`` or more) is a
+generic word: alone it never makes an answer to a question whose subject occurs nowhere."""
+GENERIC_MIN = 5
+"""Fewer names than this never make a word generic: in a small vault one name is a large share,
+and a word four notes hold (`Cobra` of the demo vault) points at them."""
+
+
+def _generic_floor(conn: "sqlite3.Connection") -> float:
+    return max(float(GENERIC_MIN), GENERIC_SHARE * sql.note_count(conn))
 
 
 def _is_korean(term: str) -> bool:
@@ -446,27 +457,30 @@ def _is_korean(term: str) -> bool:
 
 def _missing(conn: "sqlite3.Connection", terms: list[str]) -> tuple[list[str], bool]:
     """The terms no note mentions (no name, tag, alias, link text or body holds them), and
-    whether every other term is generic (``GENERIC_SHARE``): then the question's subject is
-    absent and lookup answers nothing (ARCHITECTURE "Two-stage lookup", honest empty answers).
-    Asked for two terms or more only: a lone term keeps stage 2's loose matches (`itgc`)."""
+    whether the question's subject is absent: some term is missing and every other term that a
+    name holds is generic (``GENERIC_SHARE``, ``GENERIC_MIN``); a term that only a body or a
+    link text holds cannot make a stage-1 answer. Then lookup answers nothing (ARCHITECTURE
+    "Two-stage lookup", honest empty answers). Asked for two terms or more only: a lone term
+    keeps stage 2's loose matches (`itgc`)."""
     if len(terms) < 2:
         return [], False
     missing: list[str] = []
     present: list[str] = []
     for term in terms:
         expression = fts_phrase(term)
-        if expression is None or _is_korean(term):
-            continue  # a Korean term is a stem once its ending is cut (만드 of 만드는): no word
+        if expression is None:
+            continue
+        if _is_korean(term):
+            return [], False  # a stem once its ending is cut (만드 of 만드는), not a written word
         if sql.occurs(conn, expression) or sql.mentioned_in_bodies(conn, expression):
             present.append(term)
         else:
             missing.append(term)
-    if not missing or not present:
+    if not missing:
         return missing, False
-    notes = sql.note_count(conn)
-    floor = max(2.0, GENERIC_SHARE * notes)
-    generic = all(sql.name_frequency(conn, fts_phrase(term) or "") >= floor for term in present)
-    return missing, generic
+    floor = _generic_floor(conn)
+    named = [sql.name_frequency(conn, fts_phrase(term) or "") for term in present]
+    return missing, all(count >= floor for count in named if count)
 
 
 def lookup(
