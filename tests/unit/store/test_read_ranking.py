@@ -84,23 +84,43 @@ def _key(row: sqlite3.Row) -> tuple[object, ...]:
     )
 
 
-QUESTIONS = ["alpha", "beta", "epsilon", "alpha beta", "beta alpha", "alpha beta gamma"]
+QUESTIONS = [
+    "alpha",
+    "beta",
+    "epsilon",
+    "alpha beta",
+    "beta alpha",
+    "alpha beta gamma",
+    "alpha delta",
+]
 FILTERS = [{}, {"tag": "alpha"}, {"tag": "gamma"}, {"note_type": "t"}]
+
+
+def _weights(matches: list[tuple[int, str]], rarer: str | None) -> list[int] | None:
+    """Term weights (issue 30's weighted coverage): None (equal), the first or the last term
+    rarer than the rest, so pool 4 takes either of its two forms."""
+    if rarer is None:
+        return None
+    weights = [1] * len(matches)
+    weights[0 if rarer == "first" else -1] = 3
+    return weights
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
 @pytest.mark.parametrize("filters", FILTERS)
+@pytest.mark.parametrize("rarer", [None, "first", "last"])
 def test_every_page_is_the_page_of_the_full_ranking(
-    conn: sqlite3.Connection, question: str, filters: dict[str, str]
+    conn: sqlite3.Connection, question: str, filters: dict[str, str], rarer: str | None
 ) -> None:
     matches, exact = _args(conn, question)
+    weights = _weights(matches, rarer)
     tag, note_type = filters.get("tag"), filters.get("note_type")
     everything = lookup_sql._ranked(
-        conn, matches, lookup_sql._json_ints(exact), tag, note_type, 10**6, None
+        conn, matches, lookup_sql._json_ints(exact), tag, note_type, 10**6, None, weights=weights
     )
     # the filters keep the unfiltered order (an oracle that shares no filter SQL with lookup)
     unfiltered = lookup_sql._ranked(
-        conn, matches, lookup_sql._json_ints(exact), None, None, 10**6, None
+        conn, matches, lookup_sql._json_ints(exact), None, None, 10**6, None, weights=weights
     )
     allowed = {n["file_id"] for n in read.notes(conn, tag=tag, note_type=note_type)}
     assert [_key(r) for r in everything] == [_key(r) for r in unfiltered if r[0] in allowed]
@@ -108,7 +128,7 @@ def test_every_page_is_the_page_of_the_full_ranking(
         assert len(everything) > 14  # the pages are narrowed: the pools have work to skip
     for limit in (1, 2, 3, 5, 8, 10, 15, 20, 30, len(everything) or 1, len(everything) + 5):
         total, rows = lookup_sql.ranked_field_hits(
-            conn, matches, exact, tag=tag, note_type=note_type, limit=limit
+            conn, matches, exact, tag=tag, note_type=note_type, limit=limit, weights=weights
         )
         assert total == len(everything), (question, filters, limit)
         assert [_key(r) for r in rows] == [_key(r) for r in everything[:limit]], (limit, filters)
@@ -162,4 +182,5 @@ def test_the_pages_are_the_same_whether_exact_names_are_sought_or_scanned(
     monkeypatch.setattr(lookup_sql, "_SEEK_EXACT", seek)
     for question in QUESTIONS:
         for filters in FILTERS:
-            test_every_page_is_the_page_of_the_full_ranking(conn, question, filters)
+            test_every_page_is_the_page_of_the_full_ranking(conn, question, filters, None)
+            test_every_page_is_the_page_of_the_full_ranking(conn, question, filters, "last")
