@@ -252,3 +252,16 @@ def test_a_body_only_word_left_is_no_answer(vault: Path, db_path: Path) -> None:
     # `engine` only in a body: no name can answer it; `work` is generic; `jet` is absent
     data = lookup(vault, db_path, "how does a jet engine work?")
     assert (data["stage"], data["candidates"]) == ("none", [])
+
+
+def test_a_porter_stem_collision_is_no_hit(vault: Path, db_path: Path) -> None:
+    """`generator` and `general` share the stem `gener`: the typed word decides."""
+    write(vault / "General settings.md", "x\n")
+    write(vault / "Text generator.md", "x\n")
+    write(vault / "Generators of ideas.md", "x\n")
+    data = lookup(vault, db_path, "generator")
+    assert set(order(data)) == {"Text generator.md", "Generators of ideas.md"}
+    assert data["total"] == 2
+    # inflections still meet: the plural, and the question's own plural
+    assert "General settings.md" in order(lookup(vault, db_path, "generals"))
+    assert "Text generator.md" in order(lookup(vault, db_path, "generators"))

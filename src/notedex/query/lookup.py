@@ -483,6 +483,69 @@ def _missing(conn: "sqlite3.Connection", terms: list[str]) -> tuple[list[str], b
     return missing, all(count >= floor for count in named if count)
 
 
+STEM_SLACK = 5
+"""Stage 1 ranks this many candidates beyond the page, so that the page stays full when the
+typed-word check (``_typed_words``) drops a stem collision or two."""
+
+
+_ENDINGS = ("ies", "ing", "es", "ed", "ly", "s", "e", "y")
+
+
+def _core(word: str) -> str:
+    """A word less one inflectional ending (`linked` -> `link`, `policies` -> `polic`)."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def _same_word(typed: str, word: str) -> bool:
+    """Whether a name's word is the typed word, inflected: less one ending each, the shorter
+    begins the longer (`links` and `linked`, `run` and `running`, `policy` and `policies`).
+    Porter gives `generator` and `general` one stem, `gener`; a person never means one by the
+    other."""
+    short, long = sorted((_core(typed), _core(word)), key=len)
+    return long.startswith(short)
+
+
+def _typed_words(
+    conn: "sqlite3.Connection", shown: list[Candidate], terms: list[str]
+) -> tuple[list[Candidate], int]:
+    """Stage 1's candidates less the hits where only the Porter stem met: a Latin term hits a
+    field when one of its words is the typed word inflected (``_same_word``); a candidate left
+    with no hit (and no exact name) is dropped, and counted, so ``total`` drops with it. Only
+    the page and ``STEM_SLACK`` more are checked (ARCHITECTURE "Two-stage lookup")."""
+    checked = [t for t in terms if t.isascii() and t.isalnum() and not t.isdigit()]
+    if not shown or not checked:
+        return shown, 0
+    ids = [c.file_id for c in shown]
+    words: dict[int, dict[str, set[str]]] = {i: {} for i in ids}
+    for row in read.notes_by_ids(conn, ids):
+        text = " ".join(filter(None, (row["stem"], row["frontmatter_title"], row["first_h1"])))
+        words[row["file_id"]]["title"] = {w.lower() for w in alnum_runs(text)}
+    for field, values in (
+        ("alias", read.aliases_by_note(conn, ids)),
+        ("tags", read.tags_by_note(conn, ids)),
+    ):
+        for file_id, names in values.items():
+            words[file_id][field] = {w.lower() for w in alnum_runs(" ".join(names))}
+    kept: list[Candidate] = []
+    for cand in shown:
+        for term in checked:
+            fields = cand.hits.get(term)
+            if not fields:
+                continue
+            low = term.lower()
+            fields[:] = [
+                f for f in fields if any(_same_word(low, w) for w in words[cand.file_id].get(f, ()))
+            ]
+            if not fields:
+                del cand.hits[term]
+        if cand.hits or "matched" in cand.via:
+            kept.append(cand)
+    return kept, len(shown) - len(kept)
+
+
 def lookup(
     conn: "sqlite3.Connection",
     question: str,
@@ -506,7 +569,10 @@ def lookup(
             every = " OR ".join(e for e in map(fts_phrase, terms) if e is not None)
             partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
         elif terms:
-            total, shown = _stage1(conn, terms, names, name_forms(question), tag, note_type, limit)
+            forms = name_forms(question)
+            total, shown = _stage1(conn, terms, names, forms, tag, note_type, limit + STEM_SLACK)
+            shown, dropped = _typed_words(conn, shown, terms)
+            total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
             if not total:
                 found = _filter(conn, _stage2(conn, terms), tag, note_type)
