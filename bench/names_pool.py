@@ -38,7 +38,7 @@ SELECT rowid FROM note_fts WHERE note_fts MATCH ?1
   AND +rowid IN (SELECT rowid FROM note_fts WHERE note_fts MATCH ?2)
 ORDER BY bm25(note_fts, 10.0, 6.0, 4.0), rowid LIMIT 10
 """
-"""Today's pool ranking (store/read.py ``_ranked_titled``, less its tier and field columns)."""
+"""Today's pool ranking (store/lookup.py ``_ranked_titled``, less its tier and field columns)."""
 
 NAMES = """
 SELECT rowid FROM name_fts WHERE name_fts MATCH ?1

@@ -20,6 +20,7 @@ STORE_READ_SIDE = {
     "notedex.store",
     "notedex.store.connect",
     "notedex.store.read",
+    "notedex.store.lookup",
     "notedex.store.schema",
     "notedex.store.fulltext",
     "notedex.store.outline",  # the notes.outline format, decoded by `show`

@@ -12,6 +12,10 @@ prefix. Scoring, per dimension the case declares:
 
 The score is the weighted mean over the declared dimensions; a hard negative inside the limit
 costs 0.3 and fails the case; a case passes at 0.7 or more.
+
+A case with ``"targets": []`` (written out, empty) is a question with no answer: it expects no
+candidates at all, scores 1 when lookup returns none and 0 otherwise (issue 30: before, it
+passed whatever came back). A case without ``targets`` keeps its other dimensions only.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 from notedex.errors import UsageError
 from notedex.query.lookup import lookup
 
-WEIGHTS = {"targets": 0.5, "order": 0.2, "content": 0.3}
+WEIGHTS = {"targets": 0.5, "order": 0.2, "content": 0.3, "none": 0.5}
 HARD_NEGATIVE_PENALTY = 0.3
 PASS_SCORE = 0.7
 DEFAULT_LIMIT = 10
@@ -89,6 +93,7 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     candidates = result["candidates"]
     parts: dict[str, float] = {}
     targets = case.get("targets") or []
+    expects_none = "targets" in case and not targets
     top_k = case.get("expectTopK", 3)
     target_ranks = {t: _rank(candidates, t) for t in targets}
     found_ranks = [r for r in target_ranks.values() if r is not None]
@@ -117,6 +122,8 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
         ).lower()
         matched = [phrase for phrase in content if phrase.lower() in haystack]
         parts["content"] = len(matched) / len(content)
+    if expects_none:
+        parts["none"] = 0.0 if candidates else 1.0
     weight = sum(WEIGHTS[k] for k in parts)
     score = sum(WEIGHTS[k] * v for k, v in parts.items()) / weight if weight else 1.0
     negatives = [
@@ -125,21 +132,27 @@ def score_case(case: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     if negatives:
         score -= HARD_NEGATIVE_PENALTY
     score = max(0.0, score)
+    if expects_none and candidates:
+        score = 0.0  # a no-answer question that gets an answer fails, whatever else it declares
     return {
         "name": case.get("name") or case["query"],
         "query": case["query"],
         "score": round(score, 4),
-        "passed": score >= PASS_SCORE and not negatives,
+        "passed": score >= PASS_SCORE and not negatives and not (expects_none and candidates),
         "stage": result["stage"],
         "targetRanks": [{"id": t, "rank": r} for t, r in target_ranks.items()],
         "bestRank": best,
+        "rank": best,
         "top1Hit": best == 1,
         "top3Hit": best is not None and best <= 3,
+        "top10Hit": best is not None and best <= 10,
         "orderOk": order_ok,
         "matchedContentAny": matched,
         "hardNegativeMatches": negatives,
         "topPaths": [c["path"] for c in candidates],
         "hasTargets": bool(targets),
+        "expectsNone": expects_none,
+        "returned": len(candidates),
         "notes": case.get("notes"),
     }
 
@@ -186,8 +199,11 @@ def evaluate(conn: sqlite3.Connection, cases: list[dict[str, Any]]) -> dict[str,
         "meanScore": round(sum(r["score"] for r in reports) / len(reports), 4),
         "hitAt1": round(sum(r["top1Hit"] for r in with_targets) / n, 4) if n else None,
         "hitAt3": round(sum(r["top3Hit"] for r in with_targets) / n, 4) if n else None,
+        "hitAt10": round(sum(r["top10Hit"] for r in with_targets) / n, 4) if n else None,
         "mrr": round(sum(1 / r["bestRank"] for r in with_targets if r["bestRank"]) / n, 4)
         if n
         else None,
+        "noAnswerCases": sum(r["expectsNone"] for r in reports),
+        "noAnswerEmpty": sum(r["expectsNone"] and not r["returned"] for r in reports),
         "unmatchedTargets": unmatched,
     }

@@ -1,17 +1,31 @@
 """Two-stage candidate lookup (ARCHITECTURE "Two-stage lookup").
 
-Stage 1 matches the question's terms against titles and tags only. Stage 2 runs only when
-stage 1 is empty: it seeds from aliases, link texts, loose title matches and unresolved link
-keys, then expands one hop along the links. No seed means nothing found.
+Stage 1 matches the question's terms against the names: titles, tags and aliases. Stage 2 runs
+only when no title or tag holds a term (and no name equals the question): it seeds from aliases,
+link texts, loose title matches and unresolved link keys, then expands one hop along the links.
+No seed means nothing found. A question whose subject no note mentions gets nothing
+(``_missing``).
 
 Every user term reaches FTS5 through ``vault.text.fts_phrase`` as a quoted string: no FTS
 syntax typed into a question is ever interpreted.
+
+Over 400 lines on purpose: it is lookup's whole term-to-candidate logic (near misses, the
+absent-subject rule, both stages) in one module on the hot path, where a further module is one
+more import for every query (ARCHITECTURE "The hot-path import budget").
 """
 
-from notedex.query.terms import MAX_TERMS, checked_query, extract_terms, keywords
+from notedex.query.terms import (
+    MAX_QUERY_CHARS,
+    MAX_TERMS,
+    checked_query,
+    extract_terms,
+    keywords,
+    name_forms,
+)
+from notedex.store import lookup as sql
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.text import exact_name_key, fts_phrase, is_cjk
+from notedex.vault.text import alnum_runs, exact_name_key, fts_phrase, is_cjk, split_words
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -20,6 +34,8 @@ if TYPE_CHECKING:
 
 MAX_HITS_PER_QUERY = 20_000
 MAX_SEEDS = 200
+MIN_LOOSE_CHARS = 4
+"""The shortest Latin word a loose title match is tried for: `gen` is inside too many titles."""
 
 
 class Candidate:
@@ -46,48 +62,75 @@ class Candidate:
 
 
 def _match(conn: "sqlite3.Connection", column: str, expression: str) -> "list[sqlite3.Row]":
-    return read.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
+    return sql.fts_note_hits(conn, expression, MAX_HITS_PER_QUERY, column)
 
 
-def _exact_names(conn: "sqlite3.Connection", names: list[str]) -> dict[int, str]:
-    """Tier 1: notes with a title or an alias equal to the keywords (``match_key``).
+def _exact_names(
+    conn: "sqlite3.Connection", names: list[str], forms: "list[str] | None" = None
+) -> tuple[dict[int, str], int]:
+    """Tier 1: notes with a title or an alias equal to the keywords or to one of the question's
+    ``forms`` (``terms.name_forms``), all folded by ``match_key``.
 
-    Maps each to the field that matched: ``title`` (preferred) or ``alias``. One seek in the
-    ``exact_names`` index, which the writer keys with the same fold (``exact_name_key``).
+    Maps each to the field that matched: ``title`` (preferred) or ``alias``, with how many of
+    the first ones matched a form (the rest: only the keywords). One seek in the
+    ``exact_names`` index per key, which the writer keys with the same fold
+    (``exact_name_key``). The notes equal to a form of the question as written come first in
+    the dict: they are the better match (``整理笔记`` is the title 整理笔记 before 整理).
     """
-    if not any(fts_phrase(word) is not None for word in names):
-        return {}
-    wanted = exact_name_key(" ".join(names))
-    if not wanted:
-        return {}
-    return {
-        file_id: "alias" if alias else "title" for file_id, alias in read.exact_names(conn, wanted)
-    }
+    form_keys = [exact_name_key(form) for form in forms or ()]
+    keys = [*form_keys]
+    if any(fts_phrase(word) is not None for word in names):
+        keys.append(exact_name_key(" ".join(names)))
+    found: dict[int, str] = {}
+    strong = 0
+    # dict order: the forms first, then the keywords (a dict keeps its first insertion)
+    for wanted in dict.fromkeys(key for key in keys if key):
+        for file_id, alias in sql.exact_names(conn, wanted):
+            field = "alias" if alias else "title"
+            if found.get(file_id) != "title":
+                found[file_id] = field
+        if wanted in form_keys:
+            strong = len(found)
+    return found, strong
+
+
+def _weighted(
+    conn: "sqlite3.Connection", matches: "list[tuple[int, str]]"
+) -> "tuple[list[tuple[int, str]], list[int]]":
+    """The terms that some name holds, each with its weight: how rare it is among the names.
+
+    BM25's IDF over the notes' names (title, tags, aliases), ln(1 + (N - n + 0.5) / (n + 0.5))
+    for a term in n of N notes, rounded to a whole number: a
+    term outweighs another when it is about e times rarer, not when one name more holds the
+    other (integers also make a sum exact, so two notes hitting the same terms tie). A term no
+    name holds is left out: it hits nothing in stage 1, and tier 2 asks every term that can
+    hit to hit a name.
+    ARCHITECTURE "Two-stage lookup", the ranking model.
+    """
+    from math import log  # a built-in module: no file to read
+
+    notes = max(sql.note_count(conn), 1)
+    kept: list[tuple[int, str]] = []
+    weights: list[int] = []
+    for index, expression in matches:
+        named = sql.name_frequency(conn, expression)
+        if named:
+            kept.append((index, expression))
+            weights.append(int(log(1 + (notes - named + 0.5) / (named + 0.5)) + 0.5))
+    return kept, weights
 
 
 _STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
 
 
-def _stage1(
+def _fill_hits(
     conn: "sqlite3.Connection",
     terms: list[str],
-    names: list[str],
-    tag: str | None,
-    note_type: str | None,
-    limit: int,
-) -> tuple[int, list[Candidate]]:
-    """Titles and tags, plus aliases equal to the keywords; ranked in tiers inside SQLite.
-
-    One match per term ranks everything; which field each term hit is then worked out for
-    the shown candidates only.
-    """
-    expressions = [fts_phrase(term) for term in terms]
-    matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
-    exact = _exact_names(conn, names)
-    total, rows = read.ranked_field_hits(
-        conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit
-    )
-    shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
+    matches: "list[tuple[int, str]]",
+    rows: "list[Any]",
+    shown: dict[int, Candidate],
+) -> None:
+    """Which field each term hit, for the shown candidates only."""
     if len(matches) == 1:  # the row says which fields the one term hit
         term = terms[matches[0][0]]
         for row in rows:
@@ -107,8 +150,36 @@ def _stage1(
     else:  # a term of several phrases: each must hit within the one field
         for index, expression in matches:
             for column, field_name in _STAGE1_FIELDS:
-                for file_id in read.field_hits_among(conn, expression, column, list(shown)):
+                for file_id in sql.field_hits_among(conn, expression, column, list(shown)):
                     shown[file_id].hit(terms[index], field_name, 0.0)
+
+
+def _stage1(
+    conn: "sqlite3.Connection",
+    terms: list[str],
+    names: list[str],
+    forms: list[str],
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+) -> tuple[int, list[Candidate]]:
+    """The names (titles, tags, aliases), ranked in tiers inside SQLite, the terms weighted by
+    their rarity among the names (``_weighted``) when there are two or more.
+
+    One match per term ranks everything; which field each term hit is then worked out for
+    the shown candidates only.
+    """
+    expressions = [fts_phrase(term) for term in terms]
+    matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
+    exact, strong_count = _exact_names(conn, names, forms)
+    weights = None
+    if len(matches) > 1:
+        matches, weights = _weighted(conn, matches)
+    total, rows = sql.ranked_field_hits(
+        conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit, weights=weights
+    )
+    shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
+    _fill_hits(conn, terms, matches, rows, shown)
     for row in rows:
         cand = shown[row["file_id"]]
         cand.rank = row["rank"]
@@ -116,7 +187,15 @@ def _stage1(
         cand.via = {"stage": "title_tags"}
         if row["file_id"] in exact:
             cand.via["matched"] = [exact[row["file_id"]]]
-    return total, list(shown.values())
+        elif cand.hits and all(fields == ["alias"] for fields in cand.hits.values()):
+            cand.via["matched"] = ["alias"]  # a candidate by its aliases alone (issue 30)
+    # Tier 1 (the page's first rows) puts a name equal to the question as written before one
+    # equal to its keywords only; the SQL order stays within each.
+    strong = set(list(exact)[:strong_count])
+    tier1 = [c for c in shown.values() if c.file_id in exact]
+    rest = [c for c in shown.values() if c.file_id not in exact]
+    tier1.sort(key=lambda c: c.file_id not in strong)
+    return total, tier1 + rest
 
 
 _SEED_FIELDS = (("aliases", "alias"), ("anchors", "link text"), ("unresolved", "unresolved link"))
@@ -131,20 +210,15 @@ def _stage2(conn: "sqlite3.Connection", terms: list[str]) -> dict[int, Candidate
             for row in _match(conn, column, expression):
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, relation, row["rank"])
-        # Loose title match: a prefix of a title word, or (for longer terms) a substring.
-        # Never for one Latin character: the `C` of `C++` is the prefix of half the titles.
-        if len(term) == 1 and not is_cjk(term):
-            continue
-        if not is_cjk(term) and " " not in expression and expression.startswith('"'):
-            for row in _match(conn, "title", expression + " *"):
-                seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
-                seed.hit(term, "title (loose)", row["rank"])
-        if len(term) >= 3:
-            for row in read.title_substring_hits(conn, term.lower()):
+        # Loose title match: the word as typed anywhere in a title (the trigram index), never
+        # a Porter stem as a prefix (`generator` is `gener*`, which is "General settings"), and
+        # only for a word of MIN_LOOSE_CHARS or more (a CJK run: three, the trigram's size).
+        if len(term) >= (3 if is_cjk(term) else MIN_LOOSE_CHARS):
+            for row in sql.title_substring_hits(conn, term.lower()):
                 seed = seeds.setdefault(row["file_id"], Candidate(row["file_id"]))
                 seed.hit(term, "title (loose)", 0.0)
     # SEMANTICS 1: notes in Obsidian's "Excluded files" stay out of lookup, seeds included.
-    for excluded in read.excluded_ids(conn, list(seeds)):
+    for excluded in sql.excluded_ids(conn, list(seeds)):
         del seeds[excluded]
     if not seeds:
         return {}
@@ -161,14 +235,14 @@ def _stage2(conn: "sqlite3.Connection", terms: list[str]) -> dict[int, Candidate
         }
         found[seed.file_id] = seed
     seed_ids = [s.file_id for s in ranked]
-    for row in read.neighbours(conn, seed_ids):
+    for row in sql.neighbours(conn, seed_ids):
         other = row["other"]
         if other in found and not found[other].seeds:
             continue  # a seed stays a seed
         cand = found.setdefault(other, Candidate(other))
         cand.seeds.append((row["seed"], row["relation"]))
     neighbours = [c for c in found.values() if c.seeds]
-    degrees = read.link_degrees(conn, [c.file_id for c in neighbours])
+    degrees = sql.link_degrees(conn, [c.file_id for c in neighbours])
     for cand in neighbours:
         cand.score = _neighbour_score(len({s for s, _ in cand.seeds}), degrees.get(cand.file_id, 1))
     return found
@@ -189,7 +263,7 @@ def _filter(
     if not found:
         return found
     ids = list(found)
-    drop = read.excluded_ids(conn, ids)
+    drop = sql.excluded_ids(conn, ids)
     if tag or note_type:
         allowed = {r["file_id"] for r in read.notes(conn, tag=tag, note_type=note_type)}
         drop |= set(ids) - allowed
@@ -201,7 +275,7 @@ MAX_DECOMPOSE_CHARS = 12
 
 def _occurs(conn: "sqlite3.Connection", term: str) -> bool:
     expression = fts_phrase(term)
-    return expression is not None and read.occurs(conn, expression)
+    return expression is not None and sql.occurs(conn, expression)
 
 
 def _is_katakana(ch: str) -> bool:
@@ -214,6 +288,123 @@ def _may_cut(run: str, i: int) -> bool:
     A katakana word is a loanword: ``コンピュータ`` cut into ``ュー`` is no keyword.
     """
     return not (0 < i < len(run) and _is_katakana(run[i - 1]) and _is_katakana(run[i]))
+
+
+PARTICLES = frozenset(("up", "in", "out", "on", "off", "down", "over", "back"))
+"""The English particles that make compounds when written apart (`set up` of "setup", `log in`
+of "login"): the stop words drop them, so the compound is tried joined."""
+MIN_EDIT_CHARS = 5
+"""The shortest word a one-edit variant is tried for: one edit of four letters is another word."""
+MAX_VARIANT_HITS = 50
+
+
+def _joined(
+    conn: "sqlite3.Connection", question: str, terms: list[str], rewritten: "list[dict[str, str]]"
+) -> list[str]:
+    """Compounds written apart, joined when a name holds the joined word: ``how do I set up
+    templates`` -> terms ``setup``, ``templates`` (ARCHITECTURE "Two-stage lookup", near
+    misses). Only a word followed by a particle is tried: nothing else is lost to a stop list."""
+    words = split_words(question[:MAX_QUERY_CHARS])
+    for i in range(len(words) - 1):
+        first, second = words[i], words[i + 1]
+        if second.lower() not in PARTICLES or not (first + second).isascii():
+            continue
+        if not (first + second).isalpha():
+            continue
+        joined = (first + second).lower()
+        expression = fts_phrase(joined)
+        if expression is None or not sql.in_names(conn, expression):
+            continue
+        lowered = [term.lower() for term in terms]
+        kept = [
+            t
+            for t, low in zip(terms, lowered, strict=True)
+            if low not in (first.lower(), second.lower())
+        ]
+        at = lowered.index(first.lower()) if first.lower() in lowered else len(kept)
+        terms = [*kept[:at], joined, *kept[at:]]
+        rewritten.append({"term": f"{first} {second}", "as": joined, "how": "joined"})
+    return list(dict.fromkeys(terms))
+
+
+def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
+    """The word of the names one edit away from ``term`` (a letter dropped, added, changed, or
+    two swapped) that the most of the first matching names hold: ``smyth`` -> ``smith``."""
+    low = term.lower()
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    variants: set[str] = set()
+    for i in range(len(low) + 1):
+        variants.update(low[:i] + ch + low[i:] for ch in letters)
+        if i < len(low):
+            variants.add(low[:i] + low[i + 1 :])
+            variants.update(low[:i] + ch + low[i + 1 :] for ch in letters)
+        if i < len(low) - 1:
+            variants.add(low[:i] + low[i + 1] + low[i] + low[i + 2 :])
+    variants.discard(low)
+    ordered = sorted(v for v in variants if len(v) >= MIN_EDIT_CHARS - 1)
+    expression = "{title tags aliases} : (" + " OR ".join(f'"{v}"' for v in ordered) + ")"
+    ids = sql.name_hits(conn, expression, MAX_VARIANT_HITS)
+    if not ids:
+        return None
+    counts: dict[str, int] = {}
+    texts = [
+        " ".join(filter(None, (r["stem"], r["frontmatter_title"], r["first_h1"])))
+        for r in read.notes_by_ids(conn, ids)
+    ]
+    for names in (read.aliases_by_note(conn, ids), read.tags_by_note(conn, ids)):
+        texts += [" ".join(values) for values in names.values()]
+    for text in texts:
+        for word in {w.lower() for w in alnum_runs(text)} & variants:
+            counts[word] = counts.get(word, 0) + 1
+    if not counts:
+        return None
+    best = min(counts, key=lambda w: (-counts[w], w))
+    # a generic word is no near miss (`world` is not `word`, which many names hold)
+    return best if sql.name_frequency(conn, f'"{best}"') < _generic_floor(conn) else None
+
+
+def near_misses(
+    conn: "sqlite3.Connection", question: str, terms: list[str]
+) -> "tuple[list[str], list[dict[str, str]]]":
+    """Terms rewritten to what the names hold, each rewrite disclosed (issue 30): a compound
+    written apart joined (``set up`` -> ``setup``); and for a Latin term that matches nothing
+    (no name, tag, alias, link text, nor inside a title), the compound split (``darkmode`` ->
+    ``dark-mode``, a phrase) or else a one-edit variant of the names (``smyth`` -> ``smith``)."""
+    rewritten: list[dict[str, str]] = []
+    if any(word.lower() in PARTICLES for word in split_words(question[:MAX_QUERY_CHARS])):
+        terms = _joined(conn, question, terms, rewritten)
+    out: list[str] = []
+    for term in terms:
+        expression = fts_phrase(term)
+        if (
+            expression is None
+            or len(term) < MIN_EDIT_CHARS
+            or not term.isascii()
+            or not term.isalpha()
+            or sql.occurs(conn, expression)
+            or sql.title_substring_hits(conn, term.lower(), 1)
+        ):
+            out.append(term)
+            continue
+        split = next(
+            (
+                f"{term[:i]}-{term[i:]}"
+                for i in range(3, len(term) - 2)
+                if sql.in_names(conn, f'"{term[:i]} {term[i:]}"')
+            ),
+            None,
+        )
+        if split is not None:
+            rewritten.append({"term": term, "as": split, "how": "split"})
+            out.append(split)
+            continue
+        variant = _variant(conn, term)
+        if variant is not None:
+            rewritten.append({"term": term, "as": variant, "how": "one edit"})
+            out.append(variant)
+        else:
+            out.append(term)
+    return list(dict.fromkeys(out)), rewritten
 
 
 def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
@@ -248,6 +439,113 @@ def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
     return list(dict.fromkeys(refined))
 
 
+GENERIC_SHARE = 0.005
+"""A term in this share of the notes' names or more (and in ``GENERIC_MIN`` or more) is a
+generic word: alone it never makes an answer to a question whose subject occurs nowhere."""
+GENERIC_MIN = 5
+"""Fewer names than this never make a word generic: in a small vault one name is a large share,
+and a word four notes hold (`Cobra` of the demo vault) points at them."""
+
+
+def _generic_floor(conn: "sqlite3.Connection") -> float:
+    return max(float(GENERIC_MIN), GENERIC_SHARE * sql.note_count(conn))
+
+
+def _is_korean(term: str) -> bool:
+    return any("\uac00" <= ch <= "\ud7af" for ch in term)
+
+
+def _missing(conn: "sqlite3.Connection", terms: list[str]) -> tuple[list[str], bool]:
+    """The terms no note mentions (no name, tag, alias, link text or body holds them), and
+    whether the question's subject is absent: some term is missing and every other term that a
+    name holds is generic (``GENERIC_SHARE``, ``GENERIC_MIN``); a term that only a body or a
+    link text holds cannot make a stage-1 answer. Then lookup answers nothing (ARCHITECTURE
+    "Two-stage lookup", honest empty answers). Asked for two terms or more only: a lone term
+    keeps stage 2's loose matches (`itgc`)."""
+    if len(terms) < 2:
+        return [], False
+    missing: list[str] = []
+    present: list[str] = []
+    for term in terms:
+        expression = fts_phrase(term)
+        if expression is None:
+            continue
+        if _is_korean(term):
+            return [], False  # a stem once its ending is cut (만드 of 만드는), not a written word
+        if sql.occurs(conn, expression) or sql.mentioned_in_bodies(conn, expression):
+            present.append(term)
+        else:
+            missing.append(term)
+    if not missing:
+        return missing, False
+    floor = _generic_floor(conn)
+    named = [sql.name_frequency(conn, fts_phrase(term) or "") for term in present]
+    return missing, all(count >= floor for count in named if count)
+
+
+STEM_SLACK = 5
+"""Stage 1 ranks this many candidates beyond the page, so that the page stays full when the
+typed-word check (``_typed_words``) drops a stem collision or two."""
+
+
+_ENDINGS = ("ies", "ing", "es", "ed", "ly", "s", "e", "y")
+
+
+def _core(word: str) -> str:
+    """A word less one inflectional ending (`linked` -> `link`, `policies` -> `polic`)."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def _same_word(typed: str, word: str) -> bool:
+    """Whether a name's word is the typed word, inflected: less one ending each, the shorter
+    begins the longer (`links` and `linked`, `run` and `running`, `policy` and `policies`).
+    Porter gives `generator` and `general` one stem, `gener`; a person never means one by the
+    other."""
+    short, long = sorted((_core(typed), _core(word)), key=len)
+    return long.startswith(short)
+
+
+def _typed_words(
+    conn: "sqlite3.Connection", shown: list[Candidate], terms: list[str]
+) -> tuple[list[Candidate], int]:
+    """Stage 1's candidates less the hits where only the Porter stem met: a Latin term hits a
+    field when one of its words is the typed word inflected (``_same_word``); a candidate left
+    with no hit (and no exact name) is dropped, and counted, so ``total`` drops with it. Only
+    the page and ``STEM_SLACK`` more are checked (ARCHITECTURE "Two-stage lookup")."""
+    checked = [t for t in terms if t.isascii() and t.isalnum() and not t.isdigit()]
+    if not shown or not checked:
+        return shown, 0
+    ids = [c.file_id for c in shown]
+    words: dict[int, dict[str, set[str]]] = {i: {} for i in ids}
+    for row in read.notes_by_ids(conn, ids):
+        text = " ".join(filter(None, (row["stem"], row["frontmatter_title"], row["first_h1"])))
+        words[row["file_id"]]["title"] = {w.lower() for w in alnum_runs(text)}
+    for field, values in (
+        ("alias", read.aliases_by_note(conn, ids)),
+        ("tags", read.tags_by_note(conn, ids)),
+    ):
+        for file_id, names in values.items():
+            words[file_id][field] = {w.lower() for w in alnum_runs(" ".join(names))}
+    kept: list[Candidate] = []
+    for cand in shown:
+        for term in checked:
+            fields = cand.hits.get(term)
+            if not fields:
+                continue
+            low = term.lower()
+            fields[:] = [
+                f for f in fields if any(_same_word(low, w) for w in words[cand.file_id].get(f, ()))
+            ]
+            if not fields:
+                del cand.hits[term]
+        if cand.hits or "matched" in cand.via:
+            kept.append(cand)
+    return kept, len(shown) - len(kept)
+
+
 def lookup(
     conn: "sqlite3.Connection",
     question: str,
@@ -262,10 +560,19 @@ def lookup(
     stage = "none"
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
+        terms, rewritten = near_misses(conn, question, terms)
         total = 0
         shown: list[Candidate] = []
-        if terms:
-            total, shown = _stage1(conn, terms, names, tag, note_type, limit)
+        missing, absent = _missing(conn, terms)
+        partial: list[int] = []
+        if absent:  # the subject occurs nowhere: the generic words' notes are no answer
+            every = " OR ".join(e for e in map(fts_phrase, terms) if e is not None)
+            partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
+        elif terms:
+            forms = name_forms(question)
+            total, shown = _stage1(conn, terms, names, forms, tag, note_type, limit + STEM_SLACK)
+            shown, dropped = _typed_words(conn, shown, terms)
+            total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
             if not total:
                 found = _filter(conn, _stage2(conn, terms), tag, note_type)
@@ -278,6 +585,8 @@ def lookup(
         seed_paths = (
             {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)} if seed_ids else {}
         )
+        partial_rows = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, partial)}
+        partial_paths = [partial_rows[i] for i in partial if i in partial_rows]
         tags = read.tags_by_note(conn, ids)  # nothing to read for no id (a miss)
         aliases = read.aliases_by_note(conn, ids)
     candidates = []
@@ -317,12 +626,17 @@ def lookup(
         "total": total,
         "shown": len(shown),
         "narrowed": narrowed,
-        "message": _message(stage, total, len(shown), terms),
+        "message": _message(stage, total, len(shown), terms, missing if absent else []),
         "candidates": candidates,
+        "missing": missing,
+        "partial": partial_paths,
+        "rewritten": rewritten,
     }
 
 
-def _message(stage: str, total: int, shown: int, terms: list[str]) -> str:
+def _message(stage: str, total: int, shown: int, terms: list[str], absent: list[str]) -> str:
+    if absent:
+        return f"no note mentions {' or '.join(absent)}; no matching notes"
     if not terms:
         return "no keywords left in the question after removing stop words; no matching notes"
     if total == 0:

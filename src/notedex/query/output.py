@@ -145,6 +145,8 @@ def plural(count: int, word: str, words: str | None = None) -> str:
 def render_lookup(r: Renderer, data: "dict[str, Any]") -> None:
     terms = ", ".join(data["terms"]) or "-"
     r.line(f"terms: {terms}   stage: {data['stage']}")
+    for rewrite in data.get("rewritten", ()):
+        r.line(f"read {rewrite['term']!r} as {rewrite['as']!r} ({rewrite['how']})")
     if not data["candidates"]:
         r.line(data["message"])
         return

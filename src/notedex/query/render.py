@@ -300,6 +300,8 @@ def render_eval(r: Renderer, data: "dict[str, Any]") -> None:
             extra.append("hard negatives: " + ", ".join(case["hardNegativeMatches"]))
         if case["orderOk"] is False:
             extra.append("order wrong")
+        if case.get("expectsNone") and case.get("returned"):
+            extra.append(f"expected no answer, got {case['returned']}")
         tail = f"  ({'; '.join(extra)})" if extra else ""
         r.line(
             f"{mark}  {case['score']:.2f}  rank {rank!s:>2}  {case['stage']:<15} {case['name']}{tail}"
@@ -311,5 +313,11 @@ def render_eval(r: Renderer, data: "dict[str, Any]") -> None:
 
     r.line(
         f"{data['passed']}/{data['total']} passed, mean score {data['meanScore']:.2f}, "
-        f"hit@1 {pct(data['hitAt1'])}, hit@3 {pct(data['hitAt3'])}, MRR {pct(data['mrr'])}"
+        f"hit@1 {pct(data['hitAt1'])}, hit@3 {pct(data['hitAt3'])}, "
+        f"hit@10 {pct(data.get('hitAt10'))}, MRR {pct(data['mrr'])}"
+        + (
+            f", {data['noAnswerEmpty']}/{data['noAnswerCases']} no-answer questions empty"
+            if data.get("noAnswerCases")
+            else ""
+        )
     )

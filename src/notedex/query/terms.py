@@ -260,6 +260,46 @@ def keywords(question: str) -> list[tuple[str, bool]]:
     return keywords
 
 
+def _trim_cjk(run: str, leading: bool) -> str:
+    """A Chinese run without the stop words at its start (``leading``) or end: 有哪些整理笔记 ->
+    整理笔记, 整理笔记 -> 整理."""
+    if _language(run) != "zh":
+        return run
+    words, lengths = _words("STOP_WORDS_ZH"), _stop_lengths("STOP_WORDS_ZH")
+    trimmed = True
+    while trimmed and run:
+        trimmed = False
+        for length in lengths:
+            piece = run[:length] if leading else run[-length:]
+            if len(run) > length and piece in words:
+                run = run[length:] if leading else run[:-length]
+                trimmed = True
+                break
+    return run
+
+
+def name_forms(question: str) -> list[str]:
+    """The forms of a question compared with whole names for lookup's tier 1 (ARCHITECTURE
+    "Two-stage lookup"), besides its keywords: the question as written, and without the stop
+    and question words at its ends (a Chinese run trimmed of its stop words too), so that
+    ``how do I rename a folder?`` equals the title "Rename a folder" with its inner ``a``, and
+    ``有哪些整理笔记`` the title 整理笔记 with its 笔记. The names keep their stop words; a
+    question keeps those between its first and last keyword."""
+    words = split_words(question[:MAX_QUERY_CHARS])
+    stop_words = _words("STOP_WORDS_EN")
+    start, end = 0, len(words)
+    while start < end and words[start].lower() in stop_words:
+        start += 1
+    while end > start and words[end - 1].lower() in stop_words:
+        end -= 1
+    forms = [" ".join(words), " ".join(words[start:end])]
+    core = words[start:end]
+    if core and (is_cjk(core[0]) or is_cjk(core[-1])):
+        first = _trim_cjk(core[0], leading=True) if is_cjk(core[0]) else core[0]
+        forms.append(" ".join([first, *core[1:]]) if len(core) > 1 else first)
+    return [form for form in dict.fromkeys(forms) if form]
+
+
 def extract_terms(question: str) -> list[str]:
     """Keywords of a question: stop words of both languages removed, order kept, no repeats.
 

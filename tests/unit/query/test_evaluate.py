@@ -131,3 +131,50 @@ def test_bad_cases_file_is_a_usage_error(
     assert out.code == 2
     assert out.stdout == ""
     assert out.stderr.startswith("notedex: error:")
+
+
+def test_empty_targets_expect_no_candidates() -> None:
+    """issue 30: `targets: []` is a question with no answer; any candidate fails it."""
+    case = {"query": "how does a jet engine work", "targets": []}
+    empty = score_case(case, result())
+    assert empty["passed"] is True
+    assert empty["score"] == 1.0
+    assert empty["expectsNone"] is True
+    padded = score_case(case, result("Work log.md"))
+    assert padded["passed"] is False
+    assert padded["score"] == 0.0
+    assert padded["returned"] == 1
+    # without the key, a case keeps its other dimensions only (the old rule)
+    assert score_case({"query": "q"}, result("Work log.md"))["passed"] is True
+
+
+def test_empty_targets_fail_even_when_content_matches() -> None:
+    case = {"query": "q", "targets": [], "expectContentAny": ["Work"]}
+    assert score_case(case, result("Work log.md"))["passed"] is False
+
+
+def test_rank_and_hit_at_10(tmp_path: Path, demo: tuple[Path, Path]) -> None:
+    vault, db = demo
+    cases = tmp_path / "cases.json"
+    cases.write_text(
+        json.dumps(
+            [
+                {"name": "found", "query": "Cobra", "targets": ["Projects/Cobra CLI 框架.md"]},
+                {"name": "none", "query": "zyzzogeton", "targets": []},
+                {"name": "padded", "query": "Cobra", "targets": []},
+            ]
+        )
+    )
+    out = run_inprocess("eval", cases, "--vault", vault, "--db", db, "--json")
+    assert out.code == 1  # the padded no-answer case fails
+    data = out.json()
+    by_name = {c["name"]: c for c in data["cases"]}
+    assert by_name["found"]["rank"] == 1
+    assert by_name["found"]["top10Hit"] is True
+    assert by_name["none"]["passed"] is True
+    assert by_name["padded"]["passed"] is False
+    assert data["hitAt10"] == 1.0
+    assert (data["noAnswerCases"], data["noAnswerEmpty"]) == (2, 1)
+    text = run_inprocess("eval", cases, "--vault", vault, "--db", db, "--no-refresh")
+    assert "hit@10 1.00" in text.stdout
+    assert "expected no answer, got" in text.stdout

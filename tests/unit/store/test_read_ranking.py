@@ -1,4 +1,4 @@
-"""Lookup's bounded stage-1 ranking in store/read.py (issue 11's speed target).
+"""Lookup's bounded stage-1 ranking in store/lookup.py (issue 11's speed target).
 
 ``ranked_field_hits`` ranks only the first candidate pool that fills the page and counts the
 total without BM25. These tests build a vault where the pools bite (more candidates than the
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from notedex.query.lookup import _exact_names
+from notedex.store import lookup as lookup_sql
 from notedex.store import read
 from notedex.store.connect import connect_readonly
 from notedex.vault.text import fts_phrase
@@ -68,7 +69,7 @@ def conn(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
 def _args(conn: sqlite3.Connection, question: str) -> tuple[list[tuple[int, str]], list[int]]:
     words = question.split()
     matches = [(i, e) for i, e in enumerate(fts_phrase(w) for w in words) if e is not None]
-    return matches, list(_exact_names(conn, words))
+    return matches, list(_exact_names(conn, words)[0])
 
 
 def _key(row: sqlite3.Row) -> tuple[object, ...]:
@@ -83,27 +84,51 @@ def _key(row: sqlite3.Row) -> tuple[object, ...]:
     )
 
 
-QUESTIONS = ["alpha", "beta", "epsilon", "alpha beta", "beta alpha", "alpha beta gamma"]
+QUESTIONS = [
+    "alpha",
+    "beta",
+    "epsilon",
+    "alpha beta",
+    "beta alpha",
+    "alpha beta gamma",
+    "alpha delta",
+]
 FILTERS = [{}, {"tag": "alpha"}, {"tag": "gamma"}, {"note_type": "t"}]
+
+
+def _weights(matches: list[tuple[int, str]], rarer: str | None) -> list[int] | None:
+    """Term weights (issue 30's weighted coverage): None (equal), the first or the last term
+    rarer than the rest, so pool 4 takes either of its two forms."""
+    if rarer is None:
+        return None
+    weights = [1] * len(matches)
+    weights[0 if rarer == "first" else -1] = 3
+    return weights
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
 @pytest.mark.parametrize("filters", FILTERS)
+@pytest.mark.parametrize("rarer", [None, "first", "last"])
 def test_every_page_is_the_page_of_the_full_ranking(
-    conn: sqlite3.Connection, question: str, filters: dict[str, str]
+    conn: sqlite3.Connection, question: str, filters: dict[str, str], rarer: str | None
 ) -> None:
     matches, exact = _args(conn, question)
+    weights = _weights(matches, rarer)
     tag, note_type = filters.get("tag"), filters.get("note_type")
-    everything = read._ranked(conn, matches, read._json_ints(exact), tag, note_type, 10**6, None)
+    everything = lookup_sql._ranked(
+        conn, matches, lookup_sql._json_ints(exact), tag, note_type, 10**6, None, weights=weights
+    )
     # the filters keep the unfiltered order (an oracle that shares no filter SQL with lookup)
-    unfiltered = read._ranked(conn, matches, read._json_ints(exact), None, None, 10**6, None)
+    unfiltered = lookup_sql._ranked(
+        conn, matches, lookup_sql._json_ints(exact), None, None, 10**6, None, weights=weights
+    )
     allowed = {n["file_id"] for n in read.notes(conn, tag=tag, note_type=note_type)}
     assert [_key(r) for r in everything] == [_key(r) for r in unfiltered if r[0] in allowed]
     if not filters:
         assert len(everything) > 14  # the pages are narrowed: the pools have work to skip
     for limit in (1, 2, 3, 5, 8, 10, 15, 20, 30, len(everything) or 1, len(everything) + 5):
-        total, rows = read.ranked_field_hits(
-            conn, matches, exact, tag=tag, note_type=note_type, limit=limit
+        total, rows = lookup_sql.ranked_field_hits(
+            conn, matches, exact, tag=tag, note_type=note_type, limit=limit, weights=weights
         )
         assert total == len(everything), (question, filters, limit)
         assert [_key(r) for r in rows] == [_key(r) for r in everything[:limit]], (limit, filters)
@@ -113,17 +138,17 @@ def test_the_pools_bite(conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatc
     """The page of a one-term and a two-term question comes from a pool, not from ranking
     every candidate: the work is bounded by the pool."""
     used: list[str | None] = []
-    ranked = read._ranked
+    ranked = lookup_sql._ranked
 
     def spy(*args: object, **kwargs: bool) -> list[sqlite3.Row]:
         used.append(args[-1])  # type: ignore[arg-type]
         return ranked(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(read, "_ranked", spy)
+    monkeypatch.setattr(lookup_sql, "_ranked", spy)
     for question in ("alpha", "alpha beta", "epsilon"):
         used.clear()
         matches, exact = _args(conn, question)
-        total, rows = read.ranked_field_hits(conn, matches, exact, limit=5)
+        total, rows = lookup_sql.ranked_field_hits(conn, matches, exact, limit=5)
         assert total > 14 and len(rows) == 5
         assert used and used[-1] is not None, (question, used)
     # epsilon: its one pool, the title hits; the "" shortcut (no rowid test) is gone, since a
@@ -133,7 +158,7 @@ def test_the_pools_bite(conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatc
 
 def test_the_tiers_come_first_exact_names_then_titles_then_tags(conn: sqlite3.Connection) -> None:
     matches, exact = _args(conn, "alpha")
-    _total, rows = read.ranked_field_hits(conn, matches, exact, limit=200)
+    _total, rows = lookup_sql.ranked_field_hits(conn, matches, exact, limit=200)
     tiers = [r["tier"] for r in rows]
     assert tiers == sorted(tiers) and tiers[0] == 1 and tiers[-1] == 3
     paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, [r["file_id"] for r in rows])}
@@ -145,7 +170,7 @@ def test_the_tiers_come_first_exact_names_then_titles_then_tags(conn: sqlite3.Co
 
 def test_a_miss_counts_nothing_and_ranks_nothing(conn: sqlite3.Connection) -> None:
     matches, exact = _args(conn, "zyzzogeton")
-    assert read.ranked_field_hits(conn, matches, exact, limit=10) == (0, [])
+    assert lookup_sql.ranked_field_hits(conn, matches, exact, limit=10) == (0, [])
 
 
 @pytest.mark.parametrize("seek", [0, 1000])
@@ -154,7 +179,8 @@ def test_the_pages_are_the_same_whether_exact_names_are_sought_or_scanned(
 ) -> None:
     """A few exact names are ranked by rowid seeks, more by a scan (``_SEEK_EXACT``): both
     ways give every page of the full ranking."""
-    monkeypatch.setattr(read, "_SEEK_EXACT", seek)
+    monkeypatch.setattr(lookup_sql, "_SEEK_EXACT", seek)
     for question in QUESTIONS:
         for filters in FILTERS:
-            test_every_page_is_the_page_of_the_full_ranking(conn, question, filters)
+            test_every_page_is_the_page_of_the_full_ranking(conn, question, filters, None)
+            test_every_page_is_the_page_of_the_full_ranking(conn, question, filters, "last")
