@@ -18,6 +18,7 @@ import sqlite3
 from pathlib import Path
 
 from notedex.store.connect import BUSY_TIMEOUT_MS
+from notedex.store.database import note_live_change
 from notedex.store.schema import REBUILD_SUFFIX, SCHEMA_VERSION
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -82,6 +83,7 @@ def install(built: Path, live: Path) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(built.with_name(built.name + side))
         os.replace(built, live)
+        note_live_change("installed")
         _sync_dir(live.parent)
         return
     source = sqlite3.connect(f"file:{built}?mode=ro", uri=True)
@@ -89,6 +91,7 @@ def install(built: Path, live: Path) -> None:
     try:
         target.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         source.backup(target)  # one step: one write transaction on the live file
+        note_live_change("installed")
         with contextlib.suppress(sqlite3.Error):
             target.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
