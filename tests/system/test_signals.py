@@ -19,26 +19,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import wait_until
+from tests.system.groups import group_members, wait_for_workers
 
-GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
 UNCHANGED = "notedex: interrupted; the index is unchanged\n"
 INITIALIZE = (
     '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05",'
     '"capabilities":{},"clientInfo":{"name":"test","version":"1"}}}'
 )
-NOTES = 3000  # a build of a few seconds: the parse pool is running when the signal comes
-
-
-@pytest.fixture(scope="module")
-def big_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("signals") / "vault"
-    subprocess.run(
-        [sys.executable, str(GENVAULT), "--notes", str(NOTES), "--out", str(out)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return out
 
 
 def _command(vault: Path, db: Path, *extra: str) -> list[str]:
@@ -53,49 +40,6 @@ def _command(vault: Path, db: Path, *extra: str) -> list[str]:
         str(db),
         *extra,
     ]
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                found += [int(word) for word in f.read().split()]
-        except OSError:
-            continue
-    return found
-
-
-def _group_members(pgid: int) -> list[int]:
-    members = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            if os.getpgid(int(name)) != pgid:
-                continue
-            with open(f"/proc/{name}/stat") as f:
-                state = f.read().rpartition(")")[2].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            members.append(int(name))
-    return members
-
-
-def _wait_for_workers(proc: subprocess.Popen[str] | int, db: Path) -> None:
-    """Until the build aside has begun and its parse workers run (the middle of the build)."""
-    pid = proc if isinstance(proc, int) else proc.pid
-    building = db.with_name(db.name + ".rebuild")
-    wait_until(
-        lambda: building.exists() and len(_children(pid)) >= 2,
-        timeout=120,
-        message="the parse workers to start",
-    )
 
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -114,7 +58,7 @@ def test_one_signal_to_the_group_stops_the_build_with_one_line(
         start_new_session=True,
     )
     try:
-        _wait_for_workers(proc, db)
+        wait_for_workers(proc, db)
         os.killpg(proc.pid, signum)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -124,7 +68,7 @@ def test_one_signal_to_the_group_stops_the_build_with_one_line(
     assert err == UNCHANGED and out == ""  # no worker's traceback, no second line
     assert not db.exists()  # no index that is not whole
     assert not db.with_name(db.name + ".rebuild").exists()
-    wait_until(lambda: not _group_members(proc.pid), timeout=30, message="no worker left")
+    wait_until(lambda: not group_members(proc.pid), timeout=30, message="no worker left")
 
 
 def test_a_second_signal_during_the_stop_ends_it_at_once(big_vault: Path, tmp_path: Path) -> None:
@@ -139,10 +83,10 @@ def test_a_second_signal_during_the_stop_ends_it_at_once(big_vault: Path, tmp_pa
         start_new_session=True,
     )
     try:
-        _wait_for_workers(proc, db)
+        wait_for_workers(proc, db)
         os.killpg(proc.pid, signal.SIGINT)
         time.sleep(0.01)
-        with_group = _group_members(proc.pid)
+        with_group = group_members(proc.pid)
         if with_group:
             os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
@@ -152,7 +96,7 @@ def test_a_second_signal_during_the_stop_ends_it_at_once(big_vault: Path, tmp_pa
     assert proc.returncode == 130, err
     assert err == UNCHANGED and out == ""
     assert not db.exists()
-    wait_until(lambda: not _group_members(proc.pid), timeout=30, message="no worker left")
+    wait_until(lambda: not group_members(proc.pid), timeout=30, message="no worker left")
 
 
 def test_ctrl_c_in_a_terminal_prints_one_line_and_no_traceback(
@@ -170,7 +114,7 @@ def test_ctrl_c_in_a_terminal_prints_one_line_and_no_traceback(
             os._exit(127)
     output = b""
     try:
-        _wait_for_workers(pid, db)
+        wait_for_workers(pid, db)
         os.write(master, b"\x03")  # Ctrl-C
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -149,6 +149,7 @@ class Daemon:
         exit_code = EXIT_OK
         log.info("starting", vault=str(self.cfg.vault), db=str(self.cfg.db), pid=os.getpid())
         try:
+            self._remove_leftovers()
             # Another schema version: built aside and swapped in before anything opens it.
             if not rebuild_other_version(
                 self.cfg.db, self._writer_at, lambda: self._startup_tick(supervisor)
@@ -296,6 +297,15 @@ class Daemon:
             verify=verify,
             follow_symlinks=self.cfg.follow_symlinks,
         )
+
+    def _remove_leftovers(self) -> None:
+        """A build file left by a stopped `index --full` (ARCHITECTURE "Leftover build files"):
+        removed now that this daemon holds the writer lock, so `status` no longer says
+        "rebuilding"."""
+        from notedex.indexing.rebuild import remove_leftovers
+
+        for path in remove_leftovers(self.cfg.db):
+            log.info("leftover build file removed", path=str(path), cause="a build was stopped")
 
     def _install_signal_handlers(self) -> None:
         # Handlers run on the main thread between bytecodes, possibly while that thread holds

@@ -83,7 +83,7 @@ def ensure_fresh(
     started = time.perf_counter()
     unchanged = (
         None
-        if full
+        if full or (index and build_left_over(cfg))
         else current_file_count(cfg.vault_dir, cfg.db_file, follow_symlinks=cfg.follow_symlinks)
     )
     if unchanged is not None:
@@ -105,10 +105,28 @@ def ensure_fresh(
             )
         return Freshness(BUSY)
     try:
-        notices: list[str] = []
+        notices = _remove_leftovers(cfg)
         return Freshness(APPLIED, _reconcile(cfg, full, progress, index, notices), notices)
     finally:
         lock.release()
+
+
+def _remove_leftovers(cfg: Config) -> list[str]:
+    """Under the writer lock: a build file left by a stopped `index --full` (issue 31.11)."""
+    from notedex.indexing.rebuild import remove_leftovers
+
+    return [
+        f"removed {path.name}, left by an `index --full` or a first index that was stopped"
+        for path in remove_leftovers(cfg.db)
+    ]
+
+
+def build_left_over(cfg: Config) -> bool:
+    """A build file beside the index (ARCHITECTURE "Leftover build files"): an `index` that
+    finds one takes the writer lock to remove it, even when nothing else changed."""
+    from notedex.store.schema import REBUILD_SUFFIX
+
+    return os.path.lexists(f"{cfg.db}{REBUILD_SUFFIX}")
 
 
 def recover_corrupt(cfg: Config, progress: Callable[[int, int], None] | None = None) -> Freshness:

@@ -36,6 +36,22 @@ def discard(path: Path) -> None:
             os.unlink(path.with_name(name))
 
 
+def remove_leftovers(live: Path) -> list[Path]:
+    """Remove the build file (and its side files) that a stopped build left beside ``live``: an
+    `index --full` killed with SIGKILL, or stopped by a second signal (issue 31.11). Call with
+    the writer lock held: without it the file may be another writer's build in progress.
+    Returns what was there."""
+    built = build_path(live)
+    found = [
+        built.with_name(name)
+        for name in (built.name, *(built.name + side for side in SIDE_FILES))
+        if os.path.lexists(built.with_name(name))
+    ]
+    if found:
+        discard(built)
+    return found
+
+
 def needs_build(live: Path) -> bool:
     """True when ``live`` has no index to keep serving while a new one is built: missing,
     empty, or a notedex index of another schema version (readers are refused it anyway). A file
