@@ -206,7 +206,7 @@ class IndexWriter:
         vault, a ``touch``): their rows take the disk's etag in place."""
         now = time.time_ns()
         rows = [
-            (self.disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id)
+            (self.disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, vf.ctime_ns, known.id)
             for vf, known in unchanged
         ]
         if rows:
