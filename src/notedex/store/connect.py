@@ -309,7 +309,9 @@ class WriterLock:
         self._role = role
         if not keep_since:
             self._since = time.time()
-        text = f"{role} {os.getpid()} {self._since!r} {self._state}".ljust(_RECORD_WIDTH)
+        # The state only when there is one: the plain record stays what earlier versions read.
+        state = f" {self._state}" if self._state else ""
+        text = f"{role} {os.getpid()} {self._since!r}{state}".ljust(_RECORD_WIDTH)
         os.pwrite(self._fd, f"{text}\n".encode(), 0)
         os.ftruncate(self._fd, len(text) + 1)
 
