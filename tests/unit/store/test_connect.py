@@ -89,3 +89,24 @@ print("ok")
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_the_lock_record_says_what_the_holder_does(tmp_path: Path) -> None:
+    """The daemon's state in its record (issue 31.9): readers see "rebuilding" while it is
+    set, and the plain three-field record once it is cleared."""
+    from notedex.store.connect import REBUILDING, WriterLock, lock_holder
+
+    path = tmp_path / "index.db.lock"
+    lock = WriterLock(path)
+    assert lock.acquire("daemon")
+    try:
+        since = lock_holder(path)
+        assert since is not None and since.state == ""
+        lock.set_state(REBUILDING)
+        holder = lock_holder(path)
+        assert holder is not None and (holder.role, holder.state) == ("daemon", REBUILDING)
+        assert holder.since == since.since  # the same holder, only its state changed
+        lock.set_state("")
+        assert len(path.read_text(encoding="utf-8").split()) == 3
+    finally:
+        lock.release()
