@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,3 +30,20 @@ def small_vault(vault: Path) -> Path:
     write(vault / "sub" / "deep" / "d.md", note("Delta", links="[[c]]"))
     write(vault / "img.png", "not really a png")
     return vault
+
+
+GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
+
+
+@pytest.fixture(scope="module")
+def big_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """3,000 generated notes (bench/genvault.py): an index of a few seconds, long enough to
+    signal or kill it mid-build, while its parse workers run. Read-only for the tests."""
+    out = tmp_path_factory.mktemp("generated") / "vault"
+    subprocess.run(
+        [sys.executable, str(GENVAULT), "--notes", "3000", "--out", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return out

@@ -25,7 +25,12 @@ def main(argv: "Sequence[str] | None" = None) -> int:
     """Run one command line; ``argv`` None: the process's own (the launcher, ``-m notedex``),
     which then ends without the interpreter's shutdown when it safely can (``_exit_now``)."""
     ran: list[str] = []
-    code = _run(sys.argv[1:] if argv is None else argv, ran)
+    try:
+        code = _run(sys.argv[1:] if argv is None else argv, ran, own_process=argv is None)
+    except KeyboardInterrupt:  # a stop signal in the moment `_run` reported its code
+        code = _say_interrupted()
+    if argv is None and _stopped_by:
+        _exit_now(code, stopped=True)  # a stopped command's parse pool is not waited for
     if argv is None and ran and ran[0] in FAST_COMMANDS:
         _exit_now(code)
     return code
@@ -37,7 +42,7 @@ join (``threading`` comes with logging, multiprocessing, concurrent.futures, asy
 writer's parse pool), temporary files to remove, a writer's connection to close."""
 
 
-def _exit_now(code: int) -> None:
+def _exit_now(code: int, *, stopped: bool = False) -> None:
     """End a query's process at once, with ``code``, when the shutdown has nothing to do.
 
     The interpreter's shutdown (finalising every module and object) costs about 4 ms: a
@@ -46,21 +51,27 @@ def _exit_now(code: int) -> None:
     up: its read-only connection holds no lock the exit does not release, and stdout and
     stderr are flushed here first. Anything else (another command, a thread, a temporary
     file, a writer, a flush that fails) ends the ordinary way.
+
+    ``stopped``: a stop signal ended the command, whose ``finally`` blocks have run (the build
+    file removed, the lock released); its parse pool may hold a half-written answer that the
+    shutdown would wait on for good (issue 31.8), so the process ends here whatever is loaded.
     """
-    if any(name in sys.modules for name in _SHUTDOWN_WORK):
+    if not stopped and any(name in sys.modules for name in _SHUTDOWN_WORK):
         return
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:
-        return  # the ordinary exit reports or silences it
+        if not stopped:
+            return  # the ordinary exit reports or silences it
     import os
 
     os._exit(code)
 
 
-def _run(argv: "Sequence[str]", ran: list[str]) -> int:
-    """The command line's exit code; ``ran`` gets the name of the command that ran."""
+def _run(argv: "Sequence[str]", ran: list[str], *, own_process: bool = False) -> int:
+    """The command line's exit code; ``ran`` gets the name of the command that ran.
+    ``own_process``: the process is this command's (``main()``), so its signals are ours."""
     hoisted = hoist_globals(argv)
     if isinstance(hoisted, str):
         print(f"notedex: error: {hoisted}", file=sys.stderr)
@@ -74,6 +85,8 @@ def _run(argv: "Sequence[str]", ran: list[str]) -> int:
         if args is None:
             return EXIT_USAGE
     ran.append(args.command)
+    if own_process and args.command not in _OWN_SIGNALS:
+        _catch_stop_signals()
     try:
         code = COMMANDS[args.command].handler(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit where it would cost the code
@@ -84,7 +97,7 @@ def _run(argv: "Sequence[str]", ran: list[str]) -> int:
         print(f"notedex: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return _say_interrupted()
     except BrokenPipeError:
         # The reader went away (`| head`) before the command knew its exit code: not an error.
         silence_stdout()
@@ -92,8 +105,9 @@ def _run(argv: "Sequence[str]", ran: list[str]) -> int:
     except Exception as exc:
         if _interrupted():
             # Ctrl-C inside SQLite (one of our SQL functions) surfaces as "user-defined
-            # function raised exception": the user's, not a bug.
-            return EXIT_INTERRUPTED
+            # function raised exception", a stop signal in a long statement as "interrupted"
+            # (store.database's progress handler): the user's, not a bug.
+            return _say_interrupted()
         if getattr(args, "debug", False):
             raise
         print(
@@ -102,23 +116,117 @@ def _run(argv: "Sequence[str]", ran: list[str]) -> int:
         )
         return EXIT_INTERNAL
     finally:
-        _settled()
-
-
-def _settled() -> None:
-    """The exit code is decided. After a writer ran, the interpreter still joins its parse pool
-    at exit; a Ctrl-C in that window would end the process by the signal (-2) instead of with the
-    code (docs/cli.md, "Exit codes"), so it is ignored from here on."""
-    if "notedex.indexing.pool" in sys.modules:
-        import signal
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if own_process:
+            _settled()
 
 
 def _interrupted() -> bool:
-    """Ctrl-C reached one of the writer's SQL functions (store.database records it)."""
+    """Ctrl-C reached one of the writer's SQL functions (store.database records it), or a
+    stop signal aborted a statement."""
     database = sys.modules.get("notedex.store.database")
-    return database is not None and bool(database.take_interrupt())
+    return bool(_stopped_by) or (database is not None and bool(database.take_interrupt()))
+
+
+# -- stop signals (ARCHITECTURE "Stop signals", issue 31.8) -------------------------------------
+# The first SIGINT or SIGTERM stops the command: KeyboardInterrupt in the main thread, the parse
+# pool's workers killed, a long SQLite statement aborted by the writer's progress handler; one
+# line on stderr and exit 130 (143). A second signal while it stops ends the process at once.
+# The C module `_signal` (loaded by every interpreter): `signal` would import enum, 2 ms a query.
+
+INTERRUPTED_WHAT = {
+    "": "the index is unchanged",
+    "committed": "the index keeps the changes committed so far (each a consistent state); "
+    "`notedex index` applies the rest",
+    "installed": "the new index was already in place",
+}
+"""What the one line says, by what this process had done to the live index (store.database's
+``live_index_change``)."""
+_OWN_SIGNALS = frozenset({"daemon"})
+"""Commands that handle SIGINT and SIGTERM themselves (the daemon drains its queue first)."""
+_SIGINT, _SIGTERM = 2, 15
+_stopped_by: list[int] = []
+"""The signal that stopped the command, once one did."""
+_said: list[bool] = []
+
+
+def _c_signal() -> "Any":
+    return sys.modules.get("_signal") or __import__("_signal")
+
+
+def _catch_stop_signals() -> None:
+    import os
+
+    global _own_pid
+    _own_pid = os.getpid()
+    c_signal = _c_signal()
+    for signum in (_SIGINT, _SIGTERM):
+        c_signal.signal(signum, _on_stop_signal)
+
+
+_own_pid = 0
+
+
+def _on_stop_signal(signum: int, frame: object) -> None:
+    import os
+
+    if os.getpid() != _own_pid:
+        # A parse worker forked a moment ago, before its initializer set its own handlers.
+        os._exit(128 + signum)
+    if _stopped_by:  # the second signal: no more waiting
+        _say_interrupted()
+        os._exit(128 + _stopped_by[0])
+    _stopped_by.append(signum)
+    pool = sys.modules.get("notedex.indexing.pool")
+    if pool is not None:
+        pool.stop_workers()
+    database = sys.modules.get("notedex.store.database")
+    if database is not None:
+        database.request_stop()  # the writer's next long statement is aborted
+    # Where Python cannot pass it on (an at-fork hook while the pool starts a worker, a
+    # __del__), the KeyboardInterrupt is "ignored" with a traceback: kept quiet below; the
+    # killed workers and the aborted statements stop the command all the same.
+    sys.unraisablehook = _quiet_interrupts
+    raise KeyboardInterrupt
+
+
+def _quiet_interrupts(unraisable: "Any") -> None:
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
+
+
+def _say_interrupted() -> int:
+    """Print the one line an interrupted command leaves (once); its exit code."""
+    import os
+
+    if not _said:
+        _said.append(True)
+        database = sys.modules.get("notedex.store.database")
+        what = INTERRUPTED_WHAT[database.live_index_change() if database is not None else ""]
+        try:
+            sys.stderr.flush()
+        except Exception:
+            pass
+        # On a terminal, a progress bar (or the echoed ^C) may hold the line: start a new one.
+        start = "\n" if os.isatty(2) else ""
+        try:
+            os.write(2, f"{start}notedex: interrupted; {what}\n".encode())
+        except OSError:
+            pass
+    return 128 + _stopped_by[0] if _stopped_by else EXIT_INTERRUPTED
+
+
+def _settled() -> None:
+    """The exit code is decided. The interpreter may still join a parse pool at exit (quickly:
+    it was shut down); a signal in that window would end the process by the signal (-2)
+    instead of with the code (docs/cli.md, "Exit codes"), so both are ignored from here on.
+    Not a handler that exits: the interpreter's finalisation puts SIG_DFL back in place of
+    Python handlers, not of SIG_IGN."""
+    c_signal = _c_signal()
+    try:
+        for signum in (_SIGINT, _SIGTERM):
+            c_signal.signal(signum, c_signal.SIG_IGN)
+    except ValueError:
+        pass  # not the main thread
 
 
 # -- the fast path ----------------------------------------------------------------------------

@@ -114,7 +114,8 @@ def _open(cfg: "Config", args: "argparse.Namespace") -> "sqlite3.Connection":
 
     if not getattr(args, "no_refresh", False):
         refresh(cfg)
-    return connect_readonly(cfg.db_file)
+    # `status` answers while the daemon rebuilds (and says so); other readers exit 75 then.
+    return connect_readonly(cfg.db_file, rebuilding_ok=args.command == "status")
 
 
 def _emitted_json(args: "argparse.Namespace", data: "Any") -> bool:
@@ -229,11 +230,11 @@ def _answered(
             raise
         if getattr(args, "no_refresh", False):
             from notedex.errors import IndexCorrupt
+            from notedex.indexing.freshness import corrupt_advice
 
+            reason = getattr(exc, "reason", None) or str(exc)
             raise IndexCorrupt(
-                cfg.db_file,
-                f"{exc}; `notedex index` sets it aside and rebuilds it",
-                not_a_database=False,
+                cfg.db_file, f"{reason}; {corrupt_advice(cfg)}", not_a_database=False
             ) from exc
     from notedex.indexing.freshness import recover_corrupt
 

@@ -22,12 +22,17 @@ from pathlib import Path
 
 from notedex.daemon.batcher import FILTERS, MAINTENANCE, Batch, Batcher, Hint
 from notedex.daemon.logging import get_logger
-from notedex.daemon.recovery import index_files, replaced_cause, set_aside_logged
+from notedex.daemon.recovery import (
+    index_files,
+    no_index_file,
+    replaced_cause,
+    set_aside_logged,
+)
 from notedex.errors import IndexDiskFull, NotedexError, VaultNotFound
 from notedex.indexing.apply import ApplyReport
 from notedex.indexing.hints import needs_vault_walk, other_names
 from notedex.indexing.reconcile import _at_or_under, apply_paths, reconcile
-from notedex.store.connect import is_corrupt
+from notedex.store.connect import REBUILDING, is_corrupt
 from notedex.store.database import translate, writer_errors
 from notedex.store.writer import IndexWriter
 from notedex.vault.text import nfc
@@ -92,9 +97,13 @@ class Indexer:
         stop: threading.Event | None = None,
         fault: str | None = None,
         git_wait_cap: float = GIT_WAIT_CAP,
+        mark: Callable[[str], None] | None = None,
     ) -> None:
         self._open_writer = open_writer
         self._stop = stop or threading.Event()
+        self._mark_state = mark
+        """Puts the daemon's state in its lock record (``WriterLock.set_state``): readers are
+        told "rebuilding" (exit 75) while the index it has open holds no files yet."""
         self.writer = self._open()
         self.files = index_files(self.writer.db_path)
         """(dev, inode) of the index, its -wal and -shm as opened: an operator may delete them."""
@@ -235,6 +244,8 @@ class Indexer:
         )
         if self.files[0] == index_files(self.writer.db_path)[0]:
             self.writer.checkpoint()
+        if self._mark_state is not None and no_index_file(self.writer.db_path):
+            self._mark_state(REBUILDING)  # before a reader can see the new, empty file
         self._reopen()
 
     def apply(self, paths: Sequence[str]) -> ApplyReport:
@@ -322,6 +333,8 @@ class Indexer:
         finally:
             release_memory()
         self._mark_batch(rescan={"started": began, **report.as_dict()})
+        if self._mark_state is not None:
+            self._mark_state("")  # whatever was being rebuilt is whole now
         self._vault_retries = 0
         log.info(
             "rescan done",
@@ -482,10 +495,14 @@ class Indexer:
         return paths + [p for p in self._batcher.take_now() if p not in seen]
 
     def _open(self) -> IndexWriter:
-        """A writer as the thread uses it: stopped by the daemon's flag, checkpointed when idle."""
+        """A writer as the thread uses it: stopped by the daemon's flag, checkpointed when idle.
+        An index with no files (new, set aside, its files deleted) is being rebuilt until the
+        next rescan completes: the lock record says so (ARCHITECTURE "Repair messages")."""
         writer = self._open_writer()
         writer.stop = self._stop.is_set
         writer.set_checkpoint_pages(BUSY_CHECKPOINT_PAGES)
+        if self._mark_state is not None and not writer.has_files():
+            self._mark_state(REBUILDING)
         return writer
 
     def _reopen(self) -> None:
@@ -504,6 +521,8 @@ class Indexer:
         """Move the corrupt index aside (a log line names where) and open a new one."""
         db = self.writer.db_path
         self.writer.close()
+        if self._mark_state is not None:
+            self._mark_state(REBUILDING)
         set_aside_logged(db, exc)
         try:
             with writer_errors(db):

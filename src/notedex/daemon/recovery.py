@@ -24,6 +24,7 @@ from notedex.store.writer import IndexWriter
 log = get_logger("notedex.daemon")
 
 FileIds = tuple[tuple[int, int] | None, ...]
+_waiting_for = [0]  # the pid of the writer whose lock this daemon waits to take back
 _NAMES = ("the index", "its -wal file", "its -shm file")
 
 
@@ -62,8 +63,16 @@ def set_aside_logged(db: Path, exc: BaseException) -> Path:
     return moved
 
 
-def open_checked(db: Path, new_writer: Callable[[bool], IndexWriter], verify: bool) -> IndexWriter:
-    """``new_writer(verify)``; a corrupt index is set aside and a new one opened."""
+def open_checked(
+    db: Path,
+    new_writer: Callable[[bool], IndexWriter],
+    verify: bool,
+    rebuilding: Callable[[], None] | None = None,
+) -> IndexWriter:
+    """``new_writer(verify)``; a corrupt index is set aside and a new one opened.
+    ``rebuilding`` runs before a new index is made (the lock record says so, for readers)."""
+    if rebuilding is not None and no_index_file(db):
+        rebuilding()
     try:
         with writer_errors(db):
             return new_writer(verify)
@@ -71,8 +80,18 @@ def open_checked(db: Path, new_writer: Callable[[bool], IndexWriter], verify: bo
         if not is_corrupt(exc):
             raise
         set_aside_logged(db, exc)
+        if rebuilding is not None:
+            rebuilding()
         with writer_errors(db):
             return new_writer(False)
+
+
+def no_index_file(db: Path) -> bool:
+    """Opening ``db`` makes a new index: it is missing or empty."""
+    try:
+        return os.stat(db).st_size == 0
+    except OSError:
+        return True
 
 
 def lock_still_held(lock: WriterLock | None) -> bool:
@@ -84,6 +103,19 @@ def lock_still_held(lock: WriterLock | None) -> bool:
         log.warning("lock file deleted or replaced", lock=lock.path, action="locked it again")
         return True
     holder = lock_holder(lock.path)
+    if holder is not None and holder.role != "daemon":
+        # An `index` or a query's refresh found no lock file (the state folder was removed)
+        # and took the new one: it ends soon; take the lock back then rather than leave the
+        # vault unwatched (issue 31.9). Only another daemon makes this one stop.
+        if holder.pid != _waiting_for[0]:
+            _waiting_for[0] = holder.pid
+            log.warning(
+                "another writer holds the lock for now",
+                lock=lock.path,
+                holder=holder.pid,
+                action="taking it back when it ends",
+            )
+        return True
     log.error(
         "another process took the writer lock",
         lock=lock.path,

@@ -43,7 +43,8 @@ from notedex.errors import (
     NotedexError,
     VaultNotFound,
 )
-from notedex.store.connect import WriterLock, lock_holder
+from notedex.indexing.rebuild import other_version
+from notedex.store.connect import REBUILDING, WriterLock, lock_holder
 from notedex.store.writer import IndexWriter
 
 log = get_logger("notedex.daemon")
@@ -149,17 +150,22 @@ class Daemon:
         exit_code = EXIT_OK
         log.info("starting", vault=str(self.cfg.vault), db=str(self.cfg.db), pid=os.getpid())
         try:
+            self._remove_leftovers()
             # Another schema version: built aside and swapped in before anything opens it.
+            if other_version(self.cfg.db):  # readers: exit 75, not "run `notedex index --full`"
+                self._mark_state(REBUILDING)
             if not rebuild_other_version(
                 self.cfg.db, self._writer_at, lambda: self._startup_tick(supervisor)
             ):
                 return exit_code
+            self._mark_state("")
             indexer = Indexer(
                 self._open_writer,
                 batcher,
                 git_dir=find_git_dir(self.cfg.vault),
                 stop=self.stop,
                 fault=self.fault,
+                mark=self._mark_state,
             )
             supervisor.start()
             try:
@@ -279,7 +285,9 @@ class Daemon:
         sets a corrupt one aside, with a log line naming where (ARCHITECTURE "Recovery")."""
         verify = not self._verified
         self._verified = True
-        return open_checked(self.cfg.db, self._new_writer, verify)
+        return open_checked(
+            self.cfg.db, self._new_writer, verify, lambda: self._mark_state(REBUILDING)
+        )
 
     def _writer_at(self, db: Path) -> IndexWriter:
         """A writer on ``db`` (the build of another schema version, made aside)."""
@@ -296,6 +304,21 @@ class Daemon:
             verify=verify,
             follow_symlinks=self.cfg.follow_symlinks,
         )
+
+    def _mark_state(self, state: str) -> None:
+        """The daemon's state in its lock record, which readers read (``REBUILDING``: they
+        exit 75 with "the daemon is rebuilding the index; try again in a moment")."""
+        if self.lock is not None:
+            self.lock.set_state(state)
+
+    def _remove_leftovers(self) -> None:
+        """A build file left by a stopped `index --full` (ARCHITECTURE "Leftover build files"):
+        removed now that this daemon holds the writer lock, so `status` no longer says
+        "rebuilding"."""
+        from notedex.indexing.rebuild import remove_leftovers
+
+        for path in remove_leftovers(self.cfg.db):
+            log.info("leftover build file removed", path=str(path), cause="a build was stopped")
 
     def _install_signal_handlers(self) -> None:
         # Handlers run on the main thread between bytecodes, possibly while that thread holds

@@ -1,6 +1,7 @@
 """The stdlib etag walk behind ``ensure_fresh()``: is the index current for this vault?
 
-It compares every file's (size, mtime_ns, inode) with the index. Anything new, gone, changed,
+It compares every file's (size, mtime_ns, inode, ctime_ns) with the index (the change time:
+an edit that keeps the size and puts the mtime back still moves it, issue 31.7). Anything new, gone, changed,
 racy (see store.etags), a note that could not be read last time, or a changed "Excluded files"
 list means "not current". Stdlib only: every query without a daemon runs it.
 
@@ -59,7 +60,7 @@ def current_file_count(
         from notedex.vault.walk import walk_vault  # dataclasses, typing, re: only when needed
 
         walk = walk_vault(vault, follow_outside=follow_symlinks)
-        disk = [(f.path, f.size, f.mtime_ns, f.inode) for f in walk.files]
+        disk = [(f.path, f.size, f.mtime_ns, f.inode, f.ctime_ns) for f in walk.files]
     if disk != indexed:
         return None
     if excluded_filters != excluded_filters_key(load_excluded_filters(vault)):
@@ -117,7 +118,15 @@ def _plain_listing(root: str) -> list[Etag] | None:
                         if info is None:
                             stack.append((disk + "/" + entry.name, prefix + name + "/"))
                         else:
-                            append((prefix + name, info.st_size, info.st_mtime_ns, info.st_ino))
+                            append(
+                                (
+                                    prefix + name,
+                                    info.st_size,
+                                    info.st_mtime_ns,
+                                    info.st_ino,
+                                    info.st_ctime_ns,
+                                )
+                            )
             finally:
                 os.close(fd)
     except (OSError, UnicodeEncodeError):

@@ -83,7 +83,7 @@ def ensure_fresh(
     started = time.perf_counter()
     unchanged = (
         None
-        if full
+        if full or (index and build_left_over(cfg))
         else current_file_count(cfg.vault_dir, cfg.db_file, follow_symlinks=cfg.follow_symlinks)
     )
     if unchanged is not None:
@@ -105,10 +105,28 @@ def ensure_fresh(
             )
         return Freshness(BUSY)
     try:
-        notices: list[str] = []
+        notices = _remove_leftovers(cfg)
         return Freshness(APPLIED, _reconcile(cfg, full, progress, index, notices), notices)
     finally:
         lock.release()
+
+
+def _remove_leftovers(cfg: Config) -> list[str]:
+    """Under the writer lock: a build file left by a stopped `index --full` (issue 31.11)."""
+    from notedex.indexing.rebuild import remove_leftovers
+
+    return [
+        f"removed {path.name}, left by an `index --full` or a first index that was stopped"
+        for path in remove_leftovers(cfg.db)
+    ]
+
+
+def build_left_over(cfg: Config) -> bool:
+    """A build file beside the index (ARCHITECTURE "Leftover build files"): an `index` that
+    finds one takes the writer lock to remove it, even when nothing else changed."""
+    from notedex.store.schema import REBUILD_SUFFIX
+
+    return os.path.lexists(f"{cfg.db}{REBUILD_SUFFIX}")
 
 
 def recover_corrupt(cfg: Config, progress: Callable[[int, int], None] | None = None) -> Freshness:
@@ -121,14 +139,7 @@ def recover_corrupt(cfg: Config, progress: Callable[[int, int], None] | None = N
 
     lock = WriterLock(cfg.lock_file)
     if not lock.acquire("index", wait=WRITER_WAIT if _daemon(cfg) is None else 0.0):
-        who = lock_holder(cfg.lock_file)
-        raise IndexCorrupt(
-            cfg.db_file,
-            f"{'the daemon' if who and who.role == DAEMON else 'another writer'} "
-            f"(pid {who.pid if who else '?'}) holds the writer lock; restart the daemon, which "
-            "checks the index at start and rebuilds a damaged one",
-            not_a_database=False,
-        )
+        raise IndexCorrupt(cfg.db_file, corrupt_advice(cfg), not_a_database=False)
     try:
         notices: list[str] = []
         report = _rebuild(
@@ -140,6 +151,20 @@ def recover_corrupt(cfg: Config, progress: Callable[[int, int], None] | None = N
         return Freshness(APPLIED, report, notices)
     finally:
         lock.release()
+
+
+def corrupt_advice(cfg: Config) -> str:
+    """What to do about a corrupt index, by who holds the writer lock: with a daemon, never
+    "run `notedex index`" (issue 31.9: a script that obeys would compete with the daemon)."""
+    who = lock_holder(cfg.lock_file)
+    if who is None:
+        return "`notedex index` sets it aside and rebuilds it"
+    if who.role == DAEMON:
+        return (
+            f"the daemon (pid {who.pid}) sets a damaged index aside and rebuilds it when it "
+            "starts and when its writer meets the damage; if this lasts, restart the daemon"
+        )
+    return f"another writer (pid {who.pid}) holds the writer lock; try again when it is done"
 
 
 def rescan_by_daemon(
@@ -165,7 +190,7 @@ def rescan_by_daemon(
         ) from exc
     deadline = time.monotonic() + timeout
     while True:
-        conn = connect_readonly(cfg.db_file)
+        conn = connect_readonly(cfg.db_file, rebuilding_ok=True)  # waits for it anyway
         try:
             done = json.loads(read.meta(conn).get("last_rescan", "null"))
         finally:

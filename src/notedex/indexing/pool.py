@@ -52,8 +52,58 @@ def die_with_parent() -> None:
         os._exit(0)
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent)
+def start_worker() -> None:
+    """Worker initializer: end with the parent, and leave the stop signals to it.
+
+    A Ctrl-C in a terminal, ``timeout -s INT`` and a supervisor signal the whole process group:
+    the workers too. A worker that took SIGINT printed multiprocessing's traceback (read as a
+    crash) and could leave the pool waiting on a pipe for good (issue 31.8). It ignores SIGINT;
+    SIGTERM ends it silently (the default action: a fork inherits the CLI's Python handler,
+    which would raise KeyboardInterrupt here). The parent stops its workers itself
+    (``stop_workers``).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
+
+
+_live: set[ProcessPoolExecutor] = set()
+"""The pools of this process now running: ``stop_workers`` ends their workers."""
+_stopped: list[bool] = []
+
+
+@contextlib.contextmanager
+def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool for the ``with`` block. On the way out it waits for the chunks still
+    running (after an exception, not for those not started), or for nothing once
+    ``stop_workers`` has killed the workers."""
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=start_worker)
+    _live.add(pool)
+    failed = False
+    try:
+        yield pool
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        _live.discard(pool)
+        # Once stopped, never wait: a worker killed while it wrote its answer leaves half a
+        # message in the result pipe, which the pool's thread then waits on for good.
+        pool.shutdown(wait=not _stopped, cancel_futures=failed)
+
+
+def stop_workers() -> None:
+    """A stop signal reached this process (the CLI's handler, issue 31.8): end every worker of
+    every running pool at once. Waiting for their chunks took 7-9 s; a worker holds nothing
+    worth saving (the writer commits, the workers only parse and hash), so SIGKILL it. The
+    pools are then left as they are (not joined): the process ends soon after, with ``os._exit``
+    (``notedex.cli``)."""
+    _stopped.append(True)
+    for pool in list(_live):
+        processes = getattr(pool, "_processes", None) or {}
+        for process in list(processes.values()):
+            with contextlib.suppress(OSError, ValueError):
+                process.kill()
 
 
 @contextlib.contextmanager

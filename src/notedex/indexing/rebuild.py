@@ -18,6 +18,12 @@ KEPT = (
 )
 
 
+def remove_leftovers(db: Path) -> list[Path]:
+    """The build files a stopped build left beside ``db``, removed (``store.swap``); call with
+    the writer lock held."""
+    return swap.remove_leftovers(db)
+
+
 def needs_build(db: Path) -> bool:
     """No index to keep serving meanwhile: missing, empty, or of another schema version."""
     return swap.needs_build(db)

@@ -118,7 +118,8 @@ class Diff:
     to_hash: list[Renewed] = field(default_factory=list)
     """Notes whose content decides (``settle_by_hash``): racy, or a new etag of the same size."""
     rehashed: list[Renewed] = field(default_factory=list)
-    """Notes under a new etag whose content hash matched the index: unchanged, not parsed."""
+    """Notes under a new etag or change time whose content hash matched the index: unchanged,
+    not parsed."""
     relinked: list[Renewed] = field(default_factory=list)
     hashes: dict[str, str] = field(default_factory=dict)
     """Content hashes of upserted notes read by ``settle_by_hash`` (move pairing reuses them)."""
@@ -171,12 +172,14 @@ def _compare(
     if known is None or vf.path in unreadable or known.is_note != vf.is_note:
         diff.upserts.append(vf)
     elif known.same_etag(vf):
-        if known.is_note and (known.racy or forced):
+        if known.is_note and (known.racy or forced or not known.same_ctime(vf)):
             # Same (size, mtime, inode) but written within the file system's timestamp
-            # granularity of our last read, or an event said it changed (a same-size rewrite
-            # whose mtime was put back, a recreate that reused the inode): only the content
-            # can tell.
+            # granularity of our last read, or an event said it changed, or the change time
+            # moved (a same-size rewrite whose mtime was put back, a recreate that reused the
+            # inode; ARCHITECTURE "Freshness", its change time): only the content can tell.
             diff.to_hash.append((vf, known))
+        elif not known.same_ctime(vf):
+            diff.relinked.append((vf, known))  # an attachment: its row is its etag
     elif known.size != vf.size:  # a pending row's size (-1) never matches the disk
         diff.upserts.append(vf)
     elif known.is_note:
@@ -206,7 +209,7 @@ def settle_by_hash(writer: IndexWriter, diff: Diff) -> None:
             diff.upserts.append(vf)
             if content_hash is not None:
                 diff.hashes[vf.path] = content_hash
-        elif known.same_etag(vf):
+        elif known.same_etag(vf) and known.same_ctime(vf):
             diff.racy.append(vf.path)
         else:
             diff.rehashed.append((vf, known))
@@ -312,6 +315,7 @@ def _stat_file(vault: Path, disk_rel: str) -> VaultFile | None:
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
         inode=st.st_ino,
+        ctime_ns=st.st_ctime_ns,
     )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from notedex.errors import UsageError
 from notedex.query.find import find_note, read_note_text
 from notedex.store import read
-from notedex.store.connect import LockHolder, lock_holder, read_transaction
+from notedex.store.connect import REBUILDING, LockHolder, lock_holder, read_transaction
 from notedex.store.outline import decode_outline
 from notedex.store.schema import REBUILD_SUFFIX, SCHEMA_VERSION
 from notedex.vault.files import (
@@ -286,7 +286,10 @@ def status(
 
 def rebuilding(db: Path, holder: LockHolder | None) -> bool:
     """A full index is being built to be swapped in (store.swap): its file exists and a live
-    writer holds the lock (a build file left by a killed writer does not count)."""
+    writer holds the lock (a build file left by a killed writer does not count); or a daemon
+    repairs or rebuilds the index in place (its lock record says so)."""
+    if holder is not None and holder.state == REBUILDING:
+        return True
     return holder is not None and db.with_name(db.name + REBUILD_SUFFIX).exists()
 
 

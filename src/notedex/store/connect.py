@@ -68,6 +68,9 @@ def _flock(fd: int, *, unlock: bool = False) -> None:
     fcntl.flock(fd, fcntl.LOCK_UN if unlock else fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
+REBUILDING = "rebuilding"
+"""The daemon's state in the lock record while it repairs or rebuilds the index in place."""
+REBUILDING_MESSAGE = "the daemon is rebuilding the index; try again in a moment"
 BUSY_TIMEOUT_MS = 10_000
 READER_MMAP_BYTES = 1 << 30
 SQLITE_CORRUPT = 11
@@ -95,10 +98,17 @@ def _uri_path(path: str) -> str:
     return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 
 
-def connect_readonly(db_path: "StrPath") -> "sqlite3.Connection":
-    """A read-only connection to a current index, or IndexUnavailable with what to do."""
+def connect_readonly(db_path: "StrPath", *, rebuilding_ok: bool = False) -> "sqlite3.Connection":
+    """A read-only connection to a current index, or IndexUnavailable with what to do.
+
+    While a daemon repairs or rebuilds the index in place (its lock record says so, or the
+    file is missing under it), IndexRepairing (exit 75), unless ``rebuilding_ok`` (``status``
+    shows it; ``index`` waits for the daemon's rescan)."""
     db_path = os.fspath(db_path)
     if not os.path.exists(db_path):
+        repairing = _daemon_repairing(db_path, missing=True)
+        if repairing is not None:
+            raise repairing
         raise IndexUnavailable(f"no index at {db_path}; run `notedex index` first")
     uri = f"file:{_uri_path(os.path.abspath(db_path))}?mode=ro"
     try:
@@ -118,32 +128,66 @@ def connect_readonly(db_path: "StrPath") -> "sqlite3.Connection":
     version = int(row[0]) if row and str(row[0]).isdigit() else None
     if version != SCHEMA_VERSION:
         conn.close()
+        repairing = _daemon_repairing(db_path)  # a daemon rebuilds it for this version
+        if repairing is not None:
+            raise repairing
         raise IndexUnavailable(
             f"the index {db_path} has schema version {version}, this notedex needs "
             f"{SCHEMA_VERSION}; run `notedex index --full` to rebuild it"
         )
+    if not rebuilding_ok:
+        repairing = _daemon_repairing(db_path)
+        if repairing is not None:
+            conn.close()
+            raise repairing
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _daemon_repairing(
+    db_path: str, *, missing: bool = False, cause: str = ""
+) -> IndexRepairing | None:
+    """IndexRepairing when a daemon holds the lock and repairs or rebuilds the index (its
+    record says so; or ``missing``: the file is gone under it, and it makes a new one within a
+    second), else None. Readers are never told to run `notedex index`, which would compete
+    with the daemon (issue 31.9)."""
+    holder = lock_holder(f"{db_path}.lock")
+    if holder is None or holder.role != "daemon":
+        return None
+    if not (missing or cause or holder.state == REBUILDING):
+        return None
+    why = f"no index at {db_path}" if missing else cause or f"the index {db_path} is being rebuilt"
+    return IndexRepairing(f"{REBUILDING_MESSAGE} ({why}; daemon pid {holder.pid})")
 
 
 def _unreadable(db_path: str, exc: BaseException) -> IndexUnavailable:
     """Why a reader could not open the index, in words that say what to do."""
     code = sqlite_code(exc)
     if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
-        return IndexCorrupt(db_path, str(exc), not_a_database=code == SQLITE_NOTADB)
+        corrupt = IndexCorrupt(db_path, str(exc), not_a_database=code == SQLITE_NOTADB)
+        repairing = _daemon_repairing(db_path)
+        return corrupt if repairing is None else repairing
     if "no such table" in str(exc):
-        holder = lock_holder(f"{db_path}.lock")
-        if holder is not None and holder.role == "daemon":
-            return IndexRepairing(
-                f"the index {db_path} has no notedex tables right now (was its -wal file "
-                f"deleted?); the daemon (pid {holder.pid}) notices and rebuilds it: try again "
-                "in a few seconds"
-            )
-        return IndexUnavailable(
-            f"the index {db_path} has no notedex tables (was its -wal file deleted while a "
-            "writer ran?); run `notedex index --full` to rebuild it"
-        )
+        cause = f"the index {db_path} has no notedex tables ({_tables_gone_cause(db_path)})"
+        repairing = _daemon_repairing(db_path, cause=cause)
+        if repairing is not None:
+            return repairing
+        return IndexUnavailable(f"{cause}; run `notedex index --full` to rebuild it")
     return IndexUnavailable(f"cannot read the index {db_path}: {exc}")
+
+
+def _tables_gone_cause(db_path: str) -> str:
+    """Why an index file has no tables, from what is on disk: an empty (truncated) file is
+    not blamed on a deleted -wal (issue 31.9)."""
+    try:
+        size = os.stat(db_path).st_size
+    except OSError:
+        return "the file is gone"
+    if size == 0:
+        return "the file is empty: truncated, or made anew"
+    if not os.path.exists(f"{db_path}-wal"):
+        return "its -wal file is missing: deleted while a writer had it open?"
+    return "the file was truncated or replaced"
 
 
 class read_transaction:
@@ -165,18 +209,26 @@ class read_transaction:
         self.conn.execute("COMMIT")
 
 
+_RECORD_WIDTH = 63
+
+
 class LockHolder:
-    """Who holds the writer lock: ``role`` is "daemon" or "index"."""
+    """Who holds the writer lock: ``role`` is "daemon" or "index"; ``state`` is "" or
+    ``REBUILDING`` (a daemon repairing or rebuilding the index in place)."""
 
-    __slots__ = ("pid", "role", "since")
+    __slots__ = ("pid", "role", "since", "state")
 
-    def __init__(self, role: str, pid: int, since: float) -> None:
+    def __init__(self, role: str, pid: int, since: float, state: str = "") -> None:
         self.role = role
         self.pid = pid
         self.since = since
+        self.state = state
 
     def __repr__(self) -> str:
-        return f"LockHolder(role={self.role!r}, pid={self.pid}, since={self.since})"
+        return (
+            f"LockHolder(role={self.role!r}, pid={self.pid}, since={self.since}, "
+            f"state={self.state!r})"
+        )
 
 
 class WriterLock:
@@ -185,6 +237,9 @@ class WriterLock:
     def __init__(self, path: "StrPath") -> None:
         self.path = os.fspath(path)
         self._fd: int | None = None
+        self._role = ""
+        self._since = 0.0
+        self._state = ""
 
     def acquire(self, role: str, *, wait: float = 0.0) -> bool:
         """Try to take the lock, waiting up to ``wait`` seconds. True when held."""
@@ -252,10 +307,24 @@ class WriterLock:
         held = os.fstat(fd)
         return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
-    def _record(self, role: str) -> None:
+    def set_state(self, state: str) -> None:
+        """Say in the record what the holder does (``REBUILDING`` or ""): readers read it."""
+        self._state = state
+        if self._fd is not None:
+            self._record(self._role, keep_since=True)
+
+    def _record(self, role: str, *, keep_since: bool = False) -> None:
+        """One ``pwrite`` of a record padded to a fixed width: a reader never sees it empty or
+        half written while the state changes (split() drops the padding)."""
         assert self._fd is not None
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, f"{role} {os.getpid()} {time.time()!r}\n".encode(), 0)
+        self._role = role
+        if not keep_since:
+            self._since = time.time()
+        # The state only when there is one: the plain record stays what earlier versions read.
+        state = f" {self._state}" if self._state else ""
+        text = f"{role} {os.getpid()} {self._since!r}{state}".ljust(_RECORD_WIDTH)
+        os.pwrite(self._fd, f"{text}\n".encode(), 0)
+        os.ftruncate(self._fd, len(text) + 1)
 
     def release(self) -> None:
         if self._fd is None:
@@ -329,7 +398,7 @@ def lock_holder(path: "StrPath") -> LockHolder | None:
         return None
     finally:
         os.close(fd)
-    if len(fields) != 3:
+    if len(fields) not in (3, 4):
         return None
     try:
         pid, since = int(fields[1]), float(fields[2])
@@ -338,4 +407,4 @@ def lock_holder(path: "StrPath") -> LockHolder | None:
         return None  # stale record: the holder died (its flock died with it)
     except PermissionError:
         pass  # alive, owned by someone else
-    return LockHolder(fields[0], pid, since)
+    return LockHolder(fields[0], pid, since, fields[3] if len(fields) == 4 else "")

@@ -37,6 +37,11 @@ DISK_FULL_ENV = "NOTEDEX_TEST_DISK_FULL"
 (``PRAGMA max_page_count``): its writes fail with SQLITE_FULL, the code a full disk gives."""
 
 _interrupted = False
+_live_change = ""
+_stop_requested = False
+SIGNAL_CHECK_STEPS = 50_000
+"""SQLite virtual-machine steps between two calls of the writer's progress handler (a few
+milliseconds at most): the moment a stop signal's Python handler gets to run (issue 31.8)."""
 
 
 def open_writer_connection(db_path: Path, *, verify: bool = False) -> sqlite3.Connection:
@@ -63,6 +68,7 @@ def open_writer_connection(db_path: Path, *, verify: bool = False) -> sqlite3.Co
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         add_sql_functions(conn)
+        conn.set_progress_handler(_let_signals_in, SIGNAL_CHECK_STEPS)
         if verify:
             _quick_check(conn, db_path)
         if schema_version(conn) != SCHEMA_VERSION:
@@ -181,6 +187,34 @@ def set_aside(db_path: Path) -> Path:
         with contextlib.suppress(FileNotFoundError):
             os.replace(f"{db_path}{suffix}", f"{target}{suffix}")
     return target
+
+
+def _let_signals_in() -> int:
+    """The writer's progress handler. A signal's Python handler runs only between bytecodes,
+    never inside one long SQLite statement (a merge, a large delete): this call is such a
+    moment. When the CLI's stop handler raises there, or has run (``request_stop``), SQLite
+    aborts the statement ("interrupted") and the CLI, which recorded the signal, exits 130
+    (143)."""
+    return 1 if _stop_requested else 0
+
+
+def request_stop() -> None:
+    """A stop signal reached the CLI: abort the writer's statements from now on."""
+    global _stop_requested
+    _stop_requested = True
+
+
+def note_live_change(how: str = "committed") -> None:
+    """A writer committed to the live index (not a build aside), or a build was ``installed``
+    in its place: an interrupted command can no longer say "the index is unchanged"."""
+    global _live_change
+    if _live_change != "installed":
+        _live_change = how
+
+
+def live_index_change() -> str:
+    """ "" (none), "committed" or "installed": what this process did to the live index."""
+    return _live_change
 
 
 def take_interrupt() -> bool:

@@ -10,8 +10,8 @@ from notedex.store.connect import sqlite3  # the `_sqlite3` C module at run time
 # a file modified this close to our last read is "racy" and its content is compared.
 RACY_WINDOW_NS = 2_000_000_000
 
-Etag = tuple[str, int, int, int]
-"""(path, size, mtime_ns, inode) of one vault file."""
+Etag = tuple[str, int, int, int, int]
+"""(path, size, mtime_ns, inode, ctime_ns) of one vault file."""
 
 
 def etag_rows(conn: sqlite3.Connection) -> list[Etag]:
@@ -25,7 +25,9 @@ def etag_rows(conn: sqlite3.Connection) -> list[Etag]:
     """
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples, compared as a whole list
-    rows: list[Etag] = cursor.execute("SELECT path, size, mtime_ns, inode FROM files").fetchall()
+    rows: list[Etag] = cursor.execute(
+        "SELECT path, size, mtime_ns, inode, ctime_ns FROM files"
+    ).fetchall()
     rows.sort()
     return rows
 

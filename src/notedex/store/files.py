@@ -16,7 +16,7 @@ LOOKUP_CHUNK = 5000  # paths looked up (or re-resolved) per query: bounds what i
 PENDING_SIZE = -1  # files.size of a note registered but not yet written
 UNREADABLE_KIND = "read"  # vault.parse's problem kind for a note it could not open or read
 
-_FILE_COLUMNS = "id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns"
+_FILE_COLUMNS = "id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns, ctime_ns"
 _FILES_BY_PATHS = (
     f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN (SELECT value FROM json_each(?))"
 )
@@ -38,6 +38,8 @@ class IndexedFile(NamedTuple):
     mtime_ns: int
     inode: int
     indexed_ns: int
+    ctime_ns: int
+    """0 in a row written before the change time was stored, or a note not written yet."""
 
     def same_etag(self, vf: VaultFile) -> bool:
         return (self.size, self.mtime_ns, self.inode, self.is_note) == (
@@ -46,6 +48,11 @@ class IndexedFile(NamedTuple):
             vf.inode,
             vf.is_note,
         )
+
+    def same_ctime(self, vf: VaultFile) -> bool:
+        """The change time did not move: no write since the row was made (an edit that kept the
+        size and put the mtime back still moves it, issue 31.7)."""
+        return self.ctime_ns == vf.ctime_ns
 
     @property
     def racy(self) -> bool:
@@ -128,20 +135,21 @@ def register(
     for vf in attachments:
         if vf.path not in existing:
             created.add(vf.path)
-        rows.append((vf.path, disk_rel(vf), 0, vf.size, vf.mtime_ns, vf.inode, now))
+        rows.append((vf.path, disk_rel(vf), 0, vf.size, vf.mtime_ns, vf.inode, now, vf.ctime_ns))
     for vf in notes:
         if vf.path not in existing:
             created.add(vf.path)
             # A pending etag never equals the disk: a crash before the note's batch
             # commits means it is parsed again by the next reconcile.
-            rows.append((vf.path, disk_rel(vf), 1, PENDING_SIZE, 0, 0, 0))
+            rows.append((vf.path, disk_rel(vf), 1, PENDING_SIZE, 0, 0, 0, 0))
     conn.executemany(
         """
-        INSERT INTO files(path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO files(path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns, ctime_ns)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(path) DO UPDATE SET
             disk_rel = excluded.disk_rel, is_note = excluded.is_note, size = excluded.size,
-            mtime_ns = excluded.mtime_ns, inode = excluded.inode, indexed_ns = excluded.indexed_ns
+            mtime_ns = excluded.mtime_ns, inode = excluded.inode, indexed_ns = excluded.indexed_ns,
+            ctime_ns = excluded.ctime_ns
         """,
         rows,
     )
@@ -153,20 +161,21 @@ def ids_of_paths(conn: sqlite3.Connection, paths: Iterable[str]) -> Iterator[tup
 
 
 def update_etags(conn: sqlite3.Connection, etags: Sequence[tuple[object, ...]]) -> None:
-    """(disk_rel, size, mtime_ns, inode, indexed_ns, id) of notes just written."""
+    """(disk_rel, size, mtime_ns, inode, indexed_ns, ctime_ns, id) of notes just written."""
     conn.executemany(
         "UPDATE files SET disk_rel = ?, is_note = 1, size = ?, mtime_ns = ?, inode = ?, "
-        "indexed_ns = ? WHERE id = ?",
+        "indexed_ns = ?, ctime_ns = ? WHERE id = ?",
         etags,
     )
 
 
 def refresh_etags(conn: sqlite3.Connection, etags: Sequence[tuple[object, ...]]) -> None:
-    """(disk_rel, size, mtime_ns, inode, indexed_ns, id) of files known to be unchanged (their
-    content hash matched): the row is updated in place, nothing else is touched."""
+    """(disk_rel, size, mtime_ns, inode, indexed_ns, ctime_ns, id) of files known to be
+    unchanged (their content hash matched): the row is updated in place, nothing else is
+    touched."""
     conn.executemany(
-        "UPDATE files SET disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, indexed_ns = ? "
-        "WHERE id = ?",
+        "UPDATE files SET disk_rel = ?, size = ?, mtime_ns = ?, inode = ?, indexed_ns = ?, "
+        "ctime_ns = ? WHERE id = ?",
         etags,
     )
 

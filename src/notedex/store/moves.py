@@ -204,23 +204,33 @@ def _set_paths(
     folder rename's path updates."""
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS moved_paths(old TEXT PRIMARY KEY, new TEXT, "
-        "id INTEGER UNIQUE, disk_rel TEXT, size INTEGER, mtime_ns INTEGER, inode INTEGER)"
+        "id INTEGER UNIQUE, disk_rel TEXT, size INTEGER, mtime_ns INTEGER, inode INTEGER, "
+        "ctime_ns INTEGER)"
     )
     conn.execute("DELETE FROM temp.moved_paths")
     conn.executemany(
-        "INSERT INTO temp.moved_paths(old, new, id, disk_rel, size, mtime_ns, inode) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO temp.moved_paths(old, new, id, disk_rel, size, mtime_ns, inode, ctime_ns) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (known.path, vf.path, known.id, disk_rel(vf), vf.size, vf.mtime_ns, vf.inode)
+            (
+                known.path,
+                vf.path,
+                known.id,
+                disk_rel(vf),
+                vf.size,
+                vf.mtime_ns,
+                vf.inode,
+                vf.ctime_ns,
+            )
             for known, vf in moves
         ],
     )
     conn.execute(f"DROP TRIGGER IF EXISTS temp.{PATH_ANCHOR_DOCS}")
     try:
         conn.execute(
-            "UPDATE files SET (path, disk_rel, size, mtime_ns, inode) = ("
-            "SELECT new, disk_rel, size, mtime_ns, inode FROM temp.moved_paths WHERE id = files.id"
-            "), indexed_ns = ? WHERE id IN (SELECT id FROM temp.moved_paths)",
+            "UPDATE files SET (path, disk_rel, size, mtime_ns, inode, ctime_ns) = ("
+            "SELECT new, disk_rel, size, mtime_ns, inode, ctime_ns FROM temp.moved_paths "
+            "WHERE id = files.id), indexed_ns = ? WHERE id IN (SELECT id FROM temp.moved_paths)",
             (time.time_ns(),),
         )
     finally:

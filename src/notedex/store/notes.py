@@ -122,7 +122,9 @@ def write_notes(
                 # Indexed before this apply: its old rows go first.
                 dirty |= clear_note_rows(conn, known.id, note.path)
             dirty.add(known.id)
-            rows.etags.append((disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id))
+            rows.etags.append(
+                (disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, vf.ctime_ns, known.id)
+            )
             excluded = int(is_excluded(note.path, filters))
             _add_note(rows, known.id, note, body, derived, excluded, stage_fts)
             dirty |= _add_links(rows, known.id, note, links)

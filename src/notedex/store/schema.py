@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 20  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 21  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -20,6 +20,8 @@ SCHEMA_VERSION = 20  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     links a path decides by target (issue 17, speed)
 # 19: name_fts, the names alone (titles and aliases) that lookup's tier 2 ranks by (issue 11)
 # 20: links_unresolved_reversed and problems_unreadable: an apply probes, never scans (issue 35)
+# 21: files.ctime_ns, so an edit that keeps the size and puts the mtime back is still seen
+#     (issue 31.7)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -149,7 +151,8 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
-    indexed_ns INTEGER NOT NULL         -- when we last read it: racy-clean detection
+    indexed_ns INTEGER NOT NULL,        -- when we last read it: racy-clean detection
+    ctime_ns INTEGER NOT NULL DEFAULT 0 -- change time: moves on every write, cannot be set back
 );
 -- Hard links and symlinks to one file share its inode: an event names only one of them.
 CREATE INDEX IF NOT EXISTS files_inode ON files(inode);

@@ -18,6 +18,7 @@ import sqlite3
 from pathlib import Path
 
 from notedex.store.connect import BUSY_TIMEOUT_MS
+from notedex.store.database import note_live_change
 from notedex.store.schema import REBUILD_SUFFIX, SCHEMA_VERSION
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -33,6 +34,22 @@ def discard(path: Path) -> None:
     for name in (path.name, *(path.name + side for side in SIDE_FILES)):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path.with_name(name))
+
+
+def remove_leftovers(live: Path) -> list[Path]:
+    """Remove the build file (and its side files) that a stopped build left beside ``live``: an
+    `index --full` killed with SIGKILL, or stopped by a second signal (issue 31.11). Call with
+    the writer lock held: without it the file may be another writer's build in progress.
+    Returns what was there."""
+    built = build_path(live)
+    found = [
+        built.with_name(name)
+        for name in (built.name, *(built.name + side for side in SIDE_FILES))
+        if os.path.lexists(built.with_name(name))
+    ]
+    if found:
+        discard(built)
+    return found
 
 
 def needs_build(live: Path) -> bool:
@@ -82,6 +99,7 @@ def install(built: Path, live: Path) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(built.with_name(built.name + side))
         os.replace(built, live)
+        note_live_change("installed")
         _sync_dir(live.parent)
         return
     source = sqlite3.connect(f"file:{built}?mode=ro", uri=True)
@@ -89,6 +107,7 @@ def install(built: Path, live: Path) -> None:
     try:
         target.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         source.backup(target)  # one step: one write transaction on the live file
+        note_live_change("installed")
         with contextlib.suppress(sqlite3.Error):
             target.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

@@ -14,6 +14,7 @@ from pathlib import Path
 from notedex.store import files, findings, linkfixes, maintenance, moves, notes, renames, schema
 from notedex.store.database import (
     add_sql_functions,
+    note_live_change,
     open_writer_connection,
     set_meta,
     writer_errors,
@@ -120,6 +121,8 @@ class IndexWriter:
             raise
         else:
             self.conn.execute("COMMIT")
+            if not self.aside:
+                note_live_change()
 
     @contextlib.contextmanager
     def interruptible(self) -> Iterator[None]:
@@ -203,7 +206,7 @@ class IndexWriter:
         vault, a ``touch``): their rows take the disk's etag in place."""
         now = time.time_ns()
         rows = [
-            (self.disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, known.id)
+            (self.disk_rel(vf), vf.size, vf.mtime_ns, vf.inode, now, vf.ctime_ns, known.id)
             for vf, known in unchanged
         ]
         if rows:

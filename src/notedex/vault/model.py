@@ -140,6 +140,8 @@ class VaultFile:
     size: int
     mtime_ns: int
     inode: int
+    ctime_ns: int = 0
+    """The change time: every write moves it and ``touch`` cannot set it back (issue 31.7)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -306,7 +306,13 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
 
 def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
     return VaultFile(
-        path, disk_path, is_note_name(path), info.st_size, info.st_mtime_ns, info.st_ino
+        path,
+        disk_path,
+        is_note_name(path),
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ino,
+        info.st_ctime_ns,
     )
 
 

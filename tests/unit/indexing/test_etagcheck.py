@@ -27,8 +27,8 @@ FILES: dict[str, str | bytes] = {
 }
 
 
-def _etags(root: Path) -> list[tuple[str, int, int, int]]:
-    return [(f.path, f.size, f.mtime_ns, f.inode) for f in walk_vault(root).files]
+def _etags(root: Path) -> list[tuple[str, int, int, int, int]]:
+    return [(f.path, f.size, f.mtime_ns, f.inode, f.ctime_ns) for f in walk_vault(root).files]
 
 
 def test_plain_listing_is_the_walk_in_path_order(tmp_path: Path) -> None:

@@ -157,3 +157,24 @@ def test_a_hard_linked_lock_file_is_refused_and_the_other_name_kept(tmp_path: Pa
     with pytest.raises(IndexUnavailable, match="has 1 other hard link"):
         WriterLock(path).acquire("index")
     assert precious.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_the_lock_record_says_what_the_holder_does(tmp_path: Path) -> None:
+    """The daemon's state in its record (issue 31.9): readers see "rebuilding" while it is
+    set, and the plain three-field record once it is cleared."""
+    from notedex.store.connect import REBUILDING, WriterLock, lock_holder
+
+    path = tmp_path / "index.db.lock"
+    lock = WriterLock(path)
+    assert lock.acquire("daemon")
+    try:
+        since = lock_holder(path)
+        assert since is not None and since.state == ""
+        lock.set_state(REBUILDING)
+        holder = lock_holder(path)
+        assert holder is not None and (holder.role, holder.state) == ("daemon", REBUILDING)
+        assert holder.since == since.since  # the same holder, only its state changed
+        lock.set_state("")
+        assert len(path.read_text(encoding="utf-8").split()) == 3
+    finally:
+        lock.release()
