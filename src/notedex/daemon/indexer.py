@@ -19,8 +19,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Protocol
 
-from notedex.daemon.batcher import FILTERS, MAINTENANCE, Batch, Batcher, Hint
+from notedex.daemon.batcher import FILTERS, MAINTENANCE, WATCHES, Batch, Batcher, Hint
 from notedex.daemon.logging import get_logger
 from notedex.daemon.recovery import index_files, replaced_cause, set_aside_logged
 from notedex.errors import IndexDiskFull, NotedexError, VaultNotFound
@@ -75,6 +76,16 @@ def release_memory() -> None:
     trim(0)
 
 
+class Watches(Protocol):
+    """The watcher as the writer thread sees it (``daemon.service.Supervisor``)."""
+
+    def rewatch(self) -> None:
+        """Add every missing watch under the vault (before a rescan)."""
+
+    def unwatched(self) -> list[str]:
+        """The vault folders that have no watch now."""
+
+
 class Interrupted(Exception):
     """Stop was requested while a batch or rescan was running (raised between two chunks,
     each a committed transaction: the next start's reconcile finds the rest)."""
@@ -92,8 +103,12 @@ class Indexer:
         stop: threading.Event | None = None,
         fault: str | None = None,
         git_wait_cap: float = GIT_WAIT_CAP,
+        watches: Watches | None = None,
     ) -> None:
         self._open_writer = open_writer
+        self._watches = watches
+        self._published: list[str] | None = None
+        """The unwatched folders last written to the index (meta ``unwatched_folders``)."""
         self._stop = stop or threading.Event()
         self.writer = self._open()
         self.files = index_files(self.writer.db_path)
@@ -179,6 +194,9 @@ class Indexer:
                 self.apply(batch.paths)
             if MAINTENANCE in batch.tasks:
                 self.maintain()
+            if WATCHES in batch.tasks:
+                with self.writer.transaction():
+                    self._publish_watches()
             self._failures = 0
         except VaultNotFound as exc:
             self._retry_missing_vault(str(exc))
@@ -295,10 +313,14 @@ class Indexer:
         *,
         abort: Callable[[], bool] | None = None,
         hinted: Sequence[str] = (),
+        rewatch: bool = True,
     ) -> ApplyReport | None:
         """Full reconcile; with ``abort``, stop between transactions once it returns True.
-        ``hinted``: paths events named, compared by content even under the same etag."""
+        ``hinted``: paths events named, compared by content even under the same etag.
+        ``rewatch``: first add every watch that is missing (ARCHITECTURE "Watches that heal")."""
         self._wait_for_git([])
+        if rewatch and self._watches is not None:
+            self._watches.rewatch()
         began = time.time()
         started = time.perf_counter()
         parsed = self.writer.parsed
@@ -422,6 +444,19 @@ class Indexer:
             self.writer.set_meta("last_batch", repr(time.time()))
             if rescan is not None:
                 self.writer.set_meta("last_rescan", json.dumps(rescan))
+            self._publish_watches()
+
+    def _publish_watches(self) -> None:
+        """meta ``unwatched_folders``: the folders the watcher could not watch, as ``notedex
+        status`` shows them; written when it changed (inside the caller's transaction)."""
+        unwatched = self._watches.unwatched() if self._watches is not None else []
+        if unwatched == self._published:
+            return
+        sample = unwatched[:SAMPLE_PATHS]
+        self.writer.set_meta(
+            "unwatched_folders", json.dumps({"count": len(unwatched), "sample": sample})
+        )
+        self._published = unwatched
 
     def _changed_while_read(self, report: ApplyReport) -> list[str]:
         """Files whose disk etag moved on since the writer looked: queue them again.

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -209,6 +210,26 @@ class RunningObserver:
             if isinstance(error, OSError):
                 return error
         return None
+
+    def unwatched(self) -> list[str]:
+        """Folders under the vault whose watch could not be added, for now (inotify)."""
+        return sorted(os.fsdecode(p) for group in self._groups() for p in group.not_watched())
+
+    def rewatch_due(self) -> bool:
+        return any(group.rewatch_due for group in self._groups())
+
+    def rewatch(self, *, full: bool = False) -> list[str]:
+        """Add the missing watches (``daemon.inotify``); the folders watched now that were not."""
+        return [os.fsdecode(p) for group in self._groups() for p in group.rewatch(full=full)]
+
+    def _groups(self) -> list[Any]:
+        """Our inotify watch groups (none under polling or watchdog's own observer)."""
+        try:
+            emitters = list(self.observer.emitters)
+        except RuntimeError:
+            return []
+        groups = (getattr(emitter, "_inotify", None) for emitter in emitters)
+        return [group for group in groups if callable(getattr(group, "rewatch", None))]
 
     def drain(self, timeout: float = DRAIN_TIMEOUT, pause: float = 0.02) -> None:
         """Before a stop: let the events already queued reach the handler (inotify), so a note

@@ -262,6 +262,7 @@ def status(
     if checked_at is not None:
         last_indexed = max(last_indexed or checked_at, checked_at)
     last_batch = float(info["last_batch"]) if "last_batch" in info else None
+    unwatched = _unwatched(info.get("unwatched_folders")) if daemon else None
     return {
         "vault": str(vault),
         "db": str(db),
@@ -274,10 +275,22 @@ def status(
             "running": daemon,
             "pid": holder.pid if holder and daemon else None,
             "since": _iso(holder.since) if holder and daemon else None,
+            "foldersNotWatched": unwatched["count"] if unwatched is not None else None,
+            "notWatchedSample": unwatched["sample"] if unwatched is not None else [],
         },
         "dbBytes": _size(db) + _size(db.with_name(db.name + "-wal")),
         "rebuilding": rebuilding(db, holder),
     }
+
+
+def _unwatched(raw: str | None) -> dict[str, Any]:
+    """The running daemon's folders without a watch (meta ``unwatched_folders``, written by
+    ``daemon.indexer``): ``{"count", "sample"}``; 0 before its first batch wrote it."""
+    try:
+        data = json.loads(raw) if raw else {}
+        return {"count": int(data["count"]), "sample": [str(p) for p in data["sample"]]}
+    except (ValueError, TypeError, KeyError):
+        return {"count": 0, "sample": []}
 
 
 def rebuilding(db: Path, holder: LockHolder | None) -> bool:

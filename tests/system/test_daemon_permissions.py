@@ -1,0 +1,82 @@
+"""Folders and notes the daemon cannot read for a while (issue 31), through a real daemon that
+runs as an unprivileged user (as root, it is forked and becomes ``nobody``: tests/privileges.py),
+so a ``chmod 000`` refuses it for real."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import run_inprocess, wait_until, write
+from tests.privileges import chown_tree, unprivileged_base
+from tests.system.daemons import Daemons, note
+
+
+@pytest.fixture
+def reachable(tmp_path: Path) -> Iterator[Daemons]:
+    """Daemons on a vault and an index in a folder the unprivileged daemon owns."""
+    base = unprivileged_base()
+    group = Daemons(base / "vault", base / "index.db", tmp_path)
+    try:
+        yield group
+    finally:
+        group.kill_all()
+        shutil.rmtree(base, ignore_errors=True)  # as root: whatever a test left locked
+
+
+def indexed(db: Path, path: str) -> bool:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return conn.execute("SELECT 1 FROM files WHERE path = ?", (path,)).fetchone() is not None
+    finally:
+        conn.close()
+
+
+def status(daemons: Daemons, *json_flag: str) -> Any:
+    """``notedex status --no-refresh`` (``--json``: its document, else its text)."""
+    result = run_inprocess(
+        "status", *json_flag, "--no-refresh", "--vault", daemons.vault, "--db", daemons.db
+    )
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout) if json_flag else result.stdout
+
+
+def test_a_folder_made_while_an_ancestor_is_unreadable_is_watched_once_it_is_readable(
+    reachable: Daemons,
+) -> None:
+    # The repro of issue 31.1: `chmod 000 V/P; mkdir V/P/a/new; echo x > V/P/a/new/first.md;
+    # chmod 755 V/P`, then a note written in the new folder was never indexed.
+    vault = reachable.vault
+    write(vault / "P" / "a" / "old.md", note("Old"))
+    write(vault / "top.md", note("Top"))
+    chown_tree(vault.parent)
+    run = reachable.start_unprivileged()
+    assert run.find("ready", watcher="inotify")
+    (vault / "P").chmod(0)
+    write(vault / "P" / "a" / "new" / "first.md", "x\n")
+    # The daemon heard the folder made and could not look into it (nor watch it).
+    run.wait_for("unreadable for now")
+    not_watched = wait_until(
+        lambda: status(reachable, "--json")["daemon"]["foldersNotWatched"] == 1,
+        message="status to count the folder not watched",
+    )
+    assert not_watched
+    assert status(reachable, "--json")["daemon"]["notWatchedSample"] == ["P/a/new"]
+    assert "not watched  1 folder (P/a/new)" in status(reachable)
+    (vault / "P").chmod(0o755)
+    wait_until(lambda: indexed(reachable.db, "P/a/new/first.md"), message="first.md indexed")
+    write(vault / "P" / "a" / "new" / "later.md", note("Later"))
+    wait_until(
+        lambda: indexed(reachable.db, "P/a/new/later.md"), timeout=10, message="later.md indexed"
+    )
+    (vault / "P" / "a" / "new" / "later.md").write_text(note("Later again", tags="again"))
+    wait_until(lambda: run.find("batch", sample=["P/a/new/later.md"]), timeout=10)
+    assert len(run.find("folder not watched", path=str(vault / "P" / "a" / "new"))) == 1
+    wait_until(lambda: status(reachable, "--json")["daemon"]["foldersNotWatched"] == 0)
+    assert "not watched" not in status(reachable)
