@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import run_inprocess, wait_until, write
+from tests.indexcheck import age
 from tests.privileges import chown_tree, unprivileged_base
 from tests.system.daemons import Daemons, note
 
@@ -80,3 +81,44 @@ def test_a_folder_made_while_an_ancestor_is_unreadable_is_watched_once_it_is_rea
     assert len(run.find("folder not watched", path=str(vault / "P" / "a" / "new"))) == 1
     wait_until(lambda: status(reachable, "--json")["daemon"]["foldersNotWatched"] == 0)
     assert "not watched" not in status(reachable)
+
+
+def problems(db: Path, path: str) -> list[str]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        rows = conn.execute("SELECT message FROM problems WHERE path = ?", (path,))
+        return [str(row[0]) for row in rows]
+    finally:
+        conn.close()
+
+
+def tags(daemons: Daemons, path: str) -> list[str]:
+    result = run_inprocess(
+        "show", path, "--json", "--no-refresh", "--vault", daemons.vault, "--db", daemons.db
+    )
+    assert result.code == 0, result.stderr
+    return list(json.loads(result.stdout)["tags"])
+
+
+def test_a_note_made_unreadable_then_moved_with_its_folder_is_read_again(
+    reachable: Daemons,
+) -> None:
+    # Issue 31.4: a chmod moves no etag; the note was paired as a move by it and kept its old
+    # tags and links as if it had been read, and no plain `index` healed it.
+    vault = reachable.vault
+    write(vault / "P" / "a.md", note("Alpha", tags="old", links="[[top]]"))
+    write(vault / "top.md", note("Top"))
+    age(vault)  # settled rows: the move is paired by etag
+    chown_tree(vault.parent)
+    reachable.start_unprivileged()
+    (vault / "P" / "a.md").chmod(0)
+    (vault / "P").rename(vault / "Q")
+    wait_until(
+        lambda: problems(reachable.db, "Q/a.md") == ["cannot read file: Permission denied"],
+        message="Q/a.md indexed as unreadable",
+    )
+    assert tags(reachable, "Q/a.md") == []
+    assert not indexed(reachable.db, "P/a.md")
+    (vault / "Q" / "a.md").chmod(0o644)  # no event says so: the retries of unreadable notes
+    wait_until(lambda: tags(reachable, "Q/a.md") == ["old"], message="read again")
+    assert problems(reachable.db, "Q/a.md") == []

@@ -3,7 +3,8 @@
 A reconcile and an event batch both end with files to upsert and paths to delete; a file under
 a new path that is a row the index already holds is a move (``store.moves`` applies it as a path
 update, nothing parsed). Three tests, in order: the etag (size, mtime_ns, inode: a move within the
-file system keeps all three), then for notes of the same size the content hash (a copy and a
+file system keeps all three; a note that cannot be opened now is not paired: a ``chmod``
+moves no etag), then for notes of the same size the content hash (a copy and a
 delete across file systems, a git checkout that rewrote the files), then for an attachment of a
 deleted path its file name and size, unique on both sides (a checkout rewrites attachments too,
 and the index holds nothing else of one: a delete and an add cost a re-resolution of every
@@ -21,6 +22,7 @@ batch later). Only memory holds them: after a crash the start's reconcile compar
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -121,12 +123,23 @@ def _by_etag(
     for vf in upserts:
         key = (int(vf.is_note), vf.size, vf.mtime_ns, vf.inode)
         found = by_etag.get(key)
-        if found is None or found.path == vf.path:
+        if found is None or found.path == vf.path or (vf.is_note and not _readable(vf)):
             rest.append(vf)
         else:
             del by_etag[key]
             moves.append((found, vf))
     return moves, rest
+
+
+def _readable(vf: VaultFile) -> bool:
+    """Whether the note can be opened now. A ``chmod`` moves no etag, so a note made unreadable
+    and then moved (its folder renamed) would keep its old row, tags and links, as if it had
+    been read: it is indexed anew instead, as an unreadable note (issue 31.4)."""
+    try:
+        os.close(os.open(vf.disk_path, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError:
+        return False
+    return True
 
 
 def _by_content(
