@@ -217,11 +217,21 @@ def test_a_folder_that_cannot_be_listed_deletes_nothing_from_the_index(
         assert kept == [row for row in before[table] if str(row[0]).startswith("Locked/")], table
     secret = next(n for n in scan["notes"] if n["path"] == "Locked/Deep/secret.md")
     assert secret["tags"] == ["hidden"]
+    # Issue 31.5: kept, and marked possibly stale in `show`; a note elsewhere is not.
+    shown = lock.run("show", "Locked/Deep/secret.md", "--json", "--vault", vault, "--db", db)
+    assert shown.json()["staleBecause"] == [
+        {"path": "Locked/Deep", "message": "cannot list folder: Permission denied"}
+    ]
+    assert shown.json()["possiblyStale"] is True
+    shown = lock.run("show", "Locked/top.md", "--json", "--vault", vault, "--db", db)
+    assert shown.json()["possiblyStale"] is False and shown.json()["staleBecause"] == []
     lock.unlock(vault / "Locked" / "Deep")
     result = lock.run("index", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     scan, _ = index(vault, db, lock.run)
     assert errors_for(scan, "Locked/Deep") == []
+    shown = lock.run("show", "Locked/Deep/secret.md", "--json", "--vault", vault, "--db", db)
+    assert shown.json()["possiblyStale"] is False
     assert dump_index(db) == fresh_full_index(vault, base)
     assert fts_integrity_ok(db)
 

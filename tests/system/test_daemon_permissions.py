@@ -122,3 +122,48 @@ def test_a_note_made_unreadable_then_moved_with_its_folder_is_read_again(
     (vault / "Q" / "a.md").chmod(0o644)  # no event says so: the retries of unreadable notes
     wait_until(lambda: tags(reachable, "Q/a.md") == ["old"], message="read again")
     assert problems(reachable.db, "Q/a.md") == []
+
+
+def scan_errors(daemons: Daemons) -> list[dict[str, str]]:
+    result = run_inprocess(
+        "scan", "--json", "--no-refresh", "--vault", daemons.vault, "--db", daemons.db
+    )
+    assert result.code == 0, result.stderr
+    return list(json.loads(result.stdout)["errors"])
+
+
+def show(daemons: Daemons, path: str) -> dict[str, Any]:
+    result = run_inprocess(
+        "show", path, "--json", "--no-refresh", "--vault", daemons.vault, "--db", daemons.db
+    )
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_a_folder_made_unreadable_is_an_error_and_its_notes_possibly_stale(
+    reachable: Daemons,
+) -> None:
+    # Issue 31.5: the rows under a folder that cannot be listed are kept (as designed), but the
+    # daemon heard nothing of the chmod and said nothing: the notes were silently stale.
+    vault = reachable.vault
+    write(vault / "P" / "sub" / "a.md", note("Alpha", tags="kept"))
+    write(vault / "top.md", note("Top"))
+    chown_tree(vault.parent)
+    run = reachable.start_unprivileged()
+    denied = {"path": "P", "message": "cannot list folder: Permission denied"}
+    (vault / "P").chmod(0)
+    wait_until(lambda: denied in scan_errors(reachable), message="the error entry")
+    shown = show(reachable, "P/sub/a.md")
+    assert shown["tags"] == ["kept"]  # its rows are kept...
+    assert shown["possiblyStale"] is True and shown["staleBecause"] == [denied]  # ...and marked
+    text = run_inprocess(
+        "show", "P/sub/a.md", "--no-refresh", "--vault", vault, "--db", reachable.db
+    ).stdout
+    assert "stale?   possibly: P: cannot list folder: Permission denied" in text
+    assert show(reachable, "top.md")["possiblyStale"] is False
+    run.wait_for("cannot read", paths=["P"])  # and the daemon says so
+    (vault / "P").chmod(0o755)
+    wait_until(lambda: denied not in scan_errors(reachable), message="the error gone")
+    assert show(reachable, "P/sub/a.md")["possiblyStale"] is False

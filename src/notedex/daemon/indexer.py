@@ -412,6 +412,14 @@ class Indexer:
                 self._unreadable_seen = set()
             return
         if not unreadable <= self._unreadable_seen:
+            new = sorted(unreadable - self._unreadable_seen)
+            # ARCHITECTURE "Unreadable is visible": their rows are kept, now possibly stale.
+            log.warning(
+                "cannot read",
+                paths=new[:SAMPLE_PATHS],
+                count=len(new),
+                action="rows kept as last read (scan and health list the errors); retrying",
+            )
             self._unreadable_seen |= unreadable
             self._unreadable_retries = 0
         sample = sorted(unreadable)[:SAMPLE_PATHS]

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from watchdog.events import (
+    DirAttribEvent,
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
@@ -60,8 +61,11 @@ log = get_logger("notedex.daemon.watcher")
 
 # watchdog's event_filter: only these reach the handler, and on inotify only their bits are
 # asked of the kernel. No open/close-without-write events: our own reads would wake us.
-# No DirModifiedEvent (every file event also touches its folder) and no DirAttribEvent.
+# No DirModifiedEvent (every file event also touches its folder). A DirAttribEvent (a chmod,
+# chown or touch of the folder itself; never a file made in it) is a hint for the folder: one
+# made unreadable, or readable again, sends no other event (ARCHITECTURE "Unreadable is visible").
 EVENT_FILTER: list[type[FileSystemEvent]] = [
+    DirAttribEvent,
     FileCreatedEvent,
     FileDeletedEvent,
     FileModifiedEvent,
@@ -123,6 +127,10 @@ class VaultEventHandler(FileSystemEventHandler):
             return  # under a moved folder, whose own hint covers it
         src = self._relative(event.src_path)
         dest = self._relative(event.dest_path) if isinstance(event, FileSystemMovedEvent) else None
+        if src == "" and isinstance(event, DirAttribEvent):
+            # Its mode may have changed: only the vault walk can tell what it can read now.
+            self._batcher.request_rescan("the vault folder's mode or times changed")
+            return
         if src == "" or dest == "":
             # The vault folder itself was deleted or moved: the supervisor takes over.
             self._batcher.request_rescan(f"the vault folder was {event.event_type}")

@@ -130,6 +130,7 @@ def show(
         links = read.outgoing_links(conn, file_id)
         back = read.backlinks(conn, file_id)
         problems = read.note_problems(conn, row["path"])
+        unread = read.unread_above(conn, row["path"])
         headings, block_ids = decode_outline(read.note_outline(conn, file_id))
     result: dict[str, Any] = {
         "path": row["path"],
@@ -170,6 +171,8 @@ def show(
             for p in problems
             if p["severity"] == "error"
         ],
+        "possiblyStale": bool(unread),
+        "staleBecause": [{"path": p["path"], "message": p["message"]} for p in unread],
         "warnings": [
             {"path": row["path"], "message": p["message"]}
             for p in problems

@@ -179,6 +179,9 @@ def render_show(r: Renderer, data: "dict[str, Any]") -> None:
     ]
     for name, value in fields:
         r.line(f"  {name:<9}{value if value is not None else '-'}")
+    for cause in data.get("staleBecause", ()):
+        where = cause["path"] or "the vault folder"
+        r.line(f"  {'stale?':<9}possibly: {where}: {cause['message']} (rows kept as last read)")
     r.section("Links", len(data["links"]))
     for link in data["links"]:
         target = link["target"] or (f"BROKEN ({link['key']})" if link["broken"] else "(this note)")
