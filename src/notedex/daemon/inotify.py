@@ -57,6 +57,7 @@ from __future__ import annotations
 import errno
 import os
 import select
+import stat
 import time
 import warnings
 from collections.abc import Callable
@@ -241,8 +242,8 @@ class _WatchGroup(InotifyWatchGroup):
                     return added
                 if self._watched(path):
                     continue
-                if not os.path.isdir(path):
-                    self.unwatched.pop(path, None)  # gone: nothing to watch
+                if _gone(path):
+                    self.unwatched.pop(path, None)  # nothing to watch
                     continue
                 try:
                     self._add_all_callbacks(path)
@@ -292,6 +293,16 @@ class _WatchGroup(InotifyWatchGroup):
         if stale.parent is not None and stale.parent.children.get(stale.name) is stale:
             del stale.parent.children[stale.name]
         stale.parent = None
+        return False
+
+
+def _gone(path: bytes) -> bool:
+    """``path`` is no folder any more; not merely out of reach (EACCES above it)."""
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
         return False
 
 
