@@ -5,6 +5,7 @@ so a ``chmod 000`` refuses it for real."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -170,3 +171,34 @@ def test_a_folder_made_unreadable_is_an_error_and_its_notes_possibly_stale(
     (vault / "P").chmod(0o755)
     wait_until(lambda: denied not in scan_errors(reachable), message="the error gone")
     assert show(reachable, "P/sub/a.md")["possiblyStale"] is False
+
+
+def test_an_edit_that_put_the_mtime_back_while_its_folder_was_locked_is_seen(
+    reachable: Daemons,
+) -> None:
+    # The event named the note, but the note could not be looked at; the retry after the chmod
+    # back compared etags only, and the etag had not moved: the edit was never seen.
+    vault = reachable.vault
+    write(vault / "P" / "a.md", note("Alpha", tags="aaaa"))
+    write(vault / "top.md", note("Top"))
+    age(vault)
+    chown_tree(vault.parent)
+    run = reachable.start_unprivileged()
+    (vault / "P").chmod(0)
+    wait_until(
+        lambda: (
+            {"path": "P", "message": "cannot list folder: Permission denied"}
+            in scan_errors(reachable)
+        ),
+        message="the folder seen locked",
+    )
+    path = vault / "P" / "a.md"
+    before = path.stat()
+    with open(path, "r+b") as handle:  # in place: same inode, same size, other bytes
+        handle.write(note("Omega", tags="oooo").encode())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    wait_until(  # the event for the edit was handled, while the note could not be looked at
+        lambda: [b for b in run.find("batch") if "P/a.md" in b["sample"]], message="the batch"
+    )
+    (vault / "P").chmod(0o755)
+    wait_until(lambda: tags(reachable, "P/a.md") == ["oooo"], message="the edit indexed")

@@ -304,7 +304,7 @@ class Indexer:
         )
         for reason in report.kept:
             log.warning("kept index rows", reason=reason)
-        self._retry_unreadable(report, full=False)
+        self._retry_unreadable(report, full=False, hinted=paths)
         return report
 
     def rescan(
@@ -360,7 +360,7 @@ class Indexer:
         )
         for reason in report.kept:
             log.warning("kept index rows", reason=reason)
-        self._retry_unreadable(report, full=True)
+        self._retry_unreadable(report, full=True, hinted=hinted)
         return report
 
     def maintain(self) -> None:
@@ -397,9 +397,13 @@ class Indexer:
         if done < total and self._stop.is_set():
             raise Interrupted
 
-    def _retry_unreadable(self, report: ApplyReport, *, full: bool) -> None:
+    def _retry_unreadable(
+        self, report: ApplyReport, *, full: bool, hinted: Sequence[str] = ()
+    ) -> None:
         """Paths that could not be looked at, and notes that could not be read: a rescan soon,
         with backoff (no event will come: a chmod back moves no mtime, and polling sees none).
+        The ``hinted`` paths at or under them go with it, so their content is compared then (an
+        edit that put the mtime back, made while its folder was locked, is seen; issue 31).
 
         Only a full rescan that could read everything ends the series: a batch elsewhere in the
         vault says nothing about the unreadable folder. A path new to the series starts it
@@ -434,6 +438,10 @@ class Indexer:
         self._unreadable_retries += 1
         log.info("unreadable for now", sample=sample, retry_in=delay)
         self._batcher.request_rescan("retrying paths that could not be read", delay=delay)
+        tops = set(report.unreadable)
+        carried = [path for path in hinted if _at_or_under(nfc(path).strip("/"), tops)]
+        if carried:
+            self._batcher.defer(carried, delay=delay)
 
     def _retry_missing_vault(self, error: str) -> None:
         """No vault to apply to: a rescan later, with backoff, instead of dropping the work."""

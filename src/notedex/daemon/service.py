@@ -445,6 +445,11 @@ class Supervisor:
             self._unwatched = unwatched
             self._batcher.submit(WATCHES)
 
+    def rewatch_soon(self) -> None:
+        """A folder's mode changed (the observer thread): the watches that failed may be
+        possible now, so the next check retries them, whatever the backoff had reached."""
+        self._rewatch_delay, self._rewatch_at = REWATCH_FIRST, 0.0  # due at the next check
+
     def _relative(self, path: str) -> str:
         return Path(os.path.relpath(path, self._root)).as_posix()
 
@@ -479,7 +484,11 @@ class Supervisor:
 
     def _make_handler(self, hold_until_close: bool) -> VaultEventHandler:
         return VaultEventHandler(
-            self._root, self._batcher, hold_until_close=hold_until_close, fault=self._fault
+            self._root,
+            self._batcher,
+            hold_until_close=hold_until_close,
+            fault=self._fault,
+            on_folder_mode=self.rewatch_soon,
         )
 
 

@@ -97,7 +97,13 @@ class VaultEventHandler(FileSystemEventHandler):
     """Turns watchdog events into hints for the batcher. Runs on the observer thread."""
 
     def __init__(
-        self, root: Path, batcher: Batcher, *, hold_until_close: bool, fault: str | None = None
+        self,
+        root: Path,
+        batcher: Batcher,
+        *,
+        hold_until_close: bool,
+        fault: str | None = None,
+        on_folder_mode: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
         self._root = os.fspath(root).rstrip(os.sep) or os.sep
@@ -106,6 +112,8 @@ class VaultEventHandler(FileSystemEventHandler):
         self.hold_until_close = hold_until_close
         """On inotify, a modified file is read after its close event (FileClosedEvent)."""
         self._fault = fault
+        self._on_folder_mode = on_folder_mode
+        """Told of a folder's DirAttribEvent (a chmod back may make a folder watchable)."""
 
     def dispatch(self, event: FileSystemEvent) -> None:
         try:
@@ -125,6 +133,8 @@ class VaultEventHandler(FileSystemEventHandler):
             return
         if event.is_synthetic and isinstance(event, FileSystemMovedEvent | DirDeletedEvent):
             return  # under a moved folder, whose own hint covers it
+        if isinstance(event, DirAttribEvent) and self._on_folder_mode is not None:
+            self._on_folder_mode()  # a flag: the supervisor retries the watches it lacks
         src = self._relative(event.src_path)
         dest = self._relative(event.dest_path) if isinstance(event, FileSystemMovedEvent) else None
         if src == "" and isinstance(event, DirAttribEvent):

@@ -126,3 +126,37 @@ def test_supervisor_retries_a_folder_it_could_not_watch_and_has_it_looked_at(
         wait_until(lambda: "late/heard.md" in queue.pending_paths(), message="heard")
     finally:
         supervisor.stop()
+
+
+def test_a_folders_chmod_retries_the_watches_at_once_whatever_the_backoff(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The chmod back of a locked folder is the moment its subfolders become watchable: the
+    # folder's attribute event brings the retry forward (else up to a minute away).
+    from watchdog.observers.inotify_c import InotifyFD
+
+    from notedex.daemon import service
+
+    monkeypatch.setattr(service, "REWATCH_FIRST", 3600.0)
+    real_add = InotifyFD.add_callback
+    refusing = [True]
+
+    def refuse(self: InotifyFD, path: bytes, *args: Any, **kwargs: Any) -> Any:
+        if refusing[0] and path.endswith(b"late"):
+            raise PermissionError(13, "Permission denied")
+        return real_add(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(InotifyFD, "add_callback", refuse)
+    (vault / "P").mkdir()
+    queue = Batcher()
+    supervisor = Supervisor(vault, queue)
+    assert supervisor.start()
+    try:
+        (vault / "P" / "late").mkdir()
+        wait_until(lambda: supervisor.check() and supervisor.unwatched() == ["P/late"])
+        refusing[0] = False
+        assert supervisor.check() and supervisor.unwatched() == ["P/late"]  # an hour away
+        (vault / "P").chmod(0o700)  # the chmod back, as it were
+        wait_until(lambda: supervisor.check() and supervisor.unwatched() == [], message="healed")
+    finally:
+        supervisor.stop()

@@ -118,6 +118,14 @@ def test_handler_hints_a_folder_whose_mode_changed(
     h.dispatch(DirAttribEvent(str(root / "P")))
     assert queue.pending_paths() == {"P"}
     assert not queue.rescan_pending
+    told: list[bool] = []
+    telling = VaultEventHandler(
+        root, queue, hold_until_close=True, on_folder_mode=lambda: told.append(True)
+    )
+    telling.dispatch(FileModifiedEvent(str(root / "a.md")))
+    assert told == []
+    telling.dispatch(DirAttribEvent(str(root / "P")))
+    assert told == [True]  # the supervisor retries the watches it lacks
     h.dispatch(DirAttribEvent(str(root)))
     assert queue.rescan_pending == ["the vault folder's mode or times changed"]
 
