@@ -136,6 +136,9 @@ def _run_forked_daemon(argv: list[str], log_fd: int) -> None:
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
         for name in DAEMON_IMPORTS:  # while still allowed to read where they live
             importlib.import_module(name)
+        # One process: the parse pool's forkserver execs the interpreter, which ``nobody`` may
+        # not reach (tests/privileges.py), and the writer then works alone (workers = 1).
+        os.cpu_count = lambda: 1
         if os.geteuid() == 0:
             os.setgroups([])
             os.setgid(NOBODY)

@@ -250,6 +250,12 @@ class UnprivilegedWorkload(Workload):
     folders too are made unreadable for a while, with folders and notes made under them
     meanwhile (issue 31.1: a sync tool or a `chmod -R` racing the daemon)."""
 
+    def __init__(self, rng: random.Random, vault: Path, outside: Path, locks: Path) -> None:
+        super().__init__(rng, vault, outside, locks)
+        self.made: list[Path] = []
+        """Folders made under a locked folder this phase."""
+        self.later: list[Path] = []
+
     def step(self) -> None:
         ops = [
             self.create, self.create, self.edit, self.edit, self.rename, self.delete,
@@ -266,6 +272,7 @@ class UnprivilegedWorkload(Workload):
             self.chmodded.append(folder)
             fresh = folder / self._name("made") / self._name("sub")
             write(fresh / f"{self._name()}.md", note("Made while locked", links="[[n1]]"))
+            self.made += [fresh.parent, fresh]
         self._unlock(keep=self.chmodded[-1] if self.chmodded else None)
 
     def chmod_cycle(self) -> None:
@@ -288,9 +295,17 @@ class UnprivilegedWorkload(Workload):
         self.chmodded = [keep] if keep is not None else []
 
     def later_notes(self) -> None:
-        """A note in every folder: each must be heard (a folder never watched would not be)."""
-        for folder in self._folders():
-            write(folder / f"{self._name('later')}.md", note("Later"))
+        """A note in each folder made under a locked one this phase, and in a few others:
+        each must be heard (a folder never watched would not be). Last phase's go, so the
+        vault stays small enough for one process (``Daemons.start_unprivileged``)."""
+        for path in self.later:
+            path.unlink(missing_ok=True)
+        folders = self._folders()
+        made = {f for f in self.made if f.is_dir() and not f.is_symlink()}
+        others = [f for f in folders if f not in made]
+        chosen = sorted(made) + self.rng.sample(others, min(10, len(others)))
+        self.later = [write(f / f"{self._name('later')}.md", note("Later")) for f in chosen]
+        self.made = []
 
 
 @pytest.mark.slow
