@@ -79,8 +79,9 @@ def release_memory() -> None:
 class Watches(Protocol):
     """The watcher as the writer thread sees it (``daemon.service.Supervisor``)."""
 
-    def rewatch(self) -> None:
-        """Add every missing watch under the vault (before a rescan)."""
+    def rewatch(self) -> list[str]:
+        """Add every missing watch under the vault (before a rescan); the files under the
+        folders watched again, to compare by content."""
 
     def unwatched(self) -> list[str]:
         """The vault folders that have no watch now."""
@@ -320,7 +321,7 @@ class Indexer:
         ``rewatch``: first add every watch that is missing (ARCHITECTURE "Watches that heal")."""
         self._wait_for_git([])
         if rewatch and self._watches is not None:
-            self._watches.rewatch()
+            hinted = [*hinted, *self._watches.rewatch()]
         began = time.time()
         started = time.perf_counter()
         parsed = self.writer.parsed

@@ -45,6 +45,7 @@ from notedex.errors import (
 )
 from notedex.store.connect import WriterLock, lock_holder
 from notedex.store.writer import IndexWriter
+from notedex.vault.files import is_hidden_name
 
 log = get_logger("notedex.daemon")
 
@@ -419,12 +420,14 @@ class Supervisor:
         """The vault folders without a watch at the last check (read by the writer thread)."""
         return self._unwatched
 
-    def rewatch(self) -> None:
+    def rewatch(self) -> list[str]:
         """Before a rescan (the writer thread): add every missing watch under the vault; the
-        rescan's walk then finds what was made in those folders meanwhile."""
+        rescan's walk then finds what was made in those folders meanwhile, and compares by
+        content the files it returns, those under them (an edit unheard may keep the etag)."""
         running = self._running
-        if running is not None:
-            running.rewatch(full=True)
+        if running is None:
+            return []
+        return self._unheard([self._relative(path) for path in running.rewatch(full=True)])
 
     def _heal_watches(self, running: RunningObserver) -> None:
         """Retry the watches that could not be added, with backoff (ARCHITECTURE "Watches that
@@ -435,9 +438,9 @@ class Supervisor:
         elif self._rewatch_at is None:
             self._rewatch_at = now + self._rewatch_delay
         elif now >= self._rewatch_at:
-            added = running.rewatch()
-            if added:
-                self._batcher.add([self._relative(path) for path in added], Hint.CHANGED)
+            added = [self._relative(path) for path in running.rewatch()]
+            if added:  # each folder walked, each file in it compared by content
+                self._batcher.add([*added, *self._unheard(added)], Hint.CHANGED)
             self._rewatch_delay = min(self._rewatch_delay * 2, REWATCH_CAP)
             self._rewatch_at = now + self._rewatch_delay if running.rewatch_due() else None
         unwatched = [self._relative(path) for path in running.unwatched()]
@@ -449,6 +452,17 @@ class Supervisor:
         """A folder's mode changed (the observer thread): the watches that failed may be
         possible now, so the next check retries them, whatever the backoff had reached."""
         self._rewatch_delay, self._rewatch_at = REWATCH_FIRST, 0.0  # due at the next check
+
+    def _unheard(self, folders: list[str]) -> list[str]:
+        """The files under ``folders`` (vault-relative, hidden ones left out): made or edited
+        while no watch heard them."""
+        files: list[str] = []
+        for folder in folders:
+            for top, dirs, names in os.walk(self._root / folder):
+                dirs[:] = [name for name in dirs if not is_hidden_name(name)]
+                base = self._relative(top)
+                files += (f"{base}/{name}" for name in names if not is_hidden_name(name))
+        return files
 
     def _relative(self, path: str) -> str:
         return Path(os.path.relpath(path, self._root)).as_posix()
