@@ -62,6 +62,7 @@ def pair_moves(
     *,
     hashes: dict[str, str] | None = None,
     rows_of: RowsOf | None = None,
+    hinted: frozenset[str] = frozenset(),
 ) -> Pairing:
     """Pair files to upsert with indexed rows of other paths: (moves, the other upserts, the
     other deletes).
@@ -71,7 +72,9 @@ def pair_moves(
     content hash equals the row's (equal bytes parse the same; any of several equal rows will
     do; ``hashes`` are those already read, by path). A changed path that receives another row gives up its own: moved on when it is paired
     too, deleted otherwise; a path whose row moved away and that is not paired is indexed anew.
-    ``rows_of`` reads the rows of paths (``IndexWriter.file_rows`` by default).
+    ``rows_of`` reads the rows of paths (``IndexWriter.file_rows`` by default). ``hinted``: the
+    paths events named; a row at one of them pairs with a file no event named by content only
+    (the event may be an edit that kept the size and put the mtime back, then its folder moved).
     """
     if not upserts or (not deletes and len(upserts) < 2):
         return Pairing([], upserts, deletes, dict(hashes or {}))
@@ -82,7 +85,7 @@ def pair_moves(
     candidates = {**gone, **own}
     if not candidates:
         return Pairing([], upserts, deletes, read)
-    moves, rest = _by_etag(upserts, candidates, own)
+    moves, rest = _by_etag(upserts, candidates, own, hinted)
     taken = {row.id for row, _ in moves}
     left = [row for row in candidates.values() if row.id not in taken]
     more, rest = _by_content(writer, rest, left, read)
@@ -111,7 +114,10 @@ def hash_new(writer: IndexWriter, notes: list[VaultFile], read: dict[str, str]) 
 
 
 def _by_etag(
-    upserts: list[VaultFile], candidates: dict[str, IndexedFile], own: dict[str, IndexedFile]
+    upserts: list[VaultFile],
+    candidates: dict[str, IndexedFile],
+    own: dict[str, IndexedFile],
+    hinted: frozenset[str] = frozenset(),
 ) -> tuple[list[Move], list[VaultFile]]:
     by_etag: dict[EtagKey, IndexedFile | None] = {}
     for row in candidates.values():
@@ -123,7 +129,8 @@ def _by_etag(
     for vf in upserts:
         key = (int(vf.is_note), vf.size, vf.mtime_ns, vf.inode)
         found = by_etag.get(key)
-        if found is None or found.path == vf.path or (vf.is_note and not _readable(vf)):
+        unheard = found is not None and found.path in hinted and vf.path not in hinted
+        if found is None or found.path == vf.path or unheard or not _readable_note(vf):
             rest.append(vf)
         else:
             del by_etag[key]
@@ -131,10 +138,12 @@ def _by_etag(
     return moves, rest
 
 
-def _readable(vf: VaultFile) -> bool:
-    """Whether the note can be opened now. A ``chmod`` moves no etag, so a note made unreadable
+def _readable_note(vf: VaultFile) -> bool:
+    """Whether the file, when a note, can be opened now. A ``chmod`` moves no etag, so a note made unreadable
     and then moved (its folder renamed) would keep its old row, tags and links, as if it had
     been read: it is indexed anew instead, as an unreadable note (issue 31.4)."""
+    if not vf.is_note:
+        return True
     try:
         os.close(os.open(vf.disk_path, os.O_RDONLY | os.O_NONBLOCK))
     except OSError:
