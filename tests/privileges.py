@@ -124,6 +124,8 @@ def _denied(locked: set[str]) -> Iterator[None]:
     real_open, real_scandir = os.open, os.scandir
 
     def check(path: Any) -> None:
+        if isinstance(path, int):
+            return  # a folder's descriptor: opened through a path checked before
         if os.fspath(path) in locked:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
 

@@ -7,17 +7,22 @@ the ``daemons`` fixture's finalizer (tests/system/conftest.py).
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import time
+import traceback
 from pathlib import Path
 from typing import Any
 
 from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, wait_until, write
 from tests.indexcheck import index_diff
+from tests.privileges import NOBODY, preload
 
 
 class DaemonRun:
@@ -77,6 +82,80 @@ class DaemonRun:
         return self.proc.wait(timeout=timeout)
 
 
+class ForkedDaemon:
+    """A daemon forked from this process (``Daemons.start_unprivileged``), with the part of
+    ``subprocess.Popen`` that `DaemonRun` uses."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"daemon {self.pid}", timeout or 0.0)
+            time.sleep(0.02)
+        assert self.returncode is not None
+        return self.returncode
+
+
+DAEMON_IMPORTS = (
+    "multiprocessing.forkserver",
+    "apscheduler.schedulers.background",
+    "apscheduler.triggers.interval",
+    "apscheduler.executors.pool",
+    "apscheduler.jobstores.memory",
+    "watchdog.observers.inotify",
+    "watchdog.version",
+    "encodings.ascii",
+    "encodings.latin_1",
+)
+"""Imported lazily by the daemon: the unprivileged child may not be able to read them."""
+
+
+def _run_forked_daemon(argv: list[str], log_fd: int) -> None:
+    """The forked child: its own session, stdout and stderr to the log, as ``nobody`` when
+    root (tests/privileges.py), then ``notedex daemon``. Never returns into pytest."""
+    code = 70
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        # pytest's capture replaced the streams: the daemon's log must reach the file.
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
+        for name in DAEMON_IMPORTS:  # while still allowed to read where they live
+            importlib.import_module(name)
+        # One process: the parse pool's forkserver execs the interpreter, which ``nobody`` may
+        # not reach (tests/privileges.py), and the writer then works alone (workers = 1).
+        os.cpu_count = lambda: 1
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+        os.chdir("/")
+        from notedex.cli import main
+
+        code = main(argv)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
 class Daemons:
     def __init__(self, vault: Path, db: Path, tmp_path: Path) -> None:
         self.vault = vault
@@ -115,6 +194,23 @@ class Daemons:
                 start_new_session=True,  # its own process group: the finalizer kills it whole
             )
         run = DaemonRun(proc, log_path)
+        self.runs.append(run)
+        if ready:
+            run.wait_for("ready")
+        return run
+
+    def start_unprivileged(self, *args: str, ready: bool = True) -> DaemonRun:
+        """``notedex daemon ARGS`` in a forked child that, as root, first becomes ``nobody``
+        (tests/privileges.py: the interpreter may live where ``nobody`` cannot exec it), so that
+        a ``chmod 000`` refuses it for real. The vault and index must be reachable by it."""
+        log_path = self.tmp_path / f"daemon-{len(self.runs)}.log"
+        argv = ["daemon", "--vault", str(self.vault), "--db", str(self.db), *args]
+        preload()
+        with open(log_path, "wb") as log:
+            pid = os.fork()
+            if pid == 0:
+                _run_forked_daemon(argv, log.fileno())
+        run = DaemonRun(ForkedDaemon(pid), log_path)  # type: ignore[arg-type]
         self.runs.append(run)
         if ready:
             run.wait_for("ready")

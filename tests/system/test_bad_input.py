@@ -156,6 +156,35 @@ def test_an_unreadable_note_is_an_error_until_it_is_readable_again(
     assert fts_integrity_ok(db)
 
 
+def test_an_unreadable_note_moved_with_its_folder_is_read_again_not_moved_as_it_was(
+    locker: tuple[Lockout, Path, Callable[[], None]],
+) -> None:
+    """Issue 31.4: a chmod moves no etag, so a note made unreadable and then moved with its
+    folder was paired as a move by its etag and kept its old tags and links, for good."""
+    lock, base, chown = locker
+    vault = make_vault(base / "v", {**HEALTHY, "P/moved.md": "[[good]] #secret\n"})
+    db = base / "i.db"
+    age(vault)  # settled: a racy row would never be paired by its etag
+    chown()
+    result = lock.run("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    lock.lock(vault / "P" / "moved.md")
+    os.rename(vault / "P", vault / "Q")
+    lock.locked = {path.replace(f"{os.sep}P{os.sep}", f"{os.sep}Q{os.sep}") for path in lock.locked}
+    result = lock.run("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    scan, health = index(vault, db, lock.run)
+    assert_healthy_pair_indexed(scan, health)
+    assert errors_for(scan, "Q/moved.md") == ["cannot read file: Permission denied"]
+    assert next(n for n in scan["notes"] if n["path"] == "Q/moved.md")["tags"] == []
+    assert "P/moved.md" not in {n["path"] for n in scan["notes"]}
+    lock.unlock(vault / "Q" / "moved.md")
+    scan, _ = index(vault, db, lock.run)  # a plain refresh reads it again
+    assert errors_for(scan, "Q/moved.md") == []
+    assert next(n for n in scan["notes"] if n["path"] == "Q/moved.md")["tags"] == ["secret"]
+    assert dump_index(db) == fresh_full_index(vault, base)
+
+
 def test_a_folder_that_cannot_be_listed_deletes_nothing_from_the_index(
     locker: tuple[Lockout, Path, Callable[[], None]],
 ) -> None:
@@ -188,11 +217,21 @@ def test_a_folder_that_cannot_be_listed_deletes_nothing_from_the_index(
         assert kept == [row for row in before[table] if str(row[0]).startswith("Locked/")], table
     secret = next(n for n in scan["notes"] if n["path"] == "Locked/Deep/secret.md")
     assert secret["tags"] == ["hidden"]
+    # Issue 31.5: kept, and marked possibly stale in `show`; a note elsewhere is not.
+    shown = lock.run("show", "Locked/Deep/secret.md", "--json", "--vault", vault, "--db", db)
+    assert shown.json()["staleBecause"] == [
+        {"path": "Locked/Deep", "message": "cannot list folder: Permission denied"}
+    ]
+    assert shown.json()["possiblyStale"] is True
+    shown = lock.run("show", "Locked/top.md", "--json", "--vault", vault, "--db", db)
+    assert shown.json()["possiblyStale"] is False and shown.json()["staleBecause"] == []
     lock.unlock(vault / "Locked" / "Deep")
     result = lock.run("index", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     scan, _ = index(vault, db, lock.run)
     assert errors_for(scan, "Locked/Deep") == []
+    shown = lock.run("show", "Locked/Deep/secret.md", "--json", "--vault", vault, "--db", db)
+    assert shown.json()["possiblyStale"] is False
     assert dump_index(db) == fresh_full_index(vault, base)
     assert fts_integrity_ok(db)
 

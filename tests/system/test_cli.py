@@ -593,7 +593,13 @@ def test_status_json_shape(demo: tuple[Path, Path]) -> None:
     }
     assert data["counts"]["links"] >= 15
     assert ISO.match(data["lastIndexed"])
-    assert data["daemon"] == {"running": False, "pid": None, "since": None}
+    assert data["daemon"] == {
+        "running": False,
+        "pid": None,
+        "since": None,
+        "foldersNotWatched": None,
+        "notWatchedSample": [],
+    }
     written = json_only(cli(demo, "status", "--json", "--no-refresh"))["lastIndexed"]
     text = cli(demo, "status", "--no-refresh")  # the last write, as the JSON gave it
     assert text.code == 0

@@ -147,3 +147,22 @@ def test_an_ascii_name_created_beside_its_kelvin_sign_twin_is_seen(
     assert_converges(vault, db_path, tmp_path, run=run)
     (vault / "\u212aelvin.md").unlink()
     assert_converges(vault, db_path, tmp_path, run=run)
+
+
+def test_an_edit_that_put_the_mtime_back_then_a_move_of_its_folder_is_indexed(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    # Found by the unprivileged soak (issue 31): the edit's event named the old path, the
+    # folder's move brought the file under a new one, and the move was paired by the etag,
+    # which the edit had kept: the old content moved on as if unchanged.
+    write(vault / "F" / "a.md", note("Alpha", tags="aaaa"))
+    write(vault / "b.md", note("Bravo", links="[[a]]"))
+    age(vault)
+    run = daemons.start()
+    path = vault / "F" / "a.md"
+    before = path.stat()
+    with open(path, "r+b") as handle:  # in place: same inode, same size, other bytes
+        handle.write(note("Omega", tags="oooo").encode())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.rename(vault / "F", vault / "G")  # at once: one batch with the edit's event
+    assert_converges(vault, db_path, tmp_path, run=run)

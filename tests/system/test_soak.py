@@ -6,7 +6,9 @@ full index with a sound FTS, and no reader may fail.
 CI runs one seed at a size that fits; ``NOTEDEX_SOAK_SEEDS=1,2,3`` and
 ``NOTEDEX_SOAK_PHASES=10`` run more. Permission blips are injected at the system-call boundary
 (``tests/system/blip.py``): as root a ``chmod 000`` alone would not bite (tests/privileges.py),
-so both are done.
+so both are done. A second soak runs the daemon as ``nobody`` (forked, as root), where chmods of
+notes and folders bite for real, folders are made under a folder while it is locked, and each
+phase ends with a note in every folder that only the folder's watch can hear (issue 31.1).
 """
 
 from __future__ import annotations
@@ -241,3 +243,111 @@ def test_seeded_soak_converges_in_every_phase(
     assert run.proc.poll() is None
     assert not run.find("batch failed"), run.log_text()[-3000:]
     shutil.rmtree(outside, ignore_errors=True)
+
+
+class UnprivilegedWorkload(Workload):
+    """The workload for a daemon that runs as an unprivileged user: chmods bite for real, and
+    folders too are made unreadable for a while, with folders and notes made under them
+    meanwhile (issue 31.1: a sync tool or a `chmod -R` racing the daemon)."""
+
+    def __init__(self, rng: random.Random, vault: Path, outside: Path, locks: Path) -> None:
+        super().__init__(rng, vault, outside, locks)
+        self.made: list[Path] = []
+        """Folders made under a locked folder this phase."""
+        self.later: list[Path] = []
+
+    def step(self) -> None:
+        ops = [
+            self.create, self.create, self.edit, self.edit, self.rename, self.delete,
+            self.move_folder_out_and_in, self.chmod_cycle, self.folder_chmod_cycle,
+            self.folder_chmod_cycle, self.symlink, self.fifo, self.mtime_game,
+        ]  # fmt: skip
+        self.rng.choice(ops)()
+
+    def folder_chmod_cycle(self) -> None:
+        folders = [f for f in self._folders() if f != self.vault and not f.is_symlink()]
+        if folders:
+            folder = self.rng.choice(folders)
+            folder.chmod(0)
+            self.chmodded.append(folder)
+            fresh = folder / self._name("made") / self._name("sub")
+            write(fresh / f"{self._name()}.md", note("Made while locked", links="[[n1]]"))
+            self.made += [fresh.parent, fresh]
+        self._unlock(keep=self.chmodded[-1] if self.chmodded else None)
+
+    def chmod_cycle(self) -> None:
+        notes = self._notes()
+        if notes:
+            self.chmodded.append(self.rng.choice(notes))
+            self.chmodded[-1].chmod(0)
+        self._unlock(keep=self.chmodded[-1] if self.chmodded else None)
+
+    def settle(self) -> None:
+        self._unlock(keep=None)
+
+    def _unlock(self, keep: Path | None) -> None:
+        """Everything locked but ``keep`` readable again, wherever renames took it since."""
+        for top, dirs, files in os.walk(self.vault):
+            for name in [*dirs, *files]:
+                path = Path(top, name)
+                if path != keep and not path.is_symlink() and path.lstat().st_mode & 0o777 == 0:
+                    path.chmod(0o755 if path.is_dir() else 0o644)
+        self.chmodded = [keep] if keep is not None else []
+
+    def later_notes(self) -> None:
+        """A note in each folder made under a locked one this phase, and in a few others:
+        each must be heard (a folder never watched would not be). Last phase's go, so the
+        vault stays small enough for one process (``Daemons.start_unprivileged``)."""
+        for path in self.later:
+            path.unlink(missing_ok=True)
+        folders = self._folders()
+        made = {f for f in self.made if f.is_dir() and not f.is_symlink()}
+        others = [f for f in folders if f not in made]
+        chosen = sorted(made) + self.rng.sample(others, min(10, len(others)))
+        self.later = [write(f / f"{self._name('later')}.md", note("Later")) for f in chosen]
+        self.made = []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SEEDS)
+def test_seeded_soak_with_an_unprivileged_daemon_converges_in_every_phase(
+    seed: int, tmp_path: Path
+) -> None:
+    """The soak with the daemon as ``nobody`` (as root: forked, tests/privileges.py), real
+    chmods of notes and folders, and after each phase a note in each folder made under a
+    locked one (and ten others), which only the folder's watch, or a retry still due, can find
+    (issue 31.1).
+
+    Open: with ``NOTEDEX_SOAK_PHASES=40``, seeds 2 and 3 converge in every phase, seed 1 not
+    at phase 14 (a same-size edit with its mtime put back, in a folder that had been moved out
+    of the vault and back, is not seen); the default three phases pass."""
+    from tests.privileges import chown_tree, unprivileged_base
+
+    base = unprivileged_base()
+    vault, db = base / "vault", base / "index.db"
+    daemons = Daemons(vault, db, tmp_path)
+    try:
+        rng = random.Random(seed)
+        for i in range(40):
+            write(vault / f"f{i % 4}" / f"n{i}.md", note(f"Note {i}", links=f"[[n{(i + 1) % 40}]]"))
+        (base / "outside").mkdir()
+        chown_tree(base)
+        work = UnprivilegedWorkload(rng, vault, base / "outside", base)
+        run = daemons.start_unprivileged()
+        for phase in range(PHASES):
+            for _ in range(OPS_PER_PHASE):
+                work.step()
+            work.settle()
+            try:
+                assert_converges(vault, db, tmp_path, run=run, timeout=90)
+                # Made now, these are heard by their folders' watches, or found by a retry if
+                # one is still due; a folder left unwatched after the retries is found by none.
+                work.later_notes()
+                assert_converges(vault, db, tmp_path, run=run, timeout=60)
+            except AssertionError as exc:
+                raise AssertionError(f"seed {seed}, phase {phase}: {exc}") from None
+        assert run.proc.poll() is None
+        assert not run.find("batch failed"), run.log_text()[-3000:]
+    finally:
+        daemons.kill_all()
+        shutil.rmtree(base, ignore_errors=True)

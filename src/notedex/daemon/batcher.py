@@ -38,6 +38,8 @@ MAINTENANCE = "maintenance"
 """Task: FTS integrity check (rebuild on failure), optimize, WAL checkpoint."""
 FILTERS = "filters"
 """Task: re-read Obsidian's "Excluded files" (``.obsidian/app.json`` changed)."""
+WATCHES = "watches"
+"""Task: write down the folders the watcher could not watch (``notedex status`` shows them)."""
 
 
 class Hint(Enum):

@@ -19,8 +19,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Protocol
 
-from notedex.daemon.batcher import FILTERS, MAINTENANCE, Batch, Batcher, Hint
+from notedex.daemon.batcher import FILTERS, MAINTENANCE, WATCHES, Batch, Batcher, Hint
 from notedex.daemon.logging import get_logger
 from notedex.daemon.recovery import (
     index_files,
@@ -80,6 +81,17 @@ def release_memory() -> None:
     trim(0)
 
 
+class Watches(Protocol):
+    """The watcher as the writer thread sees it (``daemon.service.Supervisor``)."""
+
+    def rewatch(self) -> list[str]:
+        """Add every missing watch under the vault (before a rescan); the files under the
+        folders watched again, to compare by content."""
+
+    def unwatched(self) -> list[str]:
+        """The vault folders that have no watch now."""
+
+
 class Interrupted(Exception):
     """Stop was requested while a batch or rescan was running (raised between two chunks,
     each a committed transaction: the next start's reconcile finds the rest)."""
@@ -98,8 +110,12 @@ class Indexer:
         fault: str | None = None,
         git_wait_cap: float = GIT_WAIT_CAP,
         mark: Callable[[str], None] | None = None,
+        watches: Watches | None = None,
     ) -> None:
         self._open_writer = open_writer
+        self._watches = watches
+        self._published: list[str] | None = None
+        """The unwatched folders last written to the index (meta ``unwatched_folders``)."""
         self._stop = stop or threading.Event()
         self._mark_state = mark
         """Puts the daemon's state in its lock record (``WriterLock.set_state``): readers are
@@ -188,6 +204,9 @@ class Indexer:
                 self.apply(batch.paths)
             if MAINTENANCE in batch.tasks:
                 self.maintain()
+            if WATCHES in batch.tasks:
+                with self.writer.transaction():
+                    self._publish_watches()
             self._failures = 0
         except VaultNotFound as exc:
             self._retry_missing_vault(str(exc))
@@ -297,7 +316,7 @@ class Indexer:
         )
         for reason in report.kept:
             log.warning("kept index rows", reason=reason)
-        self._retry_unreadable(report, full=False)
+        self._retry_unreadable(report, full=False, hinted=paths)
         return report
 
     def rescan(
@@ -306,10 +325,14 @@ class Indexer:
         *,
         abort: Callable[[], bool] | None = None,
         hinted: Sequence[str] = (),
+        rewatch: bool = True,
     ) -> ApplyReport | None:
         """Full reconcile; with ``abort``, stop between transactions once it returns True.
-        ``hinted``: paths events named, compared by content even under the same etag."""
+        ``hinted``: paths events named, compared by content even under the same etag.
+        ``rewatch``: first add every watch that is missing (ARCHITECTURE "Watches that heal")."""
         self._wait_for_git([])
+        if rewatch and self._watches is not None:
+            hinted = [*hinted, *self._watches.rewatch()]
         began = time.time()
         started = time.perf_counter()
         parsed = self.writer.parsed
@@ -351,7 +374,7 @@ class Indexer:
         )
         for reason in report.kept:
             log.warning("kept index rows", reason=reason)
-        self._retry_unreadable(report, full=True)
+        self._retry_unreadable(report, full=True, hinted=hinted)
         return report
 
     def maintain(self) -> None:
@@ -388,9 +411,13 @@ class Indexer:
         if done < total and self._stop.is_set():
             raise Interrupted
 
-    def _retry_unreadable(self, report: ApplyReport, *, full: bool) -> None:
+    def _retry_unreadable(
+        self, report: ApplyReport, *, full: bool, hinted: Sequence[str] = ()
+    ) -> None:
         """Paths that could not be looked at, and notes that could not be read: a rescan soon,
         with backoff (no event will come: a chmod back moves no mtime, and polling sees none).
+        The ``hinted`` paths at or under them go with it, so their content is compared then (an
+        edit that put the mtime back, made while its folder was locked, is seen; issue 31).
 
         Only a full rescan that could read everything ends the series: a batch elsewhere in the
         vault says nothing about the unreadable folder. A path new to the series starts it
@@ -403,6 +430,14 @@ class Indexer:
                 self._unreadable_seen = set()
             return
         if not unreadable <= self._unreadable_seen:
+            new = sorted(unreadable - self._unreadable_seen)
+            # ARCHITECTURE "Unreadable is visible": their rows are kept, now possibly stale.
+            log.warning(
+                "cannot read",
+                paths=new[:SAMPLE_PATHS],
+                count=len(new),
+                action="rows kept as last read (scan and health list the errors); retrying",
+            )
             self._unreadable_seen |= unreadable
             self._unreadable_retries = 0
         sample = sorted(unreadable)[:SAMPLE_PATHS]
@@ -417,6 +452,10 @@ class Indexer:
         self._unreadable_retries += 1
         log.info("unreadable for now", sample=sample, retry_in=delay)
         self._batcher.request_rescan("retrying paths that could not be read", delay=delay)
+        tops = set(report.unreadable)
+        carried = [path for path in hinted if _at_or_under(nfc(path).strip("/"), tops)]
+        if carried:
+            self._batcher.defer(carried, delay=delay)
 
     def _retry_missing_vault(self, error: str) -> None:
         """No vault to apply to: a rescan later, with backoff, instead of dropping the work."""
@@ -435,6 +474,19 @@ class Indexer:
             self.writer.set_meta("last_batch", repr(time.time()))
             if rescan is not None:
                 self.writer.set_meta("last_rescan", json.dumps(rescan))
+            self._publish_watches()
+
+    def _publish_watches(self) -> None:
+        """meta ``unwatched_folders``: the folders the watcher could not watch, as ``notedex
+        status`` shows them; written when it changed (inside the caller's transaction)."""
+        unwatched = self._watches.unwatched() if self._watches is not None else []
+        if unwatched == self._published:
+            return
+        sample = unwatched[:SAMPLE_PATHS]
+        self.writer.set_meta(
+            "unwatched_folders", json.dumps({"count": len(unwatched), "sample": sample})
+        )
+        self._published = unwatched
 
     def _changed_while_read(self, report: ApplyReport) -> list[str]:
         """Files whose disk etag moved on since the writer looked: queue them again.

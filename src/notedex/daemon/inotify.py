@@ -21,6 +21,10 @@ still does not do, this subclass does:
 - A folder made after the start that cannot be watched for want of watches (ENOSPC) is
   remembered in ``out_of_watches``: watchdog 7.1.1 raises it from the start, but after the start
   only logs it. The supervisor then switches to polling.
+- A folder whose watch cannot be added for any other reason (EACCES while an ancestor is
+  briefly unreadable, a folder renamed away mid-walk: ENOENT) is not forgotten, as watchdog
+  forgets it (issue 31): it is kept in ``unwatched`` (logged once), and ``rewatch`` adds it,
+  and any other folder of the vault that has no watch, again (ARCHITECTURE "Watches that heal").
 
 watchdog holds an IN_MOVED_FROM up to 0.5 s for its IN_MOVED_TO, in a queue whose reader,
 once it has taken a held IN_MOVED_FROM as its head, sleeps out the whole 0.5 s even when the
@@ -53,6 +57,7 @@ from __future__ import annotations
 import errno
 import os
 import select
+import stat
 import time
 import warnings
 from collections.abc import Callable
@@ -123,6 +128,11 @@ class _Grouper(InotifyMoveEventGrouper):
 class _WatchGroup(InotifyWatchGroup):
     def __post_init__(self) -> None:
         self._move_event_grouper = _Grouper()  # before the watches exist: no event missed
+        self.unwatched: dict[bytes, str] = {}
+        """Folders whose watch could not be added (EACCES...), and why: ``rewatch`` retries."""
+        self._lost = False
+        """A watch failed with ENOENT: the folder may live on under another path (an ancestor
+        renamed mid-walk), so the next ``rewatch`` walks the whole tree."""
         super().__post_init__()
 
     out_of_watches: OSError | None = None
@@ -171,8 +181,9 @@ class _WatchGroup(InotifyWatchGroup):
         try:
             wd = self._inotify_fd.add_callback(path, self.event_mask, self._callback, self._id)
         except OSError as exc:
-            # As watchdog: a descendant may vanish or be unreadable; the root must be watched,
-            # and so must every folder during the start (ENOSPC, EMFILE raise from start()).
+            # As watchdog: the root must be watched, and so must every folder during the start
+            # (ENOSPC, EMFILE raise from start()); a descendant that vanished or cannot be
+            # watched now is remembered, where watchdog forgets it (issue 31).
             if path == self.path:
                 raise
             if exc.errno in {errno.ENOSPC, errno.EMFILE}:
@@ -180,12 +191,92 @@ class _WatchGroup(InotifyWatchGroup):
                     raise
                 if self.out_of_watches is None:
                     self.out_of_watches = exc
-                log.warning("folder not watched", path=os.fsdecode(path), error=str(exc))
+            self._not_watched(path, exc)
             return
+        if wd == _INVALID_WD:
+            # watchdog swallows EACCES and hands back -1, with a callback filed under it.
+            self._inotify_fd.remove_callbacks([(wd, self._id)])
+            denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(path))
+            if path == self.path:
+                raise denied
+            self._not_watched(path, denied)
+            return
+        if self.unwatched.pop(path, None) is not None:
+            log.info("folder watched again", path=os.fsdecode(path))
         if self._rebind(path, wd):
             return
         if self._insert_node(path, wd) is None:
             self._inotify_fd.remove_callbacks([(wd, self._id)])
+
+    def _not_watched(self, path: bytes, exc: OSError) -> None:
+        """Keep a folder whose watch failed for ``rewatch``; one log line per folder."""
+        if exc.errno in {errno.ENOENT, errno.ENOTDIR}:
+            self._lost = True  # gone, or renamed with an ancestor: the next rewatch walks
+            return
+        if path not in self.unwatched:
+            log.warning(
+                "folder not watched",
+                path=os.fsdecode(path),
+                error=exc.strerror or str(exc),
+                action="retrying; a rescan watches it too",
+            )
+        self.unwatched[path] = exc.strerror or str(exc)
+
+    def rewatch(self, *, full: bool = False) -> list[bytes]:
+        """Add the watches that are missing: those of ``unwatched`` (and the folders under
+        them), and with ``full`` (or after an ENOENT) those of every folder under the root.
+        Returns the folders watched now that were not: the events made in them meanwhile are
+        lost, so the caller has them looked at. Called from any thread but the dispatcher."""
+        with self._lock:
+            if not self.is_active:
+                return []
+            full |= self._lost
+            self._lost = False
+            tops = list(self.unwatched)
+        # The walk holds no lock: events go on meanwhile. ``_add_callback`` checks again.
+        folders = self._folders() if full else tops
+        added: list[bytes] = []
+        for path in folders:
+            with self._lock:
+                if not self.is_active:
+                    return added
+                if self._watched(path):
+                    continue
+                if _gone(path):
+                    self.unwatched.pop(path, None)  # nothing to watch
+                    continue
+                try:
+                    self._add_all_callbacks(path)
+                except OSError as exc:  # the root itself: kept for the next try
+                    self._not_watched(path, exc)
+                if self._watched(path):
+                    added.append(path)
+        return added
+
+    @property
+    def rewatch_due(self) -> bool:
+        """Some folder has no watch that should have one (``rewatch`` adds it)."""
+        return bool(self.unwatched) or self._lost
+
+    def not_watched(self) -> list[bytes]:
+        """The folders ``unwatched`` holds now (any thread)."""
+        with self._lock:
+            return sorted(self.unwatched)
+
+    def _watched(self, path: bytes) -> bool:
+        node = self._find_node_by_path(path)
+        return node is not None and node.wd != _INVALID_WD
+
+    def _folders(self) -> list[bytes]:
+        """Every folder a recursive watch of the root needs (symlinked ones excepted, as
+        watchdog does), parents before children."""
+        found = [self.path]
+        for top, dirnames, _ in os.walk(self.path):
+            for name in dirnames:
+                path = os.path.join(top, name)
+                if not os.path.islink(path):
+                    found.append(path)
+        return found
 
     def _rebind(self, path: bytes, wd: WatchDescriptor) -> bool:
         """``wd`` is a folder already watched elsewhere in the tree (it left the vault and came
@@ -202,6 +293,16 @@ class _WatchGroup(InotifyWatchGroup):
         if stale.parent is not None and stale.parent.children.get(stale.name) is stale:
             del stale.parent.children[stale.name]
         stale.parent = None
+        return False
+
+
+def _gone(path: bytes) -> bool:
+    """``path`` is no folder any more; not merely out of reach (EACCES above it)."""
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
         return False
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 
 from notedex.config import Config
-from notedex.daemon.batcher import Batcher
+from notedex.daemon.batcher import WATCHES, Batcher, Hint
 from notedex.daemon.indexer import Indexer, find_git_dir
 from notedex.daemon.logging import configure_logging, get_logger
 from notedex.daemon.notify import SystemdNotifier
@@ -46,6 +46,7 @@ from notedex.errors import (
 from notedex.indexing.rebuild import other_version
 from notedex.store.connect import REBUILDING, WriterLock, lock_holder
 from notedex.store.writer import IndexWriter
+from notedex.vault.files import is_hidden_name
 
 log = get_logger("notedex.daemon")
 
@@ -53,6 +54,10 @@ FAULT_ENV = "NOTEDEX_TEST_FAULT"
 """Test-only fault injection: ``handler`` (event handling) or ``writer`` (first batch)."""
 LOCK_POLL = 0.5
 RETRY_CAP = 60.0
+REWATCH_FIRST = 1.0
+REWATCH_CAP = 60.0
+"""A folder that could not be watched is tried again after 1, 2, 4... s, then every minute
+(one ``inotify_add_watch`` per such folder: a folder unreadable for good costs nothing)."""
 
 
 def run_daemon(cfg: Config, *, poll: bool = False) -> int:
@@ -166,10 +171,14 @@ class Daemon:
                 stop=self.stop,
                 fault=self.fault,
                 mark=self._mark_state,
+                watches=supervisor,
             )
             supervisor.start()
             try:
-                indexer.rescan("startup", abort=lambda: self._startup_tick(supervisor))
+                # The watches were just added, all of them: no rewatch walk before this rescan.
+                indexer.rescan(
+                    "startup", abort=lambda: self._startup_tick(supervisor), rewatch=False
+                )
             except VaultNotFound as exc:
                 log.warning("vault missing", error=str(exc), action="index left unchanged")
             except Exception as exc:
@@ -374,6 +383,9 @@ class Supervisor:
         self._missing = False
         self._backoff = 1.0
         self._next_try = 0.0
+        self._unwatched: list[str] = []
+        self._rewatch_delay = REWATCH_FIRST
+        self._rewatch_at: float | None = None
 
     @property
     def kind(self) -> str:
@@ -424,7 +436,59 @@ class Supervisor:
         if shortfall is not None:
             # A folder made after the start is not watched: start again, which polls.
             return self._restart(f"inotify ran out of watches ({shortfall})")
+        self._heal_watches(self._running)
         return True
+
+    def unwatched(self) -> list[str]:
+        """The vault folders without a watch at the last check (read by the writer thread)."""
+        return self._unwatched
+
+    def rewatch(self) -> list[str]:
+        """Before a rescan (the writer thread): add every missing watch under the vault; the
+        rescan's walk then finds what was made in those folders meanwhile, and compares by
+        content the files it returns, those under them (an edit unheard may keep the etag)."""
+        running = self._running
+        if running is None:
+            return []
+        return self._unheard([self._relative(path) for path in running.rewatch(full=True)])
+
+    def _heal_watches(self, running: RunningObserver) -> None:
+        """Retry the watches that could not be added, with backoff (ARCHITECTURE "Watches that
+        heal"); a folder watched again is looked at, as nothing it got meanwhile was heard."""
+        now = time.monotonic()
+        if not running.rewatch_due():
+            self._rewatch_delay, self._rewatch_at = REWATCH_FIRST, None
+        elif self._rewatch_at is None:
+            self._rewatch_at = now + self._rewatch_delay
+        elif now >= self._rewatch_at:
+            added = [self._relative(path) for path in running.rewatch()]
+            if added:  # each folder walked, each file in it compared by content
+                self._batcher.add([*added, *self._unheard(added)], Hint.CHANGED)
+            self._rewatch_delay = min(self._rewatch_delay * 2, REWATCH_CAP)
+            self._rewatch_at = now + self._rewatch_delay if running.rewatch_due() else None
+        unwatched = [self._relative(path) for path in running.unwatched()]
+        if unwatched != self._unwatched:
+            self._unwatched = unwatched
+            self._batcher.submit(WATCHES)
+
+    def rewatch_soon(self) -> None:
+        """A folder's mode changed (the observer thread): the watches that failed may be
+        possible now, so the next check retries them, whatever the backoff had reached."""
+        self._rewatch_delay, self._rewatch_at = REWATCH_FIRST, 0.0  # due at the next check
+
+    def _unheard(self, folders: list[str]) -> list[str]:
+        """The files under ``folders`` (vault-relative, hidden ones left out): made or edited
+        while no watch heard them."""
+        files: list[str] = []
+        for folder in folders:
+            for top, dirs, names in os.walk(self._root / folder):
+                dirs[:] = [name for name in dirs if not is_hidden_name(name)]
+                base = self._relative(top)
+                files += (f"{base}/{name}" for name in names if not is_hidden_name(name))
+        return files
+
+    def _relative(self, path: str) -> str:
+        return Path(os.path.relpath(path, self._root)).as_posix()
 
     def drain(self) -> None:
         if self._running is not None:
@@ -457,7 +521,11 @@ class Supervisor:
 
     def _make_handler(self, hold_until_close: bool) -> VaultEventHandler:
         return VaultEventHandler(
-            self._root, self._batcher, hold_until_close=hold_until_close, fault=self._fault
+            self._root,
+            self._batcher,
+            hold_until_close=hold_until_close,
+            fault=self._fault,
+            on_folder_mode=self.rewatch_soon,
         )
 
 

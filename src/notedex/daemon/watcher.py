@@ -32,8 +32,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from watchdog.events import (
+    DirAttribEvent,
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
@@ -59,8 +61,11 @@ log = get_logger("notedex.daemon.watcher")
 
 # watchdog's event_filter: only these reach the handler, and on inotify only their bits are
 # asked of the kernel. No open/close-without-write events: our own reads would wake us.
-# No DirModifiedEvent (every file event also touches its folder) and no DirAttribEvent.
+# No DirModifiedEvent (every file event also touches its folder). A DirAttribEvent (a chmod,
+# chown or touch of the folder itself; never a file made in it) is a hint for the folder: one
+# made unreadable, or readable again, sends no other event (ARCHITECTURE "Unreadable is visible").
 EVENT_FILTER: list[type[FileSystemEvent]] = [
+    DirAttribEvent,
     FileCreatedEvent,
     FileDeletedEvent,
     FileModifiedEvent,
@@ -92,7 +97,13 @@ class VaultEventHandler(FileSystemEventHandler):
     """Turns watchdog events into hints for the batcher. Runs on the observer thread."""
 
     def __init__(
-        self, root: Path, batcher: Batcher, *, hold_until_close: bool, fault: str | None = None
+        self,
+        root: Path,
+        batcher: Batcher,
+        *,
+        hold_until_close: bool,
+        fault: str | None = None,
+        on_folder_mode: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
         self._root = os.fspath(root).rstrip(os.sep) or os.sep
@@ -101,6 +112,8 @@ class VaultEventHandler(FileSystemEventHandler):
         self.hold_until_close = hold_until_close
         """On inotify, a modified file is read after its close event (FileClosedEvent)."""
         self._fault = fault
+        self._on_folder_mode = on_folder_mode
+        """Told of a folder's DirAttribEvent (a chmod back may make a folder watchable)."""
 
     def dispatch(self, event: FileSystemEvent) -> None:
         try:
@@ -120,8 +133,14 @@ class VaultEventHandler(FileSystemEventHandler):
             return
         if event.is_synthetic and isinstance(event, FileSystemMovedEvent | DirDeletedEvent):
             return  # under a moved folder, whose own hint covers it
+        if isinstance(event, DirAttribEvent) and self._on_folder_mode is not None:
+            self._on_folder_mode()  # a flag: the supervisor retries the watches it lacks
         src = self._relative(event.src_path)
         dest = self._relative(event.dest_path) if isinstance(event, FileSystemMovedEvent) else None
+        if src == "" and isinstance(event, DirAttribEvent):
+            # Its mode may have changed: only the vault walk can tell what it can read now.
+            self._batcher.request_rescan("the vault folder's mode or times changed")
+            return
         if src == "" or dest == "":
             # The vault folder itself was deleted or moved: the supervisor takes over.
             self._batcher.request_rescan(f"the vault folder was {event.event_type}")
@@ -209,6 +228,26 @@ class RunningObserver:
             if isinstance(error, OSError):
                 return error
         return None
+
+    def unwatched(self) -> list[str]:
+        """Folders under the vault whose watch could not be added, for now (inotify)."""
+        return sorted(os.fsdecode(p) for group in self._groups() for p in group.not_watched())
+
+    def rewatch_due(self) -> bool:
+        return any(group.rewatch_due for group in self._groups())
+
+    def rewatch(self, *, full: bool = False) -> list[str]:
+        """Add the missing watches (``daemon.inotify``); the folders watched now that were not."""
+        return [os.fsdecode(p) for group in self._groups() for p in group.rewatch(full=full)]
+
+    def _groups(self) -> list[Any]:
+        """Our inotify watch groups (none under polling or watchdog's own observer)."""
+        try:
+            emitters = list(self.observer.emitters)
+        except RuntimeError:
+            return []
+        groups = (getattr(emitter, "_inotify", None) for emitter in emitters)
+        return [group for group in groups if callable(getattr(group, "rewatch", None))]
 
     def drain(self, timeout: float = DRAIN_TIMEOUT, pause: float = 0.02) -> None:
         """Before a stop: let the events already queued reach the handler (inotify), so a note

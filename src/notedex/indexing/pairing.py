@@ -3,7 +3,8 @@
 A reconcile and an event batch both end with files to upsert and paths to delete; a file under
 a new path that is a row the index already holds is a move (``store.moves`` applies it as a path
 update, nothing parsed). Three tests, in order: the etag (size, mtime_ns, inode: a move within the
-file system keeps all three), then for notes of the same size the content hash (a copy and a
+file system keeps all three; a note that cannot be opened now is not paired: a ``chmod``
+moves no etag), then for notes of the same size the content hash (a copy and a
 delete across file systems, a git checkout that rewrote the files), then for an attachment of a
 deleted path its file name and size, unique on both sides (a checkout rewrites attachments too,
 and the index holds nothing else of one: a delete and an add cost a re-resolution of every
@@ -21,6 +22,7 @@ batch later). Only memory holds them: after a crash the start's reconcile compar
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -60,6 +62,7 @@ def pair_moves(
     *,
     hashes: dict[str, str] | None = None,
     rows_of: RowsOf | None = None,
+    hinted: frozenset[str] = frozenset(),
 ) -> Pairing:
     """Pair files to upsert with indexed rows of other paths: (moves, the other upserts, the
     other deletes).
@@ -69,7 +72,9 @@ def pair_moves(
     content hash equals the row's (equal bytes parse the same; any of several equal rows will
     do; ``hashes`` are those already read, by path). A changed path that receives another row gives up its own: moved on when it is paired
     too, deleted otherwise; a path whose row moved away and that is not paired is indexed anew.
-    ``rows_of`` reads the rows of paths (``IndexWriter.file_rows`` by default).
+    ``rows_of`` reads the rows of paths (``IndexWriter.file_rows`` by default). ``hinted``: the
+    paths events named; a row at one of them pairs with a file no event named by content only
+    (the event may be an edit that kept the size and put the mtime back, then its folder moved).
     """
     if not upserts or (not deletes and len(upserts) < 2):
         return Pairing([], upserts, deletes, dict(hashes or {}))
@@ -80,7 +85,7 @@ def pair_moves(
     candidates = {**gone, **own}
     if not candidates:
         return Pairing([], upserts, deletes, read)
-    moves, rest = _by_etag(upserts, candidates, own)
+    moves, rest = _by_etag(upserts, candidates, own, hinted)
     taken = {row.id for row, _ in moves}
     left = [row for row in candidates.values() if row.id not in taken]
     more, rest = _by_content(writer, rest, left, read)
@@ -109,7 +114,10 @@ def hash_new(writer: IndexWriter, notes: list[VaultFile], read: dict[str, str]) 
 
 
 def _by_etag(
-    upserts: list[VaultFile], candidates: dict[str, IndexedFile], own: dict[str, IndexedFile]
+    upserts: list[VaultFile],
+    candidates: dict[str, IndexedFile],
+    own: dict[str, IndexedFile],
+    hinted: frozenset[str] = frozenset(),
 ) -> tuple[list[Move], list[VaultFile]]:
     by_etag: dict[EtagKey, IndexedFile | None] = {}
     for row in candidates.values():
@@ -121,12 +129,26 @@ def _by_etag(
     for vf in upserts:
         key = (int(vf.is_note), vf.size, vf.mtime_ns, vf.inode)
         found = by_etag.get(key)
-        if found is None or found.path == vf.path:
+        unheard = found is not None and found.path in hinted and vf.path not in hinted
+        if found is None or found.path == vf.path or unheard or not _readable_note(vf):
             rest.append(vf)
         else:
             del by_etag[key]
             moves.append((found, vf))
     return moves, rest
+
+
+def _readable_note(vf: VaultFile) -> bool:
+    """Whether the file, when a note, can be opened now. A ``chmod`` moves no etag, so a note made unreadable
+    and then moved (its folder renamed) would keep its old row, tags and links, as if it had
+    been read: it is indexed anew instead, as an unreadable note (issue 31.4)."""
+    if not vf.is_note:
+        return True
+    try:
+        os.close(os.open(vf.disk_path, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError:
+        return False
+    return True
 
 
 def _by_content(

@@ -87,7 +87,7 @@ def _reconcile(
     refused = (p.path for p in problems)
     deletes = _confirmed_gone(writer.vault, stale, unreadable_dirs, report, refused)
     settle_by_hash(writer, diff)
-    paired = pair_moves(writer, diff.upserts, deletes, hashes=diff.hashes)
+    paired = pair_moves(writer, diff.upserts, deletes, hashes=diff.hashes, hinted=hinted)
     moves, upserts = paired.moves, paired.upserts
     applied = apply(writer, upserts, paired.deletes, moves=moves, progress=progress)
     # After the deletes: a path that is a walk problem now (a FIFO, a loop) lost its row there.
@@ -375,7 +375,14 @@ def _apply_paths(
     rows_of = found.rows
     diff = _changed(writer, found.upserts.values(), found.hinted, rows_of)
     gone = sorted(found.deletes - set(found.upserts))
-    paired = pair_moves(writer, diff.upserts, gone, hashes=diff.hashes, rows_of=rows_of)
+    paired = pair_moves(
+        writer,
+        diff.upserts,
+        gone,
+        hashes=diff.hashes,
+        rows_of=rows_of,
+        hinted=frozenset(map(nfc, hints)),
+    )
     held = (
         []
         if hold_unpaired is None

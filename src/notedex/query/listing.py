@@ -133,6 +133,7 @@ def show(
         links = read.outgoing_links(conn, file_id)
         back = read.backlinks(conn, file_id)
         problems = read.note_problems(conn, row["path"])
+        unread = read.unread_above(conn, row["path"])
         headings, block_ids = decode_outline(read.note_outline(conn, file_id))
     result: dict[str, Any] = {
         "path": row["path"],
@@ -173,6 +174,8 @@ def show(
             for p in problems
             if p["severity"] == "error"
         ],
+        "possiblyStale": bool(unread),
+        "staleBecause": [{"path": p["path"], "message": p["message"]} for p in unread],
         "warnings": [
             {"path": row["path"], "message": p["message"]}
             for p in problems
@@ -266,6 +269,7 @@ def status(
     if checked_at is not None:
         last_indexed = max(last_indexed or checked_at, checked_at)
     last_batch = float(info["last_batch"]) if "last_batch" in info else None
+    unwatched = _unwatched(info.get("unwatched_folders")) if daemon else None
     return {
         "vault": str(vault),
         "db": str(db),
@@ -278,10 +282,22 @@ def status(
             "running": daemon,
             "pid": holder.pid if holder and daemon else None,
             "since": _iso(holder.since) if holder and daemon else None,
+            "foldersNotWatched": unwatched["count"] if unwatched is not None else None,
+            "notWatchedSample": unwatched["sample"] if unwatched is not None else [],
         },
         "dbBytes": _size(db) + _size(db.with_name(db.name + "-wal")),
         "rebuilding": rebuilding(db, holder),
     }
+
+
+def _unwatched(raw: str | None) -> dict[str, Any]:
+    """The running daemon's folders without a watch (meta ``unwatched_folders``, written by
+    ``daemon.indexer``): ``{"count", "sample"}``; 0 before its first batch wrote it."""
+    try:
+        data = json.loads(raw) if raw else {}
+        return {"count": int(data["count"]), "sample": [str(p) for p in data["sample"]]}
+    except (ValueError, TypeError, KeyError):
+        return {"count": 0, "sample": []}
 
 
 def rebuilding(db: Path, holder: LockHolder | None) -> bool:

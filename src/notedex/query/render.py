@@ -179,6 +179,9 @@ def render_show(r: Renderer, data: "dict[str, Any]") -> None:
     ]
     for name, value in fields:
         r.line(f"  {name:<9}{value if value is not None else '-'}")
+    for cause in data.get("staleBecause", ()):
+        where = cause["path"] or "the vault folder"
+        r.line(f"  {'stale?':<9}possibly: {where}: {cause['message']} (rows kept as last read)")
     r.section("Links", len(data["links"]))
     for link in data["links"]:
         target = link["target"] or (f"BROKEN ({link['key']})" if link["broken"] else "(this note)")
@@ -276,6 +279,7 @@ def render_status(r: Renderer, data: "dict[str, Any]") -> None:
         ("last indexed", local_time(data["lastIndexed"]) or "never"),
         ("last batch", local_time(data["lastBatch"]) or "-"),
         ("daemon", running),
+        *_not_watched(daemon),
         *(
             [("rebuilding", "yes: a full index is being built to replace this one")]
             if data.get("rebuilding")
@@ -285,6 +289,17 @@ def render_status(r: Renderer, data: "dict[str, Any]") -> None:
     ]
     for name, value in rows:
         r.line(f"{name:<13}{value}")
+
+
+def _not_watched(daemon: "dict[str, Any]") -> "list[tuple[str, str]]":
+    """The running daemon's count of folders without a watch (changes there are seen only by
+    its retries and rescans): a row when there are any."""
+    count = daemon.get("foldersNotWatched")
+    if not count:
+        return []
+    sample = ", ".join(daemon.get("notWatchedSample") or [])
+    more = "..." if count > len(daemon.get("notWatchedSample") or []) else ""
+    return [("not watched", f"{plural(count, 'folder')} ({sample}{more}); being retried")]
 
 
 def render_captured(r: Renderer, data: "dict[str, Any]") -> None:

@@ -564,6 +564,25 @@ def note_problems(conn: "sqlite3.Connection", path: str) -> "list[Row]":
     ).fetchall()
 
 
+UNREADABLE_WALK_MESSAGE = "cannot %"
+"""A ``LIKE`` pattern: the walk problems whose path keeps its rows without a look, a folder it
+could not list, an entry it could not look at or a symlink it could not follow (``vault.walk``:
+they alone start with "cannot ", tests/unit/vault/test_walk.py)."""
+
+
+def unread_above(conn: "sqlite3.Connection", path: str) -> "list[Row]":
+    """The walk problems at ``path`` or a folder above it (the vault root included) that kept
+    its rows unread: the note may be out of date (ARCHITECTURE "Unreadable is visible")."""
+    parts = path.split("/")
+    places = ["", *("/".join(parts[:end]) for end in range(1, len(parts) + 1))]
+    marks = ", ".join("?" * len(places))
+    return conn.execute(
+        f"SELECT path, message FROM problems WHERE kind = 'walk' AND severity = 'error' "
+        f"AND message LIKE ? AND path IN ({marks}) ORDER BY length(path), path",
+        (UNREADABLE_WALK_MESSAGE, *places),
+    ).fetchall()
+
+
 def has_unreadable_notes(conn: "sqlite3.Connection") -> bool:
     """Notes that could not be read last time: retried by the writer whatever their etag."""
     return conn.execute("SELECT 1 FROM problems WHERE kind = 'read' LIMIT 1").fetchone() is not None

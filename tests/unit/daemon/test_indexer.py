@@ -363,3 +363,47 @@ def test_a_note_that_could_not_be_read_is_read_again(
     indexer.process(batch)
     assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
     assert indexer._unreadable_retries == 0
+
+
+def test_a_rescan_re_adds_every_missing_watch_and_the_index_counts_the_unwatched(
+    vault: Path, db_path: Path
+) -> None:
+    # Issue 31.1: SIGHUP, the hourly reconcile and the retries re-add the watches that are
+    # missing (known or not) before their walk; meta unwatched_folders is what status shows.
+    import json
+
+    from notedex.daemon.service import Supervisor
+    from tests.indexcheck import age
+
+    write(vault / "F" / "sub" / "a.md", "# A\n#alpha\n")
+    age(vault)  # settled: only the content can tell the edit below
+    queue = Batcher()
+    supervisor = Supervisor(vault, queue)
+    assert supervisor.start()
+    idx = Indexer(lambda: IndexWriter(db_path, vault, workers=1), queue, watches=supervisor)
+    try:
+        running = supervisor.running
+        assert running is not None and running.kind == "inotify"
+        (group,) = running._groups()
+        sub = os.fsencode(vault / "F" / "sub")
+        idx.rescan("startup", rewatch=False)
+        with group._lock:  # the watch is gone without a trace
+            group._remove_callbacks([group._find_node_by_path(sub).wd])
+        note = vault / "F" / "sub" / "a.md"
+        before = note.stat()
+        note.write_text("# B\n#omega\n")  # unheard, same size, the mtime put back
+        os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))
+        idx.rescan("periodic reconcile", rewatch=False)
+        heading = "SELECT first_h1 FROM notes"
+        assert [r[0] for r in idx.writer.conn.execute(heading)] == ["A"]  # the etag held
+        idx.rescan("SIGHUP")
+        assert group._watched(sub)
+        # The files under a folder watched again are compared by content: the edit is seen.
+        assert [r[0] for r in idx.writer.conn.execute(heading)] == ["B"]
+        meta = idx.writer.conn.execute(
+            "SELECT value FROM meta WHERE key = 'unwatched_folders'"
+        ).fetchone()
+        assert json.loads(meta[0]) == {"count": 0, "sample": []}
+    finally:
+        idx.close()
+        supervisor.stop()

@@ -362,3 +362,78 @@ def test_a_folder_moved_within_the_tree_is_one_event_without_a_walk(
     write(root / "P2" / "F" / "sub" / "b.md", "b")  # its watches moved with it
     wait_until(lambda: recorder.seen(root / "P2" / "F" / "sub" / "b.md"))
     assert _consistent(_group(observer))
+
+
+def _refuse(
+    monkeypatch: pytest.MonkeyPatch, group: _WatchGroup, suffix: bytes, err: int
+) -> list[bool]:
+    """``inotify_add_watch`` fails with ``err`` for paths ending in ``suffix`` while the
+    returned flag's first item is True."""
+    fd = group._inotify_fd
+    real_add = fd.add_callback
+    refusing = [True]
+
+    def refuse(path: bytes, *args: Any, **kwargs: Any) -> Any:
+        if refusing[0] and path.endswith(suffix):
+            raise OSError(err, os.strerror(err))
+        return real_add(path, *args, **kwargs)
+
+    monkeypatch.setattr(fd, "add_callback", refuse)
+    return refusing
+
+
+def test_a_folder_that_could_not_be_watched_is_kept_and_watched_again(
+    watched: tuple[Path, Recorder, VaultInotifyObserver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 31.1: watchdog forgets a folder whose watch failed (EACCES: an ancestor was
+    # unreadable for a moment); it never heard that folder again.
+    root, recorder, observer = watched
+    group = _group(observer)
+    running = RunningObserver(observer, "inotify")
+    refusing = _refuse(monkeypatch, group, b"late", errno.EACCES)
+    (root / "P" / "late" / "deeper").mkdir(parents=True)
+    wait_until(lambda: running.unwatched() == [str(root / "P" / "late")], message="recorded")
+    assert running.rewatch_due()
+    assert running.rewatch() == []  # still refused: kept for the next try
+    refusing[0] = False
+    assert running.rewatch() == [str(root / "P" / "late")]
+    assert running.unwatched() == [] and not running.rewatch_due()
+    write(root / "P" / "late" / "deeper" / "heard.md", "x")
+    wait_until(lambda: recorder.seen(root / "P" / "late" / "deeper" / "heard.md"))
+    assert _consistent(group)
+
+
+def test_a_watch_lost_to_a_rename_mid_walk_comes_back_with_the_next_rewatch(
+    watched: tuple[Path, Recorder, VaultInotifyObserver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ENOENT: the folder was renamed (with an ancestor) between the listing and the watch; it
+    # lives on under another path, which only a walk of the whole tree finds.
+    root, recorder, observer = watched
+    group = _group(observer)
+    running = RunningObserver(observer, "inotify")
+    refusing = _refuse(monkeypatch, group, b"moving", errno.ENOENT)
+    (root / "Archive" / "moving").mkdir()
+    wait_until(running.rewatch_due, message="a rewatch due")
+    assert running.unwatched() == []  # not a folder to show: it is somewhere else by now
+    refusing[0] = False
+    assert running.rewatch() == [str(root / "Archive" / "moving")]
+    write(root / "Archive" / "moving" / "heard.md", "x")
+    wait_until(lambda: recorder.seen(root / "Archive" / "moving" / "heard.md"))
+
+
+def test_a_full_rewatch_adds_any_folder_without_a_watch(
+    watched: tuple[Path, Recorder, VaultInotifyObserver],
+) -> None:
+    root, recorder, observer = watched
+    group = _group(observer)
+    sub = os.fsencode(root / "P" / "F" / "sub")
+    with group._lock:  # as if its watch had been lost without a trace
+        node = group._find_node_by_path(sub)
+        assert node is not None
+        group._remove_callbacks([node.wd])
+    assert not group._watched(sub)
+    running = RunningObserver(observer, "inotify")
+    assert running.rewatch() == []  # nothing known to be missing: no walk
+    assert running.rewatch(full=True) == [str(root / "P" / "F" / "sub")]
+    write(root / "P" / "F" / "sub" / "heard.md", "x")
+    wait_until(lambda: recorder.seen(root / "P" / "F" / "sub" / "heard.md"))

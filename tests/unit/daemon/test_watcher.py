@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from watchdog.events import (
+    DirAttribEvent,
     DirDeletedEvent,
     DirMovedEvent,
     EventsLostEvent,
@@ -24,6 +25,7 @@ from watchdog.events import (
 from notedex.daemon import watcher
 from notedex.daemon.batcher import FILTERS, Batch, Batcher, Hint
 from notedex.daemon.watcher import (
+    EVENT_FILTER,
     OVERFLOW_RESCAN,
     VaultEventHandler,
     network_filesystem,
@@ -105,6 +107,27 @@ def test_handler_vault_root_deleted_asks_for_a_rescan(
     h, queue, root = handler
     h.dispatch(DirDeletedEvent(str(root)))
     assert queue.rescan_pending
+
+
+def test_handler_hints_a_folder_whose_mode_changed(
+    handler: tuple[VaultEventHandler, Batcher, Path],
+) -> None:
+    # Issue 31.5: a chmod of a folder is its only event; the vault folder's is a rescan.
+    h, queue, root = handler
+    assert DirAttribEvent in EVENT_FILTER  # else watchdog drops it
+    h.dispatch(DirAttribEvent(str(root / "P")))
+    assert queue.pending_paths() == {"P"}
+    assert not queue.rescan_pending
+    told: list[bool] = []
+    telling = VaultEventHandler(
+        root, queue, hold_until_close=True, on_folder_mode=lambda: told.append(True)
+    )
+    telling.dispatch(FileModifiedEvent(str(root / "a.md")))
+    assert told == []
+    telling.dispatch(DirAttribEvent(str(root / "P")))
+    assert told == [True]  # the supervisor retries the watches it lacks
+    h.dispatch(DirAttribEvent(str(root)))
+    assert queue.rescan_pending == ["the vault folder's mode or times changed"]
 
 
 def test_handler_never_raises(

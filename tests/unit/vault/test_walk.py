@@ -352,6 +352,37 @@ def test_folder_that_fails_to_list_is_unreadable(
     assert result.problems == (WalkProblem("Cloud", "cannot list folder: Permission denied"),)
 
 
+def test_only_the_walk_problems_that_keep_rows_start_with_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # store.read.UNREADABLE_WALK_MESSAGE: `show` marks a note under such a problem possibly
+    # stale. Every other problem of the walk removes rows or was never a note: not "cannot ".
+    write(tmp_path, "ok.md")
+    write(tmp_path, "Cloud/remote.md")
+    (tmp_path / "loop").symlink_to(".", target_is_directory=True)
+    (tmp_path / "dangling.md").symlink_to("nowhere.md")
+    (tmp_path / "twice").symlink_to("Cloud", target_is_directory=True)
+    os.mkfifo(tmp_path / "fifo.md")
+    write(tmp_path, "cafe\u0301.md")
+    write(tmp_path, "caf\u00e9.md")
+    (tmp_path / os.fsdecode(b"bad\xff.md")).write_text("x")
+    real_scandir = os.scandir
+    cloud = str(tmp_path / "Cloud")
+
+    def failing_scandir(path: str) -> object:
+        if path == cloud:
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", failing_scandir)
+    problems = walk_vault(tmp_path).problems
+    kept = {p.path for p in problems if p.message.startswith("cannot ")}
+    assert kept == {"Cloud"}
+    others = {p.message.split(";")[0].split(":")[0] for p in problems if p.path != "Cloud"}
+    assert len(others) >= 4, problems  # a loop, a dangling link, NFC twins, a FIFO, a bad name
+    assert all(not m.startswith("cannot") for m in others)
+
+
 def test_root_that_fails_to_list_marks_everything_unreadable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
