@@ -41,6 +41,37 @@ settings.register_profile("thorough", max_examples=THOROUGH_EXAMPLES, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))  # the option overrides it
 
 
+def _watchdog_path() -> tuple[str, bool]:
+    """(the installed watchdog's version, whether the daemon uses our inotify observer on it)."""
+    import sys
+
+    from watchdog.version import VERSION_STRING
+
+    try:
+        from notedex.daemon.inotify import BUILT_FOR
+    except ImportError:  # a release without the private names daemon.inotify uses
+        return VERSION_STRING, False
+    return VERSION_STRING, sys.platform.startswith("linux") and VERSION_STRING in BUILT_FOR
+
+
+def pytest_report_header() -> str:
+    version, ours = _watchdog_path()
+    if ours:
+        return f"watchdog {version}: a checked release, the daemon watches with daemon.inotify"
+    return (
+        f"watchdog {version}: not a release daemon.inotify was checked against, the daemon "
+        "watches with watchdog's own observer (tests/unit/daemon/test_inotify.py left out)"
+    )
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Our inotify subclass's own tests, only where the daemon uses it (``BUILT_FOR``): on any
+    other watchdog release they would test code that does not run (or fail to import it)."""
+    if collection_path.name == "test_inotify.py" and collection_path.parent.name == "daemon":
+        return None if _watchdog_path()[1] else True
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """``_cap_examples`` for every collected property test."""
     cap = settings.default.max_examples  # the active profile's (loaded before collection)
