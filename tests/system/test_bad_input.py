@@ -156,6 +156,7 @@ def test_an_unreadable_note_is_an_error_until_it_is_readable_again(
     assert fts_integrity_ok(db)
 
 
+@pytest.mark.slow
 def test_a_folder_that_cannot_be_listed_deletes_nothing_from_the_index(
     locker: tuple[Lockout, Path, Callable[[], None]],
 ) -> None:
@@ -247,6 +248,7 @@ def test_symlink_loops_are_errors_and_followed_links_are_indexed(tmp_path: Path)
     )
 
 
+@pytest.mark.slow
 def test_awkward_file_names(tmp_path: Path) -> None:
     nfd = unicodedata.normalize("NFD", "Été à Noël.md")
     vault = make_vault(

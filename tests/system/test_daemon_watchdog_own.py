@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="in
 UNCHECKED = ("-m", "tests.system.unchecked_watchdog", "7.99.0")
 
 
+@pytest.mark.slow
 def test_an_unchecked_release_is_logged_and_watched_with_watchdogs_own_observer(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

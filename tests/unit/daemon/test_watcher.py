@@ -332,6 +332,7 @@ def _collect(queue: Batcher, wanted: set[str]) -> set[str]:
     return paths
 
 
+@pytest.mark.slow
 def test_real_observer_hands_a_folder_rename_over_as_one_hint_pair(
     vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
