@@ -4,21 +4,92 @@ Subfolders (unit/, spec/, system/) inherit these: every test gets its own HOME a
 leak no thread, and leaves behind only indexes that pass FTS5's integrity-check (``fts_sound_after``
 of tests/indexcheck.py, autouse here for all tests). ``demo`` is the one shared demo vault: a
 settled copy of examples/demo-vault with a built index, made once per session, read-only.
+
+Property tests run under a hypothesis profile: ``fast`` by default (a few examples each: the
+README's test command), ``thorough`` in ``.ci/run`` (``HYPOTHESIS_PROFILE=thorough`` or
+``--hypothesis-profile thorough``). A test's own ``@settings(max_examples=N)`` is its thorough
+count: the active profile caps it (``_cap_examples``), so ``fast`` runs at most
+``FAST_EXAMPLES`` of any test and ``thorough`` runs each as written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers import wait_until
 from tests.indexcheck import copy_demo, fts_sound_after
 
 __all__ = ["fts_sound_after"]  # autouse for every test: see tests/indexcheck.py
+
+FAST_EXAMPLES = 25
+"""Examples per property test in the default profile (hypothesis' own default is 100)."""
+THOROUGH_EXAMPLES = 3000
+"""The thorough profile: tests without their own count run this many; a test's own count (up to
+3,000 in this tree) is kept."""
+
+# No deadline: the CPU is shared, and a slow example is a benchmark's business, not a test's.
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("fast", max_examples=FAST_EXAMPLES, **_COMMON)
+settings.register_profile("thorough", max_examples=THOROUGH_EXAMPLES, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))  # the option overrides it
+
+
+def _watchdog_path() -> tuple[str, bool]:
+    """(the installed watchdog's version, whether the daemon uses our inotify observer on it)."""
+    import sys
+
+    from watchdog.version import VERSION_STRING
+
+    try:
+        from notedex.daemon.inotify import BUILT_FOR
+    except ImportError:  # a release without the private names daemon.inotify uses
+        return VERSION_STRING, False
+    return VERSION_STRING, sys.platform.startswith("linux") and VERSION_STRING in BUILT_FOR
+
+
+def pytest_report_header() -> str:
+    version, ours = _watchdog_path()
+    if ours:
+        return f"watchdog {version}: a checked release, the daemon watches with daemon.inotify"
+    return (
+        f"watchdog {version}: not a release daemon.inotify was checked against, the daemon "
+        "watches with watchdog's own observer (tests/unit/daemon/test_inotify.py left out)"
+    )
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Our inotify subclass's own tests, only where the daemon uses it (``BUILT_FOR``): on any
+    other watchdog release they would test code that does not run (or fail to import it)."""
+    if collection_path.name == "test_inotify.py" and collection_path.parent.name == "daemon":
+        return None if _watchdog_path()[1] else True
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``_cap_examples`` for every collected property test."""
+    cap = settings.default.max_examples  # the active profile's (loaded before collection)
+    for item in items:
+        _cap_examples(getattr(item, "obj", None), cap)
+
+
+def _cap_examples(test: object, cap: int) -> None:
+    """A property test's own ``max_examples`` above the active profile's becomes the profile's.
+
+    ``@settings`` wins over any profile, so a test written with 3,000 examples would run them
+    under every profile: hypothesis keeps a test's settings on the function ``@given`` returns
+    (``_hypothesis_internal_use_settings``, read when the test runs), and this replaces them by
+    a copy with the capped count.
+    """
+    own = getattr(test, "_hypothesis_internal_use_settings", None)
+    if isinstance(own, settings) and own.max_examples > cap:
+        test._hypothesis_internal_use_settings = settings(own, max_examples=cap)  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)

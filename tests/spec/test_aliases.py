@@ -7,6 +7,8 @@ alone go through the pure parser.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import (
     SpecVault,
     nfd,
@@ -15,6 +17,7 @@ from tests.helpers import (
 )
 
 
+@pytest.mark.slow
 def test_aliases_are_lookup_keys_never_link_targets(v: SpecVault) -> None:
     v.write("Machine Learning.md", "---\naliases: [AI, ' Trimmed ']\nalias: Ignored\n---\n")
     v.write("Comma.md", "---\naliases: AI, ML\n---\n")

@@ -39,6 +39,7 @@ CAPTURE_TEXTS = [
 ]
 
 
+@pytest.mark.slow
 def test_capture_never_escapes_the_vault(v: SpecVault) -> None:
     v.write("Note.md", "")
     v.db.parent.mkdir(parents=True, exist_ok=True)

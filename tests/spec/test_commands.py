@@ -59,6 +59,7 @@ def test_bad_usage_is_exit_2_with_empty_stdout(tmp_path: Path, args: tuple[str, 
     assert not list(vault.rglob("*.db"))
 
 
+@pytest.mark.slow
 def test_every_command_prints_exactly_one_json_document(v: SpecVault) -> None:
     v.write("Note.md", "# Note\n[[Gone]] #t body words\n")
     # the very first command builds the index: progress must stay on stderr

@@ -11,6 +11,8 @@ import os
 import unicodedata
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import (
     SpecVault,
     paths_of,
@@ -21,6 +23,7 @@ from tests.helpers import (
 from tests.indexcheck import age
 
 
+@pytest.mark.slow
 def test_hidden_paths_never_appear_and_do_not_resolve(v: SpecVault) -> None:
     v.write("Main.md", "[[secret]] [[Trashed]] [[.hidden]] [[cfg]] #main\n")
     v.write(".obsidian/cfg.md", "[[Main]]\n")
@@ -58,6 +61,7 @@ def test_attachments_of_every_kind_are_link_targets_not_notes(v: SpecVault) -> N
     }
 
 
+@pytest.mark.slow
 def test_nfd_file_names_are_reported_nfc_and_resolve(v: SpecVault) -> None:
     nfd = unicodedata.normalize("NFD", "été")
     assert nfd != "été"
@@ -80,6 +84,7 @@ def _excluded_vault(v: SpecVault, filters: list[str]) -> None:
     v.write("Archive/Archived thing.md", "")
 
 
+@pytest.mark.slow
 def test_excluded_files_resolve_links_but_are_left_out_of_reports(v: SpecVault) -> None:
     _excluded_vault(v, ["Archive/"])
     assert v.targets("Main.md") == ["Archive/Old.md", "Archive/Archived thing.md"]
@@ -187,6 +192,7 @@ def test_nfc_and_nfd_twins_on_disk_do_not_crash(v: SpecVault) -> None:
     assert v.targets("S.md") == ["été.md"]
 
 
+@pytest.mark.slow
 def test_vault_path_with_trailing_slash_or_through_a_symlink(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     real = SpecVault(root, tmp_path / "state" / "index.db")
@@ -217,6 +223,7 @@ def test_db_inside_the_vault_through_a_symlinked_vault_path_is_refused(tmp_path:
     assert not (root / "idx.db").exists()
 
 
+@pytest.mark.slow
 def test_excluded_single_file_and_live_filter_change(v: SpecVault) -> None:
     v.write(".obsidian/app.json", json.dumps({"userIgnoreFilters": ["Drafts/Secret.md"]}))
     v.write("Drafts/Secret.md", "")

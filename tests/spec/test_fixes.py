@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import SpecVault, dump_index, fresh_full_index
 
 
@@ -45,6 +47,7 @@ def test_a_note_is_not_its_own_alias_fix(v: SpecVault) -> None:
     assert fixes(v) == [("[[Elsewhere]]", None, None)]
 
 
+@pytest.mark.slow
 def test_suggestions_follow_new_aliases_and_files(v: SpecVault, tmp_path: Path) -> None:
     v.write("Src.md", "[[Go notes]] [[Old/Plan]]\n")
     assert fixes(v) == [("[[Go notes]]", None, None), ("[[Old/Plan]]", None, None)]
@@ -64,6 +67,7 @@ def test_suggestions_follow_new_aliases_and_files(v: SpecVault, tmp_path: Path) 
     assert fixes(v) == [("[[Go notes]]", None, None), ("[[Old/Plan]]", None, None)]
 
 
+@pytest.mark.slow
 def test_renamed_suggests_the_new_name_after_a_move(v: SpecVault, tmp_path: Path) -> None:
     v.write("Projects/Old plan.md", "the plan\n")
     v.write("Src.md", "[[Old plan]] [[Projects/Old plan|see]]\n")
@@ -102,6 +106,7 @@ def test_renamed_needs_one_note_of_that_content_on_each_side(v: SpecVault) -> No
     assert fixes(v) == [("[[A one]]", None, None)]
 
 
+@pytest.mark.slow
 def test_typo_suggests_a_note_one_edit_away(v: SpecVault, tmp_path: Path) -> None:
     v.write("Roadmap.md", "")
     v.write("Areas/Kubernetes.md", "")

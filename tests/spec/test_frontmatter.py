@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.helpers import (
     SpecVault,
     paths_of,
@@ -29,6 +31,7 @@ def test_frontmatter_must_start_at_byte_0_and_close_with_exact_dashes(v: SpecVau
     assert v.show("Crlf.md")["links"][0]["line"] == 5
 
 
+@pytest.mark.slow
 def test_broken_yaml_is_an_error_but_the_body_still_counts(v: SpecVault) -> None:
     v.write("Target.md", "")
     v.write("Bad.md", "---\ntags: [a\ntitle: x\n---\n# Heading\n[[Target]] #bodytag [[Gone]]\n")

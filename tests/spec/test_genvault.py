@@ -41,6 +41,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     return out
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_vault_and_truth(genvault: ModuleType, tmp_path: Path) -> None:
     first = genvault.generate(tmp_path / "a" / "vault", 400, 7)
     second = genvault.generate(tmp_path / "b" / "vault", 400, 7)
@@ -55,6 +56,7 @@ def test_same_seed_gives_identical_vault_and_truth(genvault: ModuleType, tmp_pat
     assert other["notes"] != first["notes"]
 
 
+@pytest.mark.slow
 def test_truth_covers_the_promised_variety(genvault: ModuleType, tmp_path: Path) -> None:
     truth = genvault.generate(tmp_path / "vault", 2000, 3)
     notes = truth["notes"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import (
     SpecVault,
     paths_of,
@@ -80,6 +82,7 @@ def test_dotted_stems_and_extension_retry(v: SpecVault) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_links_re_resolve_when_the_target_is_created_deleted_renamed(v: SpecVault) -> None:
     v.write("Src.md", "[[Target]] ![[later.png]]\n")
     age(v.root)

@@ -226,6 +226,7 @@ def test_the_file_gives_every_command_the_agent_needs() -> None:
     assert 0 < SIZE_CAP <= 100_000 and 0 < LINES_CAP <= 500 and MAX_NOTES == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question", SEED_QUESTIONS)
 def test_every_seed_answer_cites_lines_that_the_quote_check_confirms(
     demo: tuple[Path, Path], outside: Path, state: Path, question: str
@@ -265,6 +266,7 @@ def test_nothing_found_by_either_is_no_matching_notes(
     assert [argv[1] for argv in agent.ran] == ["lookup", "search"]
 
 
+@pytest.mark.slow
 def test_a_note_over_the_size_cap_is_read_by_lines_only(
     demo_copy: tuple[Path, Path], outside: Path
 ) -> None:
@@ -298,6 +300,7 @@ def test_without_the_vault_variable_the_agent_gets_a_failure_to_report(
     assert "no vault configured" in proc.stderr and VAULT_VARIABLE in proc.stderr
 
 
+@pytest.mark.slow
 def test_an_altered_quote_is_caught_and_its_closest_passage_points_back(
     demo: tuple[Path, Path], outside: Path, state: Path, tmp_path: Path
 ) -> None:

@@ -185,6 +185,7 @@ def test_an_unreadable_note_moved_with_its_folder_is_read_again_not_moved_as_it_
     assert dump_index(db) == fresh_full_index(vault, base)
 
 
+@pytest.mark.slow
 def test_a_folder_that_cannot_be_listed_deletes_nothing_from_the_index(
     locker: tuple[Lockout, Path, Callable[[], None]],
 ) -> None:
@@ -286,6 +287,7 @@ def test_symlink_loops_are_errors_and_followed_links_are_indexed(tmp_path: Path)
     )
 
 
+@pytest.mark.slow
 def test_awkward_file_names(tmp_path: Path) -> None:
     nfd = unicodedata.normalize("NFD", "Été à Noël.md")
     vault = make_vault(

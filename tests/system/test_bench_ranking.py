@@ -12,9 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_ranking_bench_measures_four_query_kinds(tmp_path: Path) -> None:
     script = str(REPO / "bench" / "lookup_ranking.py")
     argv = [sys.executable, script, "--sizes", "200", "--runs", "1", "--old", "HEAD"]

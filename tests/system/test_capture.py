@@ -317,6 +317,7 @@ def test_the_title_keeps_the_text_as_written_and_only_the_name_is_made_safe(
     assert raw.endswith(b"more\n") and not raw.endswith(b"\n\n")  # one final newline
 
 
+@pytest.mark.slow
 def test_quick_captures_get_distinct_ids(tmp_path: Path) -> None:
     """Three captures in a row (one second, or nearly): three ids, each found by `show`."""
     vault = make_vault(tmp_path / "v", {})

@@ -237,6 +237,7 @@ def test_health_text_exits_1_too_and_carries_the_same_facts(demo: tuple[Path, Pa
     assert f"Orphans: no links in or out ({data['orphanCount']})" in text
 
 
+@pytest.mark.slow
 def test_health_exits_0_without_broken_links_in_both_modes(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v", {"a.md": "[[b]] #tag\n", "b.md": "[[a]]\n", "lone.md": "alone\n"}
@@ -283,6 +284,7 @@ def test_health_suggests_fixes_for_broken_links_in_both_modes(tmp_path: Path) ->
     )
 
 
+@pytest.mark.slow
 def test_health_exits_1_for_a_broken_anchor_alone_in_both_modes(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {"a.md": "[[b#Gone]]\n", "b.md": "# Here\n[[a]]\n"})
     db = tmp_path / "i.db"
@@ -535,6 +537,7 @@ def test_show_unknown_or_ambiguous_note_is_exit_2_with_empty_stdout(tmp_path: Pa
     )
 
 
+@pytest.mark.slow
 def test_show_folds_case_beyond_ascii_like_links_do(tmp_path: Path) -> None:
     """SEMANTICS 7 folds with str.lower() after NFC; SQLite's lower() folds ASCII only."""
     import unicodedata
@@ -714,6 +717,7 @@ def test_a_query_waits_for_another_writer_building_a_missing_index(tmp_path: Pat
 # -- index and refresh ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_index_prints_a_one_line_summary(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v", {"a.md": "[[b]]\n", "b.md": "---\n: [\n---\n", "pic.png": b"\x89PNG"}

@@ -99,6 +99,7 @@ def broken_vault(tmp_path: Path) -> tuple[Path, Path]:
     return vault, db
 
 
+@pytest.mark.slow
 def test_health_into_head_exits_1_every_time(broken_vault: tuple[Path, Path]) -> None:
     """`health | head -c1`, 20 times: the findings' exit 1 each time, never a traceback."""
     vault, db = broken_vault
@@ -218,6 +219,7 @@ def test_show_lists_the_matches_or_says_why_none(
     assert says in result.stderr
 
 
+@pytest.mark.slow
 def test_show_body_is_capped_and_says_so(named_vault: tuple[Path, Path]) -> None:
     vault, db = named_vault
     where = ("--vault", vault, "--db", db)
@@ -242,6 +244,7 @@ SUMMARY = re.compile(
 )
 
 
+@pytest.mark.slow
 def test_index_with_a_daemon_asks_it_to_rescan_and_waits(
     daemons: Daemons, small_vault: Path, db_path: Path
 ) -> None:

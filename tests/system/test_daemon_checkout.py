@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import wait_until, write
 from tests.system.daemons import DaemonRun, Daemons, assert_converges, populate
 
@@ -55,6 +57,7 @@ def test_a_checkout_whose_deletes_and_writes_land_in_two_batches_moves_the_notes
     assert sum(b["added"] + b["removed"] for b in after) == 0, run.log_text()[-3000:]
 
 
+@pytest.mark.slow
 def test_held_deletes_that_nothing_pairs_are_deleted(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -74,6 +77,7 @@ def test_held_deletes_that_nothing_pairs_are_deleted(
     assert sum(b["removed"] for b in run.find("batch")) == NOTES, run.log_text()[-3000:]
 
 
+@pytest.mark.slow
 def test_a_checkout_storm_is_applied_as_moves_each_seen_whole(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -132,6 +136,7 @@ def test_a_checkout_storm_is_applied_as_moves_each_seen_whole(
 NFD = "E\u0301te\u0301"  # "Été" as macOS writes it: its NFC path is another string
 
 
+@pytest.mark.slow
 def test_held_deletes_of_names_written_nfd_are_deleted(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from notedex.daemon.batcher import HOLD_CAP
 from tests.helpers import wait_until, write
 from tests.system.daemons import Daemons, assert_converges, indexed_count, note, populate
@@ -117,6 +119,7 @@ def test_folder_rename_then_an_edit_inside_at_once(
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
+@pytest.mark.slow
 def test_folders_renamed_again_while_their_batch_runs(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -158,6 +161,7 @@ def test_move_out_then_back(
     assert_converges(small_vault, db_path, tmp_path, run=run)
 
 
+@pytest.mark.slow
 def test_rmtree_of_a_subtree(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

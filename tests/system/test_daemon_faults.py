@@ -10,6 +10,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import write
 from tests.indexcheck import age
 from tests.system.daemons import Daemons, assert_converges, note
@@ -89,6 +91,7 @@ def test_a_note_that_becomes_a_fifo_a_folder_or_a_dangling_symlink_is_no_longer_
     assert_converges(vault, db_path, tmp_path, run=run)
 
 
+@pytest.mark.slow
 def test_a_folder_replaced_by_a_file_of_the_same_name_leaves_no_phantoms(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import wait_until, write
 from tests.indexcheck import age
 from tests.system.daemons import DaemonRun, Daemons, assert_converges, note
 
 
+@pytest.mark.slow
 def test_the_vault_renamed_away_and_back_within_a_second_keeps_the_change_made_meanwhile(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -44,6 +47,7 @@ def _met_no_vault(run: DaemonRun) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_hard_linked_and_symlinked_notes_edited_through_the_other_name_stay_fresh(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -67,6 +71,7 @@ def test_hard_linked_and_symlinked_notes_edited_through_the_other_name_stay_fres
     assert_converges(vault, db_path, tmp_path, run=run)
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_never_fails_its_batch(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -85,6 +90,7 @@ def test_a_file_name_that_is_not_utf8_never_fails_its_batch(
     assert "Traceback" not in run.log_text()
 
 
+@pytest.mark.slow
 def test_walk_errors_appear_and_disappear_with_incremental_updates(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -109,6 +115,7 @@ def test_walk_errors_appear_and_disappear_with_incremental_updates(
     assert_converges(vault, db_path, tmp_path, run=run)
 
 
+@pytest.mark.slow
 def test_with_poll_a_permission_blip_during_a_read_is_retried(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -196,6 +196,7 @@ def test_vault_that_disappears_is_never_mass_deleted(
     assert run.proc.poll() is None
 
 
+@pytest.mark.slow
 def test_poll_mode(daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path) -> None:
     run = daemons.start("--poll")
     assert run.find("ready", watcher="polling")
@@ -232,6 +233,7 @@ def test_save_to_visible_latency(daemons: Daemons, small_vault: Path, db_path: P
     assert latencies[2] < 1.0
 
 
+@pytest.mark.slow
 def test_a_vault_restored_while_stopped_is_not_parsed_again(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

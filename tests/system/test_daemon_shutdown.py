@@ -14,6 +14,7 @@ from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, wait_u
 from tests.system.daemons import Daemons, note, populate
 
 
+@pytest.mark.slow
 def test_a_note_saved_just_before_sigterm_is_indexed_before_exit(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -33,6 +34,7 @@ def test_a_note_saved_just_before_sigterm_is_indexed_before_exit(
         assert fts_integrity_ok(db_path)
 
 
+@pytest.mark.slow
 def test_with_polling_a_note_saved_just_before_sigterm_is_indexed_before_exit(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -49,6 +51,7 @@ def test_with_polling_a_note_saved_just_before_sigterm_is_indexed_before_exit(
         assert fts_integrity_ok(db_path)
 
 
+@pytest.mark.slow
 def test_a_clean_stop_logs_no_error(daemons: Daemons, small_vault: Path) -> None:
     for round in range(4):
         run = daemons.start()

@@ -133,6 +133,7 @@ def test_kill_9_mid_batch_then_restart_converges(
     assert partial <= 4000
 
 
+@pytest.mark.slow
 def test_edits_made_while_down_are_picked_up_at_start(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -27,6 +27,7 @@ from tests.system.test_index_recovery import assert_sound_and_fresh
 DISK_FULL = "NOTEDEX_TEST_DISK_FULL"
 
 
+@pytest.mark.slow
 def test_a_full_disk_during_the_first_index_exits_75_with_a_message(
     vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -43,6 +44,7 @@ def test_a_full_disk_during_the_first_index_exits_75_with_a_message(
     assert_sound_and_fresh(vault, db_path, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_full_disk_during_the_daemons_first_index_is_retried_with_backoff(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -135,6 +137,7 @@ def test_ctrl_c_inside_an_sql_function_during_index_exits_130(
     assert "internal error" not in result.stderr and "user-defined" not in result.stderr
 
 
+@pytest.mark.slow
 def test_sigint_during_index_exits_130(vault: Path, db_path: Path) -> None:
     populate(vault, 1500)
     proc = subprocess.Popen(
@@ -157,6 +160,7 @@ def test_sigint_during_index_exits_130(vault: Path, db_path: Path) -> None:
         assert not db_path.exists()  # and no index that is not whole
 
 
+@pytest.mark.slow
 def test_a_ctrl_c_after_the_work_is_done_keeps_the_exit_code(vault: Path, db_path: Path) -> None:
     """The signal lands while the interpreter joins the parse pool at exit: the command's own
     code stands, never a death by SIGINT (-2)."""
@@ -177,6 +181,7 @@ def _log_lines(text: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_the_daemon_logs_the_exit_code_it_exits_with(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -71,6 +71,7 @@ def test_an_error_keeps_its_code_and_message(indexed: tuple[Path, Path]) -> None
     assert SHUTDOWN not in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_command_that_ran_a_writer_ends_the_ordinary_way(
     indexed: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import pure_json, run_cli, write
 from tests.indexcheck import age, make_vault
 
@@ -51,6 +53,7 @@ def test_an_edit_is_caught(tmp_path: Path) -> None:
     assert _found(vault, db, "three") == ["a.md"]
 
 
+@pytest.mark.slow
 def test_a_same_size_edit_within_a_second_is_caught(tmp_path: Path) -> None:
     vault, db = _indexed(tmp_path, settled=False)  # indexed just now, as after a save
     note = vault / "b.md"
@@ -74,6 +77,7 @@ def test_a_rename_is_caught(tmp_path: Path) -> None:
     assert _found(vault, db, "alpha") == ["z.md"]
 
 
+@pytest.mark.slow
 def test_a_delete_is_caught(tmp_path: Path) -> None:
     vault, db = _indexed(tmp_path)
     (vault / "b.md").unlink()
@@ -81,6 +85,7 @@ def test_a_delete_is_caught(tmp_path: Path) -> None:
     assert data["total"] == 0 and data["hits"] == []
 
 
+@pytest.mark.slow
 def test_a_folder_move_is_caught(tmp_path: Path) -> None:
     vault, db = _indexed(tmp_path)
     shutil.move(str(vault / "f"), str(vault / "g"))

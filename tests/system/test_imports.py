@@ -74,6 +74,7 @@ def test_an_unchanged_plain_vault_skips_the_full_walk(demo: tuple[Path, Path]) -
     assert {"json", "re"} & names == set()
 
 
+@pytest.mark.slow
 def test_the_check_can_fail(tmp_path: Path) -> None:
     """A refresh that has work to do does import the writer: the probe above really sees imports."""
     vault, db = indexed_demo(tmp_path)  # a private copy: this test writes to the vault

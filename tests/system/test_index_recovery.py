@@ -12,6 +12,8 @@ import random
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from notedex.store.database import add_sql_functions
 from tests.helpers import dump_index, fresh_full_index, fts_integrity_ok, run_cli
 from tests.system.daemons import Daemons, assert_converges, populate
@@ -57,6 +59,7 @@ def _indexed(vault: Path, db: Path, notes: int = 300) -> None:
     assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
 
 
+@pytest.mark.slow
 def test_index_full_rebuilds_a_truncated_index(vault: Path, db_path: Path, tmp_path: Path) -> None:
     _indexed(vault, db_path)
     os.truncate(db_path, db_path.stat().st_size // 3)
@@ -70,6 +73,7 @@ def test_index_full_rebuilds_a_truncated_index(vault: Path, db_path: Path, tmp_p
     assert_sound_and_fresh(vault, db_path, tmp_path)
 
 
+@pytest.mark.slow
 def test_index_rebuilds_an_index_with_a_bad_header_and_a_query_says_so(
     vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -91,6 +95,7 @@ def test_index_rebuilds_an_index_with_a_bad_header_and_a_query_says_so(
     assert_sound_and_fresh(vault, db_path, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_query_on_an_index_with_overwritten_pages_rebuilds_it_and_answers(
     vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -123,6 +128,7 @@ def test_a_query_with_no_refresh_on_a_corrupt_index_says_what_to_do(
         path.unlink()
 
 
+@pytest.mark.slow
 def test_the_daemon_sets_aside_an_index_with_overwritten_pages_at_start(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -138,6 +144,7 @@ def test_the_daemon_sets_aside_an_index_with_overwritten_pages_at_start(
     assert_sound_and_fresh(vault, db_path, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_daemon_recovers_when_its_writer_meets_a_corrupt_page(
     vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -163,6 +170,7 @@ def test_the_daemon_recovers_when_its_writer_meets_a_corrupt_page(
     assert_sound_and_fresh(vault, db_path, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_query_on_a_corrupt_index_while_the_daemon_runs_says_to_restart_it(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

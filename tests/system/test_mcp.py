@@ -128,6 +128,7 @@ def without(data: dict[str, Any], keys: set[str]) -> dict[str, Any]:
 # -- through the SDK's stdio client -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_lists_the_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path]) -> None:
     async def body(client: Session) -> Any:
         return (await client.list_tools()).tools
@@ -162,6 +163,7 @@ def test_lists_the_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path
     }
 
 
+@pytest.mark.slow
 def test_every_tool_returns_the_cli_json(sdk: Any, demo: tuple[Path, Path]) -> None:
     vault, db = demo
     calls = {
@@ -201,6 +203,7 @@ def test_every_tool_returns_the_cli_json(sdk: Any, demo: tuple[Path, Path]) -> N
     )
 
 
+@pytest.mark.slow
 def test_lists_are_bounded_and_paginated(sdk: Any, demo: tuple[Path, Path]) -> None:
     vault, db = demo
 
@@ -232,6 +235,7 @@ def test_lists_are_bounded_and_paginated(sdk: Any, demo: tuple[Path, Path]) -> N
     assert show["bodyTruncated"] is True and show["bodyChars"] == len(full_body)
 
 
+@pytest.mark.slow
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(
     sdk: Any, demo: tuple[Path, Path]
 ) -> None:
@@ -262,6 +266,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(
         assert payload(results[2 * i + 1])["notes"]
 
 
+@pytest.mark.slow
 def test_show_never_reads_outside_the_vault(sdk: Any, demo: tuple[Path, Path]) -> None:
     vault, db = demo
     refused = [
@@ -296,6 +301,7 @@ def test_show_never_reads_outside_the_vault(sdk: Any, demo: tuple[Path, Path]) -
     assert payload(results[-1])["path"] == "Areas/PARA 方法.md"
 
 
+@pytest.mark.slow
 def test_with_follow_symlinks_search_and_show_agree(
     sdk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -322,6 +328,7 @@ def test_with_follow_symlinks_search_and_show_agree(
     assert payload(shown)["path"] == "leak.md"
 
 
+@pytest.mark.slow
 def test_stale_reports_a_vault_that_changed_after_the_last_index(sdk: Any, tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     (vault / ".obsidian").mkdir(parents=True)
@@ -350,6 +357,7 @@ def test_stale_reports_a_vault_that_changed_after_the_last_index(sdk: Any, tmp_p
     assert second["stale"] is False and second["noteCount"] == 3
 
 
+@pytest.mark.slow
 def test_handshake_is_immediate_while_the_first_index_waits(sdk: Any, tmp_path: Path) -> None:
     """The first build cannot start (another writer holds the lock): the handshake and tools/list
     are still answered at once, a call fails clearly at its deadline, and once the lock is free

@@ -63,6 +63,7 @@ def mime(content: Any) -> str:
 # -- resources ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_listed_note_is_a_resource_in_pages(sdk: Any, tmp_path: Path) -> None:
     files: dict[str, str | bytes] = {f"Notes/n{i:03d} é #?.md": f"# N{i}\n" for i in range(230)}
     files["Top.md"] = "# Top\n"
@@ -89,6 +90,7 @@ def test_every_listed_note_is_a_resource_in_pages(sdk: Any, tmp_path: Path) -> N
     assert first_read.contents[0].text == "# N0\n"
 
 
+@pytest.mark.slow
 def test_read_gives_the_note_text_and_refuses_anything_outside_the_index(
     sdk: Any, demo: tuple[Path, Path]
 ) -> None:
@@ -129,6 +131,7 @@ def test_read_gives_the_note_text_and_refuses_anything_outside_the_index(
     assert payload(still)["notes"]  # the server keeps answering
 
 
+@pytest.mark.slow
 def test_a_long_note_is_read_up_to_the_cap_and_says_so(sdk: Any, tmp_path: Path) -> None:
     long_text = "# Long\n" + "abcdefghi\n" * (MAX_BODY_CHARS // 10 + 50)
     vault = make_vault(tmp_path / "vault", {"Long.md": long_text, "Short.md": "short\n"})
@@ -146,6 +149,7 @@ def test_a_long_note_is_read_up_to_the_cap_and_says_so(sdk: Any, tmp_path: Path)
 # -- status and graph ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_status_and_graph_tools_answer_as_the_cli(sdk: Any, demo: tuple[Path, Path]) -> None:
     vault, db = demo
 
@@ -198,6 +202,7 @@ def tree(root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_capture_is_not_offered_unless_allowed(sdk: Any, demo: tuple[Path, Path]) -> None:
     vault, db = demo
     before = tree(vault)
@@ -211,6 +216,7 @@ def test_capture_is_not_offered_unless_allowed(sdk: Any, demo: tuple[Path, Path]
     assert tree(vault) == before
 
 
+@pytest.mark.slow
 def test_capture_creates_only_new_inbox_notes(sdk: Any, demo_copy: tuple[Path, Path]) -> None:
     vault, db = demo_copy
     before = tree(vault)
@@ -244,6 +250,7 @@ def test_capture_creates_only_new_inbox_notes(sdk: Any, demo_copy: tuple[Path, P
     assert "unknown argument 'path'" in error_text(bad[2])
 
 
+@pytest.mark.slow
 def test_capture_refuses_an_inbox_outside_the_vault(
     sdk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

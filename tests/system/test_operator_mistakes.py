@@ -9,10 +9,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import run_cli, write
 from tests.system.daemons import Daemons, assert_converges, note, populate
 
 
+@pytest.mark.slow
 def test_wal_and_shm_deleted_while_the_daemon_runs_are_noticed(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -35,6 +38,7 @@ def test_wal_and_shm_deleted_while_the_daemon_runs_are_noticed(
     assert run_cli("scan", "--json", "--vault", vault, "--db", db_path).code == 0
 
 
+@pytest.mark.slow
 def test_the_index_folder_deleted_while_the_daemon_runs_is_recreated(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
@@ -53,6 +57,7 @@ def test_the_index_folder_deleted_while_the_daemon_runs_is_recreated(
     assert second.proc.wait(timeout=60) == 75
 
 
+@pytest.mark.slow
 def test_a_second_daemon_does_not_start_after_the_lock_file_is_deleted(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -119,6 +119,7 @@ def test_ctrl_c_during_index_full_leaves_the_old_index(
     assert sample(vault, db)[:3] == before
 
 
+@pytest.mark.slow
 def test_the_daemon_rebuilds_an_index_of_another_version_aside(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -48,6 +48,7 @@ def test_a_symlink_out_of_the_vault_is_a_warning_naming_the_setting(tmp_path: Pa
     assert search["hits"] == []
 
 
+@pytest.mark.slow
 def test_follow_symlinks_opts_in_for_every_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,6 +80,7 @@ def test_the_config_value_must_be_a_boolean(tmp_path: Path) -> None:
     assert result.code == 2 and "follow_symlinks must be true or false" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_daemon_applies_the_same_policy(
     daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
 ) -> None:

@@ -45,11 +45,14 @@ events read before the overflow, then an ``EventsLostEvent``, which ``daemon.wat
 into a rescan.
 
 This leans on watchdog's private watch tree, move grouper, emitter and reader; ``BUILT_FOR``
-names the releases it was checked against, pyproject.toml pins them, and
-``tests/unit/daemon/test_inotify.py`` fails if a release changes them. Under any later release
-(or one whose private names this module cannot import) ``daemon.watcher`` uses watchdog's own
-``InotifyObserver`` instead (the subclass written for
-7.1.0 filled flat watch maps that 7.1.1 replaced by the tree, and then heard nothing).
+names the releases it was checked against, and ``tests/unit/daemon/test_inotify.py`` fails if
+a release changes them. pyproject.toml allows a range (``>=7.1.1,<8``, its floor in
+``BUILT_FOR``): under any other release in it (or one whose private names this module cannot
+import) ``daemon.watcher`` uses watchdog's own ``InotifyObserver`` instead and logs
+``watchdog release not checked`` (the subclass written for 7.1.0 filled flat watch maps that
+7.1.1 replaced by the tree, and then heard nothing). To check a new release: install it, run
+the daemon tests with it added here, and add it for good if they pass (docs/architecture.md,
+"Dependency ranges").
 """
 
 from __future__ import annotations
@@ -87,7 +90,8 @@ _REWATCH_WARNING = r"Callback with id .* already exists for watch"
 log = get_logger("notedex.daemon.inotify")
 
 BUILT_FOR = frozenset({"7.1.1"})
-"""The watchdog releases whose private parts this module was checked against."""
+"""The watchdog releases whose private parts this module was checked against: the version gate
+(``daemon.watcher._native_observer``) uses this subclass on these only."""
 
 T = TypeVar("T")
 

@@ -215,6 +215,7 @@ def test_indexer_thread_drains_the_queue_on_close(
     assert dump_index(db_path) == fresh_full_index(vault, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_wal_is_checkpointed_when_idle_not_inside_a_batchs_commit(
     vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,6 +298,7 @@ def test_writer_view_after_a_rolled_back_transaction(
         assert writer.conn.execute("SELECT count(*) FROM files").fetchone()[0] == 1
 
 
+@pytest.mark.slow
 def test_a_path_unreadable_for_a_moment_is_looked_at_again(
     indexer: Indexer, vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -323,6 +325,7 @@ def test_a_path_unreadable_for_a_moment_is_looked_at_again(
     assert indexer._unreadable_retries == 0
 
 
+@pytest.mark.slow
 def test_work_that_meets_no_vault_is_retried_not_dropped(
     indexer: Indexer, vault: Path, tmp_path: Path, db_path: Path
 ) -> None:
@@ -341,6 +344,7 @@ def test_work_that_meets_no_vault_is_retried_not_dropped(
     assert indexer._vault_retries == 0
 
 
+@pytest.mark.slow
 def test_a_note_that_could_not_be_read_is_read_again(
     indexer: Indexer, vault: Path, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,6 +44,7 @@ def automerge(db: Path) -> list[int]:
         conn.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("private", [False, True], ids=["visible", "private"])
 def test_bulk_apply_equals_a_normal_apply(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, private: bool
@@ -88,6 +89,7 @@ def doctor_vault(root: Path, notes: int) -> Path:
     return make_vault(root, files)
 
 
+@pytest.mark.slow
 def test_a_private_builds_findings_from_the_helper_process_equal_a_normal_apply(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,6 +165,7 @@ class Stop(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_a_visible_apply_commits_consistent_chunks_and_stops_between_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

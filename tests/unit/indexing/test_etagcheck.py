@@ -63,6 +63,7 @@ def test_anything_else_is_left_to_the_walk(tmp_path: Path, case: str) -> None:
     assert _plain_listing(str(vault)) is None
 
 
+@pytest.mark.slow
 def test_a_vault_with_a_symlinked_folder_is_current_and_an_edit_there_is_seen(
     tmp_path: Path,
 ) -> None:

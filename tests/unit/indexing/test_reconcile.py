@@ -189,6 +189,7 @@ def test_a_missing_vault_deletes_nothing(tmp_path: Path) -> None:
     assert dump_index(db) == before
 
 
+@pytest.mark.slow
 def test_an_empty_scan_deletes_nothing_and_says_so(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {f"n{i}.md": f"[[n{i + 1}]]\n" for i in range(10)})
     db = tmp_path / "i.db"
@@ -257,6 +258,7 @@ def test_broken_link_resolves_when_its_target_is_created_and_breaks_again(tmp_pa
     assert dump_index(db) == fresh_full_index(vault, tmp_path)
 
 
+@pytest.mark.slow
 def test_rename_breaks_old_links_and_resolves_links_to_the_new_name(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v",
@@ -341,6 +343,7 @@ def test_only_links_whose_resolution_can_change_are_re_resolved(
 # -- the daemon's path: hints -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_apply_paths_follows_hints_for_both_ends_of_moves(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v",

@@ -203,6 +203,7 @@ def test_a_move_with_an_edit_is_a_delete_and_an_add(writer: IndexWriter) -> None
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
 
 
+@pytest.mark.slow
 def test_readers_see_a_folder_move_whole_or_not_at_all(writer: IndexWriter) -> None:
     """A reader polling throughout a folder move (with other changes in the same apply) sees
     the folder under its old path or its new one, never split."""
@@ -240,6 +241,7 @@ def test_readers_see_a_folder_move_whole_or_not_at_all(writer: IndexWriter) -> N
     assert dump_index(writer.db_path) == fresh_full_index(vault, writer.db_path.parent)
 
 
+@pytest.mark.slow
 def test_a_folder_rename_re_resolves_what_depends_on_the_folder(writer: IndexWriter) -> None:
     """A folder rename keeps every file's name, so a bare name with one candidate keeps its
     target (SEMANTICS 7.4); what can change is each case that reads a path: the tie-break

@@ -59,6 +59,7 @@ def writer(tmp_path: Path) -> Iterator[IndexWriter]:
         yield w
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notes", [40, pool.HASH_PARALLEL_THRESHOLD + 100])
 def test_a_vault_restored_with_cp_a_is_unchanged_and_nothing_is_parsed(
     writer: IndexWriter, notes: int
@@ -139,6 +140,7 @@ def test_the_daemons_path_hints_confirm_a_touch_by_hash(writer: IndexWriter) -> 
     assert dump_index(writer.db_path) == fresh(writer)
 
 
+@pytest.mark.slow
 def test_hash_notes_in_the_pool_equals_one_process(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {})
     populate(vault, pool.HASH_PARALLEL_THRESHOLD + 10)

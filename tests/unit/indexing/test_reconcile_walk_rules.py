@@ -58,6 +58,7 @@ ALPHA = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("refresh", REFRESHES)
 def test_a_copy_replaced_by_a_symlink_to_the_original_leaves_no_phantoms(
     tmp_path: Path, refresh: Refresh
@@ -71,6 +72,7 @@ def test_a_copy_replaced_by_a_symlink_to_the_original_leaves_no_phantoms(
     _assert_fresh(db, vault, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("refresh", REFRESHES)
 def test_a_loop_below_a_hinted_folder_is_walked_with_the_vault_wide_rules(
     tmp_path: Path, refresh: Refresh
@@ -81,6 +83,7 @@ def test_a_loop_below_a_hinted_folder_is_walked_with_the_vault_wide_rules(
     _assert_fresh(db, vault, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("refresh", REFRESHES)
 @pytest.mark.parametrize("becomes", ["fifo", "folder", "dangling symlink"])
 def test_a_note_that_becomes_something_else_is_no_longer_a_note(

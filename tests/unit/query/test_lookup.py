@@ -128,6 +128,7 @@ def test_tag_and_type_filters_combine_with_lookup(demo: tuple[Path, Path]) -> No
     }
 
 
+@pytest.mark.slow
 def test_english_inflections_match_through_stemming(vault: Path, db_path: Path) -> None:
     write(vault / "Internal links.md", "about links\n")
     write(vault / "Customize your site.md", "theme\n")

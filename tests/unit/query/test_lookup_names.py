@@ -12,6 +12,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from notedex.query.lookup import _exact_names
 from notedex.store import database, maintenance, read
 from notedex.store import lookup as lookup_sql
@@ -67,6 +69,7 @@ def test_a_tagged_note_ranks_with_an_untagged_one_of_the_same_title_length(
         conn.close()
 
 
+@pytest.mark.slow
 def test_total_is_the_count_of_name_hits_and_exact_names(vault: Path, db_path: Path) -> None:
     _python_vault(vault)
     for extra in ((), ("--limit", "1"), ("--limit", "100")):
@@ -141,6 +144,7 @@ def _assert_like_a_fresh_index(vault: Path, db: Path, tmp: Path) -> None:
         conn.close()
 
 
+@pytest.mark.slow
 def test_the_names_table_follows_every_write(vault: Path, db_path: Path, tmp_path: Path) -> None:
     _names_vault(vault)
     _assert_like_a_fresh_index(vault, db_path, tmp_path)
@@ -164,6 +168,7 @@ def test_the_names_table_follows_every_write(vault: Path, db_path: Path, tmp_pat
         _assert_like_a_fresh_index(vault, db_path, tmp_path)
 
 
+@pytest.mark.slow
 def test_an_index_of_an_older_schema_is_rebuilt_with_the_names(vault: Path, db_path: Path) -> None:
     """An index of the schema before has no name_fts: the writer rebuilds it, as for every
     schema bump."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from notedex.query.lookup import extract_terms
 from notedex.vault.text import match_key
 from tests.helpers import run_inprocess, write
@@ -57,6 +59,7 @@ def test_a_notes_tool_word_in_the_title_makes_it_exact(vault: Path, db_path: Pat
     assert data["total"] == 4  # the tool word ranks; it does not narrow
 
 
+@pytest.mark.slow
 def test_notes_tool_words_count_when_they_are_the_subject(vault: Path, db_path: Path) -> None:
     write(vault / "Manage plugins.md", "x\n")
     write(vault / "Manage attachments.md", "x\n")

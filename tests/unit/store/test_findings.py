@@ -7,6 +7,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from notedex.indexing.reconcile import apply_paths, reconcile
 from notedex.store import findings, read
 from notedex.store.connect import connect_readonly
@@ -66,6 +68,7 @@ def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[obj
     return lonely, broken
 
 
+@pytest.mark.slow
 def test_stored_findings_follow_every_kind_of_change(tmp_path: Path) -> None:
     """lonely_notes and broken_links stay equal to a computation from the links table through
     new notes that resolve broken links, renames, deletions, duplicate names resolved by path,
@@ -158,6 +161,7 @@ def _anchor_findings(db: Path) -> list[tuple[str, str, str, str | None]]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_broken_anchors_follow_every_kind_of_change(tmp_path: Path) -> None:
     """SEMANTICS 10: a save re-checks the links out of and into the notes it touched; after
     each step the stored findings equal those of a fresh full index."""
@@ -224,6 +228,7 @@ def test_broken_anchors_follow_every_kind_of_change(tmp_path: Path) -> None:
             )
 
 
+@pytest.mark.slow
 def test_broken_anchors_after_moves_equal_a_fresh_index(tmp_path: Path) -> None:
     """A note dirty only by a re-resolution (not parsed again) has its anchored links re-checked
     only where their target changed (findings._ANCHORED_LINKS): folder renames that break and
@@ -289,6 +294,7 @@ def test_broken_anchors_after_moves_equal_a_fresh_index(tmp_path: Path) -> None:
                 ).fetchall()
 
 
+@pytest.mark.slow
 def test_a_kept_notes_unchanged_broken_anchors_are_not_written_again(tmp_path: Path) -> None:
     """A note dirty only by a re-resolution keeps the broken-anchor rows of its links whose
     target stayed (findings._STALE_ANCHORS, _ANCHORED_LINKS): the same subpath into the same
@@ -330,6 +336,7 @@ def test_a_kept_notes_unchanged_broken_anchors_are_not_written_again(tmp_path: P
             assert written == {2, 3}
 
 
+@pytest.mark.slow
 def test_a_dirty_notes_unchanged_lonely_rows_are_not_written_again(tmp_path: Path) -> None:
     """refresh_findings writes only the orphan, unlinked and dead-end rows of the dirty notes
     that differ from the stored ones (findings._LONELY_CHANGES): a folder rename that breaks

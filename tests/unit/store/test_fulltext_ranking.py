@@ -98,10 +98,12 @@ def test_the_vault_has_ties_and_excluded_matches(conn: sqlite3.Connection) -> No
     assert count[0] == len(everything) + 12  # the excluded notes match and are left out
 
 
+@pytest.mark.slow
 def test_every_page_is_the_page_of_the_full_order(conn: sqlite3.Connection) -> None:
     _pages(conn)
 
 
+@pytest.mark.slow
 def test_without_slack_every_tie_widens_the_fetch(
     conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,6 +111,7 @@ def test_without_slack_every_tie_widens_the_fetch(
     _pages(conn)
 
 
+@pytest.mark.slow
 def test_a_tie_past_the_largest_fetch_sorts_the_whole_match(
     conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,6 +40,7 @@ def _same_as_fresh(writer: IndexWriter) -> None:
     assert dump_index(writer.db_path) == fresh_full_index(writer.vault, writer.db_path.parent)
 
 
+@pytest.mark.slow
 def test_links_broken_and_resolved_by_a_folder_rename(writer: IndexWriter) -> None:
     """[[f/a]] breaks and [[g/b]] resolves when f becomes g; the note's other broken link, a
     typo that stays as it was, keeps its suggestion; the daemon's per-file hints too."""
@@ -67,6 +68,7 @@ def test_links_broken_and_resolved_by_a_folder_rename(writer: IndexWriter) -> No
     _same_as_fresh(writer)
 
 
+@pytest.mark.slow
 def test_an_alias_suggestion_follows_its_owner(writer: IndexWriter) -> None:
     """The note with [[Zed]] is never written again: its suggestion changes when the alias
     owner is moved next to a note of its name, loses the alias, gains it back, is deleted."""
@@ -91,6 +93,7 @@ def test_an_alias_suggestion_follows_its_owner(writer: IndexWriter) -> None:
     assert _fixes(writer)["[[Zed]]"] == (None, None)
 
 
+@pytest.mark.slow
 def test_a_typo_and_a_folder_suggestion_follow_names_elsewhere(writer: IndexWriter) -> None:
     """A note created, moved and deleted far from the source changes its suggestions."""
     vault = writer.vault
@@ -173,6 +176,7 @@ def test_a_renamed_fix_follows_a_file_that_comes_to_share_its_name(writer: Index
     assert _fixes(writer)["[[Old]]"] == ("[[New]]", "renamed")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bulk", [False, True])
 def test_typo_fixes_follow_folder_renames_that_keep_the_stems(
     writer: IndexWriter, bulk: bool, monkeypatch: pytest.MonkeyPatch

@@ -98,6 +98,7 @@ def _has_path_trigger(writer: IndexWriter) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_a_move_sets_the_path_trigger_aside_and_back_even_when_it_fails(
     writer: IndexWriter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -148,6 +149,7 @@ def _reresolved(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "reread"),
     [
@@ -182,6 +184,7 @@ def test_a_moved_note_rereads_only_the_links_its_folder_decides(
         assert (text.strip("[]") in seen) is reread
 
 
+@pytest.mark.slow
 def test_a_moved_files_anchor_documents_take_the_new_path_as_json_quotes_it(
     tmp_path: Path,
 ) -> None:
@@ -219,6 +222,7 @@ def _broken_fixes(writer: IndexWriter) -> list[tuple[str, str | None, str | None
     ).fetchall()
 
 
+@pytest.mark.slow
 def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
     """SEMANTICS 8.3's `folder` fix names the first file of the link's name by path: the bare
     name when no other file has it, which a move under the same name keeps (not recomputed:
@@ -253,6 +257,7 @@ def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
         assert ("[[Dup]]", "[[moved/Dup]]", "folder") in _broken_fixes(writer)
 
 
+@pytest.mark.slow
 def test_a_folder_rename_keeps_unused_attachments_exact(tmp_path: Path) -> None:
     """SEMANTICS 8.9 across a folder rename (findings.attachments_moved, read from the move's
     own table): an unused attachment's row takes the new path, a used one gets none, and an
@@ -274,6 +279,7 @@ def test_a_folder_rename_keeps_unused_attachments_exact(tmp_path: Path) -> None:
             assert len(index["unused_attachments"]) == (2 if new == "pics" else 1)
 
 
+@pytest.mark.slow
 def test_a_path_link_to_itself_that_a_folder_rename_breaks_drops_its_broken_anchor(
     tmp_path: Path,
 ) -> None:

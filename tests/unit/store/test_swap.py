@@ -28,6 +28,7 @@ def _notes(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
 
 
+@pytest.mark.slow
 def test_install_over_a_live_index_keeps_readers_working(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {f"n{i}.md": f"# N{i}\n[[n{i + 1}]]\n" for i in range(30)})
     live = tmp_path / "i.db"

@@ -75,6 +75,7 @@ def _anchor_docs(db: Path) -> tuple[list[object], list[object]]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_tag_counts_and_anchor_documents_follow_every_kind_of_change(tmp_path: Path) -> None:
     vault = make_vault(
         tmp_path / "v",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from notedex.indexing.apply import BATCH_SIZE
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
@@ -13,6 +15,7 @@ from tests.indexcheck import fts_sound_after, make_vault
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
 
 
+@pytest.mark.slow
 def test_writes_are_batched_begin_immediate_upserts(tmp_path: Path) -> None:
     count = BATCH_SIZE + 50
     vault = make_vault(
