@@ -397,12 +397,14 @@ def test_a_rescan_re_adds_every_missing_watch_and_the_index_counts_the_unwatched
         before = note.stat()
         note.write_text("# B\n#omega\n")  # unheard, same size, the mtime put back
         os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert not group._watched(sub)
         idx.rescan("periodic reconcile", rewatch=False)
         heading = "SELECT first_h1 FROM notes"
-        assert [r[0] for r in idx.writer.conn.execute(heading)] == ["A"]  # the etag held
+        # The change time moved (issue 31.7): the rescan's walk sees the edit, watch or not.
+        assert [r[0] for r in idx.writer.conn.execute(heading)] == ["B"]
+        assert not group._watched(sub)  # a rescan told not to rewatch leaves the watch missing
         idx.rescan("SIGHUP")
         assert group._watched(sub)
-        # The files under a folder watched again are compared by content: the edit is seen.
         assert [r[0] for r in idx.writer.conn.execute(heading)] == ["B"]
         meta = idx.writer.conn.execute(
             "SELECT value FROM meta WHERE key = 'unwatched_folders'"
