@@ -166,6 +166,29 @@ def answer(
     return _write(code, lambda: _output(args, cfg, data, render))
 
 
+def _streams(args: "argparse.Namespace") -> bool:
+    """Whether the whole-vault answer goes out as it is read (ARCHITECTURE "Streaming
+    answers"): piped ``--json`` of the whole answer, not paged and not ``--paths``."""
+    return (
+        args.json
+        and not (getattr(args, "paths", False) or getattr(args, "nul", False))
+        and getattr(args, "limit", None) is None
+        and not getattr(args, "offset", 0)
+        and not sys.stdout.isatty()
+    )
+
+
+def _streamed(
+    args: "argparse.Namespace",
+    cfg: "Config",
+    body: "Callable[[sqlite3.Connection, Any], None]",
+) -> int:
+    """Write ``body``'s document while it reads the index: exit 0 only when it is whole."""
+    from notedex.query.stream import streamed
+
+    return _write(EXIT_OK, lambda: _answered(cfg, args, lambda conn: streamed(conn, body)))
+
+
 def _write_utf8(document: bytes) -> None:
     """A compact document (UTF-8 JSON) and its newline, past the text layer when stdout is
     UTF-8 with plain newlines, as it is everywhere but odd locales: health's 18 MB at 100k notes
@@ -332,6 +355,10 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
+    if args.around is None and _streams(args):
+        from notedex.query.stream import graph_json
+
+        return _streamed(args, cfg, graph_json)
     render = render_dot if args.graph_format == "dot" else render_graph
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 
