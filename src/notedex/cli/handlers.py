@@ -302,6 +302,14 @@ def cmd_scan(args: "argparse.Namespace") -> int:
     from notedex.query.listing import scan
     from notedex.query.render import render_scan
 
+    if _streams(args):
+        from notedex.query.stream import scan_json
+
+        return _streamed(
+            args,
+            _config(args),
+            lambda conn, doc: scan_json(conn, doc, tag=args.tag, note_type=args.note_type),
+        )
     return answer(
         args,
         _config(args),
