@@ -1,5 +1,6 @@
-"""Issue 35: `graph` and `scan` stream their piped ``--json`` row by row, byte-identical to the
-document the whole-answer builders (``query.listing.graph`` and ``scan``) give for the same index.
+"""Issue 35: `graph`, `scan` and `health` stream their piped ``--json`` row by row, byte-identical to the
+document the whole-answer builders (``query.listing.graph``, ``scan``, ``query.reports.health``)
+give for the same index.
 
 The oracle is those builders, which the streaming writer does not use: the test builds the
 expected bytes in-process from the same SQLite file and compares them with the CLI's stdout.
@@ -17,6 +18,7 @@ import pytest
 
 from notedex.query.listing import graph, scan
 from notedex.query.output import compact_json
+from notedex.query.reports import HEALTH_LISTS, findings_count, health
 from notedex.store.connect import connect_readonly
 from tests.helpers import write
 
@@ -112,7 +114,7 @@ def test_the_odd_names_are_in_the_documents(indexed: tuple[Path, Path]) -> None:
     assert any(n["kind"] == "attachment" for n in nodes.values())
 
 
-@pytest.mark.parametrize("name", ["graph", "scan"])
+@pytest.mark.parametrize("name", ["graph", "scan", "health"])
 def test_no_write_holds_the_whole_document(indexed: tuple[Path, Path], name: str) -> None:
     """The document goes out in chunks of about CHUNK characters while rows are read: many
     writes, none much longer than a chunk, together the whole answer's bytes."""
@@ -123,7 +125,7 @@ def test_no_write_holds_the_whole_document(indexed: tuple[Path, Path], name: str
     conn = connect_readonly(db)
     with conn:
         stream.streamed(conn, getattr(stream, f"{name}_json"), writes.append)
-    expected = _expected(db, graph if name == "graph" else scan).decode()
+    expected = _expected(db, {"graph": graph, "scan": scan, "health": health}[name]).decode()
     assert "".join(writes) == expected
     assert len(expected) > 4 * stream.CHUNK
     assert len(writes) >= len(expected) // stream.CHUNK
@@ -149,3 +151,20 @@ def test_a_failure_after_the_first_byte_says_the_document_is_cut() -> None:
         stream.streamed(None, failing(stream.CHUNK), writes.append)  # type: ignore[arg-type]
     assert cut.value.exit_code != EXIT_OK
     assert writes and not writes[-1].endswith("\n")
+
+
+def test_streamed_health_is_byte_identical_and_exits_by_its_findings(
+    indexed: tuple[Path, Path],
+) -> None:
+    from notedex.query import stream
+
+    vault, db = indexed
+    got = _cli(vault, db, "health", "--json", "--no-refresh")
+    expected = _expected(db, health)
+    assert got.stdout == expected
+    conn = connect_readonly(db)
+    with conn:
+        found = findings_count(health(conn))
+    assert found > 0
+    assert got.returncode == 1, got.stderr
+    assert stream.HEALTH_ORDER == HEALTH_LISTS

@@ -183,10 +183,27 @@ def _streamed(
     cfg: "Config",
     body: "Callable[[sqlite3.Connection, Any], None]",
 ) -> int:
-    """Write ``body``'s document while it reads the index: exit 0 only when it is whole."""
-    from notedex.query.stream import streamed
+    """Write ``body``'s document while it reads the index. The exit code is known before the
+    first byte (``Document.findings``, which the body sets first): 1 for findings, else 0, as
+    long as the document is whole or the reader closed the pipe; a failure's code otherwise."""
+    from notedex.query.stream import Document, streamed
 
-    return _write(EXIT_OK, lambda: _answered(cfg, args, lambda conn: streamed(conn, body)))
+    docs: list[Document] = []
+
+    def attempt(conn: "sqlite3.Connection") -> None:
+        docs.append(Document(sys.stdout.write))  # a fresh one if a corrupt index is rebuilt
+        streamed(conn, body, doc=docs[-1])
+
+    def code() -> int:
+        return EXIT_FINDINGS if docs and docs[-1].findings else EXIT_OK
+
+    try:
+        _answered(cfg, args, attempt)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        raise StdoutClosed(code()) from None
+    return code()
 
 
 def _write_utf8(document: bytes) -> None:
@@ -284,6 +301,10 @@ def cmd_health(args: "argparse.Namespace") -> int:
         health_json,
     )
 
+    if _streams(args):
+        from notedex.query.stream import health_json as streamed_health
+
+        return _streamed(args, _config(args), streamed_health)
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
     return answer(

@@ -40,6 +40,9 @@ class Document:
         self._parts: list[str] = []
         self._size = 0
         self.written = 0
+        self.findings = 0
+        """What makes the command exit 1 (``health``'s broken links and anchors), set by the
+        body before its first byte."""
 
     def add(self, text: str) -> None:
         self._parts.append(text)
@@ -67,14 +70,18 @@ def streamed(
     conn: sqlite3.Connection,
     body: Callable[[sqlite3.Connection, Document], None],
     write: Callable[[str], object] | None = None,
-) -> None:
-    """Write ``body``'s document to ``write`` (stdout), its newline last; see the module doc
-    for what a failure leaves."""
-    doc = Document(write or sys.stdout.write)
+    *,
+    doc: Document | None = None,
+) -> Document:
+    """Write ``body``'s document to ``doc`` (or a new one on ``write``, stdout by default), its
+    newline last; see the module doc for what a failure leaves."""
+    if doc is None:
+        doc = Document(write or sys.stdout.write)
     try:
         body(conn, doc)
         doc.add("\n")
         doc.flush()
+        return doc
     except BrokenPipeError:
         raise
     except Exception as exc:
@@ -88,6 +95,7 @@ def streamed(
 def graph_json(conn: sqlite3.Connection, doc: Document) -> None:
     """``query.listing.graph`` as compact JSON, node after node, edge after edge."""
     encode = compact_encoder()
+    read.unmapped(conn)
     with read_transaction(conn):
         read.unresolved_ids_start(conn)
         doc.add('{"nodes":[')
@@ -152,6 +160,7 @@ def scan_json(
 ) -> None:
     """``query.listing.scan`` as compact JSON, note after note."""
     encode = compact_encoder()
+    read.unmapped(conn)
     with read_transaction(conn):
         tags = _ByPath(read.names_in_path_order(conn, "tags"))
         aliases = _ByPath(read.names_in_path_order(conn, "aliases"))
@@ -183,3 +192,33 @@ class _ByPath:
             names.append(self._next[1])
             self._next = next(self._rows, None)
         return names
+
+
+def health_json(conn: sqlite3.Connection, doc: Document) -> None:
+    """``query.reports.health_json``'s document, finding after finding: the JSON objects the
+    writer stored (or SQLite builds) per row, as that function concatenates them."""
+    read.unmapped(conn)
+    counts: dict[str, int] = {}
+    with read_transaction(conn):
+        doc.findings = read.health_finding_count(conn)
+        for i, name in enumerate(HEALTH_ORDER):
+            doc.add(("{" if i == 0 else "],") + f'"{name}":[')
+            counts[name] = doc.items(read.health_json_rows(conn, name))
+    doc.add(
+        f'],"orphanCount":{counts["orphanNotes"]},"brokenLinkCount":{counts["brokenLinks"]}'
+        f',"brokenAnchorCount":{counts["brokenAnchors"]},"deadEndCount":{counts["deadEnds"]}'
+        f',"unusedAttachmentCount":{counts["unusedAttachments"]}}}'
+    )
+
+
+HEALTH_ORDER = (
+    "orphanNotes",
+    "unlinkedNotes",
+    "brokenLinks",
+    "brokenAnchors",
+    "deadEnds",
+    "unusedAttachments",
+    "warnings",
+    "errors",
+)
+"""The lists of health's document in order (``query.reports.HEALTH_LISTS``, checked by a test)."""

@@ -221,9 +221,7 @@ def dead_ends_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
 
 def unused_attachments_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``unused_attachments`` as (count, the JSON objects ``{"path"}`` joined by commas)."""
-    return _json_list(
-        conn, "SELECT json_object('path', path) AS j FROM unused_attachments ORDER BY path"
-    )
+    return _json_list(conn, *health_json_sql("unusedAttachments"))
 
 
 def _json_list(
@@ -268,8 +266,7 @@ def unlinked_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
 def _lonely_json(conn: "sqlite3.Connection", lonely: int) -> tuple[int, bytes]:
     """The stored JSON objects of one kind of lonely note (lonely_docs), by path."""
     return _json_list(
-        conn,
-        f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path",
+        conn, f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path"
     )
 
 
@@ -284,7 +281,7 @@ def broken_links(conn: "sqlite3.Connection") -> "list[Row]":
 def broken_links_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``broken_links`` as (count, the JSON objects joined by commas): source, line, column,
     text, target, suggestion, reason, as the writer's triggers stored them (broken_link_docs)."""
-    return _json_list(conn, "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq")
+    return _json_list(conn, *health_json_sql("brokenLinks"))
 
 
 def broken_anchors(conn: "sqlite3.Connection") -> "list[Row]":
@@ -299,9 +296,7 @@ def broken_anchors(conn: "sqlite3.Connection") -> "list[Row]":
 def broken_anchors_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``broken_anchors`` as (count, the JSON objects joined by commas), same order and keys:
     the documents the writer stored (broken_anchor_docs), read in their key's order."""
-    return _json_list(
-        conn, "SELECT doc AS j FROM broken_anchor_docs ORDER BY source, line, col, seq"
-    )
+    return _json_list(conn, *health_json_sql("brokenAnchors"))
 
 
 def ambiguous_links(conn: "sqlite3.Connection") -> "list[Row]":
@@ -320,32 +315,12 @@ def warnings_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     joined by commas): the stored warnings, then a warning per ambiguous link, by path (a
     path's stored warnings first, by id, then its ambiguous links, by line and column), as
     ``query.reports._problems`` lists them; a test pins the two equal."""
-    return _json_list(
-        conn,
-        f"""
-        SELECT json_object('path', path, 'message', message) AS j FROM (
-            SELECT p.path AS path, p.message AS message, 0 AS part, p.id AS a, 0 AS b
-            {_REPORTED_PROBLEMS}
-            UNION ALL
-            SELECT f.path, 'line ' || l.line || ': ' || {LINK_TEXT} || ' is ambiguous; resolved to '
-                   || t.path || ' by Obsidian''s tie-break (same folder first, then shortest path)',
-                   1, l.line, l.col
-            {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
-            WHERE {_AMBIGUOUS}
-        ) ORDER BY path, part, a, b
-        """,
-        ("warning",),
-    )
+    return _json_list(conn, *health_json_sql("warnings"))
 
 
 def errors_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """health's errors (SEMANTICS 8.5) as (count, the JSON objects ``{"path","message"}``)."""
-    return _json_list(
-        conn,
-        f"SELECT json_object('path', p.path, 'message', p.message) AS j {_REPORTED_PROBLEMS} "
-        "ORDER BY p.path, p.id",
-        ("error",),
-    )
+    return _json_list(conn, *health_json_sql("errors"))
 
 
 def graph_edges(conn: "sqlite3.Connection") -> "list[Row]":
@@ -1170,6 +1145,13 @@ def body_matches(conn: "sqlite3.Connection", expression: str, limit: int) -> "li
 # TEMP table (the connection's own, writable on a read-only connection) probed by key.
 
 
+def unmapped(conn: "sqlite3.Connection") -> None:
+    """Read through SQLite's page cache (bounded) rather than the reader's memory map, whose
+    touched pages count in the process's resident memory: a streamed answer reads the whole
+    index once, and would otherwise hold as much of it as it read."""
+    conn.execute("PRAGMA mmap_size = 0")
+
+
 def names_in_path_order(conn: "sqlite3.Connection", kind: str) -> "sqlite3.Cursor":
     """(path, name) of every file's tags (``kind`` "tags") or aliases, by path then position:
     ``tags_by_note``/``aliases_by_note`` as a stream to merge with ``notes_in_path_order``."""
@@ -1255,3 +1237,61 @@ def unresolved_id_taken(conn: "sqlite3.Connection", node_id: str) -> bool:
 
 def unresolved_id_add(conn: "sqlite3.Connection", key: str, node_id: str) -> None:
     conn.execute("INSERT INTO temp.graph_unresolved (key, id) VALUES (?, ?)", (key, node_id))
+
+
+def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
+    """The statement (and its parameters) selecting one JSON object ``j`` per finding of the
+    health list ``name``, in report order: what ``*_json`` concatenate, and what a streamed
+    ``health --json`` reads row by row."""
+    if name in ("orphanNotes", "unlinkedNotes", "deadEnds"):
+        lonely = {
+            "orphanNotes": LONELY_ORPHAN,
+            "unlinkedNotes": LONELY_UNLINKED,
+            "deadEnds": LONELY_DEAD_END,
+        }[name]
+        return f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path", ()
+    if name == "brokenLinks":
+        return "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq", ()
+    if name == "brokenAnchors":
+        return "SELECT doc AS j FROM broken_anchor_docs ORDER BY source, line, col, seq", ()
+    if name == "unusedAttachments":
+        return "SELECT json_object('path', path) AS j FROM unused_attachments ORDER BY path", ()
+    if name == "warnings":
+        return (
+            f"""
+            SELECT json_object('path', path, 'message', message) AS j FROM (
+                SELECT p.path AS path, p.message AS message, 0 AS part, p.id AS a, 0 AS b
+                {_REPORTED_PROBLEMS}
+                UNION ALL
+                SELECT f.path, 'line ' || l.line || ': ' || {LINK_TEXT} || ' is ambiguous; resolved to '
+                       || t.path || ' by Obsidian''s tie-break (same folder first, then shortest path)',
+                       1, l.line, l.col
+                {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
+                WHERE {_AMBIGUOUS}
+            ) ORDER BY path, part, a, b
+            """,
+            ("warning",),
+        )
+    if name == "errors":
+        return (
+            f"SELECT json_object('path', p.path, 'message', p.message) AS j {_REPORTED_PROBLEMS} "
+            "ORDER BY p.path, p.id",
+            ("error",),
+        )
+    raise ValueError(f"no health list {name!r}")
+
+
+def health_json_rows(conn: "sqlite3.Connection", name: str) -> "Iterable[str]":
+    """The JSON objects of the health list ``name``, one per row, in report order."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    for (doc,) in cursor.execute(*health_json_sql(name)):
+        yield doc
+
+
+def health_finding_count(conn: "sqlite3.Connection") -> int:
+    """Broken links plus broken anchors: what makes ``health`` exit 1, known before a byte."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM broken_link_docs) + (SELECT count(*) FROM broken_anchor_docs)"
+    ).fetchone()
+    return int(row[0])
