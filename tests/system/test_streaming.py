@@ -168,3 +168,23 @@ def test_streamed_health_is_byte_identical_and_exits_by_its_findings(
     assert found > 0
     assert got.returncode == 1, got.stderr
     assert stream.HEALTH_ORDER == HEALTH_LISTS
+
+
+@pytest.mark.parametrize("fmt", ["text", "dot"])
+def test_streamed_graph_text_and_dot_are_byte_identical(
+    indexed: tuple[Path, Path], fmt: str
+) -> None:
+    import io
+
+    from notedex.query.output import Renderer
+    from notedex.query.render import render_dot, render_graph
+
+    vault, db = indexed
+    got = _cli(vault, db, "graph", "--no-refresh", "--format", fmt)
+    assert got.returncode == 0, got.stderr
+    conn = connect_readonly(db)
+    with conn:
+        data = graph(conn)
+    out = io.StringIO()
+    (render_dot if fmt == "dot" else render_graph)(Renderer(vault, out), data)
+    assert got.stdout.decode() == out.getvalue()

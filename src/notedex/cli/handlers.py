@@ -178,6 +178,17 @@ def _streams(args: "argparse.Namespace") -> bool:
     )
 
 
+def _streams_text(args: "argparse.Namespace") -> bool:
+    """Whether the whole-vault text answer goes out as it is read: not paged, no terminal
+    (whose rendering may differ: hyperlinks, cut columns)."""
+    return (
+        not args.json
+        and getattr(args, "limit", None) is None
+        and not getattr(args, "offset", 0)
+        and not sys.stdout.isatty()
+    )
+
+
 def _streamed(
     args: "argparse.Namespace",
     cfg: "Config",
@@ -384,10 +395,14 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
-    if args.around is None and _streams(args):
-        from notedex.query.stream import graph_json
+    if args.around is None and (_streams(args) or _streams_text(args)):
+        from notedex.query import stream
 
-        return _streamed(args, cfg, graph_json)
+        if args.json:
+            return _streamed(args, cfg, stream.graph_json)
+        return _streamed(
+            args, cfg, stream.graph_dot if args.graph_format == "dot" else stream.graph_text
+        )
     render = render_dot if args.graph_format == "dot" else render_graph
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import sys
 from itertools import chain
-from typing import TYPE_CHECKING, Any
 
 from notedex.errors import StreamCut
-from notedex.query.listing import linked_file_node, scan_entry, scan_error
 from notedex.query.output import compact_encoder
 from notedex.store import read
 from notedex.store.connect import read_transaction
-from notedex.vault.resolve import broken_key
 
+# `health` is on the hot path (tests/system/test_imports.py): no `typing`, and what `graph` and
+# `scan` need (query.listing, vault.resolve: json and re) is imported where they run.
+TYPE_CHECKING = False  # mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable
+    from typing import Any
 
 CHUNK = 1 << 16
 """Characters gathered before one write to stdout."""
@@ -97,30 +98,75 @@ def graph_json(conn: sqlite3.Connection, doc: Document) -> None:
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
-        read.unresolved_ids_start(conn)
         doc.add('{"nodes":[')
-        # One array of three runs; the last probes what the first two hold, never their output.
-        doc.items(
-            chain(
-                (
-                    encode({"id": r["path"], "label": r["title"], "kind": "note"})
-                    for r in read.notes_in_path_order(conn)
-                ),
-                (
-                    encode(linked_file_node(r["target"], bool(r["target_is_note"])))
-                    for r in read.graph_linked_files(conn)
-                ),
-                (encode(node) for node in _unresolved_nodes(conn)),
-            )
-        )
+        doc.items(encode(node) for node in _graph_nodes(conn))
         doc.add('],"edges":[')
         doc.items(encode(edge) for edge in _edges(conn))
         doc.add("]}")
 
 
+def graph_text(conn: sqlite3.Connection, doc: Document) -> None:
+    """``render.render_graph``'s text: an edge a line, then the counts (the nodes are counted,
+    not written)."""
+    from notedex.query.output import plural
+
+    read.unmapped(conn)
+    kinds: dict[str, int] = {}
+    with read_transaction(conn):
+        for node in _graph_nodes(conn):
+            kinds[node["kind"]] = kinds.get(node["kind"], 0) + 1
+        edges = 0
+        for edge in _edges(conn):
+            times = f" (x{edge['count']})" if edge["count"] > 1 else ""
+            doc.add(f"{edge['source']} -> {edge['target']}{times}\n")
+            edges += 1
+    names = {"note": "notes", "attachment": "attachments", "unresolved": "unresolved"}
+    summary = ", ".join(plural(v, k, names.get(k)) for k, v in sorted(kinds.items()))
+    doc.add(f"\n{plural(sum(kinds.values()), 'node')} ({summary}), {plural(edges, 'edge')}")
+
+
+def graph_dot(conn: sqlite3.Connection, doc: Document) -> None:
+    """``render.render_dot``'s DOT, node after node, edge after edge."""
+    from notedex.query.render import _dot_id
+
+    shapes = {"note": "box", "attachment": "note", "unresolved": "box, style=dashed"}
+    read.unmapped(conn)
+    with read_transaction(conn):
+        doc.add("digraph notedex {\n  node [shape=box];\n")
+        for node in _graph_nodes(conn):
+            shape = "" if node["kind"] == "note" else f", shape={shapes[node['kind']]}"
+            doc.add(f"  {_dot_id(node['id'])} [label={_dot_id(node['label'])}{shape}];\n")
+        for edge in _edges(conn):
+            label = f" [label={edge['count']}]" if edge["count"] > 1 else ""
+            doc.add(f"  {_dot_id(edge['source'])} -> {_dot_id(edge['target'])}{label};\n")
+        doc.add("}")
+
+
+def _graph_nodes(conn: sqlite3.Connection) -> Iterable[dict[str, str]]:
+    """The graph's nodes in three runs (listed notes; files linked but not listed; unresolved
+    keys, whose ids go to the TEMP table ``_edges`` reads): the last probes what the first two
+    hold, never their output. Inside the caller's read transaction."""
+    from notedex.query.listing import linked_file_node
+
+    read.unresolved_ids_start(conn)
+    return chain(
+        (
+            {"id": r["path"], "label": r["title"], "kind": "note"}
+            for r in read.notes_in_path_order(conn)
+        ),
+        (
+            linked_file_node(r["target"], bool(r["target_is_note"]))
+            for r in read.graph_linked_files(conn)
+        ),
+        _unresolved_nodes(conn),
+    )
+
+
 def _unresolved_nodes(conn: sqlite3.Connection) -> Iterable[dict[str, str]]:
     """One node per broken key, in edge order; its id is the key, with " (unresolved)" until
     no file node and no earlier unresolved node has it (``listing.unresolved_node_id``)."""
+    from notedex.vault.resolve import broken_key
+
     for _source, linkpath in read.graph_broken_links(conn):
         key = broken_key(linkpath)
         if read.unresolved_id(conn, key) is not None:
@@ -135,6 +181,8 @@ def _unresolved_nodes(conn: sqlite3.Connection) -> Iterable[dict[str, str]]:
 def _edges(conn: sqlite3.Connection) -> Iterable[dict[str, Any]]:
     """One edge per (source, target node) pair; the rows of a source come together, so only
     that source's edges are held."""
+    from notedex.vault.resolve import broken_key
+
     source: str | None = None
     edges: dict[str, dict[str, Any]] = {}
     for r in read.graph_edges_by_source(conn):
@@ -159,6 +207,8 @@ def scan_json(
     note_type: str | None = None,
 ) -> None:
     """``query.listing.scan`` as compact JSON, note after note."""
+    from notedex.query.listing import scan_entry, scan_error
+
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
