@@ -98,3 +98,11 @@ class IndexRepairing(IndexUnavailable):
     """A daemon holds the lock and the index file has no tables (its -wal was deleted): wait."""
 
     exit_code = EXIT_TEMPFAIL
+
+
+class StreamCut(NotedexError):
+    """A streamed ``--json`` answer failed after its first byte: stdout holds a cut document
+    (no final newline, not valid JSON), so the exit code says it (ARCHITECTURE, "Streaming
+    answers")."""
+
+    exit_code = EXIT_INTERNAL

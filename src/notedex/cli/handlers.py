@@ -180,6 +180,57 @@ def answer(
     return _write(code, lambda: _output(args, cfg, data, render))
 
 
+def _streams(args: "argparse.Namespace") -> bool:
+    """Whether the whole-vault answer goes out as it is read (ARCHITECTURE "Streaming
+    answers"): piped ``--json`` of the whole answer, not paged and not ``--paths``."""
+    return (
+        args.json
+        and not (getattr(args, "paths", False) or getattr(args, "nul", False))
+        and getattr(args, "limit", None) is None
+        and not getattr(args, "offset", 0)
+        and not sys.stdout.isatty()
+    )
+
+
+def _streams_text(args: "argparse.Namespace") -> bool:
+    """Whether the whole-vault text answer goes out as it is read: not paged, no terminal
+    (whose rendering may differ: hyperlinks, cut columns)."""
+    return (
+        not args.json
+        and getattr(args, "limit", None) is None
+        and not getattr(args, "offset", 0)
+        and not sys.stdout.isatty()
+    )
+
+
+def _streamed(
+    args: "argparse.Namespace",
+    cfg: "Config",
+    body: "Callable[[sqlite3.Connection, Any], None]",
+) -> int:
+    """Write ``body``'s document while it reads the index. The exit code is known before the
+    first byte (``Document.findings``, which the body sets first): 1 for findings, else 0, as
+    long as the document is whole or the reader closed the pipe; a failure's code otherwise."""
+    from notedex.query.stream import Document, streamed
+
+    docs: list[Document] = []
+
+    def attempt(conn: "sqlite3.Connection") -> None:
+        docs.append(Document(sys.stdout.write))  # a fresh one if a corrupt index is rebuilt
+        streamed(conn, body, doc=docs[-1])
+
+    def code() -> int:
+        return EXIT_FINDINGS if docs and docs[-1].findings else EXIT_OK
+
+    try:
+        _answered(cfg, args, attempt)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        raise StdoutClosed(code()) from None
+    return code()
+
+
 def _write_utf8(document: bytes) -> None:
     """A compact document (UTF-8 JSON) and its newline, past the text layer when stdout is
     UTF-8 with plain newlines, as it is everywhere but odd locales: health's 18 MB at 100k notes
@@ -275,6 +326,10 @@ def cmd_health(args: "argparse.Namespace") -> int:
         health_json,
     )
 
+    if _streams(args):
+        from notedex.query.stream import health_json as streamed_health
+
+        return _streamed(args, _config(args), streamed_health)
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
     return answer(
@@ -293,6 +348,14 @@ def cmd_scan(args: "argparse.Namespace") -> int:
     from notedex.query.listing import scan
     from notedex.query.render import render_scan
 
+    if _streams(args):
+        from notedex.query.stream import scan_json
+
+        return _streamed(
+            args,
+            _config(args),
+            lambda conn, doc: scan_json(conn, doc, tag=args.tag, note_type=args.note_type),
+        )
     return answer(
         args,
         _config(args),
@@ -352,6 +415,14 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
+    if args.around is None and (_streams(args) or _streams_text(args)):
+        from notedex.query import stream
+
+        if args.json:
+            return _streamed(args, cfg, stream.graph_json)
+        return _streamed(
+            args, cfg, stream.graph_dot if args.graph_format == "dot" else stream.graph_text
+        )
     render = render_dot if args.graph_format == "dot" else render_graph
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 

@@ -43,21 +43,29 @@ def scan(
         errors = read.problems(conn, "error")
     return {
         "notes": [
-            {
-                "id": r["id"],
-                "title": r["title"],
-                "type": r["type"],
-                "status": r["status"],
-                "path": r["path"],
-                "tags": tags.get(r["file_id"], []),
-                "aliases": aliases.get(r["file_id"], []),
-            }
-            for r in rows
+            scan_entry(r, tags.get(r["file_id"], []), aliases.get(r["file_id"], [])) for r in rows
         ],
-        "errors": [{"path": r["path"], "message": r["message"]} for r in errors],
+        "errors": [scan_error(r) for r in errors],
         "noteCount": len(rows),
         "errorCount": len(errors),
     }
+
+
+def scan_entry(r: sqlite3.Row, tags: list[str], aliases: list[str]) -> dict[str, Any]:
+    """One note of ``scan`` (also written by ``query.stream``)."""
+    return {
+        "id": r["id"],
+        "title": r["title"],
+        "type": r["type"],
+        "status": r["status"],
+        "path": r["path"],
+        "tags": tags,
+        "aliases": aliases,
+    }
+
+
+def scan_error(r: sqlite3.Row) -> dict[str, Any]:
+    return {"path": r["path"], "message": r["message"]}
 
 
 def graph(conn: sqlite3.Connection) -> dict[str, Any]:

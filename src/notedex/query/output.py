@@ -10,7 +10,7 @@ import sys
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any, TextIO
 
 
@@ -33,15 +33,21 @@ def compact_json(data: "Any") -> str:
     that function; a test pins byte-equality with ``json.dumps``, and any interpreter whose
     ``_json`` differs falls back to ``json.dumps`` itself.
     """
+    return compact_encoder()(data)
+
+
+def compact_encoder() -> "Callable[[Any], str]":
+    """``compact_json`` as a function made once, for writers that encode row after row."""
     try:
         from _json import encode_basestring, make_encoder
 
         encode = make_encoder(None, str, encode_basestring, None, ":", ",", False, False, True)
-        return "".join(encode(data, 0))
+        encode([], 0)  # an interpreter whose make_encoder differs raises TypeError here
+        return lambda data: "".join(encode(data, 0))
     except (ImportError, TypeError):
         import json
 
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+        return lambda data: json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 class Renderer:

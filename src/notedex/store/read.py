@@ -103,6 +103,19 @@ def notes(
     note_type: str | None = None,
     include_excluded: bool = False,
 ) -> "list[Row]":
+    return notes_in_path_order(
+        conn, tag=tag, note_type=note_type, include_excluded=include_excluded
+    ).fetchall()
+
+
+def notes_in_path_order(
+    conn: "sqlite3.Connection",
+    *,
+    tag: str | None = None,
+    note_type: str | None = None,
+    include_excluded: bool = False,
+) -> "sqlite3.Cursor":
+    """``notes`` as a cursor, for answers written while their rows are read (issue 35)."""
     where = [] if include_excluded else ["n.excluded = 0"]
     params: list[Any] = []
     if tag:
@@ -112,7 +125,7 @@ def notes(
     sql = f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return conn.execute(sql + " ORDER BY f.path", params).fetchall()
+    return conn.execute(sql + " ORDER BY f.path", params)
 
 
 def tags_by_note(
@@ -157,13 +170,17 @@ def _json_ints(values: "Sequence[int]") -> str:
 
 
 def problems(conn: "sqlite3.Connection", severity: str) -> "list[Row]":
+    return problems_in_path_order(conn, severity).fetchall()
+
+
+def problems_in_path_order(conn: "sqlite3.Connection", severity: str) -> "sqlite3.Cursor":
     return conn.execute(
         f"""
         SELECT p.path, p.kind, p.message {_REPORTED_PROBLEMS}
         ORDER BY p.path, p.id
         """,
         (severity,),
-    ).fetchall()
+    )
 
 
 def orphans(conn: "sqlite3.Connection") -> "list[Row]":
@@ -203,9 +220,7 @@ def dead_ends_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
 
 def unused_attachments_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``unused_attachments`` as (count, the JSON objects ``{"path"}`` joined by commas)."""
-    return _json_list(
-        conn, "SELECT json_object('path', path) AS j FROM unused_attachments ORDER BY path"
-    )
+    return _json_list(conn, *health_json_sql("unusedAttachments"))
 
 
 def _json_list(
@@ -250,8 +265,7 @@ def unlinked_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
 def _lonely_json(conn: "sqlite3.Connection", lonely: int) -> tuple[int, bytes]:
     """The stored JSON objects of one kind of lonely note (lonely_docs), by path."""
     return _json_list(
-        conn,
-        f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path",
+        conn, f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path"
     )
 
 
@@ -266,7 +280,7 @@ def broken_links(conn: "sqlite3.Connection") -> "list[Row]":
 def broken_links_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``broken_links`` as (count, the JSON objects joined by commas): source, line, column,
     text, target, suggestion, reason, as the writer's triggers stored them (broken_link_docs)."""
-    return _json_list(conn, "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq")
+    return _json_list(conn, *health_json_sql("brokenLinks"))
 
 
 def broken_anchors(conn: "sqlite3.Connection") -> "list[Row]":
@@ -281,9 +295,7 @@ def broken_anchors(conn: "sqlite3.Connection") -> "list[Row]":
 def broken_anchors_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """``broken_anchors`` as (count, the JSON objects joined by commas), same order and keys:
     the documents the writer stored (broken_anchor_docs), read in their key's order."""
-    return _json_list(
-        conn, "SELECT doc AS j FROM broken_anchor_docs ORDER BY source, line, col, seq"
-    )
+    return _json_list(conn, *health_json_sql("brokenAnchors"))
 
 
 def ambiguous_links(conn: "sqlite3.Connection") -> "list[Row]":
@@ -302,36 +314,21 @@ def warnings_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     joined by commas): the stored warnings, then a warning per ambiguous link, by path (a
     path's stored warnings first, by id, then its ambiguous links, by line and column), as
     ``query.reports._problems`` lists them; a test pins the two equal."""
-    return _json_list(
-        conn,
-        f"""
-        SELECT json_object('path', path, 'message', message) AS j FROM (
-            SELECT p.path AS path, p.message AS message, 0 AS part, p.id AS a, 0 AS b
-            {_REPORTED_PROBLEMS}
-            UNION ALL
-            SELECT f.path, 'line ' || l.line || ': ' || {LINK_TEXT} || ' is ambiguous; resolved to '
-                   || t.path || ' by Obsidian''s tie-break (same folder first, then shortest path)',
-                   1, l.line, l.col
-            {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
-            WHERE {_AMBIGUOUS}
-        ) ORDER BY path, part, a, b
-        """,
-        ("warning",),
-    )
+    return _json_list(conn, *health_json_sql("warnings"))
 
 
 def errors_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
     """health's errors (SEMANTICS 8.5) as (count, the JSON objects ``{"path","message"}``)."""
-    return _json_list(
-        conn,
-        f"SELECT json_object('path', p.path, 'message', p.message) AS j {_REPORTED_PROBLEMS} "
-        "ORDER BY p.path, p.id",
-        ("error",),
-    )
+    return _json_list(conn, *health_json_sql("errors"))
 
 
 def graph_edges(conn: "sqlite3.Connection") -> "list[Row]":
     """Edges between files (count = occurrences); unresolved targets carry their linkpath."""
+    return graph_edges_by_source(conn).fetchall()
+
+
+def graph_edges_by_source(conn: "sqlite3.Connection") -> "sqlite3.Cursor":
+    """``graph_edges`` as a cursor: the rows of one source path come together, in path order."""
     return conn.execute(
         """
         SELECT f.path AS source, t.path AS target, l.linkpath AS linkpath,
@@ -344,7 +341,7 @@ def graph_edges(conn: "sqlite3.Connection") -> "list[Row]":
                  CASE WHEN l.target_id IS NULL THEN l.linkpath END
         ORDER BY f.path, coalesce(t.path, l.linkpath)
         """
-    ).fetchall()
+    )
 
 
 _EDGE_COLUMNS = """
@@ -646,3 +643,161 @@ def body_matches(conn: "sqlite3.Connection", expression: str, limit: int) -> "li
         """,
         (expression, limit),
     ).fetchall()
+
+
+# -- streamed whole-vault answers (issue 35) --------------------------------------------------
+# Cursors in vault-path order, so that `scan` and `graph` write their documents while reading
+# rows; what the whole-answer builders kept in dicts is a merge of ordered cursors here, or a
+# TEMP table (the connection's own, writable on a read-only connection) probed by key.
+
+
+def unmapped(conn: "sqlite3.Connection") -> None:
+    """Read through SQLite's page cache (bounded) rather than the reader's memory map, whose
+    touched pages count in the process's resident memory: a streamed answer reads the whole
+    index once, and would otherwise hold as much of it as it read."""
+    conn.execute("PRAGMA mmap_size = 0")
+
+
+def names_in_path_order(conn: "sqlite3.Connection", kind: str) -> "sqlite3.Cursor":
+    """(path, name) of every file's tags (``kind`` "tags") or aliases, by path then position:
+    ``tags_by_note``/``aliases_by_note`` as a stream to merge with ``notes_in_path_order``."""
+    if kind == "tags":
+        return conn.execute(
+            """
+            SELECT f.path, k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id
+            JOIN files f ON f.id = t.file_id ORDER BY f.path, t.position
+            """
+        )
+    return conn.execute(
+        "SELECT f.path, a.alias FROM aliases a JOIN files f ON f.id = a.file_id "
+        "ORDER BY f.path, a.position"
+    )
+
+
+_GRAPH_LINKS = """
+    FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
+    WHERE l.linkpath <> '' AND n.excluded = 0
+"""
+
+
+def graph_linked_files(conn: "sqlite3.Connection") -> "sqlite3.Cursor":
+    """The link targets that are files but no listed note, in the order ``graph_edges`` first
+    reaches them: by the first source path linking to them, then by path."""
+    return conn.execute(
+        """
+        SELECT t.path AS target, t.is_note AS target_is_note, min(f.path) AS first
+        FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
+        JOIN files t ON t.id = l.target_id
+        WHERE l.linkpath <> '' AND n.excluded = 0 AND l.target_id <> l.source_id
+          AND NOT EXISTS (SELECT 1 FROM notes tn WHERE tn.file_id = t.id AND tn.excluded = 0)
+        GROUP BY l.target_id ORDER BY first, t.path
+        """
+    )
+
+
+def graph_broken_links(conn: "sqlite3.Connection") -> "sqlite3.Cursor":
+    """(source path, linkpath) of every unresolved graph link, once each, in edge order."""
+    return conn.execute(
+        f"SELECT DISTINCT f.path, l.linkpath {_GRAPH_LINKS} AND l.target_id IS NULL "
+        "ORDER BY f.path, l.linkpath"
+    )
+
+
+def graph_file_node(conn: "sqlite3.Connection", path: str) -> bool:
+    """Whether ``path`` is a file node of the whole graph: a listed note or a graph link's
+    target (the links ``graph_edges`` reads)."""
+    return (
+        conn.execute(
+            f"""
+            SELECT 1 FROM files t WHERE t.path = ?1 AND (
+              EXISTS (SELECT 1 FROM notes tn WHERE tn.file_id = t.id AND tn.excluded = 0)
+              OR EXISTS (SELECT 1 {_GRAPH_LINKS} AND l.target_id = t.id
+                         AND l.source_id <> t.id))
+            """,
+            (path,),
+        ).fetchone()
+        is not None
+    )
+
+
+def unresolved_ids_start(conn: "sqlite3.Connection") -> None:
+    """An empty TEMP table of unresolved keys and their graph node ids."""
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS graph_unresolved"
+        " (key TEXT PRIMARY KEY, id TEXT NOT NULL UNIQUE) WITHOUT ROWID"
+    )
+    conn.execute("DELETE FROM temp.graph_unresolved")
+
+
+def unresolved_id(conn: "sqlite3.Connection", key: str) -> str | None:
+    row = conn.execute("SELECT id FROM temp.graph_unresolved WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def unresolved_id_taken(conn: "sqlite3.Connection", node_id: str) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM temp.graph_unresolved WHERE id = ?", (node_id,)).fetchone()
+        is not None
+    )
+
+
+def unresolved_id_add(conn: "sqlite3.Connection", key: str, node_id: str) -> None:
+    conn.execute("INSERT INTO temp.graph_unresolved (key, id) VALUES (?, ?)", (key, node_id))
+
+
+def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
+    """The statement (and its parameters) selecting one JSON object ``j`` per finding of the
+    health list ``name``, in report order: what ``*_json`` concatenate, and what a streamed
+    ``health --json`` reads row by row."""
+    if name in ("orphanNotes", "unlinkedNotes", "deadEnds"):
+        lonely = {
+            "orphanNotes": LONELY_ORPHAN,
+            "unlinkedNotes": LONELY_UNLINKED,
+            "deadEnds": LONELY_DEAD_END,
+        }[name]
+        return f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path", ()
+    if name == "brokenLinks":
+        return "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq", ()
+    if name == "brokenAnchors":
+        return "SELECT doc AS j FROM broken_anchor_docs ORDER BY source, line, col, seq", ()
+    if name == "unusedAttachments":
+        return "SELECT json_object('path', path) AS j FROM unused_attachments ORDER BY path", ()
+    if name == "warnings":
+        return (
+            f"""
+            SELECT json_object('path', path, 'message', message) AS j FROM (
+                SELECT p.path AS path, p.message AS message, 0 AS part, p.id AS a, 0 AS b
+                {_REPORTED_PROBLEMS}
+                UNION ALL
+                SELECT f.path, 'line ' || l.line || ': ' || {LINK_TEXT} || ' is ambiguous; resolved to '
+                       || t.path || ' by Obsidian''s tie-break (same folder first, then shortest path)',
+                       1, l.line, l.col
+                {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
+                WHERE {_AMBIGUOUS}
+            ) ORDER BY path, part, a, b
+            """,
+            ("warning",),
+        )
+    if name == "errors":
+        return (
+            f"SELECT json_object('path', p.path, 'message', p.message) AS j {_REPORTED_PROBLEMS} "
+            "ORDER BY p.path, p.id",
+            ("error",),
+        )
+    raise ValueError(f"no health list {name!r}")
+
+
+def health_json_rows(conn: "sqlite3.Connection", name: str) -> "Iterable[str]":
+    """The JSON objects of the health list ``name``, one per row, in report order."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    for (doc,) in cursor.execute(*health_json_sql(name)):
+        yield doc
+
+
+def health_finding_count(conn: "sqlite3.Connection") -> int:
+    """Broken links plus broken anchors: what makes ``health`` exit 1, known before a byte."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM broken_link_docs) + (SELECT count(*) FROM broken_anchor_docs)"
+    ).fetchone()
+    return int(row[0])

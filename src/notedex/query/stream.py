@@ -1,0 +1,274 @@
+"""Whole-vault answers written while their rows are read (issue 35, ARCHITECTURE "Streaming
+answers").
+
+``graph --json`` and ``scan --json`` on a pipe write the same bytes as ``compact_json`` of
+``query.listing.graph``/``scan``, but hold one row (and, for ``graph``, one source note's edges)
+at a time instead of the whole answer: the dicts those builders keep become ordered cursors
+merged by path, and a TEMP table of unresolved keys (``store.read``). Output goes out in chunks
+of about ``CHUNK`` characters. A failure before the first chunk is written leaves stdout empty
+(the command can still recover and answer); after it, ``StreamCut``: the document is cut, has
+no final newline, and the exit code is not 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from itertools import chain
+
+from notedex.errors import StreamCut
+from notedex.query.output import compact_encoder
+from notedex.store import read
+from notedex.store.connect import read_transaction
+
+# `health` is on the hot path (tests/system/test_imports.py): no `typing`, and what `graph` and
+# `scan` need (query.listing, vault.resolve: json and re) is imported where they run.
+TYPE_CHECKING = False  # mypy honours the name
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+CHUNK = 1 << 16
+"""Characters gathered before one write to stdout."""
+
+
+class Document:
+    """A document written to ``write`` in chunks; ``written`` counts what has gone out."""
+
+    def __init__(self, write: Callable[[str], object], chunk: int = CHUNK) -> None:
+        self._write = write
+        self._chunk = chunk
+        self._parts: list[str] = []
+        self._size = 0
+        self.written = 0
+        self.findings = 0
+        """What makes the command exit 1 (``health``'s broken links and anchors), set by the
+        body before its first byte."""
+
+    def add(self, text: str) -> None:
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= self._chunk:
+            self.flush()
+
+    def items(self, encoded: Iterable[str]) -> int:
+        """A JSON array's elements, comma-separated, and how many there were."""
+        count = 0
+        for text in encoded:
+            self.add("," + text if count else text)
+            count += 1
+        return count
+
+    def flush(self) -> None:
+        if self._parts:
+            text = "".join(self._parts)
+            self._parts, self._size = [], 0
+            self._write(text)
+            self.written += len(text)
+
+
+def streamed(
+    conn: sqlite3.Connection,
+    body: Callable[[sqlite3.Connection, Document], None],
+    write: Callable[[str], object] | None = None,
+    *,
+    doc: Document | None = None,
+) -> Document:
+    """Write ``body``'s document to ``doc`` (or a new one on ``write``, stdout by default), its
+    newline last; see the module doc for what a failure leaves."""
+    if doc is None:
+        doc = Document(write or sys.stdout.write)
+    try:
+        body(conn, doc)
+        doc.add("\n")
+        doc.flush()
+        return doc
+    except BrokenPipeError:
+        raise
+    except Exception as exc:
+        if not doc.written:
+            raise
+        raise StreamCut(
+            f"the answer stopped after {doc.written} characters, stdout holds a cut document: {exc}"
+        ) from exc
+
+
+def graph_json(conn: sqlite3.Connection, doc: Document) -> None:
+    """``query.listing.graph`` as compact JSON, node after node, edge after edge."""
+    encode = compact_encoder()
+    read.unmapped(conn)
+    with read_transaction(conn):
+        doc.add('{"nodes":[')
+        doc.items(encode(node) for node in _graph_nodes(conn))
+        doc.add('],"edges":[')
+        doc.items(encode(edge) for edge in _edges(conn))
+        doc.add("]}")
+
+
+def graph_text(conn: sqlite3.Connection, doc: Document) -> None:
+    """``render.render_graph``'s text: an edge a line, then the counts (the nodes are counted,
+    not written)."""
+    from notedex.query.output import plural
+
+    read.unmapped(conn)
+    kinds: dict[str, int] = {}
+    with read_transaction(conn):
+        for node in _graph_nodes(conn):
+            kinds[node["kind"]] = kinds.get(node["kind"], 0) + 1
+        edges = 0
+        for edge in _edges(conn):
+            times = f" (x{edge['count']})" if edge["count"] > 1 else ""
+            doc.add(f"{edge['source']} -> {edge['target']}{times}\n")
+            edges += 1
+    names = {"note": "notes", "attachment": "attachments", "unresolved": "unresolved"}
+    summary = ", ".join(plural(v, k, names.get(k)) for k, v in sorted(kinds.items()))
+    doc.add(f"\n{plural(sum(kinds.values()), 'node')} ({summary}), {plural(edges, 'edge')}")
+
+
+def graph_dot(conn: sqlite3.Connection, doc: Document) -> None:
+    """``render.render_dot``'s DOT, node after node, edge after edge."""
+    from notedex.query.render import _dot_id
+
+    shapes = {"note": "box", "attachment": "note", "unresolved": "box, style=dashed"}
+    read.unmapped(conn)
+    with read_transaction(conn):
+        doc.add("digraph notedex {\n  node [shape=box];\n")
+        for node in _graph_nodes(conn):
+            shape = "" if node["kind"] == "note" else f", shape={shapes[node['kind']]}"
+            doc.add(f"  {_dot_id(node['id'])} [label={_dot_id(node['label'])}{shape}];\n")
+        for edge in _edges(conn):
+            label = f" [label={edge['count']}]" if edge["count"] > 1 else ""
+            doc.add(f"  {_dot_id(edge['source'])} -> {_dot_id(edge['target'])}{label};\n")
+        doc.add("}")
+
+
+def _graph_nodes(conn: sqlite3.Connection) -> Iterable[dict[str, str]]:
+    """The graph's nodes in three runs (listed notes; files linked but not listed; unresolved
+    keys, whose ids go to the TEMP table ``_edges`` reads): the last probes what the first two
+    hold, never their output. Inside the caller's read transaction."""
+    from notedex.query.listing import linked_file_node
+
+    read.unresolved_ids_start(conn)
+    return chain(
+        (
+            {"id": r["path"], "label": r["title"], "kind": "note"}
+            for r in read.notes_in_path_order(conn)
+        ),
+        (
+            linked_file_node(r["target"], bool(r["target_is_note"]))
+            for r in read.graph_linked_files(conn)
+        ),
+        _unresolved_nodes(conn),
+    )
+
+
+def _unresolved_nodes(conn: sqlite3.Connection) -> Iterable[dict[str, str]]:
+    """One node per broken key, in edge order; its id is the key, with " (unresolved)" until
+    no file node and no earlier unresolved node has it (``listing.unresolved_node_id``)."""
+    from notedex.vault.resolve import broken_key
+
+    for _source, linkpath in read.graph_broken_links(conn):
+        key = broken_key(linkpath)
+        if read.unresolved_id(conn, key) is not None:
+            continue
+        node_id = key
+        while read.graph_file_node(conn, node_id) or read.unresolved_id_taken(conn, node_id):
+            node_id += " (unresolved)"
+        read.unresolved_id_add(conn, key, node_id)
+        yield {"id": node_id, "label": key, "kind": "unresolved"}
+
+
+def _edges(conn: sqlite3.Connection) -> Iterable[dict[str, Any]]:
+    """One edge per (source, target node) pair; the rows of a source come together, so only
+    that source's edges are held."""
+    from notedex.vault.resolve import broken_key
+
+    source: str | None = None
+    edges: dict[str, dict[str, Any]] = {}
+    for r in read.graph_edges_by_source(conn):
+        if r["source"] != source:
+            yield from edges.values()
+            source, edges = r["source"], {}
+        target = r["target"]
+        if target is None:
+            target = read.unresolved_id(conn, broken_key(r["linkpath"]))
+        edge = edges.get(target)
+        if edge is None:
+            edge = edges[target] = {"source": r["source"], "target": target, "count": 0}
+        edge["count"] += r["count"]
+    yield from edges.values()
+
+
+def scan_json(
+    conn: sqlite3.Connection,
+    doc: Document,
+    *,
+    tag: str | None = None,
+    note_type: str | None = None,
+) -> None:
+    """``query.listing.scan`` as compact JSON, note after note."""
+    from notedex.query.listing import scan_entry, scan_error
+
+    encode = compact_encoder()
+    read.unmapped(conn)
+    with read_transaction(conn):
+        tags = _ByPath(read.names_in_path_order(conn, "tags"))
+        aliases = _ByPath(read.names_in_path_order(conn, "aliases"))
+        doc.add('{"notes":[')
+        notes = doc.items(
+            encode(scan_entry(r, tags.take(r["path"]), aliases.take(r["path"])))
+            for r in read.notes_in_path_order(conn, tag=tag, note_type=note_type)
+        )
+        doc.add('],"errors":[')
+        errors = doc.items(
+            encode(scan_error(r)) for r in read.problems_in_path_order(conn, "error")
+        )
+        doc.add(f'],"noteCount":{notes},"errorCount":{errors}}}')
+
+
+class _ByPath:
+    """(path, name) rows in path order, taken note by note as the notes come in path order."""
+
+    def __init__(self, rows: Iterable[tuple[str, str]]) -> None:
+        self._rows = iter(rows)
+        self._next = next(self._rows, None)
+
+    def take(self, path: str) -> list[str]:
+        # Python orders str by code point, SQLite's BINARY by UTF-8 bytes: the same order.
+        names: list[str] = []
+        while self._next is not None and self._next[0] < path:
+            self._next = next(self._rows, None)
+        while self._next is not None and self._next[0] == path:
+            names.append(self._next[1])
+            self._next = next(self._rows, None)
+        return names
+
+
+def health_json(conn: sqlite3.Connection, doc: Document) -> None:
+    """``query.reports.health_json``'s document, finding after finding: the JSON objects the
+    writer stored (or SQLite builds) per row, as that function concatenates them."""
+    read.unmapped(conn)
+    counts: dict[str, int] = {}
+    with read_transaction(conn):
+        doc.findings = read.health_finding_count(conn)
+        for i, name in enumerate(HEALTH_ORDER):
+            doc.add(("{" if i == 0 else "],") + f'"{name}":[')
+            counts[name] = doc.items(read.health_json_rows(conn, name))
+    doc.add(
+        f'],"orphanCount":{counts["orphanNotes"]},"brokenLinkCount":{counts["brokenLinks"]}'
+        f',"brokenAnchorCount":{counts["brokenAnchors"]},"deadEndCount":{counts["deadEnds"]}'
+        f',"unusedAttachmentCount":{counts["unusedAttachments"]}}}'
+    )
+
+
+HEALTH_ORDER = (
+    "orphanNotes",
+    "unlinkedNotes",
+    "brokenLinks",
+    "brokenAnchors",
+    "deadEnds",
+    "unusedAttachments",
+    "warnings",
+    "errors",
+)
+"""The lists of health's document in order (``query.reports.HEALTH_LISTS``, checked by a test)."""

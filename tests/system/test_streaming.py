@@ -1,0 +1,190 @@
+"""Issue 35: `graph`, `scan` and `health` stream their piped ``--json`` row by row, byte-identical to the
+document the whole-answer builders (``query.listing.graph``, ``scan``, ``query.reports.health``)
+give for the same index.
+
+The oracle is those builders, which the streaming writer does not use: the test builds the
+expected bytes in-process from the same SQLite file and compares them with the CLI's stdout.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from notedex.query.listing import graph, scan
+from notedex.query.output import compact_json
+from notedex.query.reports import HEALTH_LISTS, findings_count, health
+from notedex.store.connect import connect_readonly
+from tests.helpers import write
+
+_GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
+
+
+def _genvault() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("genvault", _GENVAULT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["genvault"] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+def _odd_notes(vault: Path) -> None:
+    """Names and links the generator never makes: CJK, quotes, a newline in a name, broken
+    links whose keys collide with file paths or with each other's " (unresolved)" ids."""
+    write(
+        vault / "笔记" / "东京 ノート.md",
+        "---\ntags: [旅行, 'a\"b']\naliases: [東京]\n---\n# 東京\n[[Gone]] [[Gone.md]] [[不在]]\n",
+    )
+    write(
+        vault / 'say "hi".md',
+        '# Quote "me"\n[[笔记/东京 ノート]] [[say "hi"]] [[Gone (unresolved)]]\n',
+    )
+    write(
+        vault / "Gone.md",
+        "---\nstatus: 'x\\ny'\n---\n[[Gone.md.md]] [[Gone (unresolved)]] [[x.png]] [[Gone.md]]\n",
+    )
+    write(vault / "x.png", "png")
+    write(vault / "a\nb.md", "[[a\nb]] [[Gone]] [[nowhere]]\n")
+    write(vault / "bad yaml.md", "---\ntags: [unclosed\n---\n[[Gone]]\n")
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("stream")
+    vault, db = base / "vault", base / "state" / "index.db"
+    _genvault().generate(vault, 2000, 35)
+    _odd_notes(vault)
+    out = _cli(vault, db, "index")
+    assert out.returncode == 0, out.stderr
+    return vault, db
+
+
+def _cli(vault: Path, db: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "notedex", *args, "--vault", str(vault), "--db", str(db)],
+        capture_output=True,
+        timeout=300,
+    )
+
+
+def _expected(db: Path, build: object) -> bytes:
+    conn = connect_readonly(db)
+    with conn:
+        data = build(conn)  # type: ignore[operator]
+    return (compact_json(data) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("command", "build"),
+    [
+        (("graph",), graph),
+        (("scan",), scan),
+        (("scan", "--tag", "旅行"), lambda conn: scan(conn, tag="旅行")),
+        (("scan", "--type", "nothing-has-this"), lambda conn: scan(conn, note_type="x-none")),
+    ],
+    ids=["graph", "scan", "scan-tag", "scan-type-empty"],
+)
+def test_streamed_json_is_byte_identical_to_the_whole_answer(
+    indexed: tuple[Path, Path], command: tuple[str, ...], build: object
+) -> None:
+    vault, db = indexed
+    got = _cli(vault, db, *command, "--json", "--no-refresh")
+    assert got.returncode == 0, got.stderr
+    assert got.stderr == b""
+    expected = _expected(db, build)
+    assert got.stdout == expected
+
+
+def test_the_odd_names_are_in_the_documents(indexed: tuple[Path, Path]) -> None:
+    """The comparison above covers the odd cases: they are really in the index."""
+    _vault, db = indexed
+    conn = connect_readonly(db)
+    with conn:
+        nodes = {n["id"]: n for n in graph(conn)["nodes"]}
+        paths = {n["path"] for n in scan(conn)["notes"]}
+    assert "笔记/东京 ノート.md" in paths and 'say "hi".md' in paths
+    assert nodes["Gone (unresolved)"]["kind"] == "unresolved"
+    assert nodes["不在"]["kind"] == "unresolved"
+    assert any(n["kind"] == "attachment" for n in nodes.values())
+
+
+@pytest.mark.parametrize("name", ["graph", "scan", "health"])
+def test_no_write_holds_the_whole_document(indexed: tuple[Path, Path], name: str) -> None:
+    """The document goes out in chunks of about CHUNK characters while rows are read: many
+    writes, none much longer than a chunk, together the whole answer's bytes."""
+    from notedex.query import stream
+
+    _vault, db = indexed
+    writes: list[str] = []
+    conn = connect_readonly(db)
+    with conn:
+        stream.streamed(conn, getattr(stream, f"{name}_json"), writes.append)
+    expected = _expected(db, {"graph": graph, "scan": scan, "health": health}[name]).decode()
+    assert "".join(writes) == expected
+    assert len(expected) > 4 * stream.CHUNK
+    assert len(writes) >= len(expected) // stream.CHUNK
+    assert max(len(w) for w in writes) < stream.CHUNK + 4096
+
+
+def test_a_failure_after_the_first_byte_says_the_document_is_cut() -> None:
+    from notedex.errors import EXIT_OK, StreamCut
+    from notedex.query import stream
+
+    def failing(after: int) -> object:
+        def body(_conn: object, doc: stream.Document) -> None:
+            doc.add("[" + "1," * after)
+            raise OSError("disk gone")
+
+        return body
+
+    writes: list[str] = []
+    with pytest.raises(OSError, match="disk gone"):  # before any byte: the error itself
+        stream.streamed(None, failing(10), writes.append)  # type: ignore[arg-type]
+    assert writes == []
+    with pytest.raises(StreamCut) as cut:
+        stream.streamed(None, failing(stream.CHUNK), writes.append)  # type: ignore[arg-type]
+    assert cut.value.exit_code != EXIT_OK
+    assert writes and not writes[-1].endswith("\n")
+
+
+def test_streamed_health_is_byte_identical_and_exits_by_its_findings(
+    indexed: tuple[Path, Path],
+) -> None:
+    from notedex.query import stream
+
+    vault, db = indexed
+    got = _cli(vault, db, "health", "--json", "--no-refresh")
+    expected = _expected(db, health)
+    assert got.stdout == expected
+    conn = connect_readonly(db)
+    with conn:
+        found = findings_count(health(conn))
+    assert found > 0
+    assert got.returncode == 1, got.stderr
+    assert stream.HEALTH_ORDER == HEALTH_LISTS
+
+
+@pytest.mark.parametrize("fmt", ["text", "dot"])
+def test_streamed_graph_text_and_dot_are_byte_identical(
+    indexed: tuple[Path, Path], fmt: str
+) -> None:
+    import io
+
+    from notedex.query.output import Renderer
+    from notedex.query.render import render_dot, render_graph
+
+    vault, db = indexed
+    got = _cli(vault, db, "graph", "--no-refresh", "--format", fmt)
+    assert got.returncode == 0, got.stderr
+    conn = connect_readonly(db)
+    with conn:
+        data = graph(conn)
+    out = io.StringIO()
+    (render_dot if fmt == "dot" else render_graph)(Renderer(vault, out), data)
+    assert got.stdout.decode() == out.getvalue()
