@@ -279,6 +279,7 @@ def test_a_folder_name_is_a_name(vault: Path, db_path: Path) -> None:
     data = lookup(vault, db_path, "sync resolver")
     assert order(data)[:2] == ["Sync/Resolver.md", "Notes/Conflict resolver for sync.md"]
     assert data["candidates"][0]["hits"] == {"sync": ["folder"], "resolver": ["title"]}
+    assert data["candidates"][0]["score"] == 2  # distinct terms hit, the folder's counted
     # a folder word is the typed word inflected, never a Porter stem collision
     write(vault / "Generals/Text generator.md", "x\n")
     data = lookup(vault, db_path, "generator")

@@ -241,9 +241,9 @@ def _folders(
         coverage = sum(w for t, w in weights.items() if cand.hits.get(t))
         titled = sum(1 for t in weights if "title" in cand.hits.get(t, ()))
         cand.tier = tier
-        if tier != 1:
-            cand.score = float(coverage)
         terms_hit = frozenset(t for t in weights if cand.hits.get(t))
+        if tier != 1:  # the score: the distinct terms hit, a folder hit counted
+            cand.score = float(len(terms_hit))
         keys.append((tier, -coverage, terms_hit, -len(fields), -titled, position))
     # notes hitting the same terms are one group, placed where its first member sorts by
     # stage 1's order; within it, more name fields first
