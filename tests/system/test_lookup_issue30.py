@@ -265,3 +265,46 @@ def test_a_porter_stem_collision_is_no_hit(vault: Path, db_path: Path) -> None:
     # inflections still meet: the plural, and the question's own plural
     assert "General settings.md" in order(lookup(vault, db_path, "generals"))
     assert "Text generator.md" in order(lookup(vault, db_path, "generators"))
+
+
+# -- folder names, several name fields -------------------------------------------------------
+
+
+def test_a_folder_name_is_a_name(vault: Path, db_path: Path) -> None:
+    """`sync resolver` finds "Sync/Resolver.md": the folder names the note too."""
+    write(vault / "Sync/Resolver.md", "x\n")
+    write(vault / "Notes/Conflict resolver for sync.md", "x\n")
+    for name in ("Sync settings", "Sync log", "Sync history", "Daily log"):
+        write(vault / f"Notes/{name}.md", "x\n")
+    data = lookup(vault, db_path, "sync resolver")
+    assert order(data)[:2] == ["Sync/Resolver.md", "Notes/Conflict resolver for sync.md"]
+    assert data["candidates"][0]["hits"] == {"sync": ["folder"], "resolver": ["title"]}
+    assert data["candidates"][0]["score"] == 2  # distinct terms hit, the folder's counted
+    # a folder word is the typed word inflected, never a Porter stem collision
+    write(vault / "Generals/Text generator.md", "x\n")
+    data = lookup(vault, db_path, "generator")
+    assert data["candidates"][0]["hits"] == {"generator": ["title"]}
+
+
+def test_a_note_hitting_the_same_terms_in_more_name_fields_is_first(
+    vault: Path, db_path: Path
+) -> None:
+    """`calendar plugin`: the plugin named Calendar (title, alias, tags, folder) above an index
+    page with both words in its title; of notes hitting different terms, stage 1's order
+    stays."""
+    write(
+        vault / "Plugins/calendar.md",
+        "---\naliases: [Calendar]\ntags: [plugin, calendar]\n---\nx\n",
+    )
+    write(vault / "MOCs/Plugins - Calendar and dates.md", "---\ntags: [plugin]\n---\nx\n")
+    for name in ("Dataview", "Templater", "Kanban", "Outliner"):
+        write(vault / f"Plugins/{name}.md", "---\ntags: [plugin]\n---\nx\n")
+    data = lookup(vault, db_path, "calendar plugin")
+    assert order(data)[:2] == ["Plugins/calendar.md", "MOCs/Plugins - Calendar and dates.md"]
+    # two notes hitting different words of equal weight: the title hit decides, not the fields
+    write(vault / "PARA.md", "---\naliases: [PARA method]\n---\n# PARA method\n")
+    write(vault / "Zettelkasten.md", "x\n")
+    for i in range(4):
+        write(vault / f"Other {i}.md", "x\n")
+    data = lookup(vault, db_path, "What is the Zettelkasten method?")
+    assert order(data)[0] == "Zettelkasten.md"

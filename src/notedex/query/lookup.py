@@ -41,7 +41,7 @@ MIN_LOOSE_CHARS = 4
 class Candidate:
     """A note found by a stage, with what it matched and how it was reached."""
 
-    __slots__ = ("file_id", "hits", "rank", "score", "seeds", "via")
+    __slots__ = ("file_id", "hits", "rank", "score", "seeds", "tier", "via")
 
     def __init__(self, file_id: int) -> None:
         self.file_id = file_id
@@ -53,6 +53,8 @@ class Candidate:
         """Stage 2 neighbours: (seed file id, relation from this note's side)."""
         self.via: dict[str, Any] = {}
         self.score = 0.0
+        self.tier = 3
+        """Stage 1's tier: 1 a name equals the question, 2 every term hits a name, 3 the rest."""
 
     def hit(self, term: str, field_name: str, rank: float) -> None:
         fields = self.hits.setdefault(term, [])
@@ -162,7 +164,7 @@ def _stage1(
     tag: str | None,
     note_type: str | None,
     limit: int,
-) -> tuple[int, list[Candidate]]:
+) -> tuple[int, list[Candidate], dict[str, int]]:
     """The names (titles, tags, aliases), ranked in tiers inside SQLite, the terms weighted by
     their rarity among the names (``_weighted``) when there are two or more.
 
@@ -182,6 +184,7 @@ def _stage1(
     _fill_hits(conn, terms, matches, rows, shown)
     for row in rows:
         cand = shown[row["file_id"]]
+        cand.tier = row["tier"]
         cand.rank = row["rank"]
         cand.score = float(row["terms"])
         cand.via = {"stage": "title_tags"}
@@ -195,7 +198,70 @@ def _stage1(
     tier1 = [c for c in shown.values() if c.file_id in exact]
     rest = [c for c in shown.values() if c.file_id not in exact]
     tier1.sort(key=lambda c: c.file_id not in strong)
-    return total, tier1 + rest
+    weighed = dict(zip((terms[i] for i, _ in matches), weights or [1] * len(matches), strict=True))
+    return total, tier1 + rest, weighed
+
+
+_NAME_FIELDS = ("title", "alias", "tags", "folder")
+
+
+def _folders(
+    conn: "sqlite3.Connection", shown: list[Candidate], weights: dict[str, int]
+) -> list[Candidate]:
+    """Folder names are names too (issue 30): the page's candidates re-sorted with the folders
+    of their paths as a fourth name field, and a note hitting in more name fields first.
+
+    A term hits a folder when a word of a folder name is the typed word inflected
+    (``_same_word``; a CJK term: inside the folder name). The key within stage 1's order: the
+    tier (tier 2 when every term hits the title, an alias or a folder), the weighted coverage
+    with the folder hits, the distinct name fields hit (title, alias, tags, folder: the file
+    name and H1 are one field), the terms hit in the title, then stage 1's order. Only the
+    page and ``STEM_SLACK`` more are re-sorted: a folder lifts a candidate, never admits one
+    (ARCHITECTURE "The ranking model")."""
+    if not shown:
+        return shown
+    paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
+    for cand in shown:
+        parts = paths.get(cand.file_id, "").split("/")[:-1]
+        words = {w.lower() for part in parts for w in alnum_runs(part)}
+        for term in weights:
+            low = term.lower()
+            if is_cjk(term):
+                in_folder = any(low in part for part in parts)
+            else:
+                in_folder = any(_same_word(low, w) for w in words)
+            if in_folder:
+                cand.hit(term, "folder", 0.0)
+
+    keys: list[tuple[int, int, frozenset[str], int, int, int]] = []
+    for position, cand in enumerate(shown):
+        fields = {f for hits in cand.hits.values() for f in hits if f in _NAME_FIELDS}
+        named = [t for t in weights if {"title", "alias", "folder"} & set(cand.hits.get(t, ()))]
+        tier = cand.tier if cand.tier == 1 else (2 if len(named) == len(weights) else 3)
+        coverage = sum(w for t, w in weights.items() if cand.hits.get(t))
+        titled = sum(1 for t in weights if "title" in cand.hits.get(t, ()))
+        cand.tier = tier
+        terms_hit = frozenset(t for t in weights if cand.hits.get(t))
+        if tier != 1:  # the score: the distinct terms hit, a folder hit counted
+            cand.score = float(len(terms_hit))
+        keys.append((tier, -coverage, terms_hit, -len(fields), -titled, position))
+    # notes hitting the same terms are one group, placed where its first member sorts by
+    # stage 1's order; within it, more name fields first
+    first: dict[tuple[int, int, frozenset[str]], int] = {}
+    for key in sorted(keys, key=lambda k: (k[0], k[1], k[5])):
+        first.setdefault(key[:3], key[5])
+    order = sorted(
+        range(len(shown)),
+        key=lambda i: (
+            keys[i][0],
+            keys[i][1],
+            first[keys[i][:3]],
+            keys[i][3],
+            keys[i][4],
+            keys[i][5],
+        ),
+    )
+    return [shown[i] for i in order]
 
 
 _SEED_FIELDS = (("aliases", "alias"), ("anchors", "link text"), ("unresolved", "unresolved link"))
@@ -570,8 +636,11 @@ def lookup(
             partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
         elif terms:
             forms = name_forms(question)
-            total, shown = _stage1(conn, terms, names, forms, tag, note_type, limit + STEM_SLACK)
+            total, shown, weights = _stage1(
+                conn, terms, names, forms, tag, note_type, limit + STEM_SLACK
+            )
             shown, dropped = _typed_words(conn, shown, terms)
+            shown = _folders(conn, shown, weights)
             total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
             if not total:
