@@ -257,10 +257,50 @@ def assert_converges(
             message="the index to equal a fresh full index",
         )
     except AssertionError as exc:
-        detail = index_diff(dump_index(db), expected) if db.exists() else "no index"
         log = run.log_text()[-4000:] if run else ""
+        detail = _divergence(vault, db, tmp_path, expected)
         raise AssertionError(f"{exc}\n{detail}\n--- daemon log (tail) ---\n{log}") from None
     assert fts_integrity_ok(db)
+
+
+def _divergence(vault: Path, db: Path, tmp_path: Path, expected: dict[str, list[Any]]) -> str:
+    """What differs between the index and a fresh full index, said so that a time-out explains
+    itself: the rows on one side only, per table; the paths they name, with what is on disk
+    there now; and whether a second fresh index still agrees with the first (if not, the vault
+    moved under the check, and the harness, not the daemon, is to blame)."""
+    if not db.exists():
+        return "no index"
+    actual = dump_index(db)
+    again = fresh_full_index(vault, tmp_path)
+    lines = [
+        "--- the index against a fresh full index: rows on one side only ---",
+        index_diff(actual, expected) or "(none: equal now, after the time-out)",
+    ]
+    if again != expected:
+        lines += [
+            "--- a second fresh full index differs from the first: the vault changed ---",
+            index_diff(again, expected),
+        ]
+    paths = sorted(
+        {
+            str(row[0])
+            for table in ("files", "notes")
+            for row in set(actual.get(table, [])) ^ set(expected.get(table, []))
+        }
+    )
+    if paths:
+        lines.append("--- the paths that differ, on disk now (lstat) ---")
+    for rel in paths[:20]:
+        try:
+            st = os.lstat(vault / rel)
+        except OSError as error:
+            lines.append(f"{rel}: {error.strerror}")
+            continue
+        lines.append(
+            f"{rel}: mode {st.st_mode:o} size {st.st_size} mtime_ns {st.st_mtime_ns} "
+            f"ctime_ns {st.st_ctime_ns} inode {st.st_ino}"
+        )
+    return "\n".join(lines)
 
 
 def note(text: str, *, tags: str = "", links: str = "") -> str:

@@ -73,6 +73,21 @@ class Workload:
         self.rng, self.vault, self.outside, self.locks = rng, vault, outside, locks
         self.counter = 0
         self.chmodded: list[Path] = []
+        self.ops: list[str] = []
+        """What this phase did, in order, vault-relative: a failure names the operation."""
+
+    def log(self, op: str, *paths: Path) -> None:
+        def rel(path: Path) -> str:
+            for root, label in ((self.vault, ""), (self.outside, "<outside>/")):
+                if path.is_relative_to(root):
+                    return label + str(path.relative_to(root))
+            return str(path)
+
+        self.ops.append(" ".join([op, *(rel(p) for p in paths)]))
+
+    def phase_log(self) -> str:
+        lines, self.ops = self.ops, []
+        return "\n".join(f"  {i}: {line}" for i, line in enumerate(lines))
 
     def _tree(self) -> tuple[list[Path], list[Path]]:
         """(regular notes, real folders): never through a symlink (pathlib's rglob follows
@@ -110,6 +125,7 @@ class Workload:
     def create(self) -> None:
         folder = self.rng.choice(self._folders() or [self.vault])
         name = self._name()
+        self.log("create", folder / f"{name}.md")
         write(
             folder / f"{name}.md", note(name.title(), tags=f"t{self.counter % 5}", links="[[n1]]")
         )
@@ -120,10 +136,12 @@ class Workload:
             return self.create()
         path = self.rng.choice(notes)
         if self.rng.random() < 0.5:  # atomic save
+            self.log("edit (atomic save)", path)
             tmp = path.with_name(f".{path.name}.tmp")
             tmp.write_text(note(f"Edited {self.counter}", links="[[n2]]"), encoding="utf-8")
             os.replace(tmp, path)
         else:
+            self.log("edit (append)", path)
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(f"\nmore [[n{self.rng.randint(1, 30)}]]\n")
 
@@ -132,12 +150,16 @@ class Workload:
         if notes:
             path = self.rng.choice(notes)
             folder = self.rng.choice(self._folders() or [self.vault])
-            os.replace(path, folder / f"{self._name('r')}.md")
+            target = folder / f"{self._name('r')}.md"
+            self.log("rename", path, target)
+            os.replace(path, target)
 
     def delete(self) -> None:
         notes = self._notes()
         if notes:
-            self.rng.choice(notes).unlink()
+            path = self.rng.choice(notes)
+            self.log("delete", path)
+            path.unlink()
 
     def move_folder_out_and_in(self) -> None:
         folders = [f for f in self._folders() if f != self.vault and f.name != ".obsidian"]
@@ -145,15 +167,19 @@ class Workload:
             return
         folder = self.rng.choice(folders)
         away = self.outside / self._name("away")
+        self.log("move folder out", folder, away)
         os.rename(folder, away)
         write(away / f"{self._name()}.md", note("Made outside"))
         if self.rng.random() < 0.7:  # back, elsewhere; else gone for good
-            os.rename(away, self.vault / self._name("back"))
+            back = self.vault / self._name("back")
+            self.log("  and back in", back)
+            os.rename(away, back)
 
     def chmod_cycle(self) -> None:
         notes = self._notes()
         if notes:
             path = self.rng.choice(notes)
+            self.log("chmod 000", path)
             path.chmod(0)
             self.chmodded.append(path)
         for path in self.chmodded[:-1]:
@@ -165,6 +191,7 @@ class Workload:
         notes = self._notes()
         if notes:
             path = self.rng.choice(notes)
+            self.log("blip", path)
             (self.locks / path.name).touch()  # unreadable for the daemon...
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write("\nwritten while unreadable\n")
@@ -175,6 +202,7 @@ class Workload:
         kind = self.rng.choice(["file", "folder", "loop", "dangling", "outside"])
         link = self.rng.choice(self._folders() or [self.vault]) / self._name("link")
         notes, folders = self._notes(), self._folders()
+        self.log(f"symlink {kind}", link)
         if kind == "file" and notes:
             link.with_suffix(".md").symlink_to(self.rng.choice(notes))
         elif kind == "folder" and folders:
@@ -194,6 +222,7 @@ class Workload:
             path.unlink()
         else:
             path = self.vault / f"{self._name('fifo')}.md"
+        self.log("fifo", path)
         os.mkfifo(path)
 
     def mtime_game(self) -> None:
@@ -201,6 +230,7 @@ class Workload:
         if not notes:
             return
         path = self.rng.choice(notes)
+        self.log("mtime game", path)
         before = path.stat()
         data = path.read_bytes()
         with open(path, "r+b") as handle:  # same size, other bytes, mtime put back
@@ -231,13 +261,16 @@ def test_seeded_soak_converges_in_every_phase(
     run = daemons.start(launcher=("-m", "tests.system.blip", str(locks)))
     with Readers(vault, db_path) as readers:
         for phase in range(PHASES):
+            work.ops = []
             for _ in range(OPS_PER_PHASE):
                 work.step()
             work.settle()
             try:
                 assert_converges(vault, db_path, tmp_path, run=run, timeout=90)
             except AssertionError as exc:
-                raise AssertionError(f"seed {seed}, phase {phase}: {exc}") from None
+                raise AssertionError(
+                    f"seed {seed}, phase {phase}: {exc}\n--- this phase's ops ---\n{work.phase_log()}"
+                ) from None
     assert not readers.failures, readers.failures[:5]
     assert readers.answered > 0
     assert run.proc.poll() is None
@@ -271,6 +304,7 @@ class UnprivilegedWorkload(Workload):
             folder.chmod(0)
             self.chmodded.append(folder)
             fresh = folder / self._name("made") / self._name("sub")
+            self.log("folder chmod 000, made under it", folder, fresh)
             write(fresh / f"{self._name()}.md", note("Made while locked", links="[[n1]]"))
             self.made += [fresh.parent, fresh]
         self._unlock(keep=self.chmodded[-1] if self.chmodded else None)
@@ -279,6 +313,7 @@ class UnprivilegedWorkload(Workload):
         notes = self._notes()
         if notes:
             self.chmodded.append(self.rng.choice(notes))
+            self.log("chmod 000", self.chmodded[-1])
             self.chmodded[-1].chmod(0)
         self._unlock(keep=self.chmodded[-1] if self.chmodded else None)
 
@@ -335,6 +370,7 @@ def test_seeded_soak_with_an_unprivileged_daemon_converges_in_every_phase(
         work = UnprivilegedWorkload(rng, vault, base / "outside", base)
         run = daemons.start_unprivileged()
         for phase in range(PHASES):
+            work.ops = []
             for _ in range(OPS_PER_PHASE):
                 work.step()
             work.settle()
@@ -345,7 +381,9 @@ def test_seeded_soak_with_an_unprivileged_daemon_converges_in_every_phase(
                 work.later_notes()
                 assert_converges(vault, db, tmp_path, run=run, timeout=60)
             except AssertionError as exc:
-                raise AssertionError(f"seed {seed}, phase {phase}: {exc}") from None
+                raise AssertionError(
+                    f"seed {seed}, phase {phase}: {exc}\n--- this phase's ops ---\n{work.phase_log()}"
+                ) from None
         assert run.proc.poll() is None
         assert not run.find("batch failed"), run.log_text()[-3000:]
     finally:
