@@ -353,9 +353,10 @@ def test_seeded_soak_with_an_unprivileged_daemon_converges_in_every_phase(
     locked one (and ten others), which only the folder's watch, or a retry still due, can find
     (issue 31.1).
 
-    Open: with ``NOTEDEX_SOAK_PHASES=40``, seeds 2 and 3 converge in every phase, seed 1 not
-    at phase 14 (a same-size edit with its mtime put back, in a folder that had been moved out
-    of the vault and back, is not seen); the default three phases pass."""
+    Open (issue 31): with ``NOTEDEX_SOAK_PHASES=40`` on a loaded machine, seed 1 converges in
+    every phase of both soaks, while seed 3 of this soak (phase 3) and seeds 2 and 3 of the
+    soak above (phases 22 and 12) time out: a note renamed and then rewritten at the same size
+    with its mtime put back keeps its old text. The default three phases pass."""
     from tests.privileges import chown_tree, unprivileged_base
 
     base = unprivileged_base()
