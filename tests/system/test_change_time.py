@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.helpers import pure_json, run_cli, write
 from tests.indexcheck import age, make_vault
-from tests.system.daemons import Daemons
+from tests.system.daemons import Daemons, assert_converges
 
 NOTES = {"a.md": "# A\n\nalpha [[b]]\n", "b.md": "# B\n\nbeta\n"}
 
@@ -89,6 +89,50 @@ def test_the_daemon_start_up_check_sees_it(tmp_path: Path) -> None:
     try:
         run = daemons.start()
         assert _hits(vault, db, "omega", "--no-refresh") == ["a.md"]
+        assert run.stop() == 0
+    finally:
+        daemons.kill_all()
+
+
+def test_a_renamed_note_rewritten_keeping_size_and_mtime_is_read_again(tmp_path: Path) -> None:
+    """A rename keeps (size, mtime, inode), so the renamed note pairs with its old row as a move,
+    nothing read; an edit after it that kept the size and put the mtime back, before the index
+    heard of either (the daemon's soak, seed 3: both in one batch), must not ride on that move
+    with the old row's text: the row would take the new change time and stay stale for good."""
+    vault, db = _indexed(tmp_path)
+    os.rename(vault / "a.md", vault / "c.md")
+    _rewrite_keeping_size_and_mtime(vault / "c.md", "# A\n\nomega [[c]]\n")
+
+    report = _index(vault, db)
+
+    assert (report["added"], report["removed"]) == (1, 1), report
+    assert _hits(vault, db, "omega", "--no-refresh") == ["c.md"]
+    assert _hits(vault, db, "alpha", "--no-refresh") == []
+
+
+def test_a_rename_that_kept_the_bytes_is_still_a_move(tmp_path: Path) -> None:
+    """The change time moves on a rename too: the pairing then confirms the move by content
+    hash (one read), and the bytes being the same, it stays a move, nothing parsed."""
+    vault, db = _indexed(tmp_path)
+    os.rename(vault / "a.md", vault / "c.md")
+
+    report = _index(vault, db)
+
+    assert (report["moved"], report["added"], report["removed"]) == (1, 0, 0), report
+    assert _hits(vault, db, "alpha", "--no-refresh") == ["c.md"]
+
+
+def test_the_daemon_reads_a_note_renamed_and_rewritten_in_one_batch(tmp_path: Path) -> None:
+    """The soak's case (seed 3, phase 12): the rename and the rewrite that kept the size and put
+    the mtime back reach the daemon in one batch; the note must not keep its old text."""
+    vault, db = _indexed(tmp_path)
+    daemons = Daemons(vault, db, tmp_path)
+    try:
+        run = daemons.start()
+        os.rename(vault / "a.md", vault / "c.md")
+        _rewrite_keeping_size_and_mtime(vault / "c.md", "# A\n\nomega [[c]]\n")
+        assert_converges(vault, db, tmp_path, run=run)
+        assert _hits(vault, db, "omega", "--no-refresh") == ["c.md"]
         assert run.stop() == 0
     finally:
         daemons.kill_all()

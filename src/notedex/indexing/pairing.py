@@ -4,7 +4,9 @@ A reconcile and an event batch both end with files to upsert and paths to delete
 a new path that is a row the index already holds is a move (``store.moves`` applies it as a path
 update, nothing parsed). Three tests, in order: the etag (size, mtime_ns, inode: a move within the
 file system keeps all three; a note that cannot be opened now is not paired: a ``chmod``
-moves no etag), then for notes of the same size the content hash (a copy and a
+moves no etag; a note whose change time moved is left to the content test: a rename of the
+file itself moves it, and so does a same-size rewrite whose mtime was put back, which the etag
+cannot tell from the rename alone, issue 31), then for notes of the same size the content hash (a copy and a
 delete across file systems, a git checkout that rewrote the files), then for an attachment of a
 deleted path its file name and size, unique on both sides (a checkout rewrites attachments too,
 and the index holds nothing else of one: a delete and an add cost a re-resolution of every
@@ -130,7 +132,13 @@ def _by_etag(
         key = (int(vf.is_note), vf.size, vf.mtime_ns, vf.inode)
         found = by_etag.get(key)
         unheard = found is not None and found.path in hinted and vf.path not in hinted
-        if found is None or found.path == vf.path or unheard or not _readable_note(vf):
+        if (
+            found is None
+            or found.path == vf.path
+            or unheard
+            or (vf.is_note and not found.same_ctime(vf))
+            or not _readable_note(vf)
+        ):
             rest.append(vf)
         else:
             del by_etag[key]
