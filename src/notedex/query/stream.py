@@ -17,6 +17,7 @@ from itertools import chain
 
 from notedex.errors import StreamCut
 from notedex.query.output import compact_encoder
+from notedex.query.reports import HEALTH_LISTS
 from notedex.store import read
 from notedex.store.connect import read_transaction
 
@@ -251,7 +252,7 @@ def health_json(conn: sqlite3.Connection, doc: Document) -> None:
     counts: dict[str, int] = {}
     with read_transaction(conn):
         doc.findings = read.health_finding_count(conn)
-        for i, name in enumerate(HEALTH_ORDER):
+        for i, name in enumerate(HEALTH_LISTS):
             doc.add(("{" if i == 0 else "],") + f'"{name}":[')
             counts[name] = doc.items(read.health_json_rows(conn, name))
     doc.add(
@@ -259,16 +260,3 @@ def health_json(conn: sqlite3.Connection, doc: Document) -> None:
         f',"brokenAnchorCount":{counts["brokenAnchors"]},"deadEndCount":{counts["deadEnds"]}'
         f',"unusedAttachmentCount":{counts["unusedAttachments"]}}}'
     )
-
-
-HEALTH_ORDER = (
-    "orphanNotes",
-    "unlinkedNotes",
-    "brokenLinks",
-    "brokenAnchors",
-    "deadEnds",
-    "unusedAttachments",
-    "warnings",
-    "errors",
-)
-"""The lists of health's document in order (``query.reports.HEALTH_LISTS``, checked by a test)."""
