@@ -263,6 +263,13 @@ def serve(
     tools.start()
     try:
         anyio.run(main)
+    except BaseExceptionGroup as group:
+        # A stop signal (a KeyboardInterrupt from cli's handler) that lands inside one of the
+        # SDK's tasks comes out wrapped in a task group's error: unwrap it, so the command
+        # stops with its one line, never with the group's traceback.
+        if group.subgroup(KeyboardInterrupt) is not None:
+            raise KeyboardInterrupt from None
+        raise
     finally:
         tools.close()
     return 0
