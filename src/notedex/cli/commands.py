@@ -158,15 +158,16 @@ NUL = Option(
     "-0", "like --paths, each path ended by a NUL byte (for xargs -0)", kind=FLAG, dest="nul"
 )
 OUTPUT_PATHS = (PATHS, NUL)
+OFFSET = Option(
+    "--offset",
+    "skip the first N items of each list (default 0)",
+    kind=COUNT0,
+    default=0,
+    metavar="N",
+)
 PAGE = (
     Option("--limit", "show at most N items of each list (default: all)", kind=COUNT, metavar="N"),
-    Option(
-        "--offset",
-        "skip the first N items of each list (default 0)",
-        kind=COUNT0,
-        default=0,
-        metavar="N",
-    ),
+    OFFSET,
 )
 
 TABLE = (
@@ -188,6 +189,7 @@ TABLE = (
                 kind=COUNT,
                 default=10,
             ),
+            OFFSET,
             Option("--tag", "only notes with this tag (nested tags count for their parents)"),
             NOTE_TYPE,
             *OUTPUT_PATHS,
@@ -226,6 +228,7 @@ TABLE = (
         "Obsidian's tag pane.",
         ("notedex tags", "notedex tags --json | jq '.tags[:5]'"),
         handlers.cmd_tags,
+        PAGE,
         fast=True,
     ),
     Command(
@@ -234,7 +237,7 @@ TABLE = (
         "outside links, code, math and HTML, with line and column.",
         ('notedex mentions "Cobra CLI 框架"', "notedex mentions Projects/Roadmap.md --json"),
         handlers.cmd_mentions,
-        (Option("note", "the note, named as for show: a path, a title, an alias or an id"),),
+        (Option("note", "the note, named as for show: a path, a title, an alias or an id"), *PAGE),
         fast=True,
     ),
     Command(
@@ -391,6 +394,7 @@ TABLE = (
         (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
+            OFFSET,
             *OUTPUT_PATHS,
         ),
         fast=True,

@@ -305,12 +305,25 @@ def cmd_lookup(args: "argparse.Namespace") -> int:
     from notedex.query.terms import checked_query
 
     question = checked_query(" ".join(args.question), "question")  # before any indexing work
+
+    def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
+        if not args.offset:
+            return lookup(conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type)
+        from notedex.query.lookup import lookup_page
+
+        return lookup_page(
+            conn,
+            question,
+            offset=args.offset,
+            limit=args.limit,
+            tag=args.tag,
+            note_type=args.note_type,
+        )
+
     return answer(
         args,
         _config(args),
-        lambda conn: lookup(
-            conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type
-        ),
+        query,
         render_lookup,
         paths=lambda data: [c["path"] for c in data["candidates"]],
     )
@@ -370,7 +383,7 @@ def cmd_tags(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tags
     from notedex.query.reports import tags
 
-    return answer(args, _config(args), tags, render_tags)
+    return answer(args, _config(args), tags, render_tags, lists=("tags",))
 
 
 def cmd_mentions(args: "argparse.Namespace") -> int:
@@ -391,7 +404,7 @@ def cmd_mentions(args: "argparse.Namespace") -> int:
             follow_symlinks=cfg.follow_symlinks,
         )
 
-    return answer(args, cfg, query, render_mentions)
+    return answer(args, cfg, query, render_mentions, lists=("mentions",))
 
 
 def cmd_graph(args: "argparse.Namespace") -> int:
@@ -557,7 +570,7 @@ def cmd_search(args: "argparse.Namespace") -> int:
         return answer(
             args,
             cfg,
-            lambda conn: search_paths(conn, text, limit=args.limit),
+            lambda conn: search_paths(conn, text, limit=args.limit, offset=args.offset),
             render_search,
             paths=lambda paths: paths,
         )
@@ -565,7 +578,12 @@ def cmd_search(args: "argparse.Namespace") -> int:
         args,
         cfg,
         lambda conn: search(
-            conn, cfg.vault_dir, text, limit=args.limit, follow_symlinks=cfg.follow_symlinks
+            conn,
+            cfg.vault_dir,
+            text,
+            limit=args.limit,
+            offset=args.offset,
+            follow_symlinks=cfg.follow_symlinks,
         ),
         render_search,
         paths=lambda data: [hit["path"] for hit in data["hits"]],

@@ -1,0 +1,59 @@
+"""Small things a new user trips on (issue 34), each through the CLI as a subprocess: the paging
+options, the empty-query rule, the --lines messages, colour, escaped names and the config file's
+warnings (docs/cli.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_cli
+
+
+def _where(demo: tuple[Path, Path]) -> tuple[str, ...]:
+    return ("--vault", str(demo[0]), "--db", str(demo[1]), "--no-refresh")
+
+
+# -- --offset wherever --limit is -------------------------------------------------------------
+
+PAGED = [
+    (("lookup", "cobra"), "candidates"),
+    (("search", "cobra"), "hits"),
+    (("tags",), "tags"),
+    (("scan",), "notes"),
+    (("health",), "unlinkedNotes"),
+    (("graph",), "edges"),
+]
+
+
+@pytest.mark.parametrize(("line", "key"), PAGED, ids=lambda v: v[0] if isinstance(v, tuple) else v)
+def test_offset_pages_every_list_command(
+    demo: tuple[Path, Path], line: tuple[str, ...], key: str
+) -> None:
+    where = _where(demo)
+    every = run_cli(*line, "--json", "--limit", "100", *where).json()[key]
+    assert len(every) >= 3, "the demo vault must give this list three items for the test"
+    page = run_cli(*line, "--json", "--limit", "2", "--offset", "1", *where)
+    assert page.code in (0, 1), page.stderr  # health: 1 while links are broken
+    assert page.json()[key] == every[1:3]
+    if line[0] in ("lookup", "search", "scan"):  # --paths prints the same page's paths
+        paths = run_cli(*line, "--paths", "--limit", "2", "--offset", "1", *where)
+        assert paths.stdout.splitlines() == [item["path"] for item in every[1:3]]
+
+
+def test_offset_pages_mentions(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Walrus.md").write_text("# Walrus\n", encoding="utf-8")
+    for name in "abcd":
+        (vault / f"{name}.md").write_text(f"# {name}\n\nA Walrus, said {name}.\n", "utf-8")
+    where = ("--vault", vault, "--db", tmp_path / "index.db")
+    every = run_cli("mentions", "Walrus", "--json", *where).json()["mentions"]
+    page = run_cli("mentions", "Walrus", "--json", "--limit", "2", "--offset", "1", *where)
+    assert len(every) == 4 and page.code == 0 and page.json()["mentions"] == every[1:3]
+
+
+def test_offset_past_the_end_says_so(demo: tuple[Path, Path]) -> None:
+    result = run_cli("lookup", "cobra", "--offset", "50", *_where(demo))
+    assert result.code == 0 and "no candidates past 50" in result.stdout
