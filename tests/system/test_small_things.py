@@ -57,3 +57,23 @@ def test_offset_pages_mentions(tmp_path: Path) -> None:
 def test_offset_past_the_end_says_so(demo: tuple[Path, Path]) -> None:
     result = run_cli("lookup", "cobra", "--offset", "50", *_where(demo))
     assert result.code == 0 and "no candidates past 50" in result.stdout
+
+
+# -- one rule for empty queries ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["!!", "-", '" "', "？！"])
+def test_a_query_without_a_word_is_a_usage_error_in_both(
+    demo: tuple[Path, Path], query: str
+) -> None:
+    for command in ("lookup", "search"):
+        result = run_cli(command, query, *_where(demo))
+        assert result.code == 2 and result.stdout == "", (command, result)
+        assert "nothing to search for" in result.stderr and "letters or digits" in result.stderr
+
+
+def test_a_query_of_stop_words_only_is_an_answer_in_both(demo: tuple[Path, Path]) -> None:
+    lookup = run_cli("lookup", "the of and", *_where(demo))
+    search = run_cli("search", "the of and", *_where(demo))
+    assert lookup.code == 0 and "no keywords left" in lookup.stdout
+    assert search.code == 0 and search.stdout.strip()
