@@ -277,7 +277,7 @@ def test_arbitrary_unicode_through_the_engine(question: str, demo_index: tuple[P
     conn = connect_readonly(demo_index[1])
     try:
         if not any(ch.isalnum() for ch in question):  # the one query rule: nothing to look for
-            with pytest.raises(UsageError, match="is empty|nothing to search for"):
+            with pytest.raises(UsageError, match=r"is empty|nothing to search for"):
                 run_lookup(conn, question)
             return
         data = run_lookup(conn, question)
