@@ -77,3 +77,26 @@ def test_a_query_of_stop_words_only_is_an_answer_in_both(demo: tuple[Path, Path]
     search = run_cli("search", "the of and", *_where(demo))
     assert lookup.code == 0 and "no keywords left" in lookup.stdout
     assert search.code == 0 and search.stdout.strip()
+
+
+# -- one error count -------------------------------------------------------------------------------
+
+
+def test_index_and_health_count_errors_alike(tmp_path: Path) -> None:
+    """`index` reports the errors the index holds, as `health` lists them and `status` counts
+    them: not only the notes this run parsed (store.read.error_count owns the count)."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "bad.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    (vault / "also bad.md").write_text("---\n: : :\n  - x\n---\nbody\n", encoding="utf-8")
+    (vault / "good.md").write_text("# Good\n", encoding="utf-8")
+    where = ("--vault", vault, "--db", tmp_path / "index.db")
+    first = run_cli("index", "--json", *where).json()
+    again = run_cli("index", "--json", *where).json()
+    health = run_cli("health", "--json", *where).json()
+    status = run_cli("status", "--json", *where).json()
+    errors = len(health["errors"])
+    assert errors >= 2  # the test's vault has errors to count
+    assert first["errors"] == again["errors"] == errors == status["counts"]["errors"]
+    text = run_cli("index", *where)
+    assert f"errors {errors}," in text.stdout
