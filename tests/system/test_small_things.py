@@ -100,3 +100,44 @@ def test_index_and_health_count_errors_alike(tmp_path: Path) -> None:
     assert first["errors"] == again["errors"] == errors == status["counts"]["errors"]
     text = run_cli("index", *where)
     assert f"errors {errors}," in text.stdout
+
+
+# -- show --lines says what it could not show ------------------------------------------------------
+
+FRONTED = "---\ntitle: Fronted\ntags: [a]\n---\n" + "".join(f"body line {n}\n" for n in range(1, 6))
+
+
+@pytest.fixture
+def fronted(tmp_path: Path) -> tuple[str, ...]:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "fronted.md").write_text(FRONTED, encoding="utf-8")  # lines 1-4 frontmatter, 9 lines
+    return ("--vault", str(vault), "--db", str(tmp_path / "index.db"))
+
+
+@pytest.mark.parametrize("json", [False, True])
+def test_lines_inside_the_frontmatter_say_so(fronted: tuple[str, ...], json: bool) -> None:
+    result = run_cli("show", "fronted.md", "--lines", "1-3", *fronted, *(["--json"] * json))
+    assert result.code == 0
+    assert "lines 1-3 of fronted.md are its frontmatter" in result.stderr
+    assert "the body starts at line 5" in result.stderr
+    if json:
+        assert result.json()["lines"] == []
+    else:
+        assert result.stdout == "" and "Lines (0)" not in result.stdout
+
+
+def test_lines_past_the_end_say_so(fronted: tuple[str, ...]) -> None:
+    result = run_cli("show", "fronted.md", "--lines", "20-30", *fronted)
+    assert result.code == 0 and result.stdout == ""
+    assert "fronted.md has 9 lines: lines 20-30 are past its end" in result.stderr
+    part = run_cli("show", "fronted.md", "--lines", "3-12", *fronted)
+    assert part.stdout.splitlines() == [f"{n:>1}  body line {n - 4}" for n in range(5, 10)]
+    assert "lines 3-4 of fronted.md are its frontmatter" in part.stderr
+    assert "lines 10-12 are past its end" in part.stderr
+
+
+def test_lines_in_text_print_only_the_lines(fronted: tuple[str, ...]) -> None:
+    result = run_cli("show", "fronted.md", "--lines", "6-7", *fronted)
+    assert result.code == 0 and result.stderr == ""
+    assert result.stdout == "6  body line 2\n7  body line 3\n"

@@ -448,10 +448,9 @@ def cmd_show(args: "argparse.Namespace") -> int:
 
     lines = parse_line_range(args.lines) if args.lines is not None else None
     cfg = _config(args)
-    return answer(
-        args,
-        cfg,
-        lambda conn: show(
+
+    def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
+        data = show(
             conn,
             cfg.vault,
             args.note,
@@ -461,9 +460,15 @@ def cmd_show(args: "argparse.Namespace") -> int:
             body_bytes=args.max_bytes,
             cwd=Path.cwd(),
             follow_symlinks=cfg.follow_symlinks,
-        ),
-        render_show,
-    )
+        )
+        if lines is not None:  # what the range could not show: a line on stderr each
+            from notedex.query.listing import lines_left_out
+
+            for sentence in lines_left_out(data, lines):
+                print(f"notedex: {sentence}", file=sys.stderr)
+        return data
+
+    return answer(args, cfg, query, render_show)
 
 
 def cmd_quote(args: "argparse.Namespace") -> int:

@@ -168,6 +168,11 @@ def emit_paths(paths: "Iterable[str]", *, nul: bool, out: "TextIO | None" = None
 
 
 def render_show(r: Renderer, data: "dict[str, Any]") -> None:
+    if "lines" in data:  # --lines: only the lines, numbered as in the file (issue 34)
+        width = len(str(data["lineCount"]))
+        for numbered in data["lines"]:
+            r.line(f"{numbered['line']:>{width}}  {numbered['text']}")
+        return
     r.line(f"{data['title']}  ({r.path(data['path'])})")
     fields = [
         ("id", data["id"]),
@@ -208,11 +213,6 @@ def render_show(r: Renderer, data: "dict[str, Any]") -> None:
             r.line(
                 f"[truncated: the body is {data['size']} bytes with its frontmatter; see --max-bytes]"
             )
-    if "lines" in data:
-        r.section("Lines", len(data["lines"]))
-        width = len(str(data["lineCount"]))
-        for numbered in data["lines"]:
-            r.line(f"  {numbered['line']:>{width}}  {numbered['text']}")
 
 
 def render_quote(r: Renderer, data: "dict[str, Any]") -> None:
