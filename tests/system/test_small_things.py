@@ -141,3 +141,62 @@ def test_lines_in_text_print_only_the_lines(fronted: tuple[str, ...]) -> None:
     result = run_cli("show", "fronted.md", "--lines", "6-7", *fronted)
     assert result.code == 0 and result.stderr == ""
     assert result.stdout == "6  body line 2\n7  body line 3\n"
+
+
+# -- NO_COLOR and --color ----------------------------------------------------------------------
+
+
+def _on_a_terminal(*args: str, env: dict[str, str]) -> str:
+    """The CLI's stdout when stdout is a terminal (a pseudo-terminal), as text."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    full_env = {**os.environ, "TERM": "xterm", "COLUMNS": "200", **env}
+    for name in [k for k, v in env.items() if v == ""]:
+        full_env.pop(name)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "notedex", *args],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env=full_env,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(timeout=60) == 0
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+STYLES = ("\x1b[1m", "\x1b]8;;")  # bold, a terminal hyperlink
+
+
+def test_a_terminal_gets_bold_and_hyperlinks_unless_no_color(demo: tuple[Path, Path]) -> None:
+    line = ("search", "cobra", *_where(demo))
+    styled = _on_a_terminal(*line, env={"NO_COLOR": ""})
+    assert all(style in styled for style in STYLES)  # the twin: the check can fail
+    for plain in (
+        _on_a_terminal(*line, env={"NO_COLOR": "1"}),
+        _on_a_terminal(*line, "--color", "never", env={"NO_COLOR": ""}),
+        _on_a_terminal("--color", "never", *line, env={"NO_COLOR": ""}),  # before the command
+    ):
+        assert "\x1b" not in plain and "cobra" in plain.lower() and "«" in plain
+
+
+def test_color_always_styles_a_pipe_even_under_no_color(demo: tuple[Path, Path]) -> None:
+    result = run_cli("search", "cobra", "--color", "always", *_where(demo), env={"NO_COLOR": "1"})
+    assert result.code == 0 and all(style in result.stdout for style in STYLES)
+    auto = run_cli("search", "cobra", "--color", "auto", *_where(demo))
+    assert auto.code == 0 and "\x1b" not in auto.stdout  # a pipe is no terminal
+    bad = run_cli("search", "cobra", "--color", "sometimes", *_where(demo))
+    assert bad.code == 2 and "--color" in bad.stderr

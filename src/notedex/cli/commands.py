@@ -125,6 +125,14 @@ COMMON_WITHOUT_JSON = (
         kind=FLAG,
     ),
     Option("--debug", "show tracebacks for internal errors", kind=FLAG),
+    Option(
+        "--color",
+        "bold and terminal hyperlinks in text output: auto (on a terminal, unless $NO_COLOR is "
+        "set), always or never (default %(default)s)",
+        choices=("auto", "always", "never"),
+        default="auto",
+        metavar="WHEN",
+    ),
 )
 # --json comes right after the group, before --no-refresh: the order `--help` has always shown.
 COMMON = (*COMMON_WITHOUT_JSON[:2], JSON, *COMMON_WITHOUT_JSON[2:])
@@ -144,7 +152,7 @@ examples:
 
 The vault is --vault, else $NOTEDEX_VAULT, else `vault` in the config file, else the nearest
 folder above the working directory that holds .obsidian/. Global options (--vault, --db,
---json, --no-refresh, --debug) go before or after the command. Exit codes: 0 ok, 1 findings
+--json, --no-refresh, --debug, --color) go before or after the command. Exit codes: 0 ok, 1 findings
 (health found broken links or anchors; eval had failing cases), 2 usage or input error, 69
 service manager unreachable, 75 a daemon is already running, 70 internal error.
 """

@@ -134,7 +134,7 @@ def _output(
     if not _emitted_json(args, data):
         from notedex.query.output import Renderer
 
-        render(Renderer(cfg.vault_dir), data)
+        render(Renderer(cfg.vault_dir, color=getattr(args, "color", "auto")), data)
 
 
 def _report(args: "argparse.Namespace", data: "Any", text: "Callable[[], str]") -> None:

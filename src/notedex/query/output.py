@@ -50,13 +50,26 @@ def compact_encoder() -> "Callable[[Any], str]":
         return lambda data: json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-class Renderer:
-    """Writes aligned, readable text; paths become terminal hyperlinks on a TTY."""
+def styled(out: "TextIO", color: str = "auto") -> bool:
+    """Whether text output gets bold and terminal hyperlinks: the one rule (issue 34).
 
-    def __init__(self, vault: str | os.PathLike[str], out: "TextIO | None" = None) -> None:
+    ``--color always`` or ``never`` decides; ``auto`` is a terminal that is not ``TERM=dumb``,
+    unless ``$NO_COLOR`` is set to anything but the empty string (no-color.org)."""
+    if color != "auto":
+        return color == "always"
+    return out.isatty() and os.environ.get("TERM") != "dumb" and not os.environ.get("NO_COLOR")
+
+
+class Renderer:
+    """Writes aligned, readable text; paths become terminal hyperlinks when ``styled``."""
+
+    def __init__(
+        self, vault: str | os.PathLike[str], out: "TextIO | None" = None, color: str = "auto"
+    ) -> None:
         self.vault = os.fspath(vault)
         self.out = out or sys.stdout
-        self.links = self.out.isatty() and os.environ.get("TERM") != "dumb"
+        self.links = styled(self.out, color)
+        """Bold and hyperlinks (``styled``): every style of the text output follows it."""
 
     def line(self, text: str = "") -> None:
         self.out.write(text + "\n")
