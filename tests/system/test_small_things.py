@@ -200,3 +200,39 @@ def test_color_always_styles_a_pipe_even_under_no_color(demo: tuple[Path, Path])
     assert auto.code == 0 and "\x1b" not in auto.stdout  # a pipe is no terminal
     bad = run_cli("search", "cobra", "--color", "sometimes", *_where(demo))
     assert bad.code == 2 and "--color" in bad.stderr
+
+
+# -- names escaped in text output -------------------------------------------------------------
+
+
+@pytest.fixture
+def odd_names(tmp_path: Path) -> tuple[str, ...]:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "two\nlines.md").write_text("walrus here\n[[plain]]\n", encoding="utf-8")
+    (vault / "bell\x07tab\t.md").write_text("walrus there\n[[two\nlines]]\n", encoding="utf-8")
+    (vault / "plain.md").write_text("# Plain\n\n[[two\nlines]]\n", encoding="utf-8")
+    return ("--vault", str(vault), "--db", str(tmp_path / "index.db"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [("scan",), ("search", "walrus"), ("graph",), ("lookup", "lines"), ("show", "plain.md")],
+    ids=lambda line: line[0],
+)
+def test_control_characters_in_names_are_escaped_in_text(
+    odd_names: tuple[str, ...], line: tuple[str, ...]
+) -> None:
+    result = run_cli(*line, *odd_names)
+    assert result.code == 0, result.stderr
+    assert "two\\nlines" in result.stdout
+    assert "two\nlines" not in result.stdout and "\x07" not in result.stdout
+    if line[0] in ("scan", "search"):
+        assert "bell\\x07tab\\t.md" in result.stdout
+
+
+def test_paths_and_json_keep_names_as_they_are(odd_names: tuple[str, ...]) -> None:
+    nul = run_cli("scan", "-0", *odd_names)
+    assert "two\nlines.md\0" in nul.stdout  # -0 is for names like these
+    data = run_cli("scan", "--json", *odd_names).json()
+    assert "two\nlines.md" in [n["path"] for n in data["notes"]]

@@ -290,7 +290,7 @@ def render_search(r: Renderer, data: dict[str, Any]) -> None:
         where = (
             r.path(hit["path"], hit["line"], hit["column"]) if hit["line"] else r.path(hit["path"])
         )
-        r.line(f"{where}  {hit['title']}")
+        r.line(f"{where}  {r.name(hit['title'])}")
         if hit["snippet"] is not None:
             s, a, b = hit["snippet"], hit["matchStart"], hit["matchEnd"]
             r.line("    " + s[:a] + bold[0] + s[a:b] + bold[1] + s[b:])
