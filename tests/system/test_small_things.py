@@ -236,3 +236,24 @@ def test_paths_and_json_keep_names_as_they_are(odd_names: tuple[str, ...]) -> No
     assert "two\nlines.md\0" in nul.stdout  # -0 is for names like these
     data = run_cli("scan", "--json", *odd_names).json()
     assert "two\nlines.md" in [n["path"] for n in data["notes"]]
+
+
+# -- the config file: unknown keys warn -----------------------------------------------------------
+
+
+def test_an_unknown_config_key_warns_with_a_suggestion(
+    demo: tuple[Path, Path], tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('inbx = "Captured"\nmax_byte = 10\nzzz_unrelated = 1\n', encoding="utf-8")
+    result = run_cli("status", *_where(demo), env={"NOTEDEX_CONFIG": str(config)})
+    assert result.code == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "unknown key" in line]
+    assert len(lines) == 3, result.stderr
+    assert "'inbx'" in lines[0] and "did you mean 'inbox'?" in lines[0]
+    assert "'max_byte'" in lines[1] and "did you mean 'max_bytes'?" in lines[1]
+    assert "'zzz_unrelated'" in lines[2] and "did you mean" not in lines[2]
+    assert all(str(config) in line and "ignored" in line for line in lines)
+    config.write_text('inbox = "Captured"\n', encoding="utf-8")
+    known = run_cli("status", *_where(demo), env={"NOTEDEX_CONFIG": str(config)})
+    assert "unknown key" not in known.stderr
