@@ -143,7 +143,7 @@ def capture(
         # Never rewritten into another folder (issue 34): the user says where instead.
         raise ValueError(
             f"the inbox folder {inbox!r} leads outside the vault; give a folder relative to the "
-            "vault (`inbox` in the config file, e.g. inbox = \"00_Inbox\")"
+            'vault (`inbox` in the config file, e.g. inbox = "00_Inbox")'
         )
     inbox_parts = [p for p in written.split("/") if p not in ("", ".")]
     if any(is_hidden_name(part) for part in inbox_parts):
