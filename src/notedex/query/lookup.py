@@ -137,6 +137,35 @@ def lookup(
     }
 
 
+def lookup_page(
+    conn: "sqlite3.Connection",
+    question: str,
+    *,
+    offset: int,
+    limit: int,
+    tag: str | None = None,
+    note_type: str | None = None,
+) -> "dict[str, Any]":
+    """``lookup``'s candidates ``offset`` to ``offset + limit``, with ``offset``, ``limit`` and
+    ``hasMore``: one page rule for ``lookup --offset`` and the MCP tool."""
+    data = lookup(conn, question, limit=offset + limit, tag=tag, note_type=note_type)
+    page = data["candidates"][offset:]
+    data["candidates"] = page
+    data["shown"] = len(page)
+    data["narrowed"] = data["total"] > offset + len(page) or offset > 0
+    if offset:
+        data["message"] = page_message("candidates", offset, len(page), data["total"])
+    data.update(offset=offset, limit=limit, hasMore=data["total"] > offset + len(page))
+    return data
+
+
+def page_message(what: str, offset: int, shown: int, total: int) -> str:
+    """``candidates 11-20 of 34``, or what a page past the end says."""
+    if not shown:
+        return f"no {what} past {offset}; {total} in all"
+    return f"{what} {offset + 1}-{offset + shown} of {total}"
+
+
 def _message(stage: str, total: int, shown: int, terms: list[str], absent: list[str]) -> str:
     if absent:
         return f"no note mentions {' or '.join(absent)}; no matching notes"
