@@ -573,10 +573,10 @@ def cmd_search(args: "argparse.Namespace") -> int:
 
 
 def cmd_capture(args: "argparse.Namespace") -> int:
+    from notedex.edit.capture import capture
     from notedex.errors import UsageError
     from notedex.query.listing import indexed_ids
     from notedex.query.render import render_captured
-    from notedex.vault.capture import capture
 
     cfg = _config(args)
     # stdin may hold any bytes: undecodable ones become U+FFFD rather than a crash.
