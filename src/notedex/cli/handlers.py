@@ -604,6 +604,72 @@ def cmd_capture(args: "argparse.Namespace") -> int:
     return EXIT_OK
 
 
+def cmd_fix(args: "argparse.Namespace") -> int:
+    """`fix`: the plan (edit.fix), its diff or its writes, then the index refreshed (exit 1:
+    something to fix without --apply, or a file skipped with it; docs/cli.md)."""
+    from notedex.edit.fix import CODES, apply, plan_fixes
+    from notedex.edit.safewrite import VaultWriter
+    from notedex.vault.fixes import SUGGESTION_THRESHOLD
+
+    cfg = _config(args)
+    least = SUGGESTION_THRESHOLD if args.min_confidence is None else args.min_confidence
+    if not 0 <= least <= 1:
+        raise _usage(f"--min-confidence must be between 0 and 1, not {least}")
+    only = CODES if args.only is None else (args.only,)
+    plan = _answered(
+        cfg,
+        args,
+        lambda conn: plan_fixes(
+            conn, cfg.vault_dir, only=only, path_glob=args.path, min_confidence=least
+        ),
+    )
+    data: dict[str, Any] = {
+        "applied": bool(args.apply),
+        "edits": [edit.as_json() for edit in plan.edits],
+        "files": [file.source for file in plan.files],
+        "written": [],
+        "skipped": plan.skipped,
+        "changed": [],
+    }
+    code = EXIT_FINDINGS if plan.files and not args.apply else EXIT_OK
+    if args.apply and plan.files:
+        written, changed = apply(plan, VaultWriter(cfg.vault_dir))
+        data["written"], data["changed"] = written, changed
+        if changed:
+            code = EXIT_FINDINGS
+        if written and not args.no_refresh:
+            try:
+                refresh(cfg)
+            except NotedexError as exc:
+                print(
+                    f"notedex: warning: fixed, but the index was not updated: {exc}",
+                    file=sys.stderr,
+                )
+    for skip in plan.skipped:
+        print(
+            f"notedex: skipped {skip['source']}:{skip['line']}:{skip['column']}: {skip['reason']}",
+            file=sys.stderr,
+        )
+    for skip in data["changed"]:
+        print(f"notedex: not written {skip['path']}: {skip['reason']}", file=sys.stderr)
+    if not args.apply:
+        data["diff"] = plan.diff()
+
+    def text() -> None:
+        if not args.apply:
+            sys.stdout.write(data["diff"])
+            return
+        for path in data["written"]:
+            edits = sum(1 for edit in plan.edits if edit.source == path)
+            print(f"fixed {path} ({edits} link{'s' if edits != 1 else ''})")
+
+    def output() -> None:
+        if not _emitted_json(args, data):
+            text()
+
+    return _write(code, output)
+
+
 def cmd_index(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     report = refresh(cfg, full=args.full, force=True).report

@@ -801,3 +801,12 @@ def health_finding_count(conn: "sqlite3.Connection") -> int:
         "SELECT (SELECT count(*) FROM broken_link_docs) + (SELECT count(*) FROM broken_anchor_docs)"
     ).fetchone()
     return int(row[0])
+
+
+def vault_paths(conn: "sqlite3.Connection") -> dict[str, str]:
+    """Every indexed file's vault path (notes and attachments) and its on-disk spelling: what
+    `fix` resolves a suggestion against (SEMANTICS 7) and the file it opens."""
+    return {
+        path: disk_rel or path
+        for path, disk_rel in conn.execute("SELECT path, disk_rel FROM files ORDER BY path")
+    }
