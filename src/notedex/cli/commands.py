@@ -367,6 +367,22 @@ TABLE = (
         ),
     ),
     Command(
+        "mv",
+        "Move or rename a note, an attachment or a folder (vault paths) and rewrite every link "
+        "to what moved, each in its own style, so each lands where it did; then check that no "
+        "link or anchor broke (docs/cli.md, `mv`).",
+        (
+            'notedex mv "Projects/Old plan.md" "Archive/Roadmap 2026.md"',
+            "notedex mv Projects Archive/Projects --dry-run",
+        ),
+        handlers.cmd_mv,
+        (
+            Option("src", "the file or folder to move, as a vault path"),
+            Option("dst", "its new vault path, or an existing folder to move it into"),
+            Option("--dry-run", "print the moves and the diff; write nothing", kind=FLAG),
+        ),
+    ),
+    Command(
         "status",
         "Show the vault, the index, counts, freshness and whether a daemon is running.",
         ("notedex status", "notedex status --json"),

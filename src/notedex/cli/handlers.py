@@ -670,6 +670,79 @@ def cmd_fix(args: "argparse.Namespace") -> int:
     return _write(code, output)
 
 
+def _broken_total(conn: "sqlite3.Connection") -> int:
+    from notedex.query.reports import findings_count, health
+
+    return findings_count(health(conn))
+
+
+def cmd_mv(args: "argparse.Namespace") -> int:
+    """`mv`: the plan (edit.move), the moves and their diff, or the move, the index refreshed,
+    and health's broken links and anchors compared (exit 1 when one more broke; docs/cli.md)."""
+    from notedex.edit.move import MoveError, carry_out, plan_move
+    from notedex.vault.reading import OutsideVault
+
+    cfg = _config(args)
+
+    def plan_and_count(conn: "sqlite3.Connection") -> "Any":
+        return plan_move(conn, cfg.vault_dir, args.src, args.dst), _broken_total(conn)
+
+    try:
+        plan, broken_before = _answered(cfg, args, plan_and_count)
+    except (MoveError, OutsideVault) as exc:
+        raise _usage(f"cannot move {args.src}: {exc}") from exc
+    data: dict[str, Any] = {
+        "dryRun": bool(args.dry_run),
+        "moves": [{"from": old, "to": new} for old, new in plan.moves],
+        "files": [item.source for item in plan.rewrites],
+        "links": sum(item.links for item in plan.rewrites),
+        "written": [],
+        "changed": [],
+        "skipped": plan.skipped,
+    }
+    for skip in plan.skipped:
+        print(f"notedex: skipped a link in {skip['source']}: {skip['reason']}", file=sys.stderr)
+    code = EXIT_OK
+    if args.dry_run:
+        data["diff"] = plan.diff()
+    else:
+        try:
+            written, changed = carry_out(plan, cfg.vault_dir)
+        except (OSError, OutsideVault) as exc:
+            raise _usage(f"cannot move {args.src}: {exc}") from exc
+        data["written"], data["changed"] = written, changed
+        for skip in changed:
+            print(f"notedex: not written {skip['path']}: {skip['reason']}", file=sys.stderr)
+        after = _answered(cfg, args, _broken_total)
+        data["newBroken"] = max(0, after - broken_before)
+        if changed or data["newBroken"]:
+            code = EXIT_FINDINGS
+
+    def text() -> None:
+        if args.dry_run:
+            for move in data["moves"]:
+                print(f"{move['from']} -> {move['to']}")
+            sys.stdout.write(data["diff"])
+            return
+        print(
+            f"moved {len(data['moves'])} file{'s' if len(data['moves']) != 1 else ''}; "
+            f"rewrote {data['links']} link{'s' if data['links'] != 1 else ''} in "
+            f"{len(data['written'])} file{'s' if len(data['written']) != 1 else ''}"
+        )
+        for path in data["written"]:
+            print(f"  {path}")
+        if data["newBroken"]:
+            print(f"{data['newBroken']} more broken links or anchors than before: see health")
+        else:
+            print("no new broken link or anchor")
+
+    def output() -> None:
+        if not _emitted_json(args, data):
+            text()
+
+    return _write(code, output)
+
+
 def cmd_index(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     report = refresh(cfg, full=args.full, force=True).report

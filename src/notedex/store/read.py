@@ -810,3 +810,17 @@ def vault_paths(conn: "sqlite3.Connection") -> dict[str, str]:
         path: disk_rel or path
         for path, disk_rel in conn.execute("SELECT path, disk_rel FROM files ORDER BY path")
     }
+
+
+def links_of_sources(conn: "sqlite3.Connection") -> "list[Row]":
+    """Every link of every note: source path, line, column, the text as written, linkpath and
+    the target's path (NULL when unresolved): what `mv` re-resolves after a move."""
+    return conn.execute(
+        f"""
+        SELECT f.path AS source, l.line, l.col AS column, {LINK_TEXT} AS text, l.linkpath,
+               t.path AS target
+        FROM links l JOIN files f ON f.id = l.source_id LEFT JOIN files t ON t.id = l.target_id
+        WHERE l.linkpath != ''
+        ORDER BY f.path, l.seq
+        """
+    ).fetchall()
