@@ -65,3 +65,18 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
         result = run_cli("fix", *bad, *where)
         assert result.code == 2, (bad, result.stderr)
         assert result.stdout == "" and "Traceback" not in result.stderr
+
+
+def test_mv_as_a_subprocess_prints_one_json_document_and_its_exit_codes(tmp_path: Path) -> None:
+    vault, where = vault_with_a_typo(tmp_path)
+    write(vault / "Other.md", "[[Kubernetes]]\n")
+    dry = run_cli("mv", "Kubernetes.md", "Ops/K8s.md", "--dry-run", "--json", *where)
+    assert dry.code == 0, dry.stderr
+    assert json.loads(dry.stdout)["moves"] == [{"from": "Kubernetes.md", "to": "Ops/K8s.md"}]
+    assert (vault / "Kubernetes.md").exists()
+    done = run_cli("mv", "Kubernetes.md", "Ops/K8s.md", *where)
+    assert done.code == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "no new broken link or anchor"
+    assert (vault / "Other.md").read_text() == "[[K8s|Kubernetes]]\n"
+    refused = run_cli("mv", "Other.md", "Ops/K8s.md", "--json", *where)
+    assert (refused.code, refused.stdout) == (2, "")
