@@ -382,11 +382,12 @@ def apply(plan: FixPlan, writer: VaultWriter) -> tuple[list[str], list[dict[str,
     skipped: list[dict[str, str]] = []
     for file in plan.files:
         try:
-            writer.replace(file.snapshot, file.new_text.encode("utf-8"))
+            writer.replace(file.snapshot, file.new_text.encode("utf-8"), sync_folder=False)
         except Changed:
             skipped.append({"path": file.source, "reason": "changed since it was read"})
         except OSError as exc:
             skipped.append({"path": file.source, "reason": exc.strerror or str(exc)})
         else:
             written.append(file.source)
+    writer.sync_folders()
     return written, skipped

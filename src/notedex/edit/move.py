@@ -252,6 +252,7 @@ def carry_out(plan: MovePlan, vault: str) -> tuple[list[str], list[dict[str, str
     if os.path.lexists(target):
         raise FileExistsError(errno.EEXIST, "exists; not replaced", dst)
     os.rename(os.path.join(root, real_src), target)
+    writer.unsynced.update({posixpath.dirname(real_src), parent})  # the rename itself, durable
     moved = dict(plan.moves)
     written: list[str] = []
     changed: list[dict[str, str]] = []
@@ -261,11 +262,12 @@ def carry_out(plan: MovePlan, vault: str) -> tuple[list[str], list[dict[str, str
         if item.source in moved:
             snapshot = replace(snapshot, path=new_path, real=writer.real_path(new_path))
         try:
-            writer.replace(snapshot, item.new_text.encode("utf-8"))
+            writer.replace(snapshot, item.new_text.encode("utf-8"), sync_folder=False)
         except Changed:
             changed.append({"path": new_path, "reason": "changed since it was read"})
         except OSError as exc:
             changed.append({"path": new_path, "reason": exc.strerror or str(exc)})
         else:
             written.append(new_path)
+    writer.sync_folders()
     return written, changed

@@ -67,6 +67,8 @@ class VaultWriter:
     def __init__(self, vault: str | os.PathLike[str]) -> None:
         self.reader = VaultReader(vault, follow_outside=False)
         self.root = self.reader.real_root
+        self.unsynced: set[str] = set()
+        """Folders renamed into whose fsync ``sync_folders`` still owes."""
 
     def real_path(self, rel: str) -> str:
         """The vault path of the real file ``rel`` names: symlinks inside the vault followed;
@@ -96,8 +98,11 @@ class VaultWriter:
             os.close(folder)
         return Snapshot(rel, real, data, stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid))
 
-    def replace(self, snapshot: Snapshot, data: bytes) -> None:
-        """Write ``data`` over the file of ``snapshot``; ``Changed`` if it changed since."""
+    def replace(self, snapshot: Snapshot, data: bytes, *, sync_folder: bool = True) -> None:
+        """Write ``data`` over the file of ``snapshot``; ``Changed`` if it changed since.
+        ``sync_folder=False``: the folder's fsync is left to ``sync_folders`` (many files of
+        one command: one fsync per folder, not per file; the file's own bytes are always
+        synced before the rename)."""
         folder, name = self._folder(snapshot.real)
         try:
             temp = _write_temp(folder, name, data, snapshot.mode, snapshot.owner)
@@ -112,9 +117,21 @@ class VaultWriter:
             except BaseException:
                 _unlink(temp, folder)
                 raise
-            os.fsync(folder)  # the rename itself survives a crash
+            if sync_folder:
+                os.fsync(folder)  # the rename itself survives a crash
+            else:
+                self.unsynced.add(snapshot.real.rpartition("/")[0])
         finally:
             os.close(folder)
+
+    def sync_folders(self) -> None:
+        """fsync each folder a ``replace(..., sync_folder=False)`` renamed into, once."""
+        while self.unsynced:
+            folder, _ = self._folder(self.unsynced.pop() + "/x")
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
 
     def create(self, rel_candidates: Iterable[str], data: bytes) -> str:
         """Write ``data`` as a new file under the first of ``rel_candidates`` (vault paths in one

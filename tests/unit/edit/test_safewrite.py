@@ -146,3 +146,16 @@ def test_create_never_replaces_a_file(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError):
         writer.create(["in/Idea.md"], b"third\n")
     assert leftovers(tmp_path) == []
+
+
+def test_folders_are_synced_once_for_many_files(tmp_path: Path) -> None:
+    for name in ("a/One.md", "a/Two.md", "Root.md"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"old\n")
+    writer = VaultWriter(tmp_path)
+    for name in ("a/One.md", "a/Two.md", "Root.md"):
+        writer.replace(writer.read(name), b"new\n", sync_folder=False)
+    assert writer.unsynced == {"a", ""}
+    writer.sync_folders()
+    assert writer.unsynced == set()
+    assert {(tmp_path / n).read_bytes() for n in ("a/One.md", "a/Two.md", "Root.md")} == {b"new\n"}
