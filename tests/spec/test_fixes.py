@@ -137,3 +137,26 @@ def test_reasons_are_tried_alias_folder_renamed_typo(v: SpecVault) -> None:
     v.write("Plan.md", "")
     v.write("Src.md", "[[Plans]]\n")
     assert fixes(v) == [("[[Plans]]", "[[Golang|Plans]]", "alias")]  # not the typo `Plan`
+
+
+def test_alias_keeps_the_display_text_the_reader_sees(v: SpecVault) -> None:
+    """Issue 33: `[[Go notes|my go]]` was offered `[[Golang|Go notes]]`, which changes what the
+    reader sees; the display text stays, and without one the alias as written does."""
+    v.write("Golang.md", "---\naliases: [Go notes]\n---\n")
+    v.write("Src.md", "[[Go notes|my go]] [[Go notes]]\n")
+    assert fixes(v) == [
+        ("[[Go notes|my go]]", "[[Golang|my go]]", "alias"),
+        ("[[Go notes]]", "[[Golang|Go notes]]", "alias"),
+    ]
+
+
+def test_one_edit_on_four_letters_is_below_the_threshold(v: SpecVault) -> None:
+    """SEMANTICS 8.10: `(placeholder/link)` was offered `ink` (issue 33); one edit on a name of
+    five characters (confidence 0.6) is still offered."""
+    v.write("ink.md", "")
+    v.write("Sigma.md", "")
+    v.write("Src.md", "[a](placeholder/link) [[Sigms]]\n")
+    assert fixes(v) == [
+        ("[a](placeholder/link)", None, None),
+        ("[[Sigms]]", "[[Sigma]]", "typo"),
+    ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from notedex.vault.capture import capture, title_from_text
+from notedex.edit.capture import capture, title_from_text
 from tests.helpers import run_cli, write
 from tests.indexcheck import fts_sound_after, make_vault
 

@@ -50,7 +50,19 @@ FORBIDDEN = {
     "notedex.indexing": ("notedex.query", "notedex.daemon", "notedex.cli", "notedex.mcp_server"),
     "notedex.query": ("notedex.indexing", "notedex.daemon", "notedex.cli", "notedex.mcp_server"),
     "notedex.daemon": ("notedex.query", "notedex.cli", "notedex.mcp_server"),
+    # edit/ writes the vault (ARCHITECTURE "Writing the vault"): it reads the index as query/
+    # does and never writes it; only the commands (cli/, mcp_server/) call it.
+    "notedex.edit": (
+        "notedex.query",
+        "notedex.indexing",
+        "notedex.daemon",
+        "notedex.cli",
+        "notedex.mcp_server",
+    ),
 }
+# The packages that never write the vault, so never import edit/.
+for _package in ("notedex.store", "notedex.indexing", "notedex.query", "notedex.daemon"):
+    FORBIDDEN[_package] += ("notedex.edit",)
 
 
 def module_name(path: Path) -> str:
@@ -102,7 +114,7 @@ def violations(graph: dict[str, set[str]]) -> list[str]:
                     name.startswith(b) if b.endswith(".") else is_within(name, b) for b in banned
                 ):
                     found.append(f"{module} imports {name}")
-        if is_within(module, "notedex.query"):
+        if is_within(module, "notedex.query") or is_within(module, "notedex.edit"):
             for name in imported & known:
                 if is_within(name, "notedex.store") and name not in STORE_READ_SIDE:
                     found.append(f"{module} imports the writer side: {name}")
@@ -141,6 +153,16 @@ def test_vault_imports_nothing_of_ours_but_errors() -> None:
             "notedex.query.lookup imports the writer side: notedex.store.writer",
         ),
         ("notedex.errors", "notedex.config", "notedex.errors imports notedex.config"),
+        (
+            "notedex.query.lookup",
+            "notedex.edit.safewrite",
+            "notedex.query.lookup imports notedex.edit.safewrite",
+        ),
+        (
+            "notedex.edit.fix",
+            "notedex.store.writer",
+            "notedex.edit.fix imports the writer side: notedex.store.writer",
+        ),
     ],
 )
 def test_the_check_can_fail(module: str, imported: str, expected: str) -> None:

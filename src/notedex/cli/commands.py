@@ -350,6 +350,50 @@ TABLE = (
         (Option("text", "the note's text; - reads standard input"),),
     ),
     Command(
+        "fix",
+        "Apply health's suggestions for broken links and anchors: by default show them as a "
+        "unified diff and write nothing (exit 1 when there is something to fix); --apply writes "
+        "them. Only the target or anchor of a link changes (docs/cli.md, `fix`).",
+        (
+            "notedex fix",
+            "notedex fix --only broken-anchor --path 'Projects/*'",
+            "notedex fix --apply --min-confidence 0.9",
+        ),
+        handlers.cmd_fix,
+        (
+            Option("--apply", "write the edits into the vault (default: show the diff)", kind=FLAG),
+            Option(
+                "--only",
+                "only the findings with this code",
+                choices=("broken-link", "broken-anchor"),
+                metavar="CODE",
+            ),
+            Option("--path", "only in notes whose vault path matches this glob", metavar="GLOB"),
+            Option(
+                "--min-confidence",
+                "only suggestions at least this sure, 0.6 to 1 (default 0.6: what health offers)",
+                kind=SECONDS,
+                metavar="C",
+            ),
+        ),
+    ),
+    Command(
+        "mv",
+        "Move or rename a note, an attachment or a folder (vault paths) and rewrite every link "
+        "to what moved, each in its own style, so each lands where it did; then check that no "
+        "link or anchor broke (docs/cli.md, `mv`).",
+        (
+            'notedex mv "Projects/Old plan.md" "Archive/Roadmap 2026.md"',
+            "notedex mv Projects Archive/Projects --dry-run",
+        ),
+        handlers.cmd_mv,
+        (
+            Option("src", "the file or folder to move, as a vault path"),
+            Option("dst", "its new vault path, or an existing folder to move it into"),
+            Option("--dry-run", "print the moves and the diff; write nothing", kind=FLAG),
+        ),
+    ),
+    Command(
         "status",
         "Show the vault, the index, counts, freshness and whether a daemon is running.",
         ("notedex status", "notedex status --json"),

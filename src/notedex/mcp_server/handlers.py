@@ -6,7 +6,7 @@ connection whose progress handler interrupts SQLite at the deadline, and shapes 
 function's answer, the CLI's ``--json`` document, with ``stale`` and, for lists,
 ``offset``/``limit``/``hasMore``. Every failure leaves as a ``ToolError`` with a message for the
 client. ``capture``, listed only with ``--allow-capture``, is the one handler that writes: a new
-note in the inbox through ``vault.capture``, with no connection at all.
+note in the inbox through ``edit.capture``, with no connection at all.
 """
 
 from __future__ import annotations
@@ -301,8 +301,8 @@ class VaultTools:
         return neighbourhood(conn, path, depth=args["depth"], max_nodes=args["maxNodes"])
 
     def _capture(self, args: dict[str, Any]) -> dict[str, Any]:
-        """A new note in the inbox (``vault.capture``: a fresh name, O_EXCL, inside the inbox)."""
-        from notedex.vault.capture import capture
+        """A new note in the inbox (``edit.capture``: a fresh name, O_EXCL, inside the inbox)."""
+        from notedex.edit.capture import capture
 
         try:
             captured = capture(self.cfg.vault, self.cfg.inbox, args["text"])

@@ -248,7 +248,7 @@ class _Fixer:
             )
         }
         self.owners: dict[str, list[str]] = {}
-        self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
+        self.aliases: dict[tuple[str, str], tuple[str, str]] = {}  # (owner, shown)
         self.others: dict[tuple[str, str | None], tuple[str, str] | None] = {}
         self.typos: dict[str, str | None] = {}  # per key: many broken links share one
         # The `typo` keys this refresh may look up; with many, all are matched in one pass.
@@ -272,7 +272,7 @@ class _Fixer:
     def fix(
         self, source: str, linkpath: str, display: str | None, key: str
     ) -> tuple[str | None, str | None]:
-        fix = self._alias_fix(source, linkpath, key) if key in self.alias_keys else None
+        fix = self._alias_fix(source, linkpath, display, key) if key in self.alias_keys else None
         if fix is not None:
             return fix
         memo = (linkpath, display)
@@ -323,7 +323,9 @@ class _Fixer:
         paths = (row[0] for row in self.conn.execute("SELECT path FROM files WHERE is_note = 1"))
         return near_stems(self.typo_keys, paths)
 
-    def _alias_fix(self, source: str, linkpath: str, key: str) -> tuple[str, str] | None:
+    def _alias_fix(
+        self, source: str, linkpath: str, display: str | None, key: str
+    ) -> tuple[str, str] | None:
         if linkpath not in self.owners:
             wanted = fold(linkpath)
             self.owners[linkpath] = sorted(
@@ -338,10 +340,13 @@ class _Fixer:
         owner = next((path for path in self.owners[linkpath] if path != source), None)
         if owner is None:
             return None
-        if (owner, linkpath) not in self.aliases:
+        # The reader keeps seeing what was written: the display text, else the alias itself
+        # (`[[Go notes|my go]]` -> `[[Golang|my go]]`, `[[Go notes]]` -> `[[Golang|Go notes]]`).
+        shown = linkpath if display is None else display
+        if (owner, shown) not in self.aliases:
             others = self.files_named(lookup_key(owner))
-            self.aliases[owner, linkpath] = (link_to(owner, others, linkpath), "alias")
-        return self.aliases[owner, linkpath]
+            self.aliases[owner, shown] = (link_to(owner, others, shown), "alias")
+        return self.aliases[owner, shown]
 
 
 def _folder_fix(

@@ -808,3 +808,26 @@ def health_finding_count(conn: "sqlite3.Connection") -> int:
         "SELECT (SELECT count(*) FROM broken_link_docs) + (SELECT count(*) FROM broken_anchor_docs)"
     ).fetchone()
     return int(row[0])
+
+
+def vault_paths(conn: "sqlite3.Connection") -> dict[str, str]:
+    """Every indexed file's vault path (notes and attachments) and its on-disk spelling: what
+    `fix` resolves a suggestion against (SEMANTICS 7) and the file it opens."""
+    return {
+        path: disk_rel or path
+        for path, disk_rel in conn.execute("SELECT path, disk_rel FROM files ORDER BY path")
+    }
+
+
+def links_of_sources(conn: "sqlite3.Connection") -> "list[Row]":
+    """Every link of every note: source path, line, column, the text as written, linkpath and
+    the target's path (NULL when unresolved): what `mv` re-resolves after a move."""
+    return conn.execute(
+        f"""
+        SELECT f.path AS source, l.line, l.col AS column, {LINK_TEXT} AS text, l.linkpath,
+               t.path AS target
+        FROM links l JOIN files f ON f.id = l.source_id LEFT JOIN files t ON t.id = l.target_id
+        WHERE l.linkpath != ''
+        ORDER BY f.path, l.seq
+        """
+    ).fetchall()

@@ -10,12 +10,14 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Literal
 
+from notedex.vault.fixes import SUGGESTION_THRESHOLD
 from notedex.vault.model import BlockId, Heading
 
 __all__ = [
     "AnchorKind",
     "Suggestion",
     "TargetOutline",
+    "anchor_confidence",
     "anchor_kind",
     "fold_heading",
     "is_broken",
@@ -29,6 +31,7 @@ Suggestion = tuple[str, str]
 # SEMANTICS 10.4: each of these characters counts as a space.
 _PUNCTUATION = re.compile(r"""[!"#$%&()*+,.:;<=>?@^`{|}~/\[\]\\\s]+""")
 _CLOSE_ENOUGH = 0.75  # SequenceMatcher ratio for a `typo` suggestion
+_MIN_PREFIX = 3  # characters of the shorter side of a `prefix` suggestion
 
 
 def fold_heading(text: str) -> str:
@@ -142,24 +145,60 @@ def suggest(
     return TargetOutline(headings, block_ids).suggest(subpath)
 
 
+def _words(key: str) -> set[str]:
+    """The words of a folded key that count for `words`: three letters or more."""
+    return {word for word in key.split() if len(word) >= 3}
+
+
+def prefix_confidence(wanted: str, key: str) -> float:
+    """SEMANTICS 10.8: ``0.5 + 0.5 * shorter / longer`` when one starts the other (the shorter
+    at least 3 characters), else 0."""
+    short, long = sorted((len(wanted), len(key)))
+    if short < _MIN_PREFIX or not (key.startswith(wanted) or wanted.startswith(key)):
+        return 0.0
+    return 0.5 + 0.5 * short / long
+
+
+def words_confidence(wanted: str, key: str) -> float:
+    """SEMANTICS 10.8: the words (three letters or more) both share, over the words of the
+    longer side: ``Sponsor this author`` and ``Author of`` share one word of three, 0.33."""
+    mine, theirs = _words(wanted), _words(key)
+    most = max(len(mine), len(theirs))
+    return len(mine & theirs) / most if most else 0.0
+
+
+def typo_ratio(wanted: str, key: str) -> float:
+    """SEMANTICS 10.8: ``difflib``'s similarity ratio."""
+    return SequenceMatcher(None, wanted, key).ratio()
+
+
+def anchor_confidence(subpath: str, suggestion: str, reason: str) -> float:
+    """SEMANTICS 10.8: the confidence of ``suggestion`` (a subpath) for the broken ``subpath``
+    and ``reason``, from the folded innermost parts as ``suggest`` compared them."""
+    if anchor_kind(subpath) == "block":
+        wanted, key = subpath[2:].strip().lower(), suggestion[2:].strip().lower()
+    else:
+        parts = _heading_parts(subpath)
+        wanted, key = (parts[-1] if parts else ""), fold_heading(suggestion[1:])
+    rule = {"prefix": prefix_confidence, "words": words_confidence, "typo": typo_ratio}.get(reason)
+    return round(rule(wanted, key), 2) if rule is not None and wanted and key else 0.0
+
+
 def _closest(wanted: str, candidates: list[tuple[str, str]]) -> Suggestion | None:
-    """The candidate (folded key, subpath to write) closest to ``wanted``, and why."""
+    """The candidate (folded key, subpath to write) closest to ``wanted``, and why; each rule
+    only offers what reaches ``SUGGESTION_THRESHOLD`` (SEMANTICS 10.8)."""
     if not wanted or not candidates:
         return None
     for key, written in candidates:
-        if min(len(key), len(wanted)) >= 3 and (key.startswith(wanted) or wanted.startswith(key)):
+        if prefix_confidence(wanted, key) >= SUGGESTION_THRESHOLD:
             return written, "prefix"
-    wanted_words = set(wanted.split())
     best_overlap, best_written = 0.0, ""
-    for key, written in candidates:
-        words = set(key.split())
-        # Shared words of three letters or more ("for", "the" count; "a", "of" do not), over
-        # the shorter side: `Setup for Linux` meant `Linux`.
-        shared = [word for word in words & wanted_words if len(word) >= 3]
-        overlap = len(shared) / min(len(words), len(wanted_words))
-        if overlap > best_overlap:
-            best_overlap, best_written = overlap, written
-    if best_overlap >= 0.5:
+    if _words(wanted):
+        for key, written in candidates:
+            overlap = words_confidence(wanted, key)
+            if overlap > best_overlap:
+                best_overlap, best_written = overlap, written
+    if best_overlap >= SUGGESTION_THRESHOLD:
         return best_written, "words"
     best_ratio, best_written = 0.0, ""
     matcher = SequenceMatcher(None, wanted)

@@ -1,6 +1,7 @@
-"""Fix suggestions for broken links (issue 12): the link Obsidian would write to a file, and
-which reason applies. Pure functions over paths, no I/O (STYLE 9); never applied, since
-notedex never writes the vault."""
+"""Fix suggestions for broken links (issue 12): the link Obsidian would write to a file, which
+reason applies, and how sure it is (SEMANTICS 8.10: ``link_confidence``; below
+``SUGGESTION_THRESHOLD`` a suggestion is not offered). Pure functions over paths, no I/O
+(STYLE 9); ``notedex fix`` applies them (edit/fix.py)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,41 @@ from notedex.vault.files import is_note_name
 from notedex.vault.resolve import file_name_key, file_stem_key
 
 __all__ = [
+    "LINK_CONFIDENCE",
+    "SUGGESTION_THRESHOLD",
     "TYPO_MIN_LENGTH",
     "is_one_edit_variant",
+    "link_confidence",
     "link_to",
     "one_edit_apart",
     "one_edit_variants",
     "same_name",
 ]
 
-TYPO_MIN_LENGTH = 4
-"""SEMANTICS 8.3: shorter names are one edit from too many others to suggest one."""
+SUGGESTION_THRESHOLD = 0.6
+"""SEMANTICS 8.10: a suggestion less sure than this is noise, and is not offered."""
+LINK_CONFIDENCE = {"folder": 0.95, "alias": 0.9, "renamed": 0.9}
+"""SEMANTICS 8.10: how sure a broken link's suggestion is, by reason (`typo`: by length)."""
+TYPO_MIN_LENGTH = 5
+"""SEMANTICS 8.3: shorter names are one edit from too many others to suggest one: one edit
+on four letters (`link` for `ink`) is the threshold's noise (``typo_confidence``; a test
+holds the two together)."""
+
+
+def typo_confidence(length: int) -> float:
+    """SEMANTICS 8.10: one edit on a name of ``length`` characters: ``1 - 2 / length`` (0.6
+    at five characters, 0.8 at ten)."""
+    return max(0.0, 1.0 - 2.0 / length) if length > 0 else 0.0
+
+
+def link_confidence(reason: str, key: str) -> float:
+    """SEMANTICS 8.10: the confidence of a broken link's suggestion for ``reason``; ``key``
+    is the link's `typo` key (its last segment, folded, without ``.md``)."""
+    if reason == "typo":
+        return round(typo_confidence(len(key)), 2)
+    return LINK_CONFIDENCE.get(reason, 0.0)
+
+
 # The characters a `typo` may have replaced or dropped besides the name's own: ASCII letters,
 # digits and the separators people type in names. A bounded set keeps a look-up at a few
 # hundred candidate names for any name.

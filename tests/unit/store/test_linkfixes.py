@@ -194,7 +194,7 @@ def test_typo_fixes_follow_folder_renames_that_keep_the_stems(
     write(vault / "beta" / "Note.md", "betaNote.md\n")
     write(vault / "d" / "Solos.md", "dSolos.md\n")
     write(vault / "d" / "Mark.md", "dMark.md\n")
-    write(vault / "src.md", "[[Notez]] [[x/Notex]] [[Solo]] [[Nothing]] [[Marks]] [[Spark]]\n")
+    write(vault / "src.md", "[[Notez]] [[x/Notex]] [[Soloss]] [[Nothing]] [[Marks]] [[Spark]]\n")
     age(vault)
     reconcile(writer)
     _same_as_fresh(writer)
@@ -214,7 +214,7 @@ def test_typo_fixes_follow_folder_renames_that_keep_the_stems(
     rename(("beta", "a0"))  # and now a0/Note, the folder of a shared name
     assert _fixes(writer)["[[x/Notex]]"] == ("[[a0/Note]]", "typo")
     rename(("d", "e"))  # unique names: the same fixes
-    assert _fixes(writer)["[[Solo]]"] == ("[[Solos]]", "typo")
+    assert _fixes(writer)["[[Soloss]]"] == ("[[Solos]]", "typo")
     assert _fixes(writer)["[[Nothing]]"] == (None, None)
     # a stem that changes, in the same batch as a folder rename: Marks loses Mark, Spark gains
     # Park and Spar (Park comes first by path)
@@ -247,9 +247,10 @@ def test_the_broken_keys_near_a_name_by_probes_are_those_of_a_full_read(
     """``_broken_keys_near`` (two index ranges a name: its first half, its end) finds exactly
     the broken keys the read of every broken key finds (``_one_edit_from_any``): one edit at
     every position of every kind, with and without ``.md``, CJK, accents, the highest code
-    point, names of three characters and keys of four, and keys two edits away."""
-    stems = ["quokka", "abc", "ab", "été x", "数据笔记", "zz\U0010ffff\U0010ffff", "a\ud7ffb"]
-    keys = {"quokka harbour", "other", "ab.md", "abcd"}
+    point, names of four characters and keys of five (TYPO_MIN_LENGTH), and keys two edits
+    away."""
+    stems = ["quokka", "abcd", "abc", "été x", "数据笔记", "zz\U0010ffff\U0010ffff", "a\ud7ffb"]
+    keys = {"quokka harbour", "other", "abc.md", "abcde"}
     for stem in stems:
         for edited in _one_edits(stem, "x\U0010ffff中"):
             keys |= {edited, edited + ".md", edited + "x"}
@@ -273,7 +274,7 @@ def test_the_broken_keys_near_a_name_by_probes_are_those_of_a_full_read(
         key for key in keys if linkfixes._one_edit_from_any(linkfixes._typo_key(key), names)
     }
     assert near == expected
-    assert "abcd" in expected and "quokka harbour" not in expected and len(expected) > 500
+    assert "abcde" in expected and "quokka harbour" not in expected and len(expected) > 400
 
 
 def test_after_is_the_least_string_past_a_prefix() -> None:

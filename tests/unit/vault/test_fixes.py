@@ -34,3 +34,16 @@ def test_examples() -> None:
     assert is_one_edit_variant("topié", "topéé")  # ... unless the key has it
     assert not is_one_edit_variant("topic", "topic")
     assert not is_one_edit_variant("topic", "tpoci")  # two edits
+
+
+def test_the_typo_length_floor_is_the_confidence_threshold() -> None:
+    """SEMANTICS 8.10: TYPO_MIN_LENGTH is where one edit reaches SUGGESTION_THRESHOLD, so the
+    bulk searches' length filter and the threshold cannot drift apart."""
+    from notedex.vault.fixes import SUGGESTION_THRESHOLD, TYPO_MIN_LENGTH, link_confidence
+
+    assert link_confidence("typo", "x" * TYPO_MIN_LENGTH) >= SUGGESTION_THRESHOLD
+    assert link_confidence("typo", "x" * (TYPO_MIN_LENGTH - 1)) < SUGGESTION_THRESHOLD
+    assert link_confidence("typo", "link") == 0.5
+    assert link_confidence("typo", "kubernetes") == 0.8
+    assert link_confidence("folder", "x") == 0.95
+    assert link_confidence("nothing", "x") == 0.0

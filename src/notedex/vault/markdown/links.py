@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from notedex.vault.model import LinkKind
 
-__all__ = ["WIKILINK", "find_links", "percent_decoded", "wikilink_parts"]
+__all__ = ["MARKDOWN_LINK", "WIKILINK", "find_links", "percent_decoded", "wikilink_parts"]
 
 # SEMANTICS 6: one line, non-greedy, inner non-empty and free of `[[`.
 # The `!` of an embed is checked by hand: a leading optional char defeats the fast search.
@@ -27,6 +27,7 @@ _MARKDOWN_LINK = re.compile(
     r"(?:<(?P<angled>[^<>\n]*)>|(?P<plain>[^\s<>()]*(?:\([^\s<>()]*\)[^\s<>()]*)*))"
     r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"""
 )
+MARKDOWN_LINK = _MARKDOWN_LINK  # vault.relink splits a link as written with the same rule
 _URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{1,31}:")
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")

@@ -1,8 +1,8 @@
-"""`capture`: create a new inbox note. The only place notedex writes into a vault.
+"""`capture`: create a new inbox note, written through ``edit.safewrite``.
 
 Whatever the text holds, the file lands inside the inbox folder under a fresh name: the name
-is built from a safe subset of characters, and the file is created with O_EXCL so nothing
-is ever overwritten. The title keeps the first line as written (YAML quotes it). The id is the
+is built from a safe subset of characters, and the file is written whole, then linked to its
+name, which fails if the name exists, so nothing is ever overwritten. The title keeps the first line as written (YAML quotes it). The id is the
 capture's second, ``YYYYMMDD-HHMMSS``, with ``-2``, ``-3``... when that id is taken (docs/cli.md,
 ``capture``): choosing it and creating the file happen under a lock on the inbox folder, so
 captures at once never share an id.
@@ -178,21 +178,23 @@ def capture(
 def _create(
     real_vault: Path, real_folder: Path, name: str, inbox: str, note_id: str, data: bytes
 ) -> Captured:
-    """Create ``name.md`` (or ``name 2.md``...) in the inbox with O_EXCL and write ``data``."""
+    """Create ``name.md`` (or ``name 2.md``...) in the inbox holding ``data``, through
+    ``edit.safewrite``: written whole and fsynced before it takes its name, never replacing a
+    file."""
+    from notedex.edit.safewrite import VaultWriter
+
     # SEMANTICS 1: names are compared in NFC. An NFD `été.md` already takes the name `été.md`
     # (the walker would skip one of the two), so such a name counts as taken too.
     taken = {unicodedata.normalize("NFC", entry) for entry in os.listdir(real_folder)}
-    for attempt in range(1, 10_000):
-        suffix = "" if attempt == 1 else f" {attempt}"
-        candidate = real_folder / f"{name}{suffix}.md"
-        if candidate.name in taken:
-            continue
-        try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            continue
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        rel = candidate.relative_to(real_vault).as_posix()
-        return Captured(path=unicodedata.normalize("NFC", rel), id=note_id, disk_path=candidate)
-    raise FileExistsError(f"could not find a free name for {name!r} in {inbox}")
+    folder_rel = real_folder.relative_to(real_vault).as_posix()
+    prefix = "" if folder_rel == "." else folder_rel + "/"
+    candidates = [
+        f"{prefix}{name}{'' if attempt == 1 else f' {attempt}'}.md" for attempt in range(1, 10_000)
+    ]
+    free = [rel for rel in candidates if rel.rpartition("/")[2] not in taken]
+    try:
+        rel = VaultWriter(real_vault).create(free, data)
+    except FileExistsError:
+        raise FileExistsError(f"could not find a free name for {name!r} in {inbox}") from None
+    disk_path = real_vault / rel
+    return Captured(path=unicodedata.normalize("NFC", rel), id=note_id, disk_path=disk_path)

@@ -1,0 +1,273 @@
+"""`mv SRC DST`: move or rename a note, an attachment or a folder inside the vault and rewrite
+every link whose target moved, so that each link lands on the same file as before
+(ARCHITECTURE "Writing the vault", docs/cli.md `mv`).
+
+The plan reads every link from the index (``store.read``) and resolves it before and after the
+move with the vault's rule (``vault.resolve``), the files' new paths in place of the old. A
+link that would land elsewhere (its file moved, or its note moved away from a relative target,
+or a name it used became ambiguous) gets its target rewritten in its own style
+(``vault.relink``): a bare name while it stays unique, else a path; relative and ``/``-rooted
+links stay so. Each rewritten link is proved by the resolver. The files are read once and
+written through ``edit.safewrite`` after the rename (a file changed since it was read is
+skipped); ``.canvas`` files get their ``file`` nodes' paths changed.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import posixpath
+import re
+import sqlite3
+from dataclasses import dataclass, field, replace
+
+from notedex.edit.safewrite import Changed, Snapshot, VaultWriter
+from notedex.store import read
+from notedex.vault.files import is_hidden_path, is_note_name
+from notedex.vault.markdown.links import percent_decoded
+from notedex.vault.reading import OutsideVault
+from notedex.vault.relink import path_in_style, read_link, rewrite
+from notedex.vault.resolve import Resolver
+
+__all__ = ["MovePlan", "carry_out", "plan_move"]
+
+
+class MoveError(ValueError):
+    """A move that cannot be done (a usage error: exit 2)."""
+
+
+@dataclass
+class Rewrite:
+    source: str
+    """The file's vault path before the move."""
+    snapshot: Snapshot
+    text: str
+    new_text: str
+    links: int
+
+
+@dataclass
+class MovePlan:
+    moves: list[tuple[str, str]]
+    """(old, new) vault path of every file that moves."""
+    top: tuple[str, str]
+    """What is renamed on disk: the file or folder, old and new."""
+    rewrites: list[Rewrite] = field(default_factory=list)
+    skipped: list[dict[str, object]] = field(default_factory=list)
+
+    def diff(self) -> str:
+        import difflib
+
+        moved = dict(self.moves)
+        out: list[str] = []
+        for rewrite_ in self.rewrites:
+            new_path = moved.get(rewrite_.source, rewrite_.source)
+            out.extend(
+                difflib.unified_diff(
+                    rewrite_.text.splitlines(keepends=True),
+                    rewrite_.new_text.splitlines(keepends=True),
+                    f"a/{rewrite_.source}",
+                    f"b/{new_path}",
+                )
+            )
+        return "".join(out)
+
+
+def _vault_path(text: str) -> str:
+    parts = [p for p in text.replace("\\", "/").split("/") if p not in ("", ".")]
+    if ".." in parts or not parts:
+        raise MoveError(f"not a path inside the vault: {text!r}")
+    return "/".join(parts)
+
+
+def plan_move(conn: sqlite3.Connection, vault: str, src: str, dst: str) -> MovePlan:
+    """The moves and the link rewrites of ``mv src dst`` (vault paths)."""
+    src, dst = _vault_path(src), _vault_path(dst)
+    root = os.path.realpath(vault)
+    disk = read.vault_paths(conn)
+    old_paths = sorted(disk)
+    src_disk = os.path.join(root, src)
+    if not os.path.lexists(src_disk):
+        raise MoveError(f"no such file or folder in the vault: {src}")
+    if os.path.isdir(os.path.join(root, dst)) and not os.path.islink(os.path.join(root, dst)):
+        dst = f"{dst}/{src.rpartition('/')[2]}"
+    if os.path.lexists(os.path.join(root, dst)):
+        raise MoveError(f"{dst} exists: mv never replaces a file")
+    if is_hidden_path(dst):
+        raise MoveError(f"{dst} is hidden (a name starts with '.'): it would leave the vault")
+    if dst == src or dst.startswith(src + "/"):
+        raise MoveError(f"cannot move {src} into itself")
+    if os.path.isdir(src_disk) and not os.path.islink(src_disk):
+        prefix = src + "/"
+        moves = [(p, dst + "/" + p[len(prefix) :]) for p in old_paths if p.startswith(prefix)]
+    else:
+        moves = [(src, dst)]
+    plan = MovePlan(moves, (src, dst))
+    _plan_links(plan, conn, vault, disk, old_paths)
+    return plan
+
+
+def _plan_links(
+    plan: MovePlan, conn: sqlite3.Connection, vault: str, disk: dict[str, str], old: list[str]
+) -> None:
+    moved = dict(plan.moves)
+    new = [moved.get(path, path) for path in old]
+    before, after = Resolver(old), Resolver(new)
+    writer = VaultWriter(vault)
+    by_source: dict[str, list[tuple[int, int, str, str]]] = {}
+    for row in read.links_of_sources(conn):
+        source, target, linkpath = row["source"], row["target"], row["linkpath"]
+        if target is None:
+            continue  # broken before the move, and no business of it
+        new_source = moved.get(source, source)
+        expected = moved.get(target, target)
+        landing = after.resolve(linkpath, new_source)
+        if landing.target == expected and (
+            not landing.ambiguous or before.resolve(linkpath, source).ambiguous
+        ):
+            continue  # lands where it did; a name it uses did not become ambiguous
+        by_source.setdefault(source, []).append((row["line"], row["column"], row["text"], expected))
+    for source in sorted(by_source):
+        _plan_file(plan, writer, disk.get(source, source), source, by_source[source], after, moved)
+    canvases = [path for path in old if path.lower().endswith(".canvas")]
+    for canvas in canvases:
+        _plan_canvas(plan, writer, disk.get(canvas, canvas), canvas, moved)
+
+
+def _shortest(target: str, source: str, after: Resolver) -> str:
+    """The bare name when it resolves to ``target`` alone from ``source``, else the path
+    (a note without ``.md``)."""
+    name = target.rpartition("/")[2]
+    bare = name[:-3] if is_note_name(name) else name
+    landing = after.resolve(bare, source)
+    if landing.target == target and not landing.ambiguous:
+        return bare
+    return target[:-3] if is_note_name(name) else target
+
+
+def _candidates(written: str, expected: str, source: str, after: Resolver) -> list[str]:
+    """The linkpaths to try, shortest first: in the written style with the bare name, then
+    with the vault path, then ``/``-rooted (a file at the root shares its bare name)."""
+    full = path_in_style("x/" + written.rpartition("/")[2], expected, source, expected)
+    return [
+        path_in_style(written, expected, source, _shortest(expected, source, after)),
+        path_in_style(written, expected, source, full),
+        "/" + full,
+    ]
+
+
+def _plan_file(
+    plan: MovePlan,
+    writer: VaultWriter,
+    disk_rel: str,
+    source: str,
+    links: list[tuple[int, int, str, str]],
+    after: Resolver,
+    moved: dict[str, str],
+) -> None:
+    new_source = moved.get(source, source)
+    try:
+        snapshot = writer.read(disk_rel)
+        text = snapshot.data.decode("utf-8")
+    except (OSError, OutsideVault, UnicodeDecodeError) as exc:
+        plan.skipped.append({"source": source, "reason": f"cannot read the file: {exc}"})
+        return
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    body = text[len(bom) :]
+    starts = [0, *(i + 1 for i, ch in enumerate(body) if ch == "\n")]
+    out, at, count = [], 0, 0
+    for line, column, written, expected in sorted(links):
+        offset = starts[line - 1] + column - 1 if line <= len(starts) else -1
+        link = read_link(written)
+        if offset < at or body[offset : offset + len(written)] != written or link is None:
+            plan.skipped.append(
+                {"source": source, "line": line, "column": column, "reason": "not where indexed"}
+            )
+            continue
+        linkpath = link.linkpath
+        if link.markdown:
+            linkpath = percent_decoded(linkpath)
+        line_text = body[starts[line - 1] : body.find("\n", offset) % (len(body) + 1)]
+        in_table = line_text.lstrip().startswith("|")
+        replacement = None
+        for new_path in _candidates(linkpath.strip(), expected, new_source, after):
+            landing = after.resolve(new_path, new_source)
+            if landing.target == expected and not landing.ambiguous:
+                replacement = rewrite(link, linkpath=new_path, in_table=in_table)
+                break
+        if replacement is None:
+            plan.skipped.append(
+                {"source": source, "line": line, "column": column, "reason": "no unique path"}
+            )
+            continue
+        out += [body[at:offset], replacement]
+        at = offset + len(written)
+        count += 1
+    if count:
+        out.append(body[at:])
+        new_text = bom + "".join(out)
+        plan.rewrites.append(Rewrite(source, snapshot, text, new_text, count))
+
+
+def _plan_canvas(
+    plan: MovePlan, writer: VaultWriter, disk_rel: str, canvas: str, moved: dict[str, str]
+) -> None:
+    """A canvas's ``file`` nodes name vault paths: each moved one gets its new path, the rest
+    of the JSON as written."""
+    try:
+        snapshot = writer.read(disk_rel)
+        text = snapshot.data.decode("utf-8")
+        nodes = json.loads(text).get("nodes", [])
+    except (OSError, OutsideVault, UnicodeDecodeError, ValueError, AttributeError):
+        return
+    names = {
+        node["file"]
+        for node in nodes
+        if isinstance(node, dict) and isinstance(node.get("file"), str) and node["file"] in moved
+    }
+    new_text, count = text, 0
+    for name in names:
+        pattern = re.compile(r'("file"\s*:\s*)' + re.escape(json.dumps(name)))
+        new_value = json.dumps(moved[name])
+        new_text, n = pattern.subn(lambda m: m[1] + new_value, new_text)  # noqa: B023
+        count += n
+    if count:
+        plan.rewrites.append(Rewrite(canvas, snapshot, text, new_text, count))
+
+
+def carry_out(plan: MovePlan, vault: str) -> tuple[list[str], list[dict[str, str]]]:
+    """Rename on disk, then write the rewritten files at their new places: (paths written,
+    files not written with why)."""
+    root = os.path.realpath(vault)
+    writer = VaultWriter(vault)
+    src, dst = plan.top
+    real_src = writer.real_path(src) if not os.path.islink(os.path.join(root, src)) else src
+    parent = posixpath.dirname(dst)
+    if parent:
+        writer.real_path(parent + "/x")  # OutsideVault if the new folder leads out
+        os.makedirs(os.path.join(root, parent), exist_ok=True)
+        writer.real_path(parent + "/x")
+    target = os.path.join(root, dst)
+    if os.path.lexists(target):
+        raise FileExistsError(errno.EEXIST, "exists; not replaced", dst)
+    os.rename(os.path.join(root, real_src), target)
+    writer.unsynced.update({posixpath.dirname(real_src), parent})  # the rename itself, durable
+    moved = dict(plan.moves)
+    written: list[str] = []
+    changed: list[dict[str, str]] = []
+    for item in plan.rewrites:
+        new_path = moved.get(item.source, item.source)
+        snapshot = item.snapshot
+        if item.source in moved:
+            snapshot = replace(snapshot, path=new_path, real=writer.real_path(new_path))
+        try:
+            writer.replace(snapshot, item.new_text.encode("utf-8"), sync_folder=False)
+        except Changed:
+            changed.append({"path": new_path, "reason": "changed since it was read"})
+        except OSError as exc:
+            changed.append({"path": new_path, "reason": exc.strerror or str(exc)})
+        else:
+            written.append(new_path)
+    writer.sync_folders()
+    return written, changed

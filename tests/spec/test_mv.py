@@ -1,0 +1,152 @@
+"""`notedex mv` (docs/cli.md): a move or rename keeps every link landing on the same file, in
+its own style, and breaks nothing; a differential property over random moves."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import SpecVault
+
+
+def mv(v: SpecVault, *args: str, ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
+    data: dict[str, Any] = v.json("mv", *args, ok=ok)
+    return data
+
+
+def test_a_rename_rewrites_every_kind_of_link_and_the_canvas(v: SpecVault) -> None:
+    v.write("Projects/Old plan.md", "# Plan\n## Goals\n")
+    v.write(
+        "Index.md",
+        '---\nup: "[[Old plan]]"\n---\n'
+        "See [[Old plan#Goals|the plan]], [p](Projects/Old%20plan.md), ![[Old plan#Goals]]\n"
+        "| a | b |\n|---|---|\n| [[Old plan]] | x |\n",
+    )
+    v.write("Projects/Sub.md", "Up: [x](../Index.md) and [r](<./Old plan.md#Goals>)\n")
+    v.write("board.canvas", '{"nodes":[{"id":"1","type":"file","file":"Projects/Old plan.md"}]}')
+    dry = mv(v, "Projects/Old plan.md", "Archive/Roadmap 2026.md", "--dry-run")
+    assert dry["moves"] == [{"from": "Projects/Old plan.md", "to": "Archive/Roadmap 2026.md"}]
+    assert (v.root / "Projects/Old plan.md").exists() and "+See [[Roadmap 2026#Goals" in dry["diff"]
+    done = mv(v, "Projects/Old plan.md", "Archive/Roadmap 2026.md")
+    assert sorted(done["written"]) == ["Index.md", "Projects/Sub.md", "board.canvas"]
+    assert done["newBroken"] == 0
+    assert (v.root / "Index.md").read_text() == (
+        '---\nup: "[[Roadmap 2026|Old plan]]"\n---\n'
+        "See [[Roadmap 2026#Goals|the plan]], [p](Archive/Roadmap%202026.md), "
+        "![[Roadmap 2026#Goals]]\n"
+        "| a | b |\n|---|---|\n| [[Roadmap 2026\\|Old plan]] | x |\n"
+    )
+    assert (v.root / "Projects/Sub.md").read_text() == (
+        "Up: [x](../Index.md) and [r](<../Archive/Roadmap 2026.md#Goals>)\n"
+    )
+    assert '"file":"Archive/Roadmap 2026.md"' in (v.root / "board.canvas").read_text()
+    assert v.health()["brokenLinkCount"] == 0 and v.health()["brokenAnchorCount"] == 0
+
+
+def test_a_name_that_becomes_ambiguous_gets_enough_path(v: SpecVault) -> None:
+    v.write("Dup.md", "")
+    v.write("Other.md", "")
+    v.write("X/Src.md", "[[Dup]]\n")
+    mv(v, "Other.md", "X/Dup.md")
+    # From X/, a bare [[Dup]] would now land on X/Dup.md (same folder first).
+    assert (v.root / "X/Src.md").read_text() == "[[/Dup|Dup]]\n"
+    assert [lk["target"] for lk in v.show("X/Src.md")["links"]] == ["Dup.md"]
+
+
+def test_usage_errors(v: SpecVault) -> None:
+    v.write("A.md", "")
+    v.write("B.md", "")
+    assert v.run("mv", "A.md", "B.md").code == 2  # never replaces
+    assert v.run("mv", "Nope.md", "C.md").code == 2
+    assert v.run("mv", "A.md", "../outside.md").code == 2
+    assert v.run("mv", "A.md", ".hidden/A.md").code == 2
+    assert sorted(p.name for p in v.root.iterdir() if p.suffix == ".md") == ["A.md", "B.md"]
+
+
+# --- the differential property: after random moves the link graph, by identity, is the same ---
+
+FOLDERS = ["", "A/", "A/B/", "C/"]
+NAMES = ["Alpha", "Beta", "Gamma", "Delta"]
+
+
+@st.composite
+def vaults(draw: st.DrawFn) -> dict[str, str]:
+    files: dict[str, str] = {"img/pic.png": "png"}
+    paths = []
+    for name in NAMES:
+        for folder in draw(st.lists(st.sampled_from(FOLDERS), min_size=1, max_size=2, unique=True)):
+            paths.append(f"{folder}{name}.md")
+    for path in paths:
+        links = []
+        for target in draw(st.lists(st.sampled_from([*paths, "img/pic.png"]), max_size=4)):
+            stem = target.rpartition("/")[2].removesuffix(".md")
+            folder = path.rpartition("/")[0]
+            rel = "/".join([".."] * (folder.count("/") + 1 if folder else 0) + [target])
+            links.append(
+                draw(
+                    st.sampled_from(
+                        [
+                            f"[[{target.removesuffix('.md')}]]",
+                            f"[[{target.removesuffix('.md')}|shown]]",
+                            f"[t]({target.replace(' ', '%20')})",
+                            f"[t]({rel})" if folder else f"[t](./{target})",
+                            f"![[{stem}]]" if target.endswith(".png") else f"[[{target}#H]]",
+                        ]
+                    )
+                )
+            )
+        files[path] = "# H\n" + " ".join(links) + "\n"
+    return files
+
+
+def edges(v: SpecVault) -> Counter[tuple[str, str]]:
+    graph = v.graph()
+    kinds = {node["id"]: node["kind"] for node in graph["nodes"]}
+    return Counter(
+        {
+            (e["source"], e["target"]): e["count"]
+            for e in graph["edges"]
+            if kinds.get(e["target"]) != "unresolved"
+        }
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(files=vaults(), data=st.data())
+def test_random_moves_keep_the_link_graph(
+    tmp_path_factory: Any, files: dict[str, str], data: st.DataObject
+) -> None:
+    root = Path(tmp_path_factory.mktemp("vault"))
+    v = SpecVault(root, root.parent / "index.db")
+    for rel, text in files.items():
+        v.write(rel, text)
+    identity = {path: path for path in files}  # original path -> where it is now
+    before = edges(v)
+    broken = v.health()
+    for _ in range(data.draw(st.integers(1, 3))):
+        here = sorted(identity.values())
+        folders = sorted({p.rpartition("/")[0] for p in here if "/" in p})
+        src = data.draw(st.sampled_from(here + folders))
+        dst = data.draw(st.sampled_from(["Moved/", "A/", "Z/Y/", ""])) + data.draw(
+            st.sampled_from(["New", "Alpha", "Deep/Er"])
+        )
+        if src in here and src.endswith(".md"):
+            dst += ".md"
+        elif src in here:
+            dst += ".png"
+        result = v.run("mv", src, dst)
+        if result.code == 2:
+            continue  # an existing destination, a folder into itself: refused, nothing moved
+        assert result.code == 0, result.stdout + result.stderr
+        moved = {m["from"]: m["to"] for m in result.json()["moves"]}
+        identity = {orig: moved.get(now, now) for orig, now in identity.items()}
+    after = edges(v)
+    expected = Counter({(identity[s], identity[t]): n for (s, t), n in before.items()})
+    assert after == expected
+    health = v.health()
+    assert health["brokenLinkCount"] <= broken["brokenLinkCount"]
+    assert health["brokenAnchorCount"] <= broken["brokenAnchorCount"]
