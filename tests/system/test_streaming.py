@@ -186,3 +186,61 @@ def test_streamed_graph_text_and_dot_are_byte_identical(
     out = io.StringIO()
     (render_dot if fmt == "dot" else render_graph)(Renderer(vault, out), data)
     assert got.stdout.decode() == out.getvalue()
+
+
+def _export_oracle(stdout: bytes) -> bytes:
+    """What the whole-document writer made of the same document: ``json.dumps`` with
+    ``indent=2`` and a newline (the export's format before issue 35), byte for byte."""
+    import json
+
+    return (json.dumps(json.loads(stdout), ensure_ascii=False, indent=2) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    "since", [None, "2000-01-01", "2999-01-01"], ids=["all", "since-old", "since-none"]
+)
+def test_streamed_export_is_byte_identical_to_the_whole_document(
+    indexed: tuple[Path, Path], since: str | None
+) -> None:
+    vault, db = indexed
+    extra = ("--changed-since", since) if since else ()
+    got = _cli(vault, db, "export", *extra, "--no-refresh")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == _export_oracle(got.stdout)
+    import json
+
+    records = json.loads(got.stdout)["records"]
+    conn = connect_readonly(db)
+    with conn:
+        notes = scan(conn)["noteCount"]
+    assert len(records) == (0 if since == "2999-01-01" else notes)
+    odd = next(r for r in records if r["id"] == "obsidian:笔记/东京 ノート.md") if records else None
+    assert odd is None or {"link:Gone.md", "link:不在", "旅行"} <= set(odd["tags"])
+
+
+def test_export_to_a_file_is_the_same_document(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    vault, db = indexed
+    out = tmp_path / "out.json"
+    got = _cli(vault, db, "export", "--out", str(out), "--no-refresh")
+    assert got.returncode == 0, got.stderr
+    body = out.read_bytes()
+    assert body == _export_oracle(body)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
+
+
+def test_no_export_write_holds_the_whole_document(indexed: tuple[Path, Path]) -> None:
+    """As for the JSON answers above: the export goes out chunk by chunk while notes are read."""
+    from notedex.query import stream
+    from notedex.query.export import export_connector
+
+    vault, db = indexed
+    writes: list[str] = []
+    conn = connect_readonly(db)
+    with conn:
+        stream.streamed(conn, lambda c, doc: export_connector(c, doc, vault), writes.append)
+    whole = "".join(writes)
+    assert whole.encode() == _export_oracle(whole.encode())
+    assert len(whole) > 4 * stream.CHUNK
+    # A chunk closes after the record that fills it: records of a few kB overshoot it a little.
+    assert len(writes) >= len(whole) // (2 * stream.CHUNK)
+    assert max(len(w) for w in writes) < 2 * stream.CHUNK

@@ -621,29 +621,32 @@ def cmd_index(args: "argparse.Namespace") -> int:
 
 
 def cmd_export(args: "argparse.Namespace") -> int:
-    from notedex.query.export import export_connector, parse_since, resolve_out, write_document
+    from notedex.query.export import export_connector, parse_since, resolve_out, write_export
 
     cfg = _config(args)
     since = parse_since(args.changed_since) if args.changed_since else None
     target = resolve_out(args.out, cfg.vault)
     conn = _open(cfg, args)
     with conn:
-        document, skipped = export_connector(
+        records, skipped = write_export(
             conn,
-            cfg.vault,
-            changed_since=since,
-            max_bytes=cfg.max_bytes,
-            follow_symlinks=cfg.follow_symlinks,
+            target,
+            lambda doc: export_connector(
+                conn,
+                doc,
+                cfg.vault,
+                changed_since=since,
+                max_bytes=cfg.max_bytes,
+                follow_symlinks=cfg.follow_symlinks,
+                skip=lambda line: print(f"notedex: skipped {line}", file=sys.stderr),
+            ),
         )
-    for line in skipped:
-        print(f"notedex: skipped {line}", file=sys.stderr)
-    write_document(document, target)
     if target is not None:
-        summary = {"out": str(target), "records": len(document["records"]), "skipped": len(skipped)}
+        summary = {"out": str(target), "records": records, "skipped": skipped}
         _report(
             args,
             summary,
-            lambda: f"wrote {summary['records']} records to {target} ({len(skipped)} skipped)",
+            lambda: f"wrote {summary['records']} records to {target} ({skipped} skipped)",
         )
     return EXIT_OK
 

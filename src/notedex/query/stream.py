@@ -213,8 +213,8 @@ def scan_json(
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
-        tags = _ByPath(read.names_in_path_order(conn, "tags"))
-        aliases = _ByPath(read.names_in_path_order(conn, "aliases"))
+        tags = ByPath(read.names_in_path_order(conn, "tags"))
+        aliases = ByPath(read.names_in_path_order(conn, "aliases"))
         doc.add('{"notes":[')
         notes = doc.items(
             encode(scan_entry(r, tags.take(r["path"]), aliases.take(r["path"])))
@@ -227,20 +227,23 @@ def scan_json(
         doc.add(f'],"noteCount":{notes},"errorCount":{errors}}}')
 
 
-class _ByPath:
-    """(path, name) rows in path order, taken note by note as the notes come in path order."""
+class ByPath:
+    """(path, name) rows in path order, taken note by note as the notes come in path order
+    (rows of paths never asked for are skipped). With ``whole``, ``take`` gives the rows
+    themselves, for rows of more than one value."""
 
-    def __init__(self, rows: Iterable[tuple[str, str]]) -> None:
+    def __init__(self, rows: Iterable[tuple[Any, ...]], *, whole: bool = False) -> None:
         self._rows = iter(rows)
         self._next = next(self._rows, None)
+        self._whole = whole
 
-    def take(self, path: str) -> list[str]:
+    def take(self, path: str) -> list[Any]:
         # Python orders str by code point, SQLite's BINARY by UTF-8 bytes: the same order.
-        names: list[str] = []
+        names: list[Any] = []
         while self._next is not None and self._next[0] < path:
             self._next = next(self._rows, None)
         while self._next is not None and self._next[0] == path:
-            names.append(self._next[1])
+            names.append(self._next if self._whole else self._next[1])
             self._next = next(self._rows, None)
         return names
 

@@ -165,8 +165,11 @@ def body_index_empty(conn: sqlite3.Connection) -> bool:
 # -- export -----------------------------------------------------------------------------------
 
 
-def export_notes(conn: sqlite3.Connection, *, modified_after_ns: int | None = None) -> list[Row]:
-    """Reportable notes for an export, by path; optionally only those modified after a time."""
+def export_notes(
+    conn: sqlite3.Connection, *, modified_after_ns: int | None = None
+) -> sqlite3.Cursor:
+    """Reportable notes for an export, by path, as a cursor read row by row; optionally only
+    those modified after a time."""
     where = "n.excluded = 0"
     params: list[int] = []
     if modified_after_ns is not None:
@@ -181,27 +184,22 @@ def export_notes(conn: sqlite3.Connection, *, modified_after_ns: int | None = No
         ORDER BY f.path
         """,
         params,
-    ).fetchall()
+    )
 
 
-def link_targets(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[int, list[Row]]:
-    """Each note's references in document order: the target path, or NULL and the linkpath.
+def link_targets_in_path_order(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """Each file's references as (source path, target path or NULL, linkpath) rows, by source
+    path, then in document order: a stream to merge with ``export_notes`` (issue 35).
 
     Self-links (``[[#Heading]]`` or a link that lands on its own note) are left out.
     """
-    out: dict[int, list[Row]] = {}
-    if not file_ids:
-        return out
-    rows = conn.execute(
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
         """
-        SELECT l.source_id AS source_id, t.path AS target, l.linkpath AS linkpath
-        FROM links l LEFT JOIN files t ON t.id = l.target_id
-        WHERE l.source_id IN (SELECT value FROM json_each(?))
-          AND l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
-        ORDER BY l.source_id, l.line, l.col, l.seq
-        """,
-        (_ids(file_ids),),
-    ).fetchall()
-    for row in rows:
-        out.setdefault(int(row["source_id"]), []).append(row)
-    return out
+        SELECT f.path, t.path, l.linkpath
+        FROM files f JOIN links l ON l.source_id = f.id LEFT JOIN files t ON t.id = l.target_id
+        WHERE l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
+        ORDER BY f.path, l.line, l.col, l.seq
+        """
+    )
