@@ -244,3 +244,61 @@ def test_no_export_write_holds_the_whole_document(indexed: tuple[Path, Path]) ->
     # A chunk closes after the record that fills it: records of a few kB overshoot it a little.
     assert len(writes) >= len(whole) // (2 * stream.CHUNK)
     assert max(len(w) for w in writes) < 2 * stream.CHUNK
+
+
+def _rendered(vault: Path, db: Path, build: object, render: object) -> str:
+    import io
+
+    from notedex.query.output import Renderer
+
+    conn = connect_readonly(db)
+    with conn:
+        data = build(conn)  # type: ignore[operator]
+    out = io.StringIO()
+    render(Renderer(vault, out), data)  # type: ignore[operator]
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("command", "build", "code"),
+    [
+        (("scan",), scan, 0),
+        (("scan", "--tag", "旅行"), lambda conn: scan(conn, tag="旅行"), 0),
+        (("scan", "--type", "nothing-has-this"), lambda conn: scan(conn, note_type="x-none"), 0),
+        (("health",), health, 1),
+    ],
+    ids=["scan", "scan-tag", "scan-type-empty", "health"],
+)
+def test_streamed_scan_and_health_text_are_byte_identical(
+    indexed: tuple[Path, Path], command: tuple[str, ...], build: object, code: int
+) -> None:
+    from notedex.query.render import render_health, render_scan
+
+    vault, db = indexed
+    got = _cli(vault, db, *command, "--no-refresh")
+    assert got.returncode == code, got.stderr
+    assert got.stderr == b""
+    render = render_health if command[0] == "health" else render_scan
+    assert got.stdout.decode() == _rendered(vault, db, build, render)
+
+
+@pytest.mark.parametrize("name", ["scan", "health"])
+def test_no_text_write_holds_the_whole_answer(indexed: tuple[Path, Path], name: str) -> None:
+    from notedex.query import stream
+    from notedex.query.render import render_health, render_scan
+
+    vault, db = indexed
+    writes: list[str] = []
+    conn = connect_readonly(db)
+    with conn:
+        stream.streamed(conn, getattr(stream, f"{name}_text"), writes.append)
+    expected = _rendered(
+        vault,
+        db,
+        scan if name == "scan" else health,
+        render_scan if name == "scan" else render_health,
+    )
+    assert "".join(writes) == expected
+    assert len(expected) > 2 * stream.CHUNK
+    assert len(writes) >= len(expected) // stream.CHUNK
+    assert max(len(w) for w in writes) < stream.CHUNK + 4096

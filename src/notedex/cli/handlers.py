@@ -197,6 +197,7 @@ def _streams_text(args: "argparse.Namespace") -> bool:
     (whose rendering may differ: hyperlinks, cut columns)."""
     return (
         not args.json
+        and not (getattr(args, "paths", False) or getattr(args, "nul", False))
         and getattr(args, "limit", None) is None
         and not getattr(args, "offset", 0)
         and not sys.stdout.isatty()
@@ -330,6 +331,10 @@ def cmd_health(args: "argparse.Namespace") -> int:
         from notedex.query.stream import health_json as streamed_health
 
         return _streamed(args, _config(args), streamed_health)
+    if _streams_text(args):
+        from notedex.query.stream import health_text
+
+        return _streamed(args, _config(args), health_text)
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
     return answer(
@@ -355,6 +360,14 @@ def cmd_scan(args: "argparse.Namespace") -> int:
             args,
             _config(args),
             lambda conn, doc: scan_json(conn, doc, tag=args.tag, note_type=args.note_type),
+        )
+    if _streams_text(args):
+        from notedex.query.stream import scan_text
+
+        return _streamed(
+            args,
+            _config(args),
+            lambda conn, doc: scan_text(conn, doc, tag=args.tag, note_type=args.note_type),
         )
     return answer(
         args,
