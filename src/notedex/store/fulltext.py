@@ -112,6 +112,43 @@ def body_matches(
     return ranked[offset:want]
 
 
+def index_term(token: str) -> str | None:
+    """The one term the body index holds for ``token`` (case folded, diacritics removed,
+    porter-stemmed: what ``body_fts`` matches it against); None when it is not one term."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.execute(f"CREATE VIRTUAL TABLE one USING fts5(body, tokenize = '{TOKENIZER}')")
+        mem.execute("INSERT INTO one(body) VALUES (?)", (token,))
+        mem.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(one, 'instance')")
+        found = mem.execute("SELECT term FROM terms").fetchall()
+    finally:
+        mem.close()
+    return str(found[0][0]) if len(found) == 1 else None
+
+
+def first_offsets(conn: sqlite3.Connection, term: str) -> dict[str, tuple[int, int]]:
+    """For every note whose indexed body holds ``term``: its path -> (the content key it was
+    indexed with, the token offset of the term's first instance in ``segment(body)``). Read
+    from the index's position lists (an ``fts5vocab`` table of the connection's own, in TEMP),
+    no body read: where a search hit's first match is, when the file is still that content."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_instances"
+        " USING fts5vocab(main, 'body_fts', 'instance')"
+    )
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(
+        """
+        SELECT f.path, n.content_hash, m.first
+        FROM (SELECT doc, min(offset) AS first FROM temp.body_instances WHERE term = ?
+              GROUP BY doc) m
+        CROSS JOIN files f ON f.id = m.doc CROSS JOIN notes n ON n.file_id = m.doc
+        """,
+        (term,),
+    )
+    return {path: (key, first) for path, key, first in rows}
+
+
 def body_match_paths(conn: sqlite3.Connection, expression: str, *, limit: int) -> list[str]:
     """The vault paths of up to ``limit`` matching notes in path order, without bm25 (which
     reads every hit's column sizes): the cheap listing of every hit (``search --paths``)."""
