@@ -305,24 +305,26 @@ def _token_span(nbody: str, offset: int, hint: str) -> tuple[int, int] | None:
     character before its end might tokenize otherwise than counted here.
 
     The characters become their classes in one ``translate`` (C), first only up to the end of
-    the line where ``hint`` (the word, lower-cased) first occurs, where the match most often
+    the line where ``hint`` (the word, lower-cased) first occurs as written, where the match most often
     is (a line ends between tokens: that prefix's tokens are the body's first ones), and the
     tokens before it are counted by one ``split`` (C); else the token is found by a scan of
     the classes. No step of Python per token."""
-    lowered = nbody.lower()
-    at = lowered.find(hint) if len(lowered) == len(nbody) else -1
+    # The word as written in lower case, capitalised or upper case (no lower() of the body: a
+    # copy of it); an occurrence missed here only makes the prefix longer.
+    found = [at for at in map(nbody.find, {hint, hint.capitalize(), hint.upper()}) if at >= 0]
+    at = min(found, default=-1)
     cut = nbody.find("\n", at) if at >= 0 else -1
     if cut >= 0:
         classes = nbody[:cut].translate(_CLASSES)
         starts = classes[at] == "c" or (classes[at] == "a" and classes[at - 1 : at] != "a")
         if starts and len(classes[:at].replace("c", " c ").split()) == offset:
             return _token_at(classes, at)
-        found = _nth_token(classes, offset)
-        if found is not None:
-            return _token_at(classes, found)
+        start = _nth_token(classes, offset)
+        if start is not None:
+            return _token_at(classes, start)
     classes = nbody.translate(_CLASSES)
-    found = _nth_token(classes, offset)
-    return None if found is None else _token_at(classes, found)
+    start = _nth_token(classes, offset)
+    return None if start is None else _token_at(classes, start)
 
 
 def _nth_token(classes: str, offset: int) -> int | None:
