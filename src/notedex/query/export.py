@@ -95,6 +95,7 @@ def export_connector(
     doc.add('  "records": [')
     records = skipped = 0
     files = VaultReader(vault, follow_outside=follow_symlinks)
+    read.unmapped(conn)
     with read_transaction(conn):
         tags = ByPath(read.names_in_path_order(conn, "tags"))
         links = ByPath(fulltext.link_targets_in_path_order(conn), whole=True)

@@ -210,14 +210,16 @@ def link_targets_in_path_order(conn: sqlite3.Connection) -> sqlite3.Cursor:
     """Each file's references as (source path, target path or NULL, linkpath) rows, by source
     path, then in document order: a stream to merge with ``export_notes`` (issue 35).
 
-    Self-links (``[[#Heading]]`` or a link that lands on its own note) are left out.
+    Self-links (``[[#Heading]]`` or a link that lands on its own note) are left out. The files
+    lead (CROSS JOIN), by their path index: SQLite sorts one file's links at a time, never
+    every link of the vault.
     """
     cursor = conn.cursor()
     cursor.row_factory = None
     return cursor.execute(
         """
         SELECT f.path, t.path, l.linkpath
-        FROM files f JOIN links l ON l.source_id = f.id LEFT JOIN files t ON t.id = l.target_id
+        FROM files f CROSS JOIN links l ON l.source_id = f.id LEFT JOIN files t ON t.id = l.target_id
         WHERE l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
         ORDER BY f.path, l.line, l.col, l.seq
         """
