@@ -5,7 +5,10 @@ by asking FTS5 which tokens matched (``highlight()``) and is mapped back to the 
 disk. The mapping is a short list of blocks, one per piece ``segment`` keeps (a stretch of
 non-CJK text, or a whole CJK run as bigrams), built from ``vault.text.cjk_run_spans`` (no
 ``re``) and looked up with ``bisect``: per character it costs only in the words holding CJK text,
-which is what let a search that shows every hit stop spending its time here (issue 15).
+which is what let a search that shows every hit stop spending its time here (issue 15). Many
+hits of one word skip that: ``locate_indexed`` takes the first match from the index's position
+lists and counts tokens in the file's text to find it there, matching again only what it cannot
+be sure of (issue 35).
 """
 
 from __future__ import annotations
