@@ -994,8 +994,18 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     info["search_every_hit_args"] = list(every)
     search_all = Command("search, every hit", (*nd, "search", vault.keyword, *every, *where))
     search_top = Command("search, top 20", (*nd, "search", vault.keyword, "--json", *where))
-    rg = rg_miss = None
+    # Every hit with its first matching line (issue 35): the job of `rg -i -n -m 1`.
+    search_lines = Command(
+        "search, every hit with its line",
+        (*nd, "search", vault.keyword, "--limit", "1000000", *where),
+    )
+    rg = rg_miss = rg_lines = None
     if tools.rg:
+        rg_lines = Command(
+            "rg -n -m 1",
+            (tools.rg, "-i", "-n", "-m", "1", vault.keyword, str(vault.path)),
+            ok=(0, 1),
+        )
         rg = Command("rg", (tools.rg, "-l", "-i", vault.keyword, str(vault.path)), ok=(0, 1))
         rg_miss = Command(
             "rg miss", (tools.rg, "-l", "-i", MISS_KEYWORD, str(vault.path)), ok=(0, 1)
@@ -1006,6 +1016,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
         ("health", [python, health]),
         ("scan", [python, scan]),
         ("search_all", [python, search_all, *([rg] if rg else [])]),
+        ("search_lines", [python, search_lines, *([rg_lines] if rg_lines else [])]),
         ("search", [python, search_top]),
         ("tags", [python, tags]),
         ("mentions", [python, mentions]),
@@ -1067,7 +1078,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
                     record(f"{key}_vs_startup", main / start_up)
                     if len(commands) > 2:
                         other = median(got[commands[2].name])
-                        if key != "search_all":  # the same rg command as the lookup group's
+                        if key not in ("search_all", "search_lines"):  # rg -l, as lookup's
                             record(f"rg{'_miss' if key == 'lookup_miss' else ''}_ms", other * 1000)
                         record(f"rg_vs_{key}", other / main)
                 done = save_loop(
@@ -1272,6 +1283,13 @@ ROWS: list[Row] = [
         (">=", 5),
         "10k: > 1x",
         ((10_000, ">", 1),),
+    ),
+    Row("search_lines_ms", "`search KEYWORD --limit 1000000`, every hit with its line", "ms"),
+    Row(
+        "rg_vs_search_lines",
+        "rg -i -n -m 1 ÷ every hit with its line (same job)",
+        "x",
+        (">=", 1),
     ),
     Row("search_ms", "`search KEYWORD` (top 20)", "ms"),
     Row("search_vs_startup", "search top 20 / start-up", "x", ("<=", 2)),

@@ -56,6 +56,7 @@ FIGURES = [
     "lookup_refresh_nodaemon_vs_startup",
     "etag_check_ms",
     "search_all_ms",
+    "search_lines_ms",
     "search_all_vs_startup",
     "search_ms",
     "search_vs_startup",
@@ -67,7 +68,14 @@ FIGURES = [
     "git_checkout_moves_total_s",
     "sigterm_exit_s",
 ]
-RIPGREP_FIGURES = ["rg_ms", "rg_vs_lookup", "rg_miss_ms", "rg_vs_lookup_miss", "rg_vs_search_all"]
+RIPGREP_FIGURES = [
+    "rg_ms",
+    "rg_vs_lookup",
+    "rg_miss_ms",
+    "rg_vs_lookup_miss",
+    "rg_vs_search_all",
+    "rg_vs_search_lines",
+]
 TARGETS = {
     "cold_index_s",
     "noop_reconcile_s",
@@ -86,6 +94,7 @@ TARGETS = {
     "db_no_body_ratio",
     "etag_check_ms",
     "rg_vs_search_all",
+    "rg_vs_search_lines",
     "search_vs_startup",
     "body_ratio",
     "folder_rename_visible_s",

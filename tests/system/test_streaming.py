@@ -186,3 +186,119 @@ def test_streamed_graph_text_and_dot_are_byte_identical(
     out = io.StringIO()
     (render_dot if fmt == "dot" else render_graph)(Renderer(vault, out), data)
     assert got.stdout.decode() == out.getvalue()
+
+
+def _export_oracle(stdout: bytes) -> bytes:
+    """What the whole-document writer made of the same document: ``json.dumps`` with
+    ``indent=2`` and a newline (the export's format before issue 35), byte for byte."""
+    import json
+
+    return (json.dumps(json.loads(stdout), ensure_ascii=False, indent=2) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    "since", [None, "2000-01-01", "2999-01-01"], ids=["all", "since-old", "since-none"]
+)
+def test_streamed_export_is_byte_identical_to_the_whole_document(
+    indexed: tuple[Path, Path], since: str | None
+) -> None:
+    vault, db = indexed
+    extra = ("--changed-since", since) if since else ()
+    got = _cli(vault, db, "export", *extra, "--no-refresh")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == _export_oracle(got.stdout)
+    import json
+
+    records = json.loads(got.stdout)["records"]
+    conn = connect_readonly(db)
+    with conn:
+        notes = scan(conn)["noteCount"]
+    assert len(records) == (0 if since == "2999-01-01" else notes)
+    odd = next(r for r in records if r["id"] == "obsidian:笔记/东京 ノート.md") if records else None
+    assert odd is None or {"link:Gone.md", "link:不在", "旅行"} <= set(odd["tags"])
+
+
+def test_export_to_a_file_is_the_same_document(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    vault, db = indexed
+    out = tmp_path / "out.json"
+    got = _cli(vault, db, "export", "--out", str(out), "--no-refresh")
+    assert got.returncode == 0, got.stderr
+    body = out.read_bytes()
+    assert body == _export_oracle(body)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
+
+
+def test_no_export_write_holds_the_whole_document(indexed: tuple[Path, Path]) -> None:
+    """As for the JSON answers above: the export goes out chunk by chunk while notes are read."""
+    from notedex.query import stream
+    from notedex.query.export import export_connector
+
+    vault, db = indexed
+    writes: list[str] = []
+    conn = connect_readonly(db)
+    with conn:
+        stream.streamed(conn, lambda c, doc: export_connector(c, doc, vault), writes.append)
+    whole = "".join(writes)
+    assert whole.encode() == _export_oracle(whole.encode())
+    assert len(whole) > 4 * stream.CHUNK
+    # A chunk closes after the record that fills it: records of a few kB overshoot it a little.
+    assert len(writes) >= len(whole) // (2 * stream.CHUNK)
+    assert max(len(w) for w in writes) < 2 * stream.CHUNK
+
+
+def _rendered(vault: Path, db: Path, build: object, render: object) -> str:
+    import io
+
+    from notedex.query.output import Renderer
+
+    conn = connect_readonly(db)
+    with conn:
+        data = build(conn)  # type: ignore[operator]
+    out = io.StringIO()
+    render(Renderer(vault, out), data)  # type: ignore[operator]
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("command", "build", "code"),
+    [
+        (("scan",), scan, 0),
+        (("scan", "--tag", "旅行"), lambda conn: scan(conn, tag="旅行"), 0),
+        (("scan", "--type", "nothing-has-this"), lambda conn: scan(conn, note_type="x-none"), 0),
+        (("health",), health, 1),
+    ],
+    ids=["scan", "scan-tag", "scan-type-empty", "health"],
+)
+def test_streamed_scan_and_health_text_are_byte_identical(
+    indexed: tuple[Path, Path], command: tuple[str, ...], build: object, code: int
+) -> None:
+    from notedex.query.render import render_health, render_scan
+
+    vault, db = indexed
+    got = _cli(vault, db, *command, "--no-refresh")
+    assert got.returncode == code, got.stderr
+    assert got.stderr == b""
+    render = render_health if command[0] == "health" else render_scan
+    assert got.stdout.decode() == _rendered(vault, db, build, render)
+
+
+@pytest.mark.parametrize("name", ["scan", "health"])
+def test_no_text_write_holds_the_whole_answer(indexed: tuple[Path, Path], name: str) -> None:
+    from notedex.query import stream
+    from notedex.query.render import render_health, render_scan
+
+    vault, db = indexed
+    writes: list[str] = []
+    conn = connect_readonly(db)
+    with conn:
+        stream.streamed(conn, getattr(stream, f"{name}_text"), writes.append)
+    expected = _rendered(
+        vault,
+        db,
+        scan if name == "scan" else health,
+        render_scan if name == "scan" else render_health,
+    )
+    assert "".join(writes) == expected
+    assert len(expected) > 2 * stream.CHUNK
+    assert len(writes) >= len(expected) // stream.CHUNK
+    assert max(len(w) for w in writes) < stream.CHUNK + 4096

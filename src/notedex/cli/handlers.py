@@ -197,6 +197,7 @@ def _streams_text(args: "argparse.Namespace") -> bool:
     (whose rendering may differ: hyperlinks, cut columns)."""
     return (
         not args.json
+        and not (getattr(args, "paths", False) or getattr(args, "nul", False))
         and getattr(args, "limit", None) is None
         and not getattr(args, "offset", 0)
         and not sys.stdout.isatty()
@@ -343,6 +344,10 @@ def cmd_health(args: "argparse.Namespace") -> int:
         from notedex.query.stream import health_json as streamed_health
 
         return _streamed(args, _config(args), streamed_health)
+    if _streams_text(args):
+        from notedex.query.stream import health_text
+
+        return _streamed(args, _config(args), health_text)
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
     return answer(
@@ -368,6 +373,14 @@ def cmd_scan(args: "argparse.Namespace") -> int:
             args,
             _config(args),
             lambda conn, doc: scan_json(conn, doc, tag=args.tag, note_type=args.note_type),
+        )
+    if _streams_text(args):
+        from notedex.query.stream import scan_text
+
+        return _streamed(
+            args,
+            _config(args),
+            lambda conn, doc: scan_text(conn, doc, tag=args.tag, note_type=args.note_type),
         )
     return answer(
         args,
@@ -783,29 +796,32 @@ def cmd_index(args: "argparse.Namespace") -> int:
 
 
 def cmd_export(args: "argparse.Namespace") -> int:
-    from notedex.query.export import export_connector, parse_since, resolve_out, write_document
+    from notedex.query.export import export_connector, parse_since, resolve_out, write_export
 
     cfg = _config(args)
     since = parse_since(args.changed_since) if args.changed_since else None
     target = resolve_out(args.out, cfg.vault)
     conn = _open(cfg, args)
     with conn:
-        document, skipped = export_connector(
+        records, skipped = write_export(
             conn,
-            cfg.vault,
-            changed_since=since,
-            max_bytes=cfg.max_bytes,
-            follow_symlinks=cfg.follow_symlinks,
+            target,
+            lambda doc: export_connector(
+                conn,
+                doc,
+                cfg.vault,
+                changed_since=since,
+                max_bytes=cfg.max_bytes,
+                follow_symlinks=cfg.follow_symlinks,
+                skip=lambda line: print(f"notedex: skipped {line}", file=sys.stderr),
+            ),
         )
-    for line in skipped:
-        print(f"notedex: skipped {line}", file=sys.stderr)
-    write_document(document, target)
     if target is not None:
-        summary = {"out": str(target), "records": len(document["records"]), "skipped": len(skipped)}
+        summary = {"out": str(target), "records": records, "skipped": skipped}
         _report(
             args,
             summary,
-            lambda: f"wrote {summary['records']} records to {target} ({len(skipped)} skipped)",
+            lambda: f"wrote {summary['records']} records to {target} ({skipped} skipped)",
         )
     return EXIT_OK
 

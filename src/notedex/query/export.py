@@ -7,7 +7,8 @@ One record per reportable note (Obsidian-excluded files are left out, as in ever
 sha256 of the raw file) and ``sourceMetadata`` (``relativePath``, ``frontmatter``).
 
 Frontmatter comes from the index (``notes.properties``, already JSON); only the text and hash
-are read from disk, so the query path never needs the YAML stack.
+are read from disk, so the query path never needs the YAML stack. The document is written
+while the notes are read, one note in memory at a time (ARCHITECTURE "Streaming answers").
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ import hashlib
 import json
 import os
 import sqlite3
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from notedex.errors import UsageError
+from notedex.query.stream import ByPath, Document, streamed
 from notedex.store import fulltext, read
 from notedex.store.connect import read_transaction
 from notedex.vault.files import (
@@ -64,60 +66,81 @@ def _epoch_ns(when: dt.datetime) -> int:
 
 def export_connector(
     conn: sqlite3.Connection,
+    doc: Document,
     vault: Path,
     *,
     changed_since: dt.datetime | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     now: dt.datetime | None = None,
     follow_symlinks: bool = False,
-) -> tuple[dict[str, Any], list[str]]:
-    """The connector-v1 document, and one line per note that was left out (and why);
-    ``follow_symlinks``: the setting, for the reads (``vault.reading``)."""
+    skip: Callable[[str], object] | None = None,
+) -> tuple[int, int]:
+    """Write the connector-v1 document to ``doc`` record by record, as
+    ``json.dumps(document, ensure_ascii=False, indent=2)`` would write it whole (issue 35: one
+    note's text and file in memory at a time); ``skip`` gets one line per note that was left
+    out (and why). (records written, notes left out); ``follow_symlinks``: the setting, for the
+    reads (``vault.reading``)."""
     produced = now or dt.datetime.now(dt.UTC)
     after = _epoch_ns(changed_since) if changed_since is not None else None
-    with read_transaction(conn):
-        rows = fulltext.export_notes(conn, modified_after_ns=after)
-        ids = [r["file_id"] for r in rows]
-        tags = read.tags_by_note(conn, ids)
-        links = fulltext.link_targets(conn, ids)
-    records: list[dict[str, Any]] = []
-    skipped: list[str] = []
-    files = VaultReader(vault, follow_outside=follow_symlinks)
-    for row in rows:
-        raw, mtime_ns, problem = _read(files, row["disk_rel"] or row["path"], max_bytes)
-        if problem is not None or raw is None:
-            skipped.append(f"{row['path']}: {problem}")
-            continue
-        text = strip_frontmatter(note_text(raw))
-        labels = list(tags.get(row["file_id"], []))
-        for link in links.get(row["file_id"], []):
-            target = link["target"] if link["target"] is not None else broken_key(link["linkpath"])
-            labels.append(f"link:{target}")
-        folder = row["path"].rpartition("/")[0]
-        if folder:
-            labels.append(f"folder:{folder}")
-        records.append(
-            {
-                "id": f"obsidian:{row['path']}",
-                "title": row["stem"],
-                "text": text,
-                "tags": list(dict.fromkeys(labels)),
-                "timestamp": iso_utc(mtime_ns),
-                "contentHash": hashlib.sha256(raw).hexdigest()[:16],
-                "sourceMetadata": {
-                    "relativePath": row["path"],
-                    "frontmatter": json.loads(row["properties"]) if row["properties"] else {},
-                },
-            }
-        )
-    document = {
+    if after is not None:
+        after = min(after, (1 << 63) - 1)  # past 2262 no mtime is newer, nor fits SQLite
+    encode = json.JSONEncoder(ensure_ascii=False, indent=2).encode
+    head = {
         "version": "connector-v1",
         "source": "obsidian",
         "scope": f"vault:{vault.name}",
         "producedAt": iso_utc(_epoch_ns(produced)),
-        "records": records,
     }
-    return document, skipped
+    doc.add("{\n" + "".join(f"  {encode(k)}: {encode(v)},\n" for k, v in head.items()))
+    doc.add('  "records": [')
+    records = skipped = 0
+    files = VaultReader(vault, follow_outside=follow_symlinks)
+    read.unmapped(conn)
+    with read_transaction(conn):
+        tags = ByPath(read.names_in_path_order(conn, "tags"))
+        links = ByPath(fulltext.link_targets_in_path_order(conn), whole=True)
+        for row in fulltext.export_notes(conn, modified_after_ns=after):
+            labels = tags.take(row["path"])
+            references = links.take(row["path"])
+            raw, mtime_ns, problem = _read(files, row["disk_rel"] or row["path"], max_bytes)
+            if problem is not None or raw is None:
+                skipped += 1
+                if skip is not None:
+                    skip(f"{row['path']}: {problem}")
+                continue
+            record = _record(row, raw, mtime_ns, labels, references)
+            # A record at depth 2: json's own indentation, shifted; no string holds a raw newline.
+            doc.add(("," if records else "") + "\n    " + encode(record).replace("\n", "\n    "))
+            records += 1
+    doc.add("\n  ]\n}" if records else "]\n}")
+    return records, skipped
+
+
+def _record(
+    row: sqlite3.Row,
+    raw: bytes,
+    mtime_ns: int,
+    labels: list[str],
+    references: list[tuple[str, str | None, str]],
+) -> dict[str, Any]:
+    """One note's record: ``labels`` its tags, ``references`` its (source, target, linkpath)."""
+    for _source, target, linkpath in references:
+        labels.append(f"link:{target if target is not None else broken_key(linkpath)}")
+    folder = row["path"].rpartition("/")[0]
+    if folder:
+        labels.append(f"folder:{folder}")
+    return {
+        "id": f"obsidian:{row['path']}",
+        "title": row["stem"],
+        "text": strip_frontmatter(note_text(raw)),
+        "tags": list(dict.fromkeys(labels)),
+        "timestamp": iso_utc(mtime_ns),
+        "contentHash": hashlib.sha256(raw).hexdigest()[:16],
+        "sourceMetadata": {
+            "relativePath": row["path"],
+            "frontmatter": json.loads(row["properties"]) if row["properties"] else {},
+        },
+    }
 
 
 def _read(files: VaultReader, rel: str, max_bytes: int) -> tuple[bytes | None, int, str | None]:
@@ -148,17 +171,27 @@ def resolve_out(out: str | None, vault: Path) -> Path | None:
     raise UsageError(f"--out must be outside the vault: {target}")
 
 
-def write_document(document: dict[str, Any], target: Path | None) -> None:
-    """Write the document to ``target`` atomically (write, then rename), or to stdout."""
-    payload = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+def write_export(
+    conn: sqlite3.Connection, target: Path | None, body: Callable[[Document], tuple[int, int]]
+) -> tuple[int, int]:
+    """Write ``body``'s document and its newline to stdout as it is made (a failure after the
+    first chunk: ``StreamCut``), or to ``target`` atomically (a temporary file beside it,
+    renamed when whole); what ``body`` returns."""
+    result: list[tuple[int, int]] = []
     if target is None:
-        sys.stdout.write(payload)
-        return
+        streamed(conn, lambda _conn, doc: result.append(body(doc)))
+        return result[0]
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(payload, encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as out:
+            doc = Document(out.write)
+            result.append(body(doc))
+            doc.add("\n")
+            doc.flush()
         os.replace(tmp, target)
     except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    return result[0]

@@ -5,22 +5,28 @@ by asking FTS5 which tokens matched (``highlight()``) and is mapped back to the 
 disk. The mapping is a short list of blocks, one per piece ``segment`` keeps (a stretch of
 non-CJK text, or a whole CJK run as bigrams), built from ``vault.text.cjk_run_spans`` (no
 ``re``) and looked up with ``bisect``: per character it costs only in the words holding CJK text,
-which is what let a search that shows every hit stop spending its time here (issue 15).
+which is what let a search that shows every hit stop spending its time here (issue 15). Many
+hits of one word skip that: ``locate_indexed`` takes the first match from the index's position
+lists and counts tokens in the file's text to find it there, matching again only what it cannot
+be sure of (issue 35).
 """
 
 from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_right
+from itertools import islice
 
 from notedex.query.search import NO_POSITION
 from notedex.store import fulltext
+from notedex.store.schema import content_key
 from notedex.vault.files import note_text, strip_frontmatter
 from notedex.vault.reading import VaultReader
-from notedex.vault.text import cjk_run_spans, nfc
+from notedex.vault.text import cjk_run_spans, is_cjk_char, nfc
 
 TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterable
     from typing import Any
 
@@ -213,3 +219,135 @@ def _position(text: str, start: int, end: int) -> dict[str, Any]:
         "matchStart": len(lead) + column0 - window_start,
         "matchEnd": len(lead) + match_end - window_start,
     }
+
+
+# -- from the index's position lists (issue 35) -------------------------------------------------
+
+
+def locate_indexed(
+    files: VaultReader,
+    hits: list[tuple[str, str]],
+    firsts: dict[str, tuple[int, int]],
+    word: str,
+) -> list[dict[str, Any] | None]:
+    """``locate_hits``' answer for each of ``hits`` ((path, path on disk)), taken from where
+    the index says the note's first match is (``fulltext.first_offsets``: the content key it
+    indexed and the token offset), without segmenting or matching the text again; None where
+    that cannot be sure (``locate_hits`` answers then).
+
+    Sure means: the file on disk is the content the index holds (its sha256 gives the stored
+    content key), and every character up to the match is one whose tokens are counted here
+    exactly as unicode61 counts them in ``segment(body)`` (``_token_span``). A single term with
+    no exclusion only (``search``): its first instance is then the first match ``highlight()``
+    would mark. ``word``: the word searched, as typed (``_token_span``'s hint).
+    """
+    import hashlib
+
+    hint = word.lower()
+    out: list[dict[str, Any] | None] = []
+    for path, rel in hits:
+        found = firsts.get(path)
+        raw = None
+        if found is not None:
+            try:
+                raw, _info = files.read(rel, MAX_READ_BYTES)
+            except OSError:
+                raw = None
+        if found is None or raw is None or len(raw) > MAX_READ_BYTES:
+            out.append(None)
+            continue
+        if content_key(hashlib.sha256(raw).hexdigest()) != found[0]:
+            out.append(None)  # changed since it was indexed: matched again as it is now
+            continue
+        text = note_text(raw)
+        body = strip_frontmatter(text)
+        nbody = nfc(body)
+        span = _token_span(nbody, found[1], hint)
+        if span is None:
+            out.append(None)
+            continue
+        body_start = len(text) - len(body)
+        start = _original_offset(body, nbody, span[0])
+        end = _original_offset(body, nbody, span[1], end=True)
+        out.append(_position(text, body_start + start, body_start + end))
+    return out
+
+
+class _TokenClasses(dict[int, str]):
+    """``str.translate``'s table: a character as its class for counting unicode61's tokens in
+    ``segment(body)``: ``a`` an ASCII letter or digit (a run of them is one token), ``c`` a
+    CJK letter or digit (one token each: its run's bigram from there, or the run's last
+    character), a space for what unicode61 never keeps (ASCII punctuation and spaces, and the
+    punctuation, spaces and symbols of Unicode 3.2: a test checks each against FTS5), ``x``
+    for anything else, which this count cannot be sure of. Each character is classed once per
+    process."""
+
+    def __init__(self) -> None:
+        super().__init__((code, "a" if chr(code).isalnum() else " ") for code in range(0x80))
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        kind = unicodedata.category(ch)[0]
+        if is_cjk_char(ch):
+            value = "c" if kind in "LN" else "x"
+        else:
+            # unicode61's tables are Unicode 6.1's: a symbol added since is a token character
+            # there, so only what was already punctuation, space or symbol in 3.2 is a separator.
+            old = unicodedata.ucd_3_2_0.category(ch)[0]
+            value = " " if kind in "PZS" and old in "PZS" else "x"
+        self[code] = value
+        return value
+
+
+_CLASSES = _TokenClasses()
+_TOKENS: re.Pattern[str] | None = None
+
+
+def _token_span(nbody: str, offset: int, hint: str) -> tuple[int, int] | None:
+    """Where token ``offset`` of ``segment(nbody)`` is in ``nbody``: (start, end); None when a
+    character before its end might tokenize otherwise than counted here.
+
+    The characters become their classes in one ``translate`` (C), first only up to the end of
+    the line where ``hint`` (the word, lower-cased) first occurs as written, where the match most often
+    is (a line ends between tokens: that prefix's tokens are the body's first ones), and the
+    tokens before it are counted by one ``split`` (C); else the token is found by a scan of
+    the classes. No step of Python per token."""
+    # The word as written in lower case, capitalised or upper case (no lower() of the body: a
+    # copy of it); an occurrence missed here only makes the prefix longer.
+    found = [at for at in map(nbody.find, {hint, hint.capitalize(), hint.upper()}) if at >= 0]
+    at = min(found, default=-1)
+    cut = nbody.find("\n", at) if at >= 0 else -1
+    if cut >= 0:
+        classes = nbody[:cut].translate(_CLASSES)
+        starts = classes[at] == "c" or (classes[at] == "a" and classes[at - 1 : at] != "a")
+        if starts and len(classes[:at].replace("c", " c ").split()) == offset:
+            return _token_at(classes, at)
+        start = _nth_token(classes, offset)
+        if start is not None:
+            return _token_at(classes, start)
+    classes = nbody.translate(_CLASSES)
+    start = _nth_token(classes, offset)
+    return None if start is None else _token_at(classes, start)
+
+
+def _nth_token(classes: str, offset: int) -> int | None:
+    """Where token ``offset`` starts in ``classes`` (``_CLASSES``' text), or None."""
+    global _TOKENS
+    if _TOKENS is None:
+        import re
+
+        _TOKENS = re.compile("a+|c")
+    found = next(islice(_TOKENS.finditer(classes), offset, None), None)
+    return None if found is None else found.start()
+
+
+def _token_at(classes: str, start: int) -> tuple[int, int] | None:
+    """The token that starts at ``start``: an ASCII run, a CJK bigram or a run's last
+    character; None when its characters, or the one after it, are not surely counted."""
+    if classes[start] == "c":
+        end = start + (2 if classes[start + 1 : start + 2] in ("c", "x") else 1)
+    else:
+        rest = classes[start:]
+        end = start + len(rest) - len(rest.lstrip("a"))
+    # The character after the token counts too: a letter may go on where ASCII stops (café).
+    return None if "x" in classes[: end + 1] else (start, end)

@@ -19,7 +19,7 @@ __all__ = ["MIN_COLUMN", "Renderer", "compact_json", "emit_json", "plural", "ren
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any, TextIO
 
 
@@ -27,81 +27,107 @@ def _join(values: "Sequence[str] | None") -> str:
     return ", ".join(values) if values else "-"
 
 
+SCAN_HEADERS = ("PATH", "TITLE", "ID", "TYPE", "STATUS", "TAGS", "ALIASES")
+
+
+def scan_cells(n: "Any", r: Renderer) -> "tuple[str, ...]":
+    """One note's row of the scan table (a dict or row with scan's JSON keys)."""
+    return (
+        r.path(n["path"]),
+        r.name(n["title"]),
+        str(n["id"] or "-"),
+        str(n["type"] or "-"),
+        str(n["status"] or "-"),
+        _join(n["tags"]),
+        _join(n["aliases"]),
+    )
+
+
 def render_scan(r: Renderer, data: "dict[str, Any]") -> None:
     # Every JSON field has a column: text and JSON carry the same facts.
-    r.table(
-        ("PATH", "TITLE", "ID", "TYPE", "STATUS", "TAGS", "ALIASES"),
-        (
-            (
-                r.path(n["path"]),
-                r.name(n["title"]),
-                n["id"] or "-",
-                n["type"] or "-",
-                n["status"] or "-",
-                _join(n["tags"]),
-                _join(n["aliases"]),
-            )
-            for n in data["notes"]
-        ),
-    )
+    r.table(SCAN_HEADERS, (scan_cells(n, r) for n in data["notes"]))
     if data["errors"]:
         r.section("Errors", data["errorCount"])
         for e in data["errors"]:
             r.line(f"  {r.path(e['path'])}: {e['message']}")
     r.line()
-    r.line(f"{plural(data['noteCount'], 'note')}, {plural(data['errorCount'], 'error')}")
+    r.line(scan_summary(data["noteCount"], data["errorCount"]))
+
+
+def scan_summary(notes: int, errors: int) -> str:
+    return f"{plural(notes, 'note')}, {plural(errors, 'error')}"
+
+
+HEALTH_SECTIONS = (
+    ("brokenLinks", "Broken links"),
+    ("brokenAnchors", "Broken anchors: no such heading or block"),
+    ("orphanNotes", "Orphans: no links in or out"),
+    ("unlinkedNotes", "Unlinked: nothing links here"),
+    ("deadEnds", "Dead ends: no links out"),
+    ("unusedAttachments", "Unused attachments: no note links to or embeds them"),
+    ("warnings", "Warnings"),
+    ("errors", "Errors"),
+)
+"""health's text sections in order: the list each shows, and its heading."""
 
 
 def render_health(r: Renderer, data: "dict[str, Any]") -> None:
-    r.section("Broken links", data["brokenLinkCount"])
-    for b in data["brokenLinks"]:
-        text = " ".join(b["text"].split("\n"))  # a Markdown link's text may wrap: one line each
-        hint = f"; did you mean {b['suggestion']} ({b['reason']})?" if b["suggestion"] else ""
-        r.line(
-            f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} "
-            f"(no such note{hint})"
-        )
-    r.section("Broken anchors: no such heading or block", data["brokenAnchorCount"])
-    for a in data["brokenAnchors"]:
-        text = " ".join(a["text"].split("\n"))
-        hint = f"; did you mean {a['suggestion']} ({a['reason']})?" if a["suggestion"] else ""
-        r.line(
-            f"  {r.path(a['source'], a['line'], a['column'])}  {text}  -> {a['target']} "
-            f"has no {a['kind']} {a['subpath']}{hint}"
-        )
-    r.section("Orphans: no links in or out", data["orphanCount"])
-    for o in data["orphanNotes"]:
-        r.line(f"  {r.path(o['path'])}")
-    r.section("Unlinked: nothing links here", len(data["unlinkedNotes"]))
-    for o in data["unlinkedNotes"]:
-        r.line(f"  {r.path(o['path'])}")
-    r.section("Dead ends: no links out", data["deadEndCount"])
-    for o in data["deadEnds"]:
-        r.line(f"  {r.path(o['path'])}")
-    r.section("Unused attachments: no note links to or embeds them", data["unusedAttachmentCount"])
-    for o in data["unusedAttachments"]:
-        r.line(f"  {r.path(o['path'])}")
-    r.section("Warnings", len(data["warnings"]))
-    for w in data["warnings"]:
-        r.line(f"  {r.path(w['path'])}: {w['message']}")
-    r.section("Errors", len(data["errors"]))
-    for e in data["errors"]:
-        r.line(f"  {r.path(e['path'])}: {e['message']}")
-    r.line()
-    verdict = "links are broken" if data["brokenLinkCount"] else "no broken links"
-    if data["brokenAnchorCount"]:
-        verdict += ", anchors are broken"
-    counts = (
-        plural(data["brokenLinkCount"], "broken link"),
-        plural(data["brokenAnchorCount"], "broken anchor"),
-        plural(data["orphanCount"], "orphan"),
-        f"{len(data['unlinkedNotes'])} unlinked",
-        plural(data["deadEndCount"], "dead end"),
-        plural(data["unusedAttachmentCount"], "unused attachment"),
-        plural(len(data["warnings"]), "warning"),
-        plural(len(data["errors"]), "error"),
+    # A paged answer (--limit/--offset) keeps the whole lists' counts where the JSON has them.
+    counts = {name: len(data[name]) for name, _ in HEALTH_SECTIONS}
+    counts.update(
+        brokenLinks=data["brokenLinkCount"],
+        brokenAnchors=data["brokenAnchorCount"],
+        orphanNotes=data["orphanCount"],
+        deadEnds=data["deadEndCount"],
+        unusedAttachments=data["unusedAttachmentCount"],
     )
-    r.line(f"{', '.join(counts)}: {verdict}")
+    for name, title in HEALTH_SECTIONS:
+        r.section(title, counts[name])
+        for item in data[name]:
+            r.line(health_line(name, item, r.path))
+    r.line()
+    r.line(health_summary(counts))
+
+
+def health_line(name: str, item: "Any", path: "Callable[..., str]") -> str:
+    """One finding of the list ``name`` (a dict or row with its JSON keys) as a text line."""
+    if name == "brokenLinks":
+        text = " ".join(item["text"].split("\n"))  # a Markdown link's text may wrap: one line
+        hint = (
+            f"; did you mean {item['suggestion']} ({item['reason']})?" if item["suggestion"] else ""
+        )
+        where = path(item["source"], item["line"], item["column"])
+        return f"  {where}  {text}  -> {item['target']} (no such note{hint})"
+    if name == "brokenAnchors":
+        text = " ".join(item["text"].split("\n"))
+        hint = (
+            f"; did you mean {item['suggestion']} ({item['reason']})?" if item["suggestion"] else ""
+        )
+        where = path(item["source"], item["line"], item["column"])
+        return (
+            f"  {where}  {text}  -> {item['target']} has no {item['kind']} {item['subpath']}{hint}"
+        )
+    if name in ("warnings", "errors"):
+        return f"  {path(item['path'])}: {item['message']}"
+    return f"  {path(item['path'])}"
+
+
+def health_summary(counts: "dict[str, int]") -> str:
+    """health's last line: every list's count, and the verdict on links and anchors."""
+    verdict = "links are broken" if counts["brokenLinks"] else "no broken links"
+    if counts["brokenAnchors"]:
+        verdict += ", anchors are broken"
+    parts = (
+        plural(counts["brokenLinks"], "broken link"),
+        plural(counts["brokenAnchors"], "broken anchor"),
+        plural(counts["orphanNotes"], "orphan"),
+        f"{counts['unlinkedNotes']} unlinked",
+        plural(counts["deadEnds"], "dead end"),
+        plural(counts["unusedAttachments"], "unused attachment"),
+        plural(counts["warnings"], "warning"),
+        plural(counts["errors"], "error"),
+    )
+    return f"{', '.join(parts)}: {verdict}"
 
 
 def render_tags(r: Renderer, data: "dict[str, Any]") -> None:

@@ -207,6 +207,23 @@ def match_expression(terms: list[Term]) -> str:
 # -- search -------------------------------------------------------------------------------------
 
 
+INDEXED_FROM = 64
+"""From this many hits shown, a one-word search takes their first matches from the index's
+position lists (``positions.locate_indexed``, issue 35): one read of the word's instances
+instead of matching every hit's text again; a smaller page reads no more than its notes."""
+
+
+def _single_token(terms: list[Term]) -> str | None:
+    """The index term of a search for one token (a word, or a phrase of one word, no
+    exclusion), whose first instance in a note is its first match; None for any other search."""
+    if len(terms) != 1 or terms[0].exclude or terms[0].kind == "prefix":
+        return None
+    token = terms[0].expression[1:-1]  # '"token"': tokens hold no quote (phrase_expression)
+    if not token or " " in token:
+        return None
+    return fulltext.index_term(token)
+
+
 # A hit without a position: every position field null (docs/cli.md "search").
 NO_POSITION: dict[str, Any] = dict.fromkeys(
     ("line", "column", "match", "snippet", "matchStart", "matchEnd")
@@ -228,22 +245,33 @@ def search(
     ``follow_symlinks``: the setting, for the reads of the positions (``vault.reading``)."""
     terms = parse_query(query)
     expression = match_expression(terms)
+    firsts: dict[str, tuple[int, int]] = {}
     with read_transaction(conn):
         rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset)
         # A first page shorter than the limit is every match: no second pass to count them.
         complete = offset == 0 and len(rows) < limit
         total = len(rows) if complete else fulltext.body_match_count(conn, expression)
         no_bodies = total == 0 and fulltext.body_index_empty(conn)
+        term = _single_token(terms) if len(rows) >= INDEXED_FROM and not paths_only else None
+        if term is not None:
+            firsts = fulltext.first_offsets(conn, term)
     if paths_only or not rows:  # no file to read: not even the positions module or stop lists
         positions = [NO_POSITION] * len(rows)
     else:
-        from notedex.query.positions import locate_hits  # file reading and CJK mapping
+        from notedex.query.positions import locate_hits, locate_indexed
         from notedex.vault.reading import VaultReader
 
         shown = highlight_expression(terms)  # loads the stop lists: only for positions
         files = VaultReader(vault, follow_outside=follow_symlinks)
         rels = [disk_rel or path for _, path, disk_rel, _ in rows]
-        positions = locate_hits(files, rels, expression, shown)
+        notes = [(row[1], rel) for row, rel in zip(rows, rels)]
+        found = locate_indexed(files, notes, firsts, terms[0].expression.strip('"'))
+        rest = [i for i, position in enumerate(found) if position is None]
+        for i, position in zip(
+            rest, locate_hits(files, [rels[i] for i in rest], expression, shown)
+        ):
+            found[i] = position
+        positions = [position or NO_POSITION for position in found]
     hits = [
         {"path": path, "title": title, **position, "score": round(-float(bm25), 3) + 0.0}
         for (bm25, path, _, title), position in zip(rows, positions)

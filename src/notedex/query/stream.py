@@ -60,6 +60,13 @@ class Document:
             count += 1
         return count
 
+    def write(self, text: str) -> None:
+        """``add``, for a ``query.output.Renderer`` writing here (as to a pipe)."""
+        self.add(text)
+
+    def isatty(self) -> bool:
+        return False
+
     def flush(self) -> None:
         if self._parts:
             text = "".join(self._parts)
@@ -213,8 +220,8 @@ def scan_json(
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
-        tags = _ByPath(read.names_in_path_order(conn, "tags"))
-        aliases = _ByPath(read.names_in_path_order(conn, "aliases"))
+        tags = ByPath(read.names_in_path_order(conn, "tags"))
+        aliases = ByPath(read.names_in_path_order(conn, "aliases"))
         doc.add('{"notes":[')
         notes = doc.items(
             encode(scan_entry(r, tags.take(r["path"]), aliases.take(r["path"])))
@@ -227,20 +234,63 @@ def scan_json(
         doc.add(f'],"noteCount":{notes},"errorCount":{errors}}}')
 
 
-class _ByPath:
-    """(path, name) rows in path order, taken note by note as the notes come in path order."""
+def scan_text(
+    conn: sqlite3.Connection,
+    doc: Document,
+    *,
+    tag: str | None = None,
+    note_type: str | None = None,
+) -> None:
+    """``render.render_scan``'s text on a pipe (no terminal: no cut columns, no hyperlinks).
+    Its columns are as wide as their widest cell: a first pass over the notes measures them,
+    a second writes the rows, in one read transaction."""
+    from notedex.query.output import Renderer, _clip, _width
+    from notedex.query.render import SCAN_HEADERS, scan_cells, scan_summary
 
-    def __init__(self, rows: Iterable[tuple[str, str]]) -> None:
+    r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
+
+    def rows() -> Iterable[tuple[str, ...]]:
+        tags = ByPath(read.names_in_path_order(conn, "tags"))
+        aliases = ByPath(read.names_in_path_order(conn, "aliases"))
+        for n in read.notes_in_path_order(conn, tag=tag, note_type=note_type):
+            entry = {**dict(n), "tags": tags.take(n["path"]), "aliases": aliases.take(n["path"])}
+            yield scan_cells(entry, r)
+
+    read.unmapped(conn)
+    with read_transaction(conn):
+        widths = [len(h) for h in SCAN_HEADERS]
+        notes = 0
+        for cells in rows():
+            widths = [max(w, _width(c)) for w, c in zip(widths, cells)]
+            notes += 1
+        if notes:
+            for cells in chain([SCAN_HEADERS], rows()):
+                r.line("  ".join(_clip(c, w) for c, w in zip(cells, widths)).rstrip())
+        errors = sum(1 for _ in read.problems_in_path_order(conn, "error"))
+        if errors:
+            r.section("Errors", errors)
+            for e in read.problems_in_path_order(conn, "error"):
+                r.line(f"  {r.path(e['path'])}: {e['message']}")
+    doc.add("\n" + scan_summary(notes, errors))
+
+
+class ByPath:
+    """(path, name) rows in path order, taken note by note as the notes come in path order
+    (rows of paths never asked for are skipped). With ``whole``, ``take`` gives the rows
+    themselves, for rows of more than one value."""
+
+    def __init__(self, rows: Iterable[tuple[Any, ...]], *, whole: bool = False) -> None:
         self._rows = iter(rows)
         self._next = next(self._rows, None)
+        self._whole = whole
 
-    def take(self, path: str) -> list[str]:
+    def take(self, path: str) -> list[Any]:
         # Python orders str by code point, SQLite's BINARY by UTF-8 bytes: the same order.
-        names: list[str] = []
+        names: list[Any] = []
         while self._next is not None and self._next[0] < path:
             self._next = next(self._rows, None)
         while self._next is not None and self._next[0] == path:
-            names.append(self._next[1])
+            names.append(self._next if self._whole else self._next[1])
             self._next = next(self._rows, None)
         return names
 
@@ -260,3 +310,21 @@ def health_json(conn: sqlite3.Connection, doc: Document) -> None:
         f',"brokenAnchorCount":{counts["brokenAnchors"]},"deadEndCount":{counts["deadEnds"]}'
         f',"unusedAttachmentCount":{counts["unusedAttachments"]}}}'
     )
+
+
+def health_text(conn: sqlite3.Connection, doc: Document) -> None:
+    """``render.render_health``'s text on a pipe: each section's count (counted first), then
+    its findings row by row."""
+    from notedex.query.output import Renderer
+    from notedex.query.render import HEALTH_SECTIONS, health_line, health_summary
+
+    r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
+    read.unmapped(conn)
+    with read_transaction(conn):
+        doc.findings = read.health_finding_count(conn)
+        counts = {name: read.health_row_count(conn, name) for name, _ in HEALTH_SECTIONS}
+        for name, title in HEALTH_SECTIONS:
+            r.section(title, counts[name])
+            for row in read.health_rows(conn, name):
+                r.line(health_line(name, row, r.path))
+    doc.add("\n" + health_summary(counts))

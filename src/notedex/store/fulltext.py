@@ -112,6 +112,43 @@ def body_matches(
     return ranked[offset:want]
 
 
+def index_term(token: str) -> str | None:
+    """The one term the body index holds for ``token`` (case folded, diacritics removed,
+    porter-stemmed: what ``body_fts`` matches it against); None when it is not one term."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.execute(f"CREATE VIRTUAL TABLE one USING fts5(body, tokenize = '{TOKENIZER}')")
+        mem.execute("INSERT INTO one(body) VALUES (?)", (token,))
+        mem.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(one, 'instance')")
+        found = mem.execute("SELECT term FROM terms").fetchall()
+    finally:
+        mem.close()
+    return str(found[0][0]) if len(found) == 1 else None
+
+
+def first_offsets(conn: sqlite3.Connection, term: str) -> dict[str, tuple[int, int]]:
+    """For every note whose indexed body holds ``term``: its path -> (the content key it was
+    indexed with, the token offset of the term's first instance in ``segment(body)``). Read
+    from the index's position lists (an ``fts5vocab`` table of the connection's own, in TEMP),
+    no body read: where a search hit's first match is, when the file is still that content."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_instances"
+        " USING fts5vocab(main, 'body_fts', 'instance')"
+    )
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(
+        """
+        SELECT f.path, n.content_hash, m.first
+        FROM (SELECT doc, min(offset) AS first FROM temp.body_instances WHERE term = ?
+              GROUP BY doc) m
+        CROSS JOIN files f ON f.id = m.doc CROSS JOIN notes n ON n.file_id = m.doc
+        """,
+        (term,),
+    )
+    return {path: (key, first) for path, key, first in rows}
+
+
 def highlight_texts(
     expression: str, shown: str, texts: dict[int, str], marks: tuple[str, str]
 ) -> dict[int, str]:
@@ -147,8 +184,11 @@ def body_index_empty(conn: sqlite3.Connection) -> bool:
 # -- export -----------------------------------------------------------------------------------
 
 
-def export_notes(conn: sqlite3.Connection, *, modified_after_ns: int | None = None) -> list[Row]:
-    """Reportable notes for an export, by path; optionally only those modified after a time."""
+def export_notes(
+    conn: sqlite3.Connection, *, modified_after_ns: int | None = None
+) -> sqlite3.Cursor:
+    """Reportable notes for an export, by path, as a cursor read row by row; optionally only
+    those modified after a time."""
     where = "n.excluded = 0"
     params: list[int] = []
     if modified_after_ns is not None:
@@ -163,27 +203,24 @@ def export_notes(conn: sqlite3.Connection, *, modified_after_ns: int | None = No
         ORDER BY f.path
         """,
         params,
-    ).fetchall()
+    )
 
 
-def link_targets(conn: sqlite3.Connection, file_ids: Sequence[int]) -> dict[int, list[Row]]:
-    """Each note's references in document order: the target path, or NULL and the linkpath.
+def link_targets_in_path_order(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """Each file's references as (source path, target path or NULL, linkpath) rows, by source
+    path, then in document order: a stream to merge with ``export_notes`` (issue 35).
 
-    Self-links (``[[#Heading]]`` or a link that lands on its own note) are left out.
+    Self-links (``[[#Heading]]`` or a link that lands on its own note) are left out. The files
+    lead (CROSS JOIN), by their path index: SQLite sorts one file's links at a time, never
+    every link of the vault.
     """
-    out: dict[int, list[Row]] = {}
-    if not file_ids:
-        return out
-    rows = conn.execute(
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
         """
-        SELECT l.source_id AS source_id, t.path AS target, l.linkpath AS linkpath
-        FROM links l LEFT JOIN files t ON t.id = l.target_id
-        WHERE l.source_id IN (SELECT value FROM json_each(?))
-          AND l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
-        ORDER BY l.source_id, l.line, l.col, l.seq
-        """,
-        (_ids(file_ids),),
-    ).fetchall()
-    for row in rows:
-        out.setdefault(int(row["source_id"]), []).append(row)
-    return out
+        SELECT f.path, t.path, l.linkpath
+        FROM files f CROSS JOIN links l ON l.source_id = f.id LEFT JOIN files t ON t.id = l.target_id
+        WHERE l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
+        ORDER BY f.path, l.line, l.col, l.seq
+        """
+    )

@@ -115,3 +115,107 @@ def test_paths_only_lists_the_same_notes_and_reads_no_file(
     assert all(h["line"] is None and h["snippet"] is None for h in listed["hits"])
     assert page["total"] == full["total"]
     assert [h["path"] for h in page["hits"]] == [h["path"] for h in full["hits"][1:4]]
+
+
+# -- first matches from the index's position lists (issue 35) -----------------------------------
+
+
+def _search_all(db: Path, vault: Path, query: str) -> dict[str, Any]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return search(conn, vault, query, limit=100000)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    "query", ["book", "meeting", "数据", "笔记", "cafe", "itgc", "and", "Book", "data"]
+)
+def test_positions_from_the_index_are_the_positions_matched_again(
+    generated: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
+    """Every hit's line, column, match and snippet are the same whether they come from the
+    index's position lists or from matching the file's text again (highlight), and the index
+    answers most hits (the rest: text whose tokens it cannot count surely, e.g. accents)."""
+    from notedex.query import positions
+    from notedex.query import search as search_module
+
+    vault, db = generated
+    monkeypatch.setattr(search_module, "INDEXED_FROM", 10**9)  # every hit matched again
+    matched = _search_all(db, vault, query)
+    again: list[int] = []
+    locate = positions.locate_hits
+
+    def counting(files: Any, rels: list[str], *args: Any) -> list[dict[str, Any]]:
+        again.append(len(rels))
+        return locate(files, rels, *args)
+
+    monkeypatch.setattr(positions, "locate_hits", counting)
+    monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
+    indexed = _search_all(db, vault, query)
+    assert indexed == matched
+    assert matched["shown"] > 0
+    if query == "cafe":  # every match is a word with an accent: the index cannot count it
+        assert sum(again) == matched["shown"]
+    else:
+        assert sum(again) < matched["shown"] / 2, (sum(again), matched["shown"])
+
+
+def test_a_file_changed_since_it_was_indexed_is_matched_as_it_is_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index's offsets are for the content it read: a note edited since (its sha256 is
+    not the stored one) is located in its text on disk, or gets no position."""
+    from notedex.query import search as search_module
+
+    vault, db = tmp_path / "v", tmp_path / "index.db"
+    (vault / "a").mkdir(parents=True)
+    (vault / "a" / "one.md").write_text("# One\nfirst line\nthe kafka word\n")
+    (vault / "two.md").write_text("kafka at the start\n")
+    (vault / "three.md").write_text("no match\n\nkafka\n")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    (vault / "a" / "one.md").write_text("# One\nkafka moved up\nthe word\n")  # same size too
+    (vault / "three.md").write_text("gone\n")
+    monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
+    data = _search_all(db, vault, "kafka")
+    where = {h["path"]: (h["line"], h["column"], h["match"]) for h in data["hits"]}
+    assert where == {
+        "a/one.md": (2, 1, "kafka"),
+        "two.md": (1, 1, "kafka"),
+        "three.md": (None, None, None),
+    }
+
+
+def test_the_token_classes_are_unicode61s() -> None:
+    """``positions._CLASSES`` says which characters unicode61 keeps: every character it calls
+    a separator is one for FTS5, and every CJK character it counts is a token of its own."""
+    from notedex.query.positions import _CLASSES
+    from notedex.store.schema import TOKENIZER
+
+    separators, cjk = [], []
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code < 0xE000:
+            continue
+        kind = _CLASSES[code]
+        if kind == " ":
+            separators.append(chr(code))
+        elif kind == "c":
+            cjk.append(chr(code))
+    assert len(separators) > 3000 and len(cjk) > 90000
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.execute(f"CREATE VIRTUAL TABLE one USING fts5(body, tokenize = '{TOKENIZER}')")
+        mem.execute("CREATE VIRTUAL TABLE v USING fts5vocab(one, 'instance')")
+        mem.execute(
+            "INSERT INTO one(rowid, body) VALUES (1, ?)", ("x" + "x".join(separators) + "x",)
+        )
+        mem.execute("INSERT INTO one(rowid, body) VALUES (2, ?)", (" ".join(cjk),))
+        terms = mem.execute("SELECT DISTINCT term FROM v WHERE doc = 1").fetchall()
+        tokens = mem.execute("SELECT count(*) FROM v WHERE doc = 2").fetchone()[0]
+    finally:
+        mem.close()
+    assert terms == [("x",)]
+    assert tokens == len(cjk)
+    assert _CLASSES[ord("₺")] == "x"  # a symbol since Unicode 6.2: a token character for FTS5
