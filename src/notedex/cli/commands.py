@@ -420,6 +420,30 @@ TABLE = (
         ),
     ),
     Command(
+        "base",
+        "Evaluate an Obsidian Bases file (or a note's ```base block) without the app: filters, "
+        "formulas, sort, limit, groupBy and summaries; exit 2 names anything not implemented.",
+        (
+            "notedex base Reading.base",
+            'notedex base Projects/Board.base --view "Open" --json',
+            "notedex base --list",
+            "notedex base Reading.base --check",
+        ),
+        handlers.cmd_base,
+        (
+            Option("file", "a .base file or a note with a ```base block", nargs="?"),
+            Option("--view", "the view to run, by name (default: the first)", metavar="NAME"),
+            Option("--list", "list the vault's .base files and their views", kind=FLAG),
+            Option(
+                "--check",
+                "report per view what it evaluates and what it refuses, without running it "
+                "(exit 1 when something is refused)",
+                kind=FLAG,
+            ),
+            *OUTPUT_PATHS,
+        ),
+    ),
+    Command(
         "completion",
         "Print a shell completion script: commands, options and note paths.",
         (

@@ -1,0 +1,172 @@
+"""The files a base evaluates, read from the index (store/bases.py): a row per vault file, its
+properties as Bases values, and its tags and links loaded once per run, only when asked for."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING
+
+from notedex.query.bases.values import Date, FileValue, Link, parse_date
+from notedex.store import bases as store
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Sequence
+    from typing import Any
+
+
+def property_value(value: Any) -> Any:
+    """A frontmatter value as Bases sees it: a date text is a date, ``[[x]]`` a link."""
+    if isinstance(value, str):
+        if len(value) >= 10 and value[:4].isdigit() and value[4] == "-":
+            date = parse_date(value)
+            if date is not None:
+                return date
+        if value.startswith("[[") and value.endswith("]]") and "]]" not in value[2:-2]:
+            return _wikilink(value[2:-2])
+        return value
+    if isinstance(value, list):
+        return [property_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: property_value(item) for key, item in value.items()}
+    return value
+
+
+_VAULT: list[Vault] = []
+
+
+def _wikilink(inner: str) -> Link:
+    target, _, display = inner.partition("|")
+    target = target.split("#", 1)[0]
+    vault = _VAULT[-1] if _VAULT else None
+    if vault is not None:
+        return vault.link_to(target, display or None)
+    return Link(target, display or None)
+
+
+class FileRow:
+    __slots__ = ("_props", "_raw", "id", "is_note", "mtime_ns", "path", "size", "vault")
+
+    def __init__(self, row: sqlite3.Row, vault: Vault) -> None:
+        self.id = row["id"]
+        self.path = row["path"]
+        self.size = row["size"]
+        self.mtime_ns = row["mtime_ns"]
+        self.is_note = bool(row["is_note"])
+        self._raw = row["properties"]
+        self._props: dict[str, Any] | None = None
+        self.vault = vault
+
+    def properties(self) -> dict[str, Any]:
+        if self._props is None:
+            raw = json.loads(self._raw) if self._raw else {}
+            self._props = property_value(raw) if isinstance(raw, dict) else {}
+        return self._props
+
+    def property(self, name: str) -> Any:
+        props = self.properties()
+        if name in props:
+            return props[name]
+        folded = name.lower()  # Obsidian's property names are case-insensitive
+        for key, value in props.items():
+            if key.lower() == folded:
+                return value
+        return None
+
+    def mtime(self) -> Date:
+        return Date(dt.datetime.fromtimestamp(self.mtime_ns / 1e9).replace(microsecond=0))
+
+    def tags(self) -> list[str]:
+        return [tag.lstrip("#") for tag, _key in self.vault.tags().get(self.id, ())]
+
+    def tag_keys(self) -> list[str]:
+        return [key.lstrip("#") for _tag, key in self.vault.tags().get(self.id, ())]
+
+    def links(self) -> list[Link]:
+        return self.vault.links()[0].get(self.id, [])
+
+    def embeds(self) -> list[Link]:
+        return self.vault.links()[1].get(self.id, [])
+
+    def backlinks(self) -> list[Link]:
+        return self.vault.links()[2].get(self.path, [])
+
+
+class Vault:
+    """Every row of one run, by path and by name, and the tables read on demand."""
+
+    def __init__(self, conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> None:
+        self.conn = conn
+        self.rows = [FileRow(row, self) for row in rows]
+        self.by_path = {row.path: row for row in self.rows}
+        self._all: dict[str, FileRow] | None = None
+        self._by_name: dict[str, list[str]] | None = None
+        self._tags: dict[int, list[tuple[str, str]]] | None = None
+        self._links: tuple[dict[int, list[Link]], ...] | None = None
+        _VAULT.append(self)
+
+    def close(self) -> None:
+        if _VAULT and _VAULT[-1] is self:
+            _VAULT.pop()
+
+    def _every_file(self) -> dict[str, FileRow]:
+        """All files, not only the narrowed rows: a link may point out of them."""
+        if self._all is None:
+            self._all = {row["path"]: FileRow(row, self) for row in store.file_rows(self.conn)}
+            self._all.update(self.by_path)
+        return self._all
+
+    def resolve(self, text: str) -> str | None:
+        """The vault path a link text names: a path, a path without .md, or a file name."""
+        files = self._every_file()
+        text = text.strip().lstrip("/")
+        for candidate in (text, text + ".md"):
+            if candidate in files:
+                return candidate
+        if self._by_name is None:
+            self._by_name = {}
+            for path in sorted(files, key=lambda p: (p.count("/"), p)):
+                name = path.rsplit("/", 1)[-1]
+                stem = name[:-3] if name.endswith(".md") else name
+                self._by_name.setdefault(stem.lower(), []).append(path)
+                self._by_name.setdefault(name.lower(), []).append(path)
+        found = self._by_name.get(text.lower())
+        return found[0] if found else None
+
+    def link_to(self, text: str, display: str | None) -> Link:
+        path = self.resolve(text)
+        return Link(path, display, resolved=True) if path else Link(text, display)
+
+    def file_of(self, text: str) -> FileValue | None:
+        path = self.resolve(text)
+        return None if path is None else FileValue(self._every_file()[path])
+
+    def targets_of(self, other: Any) -> set[str]:
+        if isinstance(other, FileValue):
+            return {other.row.path}
+        if isinstance(other, Link):
+            return {other.path}
+        if isinstance(other, str):
+            path = self.resolve(other)
+            return {path} if path else set()
+        return set()
+
+    def tags(self) -> dict[int, list[tuple[str, str]]]:
+        if self._tags is None:
+            self._tags = store.tags_of_files(self.conn)
+        return self._tags
+
+    def links(self) -> tuple[dict[Any, list[Link]], ...]:
+        if self._links is None:
+            links: dict[Any, list[Link]] = {}
+            embeds: dict[Any, list[Link]] = {}
+            back: dict[Any, list[Link]] = {}
+            paths = {row.id: row.path for row in self._every_file().values()}
+            for source, target, linkpath, embed in store.links_of_files(self.conn):
+                link = Link(target, resolved=True) if target else Link(linkpath)
+                (embeds if embed else links).setdefault(source, []).append(link)
+                if target and source in paths:
+                    back.setdefault(target, []).append(Link(paths[source], resolved=True))
+            self._links = (links, embeds, back)
+        return self._links

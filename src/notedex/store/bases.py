@@ -1,0 +1,83 @@
+"""Read side: the rows a base evaluates (every vault file with its note data), narrowed in SQL
+by folder and tag where the filters allow, and their tags and links. Stdlib only."""
+
+from typing import TYPE_CHECKING
+
+from notedex.store.schema import LINK_KINDS
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Sequence
+    from typing import Any
+
+_EMBEDS = tuple(i for i, kind in enumerate(LINK_KINDS) if "embed" in kind)
+
+
+def file_rows(
+    conn: "sqlite3.Connection",
+    *,
+    folders: "Sequence[str]" = (),
+    tags: "Sequence[Sequence[str]]" = (),
+) -> "list[sqlite3.Row]":
+    """Every file (id, path, size, mtime_ns, is_note, properties as JSON text), in path order.
+
+    ``folders``: only files under one of them (OR); ``tags``: for each group, only notes with one
+    of its tags or a tag nested in it (the groups AND-ed). The one function a base's rows come
+    through: the note properties column is read here and nowhere else.
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    if folders:
+        ors = []
+        for folder in folders:
+            ors.append("substr(f.path, 1, ?) = ?")
+            params += [len(folder) + 1, folder + "/"]
+        where.append("(" + " OR ".join(ors) + ")")
+    for group in tags:
+        ors = []
+        for tag in group:
+            ors.append("(k.tag_key = ? OR substr(k.tag_key, 1, ?) = ?)")
+            params += [tag, len(tag) + 1, tag + "/"]
+        where.append(
+            "f.id IN (SELECT t.file_id FROM tags t JOIN tag_names k ON k.id = t.tag_id WHERE "
+            + " OR ".join(ors)
+            + ")"
+        )
+    sql = (
+        "SELECT f.id AS id, f.path AS path, f.size AS size, f.mtime_ns AS mtime_ns,"
+        " f.is_note AS is_note, n.properties AS properties"
+        " FROM files f LEFT JOIN notes n ON n.file_id = f.id"
+    )
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return conn.execute(sql + " ORDER BY f.path", params).fetchall()
+
+
+def tags_of_files(conn: "sqlite3.Connection") -> dict[int, list[tuple[str, str]]]:
+    """Per file id, its tags in note order: (spelling, lower-cased key)."""
+    out: dict[int, list[tuple[str, str]]] = {}
+    for file_id, tag, key in conn.execute(
+        "SELECT t.file_id, k.tag, k.tag_key FROM tags t JOIN tag_names k ON k.id = t.tag_id"
+        " ORDER BY t.file_id, t.position"
+    ):
+        out.setdefault(file_id, []).append((tag, key))
+    return out
+
+
+def links_of_files(conn: "sqlite3.Connection") -> "list[tuple[int, str | None, str, bool]]":
+    """Every link: (source id, target path or None, linkpath, is an embed), in note order."""
+    rows = conn.execute(
+        "SELECT l.source_id, t.path, l.linkpath, l.kind FROM links l"
+        " LEFT JOIN files t ON t.id = l.target_id ORDER BY l.source_id, l.seq"
+    )
+    return [(source, target, linkpath, kind in _EMBEDS) for source, target, linkpath, kind in rows]
+
+
+def base_files(conn: "sqlite3.Connection") -> list[str]:
+    """The vault paths of the ``.base`` files, in path order."""
+    return [
+        path
+        for (path,) in conn.execute(
+            "SELECT path FROM files WHERE lower(substr(path, -5)) = '.base' ORDER BY path"
+        )
+    ]
