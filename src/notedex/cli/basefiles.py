@@ -32,20 +32,15 @@ def _located(cfg: Config, name: str) -> tuple[str, str | None]:
 def load(disk_path: str, shown: str) -> Base:
     """The base of a ``.base`` file, or of a note's first ```` ```base ```` block."""
     from notedex.query.bases.run import Base
-    from notedex.vault.bases import BadBase, base_blocks, load_base
+    from notedex.vault.bases import BadBase, base_document
 
     try:
         with open(disk_path, encoding="utf-8") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {shown}: {exc}") from None
-    if not disk_path.lower().endswith(".base"):
-        blocks = base_blocks(text)
-        if not blocks:
-            raise UsageError(f"{shown}: no ```base block in this note")
-        text = blocks[0]
     try:
-        return Base(load_base(text), shown)
+        return Base(base_document(text, note=not disk_path.lower().endswith(".base")), shown)
     except BadBase as exc:
         raise UsageError(f"{shown}: {exc}") from None
 

@@ -458,7 +458,8 @@ TABLE = (
     Command(
         "mcp",
         "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, quote, health, tags, mentions, scan, status and graph, and the notes as resources "
+        "show, quote, health, tags, mentions, scan, status, graph and base, and the notes as "
+        "resources "
         "(needs the extra: pip install 'notedex[mcp]').",
         (
             "notedex mcp --vault ~/notes",

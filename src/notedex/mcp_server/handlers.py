@@ -73,6 +73,7 @@ class VaultTools:
             "graph": self._graph,
             "tags": self._tags,
             "mentions": self._mentions,
+            "base": self._base,
         }
 
     def start(self) -> None:
@@ -303,6 +304,26 @@ class VaultTools:
     def _graph(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         path = self._note_path(conn, args["note"])
         return neighbourhood(conn, path, depth=args["depth"], max_nodes=args["maxNodes"])
+
+    def _base(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        from notedex.query.bases.run import Base, checked, run
+        from notedex.vault.bases import BadBase, base_document
+        from notedex.vault.reading import VaultReader
+
+        path = args["base"]
+        refuse_outside_paths(path)
+        files = VaultReader(self.cfg.vault, follow_outside=self.cfg.follow_symlinks)
+        try:
+            raw, _info = files.read(path, self.cfg.max_bytes)
+            text = raw.decode("utf-8")
+            base = Base(base_document(text, note=not path.lower().endswith(".base")), path)
+        except (OSError, UnicodeDecodeError, BadBase) as exc:
+            raise ToolError(f"base: cannot read {path}: {exc}") from None
+        if args["check"]:
+            return checked(base)
+        with read_transaction(conn):
+            data = run(conn, base, args["view"], this_path=path)
+        return _paginate(data, ("rows",), args["offset"], args["limit"])
 
     def _capture(self, args: dict[str, Any]) -> dict[str, Any]:
         """A new note in the inbox (``vault.capture``: a fresh name, O_EXCL, inside the inbox)."""

@@ -60,3 +60,14 @@ def base_blocks(text: str) -> list[str]:
             continue
         i += 1
     return blocks
+
+
+def base_document(text: str, *, note: bool) -> Any:
+    """The base a file holds: a ``.base`` file's YAML, or (``note``) the YAML of the note's
+    first ```` ```base ```` block; BadBase when there is none or it is not a base."""
+    if note:
+        blocks = base_blocks(text)
+        if not blocks:
+            raise BadBase("no ```base block in this note")
+        text = blocks[0]
+    return load_base(text)
