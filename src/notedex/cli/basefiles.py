@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from notedex.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from notedex.errors import UsageError
 
 if TYPE_CHECKING:
     import argparse
+    import sqlite3
     from collections.abc import Callable
     from typing import Any
 
@@ -30,7 +31,8 @@ def _located(cfg: Config, name: str) -> tuple[str, str | None]:
 
 
 def load(disk_path: str, shown: str) -> Base:
-    """The base of a ``.base`` file, or of a note's first ```` ```base ```` block."""
+    """The base of a ``.base`` file, or of a note's first ```` ```base ```` block, parsed now
+    (PyYAML): for a file the index has no current copy of."""
     from notedex.query.bases.run import Base
     from notedex.vault.bases import BadBase, base_document
 
@@ -45,12 +47,36 @@ def load(disk_path: str, shown: str) -> Base:
         raise UsageError(f"{shown}: {exc}") from None
 
 
+def _unchanged(disk_path: str, size: int, mtime_ns: int) -> bool:
+    try:
+        info = os.stat(disk_path)
+    except OSError:
+        return False
+    return (info.st_size, info.st_mtime_ns) == (size, mtime_ns)
+
+
+def base_of(conn: sqlite3.Connection, disk_path: str, vault_path: str | None, shown: str) -> Base:
+    """The base a file holds: the index's copy of a ``.base`` file when it is the file on disk
+    now (same size and mtime: no YAML parser is loaded), else the file parsed now."""
+    import json
+
+    from notedex.query.bases.run import Base
+    from notedex.store.bases import stored_base
+
+    row = None
+    if vault_path is not None and vault_path.lower().endswith(".base"):
+        row = stored_base(conn, vault_path)
+    if row is not None and _unchanged(disk_path, row["size"], row["mtime_ns"]):
+        if row["error"] is not None:
+            raise UsageError(f"{shown}: {row['error']}")
+        return Base(json.loads(row["doc"]), shown)
+    return load(disk_path, shown)
+
+
 def base_answer(
     args: argparse.Namespace,
     cfg: Config,
     answer: Callable[..., int],
-    emitted_json: Callable[[argparse.Namespace, Any], bool],
-    write: Callable[[int, Callable[[], object]], int],
 ) -> int:
     from notedex.query.bases import render
     from notedex.query.bases.run import checked, listing, run
@@ -60,30 +86,31 @@ def base_answer(
         return answer(
             args,
             cfg,
-            lambda conn: listing(conn, lambda p: load(os.path.join(vault, p), p)),
+            lambda conn: listing(conn, lambda p: base_of(conn, os.path.join(vault, p), p, p)),
             render.render_list,
             paths=lambda data: [b["path"] for b in data["bases"]],
         )
     if not args.file:
         raise UsageError("name a .base file or a note with a ```base block (or give --list)")
     disk_path, vault_path = _located(cfg, args.file)
-    base = load(disk_path, vault_path or args.file)
+    shown = vault_path or args.file
     if args.check:
-        report = checked(base)
-        code = EXIT_FINDINGS if any(v["refuses"] for v in report["views"]) else EXIT_OK
+        return answer(
+            args,
+            cfg,
+            lambda conn: checked(base_of(conn, disk_path, vault_path, shown)),
+            render.render_check,
+            findings=lambda data: any(v["refuses"] for v in data["views"]),
+        )
 
-        def show() -> None:
-            if not emitted_json(args, report):
-                from notedex.query.output import Renderer
+    def query(conn: sqlite3.Connection) -> dict[str, Any]:
+        base = base_of(conn, disk_path, vault_path, shown)
+        return run(conn, base, args.view, this_path=vault_path)
 
-                render.render_check(Renderer(cfg.vault_dir), report)
-
-        return write(code, show)
-    base.view(args.view)  # an unknown view is a usage error before any indexing work
     return answer(
         args,
         cfg,
-        lambda conn: run(conn, base, args.view, this_path=vault_path),
+        query,
         render.render_base,
         paths=lambda data: [row["path"] for row in data["rows"]],
     )

@@ -691,4 +691,4 @@ def cmd_completion(args: "argparse.Namespace") -> int:
 def cmd_base(args: "argparse.Namespace") -> int:
     from notedex.cli.basefiles import base_answer
 
-    return base_answer(args, _config(args), answer, _emitted_json, _write)
+    return base_answer(args, _config(args), answer)

@@ -306,7 +306,10 @@ class VaultTools:
         return neighbourhood(conn, path, depth=args["depth"], max_nodes=args["maxNodes"])
 
     def _base(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        import json
+
         from notedex.query.bases.run import Base, checked, run
+        from notedex.store.bases import stored_base
         from notedex.vault.bases import BadBase, base_document
         from notedex.vault.reading import VaultReader
 
@@ -314,9 +317,18 @@ class VaultTools:
         refuse_outside_paths(path)
         files = VaultReader(self.cfg.vault, follow_outside=self.cfg.follow_symlinks)
         try:
-            raw, _info = files.read(path, self.cfg.max_bytes)
-            text = raw.decode("utf-8")
-            base = Base(base_document(text, note=not path.lower().endswith(".base")), path)
+            raw, info = files.read(path, self.cfg.max_bytes)
+            row = stored_base(conn, path) if path.lower().endswith(".base") else None
+            if row is not None and (row["size"], row["mtime_ns"]) == (
+                info.st_size,
+                info.st_mtime_ns,
+            ):  # the index's copy is this file: no YAML parser needed
+                if row["error"] is not None:
+                    raise BadBase(row["error"])
+                base = Base(json.loads(row["doc"]), path)
+            else:
+                text = raw.decode("utf-8")
+                base = Base(base_document(text, note=not path.lower().endswith(".base")), path)
         except (OSError, UnicodeDecodeError, BadBase) as exc:
             raise ToolError(f"base: cannot read {path}: {exc}") from None
         if args["check"]:

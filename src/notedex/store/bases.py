@@ -81,3 +81,13 @@ def base_files(conn: "sqlite3.Connection") -> list[str]:
             "SELECT path FROM files WHERE lower(substr(path, -5)) = '.base' ORDER BY path"
         )
     ]
+
+
+def stored_base(conn: "sqlite3.Connection", path: str) -> "sqlite3.Row | None":
+    """A ``.base`` file's row as the indexer stored it: size, mtime_ns (its etag then), doc
+    (the base as JSON) and error; None when the index has no such file."""
+    return conn.execute(
+        "SELECT f.size AS size, f.mtime_ns AS mtime_ns, b.doc AS doc, b.error AS error"
+        " FROM files f JOIN bases b ON b.file_id = f.id WHERE f.path = ?",
+        (path,),
+    ).fetchone()

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+BASE_SUFFIX = ".base"
+"""Obsidian's Bases files; the indexer stores each one's YAML as JSON (store.basedocs)."""
+
 
 class BadBase(ValueError):
     """A base whose YAML cannot be read; the message says where."""
@@ -71,3 +74,26 @@ def base_document(text: str, *, note: bool) -> Any:
             raise BadBase("no ```base block in this note")
         text = blocks[0]
     return load_base(text)
+
+
+def read_base_file(disk_path: str, max_bytes: int) -> tuple[str | None, str | None]:
+    """A ``.base`` file as the indexer stores it: (its base as JSON, None), or (None, why it
+    is no base). Never raises: a bad file is a recorded error, as a bad note is."""
+    import json
+
+    from notedex.vault.files import over_the_cap, read_capped
+
+    try:
+        raw, info = read_capped(disk_path, max_bytes)
+    except OSError as exc:
+        return None, f"cannot read the base: {exc.strerror or exc}"
+    if len(raw) > max_bytes:
+        return None, f"cannot read the base: {over_the_cap(info.st_size, max_bytes)}"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "the base is not UTF-8 text"
+    try:
+        return json.dumps(load_base(text), ensure_ascii=False), None
+    except BadBase as exc:
+        return None, str(exc)

@@ -16,33 +16,26 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def property_value(value: Any) -> Any:
-    """A frontmatter value as Bases sees it: a date text is a date, ``[[x]]`` a link."""
+def property_value(value: Any, vault: Vault | None = None) -> Any:
+    """A frontmatter value as Bases sees it: a date text is a date, ``[[x]]`` a link
+    (resolved in ``vault`` when given)."""
     if isinstance(value, str):
         if len(value) >= 10 and value[:4].isdigit() and value[4] == "-":
             date = parse_date(value)
             if date is not None:
                 return date
         if value.startswith("[[") and value.endswith("]]") and "]]" not in value[2:-2]:
-            return _wikilink(value[2:-2])
+            target, _, display = value[2:-2].partition("|")
+            target = target.split("#", 1)[0]
+            if vault is not None:
+                return vault.link_to(target, display or None)
+            return Link(target, display or None)
         return value
     if isinstance(value, list):
-        return [property_value(item) for item in value]
+        return [property_value(item, vault) for item in value]
     if isinstance(value, dict):
-        return {key: property_value(item) for key, item in value.items()}
+        return {key: property_value(item, vault) for key, item in value.items()}
     return value
-
-
-_VAULT: list[Vault] = []
-
-
-def _wikilink(inner: str) -> Link:
-    target, _, display = inner.partition("|")
-    target = target.split("#", 1)[0]
-    vault = _VAULT[-1] if _VAULT else None
-    if vault is not None:
-        return vault.link_to(target, display or None)
-    return Link(target, display or None)
 
 
 class FileRow:
@@ -61,7 +54,7 @@ class FileRow:
     def properties(self) -> dict[str, Any]:
         if self._props is None:
             raw = json.loads(self._raw) if self._raw else {}
-            self._props = property_value(raw) if isinstance(raw, dict) else {}
+            self._props = property_value(raw, self.vault) if isinstance(raw, dict) else {}
         return self._props
 
     def property(self, name: str) -> Any:
@@ -104,11 +97,6 @@ class Vault:
         self._by_name: dict[str, list[str]] | None = None
         self._tags: dict[int, list[tuple[str, str]]] | None = None
         self._links: tuple[dict[int, list[Link]], ...] | None = None
-        _VAULT.append(self)
-
-    def close(self) -> None:
-        if _VAULT and _VAULT[-1] is self:
-            _VAULT.pop()
 
     def _every_file(self) -> dict[str, FileRow]:
         """All files, not only the narrowed rows: a link may point out of them."""
@@ -163,10 +151,12 @@ class Vault:
             embeds: dict[Any, list[Link]] = {}
             back: dict[Any, list[Link]] = {}
             paths = {row.id: row.path for row in self._every_file().values()}
+            linked: set[tuple[str, int]] = set()
             for source, target, linkpath, embed in store.links_of_files(self.conn):
                 link = Link(target, resolved=True) if target else Link(linkpath)
                 (embeds if embed else links).setdefault(source, []).append(link)
-                if target and source in paths:
+                if target and source in paths and (target, source) not in linked:
+                    linked.add((target, source))  # a file is a backlink once
                     back.setdefault(target, []).append(Link(paths[source], resolved=True))
             self._links = (links, embeds, back)
         return self._links

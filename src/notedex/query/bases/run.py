@@ -254,10 +254,7 @@ def run(
     view_filters = _filter_tree(view.get("filters"), base.source)
     folders, tags = _narrowing([base.filters, view_filters])
     vault = Vault(conn, store.file_rows(conn, folders=folders, tags=tags))
-    try:
-        return _answer(base, view, view_filters, vault, this_path, now or current_time())
-    finally:
-        vault.close()
+    return _answer(base, view, view_filters, vault, this_path, now or current_time())
 
 
 def _answer(
