@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH_BASE = """\
 filters:
   and:
-    - 'file.inFolder("notes")'
+    - 'file.inFolder("{folder}")'
     - 'file.hasTag("project")'
     - 'status != "done"'
 formulas:
@@ -44,6 +44,16 @@ views:
       - property: formula.kb
         direction: DESC
 """
+
+
+def _fullest(vault: Path) -> str:
+    """The top-level folder with the most notes (the folder filter's argument)."""
+    counts = {
+        entry.name: sum(1 for _ in entry.rglob("*.md"))
+        for entry in vault.iterdir()
+        if entry.is_dir() and not entry.name.startswith(".")
+    }
+    return max(sorted(counts), key=lambda name: counts[name])
 
 
 def main() -> None:
@@ -61,7 +71,7 @@ def main() -> None:
              "--out", str(vault)],
             check=True, capture_output=True,
         )  # fmt: skip
-    (vault / "bench.base").write_text(BENCH_BASE, encoding="utf-8")
+    (vault / "bench.base").write_text(BENCH_BASE.format(folder=_fullest(vault)), encoding="utf-8")
     launcher = str(Path(sys.executable).parent / "notedex")
     common = [sys.executable, launcher, "--vault", str(vault), "--db", str(db)]
     subprocess.run([*common, "index"], check=True, capture_output=True, env=env)

@@ -416,3 +416,21 @@ def test_an_unknown_view_is_exit_2(vault: tuple[Path, Path]) -> None:
     )
     assert result.code == 2
     assert "'By rating'" in result.stderr and "'Cheap'" in result.stderr
+
+
+def test_files_outside_the_narrowed_rows_keep_their_tags_and_links(
+    vault: tuple[Path, Path],
+) -> None:
+    # The folder and tag filters narrow the rows in SQL; a formula may still name any file.
+    text = (
+        "filters:\n  and:\n    - file.inFolder('Books')\n    - file.hasTag('cyberpunk')\n"
+        'formulas:\n  web: \'file("Projects/Website.md").hasTag("web")\'\n'
+        "  back: 'link(\"Roadmap\").asFile().backlinks'\n"
+        "  tags: 'file(\"Website\").tags'\n"
+        "views:\n  - name: V\n    order: [formula.web, formula.back, formula.tags]\n"
+    )
+    name = _write_base(vault, "outside.base", text)
+    data = cli_json(*vault, "base", name)
+    assert [
+        (r["path"], r["formula.web"], r["formula.back"], r["formula.tags"]) for r in data["rows"]
+    ] == [("Books/Neuromancer.md", True, ["[[Projects/Archive/Old]]"], ["project", "web"])]

@@ -53,24 +53,35 @@ def file_rows(
     return conn.execute(sql + " ORDER BY f.path", params).fetchall()
 
 
-def tags_of_files(conn: "sqlite3.Connection") -> dict[int, list[tuple[str, str]]]:
-    """Per file id, its tags in note order: (spelling, lower-cased key)."""
+def tags_of_files(
+    conn: "sqlite3.Connection", ids: "Sequence[int] | None" = None
+) -> dict[int, list[tuple[str, str]]]:
+    """Per file id (all, or these), its tags in note order: (spelling, lower-cased key)."""
+    sql = "SELECT t.file_id, k.tag, k.tag_key FROM tags t JOIN tag_names k ON k.id = t.tag_id"
+    params: tuple[str, ...] = ()
+    if ids is not None:
+        sql += " WHERE t.file_id IN (SELECT value FROM json_each(?))"
+        params = ("[" + ",".join(str(int(i)) for i in ids) + "]",)
     out: dict[int, list[tuple[str, str]]] = {}
-    for file_id, tag, key in conn.execute(
-        "SELECT t.file_id, k.tag, k.tag_key FROM tags t JOIN tag_names k ON k.id = t.tag_id"
-        " ORDER BY t.file_id, t.position"
-    ):
+    for file_id, tag, key in conn.execute(sql + " ORDER BY t.file_id, t.position", params):
         out.setdefault(file_id, []).append((tag, key))
     return out
 
 
-def links_of_files(conn: "sqlite3.Connection") -> "list[tuple[int, str | None, str, bool]]":
-    """Every link: (source id, target path or None, linkpath, is an embed), in note order."""
+def links_of_files(
+    conn: "sqlite3.Connection",
+) -> "list[tuple[int, str, str | None, str, bool]]":
+    """Every link: (source id, source path, target path or None, linkpath, is an embed), in
+    note order."""
     rows = conn.execute(
-        "SELECT l.source_id, t.path, l.linkpath, l.kind FROM links l"
+        "SELECT l.source_id, s.path, t.path, l.linkpath, l.kind FROM links l"
+        " JOIN files s ON s.id = l.source_id"
         " LEFT JOIN files t ON t.id = l.target_id ORDER BY l.source_id, l.seq"
     )
-    return [(source, target, linkpath, kind in _EMBEDS) for source, target, linkpath, kind in rows]
+    return [
+        (source, path, target, linkpath, kind in _EMBEDS)
+        for source, path, target, linkpath, kind in rows
+    ]
 
 
 def base_files(conn: "sqlite3.Connection") -> list[str]:
@@ -89,5 +100,15 @@ def stored_base(conn: "sqlite3.Connection", path: str) -> "sqlite3.Row | None":
     return conn.execute(
         "SELECT f.size AS size, f.mtime_ns AS mtime_ns, b.doc AS doc, b.error AS error"
         " FROM files f JOIN bases b ON b.file_id = f.id WHERE f.path = ?",
+        (path,),
+    ).fetchone()
+
+
+def file_row(conn: "sqlite3.Connection", path: str) -> "sqlite3.Row | None":
+    """One file's row as ``file_rows`` gives it, by vault path."""
+    return conn.execute(
+        "SELECT f.id AS id, f.path AS path, f.size AS size, f.mtime_ns AS mtime_ns,"
+        " f.is_note AS is_note, n.properties AS properties"
+        " FROM files f LEFT JOIN notes n ON n.file_id = f.id WHERE f.path = ?",
         (path,),
     ).fetchone()

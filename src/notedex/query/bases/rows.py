@@ -71,10 +71,10 @@ class FileRow:
         return Date(dt.datetime.fromtimestamp(self.mtime_ns / 1e9).replace(microsecond=0))
 
     def tags(self) -> list[str]:
-        return [tag.lstrip("#") for tag, _key in self.vault.tags().get(self.id, ())]
+        return [tag.lstrip("#") for tag, _key in self.vault.tags_of(self.id)]
 
     def tag_keys(self) -> list[str]:
-        return [key.lstrip("#") for _tag, key in self.vault.tags().get(self.id, ())]
+        return [key.lstrip("#") for _tag, key in self.vault.tags_of(self.id)]
 
     def links(self) -> list[Link]:
         return self.vault.links()[0].get(self.id, [])
@@ -96,6 +96,7 @@ class Vault:
         self._all: dict[str, FileRow] | None = None
         self._by_name: dict[str, list[str]] | None = None
         self._tags: dict[int, list[tuple[str, str]]] | None = None
+        self._tag_ids: set[int] = set()
         self._links: tuple[dict[int, list[Link]], ...] | None = None
 
     def _every_file(self) -> dict[str, FileRow]:
@@ -105,16 +106,26 @@ class Vault:
             self._all.update(self.by_path)
         return self._all
 
+    def _row(self, path: str) -> FileRow | None:
+        """The file at ``path``: a row of this run, else read alone (no full read for it)."""
+        if self._all is not None:
+            return self._all.get(path)
+        row = self.by_path.get(path)
+        if row is None:
+            found = store.file_row(self.conn, path)
+            if found is not None:
+                row = self.by_path[path] = FileRow(found, self)
+        return row
+
     def resolve(self, text: str) -> str | None:
         """The vault path a link text names: a path, a path without .md, or a file name."""
-        files = self._every_file()
         text = text.strip().lstrip("/")
         for candidate in (text, text + ".md"):
-            if candidate in files:
+            if self._row(candidate) is not None:
                 return candidate
         if self._by_name is None:
             self._by_name = {}
-            for path in sorted(files, key=lambda p: (p.count("/"), p)):
+            for path in sorted(self._every_file(), key=lambda p: (p.count("/"), p)):
                 name = path.rsplit("/", 1)[-1]
                 stem = name[:-3] if name.endswith(".md") else name
                 self._by_name.setdefault(stem.lower(), []).append(path)
@@ -128,7 +139,8 @@ class Vault:
 
     def file_of(self, text: str) -> FileValue | None:
         path = self.resolve(text)
-        return None if path is None else FileValue(self._every_file()[path])
+        row = None if path is None else self._row(path)
+        return None if row is None else FileValue(row)
 
     def targets_of(self, other: Any) -> set[str]:
         if isinstance(other, FileValue):
@@ -140,23 +152,27 @@ class Vault:
             return {path} if path else set()
         return set()
 
-    def tags(self) -> dict[int, list[tuple[str, str]]]:
+    def tags_of(self, file_id: int) -> list[tuple[str, str]]:
+        """A file's tags: the run's rows' read at once (narrowed in SQL), any other alone."""
         if self._tags is None:
-            self._tags = store.tags_of_files(self.conn)
-        return self._tags
+            self._tag_ids = {row.id for row in self.by_path.values()}
+            self._tags = store.tags_of_files(self.conn, sorted(self._tag_ids))
+        if file_id not in self._tag_ids:
+            self._tag_ids.add(file_id)
+            self._tags.update(store.tags_of_files(self.conn, [file_id]))
+        return self._tags.get(file_id, [])
 
     def links(self) -> tuple[dict[Any, list[Link]], ...]:
         if self._links is None:
             links: dict[Any, list[Link]] = {}
             embeds: dict[Any, list[Link]] = {}
             back: dict[Any, list[Link]] = {}
-            paths = {row.id: row.path for row in self._every_file().values()}
             linked: set[tuple[str, int]] = set()
-            for source, target, linkpath, embed in store.links_of_files(self.conn):
+            for source, path, target, linkpath, embed in store.links_of_files(self.conn):
                 link = Link(target, resolved=True) if target else Link(linkpath)
                 (embeds if embed else links).setdefault(source, []).append(link)
-                if target and source in paths and (target, source) not in linked:
+                if target and (target, source) not in linked:
                     linked.add((target, source))  # a file is a backlink once
-                    back.setdefault(target, []).append(Link(paths[source], resolved=True))
+                    back.setdefault(target, []).append(Link(path, resolved=True))
             self._links = (links, embeds, back)
         return self._links
