@@ -112,3 +112,13 @@ def file_row(conn: "sqlite3.Connection", path: str) -> "sqlite3.Row | None":
         " FROM files f LEFT JOIN notes n ON n.file_id = f.id WHERE f.path = ?",
         (path,),
     ).fetchone()
+
+
+def frontmatter_links(conn: "sqlite3.Connection") -> "list[tuple[int, str, str | None]]":
+    """Every frontmatter link (a property's ``[[x]]``) as the index resolved it (SEMANTICS 7):
+    (source id, linkpath, target path or None)."""
+    return conn.execute(
+        "SELECT l.source_id, l.linkpath, t.path FROM links l"
+        " LEFT JOIN files t ON t.id = l.target_id WHERE l.kind = ?",
+        (LINK_KINDS.index("frontmatter"),),
+    ).fetchall()

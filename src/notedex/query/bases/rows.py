@@ -12,13 +12,13 @@ from notedex.store import bases as store
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 
-def property_value(value: Any, vault: Vault | None = None) -> Any:
-    """A frontmatter value as Bases sees it: a date text is a date, ``[[x]]`` a link
-    (resolved in ``vault`` when given)."""
+def property_value(value: Any, resolver: Callable[[str], str | None] | None = None) -> Any:
+    """A frontmatter value as Bases sees it: a date text is a date, ``[[x]]`` a link (resolved
+    by ``resolver`` when its target is first asked for)."""
     if isinstance(value, str):
         if len(value) >= 10 and value[:4].isdigit() and value[4] == "-":
             date = parse_date(value)
@@ -27,14 +27,12 @@ def property_value(value: Any, vault: Vault | None = None) -> Any:
         if value.startswith("[[") and value.endswith("]]") and "]]" not in value[2:-2]:
             target, _, display = value[2:-2].partition("|")
             target = target.split("#", 1)[0]
-            if vault is not None:
-                return vault.link_to(target, display or None)
-            return Link(target, display or None)
+            return Link(target, display or None, resolver=resolver)
         return value
     if isinstance(value, list):
-        return [property_value(item, vault) for item in value]
+        return [property_value(item, resolver) for item in value]
     if isinstance(value, dict):
-        return {key: property_value(item, vault) for key, item in value.items()}
+        return {key: property_value(item, resolver) for key, item in value.items()}
     return value
 
 
@@ -54,8 +52,11 @@ class FileRow:
     def properties(self) -> dict[str, Any]:
         if self._props is None:
             raw = json.loads(self._raw) if self._raw else {}
-            self._props = property_value(raw, self.vault) if isinstance(raw, dict) else {}
+            self._props = property_value(raw, self._resolve) if isinstance(raw, dict) else {}
         return self._props
+
+    def _resolve(self, text: str) -> str | None:
+        return self.vault.resolve_from(self.id, text)
 
     def property(self, name: str) -> Any:
         props = self.properties()
@@ -97,6 +98,7 @@ class Vault:
         self._by_name: dict[str, list[str]] | None = None
         self._tags: dict[int, list[tuple[str, str]]] | None = None
         self._tag_ids: set[int] = set()
+        self._frontmatter: dict[tuple[int, str], str | None] | None = None
         self._links: tuple[dict[int, list[Link]], ...] | None = None
 
     def _every_file(self) -> dict[str, FileRow]:
@@ -132,6 +134,19 @@ class Vault:
                 self._by_name.setdefault(name.lower(), []).append(path)
         found = self._by_name.get(text.lower())
         return found[0] if found else None
+
+    def resolve_from(self, source_id: int, text: str) -> str | None:
+        """A property link's target: as the index resolved that note's frontmatter link
+        (SEMANTICS 7), else by name (a link the index did not record)."""
+        if self._frontmatter is None:
+            self._frontmatter = {
+                (source, linkpath): target
+                for source, linkpath, target in store.frontmatter_links(self.conn)
+            }
+        key = (source_id, text)
+        if key in self._frontmatter:
+            return self._frontmatter[key]
+        return self.resolve(text)
 
     def link_to(self, text: str, display: str | None) -> Link:
         path = self.resolve(text)

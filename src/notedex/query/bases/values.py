@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -55,17 +56,36 @@ class Duration:
 
 
 class Link:
-    """A link to ``path`` (a vault path when it resolves, else the link text)."""
+    """A link to ``path``: a vault path when it resolves, else the link text. A link read from a
+    property is resolved only when its target is asked for (``resolver``): most runs never ask,
+    and resolving by name needs every file's name."""
 
-    __slots__ = ("display", "path", "resolved")
+    __slots__ = ("_path", "_resolver", "display", "resolved")
 
-    def __init__(self, path: str, display: str | None = None, resolved: bool = False) -> None:
-        self.path = path
+    def __init__(
+        self,
+        path: str,
+        display: str | None = None,
+        resolved: bool = False,
+        resolver: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self._path = path
         self.display = display
         self.resolved = resolved
+        self._resolver = resolver
+
+    @property
+    def path(self) -> str:
+        if self._resolver is not None:
+            found = self._resolver(self._path)
+            self._resolver = None
+            if found is not None:
+                self._path, self.resolved = found, True
+        return self._path
 
     def text(self) -> str:
-        target = self.path[:-3] if self.path.endswith(".md") else self.path
+        path = self.path
+        target = path[:-3] if path.endswith(".md") else path
         return f"[[{target}|{self.display}]]" if self.display else f"[[{target}]]"
 
 
