@@ -442,6 +442,7 @@ TABLE = (
             ),
             *OUTPUT_PATHS,
         ),
+        fast=True,
     ),
     Command(
         "completion",
