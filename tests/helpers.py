@@ -322,6 +322,9 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "files": q(
                 "SELECT path, is_note, size, mtime_ns, inode, coalesce(disk_rel, '') FROM files"
             ).fetchall(),
+            "bases": q(
+                f"SELECT f.path, doc, error FROM bases b JOIN {files} f ON f.id = b.file_id"
+            ).fetchall(),
             "notes": q(
                 f"SELECT f.path, stem, {NOTE_TITLE}, frontmatter_title, first_h1, note_id, type, status, "
                 f"excluded, content_hash, properties, outline FROM notes n JOIN {files} f ON f.id = n.file_id"

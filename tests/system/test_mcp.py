@@ -46,6 +46,7 @@ TOOL_NAMES = {
     "graph",
     "tags",
     "mentions",
+    "base",
 }
 
 
@@ -160,6 +161,7 @@ def test_lists_the_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path
         "graph": ["note"],
         "tags": [],
         "mentions": ["note"],
+        "base": ["base"],
     }
 
 

@@ -26,6 +26,7 @@ STORE_READ_SIDE = {
     "notedex.store.schema",
     "notedex.store.fulltext",
     "notedex.store.outline",  # the notes.outline format, decoded by `show`
+    "notedex.store.bases",  # the rows a base evaluates (`base`)
 }
 
 # package -> packages of ours it must never import (directly, at any depth of the code).

@@ -383,7 +383,7 @@ def _place_words(words: list[str], command: "Command", values: "dict[str, Any]")
     positional = next((o for o in command.options if o.positional), None)
     if positional is None:
         return not words
-    if not words or (positional.nargs is None and len(words) != 1):
+    if not words or (positional.nargs in (None, "?") and len(words) != 1):
         return False
     values[positional.dest] = words if positional.nargs == "+" else words[0]
     return True

@@ -476,6 +476,31 @@ TABLE = (
         ),
     ),
     Command(
+        "base",
+        "Evaluate an Obsidian Bases file (or a note's ```base block) without the app: filters, "
+        "formulas, sort, limit, groupBy and summaries; exit 2 names anything not implemented.",
+        (
+            "notedex base Reading.base",
+            'notedex base Projects/Board.base --view "Open" --json',
+            "notedex base --list",
+            "notedex base Reading.base --check",
+        ),
+        handlers.cmd_base,
+        (
+            Option("file", "a .base file or a note with a ```base block", nargs="?"),
+            Option("--view", "the view to run, by name (default: the first)", metavar="NAME"),
+            Option("--list", "list the vault's .base files and their views", kind=FLAG),
+            Option(
+                "--check",
+                "report per view what it evaluates and what it refuses, without running it "
+                "(exit 1 when something is refused)",
+                kind=FLAG,
+            ),
+            *OUTPUT_PATHS,
+        ),
+        fast=True,
+    ),
+    Command(
         "completion",
         "Print a shell completion script: commands, options and note paths.",
         (
@@ -490,7 +515,8 @@ TABLE = (
     Command(
         "mcp",
         "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, quote, health, tags, mentions, scan, status and graph, and the notes as resources "
+        "show, quote, health, tags, mentions, scan, status, graph and base, and the notes as "
+        "resources "
         "(needs the extra: pip install 'notedex[mcp]').",
         (
             "notedex mcp --vault ~/notes",

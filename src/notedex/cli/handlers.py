@@ -864,3 +864,9 @@ def cmd_completion(args: "argparse.Namespace") -> int:
 
     sys.stdout.write(script(args.shell))
     return EXIT_OK
+
+
+def cmd_base(args: "argparse.Namespace") -> int:
+    from notedex.cli.basefiles import base_answer
+
+    return base_answer(args, _config(args), answer)

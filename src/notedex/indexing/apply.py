@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from notedex.indexing.pool import Parsed, findings_helper, parse_batches, paused_gc
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
+from notedex.vault.bases import BASE_SUFFIX, read_base_file
 from notedex.vault.model import VaultFile
 
 BATCH_SIZE = 1000
@@ -255,12 +256,25 @@ def _write_chunk(
     chunk = plan.notes[written : written + len(parsed)]
     dirty: set[int] = set()
     created = writer.register(attachments, chunk, plan.existing)
+    writer.write_base_docs(base_docs(attachments, writer.max_bytes))
     writer.reresolve_for(created, dirty)
     if parsed:
         writer.parsed += len(parsed)
         dirty |= writer.write_notes(parsed, {vf.path: vf for vf in chunk})
         plan.report.notes_with_errors += sum(1 for note, _, _ in parsed if note.errors)
     return dirty
+
+
+def base_docs(
+    attachments: Sequence[VaultFile], max_bytes: int
+) -> list[tuple[str, str | None, str | None]]:
+    """The ``.base`` files among ``attachments``, read and parsed: (path, JSON, error)."""
+    docs: list[tuple[str, str | None, str | None]] = []
+    for vf in attachments:
+        if vf.path.lower().endswith(BASE_SUFFIX):
+            doc, error = read_base_file(vf.disk_path, max_bytes)
+            docs.append((vf.path, doc, error))
+    return docs
 
 
 def _finish(writer: IndexWriter, report: ApplyReport, changed: bool, started: float) -> None:
@@ -282,6 +296,7 @@ def _apply_private(
     with writer.transaction():
         dirty = _remove_and_move(writer, plan, moves)
         created = writer.register(plan.attachments, notes, plan.existing)
+        writer.write_base_docs(base_docs(plan.attachments, writer.max_bytes))
         writer.reresolve_for(created, dirty)
         del created
         if single and not notes:

@@ -60,6 +60,55 @@ MORE_TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 
+BASE_TOOL = ToolSpec(
+    "base",
+    "Run an Obsidian base",
+    "Evaluate an Obsidian Bases file (`.base`, or a note's ```base block) over the index: its "
+    "filters, formulas, sort, limit, groupBy and summaries. Returns `columns`, `rows` (each "
+    "with its `path` and a value per column id), `groups` and `summaries`, as `notedex base "
+    "--json`; `offset`/`limit` page through `rows`. With `check`, returns per view what it "
+    "evaluates and what it refuses instead. A construct notedex does not implement is an "
+    "error naming it, never a guessed answer.",
+    object_schema(
+        {
+            "base": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1000,
+                "description": "A vault-relative path such as 'Reading.base' or "
+                "'Projects/Board.md' (a note with a ```base block).",
+            },
+            "view": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "The view to run, by name (default: the first).",
+            },
+            "check": {
+                "type": "boolean",
+                "default": False,
+                "description": "Report what each view evaluates and refuses, without running it.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIST_LIMIT,
+                "default": 100,
+                "description": f"Return at most this many rows (default 100, at most "
+                f"{MAX_LIST_LIMIT}).",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Skip this many rows first (default 0).",
+            },
+        },
+        ("base",),
+    ),
+)
+MORE_TOOLS = (*MORE_TOOLS, BASE_TOOL)
+
 MAX_CAPTURE_CHARS = MAX_BODY_CHARS
 
 CAPTURE_TOOL = ToolSpec(

@@ -73,6 +73,7 @@ class VaultTools:
             "graph": self._graph,
             "tags": self._tags,
             "mentions": self._mentions,
+            "base": self._base,
         }
 
     def start(self) -> None:
@@ -299,6 +300,38 @@ class VaultTools:
     def _graph(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         path = self._note_path(conn, args["note"])
         return neighbourhood(conn, path, depth=args["depth"], max_nodes=args["maxNodes"])
+
+    def _base(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        import json
+
+        from notedex.query.bases.run import Base, checked, run
+        from notedex.store.bases import stored_base
+        from notedex.vault.bases import BadBase, base_document
+        from notedex.vault.reading import VaultReader
+
+        path = args["base"]
+        refuse_outside_paths(path)
+        files = VaultReader(self.cfg.vault, follow_outside=self.cfg.follow_symlinks)
+        try:
+            raw, info = files.read(path, self.cfg.max_bytes)
+            row = stored_base(conn, path) if path.lower().endswith(".base") else None
+            if row is not None and (row["size"], row["mtime_ns"]) == (
+                info.st_size,
+                info.st_mtime_ns,
+            ):  # the index's copy is this file: no YAML parser needed
+                if row["error"] is not None:
+                    raise BadBase(row["error"])
+                base = Base(json.loads(row["doc"]), path)
+            else:
+                text = raw.decode("utf-8")
+                base = Base(base_document(text, note=not path.lower().endswith(".base")), path)
+        except (OSError, UnicodeDecodeError, BadBase) as exc:
+            raise ToolError(f"base: cannot read {path}: {exc}") from None
+        if args["check"]:
+            return checked(base)
+        with read_transaction(conn):
+            data = run(conn, base, args["view"], this_path=path)
+        return _paginate(data, ("rows",), args["offset"], args["limit"])
 
     def _capture(self, args: dict[str, Any]) -> dict[str, Any]:
         """A new note in the inbox (``edit.capture``: a fresh name, O_EXCL, inside the inbox)."""

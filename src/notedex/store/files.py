@@ -182,6 +182,7 @@ def refresh_etags(conn: sqlite3.Connection, etags: Sequence[tuple[object, ...]])
 
 def delete_file_row(conn: sqlite3.Connection, file_id: int, path: str) -> None:
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+    conn.execute("DELETE FROM bases WHERE file_id = ?", (file_id,))
     conn.execute("DELETE FROM problems WHERE path = ?", (path,))
 
 

@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 21  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 22  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -22,6 +22,8 @@ SCHEMA_VERSION = 21  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 20: links_unresolved_reversed and problems_unreadable: an apply probes, never scans (issue 35)
 # 21: files.ctime_ns, so an edit that keeps the size and puts the mtime back is still seen
 #     (issue 31.7)
+# 22: bases, each .base file's YAML as JSON, read at index time so that `notedex base` needs
+#     no YAML parser (issue 32)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -397,6 +399,14 @@ CREATE TABLE IF NOT EXISTS renames (
 CREATE INDEX IF NOT EXISTS renames_key ON renames(old_key);
 CREATE INDEX IF NOT EXISTS renames_file ON renames(file_id);
 
+-- Obsidian Bases (issue 32): each .base file's YAML as JSON, read by the indexer (PyYAML) so
+-- that `notedex base` reads it with the stdlib; `error` says why a file is no base (doc NULL).
+CREATE TABLE IF NOT EXISTS bases (
+    file_id INTEGER PRIMARY KEY,        -- files.id of the .base file
+    doc TEXT,
+    error TEXT
+);
+
 -- Errors and warnings, per vault path (a note, or a walk problem on any path).
 CREATE TABLE IF NOT EXISTS problems (
     id INTEGER PRIMARY KEY,
@@ -580,6 +590,7 @@ TABLES = (
     "unused_attachments",
     "renames",
     "problems",
+    "bases",
     "notes",
     "files",
     "body_store",

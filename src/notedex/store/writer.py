@@ -11,7 +11,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from notedex.store import files, findings, linkfixes, maintenance, moves, notes, renames, schema
+from notedex.store import (
+    basedocs,
+    files,
+    findings,
+    linkfixes,
+    maintenance,
+    moves,
+    notes,
+    renames,
+    schema,
+)
 from notedex.store.database import (
     add_sql_functions,
     note_live_change,
@@ -282,6 +292,10 @@ class IndexWriter:
         self.links.added(created)
         renames.note_created(self.conn, created)
         return created
+
+    def write_base_docs(self, docs: Sequence[tuple[str, str | None, str | None]]) -> None:
+        """Inside a transaction: the parsed ``.base`` files (store.basedocs), after register."""
+        basedocs.write_base_docs(self.conn, docs)
 
     def move_files(self, moved: Sequence[moves.Move]) -> set[int]:
         """Inside a transaction: moved files take their new paths in place (store.moves);

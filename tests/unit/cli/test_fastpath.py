@@ -52,6 +52,11 @@ TOKENS = [
     "-x y",
     "--nope",
     "--limit=",
+    "books.base",
+    "--view",
+    "--view=By rating",
+    "--check",
+    "--list",
 ]
 COMMAND_NAMES = [*sorted(COMMANDS), "", "--json", "lookups"]
 
@@ -98,6 +103,8 @@ def test_fast_path_agrees_with_argparse_or_declines(command: str, rest: list[str
         ["show", "PARA method", "--body", "--json"],
         ["status"],
         ["search", "shell completion", "--limit", "5"],
+        ["base", "books.base", "--view", "By rating", "--json"],
+        ["base", "books.base", "--check", "--paths"],
     ],
 )
 def test_ordinary_forms_take_the_fast_path(argv: list[str]) -> None:
@@ -135,12 +142,13 @@ def test_the_query_commands_people_repeat_take_the_fast_path() -> None:
 
 
 def test_fast_commands_take_only_what_the_fast_path_reads() -> None:
-    """One positional at most, of one word or a run of words; options of the kinds it reads."""
+    """One positional at most, of one word (perhaps optional) or a run of words; options of the
+    kinds it reads."""
     for name in FAST_COMMANDS:
         options = COMMANDS[name].all_options()
         positionals = [o for o in options if o.positional]
         assert len(positionals) <= 1, name
-        assert all(o.nargs in (None, "+") for o in positionals), name
+        assert all(o.nargs in (None, "?", "+") for o in positionals), name
         assert all(o.kind in FAST_KINDS for o in options), name
 
 
