@@ -24,6 +24,7 @@ STORE_READ_SIDE = {
     "notedex.store.schema",
     "notedex.store.fulltext",
     "notedex.store.outline",  # the notes.outline format, decoded by `show`
+    "notedex.store.tasks",  # the SQL of `tasks` (SEMANTICS 13)
 }
 
 # package -> packages of ours it must never import (directly, at any depth of the code).

@@ -52,6 +52,10 @@ TOKENS = [
     "-x y",
     "--nope",
     "--limit=",
+    "--status",
+    "--status=/",
+    "--open",
+    "--due-before",
 ]
 COMMAND_NAMES = [*sorted(COMMANDS), "", "--json", "lookups"]
 
@@ -98,6 +102,8 @@ def test_fast_path_agrees_with_argparse_or_declines(command: str, rest: list[str
         ["show", "PARA method", "--body", "--json"],
         ["status"],
         ["search", "shell completion", "--limit", "5"],
+        ["tasks", "--open", "--json"],
+        ["tasks", "--status", "/", "--status=?", "--due-before", "7d", "--tag", "x"],
     ],
 )
 def test_ordinary_forms_take_the_fast_path(argv: list[str]) -> None:
