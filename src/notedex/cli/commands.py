@@ -230,7 +230,7 @@ TABLE = (
             "notedex tasks --open",
             "notedex tasks --open --due-before 7d --json",
             "notedex tasks --status / --status '?' --tag project",
-            "notedex tasks --done --due-after -30d --paths",
+            "notedex tasks --done --due-after=-30d --paths",
         ),
         handlers.cmd_tasks,
         (
@@ -245,7 +245,8 @@ TABLE = (
             ),
             Option(
                 "--due-before",
-                "only tasks due before DATE: YYYY-MM-DD, today, Nd (N days from today) or -Nd",
+                "only tasks due before DATE: YYYY-MM-DD, today, Nd (N days from today) or -Nd "
+                "(N days ago: write --due-before=-Nd)",
                 metavar="DATE",
             ),
             Option("--due-after", "only tasks due after DATE (as --due-before)", metavar="DATE"),

@@ -368,7 +368,7 @@ def cmd_scan(args: "argparse.Namespace") -> int:
 
 def cmd_tasks(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tasks
-    from notedex.query.tasks import TaskFilter, task_paths, tasks
+    from notedex.query.tasks import TaskFilter, task_paths, tasks, tasks_json
 
     states = [state for state, wanted in (("open", args.open), ("done", args.done)) if wanted]
     wanted = TaskFilter(  # checked before the index is opened: a bad date is exit 2 at once
@@ -383,6 +383,7 @@ def cmd_tasks(args: "argparse.Namespace") -> int:
         _config(args),
         lambda conn: tasks(conn, wanted),
         render_tasks,
+        compact=lambda conn: tasks_json(conn, wanted),  # piped --json: built by SQLite
         paths=task_paths,
         lists=("tasks",),
     )

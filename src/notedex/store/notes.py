@@ -187,7 +187,7 @@ def _add_note(
 def _task_rows(file_id: int, note: Note) -> Iterator[tuple[Any, ...]]:
     """The ``tasks`` rows of a note (SEMANTICS 13)."""
     for seq, task in enumerate(note.tasks):
-        tags = " ".join(task.tags) or None  # a tag holds no whitespace (SEMANTICS 4.3)
+        tags = json.dumps(task.tags, ensure_ascii=False) if task.tags else None
         yield (
             file_id,
             seq,

@@ -498,8 +498,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     status TEXT NOT NULL,               -- the one character between the brackets
     state INTEGER NOT NULL,             -- index into TASK_STATES (SEMANTICS 13.3)
     text TEXT NOT NULL,
-    tags TEXT,                          -- its inline tags, space-separated (a tag holds no
-                                        -- whitespace, SEMANTICS 4.3); NULL for none
+    tags TEXT,                          -- its inline tags, a JSON array; NULL for none
     due TEXT, scheduled TEXT, start TEXT, created TEXT, done TEXT, cancelled TEXT,
     PRIMARY KEY (file_id, seq)
 ) WITHOUT ROWID;
