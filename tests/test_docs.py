@@ -278,7 +278,7 @@ def test_readme_links_to_docs_resolve() -> None:
 def test_links_between_docs_resolve() -> None:
     broken = [
         f"{doc.name}: {link}"
-        for doc in sorted(DOCS.glob("*.md"))
+        for doc in sorted(DOCS.rglob("*.md"))
         for link in _local_links(doc.read_text(encoding="utf-8"))
         if not (doc.parent / link).exists()
     ]

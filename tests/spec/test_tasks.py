@@ -405,3 +405,14 @@ def test_edits_moves_and_deletions_carry_the_tasks(v: SpecVault) -> None:
     assert texts(v) == [("keep.md", "kept")]
     v.write("keep.md", "no tasks left\n")
     assert texts(v) == []
+
+
+def test_text_output_escapes_names_and_text(v: SpecVault) -> None:
+    from tests.helpers import run_inprocess
+
+    v.write("bell\u0007.md", "- [ ] ring \u0007 twice \u2028 now\n")
+    out = run_inprocess("tasks", "--vault", v.root, "--db", v.db)
+    assert out.code == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "bell\\x07.md:1:3: [ ] ring \\x07 twice \\u2028 now"
+    data = v.json("tasks")  # --json keeps them as they are
+    assert data["tasks"][0]["text"] == "ring \u0007 twice \u2028 now"

@@ -21,6 +21,8 @@ STORE_READ_SIDE = {
     "notedex.store.connect",
     "notedex.store.read",
     "notedex.store.lookup",
+    "notedex.store.lookup_stage2",
+    "notedex.store.lookup_terms",
     "notedex.store.schema",
     "notedex.store.fulltext",
     "notedex.store.outline",  # the notes.outline format, decoded by `show`

@@ -26,7 +26,7 @@ from notedex.mcp_server.resources import list_resources, read_resource
 from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments
 from notedex.query.find import find_note
 from notedex.query.listing import parse_line_range, scan, show, status
-from notedex.query.lookup import lookup
+from notedex.query.lookup import lookup_page
 from notedex.query.neighbourhood import neighbourhood
 from notedex.query.paging import paginate as _paginate
 from notedex.query.quote import quote
@@ -194,18 +194,14 @@ class VaultTools:
     # -- tools --
 
     def _lookup(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        offset, limit = args["offset"], args["limit"]
-        data = lookup(
-            conn, args["question"], limit=offset + limit, tag=args["tag"], note_type=args["type"]
+        return lookup_page(
+            conn,
+            args["question"],
+            offset=args["offset"],
+            limit=args["limit"],
+            tag=args["tag"],
+            note_type=args["type"],
         )
-        page = data["candidates"][offset:]
-        data["candidates"] = page
-        data["shown"] = len(page)
-        data["narrowed"] = data["total"] > offset + len(page) or offset > 0
-        if offset:
-            data["message"] = _page_message("candidates", offset, len(page), data["total"])
-        data.update(offset=offset, limit=limit, hasMore=data["total"] > offset + len(page))
-        return data
 
     def _search(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         if not self.cfg.body_index:
@@ -355,9 +351,3 @@ def _has_schema(db: Path) -> bool:
     except NotedexError:
         return False
     return True
-
-
-def _page_message(what: str, offset: int, shown: int, total: int) -> str:
-    if not shown:
-        return f"no {what} past {offset}; {total} in all"
-    return f"{what} {offset + 1}-{offset + shown} of {total}"

@@ -112,24 +112,6 @@ def body_matches(
     return ranked[offset:want]
 
 
-def body_match_paths(conn: sqlite3.Connection, expression: str, *, limit: int) -> list[str]:
-    """The vault paths of up to ``limit`` matching notes in path order, without bm25 (which
-    reads every hit's column sizes): the cheap listing of every hit (``search --paths``)."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    rows = cursor.execute(
-        """
-        SELECT f.path
-        FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
-        WHERE body_fts MATCH ? AND n.excluded = 0
-        ORDER BY f.path
-        LIMIT ?
-        """,
-        (expression, limit),
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
 def highlight_texts(
     expression: str, shown: str, texts: dict[int, str], marks: tuple[str, str]
 ) -> dict[int, str]:
