@@ -355,6 +355,11 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "exact_names": q(
                 f"SELECT key, f.path, alias FROM exact_names x JOIN {files} f ON f.id = x.file_id"
             ).fetchall(),
+            # SEMANTICS 13: kept by store/notes.py with the note's rows (a move keeps them)
+            "tasks": q(
+                f"SELECT f.path, seq, line, col, status, state, text, tags, due, scheduled, "
+                f"start, created, done, cancelled FROM tasks x JOIN {files} f ON f.id = x.file_id"
+            ).fetchall(),
             "broken_anchors": q(
                 f"SELECT s.path, seq, t.path, kind, suggestion, reason FROM broken_anchors b "
                 f"JOIN {files} s ON s.id = b.source_id JOIN {files} t ON t.id = b.target_id"

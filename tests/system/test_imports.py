@@ -169,9 +169,13 @@ ARCHITECTURE = REPO / "docs" / "architecture.md"
 SRC = REPO / "src"
 
 
-def hot_path_list(which: str = "hot-path") -> set[str]:
-    """The one list of hot-path (or ``mentions-path``) modules, read from docs/architecture.md."""
-    text = ARCHITECTURE.read_text(encoding="utf-8")
+TASKS_DESIGN = REPO / "docs" / "design" / "tasks.md"
+
+
+def hot_path_list(which: str = "hot-path", doc: Path = ARCHITECTURE) -> set[str]:
+    """The one list of hot-path (or ``mentions-path``, or ``tasks-path`` in ``TASKS_DESIGN``)
+    modules, read from docs/architecture.md (or ``doc``)."""
+    text = doc.read_text(encoding="utf-8")
     block = text.split(f"<!-- {which} modules: begin -->", 1)[1]
     block = block.split(f"<!-- {which} modules: end -->", 1)[0]
     names = {line.strip() for line in block.splitlines()}
@@ -235,7 +239,31 @@ def test_import_time_tricks_only_in_hot_path_modules() -> None:
         if "TYPE_CHECKING = False" in path.read_text(encoding="utf-8")
     }
     assert "notedex.query.lookup" in tricky  # the scan sees the trick where it is allowed
-    assert sorted(tricky - hot_path_list() - hot_path_list("mentions-path")) == []
+    allowed = (
+        hot_path_list() | hot_path_list("mentions-path") | hot_path_list("tasks-path", TASKS_DESIGN)
+    )
+    assert sorted(tricky - allowed) == []
+
+
+def test_tasks_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, Path]) -> None:
+    """ARCHITECTURE "Tasks" (design/tasks.md, the tasks budget): the hot path's modules and the
+    two of tasks."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    runs = [
+        imported_modules("tasks", "--open", "--json", *common),
+        imported_modules("tasks", "--open", "--status", "/", "--tag", "x", *common),
+    ]
+    listed = hot_path_list("tasks-path", TASKS_DESIGN)
+    assert len(listed) == 2
+    for names in runs:
+        assert "notedex.query.tasks" in names  # the probe saw the work
+        ours = {n for n in names if n == "notedex" or n.startswith("notedex.")}
+        assert sorted(ours - hot_path_list() - listed) == [], "loaded by tasks, on no list"
+        assert sorted(listed - ours) == [], "on the tasks list but no longer loaded"
+        heavy = {"dataclasses", "typing", "re", "json", "sqlite3", "argparse", "datetime"}
+        assert sorted(heavy & names) == []
+        assert banned_in(names) == []
 
 
 def test_mentions_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, Path]) -> None:

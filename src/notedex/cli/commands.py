@@ -20,6 +20,7 @@ COUNT = "count"  # a whole number >= 1 (`parse_count`)
 COUNT0 = "count0"  # a whole number >= 0 (`parse_count` with minimum 0)
 SECONDS = "seconds"  # a float; its range is the handler's to check
 FLAG = "flag"  # on/off, no value (argparse's store_true)
+APPEND = "append"  # a text value, repeatable: a list of them (argparse's append)
 
 
 class Option:
@@ -228,6 +229,42 @@ TABLE = (
         ),
         handlers.cmd_scan,
         (Option("--tag", "only notes with this tag"), NOTE_TYPE, *PAGE, *OUTPUT_PATHS),
+        fast=True,
+    ),
+    Command(
+        "tasks",
+        "List the Markdown tasks of every note (- [ ], - [x] and custom statuses like - [/]) "
+        "with path, line, status, text, tags and the dates the Tasks plugin or Dataview "
+        "write; by due date, then path and line.",
+        (
+            "notedex tasks --open",
+            "notedex tasks --open --due-before 7d --json",
+            "notedex tasks --status / --status '?' --tag project",
+            "notedex tasks --done --due-after=-30d --paths",
+        ),
+        handlers.cmd_tasks,
+        (
+            Option("--open", "only open tasks: any status but x, X and - (cancelled)", kind=FLAG),
+            Option("--done", "only done tasks: [x] or [X]", kind=FLAG),
+            Option(
+                "--status",
+                "only tasks with this status character, e.g. - or / (repeatable; with "
+                "--open or --done, a task that matches any of them)",
+                kind=APPEND,
+                metavar="C",
+            ),
+            Option(
+                "--due-before",
+                "only tasks due before DATE: YYYY-MM-DD, today, Nd (N days from today) or -Nd "
+                "(N days ago: write --due-before=-Nd)",
+                metavar="DATE",
+            ),
+            Option("--due-after", "only tasks due after DATE (as --due-before)", metavar="DATE"),
+            Option("--tag", "only tasks in notes with this tag"),
+            NOTE_TYPE,
+            *PAGE,
+            *OUTPUT_PATHS,
+        ),
         fast=True,
     ),
     Command(
@@ -515,8 +552,8 @@ TABLE = (
     Command(
         "mcp",
         "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, quote, health, tags, mentions, scan, status, graph and base, and the notes as "
-        "resources "
+        "show, quote, health, tags, mentions, scan, tasks, status, graph and base, and the notes "
+        "as resources "
         "(needs the extra: pip install 'notedex[mcp]').",
         (
             "notedex mcp --vault ~/notes",

@@ -392,6 +392,29 @@ def cmd_scan(args: "argparse.Namespace") -> int:
     )
 
 
+def cmd_tasks(args: "argparse.Namespace") -> int:
+    from notedex.query.render import render_tasks
+    from notedex.query.tasks import TaskFilter, task_paths, tasks, tasks_json
+
+    states = [state for state, wanted in (("open", args.open), ("done", args.done)) if wanted]
+    wanted = TaskFilter(  # checked before the index is opened: a bad date is exit 2 at once
+        states=states,
+        statuses=args.status or (),
+        due_before=args.due_before,
+        due_after=args.due_after,
+        note_filter={"tag": args.tag, "note_type": args.note_type},
+    )
+    return answer(
+        args,
+        _config(args),
+        lambda conn: tasks(conn, wanted),
+        render_tasks,
+        compact=lambda conn: tasks_json(conn, wanted),  # piped --json: built by SQLite
+        paths=task_paths,
+        lists=("tasks",),
+    )
+
+
 def cmd_tags(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tags
     from notedex.query.reports import tags

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from notedex.cli.commands import (
+    APPEND,
     COMMANDS,
     COUNT,
     COUNT0,
@@ -129,6 +130,8 @@ def add_option(target: Any, option: Option) -> None:
         kwargs["help"] = option.help
     if option.kind == FLAG:
         kwargs["action"] = "store_true"
+    elif option.kind == APPEND:
+        kwargs.update(action="append", metavar=option.metavar)
     else:
         extra = {"type": TYPES.get(option.kind), "default": option.default}
         extra.update(choices=option.choices, metavar=option.metavar, nargs=option.nargs)

@@ -1,11 +1,11 @@
 """`notedex mcp`: the index as read-only MCP tools and resources over stdio.
 
 The tools (``lookup``, ``search``, ``show``, ``quote``, ``health``, ``scan``, ``status``,
-``graph``) call the same ``query`` functions as the CLI, so a result is the CLI's ``--json``
+``graph``, ``tasks``) call the same ``query`` functions as the CLI, so a result is the CLI's ``--json``
 document plus ``stale`` and, for lists, ``offset``/``limit``/``hasMore``; ``capture`` is listed
 only with ``--allow-capture``. The package is split by job: ``tools`` (the tool table and the
-argument checks), ``catalog`` (what a server lists: those, ``status``, ``graph`` and, when
-allowed, ``capture``), ``handlers`` (``VaultTools``: one call, its connection and deadline),
+argument checks), ``catalog`` (what a server lists: those, ``status``, ``graph``, ``tasks``
+and, when allowed, ``capture``), ``handlers`` (``VaultTools``: one call, its connection and deadline),
 ``resources`` (the notes as resources), ``keeper`` (the background index update), ``paths``
 (no note name climbs out of the vault; the reads themselves go through ``vault.reading``) and ``sdk`` (the only module that imports the MCP SDK, and
 :func:`serve`). The names below are the package's public surface.

@@ -1,5 +1,5 @@
-"""The whole tool table a server lists: ``tools.TOOLS``, then ``status`` and ``graph``, and
-``capture`` only when the server was started with ``--allow-capture``.
+"""The whole tool table a server lists: ``tools.TOOLS``, then ``status``, ``graph`` and
+``tasks``, and ``capture`` only when the server was started with ``--allow-capture``.
 
 Kept apart from ``tools`` (the read-only query tools and the argument checks) so that each file
 stays one job: this one decides what a server offers, including the one tool that writes.
@@ -8,7 +8,9 @@ stays one job: this one decides what a server offers, including the one tool tha
 from __future__ import annotations
 
 from notedex.mcp_server.tools import MAX_BODY_CHARS, MAX_LIST_LIMIT, TOOLS, ToolSpec
+from notedex.mcp_server.tools import _filters as note_filters
 from notedex.mcp_server.tools import _object as object_schema
+from notedex.mcp_server.tools import _paging as paging
 
 NOTE_ARGUMENT = {
     "type": "string",
@@ -56,6 +58,50 @@ MORE_TOOLS: tuple[ToolSpec, ...] = (
                 },
             },
             ("note",),
+        ),
+    ),
+    ToolSpec(
+        "tasks",
+        "List tasks",
+        "The Markdown tasks of the vault's notes (`- [ ]`, `- [x]`, custom statuses such as "
+        "`- [/]`), each with path, line, column, status (the character between the brackets), "
+        "state (open; done for x or X; cancelled for -), text as written, tags, and the dates "
+        "the Tasks plugin (📅 ⏳ 🛫 ➕ ✅ ❌) or Dataview ([due:: YYYY-MM-DD]) write: due, "
+        "scheduled, start, created, done, cancelled. Sorted by due date (none last), then path "
+        "and line. Same JSON as `notedex tasks --json`; `taskCount` and `counts` cover every "
+        "task selected, `offset`/`limit` page through `tasks`.",
+        object_schema(
+            {
+                "state": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 40,
+                    "description": "Only tasks in these states, comma-separated: open, done, "
+                    "cancelled (default: all).",
+                },
+                "status": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 40,
+                    "description": "Only tasks with one of these status characters, e.g. '/' or "
+                    "'/-' (with `state`: a task that matches either).",
+                },
+                "dueBefore": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 20,
+                    "description": "Only tasks due before this date: YYYY-MM-DD, 'today', 'Nd' "
+                    "(N days from today) or '-Nd'.",
+                },
+                "dueAfter": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 20,
+                    "description": "Only tasks due after this date (as dueBefore).",
+                },
+                **note_filters(),
+                **paging(100),
+            }
         ),
     ),
 )

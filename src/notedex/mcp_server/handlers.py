@@ -68,6 +68,7 @@ class VaultTools:
             "show": self._show,
             "health": self._health,
             "scan": self._scan,
+            "tasks": self._tasks,
             "quote": self._quote,
             "status": self._status,
             "graph": self._graph,
@@ -293,6 +294,19 @@ class VaultTools:
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         data = scan(conn, tag=args["tag"], note_type=args["type"])
         return _paginate(data, ("notes", "errors"), args["offset"], args["limit"])
+
+    def _tasks(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        from notedex.query.tasks import TaskFilter, tasks
+
+        states = [s.strip() for s in (args["state"] or "").split(",") if s.strip()]
+        wanted = TaskFilter(  # a UsageError becomes the tool's error (self._answer)
+            states=states,
+            statuses=list(args["status"] or ""),
+            due_before=args["dueBefore"],
+            due_after=args["dueAfter"],
+            note_filter={"tag": args["tag"], "note_type": args["type"]},
+        )
+        return _paginate(tasks(conn, wanted), ("tasks",), args["offset"], args["limit"])
 
     def _status(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         return status(conn, self.cfg.vault, self.cfg.db, self.cfg.lock_path)

@@ -138,6 +138,19 @@ def render_tags(r: Renderer, data: "dict[str, Any]") -> None:
     r.line(f"{plural(data['tagCount'], 'tag')} on {plural(data['taggedNoteCount'], 'note')}")
 
 
+def render_tasks(r: Renderer, data: "dict[str, Any]") -> None:
+    """One task a line, where it is, its status and its text as written; then the counts."""
+    for t in data["tasks"]:
+        where = r.path(t["path"], t["line"], t["column"])
+        r.line(f"{where}: [{r.name(t['status'])}] {r.name(t['text'])}".rstrip())
+    r.line()
+    counts = data["counts"]
+    r.line(
+        f"{plural(data['taskCount'], 'task')}: {counts['open']} open, {counts['done']} done, "
+        f"{counts['cancelled']} cancelled"
+    )
+
+
 def render_mentions(r: Renderer, data: "dict[str, Any]") -> None:
     """One unlinked mention a line, where it is and what it says."""
     for m in data["mentions"]:

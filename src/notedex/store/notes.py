@@ -1,5 +1,5 @@
-"""The note rows: notes, title_grams, exact_names, tags, aliases, links, problems and the body
-index of each note, written from parsed notes and cleared before a note is written again or
+"""The note rows: notes, title_grams, exact_names, tags, aliases, links, tasks, problems and the
+body index of each note, written from parsed notes and cleared before a note is written again or
 deleted."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from notedex.store import files, findings, linkfixes
 from notedex.store.database import deflate_body
 from notedex.store.links import LinkTargets, unresolved_key
 from notedex.store.outline import encode_outline
-from notedex.store.schema import LINK_KINDS, content_key, link_text
+from notedex.store.schema import LINK_KINDS, TASK_STATES, content_key, link_text
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.resolve import lookup_key, name_key
 from notedex.vault.text import exact_name_key, segment
@@ -40,6 +40,7 @@ class _Rows:
     problems: list[tuple[str, str, str, str]] = field(default_factory=list)
     bodies: list[tuple[int, str]] = field(default_factory=list)
     fts: list[tuple[int, str, str, str]] = field(default_factory=list)
+    tasks: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[int]:
@@ -67,6 +68,7 @@ def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[in
         "DELETE FROM tags WHERE file_id = ?",
         "DELETE FROM aliases WHERE file_id = ?",
         "DELETE FROM exact_names WHERE file_id = ?",
+        "DELETE FROM tasks WHERE file_id = ?",
         "DELETE FROM notes WHERE file_id = ?",
         # body_fts reads the old text from body_store (external content): that row goes last.
         "DELETE FROM body_fts WHERE rowid = ?",
@@ -176,8 +178,32 @@ def _add_note(
     rows.problems.extend((note.path, "warning", p.kind, p.message) for p in note.warnings)
     if body:
         rows.bodies.append((file_id, body))
+    if note.tasks:
+        rows.tasks.extend(_task_rows(file_id, note))
     if stage_fts:
         rows.fts.append((file_id, *fts_texts))
+
+
+def _task_rows(file_id: int, note: Note) -> Iterator[tuple[Any, ...]]:
+    """The ``tasks`` rows of a note (SEMANTICS 13)."""
+    for seq, task in enumerate(note.tasks):
+        tags = json.dumps(task.tags, ensure_ascii=False) if task.tags else None
+        yield (
+            file_id,
+            seq,
+            task.line,
+            task.column,
+            task.status,
+            TASK_STATES.index(task.state),
+            task.text,
+            tags,
+            task.due,
+            task.scheduled,
+            task.start,
+            task.created,
+            task.done,
+            task.cancelled,
+        )
 
 
 FtsTexts = tuple[str, str, str]
@@ -334,6 +360,15 @@ def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]
         rows.links,
     )
     sql("INSERT INTO problems(path, severity, kind, message) VALUES (?, ?, ?, ?)", rows.problems)
+    if rows.tasks:
+        sql(
+            """
+            INSERT INTO tasks(file_id, seq, line, col, status, state, text, tags,
+                              due, scheduled, start, created, done, cancelled)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            rows.tasks,
+        )
     sql("INSERT INTO body_fts(rowid, body) VALUES (?, ?)", rows.bodies)
     sql(
         "INSERT INTO body_store(file_id, z) VALUES (?, ?)",

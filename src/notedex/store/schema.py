@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 22  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 23  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -24,6 +24,7 @@ SCHEMA_VERSION = 22  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     (issue 31.7)
 # 22: bases, each .base file's YAML as JSON, read at index time so that `notedex base` needs
 #     no YAML parser (issue 32)
+# 23: tasks, every Markdown task of a note with its status, text, tags and dates (issue 32)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -497,6 +498,23 @@ CREATE TABLE IF NOT EXISTS exact_names (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS exact_names_file ON exact_names(file_id);
 
+-- SEMANTICS 13: a note's Markdown tasks, written and deleted with its other rows
+-- (store/notes.py); a move keeps them (the path is the file's). `notedex tasks` reads them.
+CREATE TABLE IF NOT EXISTS tasks (
+    file_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,               -- the task's place in the note
+    line INTEGER NOT NULL,
+    col INTEGER NOT NULL,               -- of the `[`
+    status TEXT NOT NULL,               -- the one character between the brackets
+    state INTEGER NOT NULL,             -- index into TASK_STATES (SEMANTICS 13.3)
+    text TEXT NOT NULL,
+    tags TEXT,                          -- its inline tags, a JSON array; NULL for none
+    due TEXT, scheduled TEXT, start TEXT, created TEXT, done TEXT, cancelled TEXT,
+    PRIMARY KEY (file_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tasks_status ON tasks(state, status);
+CREATE INDEX IF NOT EXISTS tasks_due ON tasks(due) WHERE due IS NOT NULL;
+
 -- Loose title matching for lookup's stage 2: any substring of 3+ characters, indexed.
 -- External content: the text stays in notes; only the trigram index is stored.
 -- The title is the frontmatter title or else the stem, so those two columns cover it.
@@ -568,6 +586,8 @@ BUILD_DEFERRED_INDEXES = (
     "aliases_key",
     "exact_names_file",
     "problems_path",
+    "tasks_status",
+    "tasks_due",
 )
 """The indexes a build aside creates after its batches, not entry by entry (``IndexWriter.
 indexes_deferred``): none is read while the batches of a new file are written (a batch reads
@@ -576,6 +596,7 @@ refixes look up the broken links by key."""
 
 # Tables in dependency order, for a full rebuild.
 TABLES = (
+    "tasks",
     "links",
     "exact_names",
     "aliases",
@@ -607,6 +628,11 @@ EXTERNAL_FTS = ("note_fts", "name_fts", "link_fts", "title_grams", "body_fts")
 # dropped with the schema and emptied with 'delete-all', never with DELETE.
 VIEWS = ("note_fts_text", "link_texts_now", "body_text")
 FTS_TABLES = ("note_fts", "name_fts", "link_fts", "body_fts", "title_grams")
+
+# tasks.state: stored as the index into this tuple (the rule is vault.model.task_state).
+TASK_STATES = ("open", "done", "cancelled")
+TASK_DATES = ("due", "scheduled", "start", "created", "done", "cancelled")
+"""The date columns of ``tasks``, in the order of ``vault.model.Task``'s fields."""
 
 # links.kind: stored as the index into this tuple.
 LINK_KINDS = ("wikilink", "embed", "markdown", "markdown-embed", "frontmatter")

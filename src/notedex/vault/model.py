@@ -94,6 +94,41 @@ class BlockId(_Value):
 
 
 @dataclass(frozen=True, slots=True)
+class Task(_Value):
+    """A Markdown task (SEMANTICS 13): a list item that opens with ``[C]``, one status
+    character. ``line`` and ``column`` are 1-based and point at the ``[``; ``text`` is the
+    rest of the line as written (trimmed); ``tags`` are its inline tags, in order; the dates
+    are ISO ``YYYY-MM-DD`` or None."""
+
+    line: int
+    column: int
+    status: str
+    text: str
+    tags: tuple[str, ...] = ()
+    due: str | None = None
+    scheduled: str | None = None
+    start: str | None = None
+    created: str | None = None
+    done: str | None = None
+    cancelled: str | None = None
+
+    @property
+    def state(self) -> TaskState:
+        """SEMANTICS 13.3: ``x``/``X`` done, ``-`` cancelled, every other status open."""
+        return task_state(self.status)
+
+
+TaskState = Literal["open", "done", "cancelled"]
+
+
+def task_state(status: str) -> TaskState:
+    """SEMANTICS 13.3, the one place the rule lives: a task's state from its status character."""
+    if status in ("x", "X"):
+        return "done"
+    return "cancelled" if status == "-" else "open"
+
+
+@dataclass(frozen=True, slots=True)
 class Note(_Value):
     path: str
     """Vault-relative, ``/``-separated, NFC."""
@@ -122,9 +157,11 @@ class Note(_Value):
     """SEMANTICS 10.1, in document order."""
     block_ids: tuple[BlockId, ...] = ()
     """SEMANTICS 10.2, in document order."""
+    tasks: tuple[Task, ...] = ()
+    """SEMANTICS 13, in document order."""
 
 
-for _class in (Link, Tag, Problem, Heading, BlockId, Note):
+for _class in (Link, Tag, Problem, Heading, BlockId, Task, Note):
     _FIELDS_OF[_class] = attrgetter(*(f.name for f in fields(_class)))
 
 

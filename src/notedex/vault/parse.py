@@ -151,6 +151,7 @@ def _parse(data: bytes, path: str, content_hash: str) -> Note:
             for h in scan.headings
         ),
         block_ids=scan.block_ids,
+        tasks=scan.tasks,
     )
 
 

@@ -57,6 +57,10 @@ TOKENS = [
     "--view=By rating",
     "--check",
     "--list",
+    "--status",
+    "--status=/",
+    "--open",
+    "--due-before",
 ]
 COMMAND_NAMES = [*sorted(COMMANDS), "", "--json", "lookups"]
 
@@ -105,6 +109,8 @@ def test_fast_path_agrees_with_argparse_or_declines(command: str, rest: list[str
         ["search", "shell completion", "--limit", "5"],
         ["base", "books.base", "--view", "By rating", "--json"],
         ["base", "books.base", "--check", "--paths"],
+        ["tasks", "--open", "--json"],
+        ["tasks", "--status", "/", "--status=?", "--due-before", "7d", "--tag", "x"],
     ],
 )
 def test_ordinary_forms_take_the_fast_path(argv: list[str]) -> None:

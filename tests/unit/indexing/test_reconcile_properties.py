@@ -5,7 +5,7 @@ Two incremental paths are checked against a fresh ``IndexWriter`` + ``reconcile`
 ``reconcile`` on a long-lived writer (``notedex index``, the refresh before a query, the daemon's
 startup) and ``apply_paths`` with the touched paths as hints (the daemon's event path). Notes
 are created, edited, renamed (also onto an existing note), deleted and moved with their folder;
-attachments come and go. Names collide on purpose (``Dup``/``dup``, same stem in several
+attachments come and go; notes hold tasks (SEMANTICS 13). Names collide on purpose (``Dup``/``dup``, same stem in several
 folders), one file has an NFD name, and links take every form that resolution distinguishes.
 """
 
@@ -66,7 +66,7 @@ TARGETS = (
 
 SEED: dict[str, str | bytes] = {
     "Alpha.md": "---\naliases: [AI]\ntags: [a]\n---\n[[Dup]] [[beta|B]] ![[pic.png]]\n",
-    "A/Dup.md": "[[../Alpha]] [[Missing]]\n",
+    "A/Dup.md": "[[../Alpha]] [[Missing]]\n- [ ] seed task #a 📅 2026-12-01\n",
     "C/Dup.md": "[[A/Dup]] [[Café]]\n",
     "A/B/beta.md": "[[Dup]] [x](../../Alpha.md)\n",
     "Été/Cafe\u0301.md": "[[日記]]\n",
@@ -87,8 +87,17 @@ link_text = st.builds(
     st.sampled_from(("the text", "別名", "x")),
 )
 
+# SEMANTICS 13: tasks are a note's rows like its links; moves and deletes carry them.
+TASK_LINES = (
+    "- [ ] open 📅 2026-12-01",
+    "- [x] done #a ✅ 2026-01-02",
+    "  * [/] nested [due:: 2026-03-04]",
+    "> - [-] quoted ❌ 2026-01-01",
+    "1. [ ] 買牛奶 (scheduled:: 2026-05-06)",
+)
+
 note_text = st.builds(
-    lambda links, tags, alias, fm_link, title: (
+    lambda links, tags, alias, fm_link, title, tasks: (
         (
             (
                 "---\n"
@@ -105,12 +114,14 @@ note_text = st.builds(
         + "\n"
         + " ".join(f"#{t}" for t in tags)
         + "\n"
+        + "".join(f"\n{task}\n" for task in tasks)
     ),
     st.lists(link_text, max_size=5),
     st.lists(st.sampled_from(("a", "B", "a/b", "日本")), max_size=2),
     st.sampled_from((None, "AI", "別名")),
     st.sampled_from((None, "Alpha", "Dup")),
     st.sampled_from((None, "A title", "")),
+    st.lists(st.sampled_from(TASK_LINES), max_size=2),
 )
 
 

@@ -36,7 +36,7 @@ def test_an_unknown_tool_is_refused_with_the_list_of_tools(tools: VaultTools) ->
     assert (
         str(caught.value)
         == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, tags, "
-        "mentions, scan, status, graph, base"
+        "mentions, scan, status, graph, tasks, base"
     )
 
 
@@ -203,3 +203,45 @@ def test_mentions_pages_the_cli_document(tools: VaultTools, indexed: tuple[Path,
     assert got["totals"] == {"mentions": full["mentionCount"]}
     with pytest.raises(ToolError):
         tools.call("mentions", {"note": "../outside"})
+
+
+def test_tasks_tool_is_the_cli_document_paged(tmp_path: Path) -> None:
+    from tests.helpers import cli_json, write
+
+    vault, db = tmp_path / "vault", tmp_path / "index.db"
+    write(vault / ".obsidian" / "app.json", "{}")
+    write(vault / "a.md", "---\ntags: [p]\n---\n- [ ] a 📅 2026-03-01\n- [x] b\n- [/] c\n")
+    write(vault / "b.md", "- [-] d [due:: 2026-01-01]\n- [ ] e 📅 2026-02-01\n")
+    full = cli_json(vault, db, "tasks")  # indexes the vault, too
+    tools = VaultTools(Config(vault, db), timeout=10, refresh=False)
+    try:
+        got = tools.call("tasks", {"offset": 1, "limit": 2})
+        assert got["tasks"] == full["tasks"][1:3]
+        assert (got["taskCount"], got["counts"]) == (full["taskCount"], full["counts"])
+        assert got["hasMore"] is True
+        picked = tools.call(
+            "tasks", {"state": "open, done", "status": "-", "dueBefore": "2026-03-01"}
+        )
+        assert (
+            picked["tasks"]
+            == cli_json(
+                vault,
+                db,
+                "tasks",
+                "--open",
+                "--done",
+                "--status",
+                "-",
+                "--due-before",
+                "2026-03-01",
+            )["tasks"]
+        )
+        assert [t["text"] for t in tools.call("tasks", {"tag": "p", "status": "/"})["tasks"]] == [
+            "c"
+        ]
+        with pytest.raises(ToolError, match="not a date"):
+            tools.call("tasks", {"dueAfter": "someday"})
+        with pytest.raises(ToolError, match="unknown task state 'closed'"):
+            tools.call("tasks", {"state": "closed"})
+    finally:
+        tools.close()

@@ -1,5 +1,5 @@
-"""``scan_body``: a body's links, tags, headings and block ids in one pass over the masked text
-(SEMANTICS 3, 4, 6, 10). No I/O (STYLE 9)."""
+"""``scan_body``: a body's links, tags, headings, block ids and tasks in one pass over the
+masked text (SEMANTICS 3, 4, 6, 10, 13). No I/O (STYLE 9)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from notedex.vault.markdown.headings import find_block_ids, find_headings, first_h1
 from notedex.vault.markdown.inline import mask_excluded
 from notedex.vault.markdown.links import find_links
-from notedex.vault.markdown.tags import find_tags
-from notedex.vault.model import BlockId, Heading, Link
+from notedex.vault.markdown.tags import find_tag_positions
+from notedex.vault.markdown.tasks import find_tasks
+from notedex.vault.model import BlockId, Heading, Link, Task
 
 __all__ = ["BodyScan", "scan_body"]
 
@@ -22,15 +23,17 @@ class BodyScan:
     first_h1: str | None
     headings: tuple[Heading, ...] = ()
     block_ids: tuple[BlockId, ...] = ()
+    tasks: tuple[Task, ...] = ()
 
 
 _EMPTY_SCAN = BodyScan((), (), None)
 
 
 def scan_body(body: str, first_line: int = 1) -> BodyScan:
-    """Links, tags, headings and block ids of ``body``, whose first line is file line
+    """Links, tags, headings, block ids and tasks of ``body``, whose first line is file line
     ``first_line``."""
-    marks = ("[", "#", "=", "-", "^")  # what a link, tag, heading or block id starts with
+    # What a link, tag, heading or block id starts with (a task holds a `[` too).
+    marks = ("[", "#", "=", "-", "^")
     if all(mark not in body for mark in marks):
         return _EMPTY_SCAN
     masked, table_rows = mask_excluded(body)
@@ -44,7 +47,9 @@ def scan_body(body: str, first_line: int = 1) -> BodyScan:
         counted_to = start
         column = start - body.rfind("\n", 0, start)  # 1-based: rfind is -1 on line 1
         links.append(Link(kind, body[start:end], linkpath, subpath, display, line, column))
-    tags = find_tags(masked, occurrences, external_ends, table_rows)
+    tag_positions = find_tag_positions(masked, occurrences, external_ends, table_rows)
+    tags = tuple(name for _position, name in tag_positions)
     headings = find_headings(body, masked, first_line)
     block_ids = find_block_ids(body, masked, first_line)
-    return BodyScan(tuple(links), tuple(tags), first_h1(headings), headings, block_ids)
+    tasks = find_tasks(body, masked, tag_positions, first_line)
+    return BodyScan(tuple(links), tags, first_h1(headings), headings, block_ids, tasks)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from notedex.vault.markdown.links import Occurrence
 
-__all__ = ["find_tags"]
+__all__ = ["find_tag_positions"]
 
 # SEMANTICS 4: the characters a tag body may not contain.
 _TAG_BODY = (
@@ -25,7 +25,7 @@ _TAG_BODY = (
 _TAG = re.compile(r"#(?<![^\s*_]#)(" + _TAG_BODY + ")")
 _TAG_AT = re.compile("#(" + _TAG_BODY + ")")
 # The line start inside a blockquote or callout (`>#tag`) and a table cell start (`|#tag`)
-# also begin an inline chunk; `find_tags` checks which of the two it is.
+# also begin an inline chunk; `find_tag_positions` checks which of the two it is.
 # The `#` first and the mark behind it: a pattern that opens with a lookbehind is tried at
 # every position, one that opens with a literal only where it is (10x faster on the bodies).
 _TAG_AFTER_MARK = re.compile(r"#(?<=[>|]#)(" + _TAG_BODY + ")")
@@ -35,12 +35,14 @@ _QUOTE_MARKS = re.compile(r"[ \t>]*")
 _ALL_DIGITS = re.compile(r"[0-9]+")
 
 
-def find_tags(
+def find_tag_positions(
     masked: str,
     links: list[Occurrence],
     external_ends: list[int],
     table_rows: frozenset[int] = frozenset(),
-) -> list[str]:
+) -> list[tuple[int, str]]:
+    """The body's inline tags in document order, each with its offset (its ``#``) in the body:
+    a task's tags are those on its line (SEMANTICS 13.5)."""
     if "#" not in masked:
         return []
     if "<" in masked:
@@ -81,7 +83,7 @@ def find_tags(
             found.append((end, after.group(1)))
     found.sort()
     return [
-        unicodedata.normalize("NFC", name)
-        for _pos, name in found
+        (position, unicodedata.normalize("NFC", name))
+        for position, name in found
         if not _ALL_DIGITS.fullmatch(name)
     ]

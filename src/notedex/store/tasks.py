@@ -1,0 +1,114 @@
+"""Read side: the SQL of ``notedex tasks`` over the ``tasks`` table (SEMANTICS 13). Stdlib only.
+
+The writer keeps the rows with each note's other rows (``store.notes``); this module only
+selects them: by state, status character, due date and the note filters, in the documented
+order (due date, tasks without one last, then path, line and column).
+"""
+
+from notedex.store.schema import TASK_DATES, TASK_STATES
+
+TYPE_CHECKING = False  # no `typing` on the tasks path (ARCHITECTURE "Tasks"); mypy honours it
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Sequence
+    from typing import Any
+
+TASK_COLUMNS = ("path", "line", "column", "status", "state", "text", "tags", *TASK_DATES)
+"""The columns of a row of ``tasks``, in order."""
+
+_SELECT = (
+    "SELECT f.path, t.line, t.col, t.status, t.state, t.text, t.tags, "
+    + ", ".join(f"t.{name}" for name in TASK_DATES)
+    + " FROM tasks t CROSS JOIN notes n ON n.file_id = t.file_id"
+    " CROSS JOIN files f ON f.id = t.file_id"
+)
+# SEMANTICS 13.6: by due date (none last), then where the task is.
+_ORDER = " ORDER BY t.due IS NULL, t.due, f.path, t.line, t.col"
+
+
+def note_conditions(
+    conn: "sqlite3.Connection", note_filter: "dict[str, Any]", params: "list[Any]"
+) -> list[str]:
+    """The note filters (``tag``, ``note_type``, as ``scan`` takes them) as SQL conditions on
+    ``n``, the notes row: the one place ``tasks`` turns a note filter into SQL."""
+    from notedex.store.read import _tag_filter, _type_filter
+
+    where = []
+    if note_filter.get("tag"):
+        where.append(_tag_filter("n.file_id", note_filter["tag"], params))
+    if note_filter.get("note_type"):
+        where.append(_type_filter(conn, note_filter["note_type"], params))
+    return where
+
+
+def _where(
+    conn: "sqlite3.Connection",
+    states: "Sequence[str]" = (),
+    statuses: "Sequence[str]" = (),
+    due_before: str | None = None,
+    due_after: str | None = None,
+    note_filter: "dict[str, Any] | None" = None,
+) -> "tuple[str, list[Any]]":
+    """The WHERE clause of the tasks selected, and its parameters (see ``tasks``)."""
+    where = ["n.excluded = 0"]
+    params: list[Any] = []
+    chosen = []
+    if states:
+        chosen.append(f"t.state IN ({', '.join('?' * len(states))})")
+        params.extend(TASK_STATES.index(state) for state in states)
+    if statuses:
+        chosen.append(f"t.status IN ({', '.join('?' * len(statuses))})")
+        params.extend(statuses)
+    if chosen:
+        where.append("(" + " OR ".join(chosen) + ")")
+    if due_before is not None:
+        where.append("t.due < ?")
+        params.append(due_before)
+    if due_after is not None:
+        where.append("t.due > ?")
+        params.append(due_after)
+    where += note_conditions(conn, note_filter or {}, params)
+    return " WHERE " + " AND ".join(where), params
+
+
+def tasks(conn: "sqlite3.Connection", **wanted: "Any") -> "list[tuple[Any, ...]]":
+    """The tasks of the notes not excluded (SEMANTICS 1.9), as ``TASK_COLUMNS`` tuples with
+    ``state`` as its name and ``tags`` as stored (a JSON array, or None). ``wanted``: the
+    ``states`` and ``statuses`` that select together (a task in any of them; none given:
+    every task), ``due_before`` and ``due_after`` (``YYYY-MM-DD``, strict; either leaves out
+    the tasks without a due date) and the ``note_filter`` (``note_conditions``)."""
+    where, params = _where(conn, **wanted)
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: one row object less per task
+    rows = cursor.execute(_SELECT + where + _ORDER, params).fetchall()
+    return [(*row[:4], TASK_STATES[row[4]], *row[5:]) for row in rows]
+
+
+# One task as the JSON object query.tasks.task_entry makes of its row (a test holds the two
+# equal, byte for byte, through the compact writer).
+_TASK_OBJECT = (
+    "json_object('path', f.path, 'line', t.line, 'column', t.col, 'status', t.status, "
+    "'state', CASE t.state "
+    + " ".join(f"WHEN {code} THEN '{name}'" for code, name in enumerate(TASK_STATES))
+    + " END, 'text', t.text, 'tags', json(coalesce(t.tags, '[]')), "
+    + ", ".join(f"'{name}', t.{name}" for name in TASK_DATES)
+    + ")"
+)
+
+
+def tasks_json(conn: "sqlite3.Connection", **wanted: "Any") -> "tuple[list[int], bytes]":
+    """``tasks`` as compact JSON built by SQLite: the count of each state (in
+    ``TASK_STATES`` order) and the tasks' JSON objects joined by commas (UTF-8), in order.
+    group_concat takes the rows in the subquery's order (as ``read._json_list`` explains)."""
+    where, params = _where(conn, **wanted)
+    counts = ", ".join(f"sum(state = {code})" for code in range(len(TASK_STATES)))
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    row = cursor.execute(
+        f"SELECT {counts}, CAST(coalesce(group_concat(j, ','), '') AS BLOB) FROM ("
+        f"SELECT {_TASK_OBJECT} AS j, t.state AS state FROM tasks t"
+        " CROSS JOIN notes n ON n.file_id = t.file_id CROSS JOIN files f ON f.id = t.file_id"
+        f"{where}{_ORDER})",
+        params,
+    ).fetchone()
+    return [int(count or 0) for count in row[:-1]], bytes(row[-1])

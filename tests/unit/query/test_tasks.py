@@ -1,0 +1,73 @@
+"""query.tasks: the piped document SQLite builds is byte for byte the compact writer's output of
+the Python answer (text, paging and MCP), for every filter; and the date words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from notedex.errors import UsageError
+from notedex.query.output import compact_json
+from notedex.query.tasks import TaskFilter, parse_day, tasks, tasks_json
+from notedex.store.connect import connect_readonly
+from tests.helpers import cli_json, write
+
+NOTES = {
+    "a.md": '---\ntags: [p]\ntype: adr\n---\n- [ ] a "quoted" \\ back #x/y #日本 📅 2026-03-01\n'
+    "- [x] b\ttab \u0001ctl \u2028 ✅ 2026-01-01\n- [/] c [due:: 2026-03-01]\n",
+    "b/b.md": "1. [-] d ❌ 2026-01-02 (start:: 2026-01-01)\n  * [?] 進行中 #タグ\n- [ ]\n",
+    "c.md": "no tasks #p\n",
+}
+FILTERS = [
+    {},
+    {"states": ["open"]},
+    {"states": ["done"], "statuses": ["-"]},
+    {"statuses": ["?", "/"]},
+    {"due_before": "2026-03-01"},
+    {"due_after": "2026-01-01", "due_before": "2026-12-31"},
+    {"note_filter": {"tag": "p"}},
+    {"note_filter": {"note_type": "ADR"}, "states": ["open"]},
+    {"statuses": ["z"]},  # nothing
+]
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tasks")
+    vault, db = root / "vault", root / "index.db"
+    write(vault / ".obsidian" / "app.json", "{}")
+    for rel, text in NOTES.items():
+        write(vault / rel, text)
+    cli_json(vault, db, "status")  # builds the index
+    return db
+
+
+@pytest.mark.parametrize("selected", FILTERS, ids=repr)
+def test_sqlite_builds_the_compact_document(db: Path, selected: dict[str, object]) -> None:
+    wanted = TaskFilter(**selected)  # type: ignore[arg-type]
+    conn = connect_readonly(db)
+    try:
+        answer = tasks(conn, wanted)
+        document, found = tasks_json(conn, wanted)
+    finally:
+        conn.close()
+    assert found == 0
+    assert document.decode("utf-8") == compact_json(answer)
+    if not selected:
+        assert answer["taskCount"] == 6
+        assert answer["tasks"][0]["tags"] == ["x/y", "日本"]
+
+
+def test_date_words() -> None:
+    today = "2026-12-06"
+    assert parse_day("today", today) == today
+    assert parse_day(" TODAY ", today) == today
+    assert parse_day("7d", today) == "2026-12-13"
+    assert parse_day("+1d", today) == "2026-12-07"
+    assert parse_day("-6d", today) == "2026-11-30"
+    assert parse_day("0d", today) == today
+    assert parse_day("2026-02-28", today) == "2026-02-28"
+    for bad in ("2026-02-30", "tomorrow", "d", "--1d", "7", "2026-2-3", "7 d", ""):
+        with pytest.raises(UsageError, match="not a date"):
+            parse_day(bad, today)
