@@ -7,7 +7,7 @@ every query (STYLE 7).
 
 import sys
 
-from notedex.cli.commands import COMMANDS, COMMON, COUNT, COUNT0, FLAG, TEXT, parse_count
+from notedex.cli.commands import COMMANDS, COMMON, COUNT, COUNT0, FLAG, MANY, TEXT, parse_count
 from notedex.cli.handlers import StdoutClosed, silence_stdout
 from notedex.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, NotedexError
 
@@ -239,7 +239,7 @@ def _settled() -> None:
 # because every query imports it (issue 11: one module less on the hot path).
 
 FAST_COMMANDS = frozenset(name for name, command in COMMANDS.items() if command.fast)
-FAST_KINDS = (TEXT, COUNT, COUNT0, FLAG)
+FAST_KINDS = (TEXT, COUNT, COUNT0, FLAG, MANY)
 """The kinds of option this module reads; a value of any other kind is argparse's."""
 
 
@@ -361,6 +361,9 @@ def _read_options(
             i += 1
         else:
             return None
+        if option.kind == MANY:  # argparse's append: a list of every value, in order
+            values[option.dest] = [*(values[option.dest] or ()), raw]
+            continue
         value = _convert(option, raw)
         if value is None:
             return None

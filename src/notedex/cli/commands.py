@@ -20,6 +20,7 @@ COUNT = "count"  # a whole number >= 1 (`parse_count`)
 COUNT0 = "count0"  # a whole number >= 0 (`parse_count` with minimum 0)
 SECONDS = "seconds"  # a float; its range is the handler's to check
 FLAG = "flag"  # on/off, no value (argparse's store_true)
+MANY = "many"  # text, repeatable: a list of every value given (argparse's append)
 
 
 class Option:
@@ -202,9 +203,28 @@ TABLE = (
             "notedex health",
             "notedex health --json | jq .brokenLinkCount",
             "notedex health -0 | xargs -0 -I{} echo 'fix: {}'",
+            "notedex health --ignore in-comment --ignore 'Templates/'",
+            "notedex health --only broken-link --json",
         ),
         handlers.cmd_health,
-        (*PAGE, *OUTPUT_PATHS),
+        (
+            Option(
+                "--only",
+                "report only findings of this code (repeatable; `in-comment`: only those "
+                "inside comments); the codes are listed in docs/cli.md",
+                kind=MANY,
+                metavar="CODE",
+            ),
+            Option(
+                "--ignore",
+                "leave out findings of this code, or on paths matching this glob (repeatable; "
+                "a folder is written Templates/); adds to `ignore` in the config file",
+                kind=MANY,
+                metavar="CODE|GLOB",
+            ),
+            *PAGE,
+            *OUTPUT_PATHS,
+        ),
         fast=True,
     ),
     Command(

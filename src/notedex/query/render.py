@@ -6,6 +6,7 @@ loads); they are re-exported here, where every other command's renderer is.
 
 import sys
 
+from notedex.codes import LINK_FINDINGS
 from notedex.query.output import (
     MIN_COLUMN,
     Renderer,
@@ -52,14 +53,20 @@ def render_scan(r: Renderer, data: "dict[str, Any]") -> None:
     r.line(f"{plural(data['noteCount'], 'note')}, {plural(data['errorCount'], 'error')}")
 
 
+_COMMENTED = "  [in-comment]"
+
+
 def render_health(r: Renderer, data: "dict[str, Any]") -> None:
+    if "counts" in data:  # counts by code first (issue 33)
+        counted = [f"{code} {n}" for code, n in data["counts"].items() if n]
+        r.line("By code: " + (", ".join(counted) if counted else "nothing found"))
     r.section("Broken links", data["brokenLinkCount"])
     for b in data["brokenLinks"]:
         text = " ".join(b["text"].split("\n"))  # a Markdown link's text may wrap: one line each
         hint = f"; did you mean {b['suggestion']} ({b['reason']})?" if b["suggestion"] else ""
         r.line(
             f"  {r.path(b['source'], b['line'], b['column'])}  {text}  -> {b['target']} "
-            f"(no such note{hint})"
+            f"(no such note{hint}){_COMMENTED if b.get('inComment') else ''}"
         )
     r.section("Broken anchors: no such heading or block", data["brokenAnchorCount"])
     for a in data["brokenAnchors"]:
@@ -67,7 +74,7 @@ def render_health(r: Renderer, data: "dict[str, Any]") -> None:
         hint = f"; did you mean {a['suggestion']} ({a['reason']})?" if a["suggestion"] else ""
         r.line(
             f"  {r.path(a['source'], a['line'], a['column'])}  {text}  -> {a['target']} "
-            f"has no {a['kind']} {a['subpath']}{hint}"
+            f"has no {a['kind']} {a['subpath']}{hint}{_COMMENTED if a.get('inComment') else ''}"
         )
     r.section("Orphans: no links in or out", data["orphanCount"])
     for o in data["orphanNotes"]:
@@ -81,6 +88,13 @@ def render_health(r: Renderer, data: "dict[str, Any]") -> None:
     r.section("Unused attachments: no note links to or embeds them", data["unusedAttachmentCount"])
     for o in data["unusedAttachments"]:
         r.line(f"  {r.path(o['path'])}")
+    for finding in LINK_FINDINGS:  # the declared findings about single links (issue 33)
+        if finding.list_key not in data:
+            continue
+        r.section(finding.title, len(data[finding.list_key]))
+        for f in data[finding.list_key]:
+            text = " ".join(f["text"].split("\n"))
+            r.line(f"  {r.path(f['source'], f['line'], f['column'])}  {text}")
     r.section("Warnings", len(data["warnings"]))
     for w in data["warnings"]:
         r.line(f"  {r.path(w['path'])}: {w['message']}")
@@ -100,6 +114,7 @@ def render_health(r: Renderer, data: "dict[str, Any]") -> None:
         plural(data["unusedAttachmentCount"], "unused attachment"),
         plural(len(data["warnings"]), "warning"),
         plural(len(data["errors"]), "error"),
+        *(f"{len(data[f.list_key])} {f.code}" for f in LINK_FINDINGS if data.get(f.list_key)),
     )
     r.line(f"{', '.join(counts)}: {verdict}")
 

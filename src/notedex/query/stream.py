@@ -17,7 +17,7 @@ from itertools import chain
 
 from notedex.errors import StreamCut
 from notedex.query.output import compact_encoder
-from notedex.query.reports import HEALTH_LISTS
+from notedex.query.reports import HEALTH_LISTS, counts_tail
 from notedex.store import read
 from notedex.store.connect import read_transaction
 
@@ -255,8 +255,5 @@ def health_json(conn: sqlite3.Connection, doc: Document) -> None:
         for i, name in enumerate(HEALTH_LISTS):
             doc.add(("{" if i == 0 else "],") + f'"{name}":[')
             counts[name] = doc.items(read.health_json_rows(conn, name))
-    doc.add(
-        f'],"orphanCount":{counts["orphanNotes"]},"brokenLinkCount":{counts["brokenLinks"]}'
-        f',"brokenAnchorCount":{counts["brokenAnchors"]},"deadEndCount":{counts["deadEnds"]}'
-        f',"unusedAttachmentCount":{counts["unusedAttachments"]}}}'
-    )
+        codes = read.health_code_counts(conn)
+    doc.add("]" + counts_tail(counts, codes))

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from notedex.store import linkfixes, renames, tagcounts
+from notedex.store import linkfindings, linkfixes, renames, tagcounts
 from notedex.store.files import LOOKUP_CHUNK
 from notedex.store.outline import decode_outline
 from notedex.store.schema import (
@@ -458,6 +458,7 @@ def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
         "DELETE FROM broken_anchors WHERE source_id = (SELECT id FROM files WHERE path = ?)",
         (path,),
     )
+    linkfindings.drop_of(conn, path)
 
 
 def rename_findings(conn: sqlite3.Connection) -> None:
@@ -511,7 +512,12 @@ def refresh_findings(
             CROSS JOIN links l ON l.source_id = f.id AND l.seq = broken_links.seq
             WHERE f.path = broken_links.source AND n.excluded = 0 AND l.name_key IS NOT NULL
               AND l.line = broken_links.line AND l.col = broken_links.col
-              AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target))
+              AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target
+              -- issue 33: a link that went into or out of a comment gets its document again
+              AND l.in_comment = coalesce((
+                  SELECT json_extract(d.doc, '$.inComment') FROM broken_link_docs d
+                  WHERE d.source = broken_links.source AND d.line = broken_links.line
+                    AND d.col = broken_links.col AND d.seq = broken_links.seq), 0)))
         """
         )
     # The dirty notes' orphans, unlinked notes and dead ends now, into temp.lonely_now; only
@@ -577,6 +583,7 @@ def refresh_findings(
     # In the order the offloaded work ends (refresh_fts submits the anchors before the tags):
     # at a 100k build's end the writer waited 0.5 s for the tag counts with the anchors ready.
     _write_broken_anchors(conn, anchors.result())
+    linkfindings.refresh(conn)  # the findings declared in notedex.codes (issue 33)
     tagcounts.refresh(conn, counted)  # the tag pane's counts (issue 12, speed)
 
 

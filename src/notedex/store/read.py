@@ -5,6 +5,7 @@ Every function takes a read-only ``sqlite3.Connection`` (``connect_readonly``) w
 lookup (``store.lookup``) and search (``store.fulltext``), one module on the hot path.
 """
 
+from notedex.codes import LINK_FINDINGS, STORED_KINDS
 from notedex.store.schema import (
     BROKEN_ANCHOR_FIELDS,
     BROKEN_ANCHOR_JOIN,
@@ -45,6 +46,14 @@ _REPORTED_PROBLEMS = """
         SELECT f.path FROM notes n JOIN files f ON f.id = n.file_id WHERE n.excluded = 1)
 """
 _NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
+# A stored problem's code (notedex.codes.problem_code): its kind, but for the two kinds the
+# writer selects by.
+_PROBLEM_CODE = (
+    "CASE p.kind "
+    + " ".join(f"WHEN '{kind}' THEN '{code}'" for kind, code in STORED_KINDS.items())
+    + " ELSE p.kind END"
+)
+AMBIGUOUS_CODE = "ambiguous-link"
 _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
@@ -176,7 +185,7 @@ def problems(conn: "sqlite3.Connection", severity: str) -> "list[Row]":
 def problems_in_path_order(conn: "sqlite3.Connection", severity: str) -> "sqlite3.Cursor":
     return conn.execute(
         f"""
-        SELECT p.path, p.kind, p.message {_REPORTED_PROBLEMS}
+        SELECT p.path, p.kind, p.message, {_PROBLEM_CODE} AS code {_REPORTED_PROBLEMS}
         ORDER BY p.path, p.id
         """,
         (severity,),
@@ -272,8 +281,11 @@ def _lonely_json(conn: "sqlite3.Connection", lonely: int) -> tuple[int, bytes]:
 def broken_links(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 8: source, line, column, the link as written, and its broken key (target)."""
     return conn.execute(
-        "SELECT source, line, col AS column, text, target, suggestion, reason FROM broken_links "
-        "ORDER BY source, line, col, seq"
+        "SELECT b.source, b.line, b.col AS column, b.text, b.target, b.suggestion, b.reason, "
+        "(SELECT json_extract(d.doc, '$.inComment') FROM broken_link_docs d "
+        "WHERE d.source = b.source AND d.line = b.line AND d.col = b.col AND d.seq = b.seq) "
+        "AS in_comment "
+        "FROM broken_links b ORDER BY b.source, b.line, b.col, b.seq"
     ).fetchall()
 
 
@@ -287,6 +299,7 @@ def broken_anchors(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 10: source, line, column, the link as written, the target note's path, the
     subpath, its kind, and the suggested subpath with its reason (or NULLs)."""
     columns = ", ".join(f"{sql} AS {name}" for name, sql in BROKEN_ANCHOR_FIELDS)
+    columns += ", l.in_comment AS in_comment"  # inComment, only when true (issue 33)
     return conn.execute(
         f"SELECT {columns} {BROKEN_ANCHOR_JOIN} ORDER BY s.path, l.line, l.col, l.seq"
     ).fetchall()
@@ -765,13 +778,14 @@ def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
     if name == "warnings":
         return (
             f"""
-            SELECT json_object('path', path, 'message', message) AS j FROM (
-                SELECT p.path AS path, p.message AS message, 0 AS part, p.id AS a, 0 AS b
+            SELECT json_object('path', path, 'message', message, 'code', code) AS j FROM (
+                SELECT p.path AS path, p.message AS message, {_PROBLEM_CODE} AS code,
+                       0 AS part, p.id AS a, 0 AS b
                 {_REPORTED_PROBLEMS}
                 UNION ALL
                 SELECT f.path, 'line ' || l.line || ': ' || {LINK_TEXT} || ' is ambiguous; resolved to '
                        || t.path || ' by Obsidian''s tie-break (same folder first, then shortest path)',
-                       1, l.line, l.col
+                       '{AMBIGUOUS_CODE}', 1, l.line, l.col
                 {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
                 WHERE {_AMBIGUOUS}
             ) ORDER BY path, part, a, b
@@ -780,11 +794,29 @@ def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
         )
     if name == "errors":
         return (
-            f"SELECT json_object('path', p.path, 'message', p.message) AS j {_REPORTED_PROBLEMS} "
+            f"SELECT json_object('path', p.path, 'message', p.message, 'code', {_PROBLEM_CODE}) "
+            f"AS j {_REPORTED_PROBLEMS} "
             "ORDER BY p.path, p.id",
             ("error",),
         )
+    for finding in LINK_FINDINGS:
+        if name == finding.list_key:
+            return (
+                f"""
+                SELECT json_object('source', s.path, 'line', l.line, 'column', l.col,
+                                   'text', {LINK_TEXT}) AS j
+                FROM link_findings x CROSS JOIN links l ON l.source_id = x.source_id
+                  AND l.seq = x.seq CROSS JOIN files s ON s.id = x.source_id
+                WHERE x.code = ? ORDER BY s.path, l.line, l.col, l.seq
+                """,
+                (finding.code,),
+            )
     raise ValueError(f"no health list {name!r}")
+
+
+def health_list_json(conn: "sqlite3.Connection", name: str) -> tuple[int, bytes]:
+    """The health list ``name`` as (count, its JSON objects joined by commas, UTF-8)."""
+    return _json_list(conn, *health_json_sql(name))
 
 
 def health_json_rows(conn: "sqlite3.Connection", name: str) -> "Iterable[str]":
@@ -801,3 +833,26 @@ def health_finding_count(conn: "sqlite3.Connection") -> int:
         "SELECT (SELECT count(*) FROM broken_link_docs) + (SELECT count(*) FROM broken_anchor_docs)"
     ).fetchone()
     return int(row[0])
+
+
+def health_code_counts(conn: "sqlite3.Connection") -> dict[str, int]:
+    """The warnings and errors by code, and the broken links and anchors inside comments
+    (``in-comment``): what health's ``counts`` adds to its lists' lengths (issue 33)."""
+    counts: dict[str, int] = {}
+    for severity in ("warning", "error"):
+        for code, count in conn.execute(
+            f"SELECT {_PROBLEM_CODE} AS code, count(*) {_REPORTED_PROBLEMS} GROUP BY code",
+            (severity,),
+        ):
+            counts[code] = counts.get(code, 0) + int(count)
+    ambiguous = conn.execute(f"SELECT count(*) {_NOTE_LINKS} WHERE {_AMBIGUOUS}").fetchone()[0]
+    if ambiguous:
+        counts[AMBIGUOUS_CODE] = counts.get(AMBIGUOUS_CODE, 0) + int(ambiguous)
+    counts["in-comment"] = int(
+        conn.execute(
+            "SELECT (SELECT count(*) FROM broken_link_docs "
+            "WHERE json_extract(doc, '$.inComment')) + (SELECT count(*) FROM broken_anchor_docs "
+            "WHERE json_extract(doc, '$.inComment'))"
+        ).fetchone()[0]
+    )
+    return counts
