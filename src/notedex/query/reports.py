@@ -40,6 +40,7 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
         dead_rows = read.dead_ends(conn)
         unused_rows = read.unused_attachments(conn)
         warnings, errors = _problems(conn)
+        flags = {name: read.comment_flags(conn, name) for name in ("brokenLinks", "brokenAnchors")}
         declared = {
             finding.list_key: [
                 json.loads(doc) for doc in read.health_json_rows(conn, finding.list_key)
@@ -60,23 +61,20 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
                 "target": r["target"],
                 "suggestion": r["suggestion"],
                 "reason": r["reason"],
-                **({"inComment": True} if r["in_comment"] else {}),
             }
             for r in broken_rows
         ],
-        "brokenAnchors": [
-            {
-                **{key: r[key] for key in r.keys() if key != "in_comment"},  # noqa: SIM118 (a Row)
-                **({"inComment": True} if r["in_comment"] else {}),
-            }
-            for r in anchor_rows
-        ],
+        "brokenAnchors": [dict(r) for r in anchor_rows],
         "deadEnds": [{"path": r["path"], "title": r["title"]} for r in dead_rows],
         "unusedAttachments": [{"path": r["path"]} for r in unused_rows],
         **declared,
         "warnings": warnings,
         "errors": errors,
     }
+    for name, flagged in flags.items():  # issue 33: inComment, only when true, as stored
+        for item, in_comment in zip(data[name], flagged, strict=True):
+            if in_comment:
+                item["inComment"] = True
     for finding in FINDINGS:
         if finding.count_key is not None:
             data[finding.count_key] = len(data[finding.list_key])
