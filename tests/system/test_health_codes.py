@@ -109,6 +109,8 @@ def test_links_in_both_kinds_of_comment_are_flagged(vault: tuple[Path, Path, Pat
         ("Comments.md", "#Missing in comment", True),
     }
     assert data["counts"]["in-comment"] == 3
+    in_lists = [b for b in (*data["brokenLinks"], *data["brokenAnchors"]) if "inComment" in b]
+    assert len(in_lists) == 3
 
 
 def test_only_keeps_the_codes_named(vault: tuple[Path, Path, Path]) -> None:

@@ -243,6 +243,8 @@ CREATE INDEX IF NOT EXISTS links_unresolved ON links(name_key) WHERE name_key IS
 CREATE INDEX IF NOT EXISTS links_unresolved_reversed ON links(nx_reverse(name_key))
 WHERE name_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS links_ambiguous ON links(source_id) WHERE ambiguous = 1;
+-- The links inside comments (issue 33): health counts its `in-comment` findings by them.
+CREATE INDEX IF NOT EXISTS links_in_comment ON links(source_id, seq) WHERE in_comment = 1;
 -- The links a path can decide (SEMANTICS 7.5-7.7: a folder in the linkpath, or a tie-break), by
 -- target: the links into moved files a folder rename re-resolves (LinkTargets.reresolve_moved),
 -- about 12% of a vault's links. The WHERE must stay links._PATH_DEPENDENT, word for word.
@@ -581,6 +583,7 @@ BUILD_DEFERRED_INDEXES = (
     "files_inode",
     "links_target",
     "links_ambiguous",
+    "links_in_comment",
     "links_path_dependent",
     "notes_content",
     "tags_tag",
