@@ -860,14 +860,15 @@ def health_code_counts(conn: "sqlite3.Connection") -> dict[str, int]:
     ambiguous = conn.execute(f"SELECT count(*) {_NOTE_LINKS} WHERE {_AMBIGUOUS}").fetchone()[0]
     if ambiguous:
         counts[AMBIGUOUS_CODE] = counts.get(AMBIGUOUS_CODE, 0) + int(ambiguous)
-    # By the links in comments (the partial index links_in_comment), not by every stored
+    # By the links in comments (the partial index links_in_comment: `+` keeps the planner off
+    # links_unresolved, every broken link), not by every stored
     # document (reading them all cost 4 ms at 10k notes): a broken link is a link with a name
     # key from a reported note (store.findings), a broken anchor has its row.
     counts["in-comment"] = int(
         conn.execute(
             """
             SELECT (SELECT count(*) FROM links l WHERE l.in_comment = 1
-                      AND l.name_key IS NOT NULL AND NOT EXISTS (
+                      AND +l.name_key IS NOT NULL AND NOT EXISTS (
                           SELECT 1 FROM notes x WHERE x.file_id = l.source_id AND x.excluded = 1))
                  + (SELECT count(*) FROM links l CROSS JOIN broken_anchors b
                       ON b.source_id = l.source_id AND b.seq = l.seq WHERE l.in_comment = 1)
