@@ -351,6 +351,14 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 "nullif(reason, 'renamed') FROM broken_links"
             ).fetchall(),
             "unused_attachments": q("SELECT path FROM unused_attachments").fetchall(),
+            # issue 33: the declared link findings (self-links) and the links' comment flag
+            "link_findings": q(
+                f"SELECT code, s.path, seq FROM link_findings x JOIN {files} s "
+                "ON s.id = x.source_id"
+            ).fetchall(),
+            "links_in_comment": q(
+                f"SELECT s.path, seq, in_comment FROM links l JOIN {files} s ON s.id = l.source_id"
+            ).fetchall(),
             # lookup's tier 1 keys, kept by store/notes.py (a move re-keys the stem)
             "exact_names": q(
                 f"SELECT key, f.path, alias FROM exact_names x JOIN {files} f ON f.id = x.file_id"

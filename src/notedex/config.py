@@ -25,7 +25,15 @@ DEFAULT_MAX_BYTES = 5_000_000
 class Config:
     """The resolved configuration. Immutable by convention."""
 
-    __slots__ = ("body_index", "db_file", "follow_symlinks", "inbox", "max_bytes", "vault_dir")
+    __slots__ = (
+        "body_index",
+        "db_file",
+        "follow_symlinks",
+        "ignore",
+        "inbox",
+        "max_bytes",
+        "vault_dir",
+    )
 
     def __init__(
         self,
@@ -35,6 +43,7 @@ class Config:
         max_bytes: int = DEFAULT_MAX_BYTES,
         body_index: bool = True,
         follow_symlinks: bool = False,
+        ignore: "tuple[str, ...]" = (),
     ) -> None:
         self.vault_dir = os.fspath(vault)
         """Absolute, resolved vault root."""
@@ -45,6 +54,8 @@ class Config:
         self.follow_symlinks = follow_symlinks
         """Follow symlinks whose target is outside the vault: every command, the daemon and
         MCP alike (SEMANTICS 1.6). Off by default."""
+        self.ignore = ignore
+        """``ignore = [...]``: the codes and path globs ``health`` leaves out (docs/cli.md)."""
 
     @property
     def vault(self) -> "Path":
@@ -203,6 +214,11 @@ def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
         # ARCHITECTURE: a database inside the vault is synced and wakes the watcher.
         raise UsageError(f"the index must live outside the vault: {db_path}")
 
+    ignore = file_values.get("ignore", [])
+    if not isinstance(ignore, list) or not all(isinstance(item, str) for item in ignore):
+        raise UsageError(
+            f"config file {config_file()}: ignore must be a list of codes and path globs"
+        )
     inbox = str(file_values.get("inbox", DEFAULT_INBOX))
     max_bytes = file_values.get("max_bytes", DEFAULT_MAX_BYTES)
     if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes <= 0:
@@ -214,4 +230,5 @@ def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
         max_bytes=max_bytes,
         body_index=bool(file_values.get("body_index", True)),
         follow_symlinks=bool(file_values.get("follow_symlinks", False)),
+        ignore=tuple(ignore),
     )

@@ -187,6 +187,10 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
         "brokenAnchorCount",
         "deadEndCount",
         "unusedAttachmentCount",
+        # issue 33: added, every key above kept
+        "selfLinks",
+        "selfLinkCount",
+        "counts",
     }
     assert data["brokenLinks"] == [
         {
@@ -215,7 +219,7 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
     }
     assert data["warnings"] == []
     assert [e["path"] for e in data["errors"]] == ["Archive/broken-yaml.md"]
-    assert all(set(e) == {"path", "message"} for e in data["errors"])
+    assert all(set(e) == {"path", "message", "code"} for e in data["errors"])  # code: issue 33
 
 
 def test_health_text_exits_1_too_and_carries_the_same_facts(demo: tuple[Path, Path]) -> None:
@@ -343,7 +347,8 @@ def test_health_warnings_and_errors_in_both_modes(tmp_path: Path) -> None:
     assert result.code == 0, result.stderr  # warnings and errors are not broken links
     data = json_only(result)
     assert sorted(w["path"] for w in data["warnings"]) == ["Space.md", "Start.md"]
-    assert all(set(w) == {"path", "message"} and w["message"] for w in data["warnings"])
+    assert all(set(w) == {"path", "message", "code"} and w["message"] for w in data["warnings"])
+    assert sorted(w["code"] for w in data["warnings"]) == ["ambiguous-link", "tag-with-space"]
     ambiguous = next(w for w in data["warnings"] if w["path"] == "Start.md")
     assert "A/Dup.md" in ambiguous["message"]
     assert [e["path"] for e in data["errors"]] == ["Bad.md"]

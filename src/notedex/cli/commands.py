@@ -213,9 +213,28 @@ TABLE = (
             "notedex health",
             "notedex health --json | jq .brokenLinkCount",
             "notedex health -0 | xargs -0 -I{} echo 'fix: {}'",
+            "notedex health --ignore in-comment --ignore 'Templates/'",
+            "notedex health --only broken-link --json",
         ),
         handlers.cmd_health,
-        (*PAGE, *OUTPUT_PATHS),
+        (
+            Option(
+                "--only",
+                "report only findings of this code (repeatable; `in-comment`: only those "
+                "inside comments); the codes are listed in docs/cli.md",
+                kind=APPEND,
+                metavar="CODE",
+            ),
+            Option(
+                "--ignore",
+                "leave out findings of this code, or on paths matching this glob (repeatable; "
+                "a folder is written Templates/); adds to `ignore` in the config file",
+                kind=APPEND,
+                metavar="CODE|GLOB",
+            ),
+            *PAGE,
+            *OUTPUT_PATHS,
+        ),
         fast=True,
     ),
     Command(

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from notedex.codes import Selection
     from notedex.config import Config
     from notedex.indexing.freshness import Freshness
 
@@ -340,19 +341,34 @@ def cmd_health(args: "argparse.Namespace") -> int:
         health_json,
     )
 
+    cfg = _config(args)
+    choice = _health_selection(args, cfg)
+    if choice is not None:
+        from notedex.query.reports import selected
+
+        # Filtered: the report is built, then cut down; the exit code counts what is left.
+        return answer(
+            args,
+            cfg,
+            lambda conn: selected(health(conn), choice),
+            render_health,
+            findings=findings_count,
+            paths=finding_paths,
+            lists=HEALTH_LISTS,
+        )
     if _streams(args):
         from notedex.query.stream import health_json as streamed_health
 
-        return _streamed(args, _config(args), streamed_health)
+        return _streamed(args, cfg, streamed_health)
     if _streams_text(args):
         from notedex.query.stream import health_text
 
-        return _streamed(args, _config(args), health_text)
+        return _streamed(args, cfg, health_text)
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
     return answer(
         args,
-        _config(args),
+        cfg,
         health,
         render_health,
         findings=findings_count,
@@ -360,6 +376,24 @@ def cmd_health(args: "argparse.Namespace") -> int:
         paths=finding_paths,
         lists=HEALTH_LISTS,
     )
+
+
+def _health_selection(args: "argparse.Namespace", cfg: "Config") -> "Selection | None":
+    """``--only``, ``--ignore`` and the config file's ``ignore`` (None: nothing filtered). An
+    unknown code on the command line is a usage error; in the config file, a warning."""
+    only = getattr(args, "only", None) or ()
+    ignore = getattr(args, "ignore", None) or ()
+    if not (only or ignore or cfg.ignore):
+        return None
+    from notedex.codes import selection
+
+    try:
+        choice, warnings = selection(only, ignore, cfg.ignore)
+    except ValueError as exc:
+        raise _usage(str(exc)) from None
+    for warning in warnings:
+        print(f"notedex: warning: {warning}", file=sys.stderr)
+    return None if choice.empty else choice
 
 
 def cmd_scan(args: "argparse.Namespace") -> int:

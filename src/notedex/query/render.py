@@ -6,6 +6,7 @@ loads); they are re-exported here, where every other command's renderer is.
 
 import sys
 
+from notedex.codes import FINDINGS, LINK_FINDINGS
 from notedex.query.output import (
     MIN_COLUMN,
     Renderer,
@@ -65,28 +66,34 @@ HEALTH_SECTIONS = (
     ("unlinkedNotes", "Unlinked: nothing links here"),
     ("deadEnds", "Dead ends: no links out"),
     ("unusedAttachments", "Unused attachments: no note links to or embeds them"),
+    *((finding.list_key, finding.title) for finding in LINK_FINDINGS),  # declared (issue 33)
     ("warnings", "Warnings"),
     ("errors", "Errors"),
 )
 """health's text sections in order: the list each shows, and its heading."""
 
 
+_COMMENTED = "  [in-comment]"
+
+
 def render_health(r: Renderer, data: "dict[str, Any]") -> None:
+    if "counts" in data:  # counts by code first (issue 33)
+        r.line(by_code_line(data["counts"]))
     # A paged answer (--limit/--offset) keeps the whole lists' counts where the JSON has them.
     counts = {name: len(data[name]) for name, _ in HEALTH_SECTIONS}
-    counts.update(
-        brokenLinks=data["brokenLinkCount"],
-        brokenAnchors=data["brokenAnchorCount"],
-        orphanNotes=data["orphanCount"],
-        deadEnds=data["deadEndCount"],
-        unusedAttachments=data["unusedAttachmentCount"],
-    )
+    counts.update((f.list_key, data[f.count_key]) for f in FINDINGS if f.count_key in data)
     for name, title in HEALTH_SECTIONS:
         r.section(title, counts[name])
         for item in data[name]:
             r.line(health_line(name, item, r.path))
     r.line()
     r.line(health_summary(counts))
+
+
+def by_code_line(counts: "dict[str, int]") -> str:
+    """health's first line: the codes found and how many of each (issue 33)."""
+    counted = [f"{code} {n}" for code, n in counts.items() if n]
+    return "By code: " + (", ".join(counted) if counted else "nothing found")
 
 
 def health_line(name: str, item: "Any", path: "Callable[..., str]") -> str:
@@ -97,16 +104,22 @@ def health_line(name: str, item: "Any", path: "Callable[..., str]") -> str:
             f"; did you mean {item['suggestion']} ({item['reason']})?" if item["suggestion"] else ""
         )
         where = path(item["source"], item["line"], item["column"])
-        return f"  {where}  {text}  -> {item['target']} (no such note{hint})"
+        flag = _COMMENTED if item.get("inComment") else ""
+        return f"  {where}  {text}  -> {item['target']} (no such note{hint}){flag}"
     if name == "brokenAnchors":
         text = " ".join(item["text"].split("\n"))
         hint = (
             f"; did you mean {item['suggestion']} ({item['reason']})?" if item["suggestion"] else ""
         )
         where = path(item["source"], item["line"], item["column"])
+        flag = _COMMENTED if item.get("inComment") else ""
         return (
-            f"  {where}  {text}  -> {item['target']} has no {item['kind']} {item['subpath']}{hint}"
+            f"  {where}  {text}  -> {item['target']} has no {item['kind']} "
+            f"{item['subpath']}{hint}{flag}"
         )
+    if "source" in item:  # a declared finding about one link (issue 33)
+        text = " ".join(item["text"].split("\n"))
+        return f"  {path(item['source'], item['line'], item['column'])}  {text}"
     if name in ("warnings", "errors"):
         return f"  {path(item['path'])}: {item['message']}"
     return f"  {path(item['path'])}"
@@ -126,6 +139,7 @@ def health_summary(counts: "dict[str, int]") -> str:
         plural(counts["unusedAttachments"], "unused attachment"),
         plural(counts["warnings"], "warning"),
         plural(counts["errors"], "error"),
+        *(f"{counts[f.list_key]} {f.code}" for f in LINK_FINDINGS if counts.get(f.list_key)),
     )
     return f"{', '.join(parts)}: {verdict}"
 

@@ -4,6 +4,7 @@ here rather than in a module of its own so that it costs no import but this hot-
 
 from __future__ import annotations
 
+from notedex.codes import CODES, FINDINGS, IN_COMMENT, LINK_FINDINGS, PROBLEM_LISTS
 from notedex.store import read
 from notedex.store.connect import read_transaction
 
@@ -11,6 +12,8 @@ TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the 
 if TYPE_CHECKING:
     import sqlite3
     from typing import Any
+
+    from notedex.codes import Selection
 
 
 HEALTH_LISTS = (
@@ -20,6 +23,7 @@ HEALTH_LISTS = (
     "brokenAnchors",
     "deadEnds",
     "unusedAttachments",
+    *(finding.list_key for finding in LINK_FINDINGS),  # declared findings (issue 33)
     "warnings",
     "errors",
 )
@@ -27,6 +31,8 @@ HEALTH_LISTS = (
 
 
 def health(conn: sqlite3.Connection) -> dict[str, Any]:
+    import json  # the declared findings' stored rows; not on the streamed path (re, json)
+
     with read_transaction(conn):
         lonely = read.notes_without_backlinks(conn)
         broken_rows = read.broken_links(conn)
@@ -34,9 +40,16 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
         dead_rows = read.dead_ends(conn)
         unused_rows = read.unused_attachments(conn)
         warnings, errors = _problems(conn)
+        flags = {name: read.comment_flags(conn, name) for name in ("brokenLinks", "brokenAnchors")}
+        declared = {
+            finding.list_key: [
+                json.loads(doc) for doc in read.health_json_rows(conn, finding.list_key)
+            ]
+            for finding in LINK_FINDINGS
+        }
     orphan_rows = [r for r in lonely if not r["has_outgoing"]]
     unlinked_rows = [r for r in lonely if r["has_outgoing"]]
-    return {
+    data: dict[str, Any] = {
         "orphanNotes": [{"path": r["path"], "title": r["title"]} for r in orphan_rows],
         "unlinkedNotes": [{"path": r["path"], "title": r["title"]} for r in unlinked_rows],
         "brokenLinks": [
@@ -54,19 +67,91 @@ def health(conn: sqlite3.Connection) -> dict[str, Any]:
         "brokenAnchors": [dict(r) for r in anchor_rows],
         "deadEnds": [{"path": r["path"], "title": r["title"]} for r in dead_rows],
         "unusedAttachments": [{"path": r["path"]} for r in unused_rows],
+        **declared,
         "warnings": warnings,
         "errors": errors,
-        "orphanCount": len(orphan_rows),
-        "brokenLinkCount": len(broken_rows),
-        "brokenAnchorCount": len(anchor_rows),
-        "deadEndCount": len(dead_rows),
-        "unusedAttachmentCount": len(unused_rows),
     }
+    for name, flagged in flags.items():  # issue 33: inComment, only when true, as stored
+        for item, in_comment in zip(data[name], flagged, strict=True):
+            if in_comment:
+                item["inComment"] = True
+    for finding in FINDINGS:
+        if finding.count_key is not None:
+            data[finding.count_key] = len(data[finding.list_key])
+    data["counts"] = code_counts(data)
+    return data
 
 
 def findings_count(data: dict[str, Any]) -> int:
-    """What makes health exit 1: broken links and broken anchors (docs/cli.md)."""
+    """What makes health exit 1: broken links and broken anchors (docs/cli.md), those left
+    after ``--only``/``--ignore`` when they filtered the report (``selected``)."""
     return int(data["brokenLinkCount"]) + int(data["brokenAnchorCount"])
+
+
+def code_counts(data: dict[str, Any]) -> dict[str, int]:
+    """health's ``counts``: every code (notedex.codes.CODES, in its order) and how many
+    findings of it the report's lists hold; ``in-comment`` counts the broken links and anchors
+    inside comments."""
+    tally = dict.fromkeys(CODES, 0)
+    for finding in FINDINGS:
+        tally[finding.code] = len(data[finding.list_key])
+        if finding.commented:
+            tally[IN_COMMENT] += sum(1 for item in data[finding.list_key] if "inComment" in item)
+    for name in PROBLEM_LISTS:
+        for item in data[name]:
+            tally[item["code"]] = tally.get(item["code"], 0) + 1
+    return tally
+
+
+def counts_tail(lengths: dict[str, int], codes: dict[str, int]) -> str:
+    """The end of health's compact document after its lists: each declared count key (in
+    ``FINDINGS``' order: orphanCount, brokenLinkCount... as ever, then the added ones) and
+    ``counts``, closing the object."""
+    counted = "".join(
+        f',"{f.count_key}":{lengths[f.list_key]}' for f in FINDINGS if f.count_key is not None
+    )
+    return f'{counted},"counts":{counts_json(lengths, codes)}}}'
+
+
+def code_tally(lists: dict[str, int], codes: dict[str, int]) -> dict[str, int]:
+    """``code_counts`` from the lists' lengths and the SQL counts of the rest
+    (``store.read.health_code_counts``), every code in ``CODES``' order."""
+    tally = dict.fromkeys(CODES, 0)
+    for finding in FINDINGS:
+        tally[finding.code] = lists[finding.list_key]
+    for code, count in codes.items():
+        tally[code] = count
+    return tally
+
+
+def counts_json(lists: dict[str, int], codes: dict[str, int]) -> str:
+    """``code_tally`` as compact JSON: what the compact and streamed documents end with."""
+    tally = code_tally(lists, codes)
+    return "{" + ",".join(f'"{code}":{count}' for code, count in tally.items()) + "}"
+
+
+def selected(data: dict[str, Any], choice: Selection) -> dict[str, Any]:
+    """``data`` with only the findings ``choice`` keeps (``--only``, ``--ignore``, the config
+    file's ``ignore``), its counts counted again."""
+    kept = dict(data)
+    for finding in FINDINGS:
+        kept[finding.list_key] = (
+            [
+                item
+                for item in data[finding.list_key]
+                if choice.keeps(
+                    finding.code, item[finding.path_key], bool(item.get("inComment", False))
+                )
+            ]
+            if choice.wants(finding.code, finding.commented)
+            else []
+        )
+        if finding.count_key is not None:
+            kept[finding.count_key] = len(kept[finding.list_key])
+    for name in PROBLEM_LISTS:
+        kept[name] = [item for item in data[name] if choice.keeps(item["code"], item["path"])]
+    kept["counts"] = code_counts(kept)
+    return kept
 
 
 def finding_paths(data: dict[str, Any]) -> list[str]:
@@ -87,37 +172,15 @@ def health_json(conn: sqlite3.Connection) -> tuple[bytes, int]:
     objects are stored by the writer (broken_anchor_docs), not joined and built per query.
     """
     with read_transaction(conn):
-        orphans, orphan_list = read.orphans_json(conn)
-        _, unlinked_list = read.unlinked_json(conn)
-        broken, broken_list = read.broken_links_json(conn)
-        anchors, anchor_list = read.broken_anchors_json(conn)
-        dead, dead_list = read.dead_ends_json(conn)
-        unused, unused_list = read.unused_attachments_json(conn)
-        _, warning_list = read.warnings_json(conn)
-        _, error_list = read.errors_json(conn)
-    document = b"".join(
-        (
-            b'{"orphanNotes":[',
-            orphan_list,
-            b'],"unlinkedNotes":[',
-            unlinked_list,
-            b'],"brokenLinks":[',
-            broken_list,
-            b'],"brokenAnchors":[',
-            anchor_list,
-            b'],"deadEnds":[',
-            dead_list,
-            b'],"unusedAttachments":[',
-            unused_list,
-            b'],"warnings":[',
-            warning_list,
-            b'],"errors":[',
-            error_list,
-            f'],"orphanCount":{orphans},"brokenLinkCount":{broken}'.encode(),
-            f',"brokenAnchorCount":{anchors},"deadEndCount":{dead}'.encode(),
-            f',"unusedAttachmentCount":{unused}}}'.encode(),
-        )
-    )
+        lists = [(name, *read.health_list_json(conn, name)) for name in HEALTH_LISTS]
+        codes = read.health_code_counts(conn)
+    lengths = {name: count for name, count, _ in lists}
+    parts = [b"{"]
+    for i, (name, _, body) in enumerate(lists):
+        parts += [b"]," if i else b"", f'"{name}":['.encode(), body]
+    parts.append(b"]" + counts_tail(lengths, codes).encode())
+    document = b"".join(parts)
+    broken, anchors = lengths["brokenLinks"], lengths["brokenAnchors"]
     return document, broken + anchors
 
 
@@ -126,17 +189,20 @@ def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict
     warning_rows = read.problems(conn, "warning")
     ambiguous_rows = read.ambiguous_links(conn)
     error_rows = read.problems(conn, "error")
-    warnings = [{"path": r["path"], "message": r["message"]} for r in warning_rows]
+    warnings = [
+        {"path": r["path"], "message": r["message"], "code": r["code"]} for r in warning_rows
+    ]
     warnings += [
         {
             "path": r["source"],
             "message": f"line {r['line']}: {r['text']} is ambiguous; resolved to {r['target']} "
             "by Obsidian's tie-break (same folder first, then shortest path)",
+            "code": read.AMBIGUOUS_CODE,
         }
         for r in ambiguous_rows
     ]
     warnings.sort(key=lambda w: w["path"])
-    errors = [{"path": r["path"], "message": r["message"]} for r in error_rows]
+    errors = [{"path": r["path"], "message": r["message"], "code": r["code"]} for r in error_rows]
     return warnings, errors
 
 

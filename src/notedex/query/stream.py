@@ -17,7 +17,7 @@ from itertools import chain
 
 from notedex.errors import StreamCut
 from notedex.query.output import compact_encoder
-from notedex.query.reports import HEALTH_LISTS
+from notedex.query.reports import HEALTH_LISTS, counts_tail
 from notedex.store import read
 from notedex.store.connect import read_transaction
 
@@ -305,26 +305,28 @@ def health_json(conn: sqlite3.Connection, doc: Document) -> None:
         for i, name in enumerate(HEALTH_LISTS):
             doc.add(("{" if i == 0 else "],") + f'"{name}":[')
             counts[name] = doc.items(read.health_json_rows(conn, name))
-    doc.add(
-        f'],"orphanCount":{counts["orphanNotes"]},"brokenLinkCount":{counts["brokenLinks"]}'
-        f',"brokenAnchorCount":{counts["brokenAnchors"]},"deadEndCount":{counts["deadEnds"]}'
-        f',"unusedAttachmentCount":{counts["unusedAttachments"]}}}'
-    )
+        codes = read.health_code_counts(conn)
+    doc.add("]" + counts_tail(counts, codes))
 
 
 def health_text(conn: sqlite3.Connection, doc: Document) -> None:
-    """``render.render_health``'s text on a pipe: each section's count (counted first), then
-    its findings row by row."""
+    """``render.render_health``'s text on a pipe: the counts by code, then each section's count
+    (counted first) and its findings one at a time, from the JSON objects ``health --json``
+    writes, so the text and the document cannot disagree."""
+    import json  # the text of health, not its hot --json path
+
     from notedex.query.output import Renderer
-    from notedex.query.render import HEALTH_SECTIONS, health_line, health_summary
+    from notedex.query.render import HEALTH_SECTIONS, by_code_line, health_line, health_summary
+    from notedex.query.reports import code_tally
 
     r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
     read.unmapped(conn)
     with read_transaction(conn):
         doc.findings = read.health_finding_count(conn)
         counts = {name: read.health_row_count(conn, name) for name, _ in HEALTH_SECTIONS}
+        r.line(by_code_line(code_tally(counts, read.health_code_counts(conn))))
         for name, title in HEALTH_SECTIONS:
             r.section(title, counts[name])
-            for row in read.health_rows(conn, name):
-                r.line(health_line(name, row, r.path))
+            for item in read.health_json_rows(conn, name):
+                r.line(health_line(name, json.loads(item), r.path))
     doc.add("\n" + health_summary(counts))

@@ -1,7 +1,9 @@
 """Findings upkeep: the structure-search rows (note_fts, name_fts, link_fts), ``fts_pending`` and health's
-precomputed findings (orphans, unlinked notes, dead ends, unused attachments, broken links and
-their suggestions, broken anchors; SEMANTICS 8, 10). All their SQL but the suggestions'
-(store/linkfixes.py) and the rename history's (store/renames.py).
+precomputed findings (orphans, unlinked notes, dead ends, broken links and their suggestions;
+SEMANTICS 8), and ``refresh_findings``, which runs every finding's upkeep. Split by finding
+(issue 33): broken anchors in store/findings_anchors.py, unused attachments in
+store/findings_unused.py, the declared findings about single links in store/linkfindings.py;
+the suggestions' SQL is store/linkfixes.py's and the rename history's store/renames.py's.
 
 Over 400 lines on purpose: the structure rows and the findings are refreshed together, from the
 same dirty notes in the same temp tables (``refresh_fts``), and the writer, store/notes.py and
@@ -12,18 +14,24 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from concurrent.futures import Future
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from notedex.store import linkfixes, renames, tagcounts
-from notedex.store.files import LOOKUP_CHUNK
-from notedex.store.outline import decode_outline
+from notedex.store import findings_unused, linkfindings, linkfixes, renames, tagcounts
+from notedex.store.findings_anchors import AnchorRow, check_anchors, write_broken_anchors
+from notedex.store.findings_base import (  # run_here and Offload: also store.notes'
+    OUTLINE_KEPT,
+    Offload,
+    has_rows,
+    run_here,
+)
+from notedex.store.findings_unused import (  # noqa: F401 (re-exported: the writer, moves)
+    attachments_changed,
+    attachments_moved,
+)
 from notedex.store.schema import (
-    ANCHOR_DOC_INSERT,
     BROKEN_KEY,
-    EVERY_ANCHOR_DOC,
     LINK_ANCHOR,
     LINK_TEXT,
     LONELY_DEAD_END,
@@ -31,27 +39,11 @@ from notedex.store.schema import (
     LONELY_ORPHAN,
     LONELY_UNLINKED,
     NOTE_TITLE,
-    trigger_ddl,
 )
-from notedex.vault.anchors import TargetOutline, anchor_kind
 from notedex.vault.text import segment
 
 if TYPE_CHECKING:
     from notedex.store.links import LinkTargets
-
-_T = TypeVar("_T")
-Offload = Callable[..., "Future[Any]"]
-"""Runs a pure function of the findings (no connection: its inputs are read first) and
-returns its future: ``run_here`` at once, or a process pool's ``submit`` while the writer goes
-on with the rest of the refresh (a large build's end: ``indexing.pool.findings_helper``)."""
-
-
-def run_here(function: Callable[..., _T], *args: Any) -> Future[_T]:
-    """The ``Offload`` of every refresh but a large build's end: the function, now."""
-    done: Future[_T] = Future()
-    done.set_result(function(*args))
-    return done
-
 
 _LINKS_PENDING = (
     "CREATE TEMP TABLE IF NOT EXISTS links_pending(id INTEGER PRIMARY KEY, sides INTEGER NOT NULL)"
@@ -68,9 +60,6 @@ _FTS_ROWS = (
 )
 """note_fts_text's rows of the notes a refresh inserts, read once for note_fts and name_fts;
 a build aside's batches stage theirs here as they write them (``stage_fts_rows``)."""
-_OUTLINE_KEPT = "CREATE TEMP TABLE IF NOT EXISTS outline_kept(id INTEGER PRIMARY KEY)"
-"""Of the dirty notes of one ``refresh_fts``, those that were in ``temp.links_pending`` only:
-not parsed again, so their outline and their links' subpaths are as they were."""
 
 
 def withdraw(
@@ -357,7 +346,7 @@ def refresh_fts(
         return
     # The notes whose link_fts row alone was out kept their outline and links' text: only
     # their links whose target changed need an anchor re-check (_check_anchors).
-    conn.execute(_OUTLINE_KEPT)
+    conn.execute(OUTLINE_KEPT)
     conn.execute(
         "INSERT OR IGNORE INTO temp.outline_kept(id) SELECT id FROM temp.links_pending "
         "WHERE id NOT IN (SELECT id FROM fts_pending)"
@@ -366,7 +355,7 @@ def refresh_fts(
     # now is what it would read at its turn. Started in the order the results are wanted.
     texts = offload(link_texts_of, *_link_text_inputs(conn))
     near = None if offload is run_here else linkfixes.near_stems_ahead(conn, offload)
-    anchors = _check_anchors(conn, offload)
+    anchors = check_anchors(conn, offload)
     tagged = None if offload is run_here else tagcounts.read_marked(conn)
     counted = None if tagged is None else offload(tagcounts.count, tagged)
     # A note marked by withdraw_links alone keeps its note_fts row. The view's texts are
@@ -458,6 +447,7 @@ def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
         "DELETE FROM broken_anchors WHERE source_id = (SELECT id FROM files WHERE path = ?)",
         (path,),
     )
+    linkfindings.drop_of(conn, path)
 
 
 def rename_findings(conn: sqlite3.Connection) -> None:
@@ -493,7 +483,7 @@ def refresh_findings(
     ``near`` and ``counted``: that work already under way (``refresh_fts``).
     """
     if anchors is None:
-        anchors = _check_anchors(conn, run_here)
+        anchors = check_anchors(conn, run_here)
     # Every statement is driven by the dirty notes (CROSS JOIN fixes the order: the planner
     # knows nothing of the temp table and would walk all notes, files or broken links).
     dirty_paths = "SELECT (SELECT path FROM files WHERE id = d.id) FROM temp.dirty_notes d"
@@ -502,7 +492,7 @@ def refresh_findings(
     # (store.linkfixes). `renamed` ones are computed again (the history is trimmed unrefixed).
     # With no row stored (a new index), the statements that compare with stored rows are
     # skipped: their IN lists of every dirty path cost 0.15 s at 100k notes.
-    if _has_rows(conn, "broken_links"):
+    if has_rows(conn, "broken_links"):
         conn.execute(
             f"""
         DELETE FROM broken_links WHERE source IN ({dirty_paths}) AND (
@@ -511,7 +501,12 @@ def refresh_findings(
             CROSS JOIN links l ON l.source_id = f.id AND l.seq = broken_links.seq
             WHERE f.path = broken_links.source AND n.excluded = 0 AND l.name_key IS NOT NULL
               AND l.line = broken_links.line AND l.col = broken_links.col
-              AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target))
+              AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target
+              -- issue 33: a link that went into or out of a comment gets its document again
+              AND l.in_comment = coalesce((
+                  SELECT json_extract(d.doc, '$.inComment') FROM broken_link_docs d
+                  WHERE d.source = broken_links.source AND d.line = broken_links.line
+                    AND d.col = broken_links.col AND d.seq = broken_links.seq), 0)))
         """
         )
     # The dirty notes' orphans, unlinked notes and dead ends now, into temp.lonely_now; only
@@ -555,11 +550,11 @@ def refresh_findings(
         """
     )
     delete_changed, insert_new = _LONELY_CHANGES
-    if _has_rows(conn, "lonely_notes"):
+    if has_rows(conn, "lonely_notes"):
         conn.execute(delete_changed.format(dirty_paths=dirty_paths))
     conn.execute(insert_new)
     conn.execute("DELETE FROM temp.lonely_now")
-    _refresh_unused_attachments(conn)
+    findings_unused.refresh(conn)
     # links.name_key is set exactly on the unresolved links that are not self-links. A new
     # row is written with its suggestion (linkfixes.suggest_link_fixes).
     new = conn.execute(
@@ -576,69 +571,9 @@ def refresh_findings(
     linkfixes.suggest_link_fixes(conn, links, new, near=near)
     # In the order the offloaded work ends (refresh_fts submits the anchors before the tags):
     # at a 100k build's end the writer waited 0.5 s for the tag counts with the anchors ready.
-    _write_broken_anchors(conn, anchors.result())
+    write_broken_anchors(conn, anchors.result())
+    linkfindings.refresh(conn)  # the findings declared in notedex.codes (issue 33)
     tagcounts.refresh(conn, counted)  # the tag pane's counts (issue 12, speed)
-
-
-def _has_rows(conn: sqlite3.Connection, table: str) -> bool:
-    return conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
-
-
-def attachments_changed(conn: sqlite3.Connection, paths: Iterable[str]) -> set[int]:
-    """Attachments created, moved or deleted (``paths``: the paths they have or had): the
-    rows of the paths they left go; returns the ids of those that exist, to be re-checked
-    as dirty (SEMANTICS 8.9)."""
-    ordered = sorted(set(paths))
-    ids: set[int] = set()
-    for start in range(0, len(ordered), LOOKUP_CHUNK):
-        encoded = json.dumps(ordered[start : start + LOOKUP_CHUNK], ensure_ascii=False)
-        conn.execute(
-            "DELETE FROM unused_attachments WHERE path IN (SELECT value FROM json_each(?))",
-            (encoded,),
-        )
-        ids.update(
-            row[0]
-            for row in conn.execute(
-                "SELECT id FROM files WHERE is_note = 0 "
-                "AND path IN (SELECT value FROM json_each(?))",
-                (encoded,),
-            )
-        )
-    return ids
-
-
-def attachments_moved(conn: sqlite3.Connection) -> set[int]:
-    """``attachments_changed`` of the moves in ``temp.moved_paths`` (store.moves, once their
-    rows have the new paths): read from that table, not from 24,000 paths sent as JSON."""
-    for side in ("old", "new"):
-        conn.execute(
-            f"DELETE FROM unused_attachments WHERE path IN (SELECT {side} FROM temp.moved_paths)"
-        )
-    return {
-        row[0]
-        for row in conn.execute(
-            "SELECT f.id FROM temp.moved_paths m CROSS JOIN files f ON f.id = m.id "
-            "WHERE f.is_note = 0"
-        )
-    }
-
-
-def _refresh_unused_attachments(conn: sqlite3.Connection) -> None:
-    """SEMANTICS 8.9 for the dirty attachments (their incoming links changed)."""
-    conn.execute(
-        """
-        DELETE FROM unused_attachments WHERE path IN (
-            SELECT f.path FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
-            WHERE f.is_note = 0)
-        """
-    )
-    conn.execute(
-        """
-        INSERT OR IGNORE INTO unused_attachments(path)
-        SELECT f.path FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id
-        WHERE f.is_note = 0 AND NOT EXISTS (SELECT 1 FROM links l WHERE l.target_id = f.id)
-        """
-    )
 
 
 def record_renames(
@@ -648,122 +583,3 @@ def record_renames(
     that kept their name. The broken links whose suggestions change (store.renames) are
     refixed."""
     linkfixes.refix(conn, renames.record(conn, renamed, kept_names=kept_names))
-
-
-# The links with a subpath whose verdict can change, from reported sources, with the target's
-# outline (SEMANTICS 10.6: attachments have no notes row). A dirty note is in `temp.outline_kept`
-# when only its links' targets or the links into it changed (a re-resolution: not parsed
-# again); of the others ("full"), every link out of and into them. Of a kept note, only the links
-# into a dirty note that have no row left after _STALE_ANCHORS: a link whose target changed has
-# both its old and new target dirty (LinkTargets._reresolve_rows) and its row, if any, gone (it
-# named the old target), and an unchanged link to a note whose outline is the same has the same
-# verdict, so its row (a broken anchor) stays as it is, not deleted and written again (issue
-# 17: a folder rename marks ~6,000 notes and rewrote ~1,100 such rows each way); a link into a
-# kept note from elsewhere is unchanged (its source would be dirty otherwise).
-_FULL = "SELECT d.id FROM temp.dirty_notes d WHERE d.id NOT IN (SELECT id FROM temp.outline_kept)"
-_ANCHORED_LINKS = f"""
-SELECT c.source_id, c.seq, c.target, c.subpath, t.outline FROM (
-    SELECT l.source_id, l.seq, coalesce(l.target_id, l.source_id) AS target, l.subpath
-    FROM ({_FULL}) d CROSS JOIN links l ON l.source_id = d.id
-    WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '')
-    UNION
-    SELECT l.source_id, l.seq, l.target_id, l.subpath
-    FROM ({_FULL}) d CROSS JOIN links l ON l.target_id = d.id
-    WHERE l.subpath IS NOT NULL
-    UNION
-    SELECT l.source_id, l.seq, coalesce(l.target_id, l.source_id) AS target, l.subpath
-    FROM temp.outline_kept d CROSS JOIN links l ON l.source_id = d.id
-    WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '')
-      AND coalesce(l.target_id, l.source_id) IN (SELECT id FROM temp.dirty_notes)
-      AND NOT EXISTS (
-          SELECT 1 FROM broken_anchors b WHERE b.source_id = l.source_id AND b.seq = l.seq)
-) c CROSS JOIN notes s ON s.file_id = c.source_id CROSS JOIN notes t ON t.file_id = c.target
-WHERE s.excluded = 0
-ORDER BY c.target
-"""
-# The same rows when every note is dirty and none kept (a first index's end): every link with a
-# subpath into a note, read in one pass (0.1 s at 100k notes, against 0.6 s for the union).
-_EVERY_ANCHORED_LINK = """
-SELECT l.source_id, l.seq, coalesce(l.target_id, l.source_id) AS target, l.subpath, t.outline
-FROM links l CROSS JOIN notes s ON s.file_id = l.source_id
-CROSS JOIN notes t ON t.file_id = coalesce(l.target_id, l.source_id)
-WHERE l.subpath IS NOT NULL AND (l.target_id IS NOT NULL OR l.linkpath = '') AND s.excluded = 0
-"""
-_EVERY_NOTE_FULL = f"""
-SELECT NOT EXISTS (SELECT 1 FROM notes WHERE file_id NOT IN ({_FULL}))
-"""
-# The rows of those links, by the targets they had, and of a kept note's links whose target
-# changed or went (a deleted target is not dirty: it has no row left). A kept note's row whose
-# link still has that target, not a full note, keeps its verdict and stays. A link's target is
-# its source only for a self link (`[[#H]]`, no linkpath), as in _ANCHORED_LINKS: a path link to
-# the note itself that no longer resolves (its folder renamed) has no target, and its row goes.
-_STALE_ANCHORS = f"""
-DELETE FROM broken_anchors WHERE source_id IN ({_FULL}) OR target_id IN ({_FULL}) OR (
-    source_id IN (SELECT id FROM temp.outline_kept) AND NOT EXISTS (
-        SELECT 1 FROM links l WHERE l.source_id = broken_anchors.source_id
-          AND l.seq = broken_anchors.seq
-          AND coalesce(l.target_id, CASE WHEN l.linkpath = '' THEN l.source_id END)
-              = broken_anchors.target_id))
-"""
-
-
-AnchorRow = tuple[int, int, int, str, "str | None", "str | None"]
-"""A broken anchor: (source_id, seq, target_id, kind, suggestion, reason), as stored."""
-
-
-def _check_anchors(conn: sqlite3.Connection, offload: Offload) -> Future[list[AnchorRow]]:
-    """SEMANTICS 10: re-check the links out of or into a dirty note whose verdict can change
-    (their links, their targets or their outline changed: ``_ANCHORED_LINKS``); the cost
-    follows the links with a subpath there, not the vault. Their stale rows go now; the
-    verdicts are ``offload``ed, and ``_write_broken_anchors`` writes them. A refresh of every
-    note (a first index's end) reads them all in one pass."""
-    conn.execute(_OUTLINE_KEPT)  # empty unless refresh_fts filled it
-    if _has_rows(conn, "broken_anchors"):
-        conn.execute(_STALE_ANCHORS)
-    every = conn.execute(_EVERY_NOTE_FULL).fetchone()[0]
-    candidates = conn.execute(_EVERY_ANCHORED_LINK if every else _ANCHORED_LINKS).fetchall()
-    return offload(anchor_verdicts, candidates)
-
-
-def anchor_verdicts(
-    candidates: Sequence[tuple[int, int, int, str, str | None]],
-) -> list[AnchorRow]:
-    """The broken anchors among ``_ANCHORED_LINKS``' rows (source_id, seq, target_id, subpath,
-    the target's outline), with their suggestions, in the order of the table's key (its B-tree
-    is then written from left to right: 0.2 s less at 100k notes). Pure: runs in another
-    process at a large build's end (``Offload``)."""
-    rows: list[AnchorRow] = []
-    last_target, outline = None, TargetOutline(*decode_outline(None))
-    fixes: dict[str, tuple[str | None, str | None]] = {}  # of one target, per subpath
-    # By target (the union's rows come so already): each outline is decoded and folded once.
-    for source_id, seq, target_id, subpath, encoded in sorted(candidates, key=itemgetter(2)):
-        if target_id != last_target:
-            last_target, outline = target_id, TargetOutline(*decode_outline(encoded))
-            fixes.clear()
-        if outline.is_broken(subpath):
-            if subpath not in fixes:
-                fixes[subpath] = outline.suggest(subpath) or (None, None)
-            suggestion, reason = fixes[subpath]
-            rows.append((source_id, seq, target_id, anchor_kind(subpath), suggestion, reason))
-    rows.sort()
-    return rows
-
-
-_INSERT_BROKEN_ANCHOR = (
-    "INSERT OR REPLACE INTO broken_anchors(source_id, seq, target_id, kind, suggestion, reason) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
-
-
-def _write_broken_anchors(conn: sqlite3.Connection, rows: Sequence[AnchorRow]) -> None:
-    """The new rows; their stored documents by trigger, or all at once when none was stored
-    (a first index: ``EVERY_ANCHOR_DOC``)."""
-    if not rows or _has_rows(conn, "broken_anchors"):
-        conn.executemany(_INSERT_BROKEN_ANCHOR, rows)
-        return
-    conn.execute(f"DROP TRIGGER IF EXISTS temp.{ANCHOR_DOC_INSERT}")
-    try:
-        conn.executemany(_INSERT_BROKEN_ANCHOR, rows)
-        conn.execute(EVERY_ANCHOR_DOC)
-    finally:
-        conn.execute(trigger_ddl(ANCHOR_DOC_INSERT))

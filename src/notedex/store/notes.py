@@ -298,6 +298,7 @@ def _add_links(rows: _Rows, file_id: int, note: Note, links: LinkTargets) -> set
                 target_id,
                 int(ambiguous),
                 unresolved_key(link.linkpath, target_id),
+                int(link.in_comment),
             )
         )
     return targets
@@ -354,8 +355,8 @@ def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]
     sql(
         """
         INSERT INTO links(source_id, seq, kind, linkpath, subpath, display, raw, line, col,
-                          target_id, ambiguous, name_key)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          target_id, ambiguous, name_key, in_comment)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """,
         rows.links,
     )

@@ -5,6 +5,7 @@ Every function takes a read-only ``sqlite3.Connection`` (``connect_readonly``) w
 lookup (``store.lookup``) and search (``store.fulltext``), one module on the hot path.
 """
 
+from notedex.codes import LINK_FINDINGS, STORED_KINDS
 from notedex.store.schema import (
     BROKEN_ANCHOR_FIELDS,
     BROKEN_ANCHOR_JOIN,
@@ -45,6 +46,17 @@ _REPORTED_PROBLEMS = """
         SELECT f.path FROM notes n JOIN files f ON f.id = n.file_id WHERE n.excluded = 1)
 """
 _NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
+# A stored problem's code (notedex.codes.problem_code): its kind, but for the two kinds the
+# writer selects by.
+_PROBLEM_CODE = (
+    "CASE p.kind "
+    + " ".join(f"WHEN '{kind}' THEN '{code}'" for kind, code in STORED_KINDS.items())
+    + " ELSE p.kind END"
+)
+AMBIGUOUS_CODE = "ambiguous-link"
+_FLAG_END = ',"inComment":true}'
+"""How a stored document of a link inside a comment ends (a string value cannot: its quotes
+are escaped)."""
 _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
@@ -183,7 +195,7 @@ def problems(conn: "sqlite3.Connection", severity: str) -> "list[Row]":
 def problems_in_path_order(conn: "sqlite3.Connection", severity: str) -> "sqlite3.Cursor":
     return conn.execute(
         f"""
-        SELECT p.path, p.kind, p.message {_REPORTED_PROBLEMS}
+        SELECT p.path, p.kind, p.message, {_PROBLEM_CODE} AS code {_REPORTED_PROBLEMS}
         ORDER BY p.path, p.id
         """,
         (severity,),
@@ -779,16 +791,47 @@ def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
     if name == "unusedAttachments":
         return "SELECT json_object('path', path) AS j FROM unused_attachments ORDER BY path", ()
     if name == "warnings":
-        return f"SELECT json_object('path', path, 'message', message) AS j {_WARNINGS}", (
-            "warning",
+        return (
+            f"""
+            SELECT json_object('path', path, 'message', message, 'code', code) AS j FROM (
+                SELECT p.path AS path, p.message AS message, {_PROBLEM_CODE} AS code,
+                       0 AS part, p.id AS a, 0 AS b
+                {_REPORTED_PROBLEMS}
+                UNION ALL
+                SELECT f.path, 'line ' || l.line || ': ' || {LINK_TEXT} || ' is ambiguous; resolved to '
+                       || t.path || ' by Obsidian''s tie-break (same folder first, then shortest path)',
+                       '{AMBIGUOUS_CODE}', 1, l.line, l.col
+                {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
+                WHERE {_AMBIGUOUS}
+            ) ORDER BY path, part, a, b
+            """,
+            ("warning",),
         )
     if name == "errors":
         return (
-            f"SELECT json_object('path', p.path, 'message', p.message) AS j {_REPORTED_PROBLEMS} "
+            f"SELECT json_object('path', p.path, 'message', p.message, 'code', {_PROBLEM_CODE}) "
+            f"AS j {_REPORTED_PROBLEMS} "
             "ORDER BY p.path, p.id",
             ("error",),
         )
+    for finding in LINK_FINDINGS:
+        if name == finding.list_key:
+            return (
+                f"""
+                SELECT json_object('source', s.path, 'line', l.line, 'column', l.col,
+                                   'text', {LINK_TEXT}) AS j
+                FROM link_findings x CROSS JOIN links l ON l.source_id = x.source_id
+                  AND l.seq = x.seq CROSS JOIN files s ON s.id = x.source_id
+                WHERE x.code = ? ORDER BY s.path, l.line, l.col, l.seq
+                """,
+                (finding.code,),
+            )
     raise ValueError(f"no health list {name!r}")
+
+
+def health_list_json(conn: "sqlite3.Connection", name: str) -> tuple[int, bytes]:
+    """The health list ``name`` as (count, its JSON objects joined by commas, UTF-8)."""
+    return _json_list(conn, *health_json_sql(name))
 
 
 def health_json_rows(conn: "sqlite3.Connection", name: str) -> "Iterable[str]":
@@ -868,3 +911,47 @@ def health_row_count(conn: "sqlite3.Connection", name: str) -> int:
     counted on what the JSON reads: the writer's stored documents, not the joins of the rows."""
     sql, params = health_json_sql(name)
     return int(conn.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()[0])
+
+
+def comment_flags(conn: "sqlite3.Connection", name: str) -> list[bool]:
+    """Of the health list ``name`` (``brokenLinks`` or ``brokenAnchors``), whether each item is
+    inside a comment, in report order: the order of ``broken_links`` and ``broken_anchors``."""
+    table = {"brokenLinks": "broken_link_docs", "brokenAnchors": "broken_anchor_docs"}[name]
+    return [
+        bool(row[0])
+        for row in conn.execute(
+            f"SELECT substr(doc, -{len(_FLAG_END)}) = '{_FLAG_END}' FROM {table} "
+            "ORDER BY source, line, col, seq"
+        )
+    ]
+
+
+def health_code_counts(conn: "sqlite3.Connection") -> dict[str, int]:
+    """The warnings and errors by code, and the broken links and anchors inside comments
+    (``in-comment``): what health's ``counts`` adds to its lists' lengths (issue 33)."""
+    counts: dict[str, int] = {}
+    # Both severities in one pass (_REPORTED_PROBLEMS without its severity).
+    reported = _REPORTED_PROBLEMS.replace("p.severity = ? AND ", "")
+    for code, count in conn.execute(
+        f"SELECT {_PROBLEM_CODE} AS code, count(*) {reported} GROUP BY code"
+    ):
+        counts[code] = counts.get(code, 0) + int(count)
+    ambiguous = conn.execute(f"SELECT count(*) {_NOTE_LINKS} WHERE {_AMBIGUOUS}").fetchone()[0]
+    if ambiguous:
+        counts[AMBIGUOUS_CODE] = counts.get(AMBIGUOUS_CODE, 0) + int(ambiguous)
+    # By the links in comments (the partial index links_in_comment: `+` keeps the planner off
+    # links_unresolved, every broken link), not by every stored
+    # document (reading them all cost 4 ms at 10k notes): a broken link is a link with a name
+    # key from a reported note (store.findings), a broken anchor has its row.
+    counts["in-comment"] = int(
+        conn.execute(
+            """
+            SELECT (SELECT count(*) FROM links l WHERE l.in_comment = 1
+                      AND +l.name_key IS NOT NULL AND NOT EXISTS (
+                          SELECT 1 FROM notes x WHERE x.file_id = l.source_id AND x.excluded = 1))
+                 + (SELECT count(*) FROM links l CROSS JOIN broken_anchors b
+                      ON b.source_id = l.source_id AND b.seq = l.seq WHERE l.in_comment = 1)
+            """
+        ).fetchone()[0]
+    )
+    return counts

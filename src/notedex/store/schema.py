@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 23  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 24  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -25,6 +25,8 @@ SCHEMA_VERSION = 23  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 22: bases, each .base file's YAML as JSON, read at index time so that `notedex base` needs
 #     no YAML parser (issue 32)
 # 23: tasks, every Markdown task of a note with its status, text, tags and dates (issue 32)
+# 24: links.in_comment (a link inside a %%comment%% or an HTML comment), and the problems'
+#     kinds are health's codes (empty-tag, bad-yaml, ...), link_findings (self-links; issue 33)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -62,10 +64,21 @@ BROKEN_ANCHOR_JOIN = """
     FROM broken_anchors b CROSS JOIN links l ON l.source_id = b.source_id AND l.seq = b.seq
     CROSS JOIN files s ON s.id = b.source_id CROSS JOIN files t ON t.id = b.target_id
 """
-_ANCHOR_DOC = "json_object(" + ", ".join(f"'{k}', {v}" for k, v in BROKEN_ANCHOR_FIELDS) + ")"
 
 
-_BROKEN_LINK_DOC = (
+def with_comment_flag(doc: str, flag: str) -> str:
+    """``doc`` (a JSON object) ending with ``"inComment": true`` where ``flag`` (issue 33), as
+    it was elsewhere: the key is there only for a link inside a comment."""
+    return f"CASE WHEN {flag} THEN json_insert({doc}, '$.inComment', json('true')) ELSE {doc} END"
+
+
+_ANCHOR_DOC = with_comment_flag(
+    "json_object(" + ", ".join(f"'{k}', {v}" for k, v in BROKEN_ANCHOR_FIELDS) + ")",
+    "l.in_comment",
+)
+
+
+_BROKEN_LINK_DOC = with_comment_flag(
     "json_object("
     + ", ".join(
         f"'{key}', new.{column}"
@@ -79,7 +92,11 @@ _BROKEN_LINK_DOC = (
             ("reason", "reason"),
         )
     )
-    + ")"
+    + ")",
+    # issue 33: whether the link is inside a comment, read from its links row (the paths are
+    # the files' own when a move updates broken_links: store.moves sets them first).
+    "(SELECT l.in_comment FROM files f CROSS JOIN links l ON l.source_id = f.id "
+    "AND l.seq = new.seq WHERE f.path = new.source)",
 )
 
 
@@ -218,6 +235,7 @@ CREATE TABLE IF NOT EXISTS links (
     target_id INTEGER,                  -- files.id, NULL when unresolved or a self-link
     ambiguous INTEGER NOT NULL DEFAULT 0,
     name_key TEXT,                      -- resolve.name_key(linkpath), only while unresolved
+    in_comment INTEGER NOT NULL DEFAULT 0,  -- inside a %%comment%% or <!-- comment -->
     PRIMARY KEY (source_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS links_target ON links(target_id) WHERE target_id IS NOT NULL;
@@ -228,6 +246,8 @@ CREATE INDEX IF NOT EXISTS links_unresolved ON links(name_key) WHERE name_key IS
 CREATE INDEX IF NOT EXISTS links_unresolved_reversed ON links(nx_reverse(name_key))
 WHERE name_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS links_ambiguous ON links(source_id) WHERE ambiguous = 1;
+-- The links inside comments (issue 33): health counts its `in-comment` findings by them.
+CREATE INDEX IF NOT EXISTS links_in_comment ON links(source_id, seq) WHERE in_comment = 1;
 -- The links a path can decide (SEMANTICS 7.5-7.7: a folder in the linkpath, or a tie-break), by
 -- target: the links into moved files a folder rename re-resolves (LinkTargets.reresolve_moved),
 -- about 12% of a vault's links. The WHERE must stay links._PATH_DEPENDENT, word for word.
@@ -267,6 +287,17 @@ CREATE TABLE IF NOT EXISTS broken_anchors (
     PRIMARY KEY (source_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS broken_anchors_target ON broken_anchors(target_id);
+
+-- health's findings about single links declared in notedex.codes (`Finding.link_where`, issue
+-- 33: self-links), kept for every dirty note by store/linkfindings.py; ids, not paths, so a
+-- move leaves them as they are, and health joins them to their links and files.
+CREATE TABLE IF NOT EXISTS link_findings (
+    code TEXT NOT NULL,                 -- the finding's code
+    source_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,               -- links.seq
+    PRIMARY KEY (code, source_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS link_findings_source ON link_findings(source_id);
 
 -- SEMANTICS 8.9: attachments no note links to or embeds, kept for every attachment whose
 -- incoming links change and every attachment path created, moved or deleted.
@@ -580,6 +611,7 @@ BUILD_DEFERRED_INDEXES = (
     "files_inode",
     "links_target",
     "links_ambiguous",
+    "links_in_comment",
     "links_path_dependent",
     "notes_content",
     "tags_tag",
@@ -609,6 +641,7 @@ TABLES = (
     "lonely_docs",
     "broken_link_docs",
     "unused_attachments",
+    "link_findings",
     "renames",
     "problems",
     "bases",

@@ -132,7 +132,7 @@ def load_frontmatter(block: FrontmatterBlock) -> Frontmatter:
     try:
         return _read_mapping(block)
     except Exception as exc:  # any YAML or constructor failure is a reported problem
-        return Frontmatter(errors=[Problem("yaml", _yaml_error_message(exc))])
+        return Frontmatter(errors=[Problem("bad-yaml", _yaml_error_message(exc))])
 
 
 def _read_mapping(block: FrontmatterBlock) -> Frontmatter:
@@ -144,7 +144,7 @@ def _read_mapping(block: FrontmatterBlock) -> Frontmatter:
         message = (
             f"frontmatter is {_kind_of_node(root)}, not a mapping of properties; properties ignored"
         )
-        result.errors.append(Problem("yaml", message))
+        result.errors.append(Problem("bad-yaml", message))
         return result
     link_roots: list[Node] = []
     for key, value_node, value in pairs:
@@ -153,7 +153,10 @@ def _read_mapping(block: FrontmatterBlock) -> Frontmatter:
         if folded in result.values:
             # SEMANTICS 2: names are case-insensitive; the first spelling wins.
             result.warnings.append(
-                Problem("property", f"duplicate property `{name}` ignored; the first one is used")
+                Problem(
+                    "duplicate-property",
+                    f"duplicate property `{name}` ignored; the first one is used",
+                )
             )
             continue
         result.values[folded] = value
@@ -224,7 +227,9 @@ def text_property(values: dict[str, Any], key: str, warnings: list[Problem]) -> 
     if isinstance(value, int | float | dt.date):
         return str(json_safe(value))
     warnings.append(
-        Problem("property", f"`{key}:` should be a single value; {_shown(value)} is ignored")
+        Problem(
+            "not-single-value", f"`{key}:` should be a single value; {_shown(value)} is ignored"
+        )
     )
     return None
 
@@ -232,14 +237,14 @@ def text_property(values: dict[str, Any], key: str, warnings: list[Problem]) -> 
 def frontmatter_tags(values: dict[str, Any], warnings: list[Problem]) -> list[str]:
     """SEMANTICS 4: ``tags`` only; a string is one tag, a list gives its string items."""
     tags: list[str] = []
-    for item in _string_or_list(values, "tags", "tag", "tag", warnings):
+    for item in _string_or_list(values, "tags", "tag", warnings):
         if not isinstance(item, str):
             if item is None:
-                warnings.append(Problem("tag", "`tags:` has an empty item; ignored"))
+                warnings.append(Problem("empty-tag", "`tags:` has an empty item; ignored"))
             else:
                 warnings.append(
                     Problem(
-                        "tag",
+                        "tag-not-text",
                         f"`tags:` item {_shown(item)} is not text and is ignored by Obsidian; "
                         f'quote it ("{_shown(item)}") to make it a tag',
                     )
@@ -248,11 +253,11 @@ def frontmatter_tags(values: dict[str, Any], warnings: list[Problem]) -> list[st
         name = item.strip()
         name = name.removeprefix("#")
         if not name:
-            warnings.append(Problem("tag", f"`tags:` item {item!r} is empty; ignored"))
+            warnings.append(Problem("empty-tag", f"`tags:` item {item!r} is empty; ignored"))
         elif any(char.isspace() for char in name):
             warnings.append(
                 Problem(
-                    "tag",
+                    "tag-with-space",
                     f"`tags:` item {item!r} contains a space and is ignored by Obsidian; "
                     "write a list (`tags: [a, b]`) or use - or _",
                 )
@@ -265,7 +270,7 @@ def frontmatter_tags(values: dict[str, Any], warnings: list[Problem]) -> list[st
 def frontmatter_aliases(values: dict[str, Any], warnings: list[Problem]) -> list[str]:
     """SEMANTICS 5: ``aliases`` only; a string is one alias (no comma split)."""
     aliases: list[str] = []
-    for item in _string_or_list(values, "aliases", "alias", "property", warnings):
+    for item in _string_or_list(values, "aliases", "alias", warnings):
         if isinstance(item, str):
             alias = unicodedata.normalize("NFC", item.strip())
             if alias and alias not in aliases:
@@ -273,7 +278,7 @@ def frontmatter_aliases(values: dict[str, Any], warnings: list[Problem]) -> list
         elif item is not None:
             warnings.append(
                 Problem(
-                    "property",
+                    "alias-not-text",
                     f"`aliases:` item {_shown(item)} is not text and is ignored by Obsidian",
                 )
             )
@@ -281,12 +286,14 @@ def frontmatter_aliases(values: dict[str, Any], warnings: list[Problem]) -> list
 
 
 def _string_or_list(
-    values: dict[str, Any], key: str, singular: str, kind: str, warnings: list[Problem]
+    values: dict[str, Any], key: str, singular: str, warnings: list[Problem]
 ) -> list[Any]:
     """SEMANTICS 4, 5: ``tags``/``aliases`` is one string or a list of items; the singular key
     (``tag:``, ``alias:``) and any other value are ignored with a warning."""
     if singular in values:
-        warnings.append(Problem(kind, f"`{singular}:` is ignored by Obsidian; use `{key}:`"))
+        warnings.append(
+            Problem("singular-key", f"`{singular}:` is ignored by Obsidian; use `{key}:`")
+        )
     raw = values.get(key)
     if raw is None:
         return []
@@ -295,7 +302,7 @@ def _string_or_list(
     if isinstance(raw, list):
         return raw
     warnings.append(
-        Problem(kind, f"`{key}:` should be a string or a list; {_shown(raw)} is ignored")
+        Problem("not-a-list", f"`{key}:` should be a string or a list; {_shown(raw)} is ignored")
     )
     return []
 

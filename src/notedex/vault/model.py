@@ -42,6 +42,9 @@ class Link(_Value):
     display: str | None
     line: int
     column: int
+    in_comment: bool = False
+    """Inside a ``%%comment%%`` or an inline ``<!-- HTML comment -->``: a link all the same,
+    as Obsidian counts it (SEMANTICS 6.9); health flags its findings ``in-comment``."""
 
     @property
     def is_self(self) -> bool:

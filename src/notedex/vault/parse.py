@@ -44,7 +44,7 @@ def parse_note(data: bytes, path: str, *, max_bytes: int = DEFAULT_MAX_BYTES) ->
         return _parse(data, path, content_hash)
     except Exception as exc:  # a parser bug must cost one note, not the whole index
         message = f"parser failure ({type(exc).__name__}: {exc}); indexed by name only"
-        return _name_only(path, content_hash, Problem("internal", message))
+        return _name_only(path, content_hash, Problem("internal-error", message))
 
 
 def read_note(
@@ -97,7 +97,7 @@ def _parse(data: bytes, path: str, content_hash: str) -> Note:
         except UnicodeDecodeError as exc:
             errors.append(
                 Problem(
-                    "encoding",
+                    "bad-encoding",
                     f"invalid UTF-8 at byte {exc.start}; decoded with replacement characters",
                 )
             )
@@ -182,4 +182,4 @@ def _unreadable(path: str, reason: str) -> Note:
 
 
 def _size_problem(size: int, max_bytes: int) -> Problem:
-    return Problem("size", f"{over_the_cap(size, max_bytes)}; indexed by name only")
+    return Problem("too-large", f"{over_the_cap(size, max_bytes)}; indexed by name only")

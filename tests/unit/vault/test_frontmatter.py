@@ -71,7 +71,7 @@ def test_properties_differing_only_by_case_first_wins() -> None:
     assert tag_names(note) == ["first"]
     assert note.properties == {"tags": ["first"]}
     assert [(w.kind, w.message) for w in note.warnings] == [
-        ("property", "duplicate property `Tags` ignored; the first one is used")
+        ("duplicate-property", "duplicate property `Tags` ignored; the first one is used")
     ]
 
 
@@ -81,7 +81,7 @@ def test_invalid_yaml_keeps_the_body() -> None:
     assert (note.title, note.first_h1, tag_names(note)) == ("Name", "Heading #inline", ["inline"])
     assert [(link.linkpath, link.line) for link in note.links] == [("Target", 6)]
     assert len(note.errors) == 1
-    assert note.errors[0].kind == "yaml"
+    assert note.errors[0].kind == "bad-yaml"
     assert note.errors[0].message.startswith("invalid YAML in frontmatter at line 3: ")
     assert note.errors[0].message.endswith("; properties ignored")
 
@@ -93,7 +93,7 @@ def test_non_mapping_frontmatter_is_an_error(yaml_text: str, shape: str) -> None
     note = parse(f"---\n{yaml_text}\n---\n[[x]]")
     assert note.properties == {}
     assert [(e.kind, e.message) for e in note.errors] == [
-        ("yaml", f"frontmatter is {shape}, not a mapping of properties; properties ignored")
+        ("bad-yaml", f"frontmatter is {shape}, not a mapping of properties; properties ignored")
     ]
     assert [link.linkpath for link in note.links] == ["x"]
 
@@ -174,7 +174,7 @@ def test_yaml_alias_bomb_is_refused_cheaply() -> None:
     assert note.properties == {}
     assert [(e.kind, e.message) for e in note.errors] == [
         (
-            "yaml",
+            "bad-yaml",
             "frontmatter expands to more than 100000 values through YAML aliases; "
             "properties ignored",
         )
@@ -202,14 +202,14 @@ def test_recursive_yaml_alias_is_an_error() -> None:
 def test_unsafe_or_broken_tags_are_errors(yaml_text: str) -> None:
     note = parse(f"---\n{yaml_text}\n---\n")
     assert note.properties == {}
-    assert [e.kind for e in note.errors] == ["yaml"]
+    assert [e.kind for e in note.errors] == ["bad-yaml"]
 
 
 def test_absurdly_deep_yaml_is_an_error_not_a_crash() -> None:
     note = parse("---\na: " + "[" * 900 + "]" * 900 + "\n---\n[[x]]")
     assert note.properties == {}
     assert [(e.kind, e.message) for e in note.errors] == [
-        ("yaml", "frontmatter is nested too deeply to read; properties ignored")
+        ("bad-yaml", "frontmatter is nested too deeply to read; properties ignored")
     ]
     assert [link.linkpath for link in note.links] == ["x"]
 
@@ -244,22 +244,22 @@ def test_frontmatter_tag_warnings() -> None:
     note = parse("---\ntag: single\ntags: [ok, 2023, '', '#', null, two words, true]\n---\n")
     assert tag_names(note) == ["ok"]
     assert [(w.kind, w.message) for w in note.warnings] == [
-        ("tag", "`tag:` is ignored by Obsidian; use `tags:`"),
+        ("singular-key", "`tag:` is ignored by Obsidian; use `tags:`"),
         (
-            "tag",
+            "tag-not-text",
             "`tags:` item 2023 is not text and is ignored by Obsidian; "
             'quote it ("2023") to make it a tag',
         ),
-        ("tag", "`tags:` item '' is empty; ignored"),
-        ("tag", "`tags:` item '#' is empty; ignored"),
-        ("tag", "`tags:` has an empty item; ignored"),
+        ("empty-tag", "`tags:` item '' is empty; ignored"),
+        ("empty-tag", "`tags:` item '#' is empty; ignored"),
+        ("empty-tag", "`tags:` has an empty item; ignored"),
         (
-            "tag",
+            "tag-with-space",
             "`tags:` item 'two words' contains a space and is ignored by Obsidian; "
             "write a list (`tags: [a, b]`) or use - or _",
         ),
         (
-            "tag",
+            "tag-not-text",
             "`tags:` item true is not text and is ignored by Obsidian; "
             'quote it ("true") to make it a tag',
         ),
@@ -301,7 +301,7 @@ def test_alias_key_is_ignored_with_a_warning() -> None:
     note = parse("---\nalias: AI\n---\n")
     assert note.aliases == ()
     assert [(w.kind, w.message) for w in note.warnings] == [
-        ("property", "`alias:` is ignored by Obsidian; use `aliases:`")
+        ("singular-key", "`alias:` is ignored by Obsidian; use `aliases:`")
     ]
 
 
@@ -309,5 +309,5 @@ def test_non_text_alias_items_are_dropped_with_a_warning() -> None:
     note = parse("---\naliases: [1984, AI]\n---\n")
     assert note.aliases == ("AI",)
     assert [(w.kind, w.message) for w in note.warnings] == [
-        ("property", "`aliases:` item 1984 is not text and is ignored by Obsidian")
+        ("alias-not-text", "`aliases:` item 1984 is not text and is ignored by Obsidian")
     ]

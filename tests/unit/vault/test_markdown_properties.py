@@ -42,7 +42,7 @@ def assert_positions_point_at_links(note: Note, data: bytes) -> None:
 
 def assert_sane(note: Note) -> None:
     assert isinstance(note, Note)
-    assert not [error for error in note.errors if error.kind == "internal"], note.errors
+    assert not [error for error in note.errors if error.kind == "internal-error"], note.errors
     keys = [tag.key for tag in note.tags]
     assert len(keys) == len(set(keys))
 

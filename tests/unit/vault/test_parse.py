@@ -161,7 +161,7 @@ def test_s9_frontmatter_tags_comma_string_gives_none_and_a_warning() -> None:
     assert note.tags == ()
     assert [(w.kind, w.message) for w in note.warnings] == [
         (
-            "tag",
+            "tag-with-space",
             "`tags:` item 'a, b' contains a space and is ignored by Obsidian; "
             "write a list (`tags: [a, b]`) or use - or _",
         )
@@ -282,7 +282,7 @@ def test_identity_container_is_ignored_with_a_warning() -> None:
     note = parse("---\nstatus: [a, b]\n---\n")
     assert note.status is None
     assert [(w.kind, w.message) for w in note.warnings] == [
-        ("property", "`status:` should be a single value; ['a', 'b'] is ignored")
+        ("not-single-value", "`status:` should be a single value; ['a', 'b'] is ignored")
     ]
 
 
@@ -319,7 +319,7 @@ def test_body_is_text_without_frontmatter() -> None:
 def test_invalid_utf8_is_decoded_with_replacement() -> None:
     note = parse_note(b"ok\n\xff\xfe [[x]] #t", "a.md")
     assert [(e.kind, e.message) for e in note.errors] == [
-        ("encoding", "invalid UTF-8 at byte 3; decoded with replacement characters")
+        ("bad-encoding", "invalid UTF-8 at byte 3; decoded with replacement characters")
     ]
     assert note.body == "ok\n\ufffd\ufffd [[x]] #t"
     assert [(link.linkpath, link.line, link.column) for link in note.links] == [("x", 2, 4)]
@@ -345,7 +345,7 @@ def test_nul_after_the_first_8kb_is_still_text() -> None:
 def test_parse_note_over_the_cap() -> None:
     note = parse_note(b"x" * 5_200_000, "Big.md")
     assert [(e.kind, e.message) for e in note.errors] == [
-        ("size", "file is 5.2 MB, over the 5.0 MB size cap; indexed by name only")
+        ("too-large", "file is 5.2 MB, over the 5.0 MB size cap; indexed by name only")
     ]
     assert (note.title, note.body, note.links) == ("Big", "", ())
     assert DEFAULT_MAX_BYTES == 5_000_000
@@ -362,7 +362,7 @@ def test_read_note_over_the_cap(tmp_path: Path) -> None:
     disk.write_bytes(b"[[x]]" * 30)
     note = read_note(disk, "Dir/Big.md", max_bytes=100)
     assert [(e.kind, e.message) for e in note.errors] == [
-        ("size", "file is 150 bytes, over the 100 bytes size cap; indexed by name only")
+        ("too-large", "file is 150 bytes, over the 100 bytes size cap; indexed by name only")
     ]
     assert (note.title, note.links, note.body) == ("Big", (), "")
     assert len(note.content_hash) == 64
