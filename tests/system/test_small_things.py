@@ -294,3 +294,19 @@ def test_a_slow_check_suggests_the_service_at_most_once_an_hour(tmp_path: Path) 
         (db.parent / "index.db.slow-check").unlink()
         assert "service install" not in run_cli(*line, *where, env=env).stderr
         (db.parent / "index.db.slow-check").touch()
+
+
+# -- ".md" in any case (SEMANTICS 1), one helper ---------------------------------------------------
+
+
+def test_an_upper_case_md_suffix_is_a_note_suffix_everywhere(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "notes").mkdir(parents=True)
+    (vault / "notes" / "Upper.MD").write_text("# Upper\n\nwalrus\n", encoding="utf-8")
+    where = ("--vault", vault, "--db", tmp_path / "index.db")
+    shown = run_cli("show", "Upper.MD", "--json", *where)  # a title typed with its suffix
+    assert shown.code == 0 and shown.json()["path"] == "notes/Upper.MD", shown.stderr
+    cases = tmp_path / "cases.json"
+    cases.write_text('[{"query": "upper", "targets": ["notes/Upper"]}]', encoding="utf-8")
+    scored = run_cli("eval", cases, "--json", *where)  # a target without its suffix
+    assert scored.code == 0 and "matches no note" not in scored.stderr, scored.stderr
