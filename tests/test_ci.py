@@ -51,3 +51,28 @@ def test_supported_versions_agree_in_pyproject_and_readme() -> None:
     assert classified == SUPPORTED
     assert project["requires-python"] == ">=3.11"
     assert "Supported Python versions: 3.11, 3.12 and 3.13" in " ".join(README.split())
+
+
+VULTURE = "vulture src/notedex .ci/vulture_allow.py --min-confidence 60"
+"""The dead-code check (issue 34), as .ci/run runs it."""
+
+
+def test_ci_checks_for_dead_code_and_the_tree_has_none(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    assert VULTURE in CI_LINES
+    test_extra = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(
+        r.startswith("vulture") for r in test_extra["project"]["optional-dependencies"]["test"]
+    )
+    command = [sys.executable, "-m", *shlex.split(VULTURE)]
+    clean = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    # The twin: a dead function beside the tree is reported, so the check can fail.
+    dead = tmp_path / "dead.py"
+    dead.write_text("def never_called_anywhere() -> None:\n    pass\n", encoding="utf-8")
+    at = command.index(".ci/vulture_allow.py")
+    with_dead = [*command[:at], str(dead), *command[at:]]
+    found = subprocess.run(with_dead, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert found.returncode != 0 and "never_called_anywhere" in found.stdout

@@ -19,19 +19,18 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_INBOX = "00_Inbox"
-DEFAULT_MAX_BYTES = 5_000_000
 
 
 class Config:
     """The resolved configuration. Immutable by convention."""
 
     __slots__ = (
+        "_max_bytes",
         "body_index",
         "db_file",
         "follow_symlinks",
         "ignore",
         "inbox",
-        "max_bytes",
         "vault_dir",
     )
 
@@ -40,7 +39,7 @@ class Config:
         vault: str | os.PathLike[str],
         db: str | os.PathLike[str],
         inbox: str = DEFAULT_INBOX,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_bytes: int | None = None,
         body_index: bool = True,
         follow_symlinks: bool = False,
         ignore: "tuple[str, ...]" = (),
@@ -49,13 +48,23 @@ class Config:
         """Absolute, resolved vault root."""
         self.db_file = os.fspath(db)
         self.inbox = inbox
-        self.max_bytes = max_bytes
+        self._max_bytes = max_bytes
         self.body_index = body_index
         self.follow_symlinks = follow_symlinks
         """Follow symlinks whose target is outside the vault: every command, the daemon and
         MCP alike (SEMANTICS 1.6). Off by default."""
         self.ignore = ignore
         """``ignore = [...]``: the codes and path globs ``health`` leaves out (docs/cli.md)."""
+
+    @property
+    def max_bytes(self) -> int:
+        """The size cap of a note (``max_bytes`` in the config file), by default the vault's
+        ``DEFAULT_MAX_BYTES``: imported only when read, as a lookup never does (STYLE 7)."""
+        if self._max_bytes is not None:
+            return self._max_bytes
+        from notedex.vault.files import DEFAULT_MAX_BYTES  # the cap is a vault rule: one place
+
+        return DEFAULT_MAX_BYTES
 
     @property
     def vault(self) -> "Path":
@@ -153,7 +162,7 @@ def _inside(path: str, real_folder: str) -> bool:
     return path == real_folder or path.startswith(real_folder.rstrip(os.sep) + os.sep)
 
 
-CONFIG_KEYS = ("vault", "db", "inbox", "max_bytes", "body_index", "follow_symlinks")
+CONFIG_KEYS = ("vault", "db", "inbox", "max_bytes", "body_index", "follow_symlinks", "ignore")
 """Every key the config file may hold (README "Which vault, which index")."""
 
 
@@ -220,8 +229,10 @@ def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
             f"config file {config_file()}: ignore must be a list of codes and path globs"
         )
     inbox = str(file_values.get("inbox", DEFAULT_INBOX))
-    max_bytes = file_values.get("max_bytes", DEFAULT_MAX_BYTES)
-    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes <= 0:
+    max_bytes = file_values.get("max_bytes")
+    if max_bytes is not None and (
+        not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes <= 0
+    ):
         raise UsageError("config: max_bytes must be a positive integer")
     return Config(
         root,

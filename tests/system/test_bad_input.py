@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from notedex.indexing import pool as parse_pool
-from notedex.indexing.etagcheck import index_is_current
+from notedex.indexing.etagcheck import current_file_count
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
 from tests.helpers import Result, dump_index, fresh_full_index, fts_integrity_ok, run_cli, write
@@ -263,7 +263,7 @@ def test_a_note_that_could_not_be_read_is_retried_with_the_same_etag(
         )
         monkeypatch.setattr(parse_pool, "read_note", real)
         # The query path's stdlib check must not call this index current either.
-        assert index_is_current(vault, db) is False
+        assert current_file_count(vault, db) is None
         report = reconcile(writer)
         assert report.changed == 1
     assert dump_index(db) == fresh_full_index(vault, tmp_path)

@@ -257,3 +257,56 @@ def test_an_unknown_config_key_warns_with_a_suggestion(
     config.write_text('inbox = "Captured"\n', encoding="utf-8")
     known = run_cli("status", *_where(demo), env={"NOTEDEX_CONFIG": str(config)})
     assert "unknown key" not in known.stderr
+
+
+# -- a slow pre-query check says how to avoid it ---------------------------------------------------
+
+SLOW = "NOTEDEX_SLOW_CHECK_SECONDS"
+
+
+def test_a_slow_check_suggests_the_service_at_most_once_an_hour(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n", encoding="utf-8")
+    db = tmp_path / "state" / "index.db"
+    where = ("--vault", vault, "--db", db)
+    assert run_cli("index", *where).code == 0
+    every_check = {SLOW: "0"}  # any check is slower than 0 s: the test needs no big vault
+
+    first = run_cli("scan", "--json", *where, env=every_check)
+    assert first.code == 0 and first.json()["noteCount"] == 1  # stdout stays one document
+    (said,) = [line for line in first.stderr.splitlines() if "notedex service install" in line]
+    assert "checking the vault for changes took" in said and " s " in said
+    assert list(vault.iterdir()) == [vault / "a.md"], "nothing is written into the vault"
+
+    again = run_cli("scan", *where, env=every_check)
+    assert "service install" not in again.stderr  # once an hour, remembered beside the index
+    for state in db.parent.glob("index.db.slow-check"):
+        state.unlink()
+    later = run_cli("scan", *where, env=every_check)
+    assert "service install" in later.stderr
+
+    for line, env in (
+        (("scan",), {}),  # the default threshold, 0.5 s: a one-note check is faster
+        (("scan", "--no-refresh"), every_check),  # no check at all
+        (("index",), every_check),  # checking is index's job
+    ):
+        (db.parent / "index.db.slow-check").unlink()
+        assert "service install" not in run_cli(*line, *where, env=env).stderr
+        (db.parent / "index.db.slow-check").touch()
+
+
+# -- ".md" in any case (SEMANTICS 1), one helper ---------------------------------------------------
+
+
+def test_an_upper_case_md_suffix_is_a_note_suffix_everywhere(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "notes").mkdir(parents=True)
+    (vault / "notes" / "Upper.MD").write_text("# Upper\n\nwalrus\n", encoding="utf-8")
+    where = ("--vault", vault, "--db", tmp_path / "index.db")
+    shown = run_cli("show", "Upper.MD", "--json", *where)  # a title typed with its suffix
+    assert shown.code == 0 and shown.json()["path"] == "notes/Upper.MD", shown.stderr
+    cases = tmp_path / "cases.json"
+    cases.write_text('[{"query": "upper", "targets": ["notes/Upper"]}]', encoding="utf-8")
+    scored = run_cli("eval", cases, "--json", *where)  # a target without its suffix
+    assert scored.code == 0 and "matches no note" not in scored.stderr, scored.stderr

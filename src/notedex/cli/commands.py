@@ -187,7 +187,7 @@ TABLE = (
         (
             "notedex lookup cobra",
             'notedex lookup "vault 裡有哪些跟 Cobra 這個 CLI 框架相關的筆記？" --json',
-            "notedex lookup golang --limit 5 --tag go",
+            "notedex lookup cobra --limit 5 --tag golang",
         ),
         handlers.cmd_lookup,
         (
@@ -242,9 +242,9 @@ TABLE = (
         "List every note with its id, title, type, status, tags and aliases, and the parse errors.",
         (
             "notedex scan",
-            "notedex scan --tag project --json",
-            "notedex scan --type adr --limit 20 --offset 40",
-            "notedex scan --tag project -0 | xargs -0 wc -w",
+            "notedex scan --tag obsidian --json",
+            "notedex scan --type method --limit 2 --offset 1",
+            "notedex scan --tag obsidian -0 | xargs -0 wc -w",
         ),
         handlers.cmd_scan,
         (Option("--tag", "only notes with this tag"), NOTE_TYPE, *PAGE, *OUTPUT_PATHS),
@@ -299,7 +299,7 @@ TABLE = (
         "mentions",
         "List the unlinked mentions of a note: other notes that name its title or an alias "
         "outside links, code, math and HTML, with line and column.",
-        ('notedex mentions "Cobra CLI 框架"', "notedex mentions Projects/Roadmap.md --json"),
+        ("notedex mentions 内部リンク", "notedex mentions Reading/内部リンク.md --json"),
         handlers.cmd_mentions,
         (Option("note", "the note, named as for show: a path, a title, an alias or an id"), *PAGE),
         fast=True,
@@ -343,8 +343,8 @@ TABLE = (
         "--lines A-B those lines of it, numbered as in the file).",
         (
             'notedex show "PARA method"',
-            "notedex show Projects/cobra.md --body --json",
-            "notedex show Projects/cobra.md --lines 12-20 --json",
+            'notedex show "Projects/Cobra CLI 框架.md" --body --json',
+            'notedex show "Projects/Cobra CLI 框架.md" --lines 8-11 --json',
         ),
         handlers.cmd_show,
         (
@@ -376,7 +376,8 @@ TABLE = (
         "last line), or the closest passage and its similarity. Exits 1 when it is not found.",
         (
             'notedex quote "Projects/Cobra CLI 框架.md" "spf13/cobra" --json',
-            "notedex quote --check quotes.json --json",
+            """echo '[{"path": "Projects/Cobra CLI 框架.md", "text": "spf13/cobra"}]' """
+            "| notedex quote --check - --json",
         ),
         handlers.cmd_quote,
         (

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from notedex.cli.commands import COMMANDS, COMMON, FLAG, Command, Option
 
-SHELLS = ("bash", "zsh", "fish")
 NOTE_COMMANDS = ("show", "quote")
 """Commands whose first word is a note."""
 NOTE_OPTIONS = ("--around",)

@@ -99,6 +99,12 @@ def refresh(cfg: "Config", *, full: bool = False, force: bool = False) -> "Fresh
     progress = _progress_printer("indexing")
     fresh = ensure_fresh(cfg, index=force, full=full, progress=progress)
     _reported(fresh.report, fresh.notices)
+    if not force:  # a query's check, not `index`'s job
+        from notedex.indexing.freshness import slow_check_notice
+
+        notice = slow_check_notice(cfg, fresh)
+        if notice is not None:
+            print(f"notedex: {notice}", file=sys.stderr)
     return fresh
 
 

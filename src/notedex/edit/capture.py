@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from notedex.vault.files import is_hidden_name
+from notedex.vault.files import is_hidden_name, is_note_name
 
 MAX_NAME_CHARS = 60
 _OTHER_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
@@ -72,7 +72,7 @@ def _inbox_ids(folder: Path, since: float) -> set[str]:
     with os.scandir(folder) as entries:
         for entry in entries:
             try:
-                if not entry.name.endswith(".md") or not entry.is_file(follow_symlinks=False):
+                if not is_note_name(entry.name) or not entry.is_file(follow_symlinks=False):
                     continue
                 if entry.stat(follow_symlinks=False).st_mtime < since:
                     continue

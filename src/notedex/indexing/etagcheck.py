@@ -27,12 +27,6 @@ from notedex.store.etags import Etag, etag_rows, has_racy_rows
 from notedex.vault.files import excluded_filters_key, is_hidden_name, load_excluded_filters
 
 
-def index_is_current(
-    vault: str | os.PathLike[str], db: str | os.PathLike[str], *, follow_symlinks: bool = False
-) -> bool:
-    return current_file_count(vault, db, follow_symlinks=follow_symlinks) is not None
-
-
 def current_file_count(
     vault: str | os.PathLike[str], db: str | os.PathLike[str], *, follow_symlinks: bool = False
 ) -> int | None:

@@ -36,7 +36,7 @@ class Freshness:
     """What ``ensure_fresh`` found (``state``), when it indexed the apply report, and
     ``notices``: lines for stderr (a corrupt index set aside)."""
 
-    __slots__ = ("notices", "report", "state")
+    __slots__ = ("check_seconds", "notices", "report", "state")
 
     def __init__(
         self, state: str, report: dict[str, Any] | None = None, notices: list[str] | None = None
@@ -44,6 +44,8 @@ class Freshness:
         self.state = state
         self.report = report
         self.notices = notices or []
+        self.check_seconds: float | None = None
+        """How long the etag walk took, when one ran (``slow_check_notice``)."""
 
     @property
     def current(self) -> bool:
@@ -86,14 +88,15 @@ def ensure_fresh(
         if full or (index and build_left_over(cfg))
         else current_file_count(cfg.vault_dir, cfg.db_file, follow_symlinks=cfg.follow_symlinks)
     )
+    checked = time.perf_counter() - started
     if unchanged is not None:
         if not index:
-            return Freshness(CURRENT)
+            return _checked(Freshness(CURRENT), full, checked)
         # `index` with nothing to do answers from the stdlib check, without the writer stack.
         done = _nothing_done(unchanged, time.perf_counter() - started)
         return Freshness(CURRENT, _with_errors(cfg, done))
     if not apply:
-        return Freshness(STALE)
+        return _checked(Freshness(STALE), full, checked)
     lock = WriterLock(cfg.lock_file)
     # Another writer at work on an index that does not exist yet (two first queries at once):
     # wait for it rather than answer "no index".
@@ -107,9 +110,57 @@ def ensure_fresh(
         return Freshness(BUSY)
     try:
         notices = _remove_leftovers(cfg)
-        return Freshness(APPLIED, _reconcile(cfg, full, progress, index, notices), notices)
+        applied = Freshness(APPLIED, _reconcile(cfg, full, progress, index, notices), notices)
+        return _checked(applied, full, checked)
     finally:
         lock.release()
+
+
+def _checked(fresh: Freshness, full: bool, seconds: float) -> Freshness:
+    if not full:  # a walk ran (a full build walks in its own time)
+        fresh.check_seconds = seconds
+    return fresh
+
+
+SLOW_CHECK_ENV = "NOTEDEX_SLOW_CHECK_SECONDS"
+SLOW_CHECK_SECONDS = 0.5
+"""A query's check of the vault slower than this says once an hour how to avoid it."""
+SLOW_CHECK_EVERY = 3600.0
+SLOW_CHECK_SUFFIX = ".slow-check"
+"""Beside the index (never in the vault): its mtime is when the notice was last given."""
+
+
+def slow_check_notice(cfg: Config, fresh: Freshness) -> str | None:
+    """The line for stderr when a query's check of the vault took longer than 0.5 s
+    (``$NOTEDEX_SLOW_CHECK_SECONDS``), at most once an hour per index (issue 34; docs/cli.md
+    "A slow check before a query"): a daemon keeps the index fresh and spares every query the
+    walk. None otherwise, and when the time of the last notice cannot be recorded."""
+    seconds = fresh.check_seconds
+    if seconds is None:
+        return None
+    try:
+        threshold = float(os.environ.get(SLOW_CHECK_ENV) or SLOW_CHECK_SECONDS)
+    except ValueError:
+        threshold = SLOW_CHECK_SECONDS
+    if seconds <= threshold:
+        return None
+    stamp = cfg.db_file + SLOW_CHECK_SUFFIX
+    try:
+        if time.time() - os.stat(stamp).st_mtime < SLOW_CHECK_EVERY:
+            return None
+    except OSError:
+        pass  # never said for this index
+    try:
+        with open(stamp, "a"):
+            pass
+        os.utime(stamp)
+    except OSError:
+        return None  # a read-only state folder: better silent than said on every query
+    return (
+        f"checking the vault for changes took {seconds:.1f} s before this answer; "
+        "`notedex service install` runs a daemon that keeps the index fresh, and queries then "
+        "skip the check (said at most once an hour)"
+    )
 
 
 def _remove_leftovers(cfg: Config) -> list[str]:

@@ -29,6 +29,7 @@ from typing import Any
 from notedex.errors import UsageError
 from notedex.query.lookup import lookup
 from notedex.query.terms import checked_query
+from notedex.vault.files import without_note_suffix
 
 WEIGHTS = {"targets": 0.5, "order": 0.2, "content": 0.3, "none": 0.5}
 HARD_NEGATIVE_PENALTY = 0.3
@@ -81,7 +82,7 @@ def load_cases(path: str) -> list[dict[str, Any]]:
 
 def _matches(candidate: dict[str, Any], ref: str) -> bool:
     path = candidate["path"]
-    if ref in (path, path.removesuffix(".md")):
+    if ref in (path, without_note_suffix(path)):
         return True
     note_id = candidate.get("id")
     return bool(note_id) and str(note_id).startswith(ref)

@@ -37,8 +37,6 @@ from notedex.vault.files import (
 from notedex.vault.reading import VaultReader
 from notedex.vault.resolve import broken_key
 
-FORMATS = ("connector-v1",)
-
 
 def parse_since(text: str) -> dt.datetime:
     """``--changed-since``: an ISO 8601 date or date-time; without a zone, local time."""

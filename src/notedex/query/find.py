@@ -13,7 +13,7 @@ import os
 
 from notedex.errors import NoteNotFound, UsageError
 from notedex.store import read
-from notedex.vault.files import note_text, over_the_cap
+from notedex.vault.files import is_note_name, note_text, over_the_cap, without_note_suffix
 from notedex.vault.text import fold, nfc
 
 TYPE_CHECKING = False  # no `typing` on the mentions path (ARCHITECTURE); mypy honours the name
@@ -76,7 +76,7 @@ def find_note(
 
 def _named(conn: sqlite3.Connection, typed: str) -> Iterator[list[sqlite3.Row]]:
     """The notes ``typed`` names by title, then by alias, then by id: one list per form."""
-    yield read.notes_by_title(conn, typed.removesuffix(".md"))
+    yield read.notes_by_title(conn, without_note_suffix(typed))
     from notedex.vault.resolve import name_key  # here: a title (the usual form) needs none
 
     yield read.notes_by_alias(conn, name_key(typed), fold(typed))
@@ -106,7 +106,7 @@ def _vault_path_of_file(typed: str, vault: str, cwd: str) -> tuple[str | None, b
         return None, False
     path = _pure(os.path.join(cwd, os.path.expanduser(typed)))
     name = os.path.basename(path)
-    candidates = [path] if os.path.splitext(name)[1] == ".md" or not name else [path + ".md", path]
+    candidates = [path] if is_note_name(name) or not name else [path + ".md", path]
     found = next((c for c in candidates if os.path.isfile(c)), None)
     if found is None:
         return None, _explicit_file(typed) and _outside(path, vault)

@@ -80,9 +80,10 @@ def render_health(r: Renderer, data: "dict[str, Any]") -> None:
     if "counts" in data:  # counts by code first (issue 33)
         r.line(by_code_line(data["counts"]))
     # A paged answer (--limit/--offset) keeps the whole lists' counts where the JSON has them.
-    counts = {name: len(data[name]) for name, _ in HEALTH_SECTIONS}
+    sections = [(name, title) for name, title in HEALTH_SECTIONS if name in data]
+    counts = {name: len(data[name]) for name, _ in sections}
     counts.update((f.list_key, data[f.count_key]) for f in FINDINGS if f.count_key in data)
-    for name, title in HEALTH_SECTIONS:
+    for name, title in sections:  # a report from before a declared list has no such list
         r.section(title, counts[name])
         for item in data[name]:
             r.line(health_line(name, item, r.path))

@@ -315,11 +315,6 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     )
 
 
-def stored_meta(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
 def deflate_body(text: str) -> bytes:
     """body_store.z: the segmented body as zlib-compressed UTF-8 (ARCHITECTURE "The body index").
 

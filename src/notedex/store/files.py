@@ -156,10 +156,6 @@ def register(
     return created
 
 
-def ids_of_paths(conn: sqlite3.Connection, paths: Iterable[str]) -> Iterator[tuple[int, str]]:
-    return conn.execute(IDS_OF_PATHS, (json.dumps(sorted(paths)),))
-
-
 def update_etags(conn: sqlite3.Connection, etags: Sequence[tuple[object, ...]]) -> None:
     """(disk_rel, size, mtime_ns, inode, indexed_ns, ctime_ns, id) of notes just written."""
     conn.executemany(

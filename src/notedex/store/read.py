@@ -207,11 +207,6 @@ def orphans(conn: "sqlite3.Connection") -> "list[Row]":
     return _lonely(conn, f"= {LONELY_ORPHAN}")
 
 
-def unlinked(conn: "sqlite3.Connection") -> "list[Row]":
-    """No incoming link from another note, but at least one outgoing reference."""
-    return _lonely(conn, f"= {LONELY_UNLINKED}")
-
-
 def notes_without_backlinks(conn: "sqlite3.Connection") -> "list[Row]":
     """Orphans and unlinked notes in one pass: no incoming link from another note.
 
@@ -596,12 +591,6 @@ def unread_above(conn: "sqlite3.Connection", path: str) -> "list[Row]":
 def has_unreadable_notes(conn: "sqlite3.Connection") -> bool:
     """Notes that could not be read last time: retried by the writer whatever their etag."""
     return conn.execute("SELECT 1 FROM problems WHERE kind = 'read' LIMIT 1").fetchone() is not None
-
-
-def file_etags(conn: "sqlite3.Connection") -> "list[Row]":
-    return conn.execute(
-        "SELECT path, disk_rel, size, mtime_ns, inode, indexed_ns FROM files"
-    ).fetchall()
 
 
 # -- lookup ----------------------------------------------------------------------------------

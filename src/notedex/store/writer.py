@@ -171,10 +171,6 @@ class IndexWriter:
     def has_files(self) -> bool:
         return files.has_files(self.conn)
 
-    def indexed_paths(self) -> dict[str, IndexedFile]:
-        """Every indexed row by path (tests, small vaults: the daemon streams ``iter_files``)."""
-        return {row.path: row for row in self.iter_files()}
-
     def unreadable_paths(self) -> set[str]:
         return files.unreadable_paths(self.conn)
 

@@ -31,6 +31,7 @@ __all__ = [
     "read_capped",
     "read_open_file",
     "strip_frontmatter",
+    "without_note_suffix",
 ]
 
 NOTE_SUFFIX = ".md"
@@ -49,6 +50,11 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY
 def is_note_name(name: str) -> bool:
     """SEMANTICS 1: a note is a file whose name ends in ``.md``, in any case."""
     return name[-3:].lower() == NOTE_SUFFIX
+
+
+def without_note_suffix(path: str) -> str:
+    """``path`` without its ``.md`` suffix, in any case (SEMANTICS 1); as it is without one."""
+    return path[:-3] if is_note_name(path) else path
 
 
 def note_stem(path: str) -> str:

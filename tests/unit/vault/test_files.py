@@ -294,11 +294,14 @@ def test_show_body_refuses_a_note_over_the_size_cap(indexed_note: tuple[Path, Pa
     assert result.stdout == ""
 
 
-def test_the_config_default_is_the_vault_default() -> None:
-    """config.py keeps its own copy so `lookup` and `health` need not import vault/files.py."""
+def test_the_config_default_is_the_vault_default(tmp_path: Path) -> None:
+    """config.py reads the vault's one constant when asked, so `lookup` need not import
+    vault/files.py (issue 34: no second copy)."""
     from notedex import config
 
-    assert config.DEFAULT_MAX_BYTES == DEFAULT_MAX_BYTES
+    assert not hasattr(config, "DEFAULT_MAX_BYTES")
+    assert config.Config(tmp_path, tmp_path / "db").max_bytes == DEFAULT_MAX_BYTES
+    assert config.Config(tmp_path, tmp_path / "db", max_bytes=7).max_bytes == 7
 
 
 def test_show_body_applies_the_configured_size_cap(
