@@ -169,9 +169,13 @@ ARCHITECTURE = REPO / "docs" / "architecture.md"
 SRC = REPO / "src"
 
 
-def hot_path_list(which: str = "hot-path") -> set[str]:
-    """The one list of hot-path (or ``mentions-path``) modules, read from docs/architecture.md."""
-    text = ARCHITECTURE.read_text(encoding="utf-8")
+FILTER_BUDGET = REPO / "docs" / "design" / "imports.md"
+
+
+def hot_path_list(which: str = "hot-path", doc: Path = ARCHITECTURE) -> set[str]:
+    """The one list of hot-path (or ``mentions-path``) modules, read from docs/architecture.md
+    (the ``filter-path`` list from docs/design/imports.md, "The filter budget")."""
+    text = doc.read_text(encoding="utf-8")
     block = text.split(f"<!-- {which} modules: begin -->", 1)[1]
     block = block.split(f"<!-- {which} modules: end -->", 1)[0]
     names = {line.strip() for line in block.splitlines()}
@@ -235,7 +239,28 @@ def test_import_time_tricks_only_in_hot_path_modules() -> None:
         if "TYPE_CHECKING = False" in path.read_text(encoding="utf-8")
     }
     assert "notedex.query.lookup" in tricky  # the scan sees the trick where it is allowed
-    assert sorted(tricky - hot_path_list() - hot_path_list("mentions-path")) == []
+    filter_path = hot_path_list("filter-path", FILTER_BUDGET)
+    assert sorted(tricky - hot_path_list() - hot_path_list("mentions-path") - filter_path) == []
+
+
+def test_a_filtered_search_loads_the_filter_list_and_nothing_heavy(
+    demo: tuple[Path, Path],
+) -> None:
+    """docs/design/imports.md, the filter budget: a filtered search loads the hot path and the
+    three filter modules, and none of re, typing, dataclasses; an unfiltered one none of them."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    filtered = imported_modules(
+        "search", "cobra", "--where", "status=draft", "--folder", "Projects", "--json", *common
+    )
+    ours = {n for n in filtered if n == "notedex" or n.startswith("notedex.")}
+    listed = hot_path_list("filter-path", FILTER_BUDGET)
+    assert len(listed) == 3
+    assert sorted(listed - ours) == [], "on the filter list but not loaded"
+    assert sorted(ours - hot_path_list() - listed) == [], "loaded by a filtered search, unlisted"
+    assert sorted({"re", "typing", "dataclasses"} & filtered) == []
+    plain = imported_modules("search", "cobra", "--json", *common)
+    assert sorted(listed & plain) == []  # no filter option: no filter module
 
 
 def test_mentions_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, Path]) -> None:

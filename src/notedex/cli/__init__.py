@@ -7,7 +7,7 @@ every query (STYLE 7).
 
 import sys
 
-from notedex.cli.commands import COMMANDS, COMMON, COUNT, COUNT0, FLAG, TEXT, parse_count
+from notedex.cli.commands import COMMANDS, COMMON, COUNT, COUNT0, FLAG, MANY, TEXT, parse_count
 from notedex.cli.handlers import StdoutClosed, silence_stdout
 from notedex.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, NotedexError
 
@@ -239,7 +239,7 @@ def _settled() -> None:
 # because every query imports it (issue 11: one module less on the hot path).
 
 FAST_COMMANDS = frozenset(name for name, command in COMMANDS.items() if command.fast)
-FAST_KINDS = (TEXT, COUNT, COUNT0, FLAG)
+FAST_KINDS = (TEXT, COUNT, COUNT0, FLAG, MANY)
 """The kinds of option this module reads; a value of any other kind is argparse's."""
 
 
@@ -364,6 +364,8 @@ def _read_options(
         value = _convert(option, raw)
         if value is None:
             return None
+        if option.kind == MANY:  # argparse's append: every value, in order
+            value = [*(values[option.dest] or ()), value]
         values[option.dest] = value
     return words
 
@@ -373,7 +375,9 @@ def _convert(option: "Option", raw: str) -> "Any":
     if option.kind in (COUNT, COUNT0):
         count = parse_count(raw, 0 if option.kind == COUNT0 else 1)
         return None if isinstance(count, str) else count
-    if option.kind != TEXT or (option.choices is not None and raw not in option.choices):
+    if option.kind not in (TEXT, MANY) or (
+        option.choices is not None and raw not in option.choices
+    ):
         return None
     return raw
 

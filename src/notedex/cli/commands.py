@@ -20,6 +20,7 @@ COUNT = "count"  # a whole number >= 1 (`parse_count`)
 COUNT0 = "count0"  # a whole number >= 0 (`parse_count` with minimum 0)
 SECONDS = "seconds"  # a float; its range is the handler's to check
 FLAG = "flag"  # on/off, no value (argparse's store_true)
+MANY = "many"  # text, repeatable: a list of every value given (argparse's append)
 
 
 class Option:
@@ -153,6 +154,51 @@ service manager unreachable, 75 a daemon is already running, 70 internal error.
 NOTE_TYPE = Option(
     "--type", "only notes of this frontmatter type (any case)", dest="note_type", metavar="TYPE"
 )
+# The note filter (query/filters.py, SEMANTICS 15): every listing takes it, AND-ed.
+TAGS = Option(
+    "--tag",
+    "only notes with this tag (nested tags count for their parents; repeat: all of them)",
+    kind=MANY,
+)
+FILTER = (
+    TAGS,
+    NOTE_TYPE,
+    Option(
+        "--folder",
+        "only notes in this vault folder or below (repeat: any of them)",
+        kind=MANY,
+        metavar="PATH",
+    ),
+    Option(
+        "--where",
+        "only notes whose properties meet EXPR (repeat: all of them): status=draft, "
+        "status!=done, priority>=2, due<2026-12-31, tags~=project (list contains), reviewed "
+        "(checkbox true or set), !reviewed (missing or false)",
+        kind=MANY,
+        metavar="EXPR",
+    ),
+    Option(
+        "--modified-since",
+        "only notes modified on or after DATE (2026-12-31, 2026-12-31T18:00, local time) or in "
+        "the last N days (7d)",
+        metavar="DATE|Nd",
+    ),
+    Option("--modified-before", "only notes modified before DATE or N days ago", metavar="DATE|Nd"),
+    Option(
+        "--created-since",
+        "only notes created on or after DATE or in the last N days (the file's change time)",
+        metavar="DATE|Nd",
+    ),
+    Option("--created-before", "only notes created before DATE or N days ago", metavar="DATE|Nd"),
+)
+SORT = (
+    Option(
+        "--sort",
+        "order by modified, created, title, path or a property's value (its notes first)",
+        metavar="FIELD",
+    ),
+    Option("--reverse", "the other way round (newest or largest first)", kind=FLAG),
+)
 PATHS = Option("--paths", "print only the notes' vault paths, one a line (for xargs)", kind=FLAG)
 NUL = Option(
     "-0", "like --paths, each path ended by a NUL byte (for xargs -0)", kind=FLAG, dest="nul"
@@ -202,9 +248,10 @@ TABLE = (
             "notedex health",
             "notedex health --json | jq .brokenLinkCount",
             "notedex health -0 | xargs -0 -I{} echo 'fix: {}'",
+            "notedex health --folder Projects --where status=active",
         ),
         handlers.cmd_health,
-        (*PAGE, *OUTPUT_PATHS),
+        (*FILTER, *PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
     Command(
@@ -215,17 +262,24 @@ TABLE = (
             "notedex scan --tag project --json",
             "notedex scan --type adr --limit 20 --offset 40",
             "notedex scan --tag project -0 | xargs -0 wc -w",
+            "notedex scan --where status=draft --folder Projects --sort modified --reverse",
+            "notedex scan --where 'priority>=2' --where '!reviewed' --modified-since 7d",
         ),
         handlers.cmd_scan,
-        (Option("--tag", "only notes with this tag"), NOTE_TYPE, *PAGE, *OUTPUT_PATHS),
+        (*FILTER, *SORT, *PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
     Command(
         "tags",
         "List every tag with its note count; nested tags count for their parents, as in "
         "Obsidian's tag pane.",
-        ("notedex tags", "notedex tags --json | jq '.tags[:5]'"),
+        (
+            "notedex tags",
+            "notedex tags --json | jq '.tags[:5]'",
+            "notedex tags --folder Projects",
+        ),
         handlers.cmd_tags,
+        FILTER,
         fast=True,
     ),
     Command(
@@ -244,9 +298,11 @@ TABLE = (
             "notedex graph --json",
             'notedex graph --around "PARA method" --depth 2',
             "notedex graph --format dot | dot -Tsvg > vault.svg",
+            "notedex graph --folder Projects --json",
         ),
         handlers.cmd_graph,
         (
+            *FILTER,
             Option(
                 "--around",
                 "only the notes within --depth links of this note (named as for show)",
@@ -386,11 +442,19 @@ TABLE = (
             "notedex search '\"shell completion\" -zsh' --json",
             "notedex search 'comple*' --limit 5",
             "notedex search 框架",
+            "notedex search cobra --folder Projects --where status!=done",
+            "notedex search cobra --paths --sort path",
         ),
         handlers.cmd_search,
         (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
+            *FILTER,
+            Option(
+                "--sort",
+                "with --paths: path lists the matching notes in path order (default: best first)",
+                choices=("path",),
+            ),
             *OUTPUT_PATHS,
         ),
         fast=True,
@@ -402,9 +466,11 @@ TABLE = (
         (
             "notedex export --format connector-v1 > vault.json",
             "notedex export --format connector-v1 --changed-since 2026-04-01T00:00:00Z --out new.json",
+            "notedex export --folder Projects --where status=published > projects.json",
         ),
         handlers.cmd_export,
         (
+            *FILTER,
             Option(
                 "--format",
                 "the output format (default %(default)s)",

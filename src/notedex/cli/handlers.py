@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from notedex.config import Config
     from notedex.indexing.freshness import Freshness
+    from notedex.query.filters import NoteFilter
 
 # -- shared steps ----------------------------------------------------------------------------
 
@@ -63,6 +64,55 @@ PROGRESS_ENV = "NOTEDEX_PROGRESS"
 """Set to ``lines`` (the MCP server's index child, ``mcp_server.keeper``): the apply's progress
 goes to stderr as one ``PROGRESS_PREFIX`` line per chunk, "done total", for the parent to read."""
 PROGRESS_PREFIX = "notedex: progress "
+
+
+_FILTER_DESTS = (
+    "tag",
+    "note_type",
+    "folder",
+    "where",
+    "modified_since",
+    "modified_before",
+    "created_since",
+    "created_before",
+    "sort",
+    "reverse",
+)
+
+
+def note_filter(args: "argparse.Namespace", cfg: "Config") -> "NoteFilter | None":
+    """The note filter of a command line (query/filters.py): every command builds it here, from
+    the options in ``cli.commands.FILTER`` and ``SORT``; a bad one is a usage error (exit 2).
+    None when no option was given: every note, and not one import more (the hot path)."""
+    if not any(getattr(args, dest, None) for dest in _FILTER_DESTS):
+        return None
+    from notedex.query.filters import NoteFilter, check_sort, clean_folder, parse_when, parse_where
+
+    tags = getattr(args, "tag", None)
+    where = getattr(args, "where", None) or ()
+    declared = None
+    if where:
+        from notedex.vault.properties import declared_types
+
+        declared = declared_types(cfg.vault_dir)
+
+    def when(dest: str) -> int | None:
+        value = getattr(args, dest, None)
+        return None if value is None else parse_when(value, "--" + dest.replace("_", "-"))
+
+    sort = getattr(args, "sort", None)
+    return NoteFilter(
+        tags=tuple([tags] if isinstance(tags, str) else tags or ()),
+        note_type=getattr(args, "note_type", None),
+        folders=tuple(clean_folder(f) for f in getattr(args, "folder", None) or ()),
+        where=tuple(parse_where(w, declared) for w in where),
+        modified_since=when("modified_since"),
+        modified_before=when("modified_before"),
+        created_since=when("created_since"),
+        created_before=when("created_before"),
+        sort=None if args.command == "search" else check_sort(sort),  # search: path order only
+        reverse=getattr(args, "reverse", False),
+    )
 
 
 def _progress_printer(label: str) -> "Callable[[int, int], None] | None":
@@ -326,15 +376,27 @@ def cmd_health(args: "argparse.Namespace") -> int:
         health_json,
     )
 
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    if nf is not None and nf.active:  # the findings of the notes kept: whole, then filtered
+        return answer(
+            args,
+            cfg,
+            lambda conn: health(conn, nf),
+            render_health,
+            findings=findings_count,
+            paths=finding_paths,
+            lists=HEALTH_LISTS,
+        )
     if _streams(args):
         from notedex.query.stream import health_json as streamed_health
 
-        return _streamed(args, _config(args), streamed_health)
+        return _streamed(args, cfg, streamed_health)
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
     return answer(
         args,
-        _config(args),
+        cfg,
         health,
         render_health,
         findings=findings_count,
@@ -348,18 +410,17 @@ def cmd_scan(args: "argparse.Namespace") -> int:
     from notedex.query.listing import scan
     from notedex.query.render import render_scan
 
-    if _streams(args):
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    in_path_order = nf is None or (nf.sort in (None, "path") and not nf.reverse)
+    if _streams(args) and in_path_order:  # the stream merges tags and aliases by path
         from notedex.query.stream import scan_json
 
-        return _streamed(
-            args,
-            _config(args),
-            lambda conn, doc: scan_json(conn, doc, tag=args.tag, note_type=args.note_type),
-        )
+        return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf))
     return answer(
         args,
-        _config(args),
-        lambda conn: scan(conn, tag=args.tag, note_type=args.note_type),
+        cfg,
+        lambda conn: scan(conn, nf),
         render_scan,
         paths=lambda data: [n["path"] for n in data["notes"]],
         lists=("notes", "errors"),
@@ -370,7 +431,9 @@ def cmd_tags(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tags
     from notedex.query.reports import tags
 
-    return answer(args, _config(args), tags, render_tags)
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    return answer(args, cfg, lambda conn: tags(conn, nf), render_tags)
 
 
 def cmd_mentions(args: "argparse.Namespace") -> int:
@@ -404,10 +467,13 @@ def cmd_graph(args: "argparse.Namespace") -> int:
     if args.graph_format == "dot" and args.json:
         raise _usage("give --json or --format dot, not both")
     cfg = _config(args)
+    nf = note_filter(args, cfg)
+    if nf is not None and args.around is not None:
+        raise _usage("give --around or a note filter, not both")
 
     def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         if args.around is None:
-            return graph(conn)
+            return graph(conn, nf)
         from notedex.query.neighbourhood import MAX_DEPTH, MAX_NODES, neighbourhood
 
         if not 1 <= args.depth <= MAX_DEPTH:
@@ -415,7 +481,7 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
-    if args.around is None and (_streams(args) or _streams_text(args)):
+    if args.around is None and nf is None and (_streams(args) or _streams_text(args)):
         from notedex.query import stream
 
         if args.json:
@@ -551,13 +617,17 @@ def cmd_search(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     text = " ".join(args.text)
     parse_query(text)  # a bad query is a usage error before any indexing work
+    nf = note_filter(args, cfg)
     if not cfg.body_index:
         raise UsageError("full-text search is off: body_index = false in the config file")
+    if args.sort is not None and not (args.paths or args.nul):
+        raise UsageError("--sort path lists paths: give it with --paths or -0")
     if (args.paths or args.nul) and not args.json:  # --json with them is answer()'s usage error
+        path_order = args.sort == "path"
         return answer(
             args,
             cfg,
-            lambda conn: search_paths(conn, text, limit=args.limit),
+            lambda conn: search_paths(conn, text, limit=args.limit, nf=nf, path_order=path_order),
             render_search,
             paths=lambda paths: paths,
         )
@@ -565,7 +635,12 @@ def cmd_search(args: "argparse.Namespace") -> int:
         args,
         cfg,
         lambda conn: search(
-            conn, cfg.vault_dir, text, limit=args.limit, follow_symlinks=cfg.follow_symlinks
+            conn,
+            cfg.vault_dir,
+            text,
+            limit=args.limit,
+            follow_symlinks=cfg.follow_symlinks,
+            nf=nf,
         ),
         render_search,
         paths=lambda data: [hit["path"] for hit in data["hits"]],
@@ -625,6 +700,7 @@ def cmd_export(args: "argparse.Namespace") -> int:
 
     cfg = _config(args)
     since = parse_since(args.changed_since) if args.changed_since else None
+    nf = note_filter(args, cfg)
     target = resolve_out(args.out, cfg.vault)
     conn = _open(cfg, args)
     with conn:
@@ -634,6 +710,7 @@ def cmd_export(args: "argparse.Namespace") -> int:
             changed_since=since,
             max_bytes=cfg.max_bytes,
             follow_symlinks=cfg.follow_symlinks,
+            nf=nf,
         )
     for line in skipped:
         print(f"notedex: skipped {line}", file=sys.stderr)

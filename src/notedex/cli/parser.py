@@ -20,6 +20,7 @@ from notedex.cli.commands import (
     DESCRIPTION,
     EPILOG,
     FLAG,
+    MANY,
     PROG,
     SECONDS,
     Command,
@@ -129,6 +130,8 @@ def add_option(target: Any, option: Option) -> None:
         kwargs["help"] = option.help
     if option.kind == FLAG:
         kwargs["action"] = "store_true"
+    elif option.kind == MANY:
+        kwargs.update(action="append", metavar=option.metavar)
     else:
         extra = {"type": TYPES.get(option.kind), "default": option.default}
         extra.update(choices=option.choices, metavar=option.metavar, nargs=option.nargs)

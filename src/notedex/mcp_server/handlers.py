@@ -24,6 +24,7 @@ from notedex.mcp_server.keeper import IndexKeeper
 from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.resources import list_resources, read_resource
 from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments
+from notedex.query.filters import NoteFilter, from_mapping
 from notedex.query.find import find_note
 from notedex.query.listing import parse_line_range, scan, show, status
 from notedex.query.lookup import lookup
@@ -192,6 +193,25 @@ class VaultTools:
 
     # -- tools --
 
+    def _filter(
+        self, args: dict[str, Any], tag: str | None = None, note_type: str | None = None
+    ) -> NoteFilter:
+        """The ``filter`` argument as a NoteFilter (query/filters.py), with ``scan``'s own
+        ``tag`` and ``type`` added to it; a bad one is a ToolError saying what was expected."""
+        from notedex.errors import UsageError
+        from notedex.vault.properties import declared_types
+
+        spec = args.get("filter")
+        try:
+            nf = from_mapping(spec, declared_types(self.cfg.vault_dir) if spec else None)
+        except UsageError as exc:
+            raise ToolError(str(exc)) from None
+        if tag:
+            nf = nf.replace(tags=(*nf.tags, tag))
+        if note_type and not nf.note_type:
+            nf = nf.replace(note_type=note_type)
+        return nf
+
     def _lookup(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         offset, limit = args["offset"], args["limit"]
         data = lookup(
@@ -220,6 +240,7 @@ class VaultTools:
             limit=args["limit"],
             offset=args["offset"],
             follow_symlinks=self.cfg.follow_symlinks,
+            nf=self._filter(args),
         )
         data["hasMore"] = data["total"] > data["offset"] + data["shown"]
         return data
@@ -273,12 +294,14 @@ class VaultTools:
         )
 
     def _health(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        return _paginate(health(conn), HEALTH_LISTS, args["offset"], args["limit"])
+        data = health(conn, self._filter(args))
+        return _paginate(data, HEALTH_LISTS, args["offset"], args["limit"])
 
     def _tags(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         from notedex.query.reports import tags
 
-        return _paginate(tags(conn), ("tags",), args["offset"], args["limit"])
+        data = tags(conn, self._filter(args))
+        return _paginate(data, ("tags",), args["offset"], args["limit"])
 
     def _mentions(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         from notedex.query.mentions import mentions
@@ -294,7 +317,7 @@ class VaultTools:
         return _paginate(data, ("mentions",), args["offset"], args["limit"])
 
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        data = scan(conn, tag=args["tag"], note_type=args["type"])
+        data = scan(conn, self._filter(args, args["tag"], args["type"]))
         return _paginate(data, ("notes", "errors"), args["offset"], args["limit"])
 
     def _status(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from notedex.errors import UsageError
+from notedex.query.filters import NoteFilter
 from notedex.store import fulltext, read
 from notedex.store.connect import read_transaction
 from notedex.vault.files import (
@@ -70,6 +71,7 @@ def export_connector(
     max_bytes: int = DEFAULT_MAX_BYTES,
     now: dt.datetime | None = None,
     follow_symlinks: bool = False,
+    nf: NoteFilter | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The connector-v1 document, and one line per note that was left out (and why);
     ``follow_symlinks``: the setting, for the reads (``vault.reading``)."""
@@ -77,6 +79,9 @@ def export_connector(
     after = _epoch_ns(changed_since) if changed_since is not None else None
     with read_transaction(conn):
         rows = fulltext.export_notes(conn, modified_after_ns=after)
+        if nf is not None and nf.active:  # the notes the filter keeps (SEMANTICS 15)
+            kept = {r["file_id"] for r in read.notes(conn, nf)}
+            rows = [r for r in rows if r["file_id"] in kept]
         ids = [r["file_id"] for r in rows]
         tags = read.tags_by_note(conn, ids)
         links = fulltext.link_targets(conn, ids)

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
+    from notedex.query.filters import NoteFilter
+
 
 HEALTH_LISTS = (
     "orphanNotes",
@@ -26,7 +28,45 @@ HEALTH_LISTS = (
 """The lists of the report, in order: what ``--limit``/``--offset`` page."""
 
 
-def health(conn: sqlite3.Connection) -> dict[str, Any]:
+def health(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, Any]:
+    """The report; with an active ``nf``, only the findings in the notes it keeps (SEMANTICS
+    15.8: unused attachments by ``--folder`` alone)."""
+    report = _health(conn)
+    if nf is None or not nf.active:
+        return report
+    with read_transaction(conn):
+        kept = {r["path"] for r in read.notes(conn, nf)}
+    return kept_findings(report, kept, nf)
+
+
+def kept_findings(report: dict[str, Any], kept: set[str], nf: NoteFilter) -> dict[str, Any]:
+    """``report`` with the findings of the notes in ``kept`` only, counts recounted."""
+
+    def under(path: str) -> bool:
+        return not nf.folders or any(
+            not folder or path.startswith(folder + "/") for folder in nf.folders
+        )
+
+    out = dict(report)
+    for name in HEALTH_LISTS:
+        if name == "unusedAttachments":
+            notes_only = nf.tags or nf.note_type or nf.where
+            out[name] = [] if notes_only else [i for i in report[name] if under(i["path"])]
+        else:
+            key = "source" if name in ("brokenLinks", "brokenAnchors") else "path"
+            out[name] = [item for item in report[name] if item[key] in kept]
+    for count, name in (
+        ("orphanCount", "orphanNotes"),
+        ("brokenLinkCount", "brokenLinks"),
+        ("brokenAnchorCount", "brokenAnchors"),
+        ("deadEndCount", "deadEnds"),
+        ("unusedAttachmentCount", "unusedAttachments"),
+    ):
+        out[count] = len(out[name])
+    return out
+
+
+def _health(conn: sqlite3.Connection) -> dict[str, Any]:
     with read_transaction(conn):
         lonely = read.notes_without_backlinks(conn)
         broken_rows = read.broken_links(conn)
@@ -76,6 +116,23 @@ def finding_paths(data: dict[str, Any]) -> list[str]:
     paths += [n["path"] for n in (*data["orphanNotes"], *data["unlinkedNotes"])]
     paths += [p["path"] for p in (*data["warnings"], *data["errors"])]
     return list(dict.fromkeys(paths))
+
+
+def _tags_among(
+    note_tags: list[tuple[int, str, str]],
+) -> tuple[list[tuple[str, str, int]], dict[str, int], int]:
+    """``tag_spellings``, ``notes_tagged_under`` and ``tagged_note_count`` of some notes,
+    from their (file id, tag key, spelling) rows: what the writer's counts hold for all."""
+    spellings: dict[tuple[str, str], int] = {}
+    under: dict[str, set[int]] = {}
+    for file_id, key, tag in note_tags:
+        spellings[(key, tag)] = spellings.get((key, tag), 0) + 1
+        parts = key.split("/")
+        for depth in range(1, len(parts) + 1):
+            under.setdefault("/".join(parts[:depth]), set()).add(file_id)
+    rows = [(key, tag, n) for (key, tag), n in sorted(spellings.items())]
+    tagged = len({file_id for file_id, _, _ in note_tags})
+    return rows, {key: len(ids) for key, ids in under.items()}, tagged
 
 
 def health_json(conn: sqlite3.Connection) -> tuple[bytes, int]:
@@ -140,14 +197,18 @@ def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict
     return warnings, errors
 
 
-def tags(conn: sqlite3.Connection) -> dict[str, Any]:
+def tags(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, Any]:
     """The tag tree as a flat list in tree order (a parent before its children, siblings by
     their folded key): each tag's spelling, ``count`` (notes with it or a tag nested in it),
-    ``direct`` (notes with exactly it), ``parent`` and ``depth``."""
+    ``direct`` (notes with exactly it), ``parent`` and ``depth``; counted over the notes an
+    active ``nf`` keeps."""
     with read_transaction(conn):
-        rows = read.tag_spellings(conn)
-        rollup = read.notes_tagged_under(conn)
-        tagged = read.tagged_note_count(conn)
+        if nf is not None and nf.active:
+            rows, rollup, tagged = _tags_among(read.note_tags_among(conn, nf))
+        else:
+            rows = read.tag_spellings(conn)
+            rollup = read.notes_tagged_under(conn)
+            tagged = read.tagged_note_count(conn)
     direct: dict[str, int] = {}
     spelling: dict[str, tuple[int, str]] = {}  # key -> (-notes, spelling): most used first
     for key, tag, notes in rows:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
+    from notedex.query.filters import NoteFilter
     from notedex.query.render import Renderer
 
 MAX_TERMS = 32
@@ -222,6 +223,7 @@ def search(
     offset: int = 0,
     paths_only: bool = False,
     follow_symlinks: bool = False,
+    nf: NoteFilter | None = None,
 ) -> dict[str, Any]:
     """One page of hits, best first. ``paths_only``: no positions or snippets (they are null),
     so no file is read and no ``highlight()`` runs: the cost of listing every hit.
@@ -229,10 +231,10 @@ def search(
     terms = parse_query(query)
     expression = match_expression(terms)
     with read_transaction(conn):
-        rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset)
+        rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset, nf=nf)
         # A first page shorter than the limit is every match: no second pass to count them.
         complete = offset == 0 and len(rows) < limit
-        total = len(rows) if complete else fulltext.body_match_count(conn, expression)
+        total = len(rows) if complete else fulltext.body_match_count(conn, expression, nf)
         no_bodies = total == 0 and fulltext.body_index_empty(conn)
     if paths_only or not rows:  # no file to read: not even the positions module or stop lists
         positions = [NO_POSITION] * len(rows)
@@ -271,22 +273,31 @@ def search(
 
 
 def search_paths(
-    conn: sqlite3.Connection, query: str, *, limit: int = DEFAULT_LIMIT, offset: int = 0
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+    nf: NoteFilter | None = None,
+    path_order: bool = False,
 ) -> list[str]:
     """The paths ``search --paths``/``-0`` print: the notes of ``search``'s page, no more.
 
     When that page is every match (offset 0 and at most ``limit`` of them), ranking chooses
     nothing, so they come in vault path order, from one query without bm25 (which reads every
     hit's column sizes: most of the cost of listing every hit, the job of ``rg -l``). A page
-    that leaves matches out is ``search``'s page, best match first (docs/cli.md "search").
+    that leaves matches out is ``search``'s page, best match first (docs/cli.md "search"),
+    unless ``path_order`` (``--sort path``): then the first ``limit`` matches by path.
     """
     expression = match_expression(parse_query(query))
     if offset == 0:
         with read_transaction(conn):
-            paths = fulltext.body_match_paths(conn, expression, limit=limit + 1)
+            paths = fulltext.body_match_paths(
+                conn, expression, limit=limit if path_order else limit + 1, nf=nf
+            )
         if len(paths) <= limit:
             return paths
-    data = search(conn, "", query, limit=limit, offset=offset, paths_only=True)
+    data = search(conn, "", query, limit=limit, offset=offset, paths_only=True, nf=nf)
     return [hit["path"] for hit in data["hits"]]
 
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from notedex.query.filters import NoteFilter
+
 CHUNK = 1 << 16
 """Characters gathered before one write to stdout."""
 
@@ -203,11 +205,10 @@ def _edges(conn: sqlite3.Connection) -> Iterable[dict[str, Any]]:
 def scan_json(
     conn: sqlite3.Connection,
     doc: Document,
-    *,
-    tag: str | None = None,
-    note_type: str | None = None,
+    nf: NoteFilter | None = None,
 ) -> None:
-    """``query.listing.scan`` as compact JSON, note after note."""
+    """``query.listing.scan`` as compact JSON, note after note (``nf`` in path order only:
+    the tags and aliases are merged by path)."""
     from notedex.query.listing import scan_entry, scan_error
 
     encode = compact_encoder()
@@ -218,7 +219,7 @@ def scan_json(
         doc.add('{"notes":[')
         notes = doc.items(
             encode(scan_entry(r, tags.take(r["path"]), aliases.take(r["path"])))
-            for r in read.notes_in_path_order(conn, tag=tag, note_type=note_type)
+            for r in read.notes_in_path_order(conn, nf)
         )
         doc.add('],"errors":[')
         errors = doc.items(

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
     Row = sqlite3.Row
 
+    from notedex.store.filters import NoteFilter
+
 _NOTE_COLUMNS = f"""
     f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel, f.mtime_ns AS mtime_ns,
     f.size AS size, n.stem AS stem, {NOTE_TITLE} AS title, n.frontmatter_title AS frontmatter_title,
@@ -74,7 +76,7 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def _tag_filter(column: str, tag: str, params: "list[Any]") -> str:
+def tag_filter(column: str, tag: str, params: "list[Any]") -> str:
     """SQL that keeps notes with ``tag``; SEMANTICS 4: nested a/b/c also counts for a and a/b."""
     # keys are stored NFC + lower(): a tag typed or pasted NFD (macOS) must find them
     key = _nfc(tag.lstrip("#")).lower()
@@ -85,9 +87,9 @@ def _tag_filter(column: str, tag: str, params: "list[Any]") -> str:
     )
 
 
-def _type_filter(conn: "sqlite3.Connection", note_type: str, params: "list[Any]") -> str:
+def type_filter(conn: "sqlite3.Connection", note_type: str, params: "list[Any]") -> str:
     """``--type``: case-insensitive like ``--tag`` (NFC, then ``str.lower``, beyond ASCII)."""
-    conn.create_function("nx_fold", 1, _fold, deterministic=True)
+    register_fold(conn)
     params.append(_fold(note_type))
     return "nx_fold(n.type) = ?"
 
@@ -96,36 +98,62 @@ def _fold(text: str | None) -> str | None:
     return None if text is None else _nfc(text).lower()
 
 
+_tag_filter = tag_filter  # store.lookup's names until its threading of NoteFilter (issue 32)
+_type_filter = type_filter
+
+
+def register_fold(conn: "sqlite3.Connection") -> None:
+    """``nx_fold(text)``: NFC, then ``str.lower`` (SQLite's lower() folds ASCII only)."""
+    conn.create_function("nx_fold", 1, _fold, deterministic=True)
+
+
 def notes(
     conn: "sqlite3.Connection",
+    nf: "NoteFilter | None" = None,
     *,
+    include_excluded: bool = False,
     tag: str | None = None,
     note_type: str | None = None,
-    include_excluded: bool = False,
 ) -> "list[Row]":
-    return notes_in_path_order(
-        conn, tag=tag, note_type=note_type, include_excluded=include_excluded
-    ).fetchall()
+    """The notes ``nf`` keeps; ``tag``/``note_type`` are lookup's until it takes a NoteFilter."""
+    if tag or note_type:
+        where: list[str] = ["n.excluded = 0"]
+        params: list[Any] = []
+        if tag:
+            where.append(tag_filter("n.file_id", tag, params))
+        if note_type:
+            where.append(type_filter(conn, note_type, params))
+        return conn.execute(
+            f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
+            f"WHERE {' AND '.join(where)} ORDER BY f.path",
+            params,
+        ).fetchall()
+    return notes_in_path_order(conn, nf, include_excluded=include_excluded).fetchall()
 
 
 def notes_in_path_order(
     conn: "sqlite3.Connection",
+    nf: "NoteFilter | None" = None,
     *,
-    tag: str | None = None,
-    note_type: str | None = None,
     include_excluded: bool = False,
+    limit: int | None = None,
 ) -> "sqlite3.Cursor":
-    """``notes`` as a cursor, for answers written while their rows are read (issue 35)."""
+    """``notes`` as a cursor, for answers written while their rows are read (issue 35): the
+    notes ``nf`` keeps, by path unless ``nf.sort`` orders them otherwise."""
+    from notedex.store.filters import note_conditions, order_by
+
     where = [] if include_excluded else ["n.excluded = 0"]
     params: list[Any] = []
-    if tag:
-        where.append(_tag_filter("n.file_id", tag, params))
-    if note_type:
-        where.append(_type_filter(conn, note_type, params))
+    if nf is not None:
+        where += note_conditions(conn, nf, params)
     sql = f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return conn.execute(sql + " ORDER BY f.path", params)
+    sql += " ORDER BY " + (order_by(conn, nf, params) if nf is not None else "f.path")
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return conn.execute(sql, params)
 
 
 def tags_by_note(
@@ -615,6 +643,21 @@ def notes_tagged_under(conn: "sqlite3.Connection") -> dict[str, int]:
     cursor = conn.cursor()
     cursor.row_factory = None
     return dict(cursor.execute("SELECT tag_key, notes FROM tag_rollup").fetchall())
+
+
+def note_tags_among(conn: "sqlite3.Connection", nf: "NoteFilter") -> list[tuple[int, str, str]]:
+    """(file id, tag key, spelling) of every tag of the notes ``nf`` keeps (not excluded)."""
+    from notedex.store.filters import notes_kept
+
+    params: list[Any] = []
+    kept = notes_kept(conn, "t.file_id", nf, params)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
+        f"SELECT t.file_id, k.tag_key, k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id "
+        f"WHERE {kept}",
+        params,
+    ).fetchall()
 
 
 def tagged_note_count(conn: "sqlite3.Connection") -> int:
