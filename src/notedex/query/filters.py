@@ -170,6 +170,8 @@ def parse_where(text: str, declared: Mapping[str, str] | None = None) -> Conditi
         raise UsageError(f"--where {text!r}: {WHERE_HELP}")
     if not operand:
         raise UsageError(f"--where {text!r}: expected a value after {op}")
+    if operand[0] in "=<>~":
+        raise UsageError(f"--where {text!r}: {WHERE_HELP}")
     key = fold_name(name)
     return Condition(key, op, operand, operand_kind(operand), types.get(key))
 

@@ -108,13 +108,13 @@ def _folders(folders: "tuple[str, ...]", params: "list[Any]") -> str:
 
 def _condition(c: "Condition", params: "list[Any]") -> str:
     """One ``--where`` (SEMANTICS 15.3, 15.5): a note has a row of that property that meets it."""
+    if c.op not in ("present", "absent", "~=") and c.declared == LIST:
+        return "1" if c.op == "!=" else "0"  # SEMANTICS 15.5: a list equals nothing
     params.append(c.key)
     head = "EXISTS (SELECT 1 FROM properties p WHERE p.file_id = n.file_id AND p.key = ?"
     if c.op in ("present", "absent"):
         exists = f"{head} AND {_PRESENT})"
         return exists if c.op == "present" else f"NOT {exists}"
-    if c.op != "~=" and c.declared == LIST:
-        return "1" if c.op == "!=" else "0"  # SEMANTICS 15.5: a list equals nothing
     scope = "" if c.op == "~=" else " AND p.is_list = 0"
     exists = f"{head}{scope} AND ({_value_match(c, params)}))"
     return f"NOT {exists}" if c.op == "!=" else exists
