@@ -46,6 +46,7 @@ TOOL_NAMES = {
     "graph",
     "tags",
     "mentions",
+    "properties",
 }
 
 

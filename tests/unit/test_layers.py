@@ -24,6 +24,8 @@ STORE_READ_SIDE = {
     "notedex.store.schema",
     "notedex.store.fulltext",
     "notedex.store.outline",  # the notes.outline format, decoded by `show`
+    "notedex.store.filters",  # a NoteFilter's SQL (issue 32)
+    "notedex.store.properties",  # `properties`: the properties table read back
 }
 
 # package -> packages of ours it must never import (directly, at any depth of the code).

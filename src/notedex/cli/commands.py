@@ -270,6 +270,35 @@ TABLE = (
         fast=True,
     ),
     Command(
+        "recent",
+        "List notes by modification time, newest first, with the time each was modified.",
+        (
+            "notedex recent",
+            "notedex recent --limit 5 --folder Projects --json",
+            "notedex recent --modified-since 7d --where status!=done",
+        ),
+        handlers.cmd_recent,
+        (
+            Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
+            *FILTER,
+            *SORT,
+            *OUTPUT_PATHS,
+        ),
+        fast=True,
+    ),
+    Command(
+        "properties",
+        "List every property with its type (Obsidian's: text, list, number, checkbox, date, "
+        "datetime) and note count, or one property's values with their note counts.",
+        (
+            "notedex properties",
+            "notedex properties status --json",
+            "notedex properties tags --folder Projects",
+        ),
+        handlers.cmd_properties,
+        (Option("name", "one property: list its values", nargs="?"), *FILTER),
+    ),
+    Command(
         "tags",
         "List every tag with its note count; nested tags count for their parents, as in "
         "Obsidian's tag pane.",
@@ -500,7 +529,7 @@ TABLE = (
     Command(
         "mcp",
         "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, quote, health, tags, mentions, scan, status and graph, and the notes as resources "
+        "show, quote, health, tags, mentions, scan, status, graph and properties, and the notes as resources "
         "(needs the extra: pip install 'notedex[mcp]').",
         (
             "notedex mcp --vault ~/notes",

@@ -427,6 +427,38 @@ def cmd_scan(args: "argparse.Namespace") -> int:
     )
 
 
+def cmd_recent(args: "argparse.Namespace") -> int:
+    from notedex.query.listing import recent
+    from notedex.query.render import render_recent
+
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    return answer(
+        args,
+        cfg,
+        lambda conn: recent(conn, nf, limit=args.limit),
+        render_recent,
+        paths=lambda data: [n["path"] for n in data["notes"]],
+    )
+
+
+def cmd_properties(args: "argparse.Namespace") -> int:
+    from notedex.query.properties import properties, property_values, render_properties
+    from notedex.vault.properties import declared_types
+
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    declared = declared_types(cfg.vault_dir)
+    if args.name is not None:
+        return answer(
+            args,
+            cfg,
+            lambda conn: property_values(conn, args.name, declared, nf),
+            render_properties,
+        )
+    return answer(args, cfg, lambda conn: properties(conn, declared, nf), render_properties)
+
+
 def cmd_tags(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tags
     from notedex.query.reports import tags

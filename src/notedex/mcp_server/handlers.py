@@ -74,6 +74,7 @@ class VaultTools:
             "graph": self._graph,
             "tags": self._tags,
             "mentions": self._mentions,
+            "properties": self._properties,
         }
 
     def start(self) -> None:
@@ -302,6 +303,18 @@ class VaultTools:
 
         data = tags(conn, self._filter(args))
         return _paginate(data, ("tags",), args["offset"], args["limit"])
+
+    def _properties(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        from notedex.query.properties import properties, property_values
+        from notedex.vault.properties import declared_types
+
+        nf = self._filter(args)
+        declared = declared_types(self.cfg.vault_dir)
+        if args["name"] is not None:
+            data = property_values(conn, args["name"], declared, nf)
+            return _paginate(data, ("values",), args["offset"], args["limit"])
+        data = properties(conn, declared, nf)
+        return _paginate(data, ("properties",), args["offset"], args["limit"])
 
     def _mentions(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         from notedex.query.mentions import mentions

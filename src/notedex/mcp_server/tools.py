@@ -88,7 +88,7 @@ def _filters() -> dict[str, Any]:
     }
 
 
-def _note_filter() -> dict[str, Any]:
+def note_filter_schema() -> dict[str, Any]:
     """``filter``: the command line's note filter (query/filters.py ``from_mapping``)."""
     return {
         "filter": {
@@ -172,7 +172,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Search text, e.g. 'cobra \"shell completion\" -zsh' or '框架'.",
                 },
                 **_paging(20, 100),
-                **_note_filter(),
+                **note_filter_schema(),
             },
             ("query",),
         ),
@@ -268,7 +268,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "or embeds them), warnings and parse errors. Same "
         "JSON as `notedex health --json`; `offset`/`limit` apply to each list and `totals` "
         "gives each list's full length; `filter` keeps the findings of the notes it keeps.",
-        _object({**_paging(100), **_note_filter()}),
+        _object({**_paging(100), **note_filter_schema()}),
     ),
     ToolSpec(
         "tags",
@@ -277,7 +277,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "rolls nested tags up), `direct` (notes with exactly it), `parent` and `depth`, parents "
         "before their children. Same JSON as `notedex tags --json`; `offset`/`limit` page "
         "through `tags`; `filter` counts the notes it keeps only.",
-        _object({**_paging(200), **_note_filter()}),
+        _object({**_paging(200), **note_filter_schema()}),
     ),
     ToolSpec(
         "mentions",
@@ -310,7 +310,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             {
                 **_filters(),
                 **_paging(100),
-                **_note_filter(),
+                **note_filter_schema(),
             }
         ),
     ),

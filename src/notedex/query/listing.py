@@ -54,6 +54,25 @@ def scan(
     }
 
 
+def recent(
+    conn: sqlite3.Connection, nf: NoteFilter | None = None, *, limit: int = 20
+) -> dict[str, Any]:
+    """The notes ``nf`` keeps by modification time, newest first (``--reverse``: oldest first;
+    a ``--sort`` of its own wins), at most ``limit``, each with its ``modified`` time (UTC)."""
+    nf = nf or EVERY_NOTE
+    if nf.sort is None:
+        nf = nf.replace(sort="modified", reverse=not nf.reverse)
+    data = scan(conn, nf, limit=limit)
+    with read_transaction(conn):
+        times = {r["path"]: r["mtime_ns"] for r in read.notes_in_path_order(conn, nf, limit=limit)}
+    for entry in data["notes"]:
+        seconds = times[entry["path"]] / 1e9
+        entry["modified"] = (
+            dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="seconds")
+        ).replace("+00:00", "Z")
+    return {"notes": data["notes"], "noteCount": len(data["notes"])}
+
+
 def scan_entry(r: sqlite3.Row, tags: list[str], aliases: list[str]) -> dict[str, Any]:
     """One note of ``scan`` (also written by ``query.stream``)."""
     return {
