@@ -142,9 +142,31 @@ def _inside(path: str, real_folder: str) -> bool:
     return path == real_folder or path.startswith(real_folder.rstrip(os.sep) + os.sep)
 
 
+CONFIG_KEYS = ("vault", "db", "inbox", "max_bytes", "body_index", "follow_symlinks")
+"""Every key the config file may hold (README "Which vault, which index")."""
+
+
+def _warn_unknown_keys(file_values: "dict[str, Any]") -> None:
+    """One warning on stderr per key the config file holds that notedex does not read, with
+    the known key it is closest to (issue 34): a typo must not be ignored silently."""
+    unknown = [key for key in file_values if key not in CONFIG_KEYS]
+    if not unknown:
+        return
+    import difflib  # only for a file with a stray key
+
+    for key in unknown:
+        close = difflib.get_close_matches(key, CONFIG_KEYS, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(CONFIG_KEYS)})"
+        print(
+            f"notedex: warning: config file {config_file()}: unknown key {key!r} ignored{hint}",
+            file=sys.stderr,
+        )
+
+
 def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
     """Build the configuration; raises a NotedexError (exit 2) with a how-to when it can't."""
     file_values = _read_config_file()
+    _warn_unknown_keys(file_values)
     for key in ("vault", "db", "inbox"):
         if key in file_values and not isinstance(file_values[key], str):
             raise UsageError(f"config file {config_file()}: {key} must be a string")

@@ -207,13 +207,18 @@ def test_inbox_folder_is_configurable_and_stays_in_the_vault(tmp_path: Path) -> 
     )
     assert result.code == 0, result.stderr
     assert result.json()["path"] == "Inbox/Captures/hello.md"
-    # ".." segments cannot climb out of the vault.
-    config.write_text('inbox = "../../escape"\n', encoding="utf-8")
-    result = run_cli(
-        "capture", "hi", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env
-    )
-    assert result.code == 0 and result.json()["path"] == "escape/hi.md"
-    assert not (tmp_path / "escape").exists()
+    # ".." segments cannot climb out of the vault, and are not silently dropped (issue 34):
+    # the capture is refused with what to give instead, and nothing is written anywhere.
+    for climbing in ("../../escape", "sub/../../escape", "../x"):
+        config.write_text(f'inbox = "{climbing}"\n', encoding="utf-8")
+        result = run_cli(
+            "capture", "hi", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env
+        )
+        assert (result.code, result.stdout) == (2, ""), result
+        assert f"the inbox folder {climbing!r} leads outside the vault" in result.stderr
+        assert "relative to the vault" in result.stderr
+    assert not (tmp_path / "escape").exists() and not (vault / "escape").exists()
+    assert not (vault / "x").exists()
 
 
 def test_an_inbox_that_leads_outside_or_is_hidden_is_refused(tmp_path: Path) -> None:

@@ -287,9 +287,10 @@ def _where(demo: tuple[Path, Path]) -> tuple[str, ...]:
     [
         (("lookup", "cobra"), "candidates", "path"),
         (("scan", "--type", "adr"), "notes", "path"),
-        # A page that leaves a match out: a page of every match lists in path order instead
+        # A page that leaves a match out, and one of every match: best first either way
         # (docs/cli.md "search"; tests/unit/query/test_search_paths.py).
         (("search", "cobra", "--limit", "2"), "hits", "path"),
+        (("search", "cobra", "--limit", "100"), "hits", "path"),
     ],
     ids=lambda v: v[0] if isinstance(v, tuple) else v,
 )

@@ -161,6 +161,7 @@ def test_lists_the_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path
         "graph": ["note"],
         "tags": [],
         "mentions": ["note"],
+        "properties": [],
     }
 
 

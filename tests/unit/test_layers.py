@@ -21,11 +21,12 @@ STORE_READ_SIDE = {
     "notedex.store.connect",
     "notedex.store.read",
     "notedex.store.lookup",
+    "notedex.store.lookup_stage2",
+    "notedex.store.lookup_terms",
     "notedex.store.schema",
     "notedex.store.fulltext",
     "notedex.store.outline",  # the notes.outline format, decoded by `show`
-    "notedex.store.filters",  # a NoteFilter's SQL (issue 32)
-    "notedex.store.properties",  # `properties`: the properties table read back
+    "notedex.store.filters",  # a NoteFilter's SQL, the properties table read back (issue 32)
 }
 
 # package -> packages of ours it must never import (directly, at any depth of the code).

@@ -126,6 +126,14 @@ COMMON_WITHOUT_JSON = (
         kind=FLAG,
     ),
     Option("--debug", "show tracebacks for internal errors", kind=FLAG),
+    Option(
+        "--color",
+        "bold and terminal hyperlinks in text output: auto (on a terminal, unless $NO_COLOR is "
+        "set), always or never (default %(default)s)",
+        choices=("auto", "always", "never"),
+        default="auto",
+        metavar="WHEN",
+    ),
 )
 # --json comes right after the group, before --no-refresh: the order `--help` has always shown.
 COMMON = (*COMMON_WITHOUT_JSON[:2], JSON, *COMMON_WITHOUT_JSON[2:])
@@ -145,7 +153,7 @@ examples:
 
 The vault is --vault, else $NOTEDEX_VAULT, else `vault` in the config file, else the nearest
 folder above the working directory that holds .obsidian/. Global options (--vault, --db,
---json, --no-refresh, --debug) go before or after the command. Exit codes: 0 ok, 1 findings
+--json, --no-refresh, --debug, --color) go before or after the command. Exit codes: 0 ok, 1 findings
 (health found broken links or anchors; eval had failing cases), 2 usage or input error, 69
 service manager unreachable, 75 a daemon is already running, 70 internal error.
 """
@@ -204,15 +212,16 @@ NUL = Option(
     "-0", "like --paths, each path ended by a NUL byte (for xargs -0)", kind=FLAG, dest="nul"
 )
 OUTPUT_PATHS = (PATHS, NUL)
+OFFSET = Option(
+    "--offset",
+    "skip the first N items of each list (default 0)",
+    kind=COUNT0,
+    default=0,
+    metavar="N",
+)
 PAGE = (
     Option("--limit", "show at most N items of each list (default: all)", kind=COUNT, metavar="N"),
-    Option(
-        "--offset",
-        "skip the first N items of each list (default 0)",
-        kind=COUNT0,
-        default=0,
-        metavar="N",
-    ),
+    OFFSET,
 )
 
 TABLE = (
@@ -234,6 +243,7 @@ TABLE = (
                 kind=COUNT,
                 default=10,
             ),
+            OFFSET,
             Option("--tag", "only notes with this tag (nested tags count for their parents)"),
             NOTE_TYPE,
             *OUTPUT_PATHS,
@@ -308,7 +318,7 @@ TABLE = (
             "notedex tags --folder Projects",
         ),
         handlers.cmd_tags,
-        FILTER,
+        (*FILTER, *PAGE),
         fast=True,
     ),
     Command(
@@ -317,7 +327,7 @@ TABLE = (
         "outside links, code, math and HTML, with line and column.",
         ('notedex mentions "Cobra CLI 框架"', "notedex mentions Projects/Roadmap.md --json"),
         handlers.cmd_mentions,
-        (Option("note", "the note, named as for show: a path, a title, an alias or an id"),),
+        (Option("note", "the note, named as for show: a path, a title, an alias or an id"), *PAGE),
         fast=True,
     ),
     Command(
@@ -478,6 +488,7 @@ TABLE = (
         (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
+            OFFSET,
             *FILTER,
             Option(
                 "--sort",

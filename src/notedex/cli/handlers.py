@@ -184,7 +184,7 @@ def _output(
     if not _emitted_json(args, data):
         from notedex.query.output import Renderer
 
-        render(Renderer(cfg.vault_dir), data)
+        render(Renderer(cfg.vault_dir, color=getattr(args, "color", "auto")), data)
 
 
 def _report(args: "argparse.Namespace", data: "Any", text: "Callable[[], str]") -> None:
@@ -355,12 +355,25 @@ def cmd_lookup(args: "argparse.Namespace") -> int:
     from notedex.query.terms import checked_query
 
     question = checked_query(" ".join(args.question), "question")  # before any indexing work
+
+    def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
+        if not args.offset:
+            return lookup(conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type)
+        from notedex.query.lookup import lookup_page
+
+        return lookup_page(
+            conn,
+            question,
+            offset=args.offset,
+            limit=args.limit,
+            tag=args.tag,
+            note_type=args.note_type,
+        )
+
     return answer(
         args,
         _config(args),
-        lambda conn: lookup(
-            conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type
-        ),
+        query,
         render_lookup,
         paths=lambda data: [c["path"] for c in data["candidates"]],
     )
@@ -443,7 +456,7 @@ def cmd_recent(args: "argparse.Namespace") -> int:
 
 
 def cmd_properties(args: "argparse.Namespace") -> int:
-    from notedex.query.properties import properties, property_values, render_properties
+    from notedex.query.reports import properties, property_values, render_properties
     from notedex.vault.properties import declared_types
 
     cfg = _config(args)
@@ -465,7 +478,7 @@ def cmd_tags(args: "argparse.Namespace") -> int:
 
     cfg = _config(args)
     nf = note_filter(args, cfg)
-    return answer(args, cfg, lambda conn: tags(conn, nf), render_tags)
+    return answer(args, cfg, lambda conn: tags(conn, nf), render_tags, lists=("tags",))
 
 
 def cmd_mentions(args: "argparse.Namespace") -> int:
@@ -486,7 +499,7 @@ def cmd_mentions(args: "argparse.Namespace") -> int:
             follow_symlinks=cfg.follow_symlinks,
         )
 
-    return answer(args, cfg, query, render_mentions)
+    return answer(args, cfg, query, render_mentions, lists=("mentions",))
 
 
 def cmd_graph(args: "argparse.Namespace") -> int:
@@ -533,10 +546,9 @@ def cmd_show(args: "argparse.Namespace") -> int:
 
     lines = parse_line_range(args.lines) if args.lines is not None else None
     cfg = _config(args)
-    return answer(
-        args,
-        cfg,
-        lambda conn: show(
+
+    def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
+        data = show(
             conn,
             cfg.vault,
             args.note,
@@ -546,9 +558,15 @@ def cmd_show(args: "argparse.Namespace") -> int:
             body_bytes=args.max_bytes,
             cwd=Path.cwd(),
             follow_symlinks=cfg.follow_symlinks,
-        ),
-        render_show,
-    )
+        )
+        if lines is not None:  # what the range could not show: a line on stderr each
+            from notedex.query.listing import lines_left_out
+
+            for sentence in lines_left_out(data, lines):
+                print(f"notedex: {sentence}", file=sys.stderr)
+        return data
+
+    return answer(args, cfg, query, render_show)
 
 
 def cmd_quote(args: "argparse.Namespace") -> int:
@@ -659,7 +677,9 @@ def cmd_search(args: "argparse.Namespace") -> int:
         return answer(
             args,
             cfg,
-            lambda conn: search_paths(conn, text, limit=args.limit, nf=nf, path_order=path_order),
+            lambda conn: search_paths(
+                conn, text, limit=args.limit, offset=args.offset, nf=nf, path_order=path_order
+            ),
             render_search,
             paths=lambda paths: paths,
         )
@@ -671,6 +691,7 @@ def cmd_search(args: "argparse.Namespace") -> int:
             cfg.vault_dir,
             text,
             limit=args.limit,
+            offset=args.offset,
             follow_symlinks=cfg.follow_symlinks,
             nf=nf,
         ),

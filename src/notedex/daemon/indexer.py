@@ -308,7 +308,7 @@ class Indexer:
             changed=report.changed,
             removed=report.removed,
             moved=report.moved,
-            errors=report.errors,
+            notes_with_errors=report.notes_with_errors,
             requeued=len(again),
             held=len(report.held),
             walked=walk,
@@ -369,7 +369,7 @@ class Indexer:
             unchanged=report.unchanged,
             rehashed=report.rehashed,
             parsed=self.writer.parsed - parsed,
-            errors=report.errors,
+            notes_with_errors=report.notes_with_errors,
             seconds=round(time.perf_counter() - started, 3),
         )
         for reason in report.kept:

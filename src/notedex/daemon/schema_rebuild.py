@@ -41,7 +41,7 @@ def rebuild_other_version(
     log.info(
         "rebuild done",
         added=report.added,
-        errors=report.errors,
+        notes_with_errors=report.notes_with_errors,
         seconds=round(time.perf_counter() - started, 3),
     )
     return True

@@ -48,6 +48,11 @@ class ApplyReport:
     rehashed: int = 0
     """Of ``unchanged``: files whose etag was new but whose content the hash confirmed."""
     errors: int = 0
+    """The errors the index holds after a reconcile (``store.read.error_count``): what `health`
+    lists and `index` reports (issue 34)."""
+    notes_with_errors: int = 0
+    """Of the notes this apply parsed, those with a parse error (the daemon's batch log); not
+    the errors the index holds, which `index` reports (``store.read.error_count``)."""
     seconds: float = 0.0
     paths: list[str] = field(default_factory=list)
     """The paths whose rows this apply wrote or removed (a move: its new path), for the
@@ -68,7 +73,8 @@ class ApplyReport:
         self.moved += other.moved
         self.unchanged += other.unchanged
         self.rehashed += other.rehashed
-        self.errors += other.errors
+        self.notes_with_errors += other.notes_with_errors
+        self.errors = other.errors  # a count of the index, not of a run: the later one
         self.paths.extend(other.paths)
         self.kept.extend(other.kept)
         self.held.extend(other.held)
@@ -253,7 +259,7 @@ def _write_chunk(
     if parsed:
         writer.parsed += len(parsed)
         dirty |= writer.write_notes(parsed, {vf.path: vf for vf in chunk})
-        plan.report.errors += sum(1 for note, _, _ in parsed if note.errors)
+        plan.report.notes_with_errors += sum(1 for note, _, _ in parsed if note.errors)
     return dirty
 
 
@@ -300,7 +306,7 @@ def _apply_private(
                 writer.parsed += len(parsed)
                 with writer.transaction():
                     dirty = writer.write_notes(parsed, by_path)
-                    report.errors += sum(1 for note, _, _ in parsed if note.errors)
+                    report.notes_with_errors += sum(1 for note, _, _ in parsed if note.errors)
                     if offload is None:
                         writer.refresh_fts(dirty)
                     else:

@@ -90,7 +90,8 @@ def ensure_fresh(
         if not index:
             return Freshness(CURRENT)
         # `index` with nothing to do answers from the stdlib check, without the writer stack.
-        return Freshness(CURRENT, _nothing_done(unchanged, time.perf_counter() - started))
+        done = _nothing_done(unchanged, time.perf_counter() - started)
+        return Freshness(CURRENT, _with_errors(cfg, done))
     if not apply:
         return Freshness(STALE)
     lock = WriterLock(cfg.lock_file)
@@ -281,6 +282,20 @@ def _apply(cfg: Config, full: bool, progress: Callable[[int, int], None] | None)
             return reconcile(w, progress=progress).as_dict()
 
 
+def _with_errors(cfg: Config, report: dict[str, Any]) -> dict[str, Any]:
+    """`index`'s report with ``errors`` when there was nothing to do: the errors the index
+    holds, as a reconcile counts them (``store.read.error_count``, issue 34)."""
+    from notedex.store import read
+    from notedex.store.connect import connect_readonly
+
+    conn = connect_readonly(cfg.db_file, rebuilding_ok=True)
+    try:
+        report["errors"] = read.error_count(conn)
+    finally:
+        conn.close()
+    return report
+
+
 def _nothing_done(unchanged: int, seconds: float) -> dict[str, Any]:
     return {
         "added": 0,
@@ -289,7 +304,6 @@ def _nothing_done(unchanged: int, seconds: float) -> dict[str, Any]:
         "moved": 0,
         "unchanged": unchanged,
         "rehashed": 0,
-        "errors": 0,
         "seconds": round(seconds, 3),
         "kept": [],
     }

@@ -44,7 +44,9 @@ def reconcile(
     writer.private |= first
     try:
         with paused_gc():
-            return _reconcile(writer, full=full, progress=progress, hinted=hinted)
+            report = _reconcile(writer, full=full, progress=progress, hinted=hinted)
+        report.errors = writer.error_count()  # what health lists (issue 34: one error count)
+        return report
     finally:
         if first:
             writer.private = False

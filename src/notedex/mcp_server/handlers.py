@@ -27,7 +27,7 @@ from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_argument
 from notedex.query.filters import NoteFilter, from_mapping
 from notedex.query.find import find_note
 from notedex.query.listing import parse_line_range, scan, show, status
-from notedex.query.lookup import lookup
+from notedex.query.lookup import lookup_page
 from notedex.query.neighbourhood import neighbourhood
 from notedex.query.paging import paginate as _paginate
 from notedex.query.quote import quote
@@ -214,18 +214,14 @@ class VaultTools:
         return nf
 
     def _lookup(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        offset, limit = args["offset"], args["limit"]
-        data = lookup(
-            conn, args["question"], limit=offset + limit, tag=args["tag"], note_type=args["type"]
+        return lookup_page(
+            conn,
+            args["question"],
+            offset=args["offset"],
+            limit=args["limit"],
+            tag=args["tag"],
+            note_type=args["type"],
         )
-        page = data["candidates"][offset:]
-        data["candidates"] = page
-        data["shown"] = len(page)
-        data["narrowed"] = data["total"] > offset + len(page) or offset > 0
-        if offset:
-            data["message"] = _page_message("candidates", offset, len(page), data["total"])
-        data.update(offset=offset, limit=limit, hasMore=data["total"] > offset + len(page))
-        return data
 
     def _search(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         if not self.cfg.body_index:
@@ -305,7 +301,7 @@ class VaultTools:
         return _paginate(data, ("tags",), args["offset"], args["limit"])
 
     def _properties(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        from notedex.query.properties import properties, property_values
+        from notedex.query.reports import properties, property_values
         from notedex.vault.properties import declared_types
 
         nf = self._filter(args)
@@ -377,9 +373,3 @@ def _has_schema(db: Path) -> bool:
     except NotedexError:
         return False
     return True
-
-
-def _page_message(what: str, offset: int, shown: int, total: int) -> str:
-    if not shown:
-        return f"no {what} past {offset}; {total} in all"
-    return f"{what} {offset + 1}-{offset + shown} of {total}"

@@ -28,6 +28,7 @@ from typing import Any
 
 from notedex.errors import UsageError
 from notedex.query.lookup import lookup
+from notedex.query.terms import checked_query
 
 WEIGHTS = {"targets": 0.5, "order": 0.2, "content": 0.3, "none": 0.5}
 HARD_NEGATIVE_PENALTY = 0.3
@@ -59,6 +60,10 @@ def load_cases(path: str) -> list[dict[str, Any]]:
     for i, case in enumerate(cases):
         if not isinstance(case, dict) or not isinstance(case.get("query"), str):
             raise UsageError(f'{path}: case {i + 1} needs at least a string "query"')
+        try:
+            checked_query(case["query"], "query")  # lookup's rule, before any case runs
+        except UsageError as exc:
+            raise UsageError(f"{path}: case {i + 1}: {exc}") from None
         unknown = set(case) - set(_FIELDS)
         if unknown:
             raise UsageError(

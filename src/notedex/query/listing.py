@@ -279,6 +279,35 @@ def parse_line_range(text: str) -> tuple[int, int | None]:
     return low, high
 
 
+def lines_left_out(data: dict[str, Any], wanted: tuple[int, int | None]) -> list[str]:
+    """What ``show --lines`` could not show of ``wanted``, one sentence each: the lines of the
+    frontmatter, the lines past the end (issue 34; docs/cli.md "show ... --lines")."""
+    first, last = wanted
+    start, count, path = data["bodyStartLine"], data["lineCount"], data["path"]
+    said = []
+    if first < start:
+        upto = start - 1 if last is None else min(last, start - 1)
+        said.append(
+            f"{_span(first, upto)} of {path} {'is' if first == upto else 'are'} its frontmatter "
+            f"(lines 1-{start - 1}); the body starts at line {start}"
+        )
+    if last is not None and last > count:
+        low = max(first, count + 1)
+        said.append(
+            f"{path} has {count} line{'s' if count != 1 else ''}: {_span(low, last)} "
+            f"{'is' if low == last else 'are'} past its end"
+        )
+    elif last is None and first > count:
+        said.append(
+            f"{path} has {count} line{'s' if count != 1 else ''}: line {first} is past its end"
+        )
+    return said
+
+
+def _span(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
 def iso_from_ns(ns: int | None) -> str | None:
     if ns is None:
         return None

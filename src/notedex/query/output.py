@@ -50,19 +50,58 @@ def compact_encoder() -> "Callable[[Any], str]":
         return lambda data: json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-class Renderer:
-    """Writes aligned, readable text; paths become terminal hyperlinks on a TTY."""
+def styled(out: "TextIO", color: str = "auto") -> bool:
+    """Whether text output gets bold and terminal hyperlinks: the one rule (issue 34).
 
-    def __init__(self, vault: str | os.PathLike[str], out: "TextIO | None" = None) -> None:
+    ``--color always`` or ``never`` decides; ``auto`` is a terminal that is not ``TERM=dumb``,
+    unless ``$NO_COLOR`` is set to anything but the empty string (no-color.org)."""
+    if color != "auto":
+        return color == "always"
+    return out.isatty() and os.environ.get("TERM") != "dumb" and not os.environ.get("NO_COLOR")
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escaped(text: str) -> str:
+    """``text`` with its control characters written out (``\\n``, ``\\t``, ``\\x07``,
+    ``\\u2028``): a name in text output stays on its line and sends the terminal nothing
+    (issue 34). The one rule for every name the text output prints (``Renderer.path`` and
+    ``Renderer.name``); ``--json``, ``--paths`` and ``-0`` keep names as they are."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code < 0x20 or 0x7F <= code < 0xA0:
+            out.append(_NAMED.get(ch) or f"\\x{code:02x}")
+        elif ch in "\u2028\u2029":
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+class Renderer:
+    """Writes aligned, readable text; paths become terminal hyperlinks when ``styled``."""
+
+    def __init__(
+        self, vault: str | os.PathLike[str], out: "TextIO | None" = None, color: str = "auto"
+    ) -> None:
         self.vault = os.fspath(vault)
         self.out = out or sys.stdout
-        self.links = self.out.isatty() and os.environ.get("TERM") != "dumb"
+        self.links = styled(self.out, color)
+        """Bold and hyperlinks (``styled``): every style of the text output follows it."""
 
     def line(self, text: str = "") -> None:
         self.out.write(text + "\n")
 
+    def name(self, text: str) -> str:
+        """A name (a title, a link target) as the text output prints it: ``escaped``."""
+        return escaped(text)
+
     def path(self, rel: str, line: int | None = None, column: int | None = None) -> str:
-        label = rel if line is None else f"{rel}:{line}:{column}"
+        label = escaped(rel) if line is None else f"{escaped(rel)}:{line}:{column}"
         if not self.links:
             return label
         from urllib.parse import quote
@@ -158,7 +197,7 @@ def render_lookup(r: Renderer, data: "dict[str, Any]") -> None:
         return
     r.line()
     for i, c in enumerate(data["candidates"], 1):
-        r.line(f"{i:>2}. {c['title']}  {r.path(c['path'])}")
+        r.line(f"{i:>2}. {r.name(c['title'])}  {r.path(c['path'])}")
         hits = "; ".join(f"{term} in {', '.join(fields)}" for term, fields in c["hits"].items())
         via = c["via"]
         if via.get("seed"):

@@ -34,7 +34,7 @@ def render_scan(r: Renderer, data: "dict[str, Any]") -> None:
         (
             (
                 r.path(n["path"]),
-                n["title"],
+                r.name(n["title"]),
                 n["id"] or "-",
                 n["type"] or "-",
                 n["status"] or "-",
@@ -130,7 +130,7 @@ def render_graph(r: Renderer, data: "dict[str, Any]") -> None:
         kinds[node["kind"]] = kinds.get(node["kind"], 0) + 1
     for edge in data["edges"]:
         times = f" (x{edge['count']})" if edge["count"] > 1 else ""
-        r.line(f"{edge['source']} -> {edge['target']}{times}")
+        r.line(f"{r.name(edge['source'])} -> {r.name(edge['target'])}{times}")
     r.line()
     names = {"note": "notes", "attachment": "attachments", "unresolved": "unresolved"}
     summary = ", ".join(plural(v, k, names.get(k)) for k, v in sorted(kinds.items()))
@@ -168,7 +168,12 @@ def emit_paths(paths: "Iterable[str]", *, nul: bool, out: "TextIO | None" = None
 
 
 def render_show(r: Renderer, data: "dict[str, Any]") -> None:
-    r.line(f"{data['title']}  ({r.path(data['path'])})")
+    if "lines" in data:  # --lines: only the lines, numbered as in the file (issue 34)
+        width = len(str(data["lineCount"]))
+        for numbered in data["lines"]:
+            r.line(f"{numbered['line']:>{width}}  {numbered['text']}")
+        return
+    r.line(f"{r.name(data['title'])}  ({r.path(data['path'])})")
     fields = [
         ("id", data["id"]),
         ("type", data["type"]),
@@ -185,10 +190,10 @@ def render_show(r: Renderer, data: "dict[str, Any]") -> None:
     r.section("Links", len(data["links"]))
     for link in data["links"]:
         target = link["target"] or (f"BROKEN ({link['key']})" if link["broken"] else "(this note)")
-        r.line(f"  {link['line']}:{link['column']}  {link['text']}  -> {target}")
+        r.line(f"  {link['line']}:{link['column']}  {r.name(link['text'])}  -> {r.name(target)}")
     r.section("Backlinks", len(data["backlinks"]))
     for b in data["backlinks"]:
-        r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {b['text']}")
+        r.line(f"  {r.path(b['source'], b['line'], b['column'])}  {r.name(b['text'])}")
     r.section("Outline", len(data["headings"]) + len(data["blockIds"]))
     outline = [(h["line"], f"{'#' * h['level']} {h['text']}") for h in data["headings"]]
     outline += [(b["line"], f"^{b['id']}") for b in data["blockIds"]]
@@ -208,11 +213,6 @@ def render_show(r: Renderer, data: "dict[str, Any]") -> None:
             r.line(
                 f"[truncated: the body is {data['size']} bytes with its frontmatter; see --max-bytes]"
             )
-    if "lines" in data:
-        r.section("Lines", len(data["lines"]))
-        width = len(str(data["lineCount"]))
-        for numbered in data["lines"]:
-            r.line(f"  {numbered['line']:>{width}}  {numbered['text']}")
 
 
 def render_quote(r: Renderer, data: "dict[str, Any]") -> None:

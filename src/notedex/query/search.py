@@ -13,7 +13,7 @@ matches, the hit is listed without a position rather than with a wrong one.
 
 Positions cost a file read and a ``highlight()`` per hit, so only the hits shown get them, and
 ``paths_only`` (``search --paths``: every matching note, the job of ``rg -l``) gets none: it is
-one FTS5 query ranked by bm25 and reads no file (issue 15).
+one FTS5 query ranked by bm25 and reads no file (issue 15), in the order of the other outputs.
 """
 
 from __future__ import annotations
@@ -281,22 +281,16 @@ def search_paths(
     nf: NoteFilter | None = None,
     path_order: bool = False,
 ) -> list[str]:
-    """The paths ``search --paths``/``-0`` print: the notes of ``search``'s page, no more.
-
-    When that page is every match (offset 0 and at most ``limit`` of them), ranking chooses
-    nothing, so they come in vault path order, from one query without bm25 (which reads every
-    hit's column sizes: most of the cost of listing every hit, the job of ``rg -l``). A page
-    that leaves matches out is ``search``'s page, best match first (docs/cli.md "search"),
-    unless ``path_order`` (``--sort path``): then the first ``limit`` matches by path.
-    """
-    expression = match_expression(parse_query(query))
-    if offset == 0:
+    """The paths ``search --paths``/``-0`` print: the notes of ``search``'s page, no more, in
+    its order (best match first), whether or not the page holds every match, so that
+    ``search X --paths | head -1`` is the best match (issue 34; docs/cli.md "search").
+    ``path_order`` (``--sort path``, issue 32): the page of the matches in vault path order
+    instead, from one query without bm25."""
+    if path_order:
+        expression = match_expression(parse_query(query))
         with read_transaction(conn):
-            paths = fulltext.body_match_paths(
-                conn, expression, limit=limit if path_order else limit + 1, nf=nf
-            )
-        if len(paths) <= limit:
-            return paths
+            paths = fulltext.body_match_paths(conn, expression, limit=offset + limit, nf=nf)
+        return paths[offset:]
     data = search(conn, "", query, limit=limit, offset=offset, paths_only=True, nf=nf)
     return [hit["path"] for hit in data["hits"]]
 
@@ -311,7 +305,7 @@ def render_search(r: Renderer, data: dict[str, Any]) -> None:
         where = (
             r.path(hit["path"], hit["line"], hit["column"]) if hit["line"] else r.path(hit["path"])
         )
-        r.line(f"{where}  {hit['title']}")
+        r.line(f"{where}  {r.name(hit['title'])}")
         if hit["snippet"] is not None:
             s, a, b = hit["snippet"], hit["matchStart"], hit["matchEnd"]
             r.line("    " + s[:a] + bold[0] + s[a:b] + bold[1] + s[b:])

@@ -111,7 +111,7 @@ def graph_json(conn: sqlite3.Connection, doc: Document) -> None:
 def graph_text(conn: sqlite3.Connection, doc: Document) -> None:
     """``render.render_graph``'s text: an edge a line, then the counts (the nodes are counted,
     not written)."""
-    from notedex.query.output import plural
+    from notedex.query.output import escaped, plural
 
     read.unmapped(conn)
     kinds: dict[str, int] = {}
@@ -121,7 +121,7 @@ def graph_text(conn: sqlite3.Connection, doc: Document) -> None:
         edges = 0
         for edge in _edges(conn):
             times = f" (x{edge['count']})" if edge["count"] > 1 else ""
-            doc.add(f"{edge['source']} -> {edge['target']}{times}\n")
+            doc.add(f"{escaped(edge['source'])} -> {escaped(edge['target'])}{times}\n")
             edges += 1
     names = {"note": "notes", "attachment": "attachments", "unresolved": "unresolved"}
     summary = ", ".join(plural(v, k, names.get(k)) for k, v in sorted(kinds.items()))

@@ -21,9 +21,17 @@ MAX_QUERY_CHARS = 2_000
 def checked_query(text: str, what: str) -> str:
     """The one rule for a query's size, shared by lookup, search and the MCP tools (which call
     them): a query that is empty (or only whitespace) or over ``MAX_QUERY_CHARS`` is a usage
-    error (exit 2), never silently cut. ``what`` names it in the message."""
+    error (exit 2), never silently cut. ``what`` names it in the message.
+
+    So is a query without a letter or digit (``!!``, ``-``): nothing to look for (issue 34,
+    docs/cli.md "Empty queries"). A query of stop words only has words: lookup answers it with
+    no candidates, search matches the words as written; both exit 0."""
     if not text.strip():
         raise UsageError(f"the {what} is empty: give some words to look for")
+    if not any(ch.isalnum() for ch in text):
+        raise UsageError(
+            f"nothing to search for in the {what}: give at least one word (letters or digits)"
+        )
     if len(text) > MAX_QUERY_CHARS:
         raise UsageError(
             f"the {what} is too long ({len(text)} characters; at most {MAX_QUERY_CHARS})"

@@ -144,8 +144,7 @@ def body_match_paths(
     conn: sqlite3.Connection, expression: str, *, limit: int, nf: NoteFilter | None = None
 ) -> list[str]:
     """The vault paths of up to ``limit`` matching notes (kept by ``nf``) in path order, without
-    bm25 (which reads every hit's column sizes): the cheap listing of every hit (``search
-    --paths``)."""
+    bm25 (which reads every hit's column sizes): ``search --paths --sort path`` (issue 32)."""
     cursor = conn.cursor()
     cursor.row_factory = None
     params: list[Any] = [expression]

@@ -1,12 +1,14 @@
-"""Lookup's SQL: stage 1's ranked field hits, stage 2's seeds and one-hop neighbours.
+"""Lookup's SQL for stage 1: the names ranked in tiers over bounded work (ARCHITECTURE
+"Two-stage lookup", bounded ranking), and tier 1's exact-name seek.
 
 Read side and stdlib only, like ``store.read`` (the query path imports it). Split out of
-``store.read`` (issue 30): one module per command's SQL costs no query time (the measure is in
-docs/benchmarks.md), and lookup's ranking grows here. Over 400 lines on purpose: the bounded
-ranking's statements (ARCHITECTURE "Two-stage lookup") belong together.
+``store.read`` (issue 30), then by stage: one module per command's or stage's SQL costs no
+query time (the measure is in docs/benchmarks.md). Stage 2's SQL is in ``store.lookup_stage2``;
+where a term occurs, and which notes lookup may show, in ``store.lookup_terms``.
 """
 
-from notedex.store.read import _json_ints, _tag_filter, _type_filter
+from notedex.store.lookup_terms import _not_excluded, _visible, field_hits_among
+from notedex.store.read import _json_ints
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -17,51 +19,11 @@ if TYPE_CHECKING:
     Row = sqlite3.Row
     RankedRow = Row | dict[str, Any]  # a stage-1 row: SQLite's, or built from two statements
 
-# BM25 weights per column: title, tags, aliases (note_fts); anchors, unresolved (link_fts).
+# BM25 weights per column: title, tags, aliases (note_fts).
 _NOTE_BM25 = "bm25(note_fts, 10.0, 6.0, 4.0)"
 # Tier 2's rank: BM25 over a note's names alone, title and aliases (name_fts), so tags do not
 # lengthen the row (ARCHITECTURE "Two-stage lookup").
 _NAME_BM25 = "bm25(name_fts, 10.0, 4.0)"
-_LINK_BM25 = "bm25(link_fts, 2.0, 1.0)"
-_LINK_COLUMNS = ("anchors", "unresolved")
-
-
-def fts_note_hits(
-    conn: "sqlite3.Connection", expression: str, limit: int = 5000, column: str | None = None
-) -> "list[Row]":
-    """Notes whose structure-search text matches an FTS5 expression (built by vault.text).
-
-    ``column`` is one of title, tags, aliases (note_fts) or anchors, unresolved (link_fts);
-    None matches title, tags and aliases.
-    """
-    table, bm25 = ("link_fts", _LINK_BM25) if column in _LINK_COLUMNS else ("note_fts", _NOTE_BM25)
-    query = expression if column is None else f"{column} : {expression}"
-    return conn.execute(
-        f"SELECT rowid AS file_id, {bm25} AS rank FROM {table} WHERE {table} MATCH ? "
-        "ORDER BY rank LIMIT ?",
-        (query, limit),
-    ).fetchall()
-
-
-def occurs(conn: "sqlite3.Connection", expression: str) -> bool:
-    """Whether any note's title, tags, aliases, anchors or unresolved keys match."""
-    return any(
-        conn.execute(
-            f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (expression,)
-        ).fetchone()
-        is not None
-        for table in ("note_fts", "link_fts")
-    )
-
-
-def exact_names(conn: "sqlite3.Connection", key: str) -> list[tuple[int, int]]:
-    """The notes with a name whose ``exact_name_key`` is ``key``: (file_id, alias), alias 0
-    when a title (stem, frontmatter title or first H1) has it, else 1 (an alias)."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    return cursor.execute(
-        "SELECT file_id, min(alias) FROM exact_names WHERE key = ? GROUP BY file_id", (key,)
-    ).fetchall()
 
 
 def ranked_field_hits(
@@ -163,32 +125,6 @@ def _unhit_exact(
         f"SELECT count(*) FROM json_each(?) j WHERE {shown}", [exact_ids, *shown_params]
     ).fetchone()[0]
     return int(every - hit)
-
-
-def _visible(
-    conn: "sqlite3.Connection", column: str, tag: str | None, note_type: str | None
-) -> "tuple[str, list[Any]]":
-    """SQL (and its parameters) that keeps the notes of ``column`` that lookup may show: not
-    excluded (SEMANTICS 1), and with ``--type`` and ``--tag`` when given."""
-    params: list[Any] = []
-    parts = [_not_excluded(conn, column)]
-    if note_type:
-        # per candidate, not a scan of every note through the Python fold
-        typed = _type_filter(conn, note_type, params)
-        parts.append(f"(SELECT {typed} FROM notes n WHERE n.file_id = {column})")
-    if tag:
-        parts.append("+" + _tag_filter(column, tag, params))
-    return " AND ".join(parts), params
-
-
-def _not_excluded(conn: "sqlite3.Connection", column: str) -> str:
-    """SQL that keeps the notes of ``column`` not in Obsidian's "Excluded files" (SEMANTICS 1):
-    ``1`` when no note is excluded (one seek in the partial index ``notes_excluded``), since the
-    ``NOT IN`` test costs as much as the FTS5 match it filters (a count of 12,579 hits at 100k
-    notes: 0.65 ms without it, 1.3 ms with it)."""
-    if conn.execute("SELECT 1 FROM notes WHERE excluded = 1 LIMIT 1").fetchone() is None:
-        return "1"
-    return f"+{column} NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
 
 
 def _stage1_pools(expressions: "Sequence[str]", weights: "Sequence[int]") -> list[tuple[str, str]]:
@@ -463,125 +399,3 @@ def _ranked_many(
         """,
         params,
     ).fetchall()
-
-
-def field_hits_among(
-    conn: "sqlite3.Connection", expression: str, column: str, file_ids: "Sequence[int]"
-) -> set[int]:
-    """Which of ``file_ids`` match ``expression`` in ``column``: the details of shown rows.
-
-    A plain rowid test, so FTS5 seeks the few ids; no bm25(), whose IDF would read the
-    term's whole doclist."""
-    return {
-        row[0]
-        for row in conn.execute(
-            "SELECT rowid FROM note_fts WHERE note_fts MATCH ? "
-            "AND rowid IN (SELECT value FROM json_each(?))",
-            (f"{column} : {expression}", _json_ints(file_ids)),
-        )
-    }
-
-
-def title_substring_hits(conn: "sqlite3.Connection", needle: str, limit: int = 200) -> "list[Row]":
-    """Loose title match for stage 2: the term anywhere in a stem or title (3+ characters).
-
-    An indexed trigram match, not a scan: its cost does not grow with the vault.
-    """
-    if len(needle) < 3:
-        return []
-    return conn.execute(
-        """
-        SELECT g.rowid AS file_id FROM title_grams g JOIN notes n ON n.file_id = g.rowid
-        WHERE title_grams MATCH ? AND n.excluded = 0 LIMIT ?
-        """,
-        ('"' + needle.replace('"', '""') + '"', limit),
-    ).fetchall()
-
-
-def neighbours(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> "list[Row]":
-    """One hop along the link graph, both directions, between notes.
-
-    ``relation`` reads from the neighbour's side: "links to seed" or "linked from seed".
-    """
-    ids = _json_ints(file_ids)
-    return conn.execute(
-        """
-        SELECT l.source_id AS seed, l.target_id AS other, 'linked from seed' AS relation
-        FROM links l JOIN notes n ON n.file_id = l.target_id
-        WHERE l.source_id IN (SELECT value FROM json_each(?)) AND l.target_id <> l.source_id
-        UNION
-        SELECT l.target_id AS seed, l.source_id AS other, 'links to seed' AS relation
-        FROM links l
-        WHERE l.target_id IN (SELECT value FROM json_each(?)) AND l.target_id <> l.source_id
-        """,
-        (ids, ids),
-    ).fetchall()
-
-
-def link_degrees(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> dict[int, int]:
-    """Links in and out of each note (other notes only): how much of a hub it is."""
-    ids = _json_ints(file_ids)
-    return {
-        row[0]: row[1]
-        for row in conn.execute(
-            """
-            SELECT id, sum(n) FROM (
-                SELECT source_id AS id, count(*) AS n FROM links
-                WHERE source_id IN (SELECT value FROM json_each(?1)) AND target_id IS NOT NULL
-                  AND target_id <> source_id GROUP BY source_id
-                UNION ALL
-                SELECT target_id, count(*) FROM links
-                WHERE target_id IN (SELECT value FROM json_each(?1)) AND target_id <> source_id
-                GROUP BY target_id
-            ) GROUP BY id
-            """,
-            (ids,),
-        )
-    }
-
-
-def excluded_ids(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> set[int]:
-    return {
-        row[0]
-        for row in conn.execute(
-            "SELECT file_id FROM notes WHERE excluded = 1 "
-            "AND file_id IN (SELECT value FROM json_each(?))",
-            (_json_ints(file_ids),),
-        )
-    }
-
-
-def mentioned_in_bodies(conn: "sqlite3.Connection", expression: str) -> bool:
-    """Whether any note's body matches: the last place a term may occur before lookup says
-    no note mentions it (ARCHITECTURE "Two-stage lookup", honest empty answers)."""
-    sql = "SELECT 1 FROM body_fts WHERE body_fts MATCH ? LIMIT 1"
-    return conn.execute(sql, (expression,)).fetchone() is not None
-
-
-def name_frequency(conn: "sqlite3.Connection", expression: str) -> int:
-    """How many notes hold a term in a name (title, tags, aliases): a plain count, no BM25."""
-    return int(
-        conn.execute(
-            "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?",
-            ("{title tags aliases} : " + expression,),
-        ).fetchone()[0]
-    )
-
-
-def note_count(conn: "sqlite3.Connection") -> int:
-    """The notes lookup may show. Two counts over indexes (0.006 ms at 10k notes), where
-    ``WHERE excluded = 0`` reads every row of the table (1.5-3.5 ms)."""
-    sql = "SELECT (SELECT count(*) FROM notes) - (SELECT count(*) FROM notes WHERE excluded = 1)"
-    return int(conn.execute(sql).fetchone()[0])
-
-
-def in_names(conn: "sqlite3.Connection", expression: str) -> bool:
-    """Whether any note's title, tags or aliases match: a near miss is tried against names."""
-    sql = "SELECT 1 FROM note_fts WHERE note_fts MATCH ? LIMIT 1"
-    return conn.execute(sql, (expression,)).fetchone() is not None
-
-
-def name_hits(conn: "sqlite3.Connection", expression: str, limit: int) -> list[int]:
-    """The first notes whose title, tags or aliases match, unranked."""
-    sql = "SELECT rowid FROM note_fts WHERE note_fts MATCH ? LIMIT ?"
-    return [row[0] for row in conn.execute(sql, (expression, limit))]

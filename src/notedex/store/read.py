@@ -50,6 +50,13 @@ _NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
 _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
+def error_count(conn: "sqlite3.Connection") -> int:
+    """The errors the index holds: what `health` lists and `status` counts (``counts``, whose
+    one statement uses the same rows), and what `index` reports (issue 34: one error count)."""
+    row = conn.execute(f"SELECT count(*) {_REPORTED_PROBLEMS}", ("error",)).fetchone()
+    return int(row[0])
+
+
 def counts(conn: "sqlite3.Connection") -> dict[str, int]:
     """Totals for `status`: notes count what `scan` lists (Excluded files apart, SEMANTICS 1);
     errors, warnings and broken links count exactly what health lists."""

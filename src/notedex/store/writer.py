@@ -176,6 +176,12 @@ class IndexWriter:
             self.conn, (row.inode for row in rows.values()), rows.keys()
         )
 
+    def error_count(self) -> int:
+        """The errors the index holds, as `health` lists them (``read.error_count``)."""
+        from notedex.store import read
+
+        return read.error_count(self.conn)
+
     def walk_problems(self) -> dict[str, str]:
         return files.walk_problems(self.conn)
 

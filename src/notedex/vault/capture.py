@@ -138,7 +138,14 @@ def capture(
     elsewhere in the vault); the inbox's own recent notes are read here.
     """
     moment = now or dt.datetime.now().astimezone()
-    inbox_parts = [p for p in inbox.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    written = inbox.replace("\\", "/")
+    if written.startswith("/") or ".." in written.split("/"):
+        # Never rewritten into another folder (issue 34): the user says where instead.
+        raise ValueError(
+            f"the inbox folder {inbox!r} leads outside the vault; give a folder relative to the "
+            'vault (`inbox` in the config file, e.g. inbox = "00_Inbox")'
+        )
+    inbox_parts = [p for p in written.split("/") if p not in ("", ".")]
     if any(is_hidden_name(part) for part in inbox_parts):
         # SEMANTICS 1: a dot-prefixed folder is not part of the vault; the note would be lost.
         raise ValueError(f"the inbox folder {inbox!r} is hidden (a name starts with '.')")

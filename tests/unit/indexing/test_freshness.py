@@ -54,7 +54,7 @@ def test_index_with_nothing_to_do_reports_zeros_without_the_writer(cfg: Config) 
         "moved": 0,
         "unchanged": 3,
         "rehashed": 0,
-        "errors": 0,
+        "errors": 0,  # the errors the index holds (store.read.error_count): none here
         "kept": [],
     }
     assert ensure_fresh(cfg, index=True, full=True).state == APPLIED  # --full always rebuilds

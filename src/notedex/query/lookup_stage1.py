@@ -1,0 +1,301 @@
+"""Lookup's stage 1: the names (titles, H1s, aliases, tags, folders), ranked in tiers
+(ARCHITECTURE "Two-stage lookup", the ranking model).
+
+Split out of ``query.lookup`` by stage; the SQL is ``store.lookup``'s. Every user term reaches
+FTS5 through ``vault.text.fts_phrase`` as a quoted string.
+"""
+
+from notedex.store import lookup as sql
+from notedex.store import lookup_terms as probe
+from notedex.store import read
+from notedex.vault.text import alnum_runs, exact_name_key, fts_phrase, is_cjk
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
+
+
+class Candidate:
+    """A note found by a stage, with what it matched and how it was reached."""
+
+    __slots__ = ("file_id", "hits", "rank", "score", "seeds", "tier", "via")
+
+    def __init__(self, file_id: int) -> None:
+        self.file_id = file_id
+        self.hits: dict[str, list[str]] = {}
+        """term -> the fields it hit, in the order found."""
+        self.rank = 0.0
+        """Sum of BM25 ranks (lower is better), the tie-break after the score."""
+        self.seeds: list[tuple[int, str]] = []
+        """Stage 2 neighbours: (seed file id, relation from this note's side)."""
+        self.via: dict[str, Any] = {}
+        self.score = 0.0
+        self.tier = 3
+        """Stage 1's tier: 1 a name equals the question, 2 every term hits a name, 3 the rest."""
+
+    def hit(self, term: str, field_name: str, rank: float) -> None:
+        fields = self.hits.setdefault(term, [])
+        if field_name not in fields:
+            fields.append(field_name)
+        self.rank += rank
+
+
+def _exact_names(
+    conn: "sqlite3.Connection", names: list[str], forms: "list[str] | None" = None
+) -> tuple[dict[int, str], int]:
+    """Tier 1: notes with a title or an alias equal to the keywords or to one of the question's
+    ``forms`` (``terms.name_forms``), all folded by ``match_key``.
+
+    Maps each to the field that matched: ``title`` (preferred) or ``alias``, with how many of
+    the first ones matched a form (the rest: only the keywords). One seek in the
+    ``exact_names`` index per key, which the writer keys with the same fold
+    (``exact_name_key``). The notes equal to a form of the question as written come first in
+    the dict: they are the better match (``整理笔记`` is the title 整理笔记 before 整理).
+    """
+    form_keys = [exact_name_key(form) for form in forms or ()]
+    keys = [*form_keys]
+    if any(fts_phrase(word) is not None for word in names):
+        keys.append(exact_name_key(" ".join(names)))
+    found: dict[int, str] = {}
+    strong = 0
+    # dict order: the forms first, then the keywords (a dict keeps its first insertion)
+    for wanted in dict.fromkeys(key for key in keys if key):
+        for file_id, alias in probe.exact_names(conn, wanted):
+            field = "alias" if alias else "title"
+            if found.get(file_id) != "title":
+                found[file_id] = field
+        if wanted in form_keys:
+            strong = len(found)
+    return found, strong
+
+
+def _weighted(
+    conn: "sqlite3.Connection", matches: "list[tuple[int, str]]"
+) -> "tuple[list[tuple[int, str]], list[int]]":
+    """The terms that some name holds, each with its weight: how rare it is among the names.
+
+    BM25's IDF over the notes' names (title, tags, aliases), ln(1 + (N - n + 0.5) / (n + 0.5))
+    for a term in n of N notes, rounded to a whole number: a
+    term outweighs another when it is about e times rarer, not when one name more holds the
+    other (integers also make a sum exact, so two notes hitting the same terms tie). A term no
+    name holds is left out: it hits nothing in stage 1, and tier 2 asks every term that can
+    hit to hit a name.
+    ARCHITECTURE "Two-stage lookup", the ranking model.
+    """
+    from math import log  # a built-in module: no file to read
+
+    notes = max(probe.note_count(conn), 1)
+    kept: list[tuple[int, str]] = []
+    weights: list[int] = []
+    for index, expression in matches:
+        named = probe.name_frequency(conn, expression)
+        if named:
+            kept.append((index, expression))
+            weights.append(int(log(1 + (notes - named + 0.5) / (named + 0.5)) + 0.5))
+    return kept, weights
+
+
+_STAGE1_FIELDS = (("title", "title"), ("tags", "tags"), ("aliases", "alias"))
+
+
+def _fill_hits(
+    conn: "sqlite3.Connection",
+    terms: list[str],
+    matches: "list[tuple[int, str]]",
+    rows: "list[Any]",
+    shown: dict[int, Candidate],
+) -> None:
+    """Which field each term hit, for the shown candidates only."""
+    if len(matches) == 1:  # the row says which fields the one term hit
+        term = terms[matches[0][0]]
+        for row in rows:
+            flags = (row["title_terms"], row["tag_terms"], row["alias_terms"])
+            for (_column, field_name), flag in zip(_STAGE1_FIELDS, flags, strict=True):
+                if flag:
+                    shown[row["file_id"]].hit(term, field_name, 0.0)
+    elif all(expression.startswith('"') for _, expression in matches):
+        # one phrase per term: the ranking's per-term flags say which fields each term hit
+        # (a phrase hits a field exactly when its column-restricted bm25() is below 0)
+        for row in rows:
+            masks = (row["title_mask"], row["tag_mask"], row["alias_mask"])
+            for index, _ in matches:
+                for (_column, field_name), mask in zip(_STAGE1_FIELDS, masks, strict=True):
+                    if mask >> index & 1:
+                        shown[row["file_id"]].hit(terms[index], field_name, 0.0)
+    else:  # a term of several phrases: each must hit within the one field
+        for index, expression in matches:
+            for column, field_name in _STAGE1_FIELDS:
+                for file_id in probe.field_hits_among(conn, expression, column, list(shown)):
+                    shown[file_id].hit(terms[index], field_name, 0.0)
+
+
+def _stage1(
+    conn: "sqlite3.Connection",
+    terms: list[str],
+    names: list[str],
+    forms: list[str],
+    tag: str | None,
+    note_type: str | None,
+    limit: int,
+) -> tuple[int, list[Candidate], dict[str, int]]:
+    """The names (titles, tags, aliases), ranked in tiers inside SQLite, the terms weighted by
+    their rarity among the names (``_weighted``) when there are two or more.
+
+    One match per term ranks everything; which field each term hit is then worked out for
+    the shown candidates only.
+    """
+    expressions = [fts_phrase(term) for term in terms]
+    matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
+    exact, strong_count = _exact_names(conn, names, forms)
+    weights = None
+    if len(matches) > 1:
+        matches, weights = _weighted(conn, matches)
+    total, rows = sql.ranked_field_hits(
+        conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit, weights=weights
+    )
+    shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
+    _fill_hits(conn, terms, matches, rows, shown)
+    for row in rows:
+        cand = shown[row["file_id"]]
+        cand.tier = row["tier"]
+        cand.rank = row["rank"]
+        cand.score = float(row["terms"])
+        cand.via = {"stage": "title_tags"}
+        if row["file_id"] in exact:
+            cand.via["matched"] = [exact[row["file_id"]]]
+        elif cand.hits and all(fields == ["alias"] for fields in cand.hits.values()):
+            cand.via["matched"] = ["alias"]  # a candidate by its aliases alone (issue 30)
+    # Tier 1 (the page's first rows) puts a name equal to the question as written before one
+    # equal to its keywords only; the SQL order stays within each.
+    strong = set(list(exact)[:strong_count])
+    tier1 = [c for c in shown.values() if c.file_id in exact]
+    rest = [c for c in shown.values() if c.file_id not in exact]
+    tier1.sort(key=lambda c: c.file_id not in strong)
+    weighed = dict(zip((terms[i] for i, _ in matches), weights or [1] * len(matches), strict=True))
+    return total, tier1 + rest, weighed
+
+
+_NAME_FIELDS = ("title", "alias", "tags", "folder")
+
+
+def _folders(
+    conn: "sqlite3.Connection", shown: list[Candidate], weights: dict[str, int]
+) -> list[Candidate]:
+    """Folder names are names too (issue 30): the page's candidates re-sorted with the folders
+    of their paths as a fourth name field, and a note hitting in more name fields first.
+
+    A term hits a folder when a word of a folder name is the typed word inflected
+    (``_same_word``; a CJK term: inside the folder name). The key within stage 1's order: the
+    tier (tier 2 when every term hits the title, an alias or a folder), the weighted coverage
+    with the folder hits, the distinct name fields hit (title, alias, tags, folder: the file
+    name and H1 are one field), the terms hit in the title, then stage 1's order. Only the
+    page and ``STEM_SLACK`` more are re-sorted: a folder lifts a candidate, never admits one
+    (ARCHITECTURE "The ranking model")."""
+    if not shown:
+        return shown
+    paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
+    for cand in shown:
+        parts = paths.get(cand.file_id, "").split("/")[:-1]
+        words = {w.lower() for part in parts for w in alnum_runs(part)}
+        for term in weights:
+            low = term.lower()
+            if is_cjk(term):
+                in_folder = any(low in part for part in parts)
+            else:
+                in_folder = any(_same_word(low, w) for w in words)
+            if in_folder:
+                cand.hit(term, "folder", 0.0)
+
+    keys: list[tuple[int, int, frozenset[str], int, int, int]] = []
+    for position, cand in enumerate(shown):
+        fields = {f for hits in cand.hits.values() for f in hits if f in _NAME_FIELDS}
+        named = [t for t in weights if {"title", "alias", "folder"} & set(cand.hits.get(t, ()))]
+        tier = cand.tier if cand.tier == 1 else (2 if len(named) == len(weights) else 3)
+        coverage = sum(w for t, w in weights.items() if cand.hits.get(t))
+        titled = sum(1 for t in weights if "title" in cand.hits.get(t, ()))
+        cand.tier = tier
+        terms_hit = frozenset(t for t in weights if cand.hits.get(t))
+        if tier != 1:  # the score: the distinct terms hit, a folder hit counted
+            cand.score = float(len(terms_hit))
+        keys.append((tier, -coverage, terms_hit, -len(fields), -titled, position))
+    # notes hitting the same terms are one group, placed where its first member sorts by
+    # stage 1's order; within it, more name fields first
+    first: dict[tuple[int, int, frozenset[str]], int] = {}
+    for key in sorted(keys, key=lambda k: (k[0], k[1], k[5])):
+        first.setdefault(key[:3], key[5])
+    order = sorted(
+        range(len(shown)),
+        key=lambda i: (
+            keys[i][0],
+            keys[i][1],
+            first[keys[i][:3]],
+            keys[i][3],
+            keys[i][4],
+            keys[i][5],
+        ),
+    )
+    return [shown[i] for i in order]
+
+
+STEM_SLACK = 5
+"""Stage 1 ranks this many candidates beyond the page, so that the page stays full when the
+typed-word check (``_typed_words``) drops a stem collision or two."""
+
+
+_ENDINGS = ("ies", "ing", "es", "ed", "ly", "s", "e", "y")
+
+
+def _core(word: str) -> str:
+    """A word less one inflectional ending (`linked` -> `link`, `policies` -> `polic`)."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def _same_word(typed: str, word: str) -> bool:
+    """Whether a name's word is the typed word, inflected: less one ending each, the shorter
+    begins the longer (`links` and `linked`, `run` and `running`, `policy` and `policies`).
+    Porter gives `generator` and `general` one stem, `gener`; a person never means one by the
+    other."""
+    short, long = sorted((_core(typed), _core(word)), key=len)
+    return long.startswith(short)
+
+
+def _typed_words(
+    conn: "sqlite3.Connection", shown: list[Candidate], terms: list[str]
+) -> tuple[list[Candidate], int]:
+    """Stage 1's candidates less the hits where only the Porter stem met: a Latin term hits a
+    field when one of its words is the typed word inflected (``_same_word``); a candidate left
+    with no hit (and no exact name) is dropped, and counted, so ``total`` drops with it. Only
+    the page and ``STEM_SLACK`` more are checked (ARCHITECTURE "Two-stage lookup")."""
+    checked = [t for t in terms if t.isascii() and t.isalnum() and not t.isdigit()]
+    if not shown or not checked:
+        return shown, 0
+    ids = [c.file_id for c in shown]
+    words: dict[int, dict[str, set[str]]] = {i: {} for i in ids}
+    for row in read.notes_by_ids(conn, ids):
+        text = " ".join(filter(None, (row["stem"], row["frontmatter_title"], row["first_h1"])))
+        words[row["file_id"]]["title"] = {w.lower() for w in alnum_runs(text)}
+    for field, values in (
+        ("alias", read.aliases_by_note(conn, ids)),
+        ("tags", read.tags_by_note(conn, ids)),
+    ):
+        for file_id, names in values.items():
+            words[file_id][field] = {w.lower() for w in alnum_runs(" ".join(names))}
+    kept: list[Candidate] = []
+    for cand in shown:
+        for term in checked:
+            fields = cand.hits.get(term)
+            if not fields:
+                continue
+            low = term.lower()
+            fields[:] = [
+                f for f in fields if any(_same_word(low, w) for w in words[cand.file_id].get(f, ()))
+            ]
+            if not fields:
+                del cand.hits[term]
+        if cand.hits or "matched" in cand.via:
+            kept.append(cand)
+    return kept, len(shown) - len(kept)

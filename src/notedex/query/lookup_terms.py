@@ -1,0 +1,227 @@
+"""The question's terms turned into what the vault holds, before the stages run: CJK runs cut
+into the pieces that occur, compounds joined or split and one-edit variants (near misses,
+disclosed), and the absent-subject rule (ARCHITECTURE "Two-stage lookup"). Split out of
+``query.lookup`` by stage; the SQL is ``store.lookup_terms``'s.
+"""
+
+from notedex.query.terms import MAX_QUERY_CHARS
+from notedex.store import lookup_terms as sql
+from notedex.store import read
+from notedex.vault.text import alnum_runs, fts_phrase, is_cjk, split_words
+
+TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
+if TYPE_CHECKING:
+    import sqlite3
+
+
+MAX_DECOMPOSE_CHARS = 12
+
+
+def _occurs(conn: "sqlite3.Connection", term: str) -> bool:
+    expression = fts_phrase(term)
+    return expression is not None and sql.occurs(conn, expression)
+
+
+def _is_katakana(ch: str) -> bool:
+    return "\u30a1" <= ch <= "\u30ff" or "\uff66" <= ch <= "\uff9f"
+
+
+def _may_cut(run: str, i: int) -> bool:
+    """A piece of a run may start or end at ``i`` unless that splits a katakana word.
+
+    A katakana word is a loanword: ``コンピュータ`` cut into ``ュー`` is no keyword.
+    """
+    return not (0 < i < len(run) and _is_katakana(run[i - 1]) and _is_katakana(run[i]))
+
+
+PARTICLES = frozenset(("up", "in", "out", "on", "off", "down", "over", "back"))
+"""The English particles that make compounds when written apart (`set up` of "setup", `log in`
+of "login"): the stop words drop them, so the compound is tried joined."""
+MIN_EDIT_CHARS = 5
+"""The shortest word a one-edit variant is tried for: one edit of four letters is another word."""
+MAX_VARIANT_HITS = 50
+
+
+def _joined(
+    conn: "sqlite3.Connection", question: str, terms: list[str], rewritten: "list[dict[str, str]]"
+) -> list[str]:
+    """Compounds written apart, joined when a name holds the joined word: ``how do I set up
+    templates`` -> terms ``setup``, ``templates`` (ARCHITECTURE "Two-stage lookup", near
+    misses). Only a word followed by a particle is tried: nothing else is lost to a stop list."""
+    words = split_words(question[:MAX_QUERY_CHARS])
+    for i in range(len(words) - 1):
+        first, second = words[i], words[i + 1]
+        if second.lower() not in PARTICLES or not (first + second).isascii():
+            continue
+        if not (first + second).isalpha():
+            continue
+        joined = (first + second).lower()
+        expression = fts_phrase(joined)
+        if expression is None or not sql.in_names(conn, expression):
+            continue
+        lowered = [term.lower() for term in terms]
+        kept = [
+            t
+            for t, low in zip(terms, lowered, strict=True)
+            if low not in (first.lower(), second.lower())
+        ]
+        at = lowered.index(first.lower()) if first.lower() in lowered else len(kept)
+        terms = [*kept[:at], joined, *kept[at:]]
+        rewritten.append({"term": f"{first} {second}", "as": joined, "how": "joined"})
+    return list(dict.fromkeys(terms))
+
+
+def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
+    """The word of the names one edit away from ``term`` (a letter dropped, added, changed, or
+    two swapped) that the most of the first matching names hold: ``smyth`` -> ``smith``."""
+    low = term.lower()
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    variants: set[str] = set()
+    for i in range(len(low) + 1):
+        variants.update(low[:i] + ch + low[i:] for ch in letters)
+        if i < len(low):
+            variants.add(low[:i] + low[i + 1 :])
+            variants.update(low[:i] + ch + low[i + 1 :] for ch in letters)
+        if i < len(low) - 1:
+            variants.add(low[:i] + low[i + 1] + low[i] + low[i + 2 :])
+    variants.discard(low)
+    ordered = sorted(v for v in variants if len(v) >= MIN_EDIT_CHARS - 1)
+    expression = "{title tags aliases} : (" + " OR ".join(f'"{v}"' for v in ordered) + ")"
+    ids = sql.name_hits(conn, expression, MAX_VARIANT_HITS)
+    if not ids:
+        return None
+    counts: dict[str, int] = {}
+    texts = [
+        " ".join(filter(None, (r["stem"], r["frontmatter_title"], r["first_h1"])))
+        for r in read.notes_by_ids(conn, ids)
+    ]
+    for names in (read.aliases_by_note(conn, ids), read.tags_by_note(conn, ids)):
+        texts += [" ".join(values) for values in names.values()]
+    for text in texts:
+        for word in {w.lower() for w in alnum_runs(text)} & variants:
+            counts[word] = counts.get(word, 0) + 1
+    if not counts:
+        return None
+    best = min(counts, key=lambda w: (-counts[w], w))
+    # a generic word is no near miss (`world` is not `word`, which many names hold)
+    return best if sql.name_frequency(conn, f'"{best}"') < _generic_floor(conn) else None
+
+
+def near_misses(
+    conn: "sqlite3.Connection", question: str, terms: list[str]
+) -> "tuple[list[str], list[dict[str, str]]]":
+    """Terms rewritten to what the names hold, each rewrite disclosed (issue 30): a compound
+    written apart joined (``set up`` -> ``setup``); and for a Latin term that matches nothing
+    (no name, tag, alias, link text, nor inside a title), the compound split (``darkmode`` ->
+    ``dark-mode``, a phrase) or else a one-edit variant of the names (``smyth`` -> ``smith``)."""
+    rewritten: list[dict[str, str]] = []
+    if any(word.lower() in PARTICLES for word in split_words(question[:MAX_QUERY_CHARS])):
+        terms = _joined(conn, question, terms, rewritten)
+    out: list[str] = []
+    for term in terms:
+        expression = fts_phrase(term)
+        if (
+            expression is None
+            or len(term) < MIN_EDIT_CHARS
+            or not term.isascii()
+            or not term.isalpha()
+            or sql.occurs(conn, expression)
+            or sql.title_substring_hits(conn, term.lower(), 1)
+        ):
+            out.append(term)
+            continue
+        split = next(
+            (
+                f"{term[:i]}-{term[i:]}"
+                for i in range(3, len(term) - 2)
+                if sql.in_names(conn, f'"{term[:i]} {term[i:]}"')
+            ),
+            None,
+        )
+        if split is not None:
+            rewritten.append({"term": term, "as": split, "how": "split"})
+            out.append(split)
+            continue
+        variant = _variant(conn, term)
+        if variant is not None:
+            rewritten.append({"term": term, "as": variant, "how": "one edit"})
+            out.append(variant)
+        else:
+            out.append(term)
+    return list(dict.fromkeys(out)), rewritten
+
+
+def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
+    """Split CJK runs that occur nowhere into the longest sub-runs that do.
+
+    Chinese is written without spaces, so ``收件匣整理流程`` arrives as one run; when the whole
+    run matches no title, tag, alias or link text, keep its longest pieces (two characters or
+    more, greedy from the left) that do, never splitting a katakana word (SEMANTICS 11.4). A run
+    none of whose pieces occur is dropped, so a question about something the vault never mentions
+    still finds nothing.
+    """
+    refined: list[str] = []
+    for term in terms:
+        # Terms come from split_words, so a CJK term is a pure CJK run.
+        if not is_cjk(term) or len(term) < 3 or _occurs(conn, term):
+            refined.append(term)
+            continue
+        run = term[:MAX_DECOMPOSE_CHARS]
+        start = 0
+        while start < len(run) - 1:
+            if not _may_cut(run, start):
+                start += 1
+                continue
+            for end in range(len(run), start + 1, -1):
+                piece = run[start:end]
+                if _may_cut(run, end) and _occurs(conn, piece):
+                    refined.append(piece)
+                    start = end
+                    break
+            else:
+                start += 1
+    return list(dict.fromkeys(refined))
+
+
+GENERIC_SHARE = 0.005
+"""A term in this share of the notes' names or more (and in ``GENERIC_MIN`` or more) is a
+generic word: alone it never makes an answer to a question whose subject occurs nowhere."""
+GENERIC_MIN = 5
+"""Fewer names than this never make a word generic: in a small vault one name is a large share,
+and a word four notes hold (`Cobra` of the demo vault) points at them."""
+
+
+def _generic_floor(conn: "sqlite3.Connection") -> float:
+    return max(float(GENERIC_MIN), GENERIC_SHARE * sql.note_count(conn))
+
+
+def _is_korean(term: str) -> bool:
+    return any("\uac00" <= ch <= "\ud7af" for ch in term)
+
+
+def _missing(conn: "sqlite3.Connection", terms: list[str]) -> tuple[list[str], bool]:
+    """The terms no note mentions (no name, tag, alias, link text or body holds them), and
+    whether the question's subject is absent: some term is missing and every other term that a
+    name holds is generic (``GENERIC_SHARE``, ``GENERIC_MIN``); a term that only a body or a
+    link text holds cannot make a stage-1 answer. Then lookup answers nothing (ARCHITECTURE
+    "Two-stage lookup", honest empty answers). Asked for two terms or more only: a lone term
+    keeps stage 2's loose matches (`itgc`)."""
+    if len(terms) < 2:
+        return [], False
+    missing: list[str] = []
+    present: list[str] = []
+    for term in terms:
+        expression = fts_phrase(term)
+        if expression is None:
+            continue
+        if _is_korean(term):
+            return [], False  # a stem once its ending is cut (만드 of 만드는), not a written word
+        if sql.occurs(conn, expression) or sql.mentioned_in_bodies(conn, expression):
+            present.append(term)
+        else:
+            missing.append(term)
+    if not missing:
+        return missing, False
+    floor = _generic_floor(conn)
+    named = [sql.name_frequency(conn, fts_phrase(term) or "") for term in present]
+    return missing, all(count >= floor for count in named if count)
