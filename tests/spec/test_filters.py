@@ -221,3 +221,17 @@ def test_search_health_tags_graph_export_take_the_filter(v: SpecVault) -> None:
     assert [(e["source"], e["target"]) for e in graph["edges"]] == [("Q/c.md", "P/a.md")]
     export = v.json("export", "--where", "status=draft")
     assert [r["sourceMetadata"]["relativePath"] for r in export["records"]] == ["P/a.md"]
+
+
+def test_lookup_takes_the_filter(v: SpecVault) -> None:
+    v.write("P/Roadmap.md", "---\nstatus: draft\n---\nx\n")
+    v.write("Q/Roadmap plan.md", "---\nstatus: done\n---\nx\n")
+    v.write("P/Roadmap old.md", "---\nstatus: done\n---\nx\n")
+
+    def found(*args: str) -> list[str]:
+        return sorted(c["path"] for c in v.json("lookup", "roadmap", *args)["candidates"])
+
+    assert found() == ["P/Roadmap old.md", "P/Roadmap.md", "Q/Roadmap plan.md"]
+    assert found("--folder", "P") == ["P/Roadmap old.md", "P/Roadmap.md"]
+    assert found("--where", "status=done") == ["P/Roadmap old.md", "Q/Roadmap plan.md"]
+    assert found("--folder", "P", "--where", "status!=done") == ["P/Roadmap.md"]

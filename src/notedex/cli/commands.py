@@ -233,6 +233,7 @@ TABLE = (
             "notedex lookup cobra",
             'notedex lookup "vault 裡有哪些跟 Cobra 這個 CLI 框架相關的筆記？" --json',
             "notedex lookup golang --limit 5 --tag go",
+            "notedex lookup roadmap --folder Projects --where status!=done",
         ),
         handlers.cmd_lookup,
         (
@@ -244,8 +245,7 @@ TABLE = (
                 default=10,
             ),
             OFFSET,
-            Option("--tag", "only notes with this tag (nested tags count for their parents)"),
-            NOTE_TYPE,
+            *FILTER,
             *OUTPUT_PATHS,
         ),
         fast=True,

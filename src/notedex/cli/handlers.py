@@ -355,24 +355,19 @@ def cmd_lookup(args: "argparse.Namespace") -> int:
     from notedex.query.terms import checked_query
 
     question = checked_query(" ".join(args.question), "question")  # before any indexing work
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
 
     def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         if not args.offset:
-            return lookup(conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type)
+            return lookup(conn, question, limit=args.limit, nf=nf)
         from notedex.query.lookup import lookup_page
 
-        return lookup_page(
-            conn,
-            question,
-            offset=args.offset,
-            limit=args.limit,
-            tag=args.tag,
-            note_type=args.note_type,
-        )
+        return lookup_page(conn, question, offset=args.offset, limit=args.limit, nf=nf)
 
     return answer(
         args,
-        _config(args),
+        cfg,
         query,
         render_lookup,
         paths=lambda data: [c["path"] for c in data["candidates"]],

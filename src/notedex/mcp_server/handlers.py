@@ -219,8 +219,7 @@ class VaultTools:
             args["question"],
             offset=args["offset"],
             limit=args["limit"],
-            tag=args["tag"],
-            note_type=args["type"],
+            nf=self._filter(args, args["tag"], args["type"]),
         )
 
     def _search(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:

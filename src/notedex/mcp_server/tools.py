@@ -151,6 +151,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 },
                 **_paging(10, 100),
                 **_filters(),
+                **note_filter_schema(),
             },
             ("question",),
         ),

@@ -58,14 +58,21 @@ _PRESENT = "p.kind NOT IN ('null', 'object') AND NOT (p.kind = 'checkbox' AND p.
 _COMPARE = {"=": "=", "!=": "=", "~=": "=", ">=": ">=", "<=": "<=", ">": ">", "<": "<"}
 
 
-def note_conditions(conn: "sqlite3.Connection", nf: "NoteFilter", params: "list[Any]") -> list[str]:
-    """SQL conditions (AND) that keep the notes ``nf`` keeps, on ``n`` and ``f``."""
+def note_conditions(
+    conn: "sqlite3.Connection",
+    nf: "NoteFilter",
+    params: "list[Any]",
+    *,
+    tags_and_type: bool = True,
+) -> list[str]:
+    """SQL conditions (AND) that keep the notes ``nf`` keeps, on ``n`` and ``f`` (without its
+    tags and type when ``tags_and_type`` is False: lookup tests those per candidate)."""
     from notedex.store.read import tag_filter, type_filter
 
     where: list[str] = []
-    for tag in nf.tags:
+    for tag in nf.tags if tags_and_type else ():
         where.append(tag_filter("n.file_id", tag, params))
-    if nf.note_type:
+    if nf.note_type and tags_and_type:
         where.append(type_filter(conn, nf.note_type, params))
     if nf.folders:
         where.append(_folders(nf.folders, params))

@@ -105,10 +105,6 @@ def _fold(text: str | None) -> str | None:
     return None if text is None else _nfc(text).lower()
 
 
-_tag_filter = tag_filter  # store.lookup's names until its threading of NoteFilter (issue 32)
-_type_filter = type_filter
-
-
 def register_fold(conn: "sqlite3.Connection") -> None:
     """``nx_fold(text)``: NFC, then ``str.lower`` (SQLite's lower() folds ASCII only)."""
     conn.create_function("nx_fold", 1, _fold, deterministic=True)
@@ -119,22 +115,8 @@ def notes(
     nf: "NoteFilter | None" = None,
     *,
     include_excluded: bool = False,
-    tag: str | None = None,
-    note_type: str | None = None,
 ) -> "list[Row]":
-    """The notes ``nf`` keeps; ``tag``/``note_type`` are lookup's until it takes a NoteFilter."""
-    if tag or note_type:
-        where: list[str] = ["n.excluded = 0"]
-        params: list[Any] = []
-        if tag:
-            where.append(tag_filter("n.file_id", tag, params))
-        if note_type:
-            where.append(type_filter(conn, note_type, params))
-        return conn.execute(
-            f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id "
-            f"WHERE {' AND '.join(where)} ORDER BY f.path",
-            params,
-        ).fetchall()
+    """The notes ``nf`` keeps (all when None), in its order (path by default)."""
     return notes_in_path_order(conn, nf, include_excluded=include_excluded).fetchall()
 
 

@@ -85,6 +85,6 @@ def test_every_argument_type_in_the_table_has_a_check() -> None:
 def test_lookup_and_scan_offer_the_same_filters_in_a_fixed_order() -> None:
     lookup = spec_of("lookup").input_schema["properties"]
     scan = spec_of("scan").input_schema["properties"]
-    assert list(lookup) == ["question", "limit", "offset", "tag", "type"]
+    assert list(lookup) == ["question", "limit", "offset", "tag", "type", "filter"]
     assert list(scan) == ["tag", "type", "limit", "offset", "filter"]  # the wire keeps this order
     assert {k: lookup[k] for k in ("tag", "type")} == {k: scan[k] for k in ("tag", "type")}
