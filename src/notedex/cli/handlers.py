@@ -415,9 +415,6 @@ def cmd_health(args: "argparse.Namespace") -> int:
 
 
 def cmd_scan(args: "argparse.Namespace") -> int:
-    from notedex.query.listing import scan
-    from notedex.query.render import render_scan
-
     cfg = _config(args)
     nf = note_filter(args, cfg)
     in_path_order = nf is None or (nf.sort in (None, "path") and not nf.reverse)
@@ -425,6 +422,9 @@ def cmd_scan(args: "argparse.Namespace") -> int:
         from notedex.query.stream import scan_json
 
         return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf))
+    from notedex.query.listing import scan
+    from notedex.query.render import render_scan
+
     return answer(
         args,
         cfg,

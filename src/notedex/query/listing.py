@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from notedex.errors import UsageError
 from notedex.query.filters import EVERY_NOTE, NoteFilter
 from notedex.query.find import find_note, read_note_text
+from notedex.query.stream import scan_entry, scan_error
 from notedex.store import read
 from notedex.store.connect import REBUILDING, LockHolder, lock_holder, read_transaction
 from notedex.store.outline import decode_outline
@@ -71,23 +72,6 @@ def recent(
             dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="seconds")
         ).replace("+00:00", "Z")
     return {"notes": data["notes"], "noteCount": len(data["notes"])}
-
-
-def scan_entry(r: sqlite3.Row, tags: list[str], aliases: list[str]) -> dict[str, Any]:
-    """One note of ``scan`` (also written by ``query.stream``)."""
-    return {
-        "id": r["id"],
-        "title": r["title"],
-        "type": r["type"],
-        "status": r["status"],
-        "path": r["path"],
-        "tags": tags,
-        "aliases": aliases,
-    }
-
-
-def scan_error(r: sqlite3.Row) -> dict[str, Any]:
-    return {"path": r["path"], "message": r["message"]}
 
 
 def graph(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, Any]:

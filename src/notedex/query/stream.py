@@ -209,8 +209,6 @@ def scan_json(
 ) -> None:
     """``query.listing.scan`` as compact JSON, note after note (``nf`` in path order only:
     the tags and aliases are merged by path)."""
-    from notedex.query.listing import scan_entry, scan_error
-
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
@@ -226,6 +224,24 @@ def scan_json(
             encode(scan_error(r)) for r in read.problems_in_path_order(conn, "error")
         )
         doc.add(f'],"noteCount":{notes},"errorCount":{errors}}}')
+
+
+def scan_entry(r: sqlite3.Row, tags: list[str], aliases: list[str]) -> dict[str, Any]:
+    """One note of ``scan``, streamed here and whole in ``query.listing.scan`` (here so that a
+    streamed scan loads no ``query.listing``, with its json, pathlib and dataclasses)."""
+    return {
+        "id": r["id"],
+        "title": r["title"],
+        "type": r["type"],
+        "status": r["status"],
+        "path": r["path"],
+        "tags": tags,
+        "aliases": aliases,
+    }
+
+
+def scan_error(r: sqlite3.Row) -> dict[str, Any]:
+    return {"path": r["path"], "message": r["message"]}
 
 
 class _ByPath:
