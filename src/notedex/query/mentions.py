@@ -1,4 +1,4 @@
-"""`mentions`: unlinked mentions of a note (SEMANTICS 15): other notes whose body names its
+"""`mentions`: unlinked mentions of a note (SEMANTICS 12): other notes whose body names its
 title or one of its aliases as a phrase outside links, code, math and HTML. Candidates come
 from the body index; each is confirmed in the note's text, read now."""
 
@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 CANDIDATE_LIMIT = 2000
-"""Notes read to confirm (SEMANTICS 15.3): a name common enough to pass it is reported."""
+"""Notes read to confirm (SEMANTICS 12.3): a name common enough to pass it is reported."""
 
-# Outside every link (SEMANTICS 15.2): external Markdown links (with the `!` of an image),
+# Outside every link (SEMANTICS 12.2): external Markdown links (with the `!` of an image),
 # inline HTML elements, autolinks and tags are blanked too; internal links come from the link
 # scanner itself. Each pattern starts with a literal, so the regex engine skips ahead to it
 # (a leading `!?` or lookbehind makes it try every position: 8-15x slower); a test holds them
@@ -78,7 +78,7 @@ def mentions(
 
 
 def _names(stem: str, title: str | None, aliases: list[str]) -> list[str]:
-    """SEMANTICS 15.1: the stem, the frontmatter title and the aliases, once each (folded)."""
+    """SEMANTICS 12.1: the stem, the frontmatter title and the aliases, once each (folded)."""
     seen: dict[str, str] = {}
     for name in (stem, title, *aliases):
         if name and name.strip():
@@ -138,7 +138,7 @@ def _confirmed(
 
 
 def _phrases(pattern: re.Pattern[str], masked: str, body: str) -> Iterator[tuple[int, int]]:
-    """The spans of ``pattern`` in ``masked`` that blank nothing (SEMANTICS 15.2): the blanks
+    """The spans of ``pattern`` in ``masked`` that blank nothing (SEMANTICS 12.2): the blanks
     between a phrase's words must be blanks of the text, so a link, code, math or HTML between
     two words breaks the phrase (`a [[x]] b` does not name `a b`). A match that spans blanked
     text is dropped and the search goes on from its next character, as a shorter phrase may
