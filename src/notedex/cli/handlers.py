@@ -66,53 +66,24 @@ goes to stderr as one ``PROGRESS_PREFIX`` line per chunk, "done total", for the 
 PROGRESS_PREFIX = "notedex: progress "
 
 
-_FILTER_DESTS = (
-    "tag",
-    "note_type",
-    "folder",
-    "where",
-    "modified_since",
-    "modified_before",
-    "created_since",
-    "created_before",
-    "sort",
-    "reverse",
-)
-
-
 def note_filter(args: "argparse.Namespace", cfg: "Config") -> "NoteFilter | None":
-    """The note filter of a command line (query/filters.py): every command builds it here, from
-    the options in ``cli.commands.FILTER`` and ``SORT``; a bad one is a usage error (exit 2).
-    None when no option was given: every note, and not one import more (the hot path)."""
-    if not any(getattr(args, dest, None) for dest in _FILTER_DESTS):
-        return None
-    from notedex.query.filters import NoteFilter, check_sort, clean_folder, parse_when, parse_where
+    """The note filter of a command line, the one helper every command builds it with: the
+    options in ``cli.commands.FILTER`` and ``SORT`` read by ``query.filters.from_options``; a
+    bad one is a usage error (exit 2). None when no option was given: every note, and not one
+    import more (the hot path)."""
+    from notedex.cli.commands import FILTER, SORT  # loaded already: it imported this module
 
-    tags = getattr(args, "tag", None)
-    where = getattr(args, "where", None) or ()
+    if not any(getattr(args, option.dest, None) for option in (*FILTER, *SORT)):
+        return None
+    from notedex.query.filters import from_options
+
     declared = None
-    if where:
+    if getattr(args, "where", None):
         from notedex.vault.properties import declared_types
 
         declared = declared_types(cfg.vault_dir)
-
-    def when(dest: str) -> int | None:
-        value = getattr(args, dest, None)
-        return None if value is None else parse_when(value, "--" + dest.replace("_", "-"))
-
-    sort = getattr(args, "sort", None)
-    return NoteFilter(
-        tags=tuple([tags] if isinstance(tags, str) else tags or ()),
-        note_type=getattr(args, "note_type", None),
-        folders=tuple(clean_folder(f) for f in getattr(args, "folder", None) or ()),
-        where=tuple(parse_where(w, declared) for w in where),
-        modified_since=when("modified_since"),
-        modified_before=when("modified_before"),
-        created_since=when("created_since"),
-        created_before=when("created_before"),
-        sort=None if args.command == "search" else check_sort(sort),  # search: path order only
-        reverse=getattr(args, "reverse", False),
-    )
+    nf = from_options(lambda dest: getattr(args, dest, None), declared)
+    return nf.replace(sort=None) if args.command == "search" else nf  # search: --paths order
 
 
 def _progress_printer(label: str) -> "Callable[[int, int], None] | None":

@@ -13,7 +13,7 @@ from notedex.vault.properties import fold_name, operand_kind
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 else:
     Any = object  # the annotations of _Frozen, evaluated by nothing at run time
@@ -206,6 +206,30 @@ def check_sort(sort: str | None) -> str | None:
     if not name:
         raise UsageError(f"--sort: expected {', '.join(SORTS)} or a property name")
     return name if name in SORTS else fold_name(name)
+
+
+def from_options(option: Callable[[str], Any], declared: Mapping[str, str] | None) -> NoteFilter:
+    """A NoteFilter from the command line: ``option(dest)`` is the value of the option stored
+    under ``dest`` (``cli.commands.FILTER`` and ``SORT``), None when not given. A new kind of
+    filter adds its option there, its field and its line here, and its SQL in store.filters."""
+
+    def when(dest: str) -> int | None:
+        value = option(dest)
+        return None if value is None else parse_when(value, "--" + dest.replace("_", "-"))
+
+    tags = option("tag")
+    return NoteFilter(
+        tags=tuple([tags] if isinstance(tags, str) else tags or ()),
+        note_type=option("note_type"),
+        folders=tuple(clean_folder(f) for f in option("folder") or ()),
+        where=tuple(parse_where(w, declared) for w in option("where") or ()),
+        modified_since=when("modified_since"),
+        modified_before=when("modified_before"),
+        created_since=when("created_since"),
+        created_before=when("created_before"),
+        sort=check_sort(option("sort")),
+        reverse=bool(option("reverse")),
+    )
 
 
 def _texts(value: Any, name: str) -> tuple[str, ...]:
