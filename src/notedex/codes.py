@@ -171,11 +171,6 @@ CODES = {
 """Every code ``--only`` and ``--ignore`` accept, with its meaning."""
 
 
-def problem_code(kind: str) -> str:
-    """The code of a stored problem's kind."""
-    return STORED_KINDS.get(kind, kind)
-
-
 def is_code_like(word: str) -> bool:
     """A word ``--ignore`` reads as a code, not a path glob: no ``/``, ``.``, ``*``, ``?``
     or ``[`` (a folder is written ``Templates/``)."""

@@ -367,6 +367,9 @@ def test_note_filters_as_scan_takes_them(tv: SpecVault) -> None:
     assert listed(tv, "--tag", "proj", "--type", "other") == []
     # --tag selects notes: an inline tag on one task makes the note's every task listed
     assert listed(tv, "--tag", "later") == [("c/c.md", 1, "X", None), ("c/c.md", 2, " ", None)]
+    # every note filter (issue 32's NoteFilter): folders and dates too
+    assert {p for p, _, _, _ in listed(tv, "--folder", "c")} == {"c/c.md"}
+    assert listed(tv, "--modified-since", "1d", "--folder", "c") != []
 
 
 def test_paging_keeps_the_counts(tv: SpecVault) -> None:

@@ -170,11 +170,13 @@ SRC = REPO / "src"
 
 
 TASKS_DESIGN = REPO / "docs" / "design" / "tasks.md"
+FILTER_BUDGET = REPO / "docs" / "design" / "imports.md"
 
 
 def hot_path_list(which: str = "hot-path", doc: Path = ARCHITECTURE) -> set[str]:
-    """The one list of hot-path (or ``mentions-path``, or ``tasks-path`` in ``TASKS_DESIGN``)
-    modules, read from docs/architecture.md (or ``doc``)."""
+    """The one list of hot-path (or ``mentions-path``) modules, read from docs/architecture.md
+    (or ``doc``: the ``tasks-path`` list in ``TASKS_DESIGN``, the ``filter-path`` list in
+    ``FILTER_BUDGET``)."""
     text = doc.read_text(encoding="utf-8")
     block = text.split(f"<!-- {which} modules: begin -->", 1)[1]
     block = block.split(f"<!-- {which} modules: end -->", 1)[0]
@@ -240,7 +242,10 @@ def test_import_time_tricks_only_in_hot_path_modules() -> None:
     }
     assert "notedex.query.lookup" in tricky  # the scan sees the trick where it is allowed
     allowed = (
-        hot_path_list() | hot_path_list("mentions-path") | hot_path_list("tasks-path", TASKS_DESIGN)
+        hot_path_list()
+        | hot_path_list("mentions-path")
+        | hot_path_list("tasks-path", TASKS_DESIGN)
+        | hot_path_list("filter-path", FILTER_BUDGET)
     )
     assert sorted(tricky - allowed) == []
 
@@ -251,19 +256,41 @@ def test_tasks_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, Pat
     vault, db = demo
     common = ("--vault", vault, "--db", db, "--no-refresh")
     runs = [
-        imported_modules("tasks", "--open", "--json", *common),
-        imported_modules("tasks", "--open", "--status", "/", "--tag", "x", *common),
+        (False, imported_modules("tasks", "--open", "--json", *common)),
+        (True, imported_modules("tasks", "--open", "--status", "/", "--tag", "x", *common)),
     ]
     listed = hot_path_list("tasks-path", TASKS_DESIGN)
     assert len(listed) == 2
-    for names in runs:
+    for filtered, names in runs:
         assert "notedex.query.tasks" in names  # the probe saw the work
         ours = {n for n in names if n == "notedex" or n.startswith("notedex.")}
-        assert sorted(ours - hot_path_list() - listed) == [], "loaded by tasks, on no list"
+        # a note filter (--tag) loads the filter's own list too (FILTER_BUDGET)
+        filters = hot_path_list("filter-path", FILTER_BUDGET) if filtered else set()
+        assert sorted(ours - hot_path_list() - listed - filters) == [], "loaded by tasks, unlisted"
         assert sorted(listed - ours) == [], "on the tasks list but no longer loaded"
         heavy = {"dataclasses", "typing", "re", "json", "sqlite3", "argparse", "datetime"}
         assert sorted(heavy & names) == []
         assert banned_in(names) == []
+
+
+def test_a_filtered_search_loads_the_filter_list_and_nothing_heavy(
+    demo: tuple[Path, Path],
+) -> None:
+    """docs/design/imports.md, the filter budget: a filtered search loads the hot path and the
+    three filter modules, and none of re, typing, dataclasses; an unfiltered one none of them."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    filtered = imported_modules(
+        "search", "cobra", "--where", "status=draft", "--folder", "Projects", "--json", *common
+    )
+    ours = {n for n in filtered if n == "notedex" or n.startswith("notedex.")}
+    listed = hot_path_list("filter-path", FILTER_BUDGET)
+    assert len(listed) == 3
+    assert sorted(listed - ours) == [], "on the filter list but not loaded"
+    assert sorted(ours - hot_path_list() - listed) == [], "loaded by a filtered search, unlisted"
+    assert sorted({"re", "typing", "dataclasses"} & filtered) == []
+    plain = imported_modules("search", "cobra", "--json", *common)
+    assert sorted(listed & plain) == []  # no filter option: no filter module
 
 
 def test_mentions_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, Path]) -> None:

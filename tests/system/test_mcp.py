@@ -48,6 +48,7 @@ TOOL_NAMES = {
     "tags",
     "mentions",
     "base",
+    "properties",
 }
 
 
@@ -164,6 +165,7 @@ def test_lists_the_read_only_tools_with_schemas(sdk: Any, demo: tuple[Path, Path
         "tags": [],
         "mentions": ["note"],
         "base": ["base"],
+        "properties": [],
     }
 
 

@@ -16,6 +16,7 @@ from types import ModuleType
 
 import pytest
 
+from notedex.query.filters import NoteFilter
 from notedex.query.listing import graph, scan
 from notedex.query.output import compact_json
 from notedex.query.reports import findings_count, health
@@ -85,8 +86,11 @@ def _expected(db: Path, build: object) -> bytes:
     [
         (("graph",), graph),
         (("scan",), scan),
-        (("scan", "--tag", "旅行"), lambda conn: scan(conn, tag="旅行")),
-        (("scan", "--type", "nothing-has-this"), lambda conn: scan(conn, note_type="x-none")),
+        (("scan", "--tag", "旅行"), lambda conn: scan(conn, NoteFilter(tags=("旅行",)))),
+        (
+            ("scan", "--type", "nothing-has-this"),
+            lambda conn: scan(conn, NoteFilter(note_type="x-none")),
+        ),
     ],
     ids=["graph", "scan", "scan-tag", "scan-type-empty"],
 )
@@ -263,8 +267,12 @@ def _rendered(vault: Path, db: Path, build: object, render: object) -> str:
     ("command", "build", "code"),
     [
         (("scan",), scan, 0),
-        (("scan", "--tag", "旅行"), lambda conn: scan(conn, tag="旅行"), 0),
-        (("scan", "--type", "nothing-has-this"), lambda conn: scan(conn, note_type="x-none"), 0),
+        (("scan", "--tag", "旅行"), lambda conn: scan(conn, NoteFilter(tags=("旅行",))), 0),
+        (
+            ("scan", "--type", "nothing-has-this"),
+            lambda conn: scan(conn, NoteFilter(note_type="x-none")),
+            0,
+        ),
         (("health",), health, 1),
     ],
     ids=["scan", "scan-tag", "scan-type-empty", "health"],

@@ -28,6 +28,7 @@ STORE_READ_SIDE = {
     "notedex.store.outline",  # the notes.outline format, decoded by `show`
     "notedex.store.bases",  # the rows a base evaluates (`base`)
     "notedex.store.tasks",  # the SQL of `tasks` (SEMANTICS 13)
+    "notedex.store.filters",  # a NoteFilter's SQL, the properties table read back (issue 32)
 }
 
 # package -> packages of ours it must never import (directly, at any depth of the code).

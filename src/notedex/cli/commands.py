@@ -162,6 +162,51 @@ service manager unreachable, 75 a daemon is already running, 70 internal error.
 NOTE_TYPE = Option(
     "--type", "only notes of this frontmatter type (any case)", dest="note_type", metavar="TYPE"
 )
+# The note filter (query/filters.py, SEMANTICS 14): every listing takes it, AND-ed.
+TAGS = Option(
+    "--tag",
+    "only notes with this tag (nested tags count for their parents; repeat: all of them)",
+    kind=APPEND,
+)
+FILTER = (
+    TAGS,
+    NOTE_TYPE,
+    Option(
+        "--folder",
+        "only notes in this vault folder or below (repeat: any of them)",
+        kind=APPEND,
+        metavar="PATH",
+    ),
+    Option(
+        "--where",
+        "only notes whose properties meet EXPR (repeat: all of them): status=draft, "
+        "status!=done, priority>=2, due<2026-12-31, tags~=project (list contains), reviewed "
+        "(checkbox true or set), !reviewed (missing or false)",
+        kind=APPEND,
+        metavar="EXPR",
+    ),
+    Option(
+        "--modified-since",
+        "only notes modified on or after DATE (2026-12-31, 2026-12-31T18:00, local time) or in "
+        "the last N days (7d)",
+        metavar="DATE|Nd",
+    ),
+    Option("--modified-before", "only notes modified before DATE or N days ago", metavar="DATE|Nd"),
+    Option(
+        "--created-since",
+        "only notes created on or after DATE or in the last N days (the file's change time)",
+        metavar="DATE|Nd",
+    ),
+    Option("--created-before", "only notes created before DATE or N days ago", metavar="DATE|Nd"),
+)
+SORT = (
+    Option(
+        "--sort",
+        "order by modified, created, title, path or a property's value (its notes first)",
+        metavar="FIELD",
+    ),
+    Option("--reverse", "the other way round (newest or largest first)", kind=FLAG),
+)
 PATHS = Option("--paths", "print only the notes' vault paths, one a line (for xargs)", kind=FLAG)
 NUL = Option(
     "-0", "like --paths, each path ended by a NUL byte (for xargs -0)", kind=FLAG, dest="nul"
@@ -188,6 +233,7 @@ TABLE = (
             "notedex lookup cobra",
             'notedex lookup "vault 裡有哪些跟 Cobra 這個 CLI 框架相關的筆記？" --json',
             "notedex lookup cobra --limit 5 --tag golang",
+            "notedex lookup cobra --folder Projects --where status!=done",
         ),
         handlers.cmd_lookup,
         (
@@ -199,8 +245,7 @@ TABLE = (
                 default=10,
             ),
             OFFSET,
-            Option("--tag", "only notes with this tag (nested tags count for their parents)"),
-            NOTE_TYPE,
+            *FILTER,
             *OUTPUT_PATHS,
         ),
         fast=True,
@@ -215,9 +260,11 @@ TABLE = (
             "notedex health -0 | xargs -0 -I{} echo 'fix: {}'",
             "notedex health --ignore in-comment --ignore 'Templates/'",
             "notedex health --only broken-link --json",
+            "notedex health --folder Projects --where status=active",
         ),
         handlers.cmd_health,
         (
+            *FILTER,
             Option(
                 "--only",
                 "report only findings of this code (repeatable; `in-comment`: only those "
@@ -245,9 +292,11 @@ TABLE = (
             "notedex scan --tag obsidian --json",
             "notedex scan --type method --limit 2 --offset 1",
             "notedex scan --tag obsidian -0 | xargs -0 wc -w",
+            "notedex scan --where status=active --folder Projects --sort modified --reverse",
+            "notedex scan --where '!status' --modified-since 3650d",
         ),
         handlers.cmd_scan,
-        (Option("--tag", "only notes with this tag"), NOTE_TYPE, *PAGE, *OUTPUT_PATHS),
+        (*FILTER, *SORT, *PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
     Command(
@@ -279,20 +328,52 @@ TABLE = (
                 metavar="DATE",
             ),
             Option("--due-after", "only tasks due after DATE (as --due-before)", metavar="DATE"),
-            Option("--tag", "only tasks in notes with this tag"),
-            NOTE_TYPE,
+            *FILTER,
             *PAGE,
             *OUTPUT_PATHS,
         ),
         fast=True,
     ),
     Command(
+        "recent",
+        "List notes by modification time, newest first, with the time each was modified.",
+        (
+            "notedex recent",
+            "notedex recent --limit 5 --folder Projects --json",
+            "notedex recent --modified-since 7d --where status!=done",
+        ),
+        handlers.cmd_recent,
+        (
+            Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
+            *FILTER,
+            *SORT,
+            *OUTPUT_PATHS,
+        ),
+        fast=True,
+    ),
+    Command(
+        "properties",
+        "List every property with its type (Obsidian's: text, list, number, checkbox, date, "
+        "datetime) and note count, or one property's values with their note counts.",
+        (
+            "notedex properties",
+            "notedex properties status --json",
+            "notedex properties tags --folder Projects",
+        ),
+        handlers.cmd_properties,
+        (Option("name", "one property: list its values", nargs="?"), *FILTER),
+    ),
+    Command(
         "tags",
         "List every tag with its note count; nested tags count for their parents, as in "
         "Obsidian's tag pane.",
-        ("notedex tags", "notedex tags --json | jq '.tags[:5]'"),
+        (
+            "notedex tags",
+            "notedex tags --json | jq '.tags[:5]'",
+            "notedex tags --folder Projects",
+        ),
         handlers.cmd_tags,
-        PAGE,
+        (*FILTER, *PAGE),
         fast=True,
     ),
     Command(
@@ -311,9 +392,11 @@ TABLE = (
             "notedex graph --json",
             'notedex graph --around "PARA method" --depth 2',
             "notedex graph --format dot | dot -Tsvg > vault.svg",
+            "notedex graph --folder Projects --json",
         ),
         handlers.cmd_graph,
         (
+            *FILTER,
             Option(
                 "--around",
                 "only the notes within --depth links of this note (named as for show)",
@@ -498,12 +581,20 @@ TABLE = (
             "notedex search '\"shell completion\" -zsh' --json",
             "notedex search 'comple*' --limit 5",
             "notedex search 框架",
+            "notedex search cobra --folder Projects --where status!=done",
+            "notedex search cobra --paths --sort path",
         ),
         handlers.cmd_search,
         (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
             OFFSET,
+            *FILTER,
+            Option(
+                "--sort",
+                "with --paths: path lists the matching notes in path order (default: best first)",
+                choices=("path",),
+            ),
             *OUTPUT_PATHS,
         ),
         fast=True,
@@ -515,9 +606,11 @@ TABLE = (
         (
             "notedex export --format connector-v1 > vault.json",
             "notedex export --format connector-v1 --changed-since 2026-04-01T00:00:00Z --out new.json",
+            "notedex export --folder Projects --where status=published > projects.json",
         ),
         handlers.cmd_export,
         (
+            *FILTER,
             Option(
                 "--format",
                 "the output format (default %(default)s)",
@@ -572,8 +665,8 @@ TABLE = (
     Command(
         "mcp",
         "Serve the index to AI agents as an MCP server on stdio: read-only tools lookup, search, "
-        "show, quote, health, tags, mentions, scan, tasks, status, graph and base, and the notes "
-        "as resources "
+        "show, quote, health, tags, mentions, scan, tasks, status, graph, base and properties, "
+        "and the notes as resources "
         "(needs the extra: pip install 'notedex[mcp]').",
         (
             "notedex mcp --vault ~/notes",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from notedex.codes import Selection
     from notedex.config import Config
     from notedex.indexing.freshness import Freshness
+    from notedex.query.filters import NoteFilter
 
 # -- shared steps ----------------------------------------------------------------------------
 
@@ -64,6 +65,26 @@ PROGRESS_ENV = "NOTEDEX_PROGRESS"
 """Set to ``lines`` (the MCP server's index child, ``mcp_server.keeper``): the apply's progress
 goes to stderr as one ``PROGRESS_PREFIX`` line per chunk, "done total", for the parent to read."""
 PROGRESS_PREFIX = "notedex: progress "
+
+
+def note_filter(args: "argparse.Namespace", cfg: "Config") -> "NoteFilter | None":
+    """The note filter of a command line, the one helper every command builds it with: the
+    options in ``cli.commands.FILTER`` and ``SORT`` read by ``query.filters.from_options``; a
+    bad one is a usage error (exit 2). None when no option was given: every note, and not one
+    import more (the hot path)."""
+    from notedex.cli.commands import FILTER, SORT  # loaded already: it imported this module
+
+    if not any(getattr(args, option.dest, None) for option in (*FILTER, *SORT)):
+        return None
+    from notedex.query.filters import from_options
+
+    declared = None
+    if getattr(args, "where", None):
+        from notedex.vault.properties import declared_types
+
+        declared = declared_types(cfg.vault_dir)
+    nf = from_options(lambda dest: getattr(args, dest, None), declared)
+    return nf.replace(sort=None) if args.command == "search" else nf  # search: --paths order
 
 
 def _progress_printer(label: str) -> "Callable[[int, int], None] | None":
@@ -313,24 +334,19 @@ def cmd_lookup(args: "argparse.Namespace") -> int:
     from notedex.query.terms import checked_query
 
     question = checked_query(" ".join(args.question), "question")  # before any indexing work
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
 
     def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         if not args.offset:
-            return lookup(conn, question, limit=args.limit, tag=args.tag, note_type=args.note_type)
+            return lookup(conn, question, limit=args.limit, nf=nf)
         from notedex.query.lookup import lookup_page
 
-        return lookup_page(
-            conn,
-            question,
-            offset=args.offset,
-            limit=args.limit,
-            tag=args.tag,
-            note_type=args.note_type,
-        )
+        return lookup_page(conn, question, offset=args.offset, limit=args.limit, nf=nf)
 
     return answer(
         args,
-        _config(args),
+        cfg,
         query,
         render_lookup,
         paths=lambda data: [c["path"] for c in data["candidates"]],
@@ -348,15 +364,21 @@ def cmd_health(args: "argparse.Namespace") -> int:
     )
 
     cfg = _config(args)
+    nf = note_filter(args, cfg)
     choice = _health_selection(args, cfg)
-    if choice is not None:
+    if choice is not None or (nf is not None and nf.active):
         from notedex.query.reports import selected
 
-        # Filtered: the report is built, then cut down; the exit code counts what is left.
+        def built(conn: "sqlite3.Connection") -> "dict[str, Any]":
+            # The notes the filter keeps, then the codes --only/--ignore keep: the report is
+            # built, then cut down; the exit code counts what is left.
+            data = health(conn, nf)
+            return selected(data, choice) if choice is not None else data
+
         return answer(
             args,
             cfg,
-            lambda conn: selected(health(conn), choice),
+            built,
             render_health,
             findings=findings_count,
             paths=finding_paths,
@@ -403,29 +425,24 @@ def _health_selection(args: "argparse.Namespace", cfg: "Config") -> "Selection |
 
 
 def cmd_scan(args: "argparse.Namespace") -> int:
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    in_path_order = nf is None or (nf.sort in (None, "path") and not nf.reverse)
+    if _streams(args) and in_path_order:  # the stream merges tags and aliases by path
+        from notedex.query.stream import scan_json
+
+        return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf))
+    if _streams_text(args) and in_path_order:
+        from notedex.query.stream import scan_text
+
+        return _streamed(args, cfg, lambda conn, doc: scan_text(conn, doc, nf))
     from notedex.query.listing import scan
     from notedex.query.render import render_scan
 
-    if _streams(args):
-        from notedex.query.stream import scan_json
-
-        return _streamed(
-            args,
-            _config(args),
-            lambda conn, doc: scan_json(conn, doc, tag=args.tag, note_type=args.note_type),
-        )
-    if _streams_text(args):
-        from notedex.query.stream import scan_text
-
-        return _streamed(
-            args,
-            _config(args),
-            lambda conn, doc: scan_text(conn, doc, tag=args.tag, note_type=args.note_type),
-        )
     return answer(
         args,
-        _config(args),
-        lambda conn: scan(conn, tag=args.tag, note_type=args.note_type),
+        cfg,
+        lambda conn: scan(conn, nf),
         render_scan,
         paths=lambda data: [n["path"] for n in data["notes"]],
         lists=("notes", "errors"),
@@ -436,17 +453,18 @@ def cmd_tasks(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tasks
     from notedex.query.tasks import TaskFilter, task_paths, tasks, tasks_json
 
+    cfg = _config(args)
     states = [state for state, wanted in (("open", args.open), ("done", args.done)) if wanted]
     wanted = TaskFilter(  # checked before the index is opened: a bad date is exit 2 at once
         states=states,
         statuses=args.status or (),
         due_before=args.due_before,
         due_after=args.due_after,
-        note_filter={"tag": args.tag, "note_type": args.note_type},
+        note_filter=note_filter(args, cfg),
     )
     return answer(
         args,
-        _config(args),
+        cfg,
         lambda conn: tasks(conn, wanted),
         render_tasks,
         compact=lambda conn: tasks_json(conn, wanted),  # piped --json: built by SQLite
@@ -455,11 +473,45 @@ def cmd_tasks(args: "argparse.Namespace") -> int:
     )
 
 
+def cmd_recent(args: "argparse.Namespace") -> int:
+    from notedex.query.listing import recent
+    from notedex.query.render import render_recent
+
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    return answer(
+        args,
+        cfg,
+        lambda conn: recent(conn, nf, limit=args.limit),
+        render_recent,
+        paths=lambda data: [n["path"] for n in data["notes"]],
+    )
+
+
+def cmd_properties(args: "argparse.Namespace") -> int:
+    from notedex.query.reports import properties, property_values, render_properties
+    from notedex.vault.properties import declared_types
+
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    declared = declared_types(cfg.vault_dir)
+    if args.name is not None:
+        return answer(
+            args,
+            cfg,
+            lambda conn: property_values(conn, args.name, declared, nf),
+            render_properties,
+        )
+    return answer(args, cfg, lambda conn: properties(conn, declared, nf), render_properties)
+
+
 def cmd_tags(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tags
     from notedex.query.reports import tags
 
-    return answer(args, _config(args), tags, render_tags, lists=("tags",))
+    cfg = _config(args)
+    nf = note_filter(args, cfg)
+    return answer(args, cfg, lambda conn: tags(conn, nf), render_tags, lists=("tags",))
 
 
 def cmd_mentions(args: "argparse.Namespace") -> int:
@@ -493,10 +545,13 @@ def cmd_graph(args: "argparse.Namespace") -> int:
     if args.graph_format == "dot" and args.json:
         raise _usage("give --json or --format dot, not both")
     cfg = _config(args)
+    nf = note_filter(args, cfg)
+    if nf is not None and args.around is not None:
+        raise _usage("give --around or a note filter, not both")
 
     def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         if args.around is None:
-            return graph(conn)
+            return graph(conn, nf)
         from notedex.query.neighbourhood import MAX_DEPTH, MAX_NODES, neighbourhood
 
         if not 1 <= args.depth <= MAX_DEPTH:
@@ -504,7 +559,7 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
-    if args.around is None and (_streams(args) or _streams_text(args)):
+    if args.around is None and nf is None and (_streams(args) or _streams_text(args)):
         from notedex.query import stream
 
         if args.json:
@@ -645,13 +700,19 @@ def cmd_search(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     text = " ".join(args.text)
     parse_query(text)  # a bad query is a usage error before any indexing work
+    nf = note_filter(args, cfg)
     if not cfg.body_index:
         raise UsageError("full-text search is off: body_index = false in the config file")
+    if args.sort is not None and not (args.paths or args.nul):
+        raise UsageError("--sort path lists paths: give it with --paths or -0")
     if (args.paths or args.nul) and not args.json:  # --json with them is answer()'s usage error
+        path_order = args.sort == "path"
         return answer(
             args,
             cfg,
-            lambda conn: search_paths(conn, text, limit=args.limit, offset=args.offset),
+            lambda conn: search_paths(
+                conn, text, limit=args.limit, offset=args.offset, nf=nf, path_order=path_order
+            ),
             render_search,
             paths=lambda paths: paths,
         )
@@ -665,6 +726,7 @@ def cmd_search(args: "argparse.Namespace") -> int:
             limit=args.limit,
             offset=args.offset,
             follow_symlinks=cfg.follow_symlinks,
+            nf=nf,
         ),
         render_search,
         paths=lambda data: [hit["path"] for hit in data["hits"]],
@@ -863,6 +925,7 @@ def cmd_export(args: "argparse.Namespace") -> int:
 
     cfg = _config(args)
     since = parse_since(args.changed_since) if args.changed_since else None
+    nf = note_filter(args, cfg)
     target = resolve_out(args.out, cfg.vault)
     conn = _open(cfg, args)
     with conn:
@@ -876,6 +939,7 @@ def cmd_export(args: "argparse.Namespace") -> int:
                 changed_since=since,
                 max_bytes=cfg.max_bytes,
                 follow_symlinks=cfg.follow_symlinks,
+                nf=nf,
                 skip=lambda line: print(f"notedex: skipped {line}", file=sys.stderr),
             ),
         )

@@ -7,7 +7,13 @@ stays one job: this one decides what a server offers, including the one tool tha
 
 from __future__ import annotations
 
-from notedex.mcp_server.tools import MAX_BODY_CHARS, MAX_LIST_LIMIT, TOOLS, ToolSpec
+from notedex.mcp_server.tools import (
+    MAX_BODY_CHARS,
+    MAX_LIST_LIMIT,
+    TOOLS,
+    ToolSpec,
+    note_filter_schema,
+)
 from notedex.mcp_server.tools import _filters as note_filters
 from notedex.mcp_server.tools import _object as object_schema
 from notedex.mcp_server.tools import _paging as paging
@@ -100,6 +106,7 @@ MORE_TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Only tasks due after this date (as dueBefore).",
                 },
                 **note_filters(),
+                **note_filter_schema(),
                 **paging(100),
             }
         ),
@@ -154,6 +161,42 @@ BASE_TOOL = ToolSpec(
     ),
 )
 MORE_TOOLS = (*MORE_TOOLS, BASE_TOOL)
+
+PROPERTIES_TOOL = ToolSpec(
+    "properties",
+    "List properties and their values",
+    "Every frontmatter property with its type as Obsidian has it (text, list, number, "
+    "checkbox, date, datetime; from .obsidian/types.json when the vault sets one) and how many "
+    "notes have it; with `name`, that property's values (list items one by one, text without "
+    "case) and the notes with each, most first. Same JSON as `notedex properties [NAME] "
+    "--json`; `offset`/`limit` page through the list; `filter` counts the notes it keeps only.",
+    object_schema(
+        {
+            "name": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1000,
+                "description": "One property (any case): list its values instead.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIST_LIMIT,
+                "default": 200,
+                "description": f"Return at most this many items (default 200, at most "
+                f"{MAX_LIST_LIMIT}).",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Skip this many items first (default 0).",
+            },
+            **note_filter_schema(),
+        }
+    ),
+)
+MORE_TOOLS = (*MORE_TOOLS, PROPERTIES_TOOL)
 
 MAX_CAPTURE_CHARS = MAX_BODY_CHARS
 

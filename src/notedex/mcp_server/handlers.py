@@ -24,6 +24,7 @@ from notedex.mcp_server.keeper import IndexKeeper
 from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.resources import list_resources, read_resource
 from notedex.mcp_server.tools import DeadlineExceeded, ToolError, check_arguments
+from notedex.query.filters import NoteFilter, from_mapping
 from notedex.query.find import find_note
 from notedex.query.listing import parse_line_range, scan, show, status
 from notedex.query.lookup import lookup_page
@@ -75,6 +76,7 @@ class VaultTools:
             "tags": self._tags,
             "mentions": self._mentions,
             "base": self._base,
+            "properties": self._properties,
         }
 
     def start(self) -> None:
@@ -194,14 +196,32 @@ class VaultTools:
 
     # -- tools --
 
+    def _filter(
+        self, args: dict[str, Any], tag: str | None = None, note_type: str | None = None
+    ) -> NoteFilter:
+        """The ``filter`` argument as a NoteFilter (query/filters.py), with ``scan``'s own
+        ``tag`` and ``type`` added to it; a bad one is a ToolError saying what was expected."""
+        from notedex.errors import UsageError
+        from notedex.vault.properties import declared_types
+
+        spec = args.get("filter")
+        try:
+            nf = from_mapping(spec, declared_types(self.cfg.vault_dir) if spec else None)
+        except UsageError as exc:
+            raise ToolError(str(exc)) from None
+        if tag:
+            nf = nf.replace(tags=(*nf.tags, tag))
+        if note_type and not nf.note_type:
+            nf = nf.replace(note_type=note_type)
+        return nf
+
     def _lookup(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         return lookup_page(
             conn,
             args["question"],
             offset=args["offset"],
             limit=args["limit"],
-            tag=args["tag"],
-            note_type=args["type"],
+            nf=self._filter(args, args["tag"], args["type"]),
         )
 
     def _search(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
@@ -218,6 +238,7 @@ class VaultTools:
             limit=args["limit"],
             offset=args["offset"],
             follow_symlinks=self.cfg.follow_symlinks,
+            nf=self._filter(args),
         )
         data["hasMore"] = data["total"] > data["offset"] + data["shown"]
         return data
@@ -271,12 +292,26 @@ class VaultTools:
         )
 
     def _health(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        return _paginate(health(conn), HEALTH_LISTS, args["offset"], args["limit"])
+        data = health(conn, self._filter(args))
+        return _paginate(data, HEALTH_LISTS, args["offset"], args["limit"])
 
     def _tags(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         from notedex.query.reports import tags
 
-        return _paginate(tags(conn), ("tags",), args["offset"], args["limit"])
+        data = tags(conn, self._filter(args))
+        return _paginate(data, ("tags",), args["offset"], args["limit"])
+
+    def _properties(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+        from notedex.query.reports import properties, property_values
+        from notedex.vault.properties import declared_types
+
+        nf = self._filter(args)
+        declared = declared_types(self.cfg.vault_dir)
+        if args["name"] is not None:
+            data = property_values(conn, args["name"], declared, nf)
+            return _paginate(data, ("values",), args["offset"], args["limit"])
+        data = properties(conn, declared, nf)
+        return _paginate(data, ("properties",), args["offset"], args["limit"])
 
     def _mentions(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         from notedex.query.mentions import mentions
@@ -292,7 +327,7 @@ class VaultTools:
         return _paginate(data, ("mentions",), args["offset"], args["limit"])
 
     def _scan(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        data = scan(conn, tag=args["tag"], note_type=args["type"])
+        data = scan(conn, self._filter(args, args["tag"], args["type"]))
         return _paginate(data, ("notes", "errors"), args["offset"], args["limit"])
 
     def _tasks(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
@@ -304,7 +339,7 @@ class VaultTools:
             statuses=list(args["status"] or ""),
             due_before=args["dueBefore"],
             due_after=args["dueAfter"],
-            note_filter={"tag": args["tag"], "note_type": args["type"]},
+            note_filter=self._filter(args, args["tag"], args["type"]),
         )
         return _paginate(tasks(conn, wanted), ("tasks",), args["offset"], args["limit"])
 

@@ -88,6 +88,24 @@ def _filters() -> dict[str, Any]:
     }
 
 
+def note_filter_schema() -> dict[str, Any]:
+    """``filter``: the command line's note filter (query/filters.py ``from_mapping``)."""
+    return {
+        "filter": {
+            "type": "object",
+            "description": (
+                "Only the notes that meet every key given, as the CLI's options: tag (string "
+                "or list: all of them), type, folder (string or list: any of them), where "
+                "(string or list of expressions, all met: 'status=draft', 'status!=done', "
+                "'priority>=2', 'due<2026-12-31', 'tags~=project' list contains, 'reviewed' "
+                "set or true, '!reviewed' missing or false), modifiedSince, modifiedBefore, "
+                "createdSince, createdBefore (2026-12-31, 2026-12-31T18:00 local time, or 7d), "
+                "sort (modified, created, title, path or a property) and reverse (a boolean)."
+            ),
+        }
+    }
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
@@ -133,6 +151,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 },
                 **_paging(10, 100),
                 **_filters(),
+                **note_filter_schema(),
             },
             ("question",),
         ),
@@ -154,6 +173,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "Search text, e.g. 'cobra \"shell completion\" -zsh' or '框架'.",
                 },
                 **_paging(20, 100),
+                **note_filter_schema(),
             },
             ("query",),
         ),
@@ -248,8 +268,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "(nothing links to them), dead ends (no links out), unused attachments (no note links to "
         "or embeds them), warnings and parse errors. Same "
         "JSON as `notedex health --json`; `offset`/`limit` apply to each list and `totals` "
-        "gives each list's full length.",
-        _object(_paging(100)),
+        "gives each list's full length; `filter` keeps the findings of the notes it keeps.",
+        _object({**_paging(100), **note_filter_schema()}),
     ),
     ToolSpec(
         "tags",
@@ -257,8 +277,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Every tag with `count` (notes with it or a tag nested in it, as Obsidian's tag pane "
         "rolls nested tags up), `direct` (notes with exactly it), `parent` and `depth`, parents "
         "before their children. Same JSON as `notedex tags --json`; `offset`/`limit` page "
-        "through `tags`.",
-        _object(_paging(200)),
+        "through `tags`; `filter` counts the notes it keeps only.",
+        _object({**_paging(200), **note_filter_schema()}),
     ),
     ToolSpec(
         "mentions",
@@ -284,12 +304,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         "scan",
         "List notes",
         "List notes with id, title, type, status, path, tags and aliases, plus parse errors, "
-        "optionally filtered by tag or frontmatter type. Same JSON as `notedex scan --json`; "
+        "optionally filtered by tag or frontmatter type, or by `filter` (properties, folders, "
+        "dates, and the order). Same JSON as `notedex scan --json`; "
         "`noteCount`/`errorCount` are the full totals, `offset`/`limit` page through both lists.",
         _object(
             {
                 **_filters(),
                 **_paging(100),
+                **note_filter_schema(),
             }
         ),
     ),
@@ -330,10 +352,17 @@ def _check_boolean(tool: str, name: str, prop: dict[str, Any], value: Any) -> An
     return value
 
 
+def _check_object(tool: str, name: str, prop: dict[str, Any], value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise ToolError(f"{tool}: {name!r} must be an object")
+    return value
+
+
 CHECKS: dict[str, Check] = {
     "string": _check_string,
     "integer": _check_integer,
     "boolean": _check_boolean,
+    "object": _check_object,
 }
 """One check per JSON schema ``type`` that the tool table uses."""
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from notedex.errors import UsageError
+from notedex.query.filters import NoteFilter
 from notedex.query.stream import ByPath, Document, streamed
 from notedex.store import fulltext, read
 from notedex.store.connect import read_transaction
@@ -71,6 +72,7 @@ def export_connector(
     max_bytes: int = DEFAULT_MAX_BYTES,
     now: dt.datetime | None = None,
     follow_symlinks: bool = False,
+    nf: NoteFilter | None = None,
     skip: Callable[[str], object] | None = None,
 ) -> tuple[int, int]:
     """Write the connector-v1 document to ``doc`` record by record, as
@@ -97,7 +99,12 @@ def export_connector(
     with read_transaction(conn):
         tags = ByPath(read.names_in_path_order(conn, "tags"))
         links = ByPath(fulltext.link_targets_in_path_order(conn), whole=True)
+        kept = (  # the notes the filter keeps (SEMANTICS 14): their ids, not their rows
+            {r["file_id"] for r in read.notes(conn, nf)} if nf is not None and nf.active else None
+        )
         for row in fulltext.export_notes(conn, modified_after_ns=after):
+            if kept is not None and row["file_id"] not in kept:
+                continue
             labels = tags.take(row["path"])
             references = links.take(row["path"])
             raw, mtime_ns, problem = _read(files, row["disk_rel"] or row["path"], max_bytes)

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
+from notedex.query.filters import EVERY_NOTE, NoteFilter
 from notedex.query.find import find_note, read_note_text
+from notedex.query.stream import scan_entry, scan_error
 from notedex.store import read
 from notedex.store.connect import REBUILDING, LockHolder, lock_holder, read_transaction
 from notedex.store.outline import decode_outline
@@ -33,11 +35,13 @@ if TYPE_CHECKING:
 
 
 def scan(
-    conn: sqlite3.Connection, *, tag: str | None = None, note_type: str | None = None
+    conn: sqlite3.Connection, nf: NoteFilter | None = None, *, limit: int | None = None
 ) -> dict[str, Any]:
+    """Every note ``nf`` keeps, in its order (path by default); ``limit`` stops the read."""
+    nf = nf or EVERY_NOTE
     with read_transaction(conn):
-        rows = read.notes(conn, tag=tag, note_type=note_type)
-        ids = [r["file_id"] for r in rows] if (tag or note_type) else None
+        rows = read.notes_in_path_order(conn, nf, limit=limit).fetchall()
+        ids = [r["file_id"] for r in rows] if (nf.active or limit is not None) else None
         tags = read.tags_by_note(conn, ids)
         aliases = read.aliases_by_note(conn, ids)
         errors = read.problems(conn, "error")
@@ -51,27 +55,34 @@ def scan(
     }
 
 
-def scan_entry(r: sqlite3.Row, tags: list[str], aliases: list[str]) -> dict[str, Any]:
-    """One note of ``scan`` (also written by ``query.stream``)."""
-    return {
-        "id": r["id"],
-        "title": r["title"],
-        "type": r["type"],
-        "status": r["status"],
-        "path": r["path"],
-        "tags": tags,
-        "aliases": aliases,
-    }
-
-
-def scan_error(r: sqlite3.Row) -> dict[str, Any]:
-    return {"path": r["path"], "message": r["message"]}
-
-
-def graph(conn: sqlite3.Connection) -> dict[str, Any]:
+def recent(
+    conn: sqlite3.Connection, nf: NoteFilter | None = None, *, limit: int = 20
+) -> dict[str, Any]:
+    """The notes ``nf`` keeps by modification time, newest first (``--reverse``: oldest first;
+    a ``--sort`` of its own wins), at most ``limit``, each with its ``modified`` time (UTC)."""
+    nf = nf or EVERY_NOTE
+    if nf.sort is None:
+        nf = nf.replace(sort="modified", reverse=not nf.reverse)
+    data = scan(conn, nf, limit=limit)
     with read_transaction(conn):
-        note_rows = read.notes(conn)
+        times = {r["path"]: r["mtime_ns"] for r in read.notes_in_path_order(conn, nf, limit=limit)}
+    for entry in data["notes"]:
+        seconds = times[entry["path"]] / 1e9
+        entry["modified"] = (
+            dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="seconds")
+        ).replace("+00:00", "Z")
+    return {"notes": data["notes"], "noteCount": len(data["notes"])}
+
+
+def graph(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, Any]:
+    """The link graph; with an active ``nf``, of the notes it keeps and what they link to."""
+    nf = nf or EVERY_NOTE
+    with read_transaction(conn):
+        note_rows = read.notes(conn, nf)
         edge_rows = read.graph_edges(conn)
+    if nf.active:
+        kept = {r["path"] for r in note_rows}
+        edge_rows = [r for r in edge_rows if r["source"] in kept]
     nodes: dict[str, dict[str, str]] = {
         r["path"]: {"id": r["path"], "label": r["title"], "kind": "note"} for r in note_rows
     }

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
+    from notedex.query.filters import NoteFilter
+
 __all__ = ["Candidate", "_exact_names", "extract_terms", "lookup"]
 
 
@@ -51,8 +53,7 @@ def lookup(
     question: str,
     *,
     limit: int = 10,
-    tag: str | None = None,
-    note_type: str | None = None,
+    nf: "NoteFilter | None" = None,
 ) -> "dict[str, Any]":
     checked_query(question, "question")
     terms = extract_terms(question)
@@ -70,15 +71,13 @@ def lookup(
             partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
         elif terms:
             forms = name_forms(question)
-            total, shown, weights = _stage1(
-                conn, terms, names, forms, tag, note_type, limit + STEM_SLACK
-            )
+            total, shown, weights = _stage1(conn, terms, names, forms, nf, limit + STEM_SLACK)
             shown, dropped = _typed_words(conn, shown, terms)
             shown = _folders(conn, shown, weights)
             total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
             if not total:
-                found = _filter(conn, _stage2(conn, terms), tag, note_type)
+                found = _filter(conn, _stage2(conn, terms), nf)
                 ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
                 total, shown = len(ordered), ordered[:limit]
                 stage = "graph_expansion" if total else "none"
@@ -143,12 +142,11 @@ def lookup_page(
     *,
     offset: int,
     limit: int,
-    tag: str | None = None,
-    note_type: str | None = None,
+    nf: "NoteFilter | None" = None,
 ) -> "dict[str, Any]":
     """``lookup``'s candidates ``offset`` to ``offset + limit``, with ``offset``, ``limit`` and
     ``hasMore``: one page rule for ``lookup --offset`` and the MCP tool."""
-    data = lookup(conn, question, limit=offset + limit, tag=tag, note_type=note_type)
+    data = lookup(conn, question, limit=offset + limit, nf=nf)
     page = data["candidates"][offset:]
     data["candidates"] = page
     data["shown"] = len(page)

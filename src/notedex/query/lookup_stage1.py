@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
+    from notedex.query.filters import NoteFilter
+
 
 class Candidate:
     """A note found by a stage, with what it matched and how it was reached."""
@@ -135,8 +137,7 @@ def _stage1(
     terms: list[str],
     names: list[str],
     forms: list[str],
-    tag: str | None,
-    note_type: str | None,
+    nf: "NoteFilter | None",
     limit: int,
 ) -> tuple[int, list[Candidate], dict[str, int]]:
     """The names (titles, tags, aliases), ranked in tiers inside SQLite, the terms weighted by
@@ -152,7 +153,7 @@ def _stage1(
     if len(matches) > 1:
         matches, weights = _weighted(conn, matches)
     total, rows = sql.ranked_field_hits(
-        conn, matches, list(exact), tag=tag, note_type=note_type, limit=limit, weights=weights
+        conn, matches, list(exact), nf=nf, limit=limit, weights=weights
     )
     shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
     _fill_hits(conn, terms, matches, rows, shown)

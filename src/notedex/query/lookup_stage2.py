@@ -13,6 +13,8 @@ TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the 
 if TYPE_CHECKING:
     import sqlite3
 
+    from notedex.query.filters import NoteFilter
+
 MAX_HITS_PER_QUERY = 20_000
 MAX_SEEDS = 200
 MIN_LOOSE_CHARS = 4
@@ -83,13 +85,13 @@ def _neighbour_score(seeds: int, degree: int) -> float:
 
 
 def _filter(
-    conn: "sqlite3.Connection", found: dict[int, Candidate], tag: str | None, note_type: str | None
+    conn: "sqlite3.Connection", found: dict[int, Candidate], nf: "NoteFilter | None"
 ) -> dict[int, Candidate]:
     if not found:
         return found
     ids = list(found)
     drop = sql.excluded_ids(conn, ids)
-    if tag or note_type:
-        allowed = {r["file_id"] for r in read.notes(conn, tag=tag, note_type=note_type)}
+    if nf is not None and nf.active:
+        allowed = {r["file_id"] for r in read.notes(conn, nf)}
         drop |= set(ids) - allowed
     return {i: c for i, c in found.items() if i not in drop}

@@ -390,3 +390,25 @@ def render_eval(r: Renderer, data: "dict[str, Any]") -> None:
             else ""
         )
     )
+
+
+def render_recent(r: Renderer, data: "dict[str, Any]") -> None:
+    """`recent`: scan's columns after the time each note was modified (UTC)."""
+    r.table(
+        ("MODIFIED", "PATH", "TITLE", "ID", "TYPE", "STATUS", "TAGS", "ALIASES"),
+        (
+            (
+                n["modified"],
+                r.path(n["path"]),
+                n["title"],
+                n["id"] or "-",
+                n["type"] or "-",
+                n["status"] or "-",
+                _join(n["tags"]),
+                _join(n["aliases"]),
+            )
+            for n in data["notes"]
+        ),
+    )
+    r.line()
+    r.line(plural(data["noteCount"], "note"))

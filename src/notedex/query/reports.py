@@ -1,6 +1,7 @@
 """`health`: orphans, unlinked notes, dead ends, unused attachments, broken links, broken
 anchors, warnings and errors (SEMANTICS 8, 10); and `tags`, the tag pane (SEMANTICS 4.10),
-here rather than in a module of its own so that it costs no import but this hot-path one."""
+here rather than in a module of its own so that it costs no import but this hot-path one; and
+`properties`, the properties pane (issue 32), beside it."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from notedex.store.connect import read_transaction
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Mapping
     from typing import Any
 
     from notedex.codes import Selection
+    from notedex.query.filters import NoteFilter
+    from notedex.query.output import Renderer
 
 
 HEALTH_LISTS = (
@@ -30,7 +34,42 @@ HEALTH_LISTS = (
 """The lists of the report, in order: what ``--limit``/``--offset`` page."""
 
 
-def health(conn: sqlite3.Connection) -> dict[str, Any]:
+def health(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, Any]:
+    """The report; with an active ``nf``, only the findings in the notes it keeps (SEMANTICS
+    14.8: unused attachments by ``--folder`` alone)."""
+    report = _health(conn)
+    if nf is None or not nf.active:
+        return report
+    with read_transaction(conn):
+        kept = {r["path"] for r in read.notes(conn, nf)}
+    return kept_findings(report, kept, nf)
+
+
+def kept_findings(report: dict[str, Any], kept: set[str], nf: NoteFilter) -> dict[str, Any]:
+    """``report`` with the findings of the notes in ``kept`` only, counts recounted."""
+
+    def under(path: str) -> bool:
+        return not nf.folders or any(
+            not folder or path.startswith(folder + "/") for folder in nf.folders
+        )
+
+    out = dict(report)
+    for name in HEALTH_LISTS:
+        if name == "unusedAttachments":
+            notes_only = nf.tags or nf.note_type or nf.where
+            out[name] = [] if notes_only else [i for i in report[name] if under(i["path"])]
+        else:
+            out[name] = [
+                item for item in report[name] if item.get("source", item.get("path")) in kept
+            ]
+    for finding in FINDINGS:
+        if finding.count_key is not None:
+            out[finding.count_key] = len(out[finding.list_key])
+    out["counts"] = code_counts(out)
+    return out
+
+
+def _health(conn: sqlite3.Connection) -> dict[str, Any]:
     import json  # the declared findings' stored rows; not on the streamed path (re, json)
 
     with read_transaction(conn):
@@ -163,6 +202,23 @@ def finding_paths(data: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
+def _tags_among(
+    note_tags: list[tuple[int, str, str]],
+) -> tuple[list[tuple[str, str, int]], dict[str, int], int]:
+    """``tag_spellings``, ``notes_tagged_under`` and ``tagged_note_count`` of some notes,
+    from their (file id, tag key, spelling) rows: what the writer's counts hold for all."""
+    spellings: dict[tuple[str, str], int] = {}
+    under: dict[str, set[int]] = {}
+    for file_id, key, tag in note_tags:
+        spellings[(key, tag)] = spellings.get((key, tag), 0) + 1
+        parts = key.split("/")
+        for depth in range(1, len(parts) + 1):
+            under.setdefault("/".join(parts[:depth]), set()).add(file_id)
+    rows = [(key, tag, n) for (key, tag), n in sorted(spellings.items())]
+    tagged = len({file_id for file_id, _, _ in note_tags})
+    return rows, {key: len(ids) for key, ids in under.items()}, tagged
+
+
 def health_json(conn: sqlite3.Connection) -> tuple[bytes, int]:
     """``health(conn)`` as compact JSON in UTF-8, exactly as ``render.emit_json`` writes it to
     a pipe, and the count of broken links and anchors (the exit code: ``findings_count``).
@@ -206,14 +262,18 @@ def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict
     return warnings, errors
 
 
-def tags(conn: sqlite3.Connection) -> dict[str, Any]:
+def tags(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, Any]:
     """The tag tree as a flat list in tree order (a parent before its children, siblings by
     their folded key): each tag's spelling, ``count`` (notes with it or a tag nested in it),
-    ``direct`` (notes with exactly it), ``parent`` and ``depth``."""
+    ``direct`` (notes with exactly it), ``parent`` and ``depth``; counted over the notes an
+    active ``nf`` keeps."""
     with read_transaction(conn):
-        rows = read.tag_spellings(conn)
-        rollup = read.notes_tagged_under(conn)
-        tagged = read.tagged_note_count(conn)
+        if nf is not None and nf.active:
+            rows, rollup, tagged = _tags_among(read.note_tags_among(conn, nf))
+        else:
+            rows = read.tag_spellings(conn)
+            rollup = read.notes_tagged_under(conn)
+            tagged = read.tagged_note_count(conn)
     direct: dict[str, int] = {}
     spelling: dict[str, tuple[int, str]] = {}  # key -> (-notes, spelling): most used first
     for key, tag, notes in rows:
@@ -245,3 +305,93 @@ def tags(conn: sqlite3.Connection) -> dict[str, Any]:
         "tagCount": len(ordered),
         "taggedNoteCount": tagged,
     }
+
+
+# -- `properties`: the properties pane (issue 32) ----------------------------------------------
+
+_NOT_A_TYPE = ("null", "object")
+
+
+def _type_of(kinds: dict[str, tuple[int, int]], declared: str | None) -> str:
+    """SEMANTICS 14.4: the declared type; else the type most of its notes' values have (a list
+    when most notes hold a list), ties to the first by name; "text" when every value is empty."""
+    if declared is not None:
+        return declared
+    notes = max((n for n, _ in kinds.values()), default=0)
+    listed = max((lists for _, lists in kinds.values()), default=0)
+    if listed * 2 > notes:
+        return "list"  # vault.properties.LIST, not imported on the hot path
+    typed = [(-n, kind) for kind, (n, _) in kinds.items() if kind not in _NOT_A_TYPE]
+    return min(typed)[1] if typed else "text"
+
+
+def properties(
+    conn: sqlite3.Connection,
+    declared: Mapping[str, str],
+    nf: NoteFilter | None = None,
+) -> dict[str, Any]:
+    """Every property of the notes listed (``nf``'s when active): name (folded, SEMANTICS
+    14.1), type, whether the vault declares it, and how many notes have it; by name."""
+    from notedex.store import filters as filters_sql  # not on health's path
+
+    with read_transaction(conn):
+        rows = filters_sql.property_kinds(conn, nf)
+        totals = {key: filters_sql.property_notes(conn, key, nf) for key in {r[0] for r in rows}}
+    kinds: dict[str, dict[str, tuple[int, int]]] = {}
+    for key, kind, notes, lists in rows:
+        kinds.setdefault(key, {})[kind] = (notes, lists)
+    found = [
+        {
+            "name": key,
+            "type": _type_of(by_kind, declared.get(key)),
+            "declared": key in declared,
+            "count": totals[key],
+        }
+        for key, by_kind in sorted(kinds.items())
+    ]
+    return {"properties": found, "propertyCount": len(found)}
+
+
+def property_values(
+    conn: sqlite3.Connection,
+    name: str,
+    declared: Mapping[str, str],
+    nf: NoteFilter | None = None,
+) -> dict[str, Any]:
+    """One property's values (list items one by one, text without case) and the notes with
+    each, most first; its type and note count as ``properties`` gives them."""
+    from notedex.store import filters as filters_sql  # not on health's path
+    from notedex.vault.properties import fold_name
+
+    key = fold_name(name)
+    with read_transaction(conn):
+        rows = filters_sql.property_values(conn, key, nf)
+        kinds = {
+            kind: (notes, lists)
+            for k, kind, notes, lists in filters_sql.property_kinds(conn, nf)
+            if k == key
+        }
+        total = filters_sql.property_notes(conn, key, nf)
+    return {
+        "name": key,
+        "type": _type_of(kinds, declared.get(key)),
+        "declared": key in declared,
+        "count": total,
+        "values": [
+            {"value": spelling, "type": kind, "count": notes} for _, spelling, kind, notes in rows
+        ],
+        "valueCount": len(rows),
+    }
+
+
+def render_properties(r: Renderer, data: dict[str, Any]) -> None:
+    """Text: one property a line (its notes, name, type), or one value a line."""
+    if "values" in data:
+        r.line(f"{data['name']} ({data['type']}): {data['count']} notes")
+        for item in data["values"]:
+            r.line(f"  {item['count']:>6}  {item['value']}")
+        return
+    for item in data["properties"]:
+        mark = "" if not item["declared"] else " (types.json)"
+        r.line(f"{item['count']:>6}  {item['name']}  {item['type']}{mark}")
+    r.line(f"{data['propertyCount']} properties")

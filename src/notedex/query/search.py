@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
+    from notedex.query.filters import NoteFilter
     from notedex.query.render import Renderer
 
 MAX_TERMS = 32
@@ -239,6 +240,7 @@ def search(
     offset: int = 0,
     paths_only: bool = False,
     follow_symlinks: bool = False,
+    nf: NoteFilter | None = None,
 ) -> dict[str, Any]:
     """One page of hits, best first. ``paths_only``: no positions or snippets (they are null),
     so no file is read and no ``highlight()`` runs: the cost of listing every hit.
@@ -247,10 +249,10 @@ def search(
     expression = match_expression(terms)
     firsts: dict[str, tuple[int, int]] = {}
     with read_transaction(conn):
-        rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset)
+        rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset, nf=nf)
         # A first page shorter than the limit is every match: no second pass to count them.
         complete = offset == 0 and len(rows) < limit
-        total = len(rows) if complete else fulltext.body_match_count(conn, expression)
+        total = len(rows) if complete else fulltext.body_match_count(conn, expression, nf)
         no_bodies = total == 0 and fulltext.body_index_empty(conn)
         term = _single_token(terms) if len(rows) >= INDEXED_FROM and not paths_only else None
         if term is not None:
@@ -299,12 +301,25 @@ def search(
 
 
 def search_paths(
-    conn: sqlite3.Connection, query: str, *, limit: int = DEFAULT_LIMIT, offset: int = 0
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+    nf: NoteFilter | None = None,
+    path_order: bool = False,
 ) -> list[str]:
     """The paths ``search --paths``/``-0`` print: the notes of ``search``'s page, no more, in
     its order (best match first), whether or not the page holds every match, so that
-    ``search X --paths | head -1`` is the best match (issue 34; docs/cli.md "search")."""
-    data = search(conn, "", query, limit=limit, offset=offset, paths_only=True)
+    ``search X --paths | head -1`` is the best match (issue 34; docs/cli.md "search").
+    ``path_order`` (``--sort path``, issue 32): the page of the matches in vault path order
+    instead, from one query without bm25."""
+    if path_order:
+        expression = match_expression(parse_query(query))
+        with read_transaction(conn):
+            paths = fulltext.body_match_paths(conn, expression, limit=offset + limit, nf=nf)
+        return paths[offset:]
+    data = search(conn, "", query, limit=limit, offset=offset, paths_only=True, nf=nf)
     return [hit["path"] for hit in data["hits"]]
 
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from notedex.query.filters import NoteFilter
+
 CHUNK = 1 << 16
 """Characters gathered before one write to stdout."""
 
@@ -210,13 +212,10 @@ def _edges(conn: sqlite3.Connection) -> Iterable[dict[str, Any]]:
 def scan_json(
     conn: sqlite3.Connection,
     doc: Document,
-    *,
-    tag: str | None = None,
-    note_type: str | None = None,
+    nf: NoteFilter | None = None,
 ) -> None:
-    """``query.listing.scan`` as compact JSON, note after note."""
-    from notedex.query.listing import scan_entry, scan_error
-
+    """``query.listing.scan`` as compact JSON, note after note (``nf`` in path order only:
+    the tags and aliases are merged by path)."""
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
@@ -225,7 +224,7 @@ def scan_json(
         doc.add('{"notes":[')
         notes = doc.items(
             encode(scan_entry(r, tags.take(r["path"]), aliases.take(r["path"])))
-            for r in read.notes_in_path_order(conn, tag=tag, note_type=note_type)
+            for r in read.notes_in_path_order(conn, nf)
         )
         doc.add('],"errors":[')
         errors = doc.items(
@@ -234,12 +233,28 @@ def scan_json(
         doc.add(f'],"noteCount":{notes},"errorCount":{errors}}}')
 
 
+def scan_entry(r: sqlite3.Row, tags: list[str], aliases: list[str]) -> dict[str, Any]:
+    """One note of ``scan``, streamed here and whole in ``query.listing.scan`` (here so that a
+    streamed scan loads no ``query.listing``, with its json, pathlib and dataclasses)."""
+    return {
+        "id": r["id"],
+        "title": r["title"],
+        "type": r["type"],
+        "status": r["status"],
+        "path": r["path"],
+        "tags": tags,
+        "aliases": aliases,
+    }
+
+
+def scan_error(r: sqlite3.Row) -> dict[str, Any]:
+    return {"path": r["path"], "message": r["message"]}
+
+
 def scan_text(
     conn: sqlite3.Connection,
     doc: Document,
-    *,
-    tag: str | None = None,
-    note_type: str | None = None,
+    nf: NoteFilter | None = None,
 ) -> None:
     """``render.render_scan``'s text on a pipe (no terminal: no cut columns, no hyperlinks).
     Its columns are as wide as their widest cell: a first pass over the notes measures them,
@@ -252,7 +267,7 @@ def scan_text(
     def rows() -> Iterable[tuple[str, ...]]:
         tags = ByPath(read.names_in_path_order(conn, "tags"))
         aliases = ByPath(read.names_in_path_order(conn, "aliases"))
-        for n in read.notes_in_path_order(conn, tag=tag, note_type=note_type):
+        for n in read.notes_in_path_order(conn, nf):
             entry = {**dict(n), "tags": tags.take(n["path"]), "aliases": aliases.take(n["path"])}
             yield scan_cells(entry, r)
 

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from notedex.query.filters import NoteFilter
+
 DATE_HELP = "YYYY-MM-DD, today, Nd (N days from today) or -Nd (N days ago)"
 
 
@@ -31,7 +33,7 @@ class TaskFilter:
         statuses: "Sequence[str]" = (),
         due_before: str | None = None,
         due_after: str | None = None,
-        note_filter: "dict[str, Any] | None" = None,
+        note_filter: "NoteFilter | None" = None,
         today: str | None = None,
     ) -> None:
         unknown = [state for state in states if state not in TASK_STATES]
@@ -46,7 +48,7 @@ class TaskFilter:
         self.statuses = tuple(dict.fromkeys(statuses))
         self.due_before = None if due_before is None else parse_day(due_before, today)
         self.due_after = None if due_after is None else parse_day(due_after, today)
-        self.note_filter = note_filter or {}
+        self.note_filter = note_filter
 
     def selection(self) -> "dict[str, Any]":
         """The keywords of ``store.tasks.tasks`` and ``tasks_json``."""

@@ -14,6 +14,9 @@ from notedex.store.schema import NOTE_TITLE, TOKENIZER
 TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
+
+    from notedex.store.filters import NoteFilter
 
     Row = sqlite3.Row
 
@@ -25,13 +28,20 @@ def _ids(values: Sequence[int]) -> str:
 # -- body search -------------------------------------------------------------------------------
 
 
-def body_match_count(conn: sqlite3.Connection, expression: str) -> int:
-    """How many reportable notes (not Obsidian-excluded) match the expression.
+def body_match_count(
+    conn: sqlite3.Connection, expression: str, nf: NoteFilter | None = None
+) -> int:
+    """How many reportable notes (not Obsidian-excluded, kept by ``nf``) match the expression.
 
     Every match, less the excluded notes that match: FTS5 counts its matches without visiting
     them, and the excluded notes are few (a partial index), so no join per hit (15 ms of a
     30k-hit count at 100k notes, against under 2 ms).
     """
+    if nf is not None and nf.active:
+        params: list[Any] = [expression]
+        kept = _kept(conn, nf, params, "body_fts.rowid")
+        sql = f"SELECT count(*) FROM body_fts WHERE body_fts MATCH ? AND {kept}"
+        return int(conn.execute(sql, params).fetchone()[0])
     row = conn.execute(
         """
         SELECT (SELECT count(*) FROM body_fts WHERE body_fts MATCH ?1)
@@ -73,8 +83,21 @@ MAX_FETCH = 1 << 16
 """Past this many matches fetched, a tie at the cut is left to one sort of the whole match."""
 
 
+def _kept(
+    conn: sqlite3.Connection, nf: NoteFilter, params: list[Any], column: str = "b.rowid"
+) -> str:
+    from notedex.store.filters import notes_kept
+
+    return notes_kept(conn, column, nf, params)
+
+
 def body_matches(
-    conn: sqlite3.Connection, expression: str, *, limit: int, offset: int = 0
+    conn: sqlite3.Connection,
+    expression: str,
+    *,
+    limit: int,
+    offset: int = 0,
+    nf: NoteFilter | None = None,
 ) -> list[tuple[float, str, str | None, str]]:
     """One page of matching notes, best bm25 first (ties by path, so pages are stable):
     ``(bm25, path, disk_rel, title)`` as plain tuples (no Row per hit).
@@ -91,6 +114,11 @@ def body_matches(
         return []
     cursor = conn.cursor()
     cursor.row_factory = None
+    if nf is not None and nf.active:  # SQLite ranks the notes the filter keeps, joined
+        params: list[Any] = [expression]
+        kept_sql = _kept(conn, nf, params)
+        sql = _RANKED_JOINED.replace("n.excluded = 0", "n.excluded = 0 AND " + kept_sql)
+        return cursor.execute(sql, [*params, limit, offset]).fetchall()
     want = offset + limit
     excluded = cursor.execute("SELECT count(*) FROM notes WHERE excluded = 1").fetchone()[0]
     fetch = want + TIE_SLACK + excluded
@@ -147,6 +175,28 @@ def first_offsets(conn: sqlite3.Connection, term: str) -> dict[str, tuple[int, i
         (term,),
     )
     return {path: (key, first) for path, key, first in rows}
+
+
+def body_match_paths(
+    conn: sqlite3.Connection, expression: str, *, limit: int, nf: NoteFilter | None = None
+) -> list[str]:
+    """The vault paths of up to ``limit`` matching notes (kept by ``nf``) in path order, without
+    bm25 (which reads every hit's column sizes): ``search --paths --sort path`` (issue 32)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    params: list[Any] = [expression]
+    kept = f" AND {_kept(conn, nf, params)}" if nf is not None and nf.active else ""
+    rows = cursor.execute(
+        f"""
+        SELECT f.path
+        FROM body_fts b JOIN notes n ON n.file_id = b.rowid JOIN files f ON f.id = b.rowid
+        WHERE body_fts MATCH ? AND n.excluded = 0{kept}
+        ORDER BY f.path
+        LIMIT ?
+        """,
+        (*params, limit),
+    ).fetchall()
+    return [row[0] for row in rows]
 
 
 def highlight_texts(

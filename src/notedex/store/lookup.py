@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from notedex.store.filters import NoteFilter
+
     Row = sqlite3.Row
     RankedRow = Row | dict[str, Any]  # a stage-1 row: SQLite's, or built from two statements
 
@@ -31,8 +33,7 @@ def ranked_field_hits(
     matches: "Sequence[tuple[int, str]]",
     exact: "Sequence[int]" = (),
     *,
-    tag: str | None = None,
-    note_type: str | None = None,
+    nf: "NoteFilter | None" = None,
     limit: int = 10,
     weights: "Sequence[int] | None" = None,
 ) -> "tuple[int, list[RankedRow]]":
@@ -62,7 +63,7 @@ def ranked_field_hits(
     expressions = [expression for _, expression in matches]
     weights = list(weights) if weights is not None else [1] * len(matches)
     structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
-    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
+    visible, params = _visible(conn, "note_fts.rowid", nf)
     count = f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}"
     if not exact and not conn.execute(count, [structure, *params]).fetchone()[0]:
         return 0, []
@@ -73,7 +74,7 @@ def ranked_field_hits(
         for number, (table, pool) in enumerate(_stage1_pools(expressions, weights)):
             # a pool too small to fill the page is skipped on a count (no BM25): its size
             # and the exact names bound the candidates it holds
-            seen, seen_params = _visible(conn, f"{table}.rowid", tag, note_type)
+            seen, seen_params = _visible(conn, f"{table}.rowid", nf)
             count = f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND {seen}"
             pooled = conn.execute(count, [pool, *seen_params]).fetchone()[0]
             if pooled + len(exact) < limit:
@@ -83,8 +84,7 @@ def ranked_field_hits(
                 conn,
                 matches,
                 exact_ids,
-                tag,
-                note_type,
+                nf,
                 limit,
                 pool,
                 titled=titled,
@@ -93,8 +93,8 @@ def ranked_field_hits(
             if len(rows) >= limit:
                 break
     if len(rows) < limit:
-        rows = _ranked(conn, matches, exact_ids, tag, note_type, limit, None, weights=weights)
-    extra = _unhit_exact(conn, rows, limit, anywhere, exact_ids, tag, note_type)
+        rows = _ranked(conn, matches, exact_ids, nf, limit, None, weights=weights)
+    extra = _unhit_exact(conn, rows, limit, anywhere, exact_ids, nf)
     return hit + extra, rows
 
 
@@ -104,8 +104,7 @@ def _unhit_exact(
     limit: int,
     anywhere: str,
     exact_ids: str,
-    tag: str | None,
-    note_type: str | None,
+    nf: "NoteFilter | None",
 ) -> int:
     """The candidates the count of name hits misses: exact names that no term hits (a name of
     stop and notes-tool words only). They sort first (tier 1), so the page holds them all
@@ -114,13 +113,13 @@ def _unhit_exact(
         return 0
     if not rows or len(rows) < limit or rows[-1]["tier"] != 1:
         return sum(1 for row in rows if row["tier"] == 1 and not row["terms"])
-    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
+    visible, params = _visible(conn, "note_fts.rowid", nf)
     hit = conn.execute(
         "SELECT count(*) FROM note_fts WHERE note_fts MATCH ? "
         f"AND +rowid IN (SELECT value FROM json_each(?)) AND {visible}",
         [anywhere, exact_ids, *params],
     ).fetchone()[0]
-    shown, shown_params = _visible(conn, "j.value", tag, note_type)
+    shown, shown_params = _visible(conn, "j.value", nf)
     every = conn.execute(
         f"SELECT count(*) FROM json_each(?) j WHERE {shown}", [exact_ids, *shown_params]
     ).fetchone()[0]
@@ -161,8 +160,7 @@ def _ranked(
     conn: "sqlite3.Connection",
     matches: "Sequence[tuple[int, str]]",
     exact_ids: str,
-    tag: str | None,
-    note_type: str | None,
+    nf: "NoteFilter | None",
     limit: int,
     pool: str | None,
     *,
@@ -174,10 +172,10 @@ def _ranked(
     if titled and (len(matches) == 1 or exact_ids.count(",") < _SEEK_EXACT):
         # several terms and many exact names: ranking those over note_fts scans each term's
         # whole doclist, as the one statement of the pool does (_ranked_many): that one is cheaper
-        return _ranked_titled(conn, matches, exact_ids, tag, note_type, limit)
-    if len(matches) == 1 and pool is None and not tag and not note_type:
+        return _ranked_titled(conn, matches, exact_ids, nf, limit)
+    if len(matches) == 1 and pool is None and (nf is None or not nf.active):
         return _ranked_one(conn, matches[0][1], exact_ids, limit)
-    return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, pool, weights)
+    return _ranked_many(conn, matches, exact_ids, nf, limit, pool, weights)
 
 
 _TAGS_ALIASES = "bm25(note_fts, 0.0, 1.0, 0.0) < 0 AS tag_terms, bm25(note_fts, 0.0, 0.0, 1.0) < 0 AS alias_terms"
@@ -216,8 +214,7 @@ def _ranked_titled(
     conn: "sqlite3.Connection",
     matches: "Sequence[tuple[int, str]]",
     exact_ids: str,
-    tag: str | None,
-    note_type: str | None,
+    nf: "NoteFilter | None",
     limit: int,
 ) -> "list[RankedRow]":
     """The pool of notes with every term in the title, and the exact names.
@@ -230,10 +227,10 @@ def _ranked_titled(
     """
     rows: list[RankedRow] = []
     if exact_ids != "[]":
-        rows += _ranked_exact(conn, matches, exact_ids, tag, note_type, limit)
+        rows += _ranked_exact(conn, matches, exact_ids, nf, limit)
     if len(rows) >= limit:
         return rows
-    visible, params = _visible(conn, "name_fts.rowid", tag, note_type)
+    visible, params = _visible(conn, "name_fts.rowid", nf)
     every = "(" + " AND ".join(expression for _, expression in matches) + ")"
     titled = (
         "bm25(name_fts, 1.0, 0.0) < 0"  # one term: it hit the title
@@ -289,14 +286,13 @@ def _ranked_exact(
     conn: "sqlite3.Connection",
     matches: "Sequence[tuple[int, str]]",
     exact_ids: str,
-    tag: str | None,
-    note_type: str | None,
+    nf: "NoteFilter | None",
     limit: int,
 ) -> "list[RankedRow]":
     """The exact names (tier 1) in stage-1 order, over note_fts."""
     if len(matches) > 1:
-        return _ranked_many(conn, matches, exact_ids, tag, note_type, limit, "")
-    visible, params = _visible(conn, "note_fts.rowid", tag, note_type)
+        return _ranked_many(conn, matches, exact_ids, nf, limit, "")
+    visible, params = _visible(conn, "note_fts.rowid", nf)
     return conn.execute(
         f"""
         SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
@@ -315,8 +311,7 @@ def _ranked_many(
     conn: "sqlite3.Connection",
     matches: "Sequence[tuple[int, str]]",
     exact_ids: str,
-    tag: str | None,
-    note_type: str | None,
+    nf: "NoteFilter | None",
     limit: int,
     pool: str | None,
     weights: "Sequence[int] | None" = None,
@@ -346,7 +341,7 @@ def _ranked_many(
     for (term, expression), weight in zip(matches, weights, strict=True):
         params += [term, int(weight), "{title tags aliases} : " + expression]
     params += [exact_ids, len(matches), exact_ids]
-    visible, visible_params = _visible(conn, "a.file_id", tag, note_type)
+    visible, visible_params = _visible(conn, "a.file_id", nf)
     params += [*visible_params, limit]
     names = f"SELECT rowid, {_NAME_BM25} FROM name_fts WHERE name_fts MATCH ?{restrict}"
     if pool == "":  # tier 1 alone: no name ranks

@@ -3,13 +3,15 @@ many names hold it, and which notes lookup may show (ARCHITECTURE "Two-stage loo
 side and stdlib only; split out of ``store.lookup`` by stage.
 """
 
-from notedex.store.read import _json_ints, _tag_filter, _type_filter
+from notedex.store.read import _json_ints, tag_filter, type_filter
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
     from typing import Any
+
+    from notedex.store.filters import NoteFilter
 
     Row = sqlite3.Row
 
@@ -26,18 +28,31 @@ def occurs(conn: "sqlite3.Connection", expression: str) -> bool:
 
 
 def _visible(
-    conn: "sqlite3.Connection", column: str, tag: str | None, note_type: str | None
+    conn: "sqlite3.Connection", column: str, nf: "NoteFilter | None"
 ) -> "tuple[str, list[Any]]":
     """SQL (and its parameters) that keeps the notes of ``column`` that lookup may show: not
-    excluded (SEMANTICS 1), and with ``--type`` and ``--tag`` when given."""
+    excluded (SEMANTICS 1), and kept by the note filter ``nf`` when given: its type per
+    candidate, its tags by index, the rest of it (folders, properties, dates) as one set."""
     params: list[Any] = []
     parts = [_not_excluded(conn, column)]
-    if note_type:
+    if nf is None or not nf.active:
+        return parts[0], params
+    if nf.note_type:
         # per candidate, not a scan of every note through the Python fold
-        typed = _type_filter(conn, note_type, params)
+        typed = type_filter(conn, nf.note_type, params)
         parts.append(f"(SELECT {typed} FROM notes n WHERE n.file_id = {column})")
-    if tag:
-        parts.append("+" + _tag_filter(column, tag, params))
+    for tag in nf.tags:
+        parts.append("+" + tag_filter(column, tag, params))
+    from notedex.store.filters import note_conditions  # only a filtered lookup loads it
+
+    rest: list[Any] = []
+    conditions = note_conditions(conn, nf, rest, tags_and_type=False)
+    if conditions:
+        parts.append(
+            f"+{column} IN (SELECT n.file_id FROM notes n JOIN files f ON f.id = n.file_id "
+            f"WHERE {' AND '.join(conditions)})"
+        )
+        params += rest
     return " AND ".join(parts), params
 
 

@@ -19,6 +19,7 @@ from notedex.store.links import LinkTargets, unresolved_key
 from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, TASK_STATES, content_key, link_text
 from notedex.vault.model import Note, VaultFile
+from notedex.vault.properties import property_rows
 from notedex.vault.resolve import lookup_key, name_key
 from notedex.vault.text import exact_name_key, segment
 from notedex.vault.walk import is_excluded
@@ -41,6 +42,7 @@ class _Rows:
     bodies: list[tuple[int, str]] = field(default_factory=list)
     fts: list[tuple[int, str, str, str]] = field(default_factory=list)
     tasks: list[tuple[Any, ...]] = field(default_factory=list)
+    properties: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[int]:
@@ -66,6 +68,7 @@ def clear_note_rows(conn: sqlite3.Connection, file_id: int, path: str) -> set[in
     for sql in (
         "DELETE FROM links WHERE source_id = ?",
         "DELETE FROM tags WHERE file_id = ?",
+        "DELETE FROM properties WHERE file_id = ?",
         "DELETE FROM aliases WHERE file_id = ?",
         "DELETE FROM exact_names WHERE file_id = ?",
         "DELETE FROM tasks WHERE file_id = ?",
@@ -165,6 +168,8 @@ def _add_note(
         )
     )
     rows.grams.append((file_id, note.stem, note.frontmatter_title))
+    if properties:
+        rows.properties.extend((file_id, *row) for row in property_rows(properties))
     rows.tags.extend(
         (file_id, i, tag.name, tag.key, int(tag.source == "inline"))
         for i, tag in enumerate(note.tags)
@@ -346,6 +351,11 @@ def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]
     sql(
         "INSERT OR IGNORE INTO tagged_dirty(file_id) VALUES (?)",
         [(file_id,) for file_id in dict.fromkeys(row[0] for row in rows.tags)],
+    )
+    sql(
+        "INSERT INTO properties(file_id, key, position, is_list, kind, value, fold, num) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        rows.properties,
     )
     sql(
         "INSERT INTO aliases(file_id, position, alias, alias_key) VALUES (?, ?, ?, ?)",

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
     Row = sqlite3.Row
 
+    from notedex.store.filters import NoteFilter
+
 _NOTE_COLUMNS = f"""
     f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel, f.mtime_ns AS mtime_ns,
     f.size AS size, n.stem AS stem, {NOTE_TITLE} AS title, n.frontmatter_title AS frontmatter_title,
@@ -46,7 +48,7 @@ _REPORTED_PROBLEMS = """
         SELECT f.path FROM notes n JOIN files f ON f.id = n.file_id WHERE n.excluded = 1)
 """
 _NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
-# A stored problem's code (notedex.codes.problem_code): its kind, but for the two kinds the
+# A stored problem's code (notedex.codes.STORED_KINDS): its kind, but for the two kinds the
 # writer selects by.
 _PROBLEM_CODE = (
     "CASE p.kind "
@@ -93,7 +95,7 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def _tag_filter(column: str, tag: str, params: "list[Any]") -> str:
+def tag_filter(column: str, tag: str, params: "list[Any]") -> str:
     """SQL that keeps notes with ``tag``; SEMANTICS 4: nested a/b/c also counts for a and a/b."""
     # keys are stored NFC + lower(): a tag typed or pasted NFD (macOS) must find them
     key = _nfc(tag.lstrip("#")).lower()
@@ -104,9 +106,9 @@ def _tag_filter(column: str, tag: str, params: "list[Any]") -> str:
     )
 
 
-def _type_filter(conn: "sqlite3.Connection", note_type: str, params: "list[Any]") -> str:
+def type_filter(conn: "sqlite3.Connection", note_type: str, params: "list[Any]") -> str:
     """``--type``: case-insensitive like ``--tag`` (NFC, then ``str.lower``, beyond ASCII)."""
-    conn.create_function("nx_fold", 1, _fold, deterministic=True)
+    register_fold(conn)
     params.append(_fold(note_type))
     return "nx_fold(n.type) = ?"
 
@@ -115,36 +117,44 @@ def _fold(text: str | None) -> str | None:
     return None if text is None else _nfc(text).lower()
 
 
+def register_fold(conn: "sqlite3.Connection") -> None:
+    """``nx_fold(text)``: NFC, then ``str.lower`` (SQLite's lower() folds ASCII only)."""
+    conn.create_function("nx_fold", 1, _fold, deterministic=True)
+
+
 def notes(
     conn: "sqlite3.Connection",
+    nf: "NoteFilter | None" = None,
     *,
-    tag: str | None = None,
-    note_type: str | None = None,
     include_excluded: bool = False,
 ) -> "list[Row]":
-    return notes_in_path_order(
-        conn, tag=tag, note_type=note_type, include_excluded=include_excluded
-    ).fetchall()
+    """The notes ``nf`` keeps (all when None), in its order (path by default)."""
+    return notes_in_path_order(conn, nf, include_excluded=include_excluded).fetchall()
 
 
 def notes_in_path_order(
     conn: "sqlite3.Connection",
+    nf: "NoteFilter | None" = None,
     *,
-    tag: str | None = None,
-    note_type: str | None = None,
     include_excluded: bool = False,
+    limit: int | None = None,
 ) -> "sqlite3.Cursor":
-    """``notes`` as a cursor, for answers written while their rows are read (issue 35)."""
+    """``notes`` as a cursor, for answers written while their rows are read (issue 35): the
+    notes ``nf`` keeps, by path unless ``nf.sort`` orders them otherwise."""
+    from notedex.store.filters import note_conditions, order_by
+
     where = [] if include_excluded else ["n.excluded = 0"]
     params: list[Any] = []
-    if tag:
-        where.append(_tag_filter("n.file_id", tag, params))
-    if note_type:
-        where.append(_type_filter(conn, note_type, params))
+    if nf is not None:
+        where += note_conditions(conn, nf, params)
     sql = f"SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return conn.execute(sql + " ORDER BY f.path", params)
+    sql += " ORDER BY " + (order_by(conn, nf, params) if nf is not None else "f.path")
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return conn.execute(sql, params)
 
 
 def tags_by_note(
@@ -202,11 +212,6 @@ def problems_in_path_order(conn: "sqlite3.Connection", severity: str) -> "sqlite
     )
 
 
-def orphans(conn: "sqlite3.Connection") -> "list[Row]":
-    """SEMANTICS 8: no incoming link from another note and no outgoing reference at all."""
-    return _lonely(conn, f"= {LONELY_ORPHAN}")
-
-
 def notes_without_backlinks(conn: "sqlite3.Connection") -> "list[Row]":
     """Orphans and unlinked notes in one pass: no incoming link from another note.
 
@@ -225,16 +230,6 @@ def dead_ends(conn: "sqlite3.Connection") -> "list[Row]":
 def unused_attachments(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 8.9: attachments no note links to or embeds, by path (stored by the writer)."""
     return conn.execute("SELECT path FROM unused_attachments ORDER BY path").fetchall()
-
-
-def dead_ends_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
-    """``dead_ends`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
-    return _lonely_json(conn, LONELY_DEAD_END)
-
-
-def unused_attachments_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
-    """``unused_attachments`` as (count, the JSON objects ``{"path"}`` joined by commas)."""
-    return _json_list(conn, *health_json_sql("unusedAttachments"))
 
 
 def _json_list(
@@ -266,44 +261,15 @@ def _lonely(conn: "sqlite3.Connection", state: str) -> "list[Row]":
     ).fetchall()
 
 
-def orphans_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
-    """``orphans`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
-    return _lonely_json(conn, LONELY_ORPHAN)
-
-
-def unlinked_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
-    """``unlinked`` as (count, the JSON objects ``{"path","title"}`` joined by commas)."""
-    return _lonely_json(conn, LONELY_UNLINKED)
-
-
-def _lonely_json(conn: "sqlite3.Connection", lonely: int) -> tuple[int, bytes]:
-    """The stored JSON objects of one kind of lonely note (lonely_docs), by path."""
-    return _json_list(
-        conn, f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path"
-    )
-
-
 def broken_links(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 8: source, line, column, the link as written, and its broken key (target)."""
     return health_rows(conn, "brokenLinks").fetchall()
-
-
-def broken_links_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
-    """``broken_links`` as (count, the JSON objects joined by commas): source, line, column,
-    text, target, suggestion, reason, as the writer's triggers stored them (broken_link_docs)."""
-    return _json_list(conn, *health_json_sql("brokenLinks"))
 
 
 def broken_anchors(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 10: source, line, column, the link as written, the target note's path, the
     subpath, its kind, and the suggested subpath with its reason (or NULLs)."""
     return health_rows(conn, "brokenAnchors").fetchall()
-
-
-def broken_anchors_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
-    """``broken_anchors`` as (count, the JSON objects joined by commas), same order and keys:
-    the documents the writer stored (broken_anchor_docs), read in their key's order."""
-    return _json_list(conn, *health_json_sql("brokenAnchors"))
 
 
 def ambiguous_links(conn: "sqlite3.Connection") -> "list[Row]":
@@ -315,19 +281,6 @@ def ambiguous_links(conn: "sqlite3.Connection") -> "list[Row]":
         ORDER BY f.path, l.line, l.col
         """
     ).fetchall()
-
-
-def warnings_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
-    """health's warnings (SEMANTICS 8.4) as (count, the JSON objects ``{"path","message"}``
-    joined by commas): the stored warnings, then a warning per ambiguous link, by path (a
-    path's stored warnings first, by id, then its ambiguous links, by line and column), as
-    ``query.reports._problems`` lists them; a test pins the two equal."""
-    return _json_list(conn, *health_json_sql("warnings"))
-
-
-def errors_json(conn: "sqlite3.Connection") -> tuple[int, bytes]:
-    """health's errors (SEMANTICS 8.5) as (count, the JSON objects ``{"path","message"}``)."""
-    return _json_list(conn, *health_json_sql("errors"))
 
 
 def graph_edges(conn: "sqlite3.Connection") -> "list[Row]":
@@ -617,6 +570,21 @@ def notes_tagged_under(conn: "sqlite3.Connection") -> dict[str, int]:
     cursor = conn.cursor()
     cursor.row_factory = None
     return dict(cursor.execute("SELECT tag_key, notes FROM tag_rollup").fetchall())
+
+
+def note_tags_among(conn: "sqlite3.Connection", nf: "NoteFilter") -> list[tuple[int, str, str]]:
+    """(file id, tag key, spelling) of every tag of the notes ``nf`` keeps (not excluded)."""
+    from notedex.store.filters import notes_kept
+
+    params: list[Any] = []
+    kept = notes_kept(conn, "t.file_id", nf, params)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
+        f"SELECT t.file_id, k.tag_key, k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id "
+        f"WHERE {kept}",
+        params,
+    ).fetchall()
 
 
 def tagged_note_count(conn: "sqlite3.Connection") -> int:

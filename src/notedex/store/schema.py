@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 24  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 25  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -27,6 +27,8 @@ SCHEMA_VERSION = 24  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 23: tasks, every Markdown task of a note with its status, text, tags and dates (issue 32)
 # 24: links.in_comment (a link inside a %%comment%% or an HTML comment), and the problems'
 #     kinds are health's codes (empty-tag, bad-yaml, ...), link_findings (self-links; issue 33)
+# 25: properties, one row per property value with its type, for --where and `properties`
+#     (issue 32)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -194,6 +196,21 @@ CREATE TABLE IF NOT EXISTS notes (
 CREATE INDEX IF NOT EXISTS notes_excluded ON notes(file_id) WHERE excluded = 1;
 -- A note deleted just after one of its content was created is a rename (store/renames.py).
 CREATE INDEX IF NOT EXISTS notes_content ON notes(content_hash);
+
+-- One row per property value (a list: one per item), typed by its value as Obsidian types it
+-- (vault/properties.py, SEMANTICS 14): what --where, --sort PROPERTY and `properties` read.
+CREATE TABLE IF NOT EXISTS properties (
+    file_id INTEGER NOT NULL,
+    key TEXT NOT NULL,                  -- the name folded (NFC, lower)
+    position INTEGER NOT NULL,          -- 0 for a single value, else the list item's index
+    is_list INTEGER NOT NULL,
+    kind TEXT NOT NULL,                 -- text, number, checkbox, date, datetime, null, object
+    value TEXT,                         -- as written (dates ISO, checkboxes true/false)
+    fold TEXT,                          -- text lower-cased; dates as YYYY-MM-DDTHH:MM:SS
+    num REAL,                           -- a number, or text that reads as one
+    PRIMARY KEY (file_id, key, position)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS properties_key ON properties(key, fold);
 
 -- A vault has a few hundred tag spellings on 100k notes: each is stored once.
 CREATE TABLE IF NOT EXISTS tag_names (

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from notedex.store.filters import NoteFilter  # query.filters.NoteFilter, as store reads it
+
 TASK_COLUMNS = ("path", "line", "column", "status", "state", "text", "tags", *TASK_DATES)
 """The columns of a row of ``tasks``, in order."""
 
@@ -27,18 +29,15 @@ _ORDER = " ORDER BY t.due IS NULL, t.due, f.path, t.line, t.col"
 
 
 def note_conditions(
-    conn: "sqlite3.Connection", note_filter: "dict[str, Any]", params: "list[Any]"
+    conn: "sqlite3.Connection", nf: "NoteFilter | None", params: "list[Any]"
 ) -> list[str]:
-    """The note filters (``tag``, ``note_type``, as ``scan`` takes them) as SQL conditions on
-    ``n``, the notes row: the one place ``tasks`` turns a note filter into SQL."""
-    from notedex.store.read import _tag_filter, _type_filter
+    """The note filter (``query.filters.NoteFilter``, SEMANTICS 14) as SQL conditions on ``n``
+    and ``f``, the notes and files rows: the one place ``tasks`` turns a note filter into SQL."""
+    if nf is None or not nf.active:
+        return []
+    from notedex.store.filters import note_conditions as filter_conditions
 
-    where = []
-    if note_filter.get("tag"):
-        where.append(_tag_filter("n.file_id", note_filter["tag"], params))
-    if note_filter.get("note_type"):
-        where.append(_type_filter(conn, note_filter["note_type"], params))
-    return where
+    return filter_conditions(conn, nf, params)
 
 
 def _where(
@@ -47,7 +46,7 @@ def _where(
     statuses: "Sequence[str]" = (),
     due_before: str | None = None,
     due_after: str | None = None,
-    note_filter: "dict[str, Any] | None" = None,
+    note_filter: "NoteFilter | None" = None,
 ) -> "tuple[str, list[Any]]":
     """The WHERE clause of the tasks selected, and its parameters (see ``tasks``)."""
     where = ["n.excluded = 0"]
@@ -67,7 +66,7 @@ def _where(
     if due_after is not None:
         where.append("t.due > ?")
         params.append(due_after)
-    where += note_conditions(conn, note_filter or {}, params)
+    where += note_conditions(conn, note_filter, params)
     return " WHERE " + " AND ".join(where), params
 
 

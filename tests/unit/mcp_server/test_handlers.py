@@ -36,7 +36,7 @@ def test_an_unknown_tool_is_refused_with_the_list_of_tools(tools: VaultTools) ->
     assert (
         str(caught.value)
         == "unknown tool 'nope'; the tools are lookup, search, show, quote, health, tags, "
-        "mentions, scan, status, graph, tasks, base"
+        "mentions, scan, status, graph, tasks, base, properties"
     )
 
 

@@ -15,7 +15,12 @@ def spec_of(name: str) -> Any:
 
 def test_argument_checks_fill_defaults() -> None:
     spec = spec_of("search")
-    assert check_arguments(spec, {"query": "x"}) == {"query": "x", "limit": 20, "offset": 0}
+    assert check_arguments(spec, {"query": "x"}) == {
+        "query": "x",
+        "limit": 20,
+        "offset": 0,
+        "filter": None,
+    }
     assert check_arguments(spec, {"query": "x", "limit": 5.0})["limit"] == 5
     with pytest.raises(ToolError, match=r"must be in 1\.\.100"):
         check_arguments(spec, {"query": "x", "limit": 101})
@@ -27,6 +32,7 @@ def test_null_arguments_mean_the_defaults() -> None:
         "type": None,
         "limit": 100,
         "offset": 0,
+        "filter": None,
     }
     assert check_arguments(spec_of("search"), {"query": "x", "limit": None})["limit"] == 20
     show = check_arguments(spec_of("show"), {"note": "N", "body": False, "bodyOffset": 3})
@@ -47,7 +53,7 @@ def test_null_arguments_mean_the_defaults() -> None:
         (
             "scan",
             {"colour": 1},
-            "scan: unknown argument 'colour'; expected limit, offset, tag, type",
+            "scan: unknown argument 'colour'; expected filter, limit, offset, tag, type",
         ),
         ("lookup", None, "lookup: missing required argument 'question'"),
         ("lookup", {"question": 42}, "lookup: 'question' must be a string"),
@@ -79,6 +85,6 @@ def test_every_argument_type_in_the_table_has_a_check() -> None:
 def test_lookup_and_scan_offer_the_same_filters_in_a_fixed_order() -> None:
     lookup = spec_of("lookup").input_schema["properties"]
     scan = spec_of("scan").input_schema["properties"]
-    assert list(lookup) == ["question", "limit", "offset", "tag", "type"]
-    assert list(scan) == ["tag", "type", "limit", "offset"]  # the wire keeps this order
+    assert list(lookup) == ["question", "limit", "offset", "tag", "type", "filter"]
+    assert list(scan) == ["tag", "type", "limit", "offset", "filter"]  # the wire keeps this order
     assert {k: lookup[k] for k in ("tag", "type")} == {k: scan[k] for k in ("tag", "type")}

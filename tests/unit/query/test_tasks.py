@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from notedex.errors import UsageError
+from notedex.query.filters import NoteFilter
 from notedex.query.output import compact_json
 from notedex.query.tasks import TaskFilter, parse_day, tasks, tasks_json
 from notedex.store.connect import connect_readonly
@@ -26,8 +27,9 @@ FILTERS = [
     {"statuses": ["?", "/"]},
     {"due_before": "2026-03-01"},
     {"due_after": "2026-01-01", "due_before": "2026-12-31"},
-    {"note_filter": {"tag": "p"}},
-    {"note_filter": {"note_type": "ADR"}, "states": ["open"]},
+    {"note_filter": NoteFilter(tags=("p",))},
+    {"note_filter": NoteFilter(note_type="ADR"), "states": ["open"]},
+    {"note_filter": NoteFilter(folders=("b",)), "states": ["open"]},
     {"statuses": ["z"]},  # nothing
 ]
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from notedex.query.filters import NoteFilter, parse_where
 from notedex.query.lookup import _exact_names
 from notedex.store import lookup as lookup_sql
 from notedex.store import read
@@ -93,7 +94,15 @@ QUESTIONS = [
     "alpha beta gamma",
     "alpha delta",
 ]
-FILTERS = [{}, {"tag": "alpha"}, {"tag": "gamma"}, {"note_type": "t"}]
+FILTERS = [
+    None,
+    NoteFilter(tags=("alpha",)),
+    NoteFilter(tags=("gamma",)),
+    NoteFilter(note_type="t"),
+    # the rest of the filter (issue 32): folders and properties as one set of notes
+    NoteFilter(folders=("T", "B")),
+    NoteFilter(tags=("alpha",), folders=("B",), where=(parse_where("!aliases"),)),
+]
 
 
 def _weights(matches: list[tuple[int, str]], rarer: str | None) -> list[int] | None:
@@ -110,25 +119,24 @@ def _weights(matches: list[tuple[int, str]], rarer: str | None) -> list[int] | N
 @pytest.mark.parametrize("filters", FILTERS)
 @pytest.mark.parametrize("rarer", [None, "first", "last"])
 def test_every_page_is_the_page_of_the_full_ranking(
-    conn: sqlite3.Connection, question: str, filters: dict[str, str], rarer: str | None
+    conn: sqlite3.Connection, question: str, filters: NoteFilter | None, rarer: str | None
 ) -> None:
     matches, exact = _args(conn, question)
     weights = _weights(matches, rarer)
-    tag, note_type = filters.get("tag"), filters.get("note_type")
     everything = lookup_sql._ranked(
-        conn, matches, lookup_sql._json_ints(exact), tag, note_type, 10**6, None, weights=weights
+        conn, matches, lookup_sql._json_ints(exact), filters, 10**6, None, weights=weights
     )
     # the filters keep the unfiltered order (an oracle that shares no filter SQL with lookup)
     unfiltered = lookup_sql._ranked(
-        conn, matches, lookup_sql._json_ints(exact), None, None, 10**6, None, weights=weights
+        conn, matches, lookup_sql._json_ints(exact), None, 10**6, None, weights=weights
     )
-    allowed = {n["file_id"] for n in read.notes(conn, tag=tag, note_type=note_type)}
+    allowed = {n["file_id"] for n in read.notes(conn, filters)}
     assert [_key(r) for r in everything] == [_key(r) for r in unfiltered if r[0] in allowed]
     if not filters:
         assert len(everything) > 14  # the pages are narrowed: the pools have work to skip
     for limit in (1, 2, 3, 5, 8, 10, 15, 20, 30, len(everything) or 1, len(everything) + 5):
         total, rows = lookup_sql.ranked_field_hits(
-            conn, matches, exact, tag=tag, note_type=note_type, limit=limit, weights=weights
+            conn, matches, exact, nf=filters, limit=limit, weights=weights
         )
         assert total == len(everything), (question, filters, limit)
         assert [_key(r) for r in rows] == [_key(r) for r in everything[:limit]], (limit, filters)

@@ -67,7 +67,7 @@ def _anchor_docs(db: Path) -> tuple[list[object], list[object]]:
     """(the stored documents, the same objects built by joining at read time)."""
     conn = connect_readonly(db)
     try:
-        count, text = read.broken_anchors_json(conn)
+        count, text = read.health_list_json(conn, "brokenAnchors")
         stored = json.loads(b"[" + text + b"]")
         assert count == len(stored)
         return stored, [dict(row) for row in read.broken_anchors(conn)]

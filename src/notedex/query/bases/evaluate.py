@@ -16,7 +16,6 @@ from notedex.query.bases.functions import (
 from notedex.query.bases.values import (
     Date,
     FileValue,
-    Link,
     Regex,
     arithmetic,
     compare,
@@ -260,7 +259,3 @@ def _per_element(items: list[Any], name: str, args: tuple[Node, ...], scope: Sco
         return out
     finally:
         scope.locals = saved
-
-
-def display_link(value: Any) -> Any:
-    return value.text() if isinstance(value, Link) else value
