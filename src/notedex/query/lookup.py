@@ -24,7 +24,7 @@ from notedex.query.lookup_stage1 import (
     _stage1,
     _typed_words,
 )
-from notedex.query.lookup_stage2 import _filter, _stage2
+from notedex.query.lookup_stage2 import _body, _filter, _stage2
 from notedex.query.lookup_terms import _missing, near_misses, refine_terms
 from notedex.query.terms import (
     MAX_TERMS,
@@ -63,12 +63,17 @@ def lookup(
         terms, rewritten = near_misses(conn, question, terms)
         total = 0
         shown: list[Candidate] = []
-        missing, absent = _missing(conn, terms)
+        missing, absent, in_text_only, generic = _missing(conn, terms)
         partial: list[int] = []
         if absent:  # the subject occurs nowhere: the generic words' notes are no answer
             every = " OR ".join(e for e in map(fts_phrase, terms) if e is not None)
             partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
-        elif terms:
+        elif in_text_only:  # a term only note text holds: the bodies first
+            total, shown = _body(
+                conn, terms, tag, note_type, limit, every=not generic, subject=in_text_only
+            )
+            stage = "body" if total else "none"
+        if terms and not absent and not total:
             forms = name_forms(question)
             total, shown, weights = _stage1(
                 conn, terms, names, forms, tag, note_type, limit + STEM_SLACK
@@ -82,6 +87,9 @@ def lookup(
                 ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
                 total, shown = len(ordered), ordered[:limit]
                 stage = "graph_expansion" if total else "none"
+            if not total:  # the last stage: the words in note text
+                total, shown = _body(conn, terms, tag, note_type, limit)
+                stage = "body" if total else "none"
         ids = [c.file_id for c in shown]
         rows = {r["file_id"]: r for r in read.notes_by_ids(conn, ids)} if ids else {}
         seed_ids = sorted({s for c in shown for s, _ in c.seeds})
@@ -144,6 +152,13 @@ def _message(stage: str, total: int, shown: int, terms: list[str], absent: list[
         return "no keywords left in the question after removing stop words; no matching notes"
     if total == 0:
         return "no matching notes"
+    if stage == "body":  # disclosed: found in note text, never in a name
+        count = f"narrowed to {shown} of {total}" if total > shown else str(total)
+        ranked = " (ranked by relevance)" if total > shown else ""
+        return (
+            f"{count} candidate{'s' if total != 1 else ''} from note text only{ranked}: "
+            "no title, tag or alias holds the question's subject"
+        )
     if total > shown:
         return (
             f"narrowed to {shown} of {total} candidates (ranked by matched terms, then relevance)"
