@@ -382,3 +382,42 @@ def test_a_compound_that_occurs_nowhere_is_cut_before_its_particle(
     write(vault / "Notes/Less is more.md", "less\n")
     data = lookup(vault, db_path, "lesson plugin")
     assert data["rewritten"] == [] and data["missing"] == ["lesson"]
+
+
+# -- tier 1: names read as questions are read (schema 22) ----------------------------------
+
+
+def test_a_name_less_its_stop_words_equals_the_question(vault: Path, db_path: Path) -> None:
+    """`rename note` is the title "Rename a note": the stop words go on both sides."""
+    for name in ("Rename a note", "Note: rename", "Renaming notes in bulk", "Rename a tag"):
+        write(vault / f"{name}.md", "x\n")
+    data = lookup(vault, db_path, "rename note")
+    assert order(data)[0] == "Rename a note.md"
+    assert data["candidates"][0]["via"] == {"stage": "title_tags", "matched": ["title"]}
+
+
+def test_a_compound_written_apart_in_a_name_equals_it_joined(vault: Path, db_path: Path) -> None:
+    """`how do I backup my vault` is the title "Back up your vault": the name is read with its
+    word and particle joined, as the question writes them; written apart, as before."""
+    write(vault / "Guides/Back up your vault.md", "---\ntags: [backup]\n---\nx\n")
+    for name in ("Auto backups", "Backup scheduler", "Easy backups"):
+        write(vault / f"Plugins/{name}.md", "---\ntags: [backup]\n---\nx\n")
+    for question in ("how do I backup my vault", "how do I back up my vault"):
+        data = lookup(vault, db_path, question)
+        assert order(data)[0] == "Guides/Back up your vault.md", question
+        assert data["candidates"][0]["via"]["matched"] == ["title"], question
+
+
+def test_a_hub_name_equals_a_question_about_its_subject(vault: Path, db_path: Path) -> None:
+    """`list of all plugins` is "Plugins MOC": the question less its tool and stop words, the
+    name less its hub word. A category page named "Plugins - Files" is no hub."""
+    write(vault / "MOCs/Plugins MOC.md", "[[Plugins - Files]] [[Plugins - Editing]]\n")
+    for name in ("Plugins - Files", "Plugins - Editing", "Plugins - Search"):
+        write(vault / f"MOCs/{name}.md", "---\ntags: [plugins]\n---\nx\n")
+    write(vault / "Glossary/MOC.md", "---\ntags: [glossary]\n---\nx\n")
+    write(vault / "Glossary/Backlink.md", "---\ntags: [glossary]\n---\nx\n")
+    data = lookup(vault, db_path, "list of all plugins")
+    assert order(data)[0] == "MOCs/Plugins MOC.md"
+    assert data["candidates"][0]["via"]["matched"] == ["title"]
+    # a hub word the question says is a term as before
+    assert order(lookup(vault, db_path, "MOC glossary"))[0] == "Glossary/MOC.md"

@@ -56,7 +56,9 @@ def lookup(
 ) -> "dict[str, Any]":
     checked_query(question, "question")
     terms = extract_terms(question)
-    names = [word for word, _ in keywords(question)][:MAX_TERMS]
+    said = keywords(question)
+    names = [word for word, _ in said][:MAX_TERMS]
+    content = [word for word, tool in said if not tool][:MAX_TERMS]
     stage = "none"
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
@@ -76,7 +78,7 @@ def lookup(
         if terms and not absent and not total:
             forms = name_forms(question)
             total, shown, weights = _stage1(
-                conn, terms, names, forms, tag, note_type, limit + STEM_SLACK
+                conn, terms, names, forms, tag, note_type, limit + STEM_SLACK, content
             )
             shown, dropped = _typed_words(conn, shown, terms)
             shown = _folders(conn, shown, weights)

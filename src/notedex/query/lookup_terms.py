@@ -8,7 +8,7 @@ from notedex.query.lookup_stage2 import MIN_LOOSE_CHARS
 from notedex.query.terms import MAX_QUERY_CHARS, keywords
 from notedex.store import lookup_terms as sql
 from notedex.store import read
-from notedex.vault.text import alnum_runs, fts_phrase, is_cjk, split_words
+from notedex.vault.text import PARTICLES, alnum_runs, fts_phrase, is_cjk, split_words
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -35,9 +35,6 @@ def _may_cut(run: str, i: int) -> bool:
     return not (0 < i < len(run) and _is_katakana(run[i - 1]) and _is_katakana(run[i]))
 
 
-PARTICLES = frozenset(("up", "in", "out", "on", "off", "down", "over", "back"))
-"""The English particles that make compounds when written apart (`set up` of "setup", `log in`
-of "login"): the stop words drop them, so the compound is tried joined."""
 SPLIT_PARTICLES = ("up", "out", "off", "down", "over")
 """The particles a compound written together is cut at when it occurs nowhere (`startup` ->
 `start`, as `start up` is read): not `in` and `on`, which end too many words that are no
