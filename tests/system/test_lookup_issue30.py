@@ -421,3 +421,20 @@ def test_a_hub_name_equals_a_question_about_its_subject(vault: Path, db_path: Pa
     assert data["candidates"][0]["via"]["matched"] == ["title"]
     # a hub word the question says is a term as before
     assert order(lookup(vault, db_path, "MOC glossary"))[0] == "Glossary/MOC.md"
+
+
+def test_a_named_note_whose_text_holds_the_word_comes_first(vault: Path, db_path: Path) -> None:
+    """With a distinctive name word, stage 1 answers, and of its notes the one whose text holds
+    the word only note text holds comes first (its hit shown as `body`); a word many bodies
+    hold (`made`) is no such word."""
+    for name in ("Weekly review", "Weekly planning", "Weekly goals"):
+        write(vault / f"{name}.md", "Made with care.\n")
+    write(vault / "Weekly sync.md", "Made on Sundays, with the kanban board.\n")
+    for i in range(4):
+        write(vault / f"Other {i}.md", "Made by hand.\n")
+    data = lookup(vault, db_path, "kanban weekly")
+    assert data["stage"] == "title_tags"
+    assert order(data)[0] == "Weekly sync.md"
+    assert data["candidates"][0]["hits"] == {"weekly": ["title"], "kanban": ["body"]}
+    data = lookup(vault, db_path, "made weekly goals")
+    assert order(data)[0] == "Weekly goals.md"

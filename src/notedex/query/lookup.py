@@ -24,7 +24,7 @@ from notedex.query.lookup_stage1 import (
     _stage1,
     _typed_words,
 )
-from notedex.query.lookup_stage2 import _body, _filter, _stage2
+from notedex.query.lookup_stage2 import _body, _filter, _stage2, _text_first
 from notedex.query.lookup_terms import _missing, near_misses, refine_terms
 from notedex.query.terms import (
     MAX_TERMS,
@@ -70,10 +70,8 @@ def lookup(
         if absent:  # the subject occurs nowhere: the generic words' notes are no answer
             every = " OR ".join(e for e in map(fts_phrase, terms) if e is not None)
             partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
-        elif in_text_only:  # a term only note text holds: the bodies first
-            total, shown = _body(
-                conn, terms, tag, note_type, limit, every=not generic, subject=in_text_only
-            )
+        elif in_text_only and generic:  # the subject only in note text, the rest generic
+            total, shown = _body(conn, terms, tag, note_type, limit, subject=in_text_only)
             stage = "body" if total else "none"
         if terms and not absent and not total:
             forms = name_forms(question)
@@ -84,6 +82,12 @@ def lookup(
             shown = _folders(conn, shown, weights)
             total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
+            if in_text_only:  # a word only note text holds, with distinctive name words
+                shown, lifted = _text_first(conn, shown, in_text_only)
+                if not lifted:  # no named note says it: the notes whose text has every term
+                    in_text, texts = _body(conn, terms, tag, note_type, limit, every=True)
+                    if in_text:
+                        total, shown, stage = in_text, texts, "body"
             if not total:
                 found = _filter(conn, _stage2(conn, terms), tag, note_type)
                 ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))

@@ -136,3 +136,23 @@ def _body(
         cand.via = {"stage": "body", "matched": ["body"]}
         found.append(cand)
     return total, found
+
+
+def _text_first(
+    conn: "sqlite3.Connection", shown: list[Candidate], terms: list[str]
+) -> tuple[list[Candidate], bool]:
+    """Stage 1's page with the notes whose text holds every term that only note text holds
+    among the names (``terms``) first, each such hit shown as ``body``; and whether any did
+    (issue 30: `couchdb sync` puts the sync note whose text says CouchDB first)."""
+    expressions = [(term, fts_phrase(term)) for term in terms]
+    held = [(term, e) for term, e in expressions if e is not None]
+    if not shown or not held:
+        return shown, False
+    ids = [c.file_id for c in shown]
+    holding = sql.body_holds(conn, " AND ".join(e for _, e in held), ids)
+    for cand in shown:
+        if cand.file_id in holding:
+            for term, _ in held:
+                cand.hit(term, "body", 0.0)
+    first = [c for c in shown if c.file_id in holding]
+    return first + [c for c in shown if c.file_id not in holding], bool(first)

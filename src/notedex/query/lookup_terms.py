@@ -237,10 +237,11 @@ def _missing(
     (``GENERIC_SHARE``, ``GENERIC_MIN``); a term that only a body or a link text holds cannot
     make a stage-1 answer. Then lookup answers nothing (ARCHITECTURE "Two-stage lookup", honest
     empty answers). In note text only: no term is missing and some term is held by bodies
-    alone (no name, tag, alias, link text, nor inside a title): a stage-1 answer would leave
-    it out, so lookup first asks the bodies (the body stage, ``lookup``). Asked for two terms
-    or more only: a lone term keeps stage 2's loose matches (`itgc`), and reaches the body
-    stage when both stages find nothing."""
+    alone (no name, tag, alias, link text, nor inside a title), and, beside a distinctive name
+    word, by fewer bodies than the generic floor: a stage-1 answer would leave it out, so
+    lookup asks the bodies too (the body stage, ``lookup``). Asked for two terms or more only:
+    a lone term keeps stage 2's loose matches (`itgc`), and reaches the body stage when both
+    stages find nothing."""
     if len(terms) < 2:
         return [], False, [], False
     missing: list[str] = []
@@ -268,4 +269,11 @@ def _missing(
     generic = all(count >= floor for count in named if count)
     if missing:
         return missing, generic, [], generic
+    if not generic:  # beside a distinctive name word, a word many bodies hold is no subject
+        cap = int(floor) + 1  # (`made` of `who made the Nightfall theme`)
+        in_text_only = [
+            term
+            for term in in_text_only
+            if sql.body_frequency(conn, fts_phrase(term) or "", cap) < floor
+        ]
     return missing, False, in_text_only, generic

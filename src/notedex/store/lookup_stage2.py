@@ -109,3 +109,13 @@ def body_hits(
         [expression, *params, limit],
     ).fetchall()
     return int(total), rows
+
+
+def body_holds(conn: "sqlite3.Connection", expression: str, file_ids: "Sequence[int]") -> set[int]:
+    """Which of ``file_ids`` have a body matching ``expression``: a rowid test, so FTS5 seeks
+    the few ids; no bm25()."""
+    sql = (
+        "SELECT rowid FROM body_fts WHERE body_fts MATCH ? "
+        "AND rowid IN (SELECT value FROM json_each(?))"
+    )
+    return {row[0] for row in conn.execute(sql, (expression, _json_ints(file_ids)))}
