@@ -104,8 +104,13 @@ def test_excluded_files_do_not_seed_lookup(v: SpecVault) -> None:
     v.write("Archive/Linker.md", "[[Main]] [[Quuxlink]]\n")
     for query in ("Old", "Quuxlink"):
         lookup = v.json("lookup", query)
-        assert lookup["candidates"] == [], query
         assert "Archive/" not in json.dumps(lookup), query
+    # only the excluded Linker's text holds `quuxlink`: its body answers nothing either
+    assert v.json("lookup", "Quuxlink")["candidates"] == []
+    # `old` is in Main's own text (its link [[Old]]): the body stage (issue 30) may show Main,
+    # never the excluded note nor a seed of it
+    lookup = v.json("lookup", "Old")
+    assert [(c["path"], c["via"]["stage"]) for c in lookup["candidates"]] == [("Main.md", "body")]
 
 
 def test_excluded_files_filter_without_trailing_slash(v: SpecVault) -> None:

@@ -24,7 +24,8 @@ from tests.helpers import REPO, run_cli, write
 
 CASES = json.loads((REPO / "examples" / "demo-cases.json").read_text(encoding="utf-8"))["cases"]
 SEED_QUESTIONS = [case["query"] for case in CASES if case.get("targets")]
-# Words only in note bodies: lookup finds nothing, the search fallback finds the note.
+# Words only in note bodies: lookup finds them in note text only (its body stage, no lines), the
+# search fallback finds the note and the line.
 FALLBACK_QUESTIONS = {
     "which notes mention kubectl?": "Projects/ADR-001 選用 Cobra 作為 CLI 框架.md",
     "Which notes mention Tiago?": "Reading/Building a Second Brain.md",
@@ -165,9 +166,10 @@ def altered(quote: str) -> str:
 
 
 def candidates(agent: Agent, question: str) -> tuple[list[str], dict[str, int]]:
-    """Steps 1-3: lookup, and the search fallback when it finds nothing; (paths, hit lines)."""
+    """Steps 1-3: lookup, and the search fallback when it finds nothing or finds the words only
+    in note text (its body stage gives no lines); (paths, hit lines)."""
     found = agent.run(LOOKUP, **{"'<the question>'": quoted(question)})
-    if found["candidates"]:
+    if found["candidates"] and found["stage"] != "body":
         return [c["path"] for c in found["candidates"]], {}
     terms = " ".join(quoted(term) for term in found["terms"])
     hits = agent.run(SEARCH, **{"'<term>'": terms})["hits"]

@@ -1,8 +1,9 @@
 """bench/lookup_ranking.py keeps working: one repetition on a small generated vault, no timing claim.
 
-It checks that the four query kinds of issue 11 are measured against start-up (wall and child
-CPU, with the load average) and against an old revision (HEAD, exported with git archive), and
-that the queries are what the issue names.
+It checks that the four query kinds of issue 11, and issue 30's two (an absent subject, a
+body-stage question), are measured against start-up (wall and child CPU, with the load
+average) and against an old revision (HEAD, exported with git archive), and that the queries
+are what the issues name.
 """
 
 from __future__ import annotations
@@ -39,11 +40,15 @@ def test_the_ranking_bench_measures_four_query_kinds(tmp_path: Path) -> None:
         "two words",
         "CJK question",
         "miss",
+        "absent subject",
+        "body stage",
     }
     assert row["start-up cpu ms"] > 0 and len(row["load"]) == 2
     assert row["miss"]["query"] == "zyzzogeton"
     assert row["two words"]["query"].startswith(row["keyword"]["query"] + " ")
     assert "筆記" in row["CJK question"]["query"]
-    for kind in ("keyword", "two words", "CJK question", "miss"):
+    assert row["absent subject"]["query"] == f"how does a zyzzogeton {row['keyword']['query']} work"
+    assert row["body stage"]["query"] != "zyzzogeton"  # two words only bodies hold were found
+    for kind in ("keyword", "two words", "CJK question", "miss", "absent subject", "body stage"):
         assert row[kind]["new / start-up"] > 0 and row[kind]["new / old"] > 0, kind
         assert row[kind]["new / start-up cpu"] > 0 and row[kind]["old / start-up cpu"] > 0, kind

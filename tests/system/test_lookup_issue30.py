@@ -127,10 +127,12 @@ def test_a_distinctive_word_left_still_answers(vault: Path, db_path: Path) -> No
 
 def test_a_word_in_a_body_is_not_missing(vault: Path, db_path: Path) -> None:
     _writing_vault(vault)
-    # `novel` occurs in bodies only: the vault does mention it, so the rule does not answer
+    # `novel` occurs in bodies only: the vault does mention it, so the absent rule does not
+    # answer; `work` is generic, so the body stage does (the chapters, never "Work log")
     data = lookup(vault, db_path, "novel work")
     assert data["missing"] == []
-    assert data["stage"] == "title_tags"
+    assert data["stage"] == "body"
+    assert all(path.startswith("Chapter ") for path in order(data))
 
 
 # -- the ranking model: rarity, aliases as names -------------------------------------------
@@ -308,3 +310,131 @@ def test_a_note_hitting_the_same_terms_in_more_name_fields_is_first(
         write(vault / f"Other {i}.md", "x\n")
     data = lookup(vault, db_path, "What is the Zettelkasten method?")
     assert order(data)[0] == "Zettelkasten.md"
+
+
+# -- the body stage: words only in note text -----------------------------------------------
+
+
+def _plugins_vault(vault: Path) -> None:
+    for name in ("Sync settings", "Selective sync", "Sync conflict"):
+        write(vault / f"Sync/{name}.md", "---\ntags: [sync]\n---\nHow sync works.\n")
+    write(
+        vault / "Plugins/livesync.md",
+        "---\naliases: [LiveSync]\ntags: [plugin]\n---\n# LiveSync\n\n"
+        "Live sync through your own CouchDB server.\n",
+    )
+    write(
+        vault / "Plugins/placeholder.md",
+        "---\ntags: [plugin]\n---\n# Placeholder\n\nFills a note with lorem ipsum.\n",
+    )
+    write(
+        vault / "Plugins/homepage.md",
+        "---\ntags: [plugin]\n---\n# Homepage\n\nOpens a chosen note when the app starts.\n",
+    )
+    write(vault / "Plugins/tidy.md", "---\ntags: [plugin]\n---\n# Tidy\n\nKeeps lists tidy.\n")
+
+
+def test_words_only_in_note_text_are_answered_from_the_bodies(vault: Path, db_path: Path) -> None:
+    """No name holds `lorem` or `ipsum`: stages 1 and 2 find nothing, the body index does, and
+    the answer says so (the lead's decision on issue 30)."""
+    _plugins_vault(vault)
+    data = lookup(vault, db_path, "lorem ipsum")
+    assert (data["stage"], order(data)) == ("body", ["Plugins/placeholder.md"])
+    assert data["candidates"][0]["via"] == {"stage": "body", "matched": ["body"]}
+    assert data["candidates"][0]["hits"] == {"lorem": ["body"], "ipsum": ["body"]}
+    assert "note text only" in data["message"]
+    # one term, only in a body: both stages find nothing, the body stage answers
+    assert order(lookup(vault, db_path, "couchdb")) == ["Plugins/livesync.md"]
+    text = run_cli("lookup", "lorem ipsum", "--vault", vault, "--db", db_path)
+    assert text.code == 0
+    assert "note text only" in text.stdout and "Plugins/placeholder.md" in text.stdout
+    # filters hold in the body stage too
+    data = lookup(vault, db_path, "lorem ipsum", "--tag", "sync")
+    assert (data["stage"], data["candidates"]) == ("none", [])
+    # honest empty still: a distinctive word that occurs nowhere
+    data = lookup(vault, db_path, "lorem ipsum zyzzogeton")
+    assert (data["stage"], data["candidates"]) == ("none", [])
+
+
+def test_a_word_only_in_note_text_decides_over_a_name_word(vault: Path, db_path: Path) -> None:
+    """`couchdb sync`: `sync` names three notes, `couchdb` only the plugin's text, which holds
+    both: the note a person means is the one whose text has both, not the ones named sync."""
+    _plugins_vault(vault)
+    data = lookup(vault, db_path, "couchdb sync")
+    assert data["stage"] == "body"
+    assert order(data) == ["Plugins/livesync.md"]
+    # no body holds both words: the name word answers as before
+    data = lookup(vault, db_path, "lorem sync")
+    assert data["stage"] == "title_tags"
+    assert order(data)[0].startswith("Sync/")
+
+
+def test_a_compound_that_occurs_nowhere_is_cut_before_its_particle(
+    vault: Path, db_path: Path
+) -> None:
+    """`startup` occurs nowhere; `start up` would be the keyword `start`, which a body holds."""
+    _plugins_vault(vault)
+    data = lookup(vault, db_path, "open a note on startup")
+    assert data["rewritten"] == [{"term": "startup", "as": "start", "how": "split"}]
+    assert data["terms"] == ["open", "start"]
+    assert (data["stage"], order(data)[0]) == ("body", "Plugins/homepage.md")
+    # a word that merely ends like a particle is no compound: `lesson` stays, and is missing
+    write(vault / "Notes/Less is more.md", "less\n")
+    data = lookup(vault, db_path, "lesson plugin")
+    assert data["rewritten"] == [] and data["missing"] == ["lesson"]
+
+
+# -- tier 1: names read as questions are read (schema 22) ----------------------------------
+
+
+def test_a_name_less_its_stop_words_equals_the_question(vault: Path, db_path: Path) -> None:
+    """`rename note` is the title "Rename a note": the stop words go on both sides."""
+    for name in ("Rename a note", "Note: rename", "Renaming notes in bulk", "Rename a tag"):
+        write(vault / f"{name}.md", "x\n")
+    data = lookup(vault, db_path, "rename note")
+    assert order(data)[0] == "Rename a note.md"
+    assert data["candidates"][0]["via"] == {"stage": "title_tags", "matched": ["title"]}
+
+
+def test_a_compound_written_apart_in_a_name_equals_it_joined(vault: Path, db_path: Path) -> None:
+    """`how do I backup my vault` is the title "Back up your vault": the name is read with its
+    word and particle joined, as the question writes them; written apart, as before."""
+    write(vault / "Guides/Back up your vault.md", "---\ntags: [backup]\n---\nx\n")
+    for name in ("Auto backups", "Backup scheduler", "Easy backups"):
+        write(vault / f"Plugins/{name}.md", "---\ntags: [backup]\n---\nx\n")
+    for question in ("how do I backup my vault", "how do I back up my vault"):
+        data = lookup(vault, db_path, question)
+        assert order(data)[0] == "Guides/Back up your vault.md", question
+        assert data["candidates"][0]["via"]["matched"] == ["title"], question
+
+
+def test_a_hub_name_equals_a_question_about_its_subject(vault: Path, db_path: Path) -> None:
+    """`list of all plugins` is "Plugins MOC": the question less its tool and stop words, the
+    name less its hub word. A category page named "Plugins - Files" is no hub."""
+    write(vault / "MOCs/Plugins MOC.md", "[[Plugins - Files]] [[Plugins - Editing]]\n")
+    for name in ("Plugins - Files", "Plugins - Editing", "Plugins - Search"):
+        write(vault / f"MOCs/{name}.md", "---\ntags: [plugins]\n---\nx\n")
+    write(vault / "Glossary/MOC.md", "---\ntags: [glossary]\n---\nx\n")
+    write(vault / "Glossary/Backlink.md", "---\ntags: [glossary]\n---\nx\n")
+    data = lookup(vault, db_path, "list of all plugins")
+    assert order(data)[0] == "MOCs/Plugins MOC.md"
+    assert data["candidates"][0]["via"]["matched"] == ["title"]
+    # a hub word the question says is a term as before
+    assert order(lookup(vault, db_path, "MOC glossary"))[0] == "Glossary/MOC.md"
+
+
+def test_a_named_note_whose_text_holds_the_word_comes_first(vault: Path, db_path: Path) -> None:
+    """With a distinctive name word, stage 1 answers, and of its notes the one whose text holds
+    the word only note text holds comes first (its hit shown as `body`); a word many bodies
+    hold (`made`) is no such word."""
+    for name in ("Weekly review", "Weekly planning", "Weekly goals"):
+        write(vault / f"{name}.md", "Made with care.\n")
+    write(vault / "Weekly sync.md", "Made on Sundays, with the kanban board.\n")
+    for i in range(4):
+        write(vault / f"Other {i}.md", "Made by hand.\n")
+    data = lookup(vault, db_path, "kanban weekly")
+    assert data["stage"] == "title_tags"
+    assert order(data)[0] == "Weekly sync.md"
+    assert data["candidates"][0]["hits"] == {"weekly": ["title"], "kanban": ["body"]}
+    data = lookup(vault, db_path, "made weekly goals")
+    assert order(data)[0] == "Weekly goals.md"

@@ -137,8 +137,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Find notes about a question",
         "Find the notes a question or keywords are about (English or Chinese). Stage 1 matches "
         "titles and tags; only if that finds nothing, stage 2 matches aliases, link texts and "
-        "loose titles and adds their direct link neighbours. Note bodies are not read: use "
-        "`show` on the candidates you need, or `search` for full text. Same JSON as "
+        "loose titles and adds their direct link neighbours. Only when the words are in note "
+        "text alone does the body index answer, as its own stage (`stage` `body`, no lines): "
+        "use `show` on the candidates you need, or `search` for full text. Same JSON as "
         "`notedex lookup --json`; when `narrowed` is true, tell the user that only `shown` of "
         "`total` candidates were returned (the `message`).",
         _object(

@@ -24,7 +24,7 @@ from notedex.query.lookup_stage1 import (
     _stage1,
     _typed_words,
 )
-from notedex.query.lookup_stage2 import _filter, _stage2
+from notedex.query.lookup_stage2 import _body, _filter, _stage2, _text_first
 from notedex.query.lookup_terms import _missing, near_misses, refine_terms
 from notedex.query.terms import (
     MAX_TERMS,
@@ -57,30 +57,46 @@ def lookup(
 ) -> "dict[str, Any]":
     checked_query(question, "question")
     terms = extract_terms(question)
-    names = [word for word, _ in keywords(question)][:MAX_TERMS]
+    said = keywords(question)
+    names = [word for word, _ in said][:MAX_TERMS]
+    content = [word for word, tool in said if not tool][:MAX_TERMS]
     stage = "none"
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
         terms, rewritten = near_misses(conn, question, terms)
         total = 0
         shown: list[Candidate] = []
-        missing, absent = _missing(conn, terms)
+        missing, absent, in_text_only, generic = _missing(conn, terms)
         partial: list[int] = []
         if absent:  # the subject occurs nowhere: the generic words' notes are no answer
             every = " OR ".join(e for e in map(fts_phrase, terms) if e is not None)
             partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
-        elif terms:
+        elif in_text_only and generic:  # the subject only in note text, the rest generic
+            total, shown = _body(conn, terms, nf, limit, subject=in_text_only)
+            stage = "body" if total else "none"
+        if terms and not absent and not total:
             forms = name_forms(question)
-            total, shown, weights = _stage1(conn, terms, names, forms, nf, limit + STEM_SLACK)
+            total, shown, weights = _stage1(
+                conn, terms, names, forms, nf, limit + STEM_SLACK, content
+            )
             shown, dropped = _typed_words(conn, shown, terms)
             shown = _folders(conn, shown, weights)
             total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
+            if in_text_only:  # a word only note text holds, with distinctive name words
+                shown, lifted = _text_first(conn, shown, in_text_only)
+                if not lifted:  # no named note says it: the notes whose text has every term
+                    in_text, texts = _body(conn, terms, nf, limit, every=True)
+                    if in_text:
+                        total, shown, stage = in_text, texts, "body"
             if not total:
                 found = _filter(conn, _stage2(conn, terms), nf)
                 ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
                 total, shown = len(ordered), ordered[:limit]
                 stage = "graph_expansion" if total else "none"
+            if not total:  # the last stage: the words in note text
+                total, shown = _body(conn, terms, nf, limit)
+                stage = "body" if total else "none"
         ids = [c.file_id for c in shown]
         rows = {r["file_id"]: r for r in read.notes_by_ids(conn, ids)} if ids else {}
         seed_ids = sorted({s for c in shown for s, _ in c.seeds})
@@ -171,6 +187,13 @@ def _message(stage: str, total: int, shown: int, terms: list[str], absent: list[
         return "no keywords left in the question after removing stop words; no matching notes"
     if total == 0:
         return "no matching notes"
+    if stage == "body":  # disclosed: found in note text, never in a name
+        count = f"narrowed to {shown} of {total}" if total > shown else str(total)
+        ranked = " (ranked by relevance)" if total > shown else ""
+        return (
+            f"{count} candidate{'s' if total != 1 else ''} from note text only{ranked}: "
+            "no title, tag or alias holds the question's subject"
+        )
     if total > shown:
         return (
             f"narrowed to {shown} of {total} candidates (ranked by matched terms, then relevance)"

@@ -44,24 +44,35 @@ class Candidate:
 
 
 def _exact_names(
-    conn: "sqlite3.Connection", names: list[str], forms: "list[str] | None" = None
-) -> tuple[dict[int, str], int]:
-    """Tier 1: notes with a title or an alias equal to the keywords or to one of the question's
-    ``forms`` (``terms.name_forms``), all folded by ``match_key``.
+    conn: "sqlite3.Connection",
+    names: list[str],
+    forms: "list[str] | None" = None,
+    content: "list[str] | None" = None,
+) -> tuple[dict[int, str], int, int]:
+    """Tier 1: notes with a title or an alias equal to the keywords, to one of the question's
+    ``forms`` (``terms.name_forms``), or to its ``content`` words (the keywords less the
+    notes-tool words), all folded by ``match_key``.
 
     Maps each to the field that matched: ``title`` (preferred) or ``alias``, with how many of
-    the first ones matched a form (the rest: only the keywords). One seek in the
-    ``exact_names`` index per key, which the writer keys with the same fold
-    (``exact_name_key``). The notes equal to a form of the question as written come first in
-    the dict: they are the better match (``整理笔记`` is the title 整理笔记 before 整理).
+    the first ones matched a form, and how many a form or the keywords (the rest: only the
+    content words). One seek in the ``exact_names`` index per key, which the writer keys with
+    the same fold and the same stop-word rule (``vault.text.name_keys``: every name also less
+    its stop and notes-tool words, so ``rename note`` is the title "Rename a note" and
+    ``list of all plugins`` the title "Plugins MOC"). The notes equal to a form of the question
+    as written come first in the dict: they are the better match (``整理笔记`` is the title
+    整理笔记 before 整理), then those equal to the keywords.
     """
     form_keys = [exact_name_key(form) for form in forms or ()]
     keys = [*form_keys]
     if any(fts_phrase(word) is not None for word in names):
         keys.append(exact_name_key(" ".join(names)))
+    keyword_keys = set(keys)
+    if content and any(fts_phrase(word) is not None for word in content):
+        keys.append(exact_name_key(" ".join(content)))
     found: dict[int, str] = {}
-    strong = 0
-    # dict order: the forms first, then the keywords (a dict keeps its first insertion)
+    strong = keyed = 0
+    # dict order: the forms first, then the keywords, then the content words (a dict keeps
+    # its first insertion)
     for wanted in dict.fromkeys(key for key in keys if key):
         for file_id, alias in probe.exact_names(conn, wanted):
             field = "alias" if alias else "title"
@@ -69,7 +80,9 @@ def _exact_names(
                 found[file_id] = field
         if wanted in form_keys:
             strong = len(found)
-    return found, strong
+        if wanted in keyword_keys:
+            keyed = len(found)
+    return found, strong, keyed
 
 
 def _weighted(
@@ -139,6 +152,7 @@ def _stage1(
     forms: list[str],
     nf: "NoteFilter | None",
     limit: int,
+    content: "list[str] | None" = None,
 ) -> tuple[int, list[Candidate], dict[str, int]]:
     """The names (titles, tags, aliases), ranked in tiers inside SQLite, the terms weighted by
     their rarity among the names (``_weighted``) when there are two or more.
@@ -148,7 +162,7 @@ def _stage1(
     """
     expressions = [fts_phrase(term) for term in terms]
     matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
-    exact, strong_count = _exact_names(conn, names, forms)
+    exact, strong_count, keyed_count = _exact_names(conn, names, forms, content)
     weights = None
     if len(matches) > 1:
         matches, weights = _weighted(conn, matches)
@@ -168,11 +182,13 @@ def _stage1(
         elif cand.hits and all(fields == ["alias"] for fields in cand.hits.values()):
             cand.via["matched"] = ["alias"]  # a candidate by its aliases alone (issue 30)
     # Tier 1 (the page's first rows) puts a name equal to the question as written before one
-    # equal to its keywords only; the SQL order stays within each.
+    # equal to its keywords, and that before one equal to its content words only; the SQL
+    # order stays within each.
     strong = set(list(exact)[:strong_count])
+    keyed = set(list(exact)[:keyed_count])
     tier1 = [c for c in shown.values() if c.file_id in exact]
     rest = [c for c in shown.values() if c.file_id not in exact]
-    tier1.sort(key=lambda c: c.file_id not in strong)
+    tier1.sort(key=lambda c: (c.file_id not in strong, c.file_id not in keyed))
     weighed = dict(zip((terms[i] for i, _ in matches), weights or [1] * len(matches), strict=True))
     return total, tier1 + rest, weighed
 

@@ -1,6 +1,7 @@
 """Lookup's stage 2, when stage 1 finds nothing: seeds from aliases, link texts, loose title
-matches and unresolved link keys, then one hop along the links (ARCHITECTURE "Two-stage
-lookup"). Split out of ``query.lookup`` by stage; the SQL is ``store.lookup_stage2``'s.
+matches and unresolved link keys, then one hop along the links; and the body stage, the last,
+when the words are in note text only (ARCHITECTURE "Two-stage lookup"). Split out of
+``query.lookup`` by stage; the SQL is ``store.lookup_stage2``'s.
 """
 
 from notedex.query.lookup_stage1 import Candidate
@@ -95,3 +96,64 @@ def _filter(
         allowed = {r["file_id"] for r in read.notes(conn, nf)}
         drop |= set(ids) - allowed
     return {i: c for i, c in found.items() if i not in drop}
+
+
+def _body(
+    conn: "sqlite3.Connection",
+    terms: list[str],
+    nf: "NoteFilter | None",
+    limit: int,
+    *,
+    every: bool = False,
+    subject: "list[str] | None" = None,
+) -> tuple[int, list[Candidate]]:
+    """The body stage (issue 30, the lead's decision): the notes whose body holds every term
+    that some body holds, best BM25 of the body index first, at most ``limit``; a term no body
+    holds (a name's word) is left out, as tier 2 leaves out a term no name holds; with
+    ``every``, a term no body holds finds nothing instead (a name's distinctive word: stage 1
+    answers it). When no body holds them all and ``every`` is not asked, the terms of
+    ``subject`` alone (those note text alone holds: the other words are generic). Each
+    candidate says it was found in note text: ``hits`` ``body``, ``via`` ``{"stage": "body",
+    "matched": ["body"]}``, ``score`` the terms it holds (ARCHITECTURE "Two-stage lookup")."""
+    held: list[tuple[str, str]] = []
+    for term in terms:
+        expression = fts_phrase(term)
+        if expression is not None and probe.mentioned_in_bodies(conn, expression):
+            held.append((term, expression))
+    if not held or (every and len(held) < len(terms)):
+        return 0, []
+    total, rows = sql.body_hits(conn, " AND ".join(e for _, e in held), limit, nf)
+    if not total and subject and not every:
+        held = [(term, e) for term, e in held if term in subject]
+        expression = " AND ".join(e for _, e in held)
+        total, rows = sql.body_hits(conn, expression, limit, nf) if held else (0, [])
+    found: list[Candidate] = []
+    for row in rows:
+        cand = Candidate(row["file_id"])
+        for term, _ in held:
+            cand.hit(term, "body", 0.0)
+        cand.rank = row["rank"]
+        cand.score = float(len(held))
+        cand.via = {"stage": "body", "matched": ["body"]}
+        found.append(cand)
+    return total, found
+
+
+def _text_first(
+    conn: "sqlite3.Connection", shown: list[Candidate], terms: list[str]
+) -> tuple[list[Candidate], bool]:
+    """Stage 1's page with the notes whose text holds every term that only note text holds
+    among the names (``terms``) first, each such hit shown as ``body``; and whether any did
+    (issue 30: `couchdb sync` puts the sync note whose text says CouchDB first)."""
+    expressions = [(term, fts_phrase(term)) for term in terms]
+    held = [(term, e) for term, e in expressions if e is not None]
+    if not shown or not held:
+        return shown, False
+    ids = [c.file_id for c in shown]
+    holding = sql.body_holds(conn, " AND ".join(e for _, e in held), ids)
+    for cand in shown:
+        if cand.file_id in holding:
+            for term, _ in held:
+                cand.hit(term, "body", 0.0)
+    first = [c for c in shown if c.file_id in holding]
+    return first + [c for c in shown if c.file_id not in holding], bool(first)

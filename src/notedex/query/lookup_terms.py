@@ -4,10 +4,11 @@ disclosed), and the absent-subject rule (ARCHITECTURE "Two-stage lookup"). Split
 ``query.lookup`` by stage; the SQL is ``store.lookup_terms``'s.
 """
 
-from notedex.query.terms import MAX_QUERY_CHARS
+from notedex.query.lookup_stage2 import MIN_LOOSE_CHARS
+from notedex.query.terms import MAX_QUERY_CHARS, keywords
 from notedex.store import lookup_terms as sql
 from notedex.store import read
-from notedex.vault.text import alnum_runs, fts_phrase, is_cjk, split_words
+from notedex.vault.text import PARTICLES, alnum_runs, fts_phrase, is_cjk, split_words
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -34,9 +35,11 @@ def _may_cut(run: str, i: int) -> bool:
     return not (0 < i < len(run) and _is_katakana(run[i - 1]) and _is_katakana(run[i]))
 
 
-PARTICLES = frozenset(("up", "in", "out", "on", "off", "down", "over", "back"))
-"""The English particles that make compounds when written apart (`set up` of "setup", `log in`
-of "login"): the stop words drop them, so the compound is tried joined."""
+SPLIT_PARTICLES = ("up", "out", "off", "down", "over")
+"""The particles a compound written together is cut at when it occurs nowhere (`startup` ->
+`start`, as `start up` is read): not `in` and `on`, which end too many words that are no
+compounds (`begin`, `button`, `lesson`), nor `back`, whose compounds mean something else
+than their head (`feedback`)."""
 MIN_EDIT_CHARS = 5
 """The shortest word a one-edit variant is tried for: one edit of four letters is another word."""
 MAX_VARIANT_HITS = 50
@@ -107,13 +110,32 @@ def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
     return best if sql.name_frequency(conn, f'"{best}"') < _generic_floor(conn) else None
 
 
+def _particle_head(conn: "sqlite3.Connection", term: str) -> str | None:
+    """The word before a particle of ``SPLIT_PARTICLES`` that ends ``term``, when no body holds
+    ``term`` either and some name or body holds that word: ``startup`` -> ``start``, the
+    keyword ``start up`` gives (its particle is a stop word). None otherwise."""
+    low = term.lower()
+    for particle in SPLIT_PARTICLES:
+        head = low[: -len(particle)]
+        if not low.endswith(particle) or len(head) < 3 or not keywords(head):
+            continue
+        if sql.mentioned_in_bodies(conn, f'"{low}"'):
+            return None
+        expression = f'"{head}"'
+        if sql.occurs(conn, expression) or sql.mentioned_in_bodies(conn, expression):
+            return head
+    return None
+
+
 def near_misses(
     conn: "sqlite3.Connection", question: str, terms: list[str]
 ) -> "tuple[list[str], list[dict[str, str]]]":
     """Terms rewritten to what the names hold, each rewrite disclosed (issue 30): a compound
     written apart joined (``set up`` -> ``setup``); and for a Latin term that matches nothing
     (no name, tag, alias, link text, nor inside a title), the compound split (``darkmode`` ->
-    ``dark-mode``, a phrase) or else a one-edit variant of the names (``smyth`` -> ``smith``)."""
+    ``dark-mode``, a phrase), or cut before its particle when no body holds it either
+    (``startup`` -> ``start``, ``_particle_head``), or else a one-edit variant of the names
+    (``smyth`` -> ``smith``)."""
     rewritten: list[dict[str, str]] = []
     if any(word.lower() in PARTICLES for word in split_words(question[:MAX_QUERY_CHARS])):
         terms = _joined(conn, question, terms, rewritten)
@@ -141,6 +163,11 @@ def near_misses(
         if split is not None:
             rewritten.append({"term": term, "as": split, "how": "split"})
             out.append(split)
+            continue
+        head = _particle_head(conn, term)
+        if head is not None:
+            rewritten.append({"term": term, "as": head, "how": "split"})
+            out.append(head)
             continue
         variant = _variant(conn, term)
         if variant is not None:
@@ -199,29 +226,54 @@ def _is_korean(term: str) -> bool:
     return any("\uac00" <= ch <= "\ud7af" for ch in term)
 
 
-def _missing(conn: "sqlite3.Connection", terms: list[str]) -> tuple[list[str], bool]:
-    """The terms no note mentions (no name, tag, alias, link text or body holds them), and
-    whether the question's subject is absent: some term is missing and every other term that a
-    name holds is generic (``GENERIC_SHARE``, ``GENERIC_MIN``); a term that only a body or a
-    link text holds cannot make a stage-1 answer. Then lookup answers nothing (ARCHITECTURE
-    "Two-stage lookup", honest empty answers). Asked for two terms or more only: a lone term
-    keeps stage 2's loose matches (`itgc`)."""
+def _missing(
+    conn: "sqlite3.Connection", terms: list[str]
+) -> tuple[list[str], bool, list[str], bool]:
+    """The terms no note mentions (no name, tag, alias, link text or body holds them), whether
+    the question's subject is absent, the terms in note text only, and whether every term a
+    name holds is generic.
+
+    Absent: some term is missing and every other term that a name holds is generic
+    (``GENERIC_SHARE``, ``GENERIC_MIN``); a term that only a body or a link text holds cannot
+    make a stage-1 answer. Then lookup answers nothing (ARCHITECTURE "Two-stage lookup", honest
+    empty answers). In note text only: no term is missing and some term is held by bodies
+    alone (no name, tag, alias, link text, nor inside a title), and, beside a distinctive name
+    word, by fewer bodies than the generic floor: a stage-1 answer would leave it out, so
+    lookup asks the bodies too (the body stage, ``lookup``). Asked for two terms or more only:
+    a lone term keeps stage 2's loose matches (`itgc`), and reaches the body stage when both
+    stages find nothing."""
     if len(terms) < 2:
-        return [], False
+        return [], False, [], False
     missing: list[str] = []
     present: list[str] = []
+    in_text_only: list[str] = []
     for term in terms:
         expression = fts_phrase(term)
         if expression is None:
             continue
         if _is_korean(term):
-            return [], False  # a stem once its ending is cut (만드 of 만드는), not a written word
-        if sql.occurs(conn, expression) or sql.mentioned_in_bodies(conn, expression):
+            return [], False, [], False  # a stem once its ending is cut (만드 of 만드는)
+        if sql.occurs(conn, expression):
             present.append(term)
+        elif sql.mentioned_in_bodies(conn, expression):
+            present.append(term)
+            loose = len(term) >= (3 if is_cjk(term) else MIN_LOOSE_CHARS)
+            if not (loose and sql.title_substring_hits(conn, term.lower(), 1)):
+                in_text_only.append(term)
         else:
             missing.append(term)
-    if not missing:
-        return missing, False
+    if not missing and not in_text_only:
+        return missing, False, [], False
     floor = _generic_floor(conn)
     named = [sql.name_frequency(conn, fts_phrase(term) or "") for term in present]
-    return missing, all(count >= floor for count in named if count)
+    generic = all(count >= floor for count in named if count)
+    if missing:
+        return missing, generic, [], generic
+    if not generic:  # beside a distinctive name word, a word many bodies hold is no subject
+        cap = int(floor) + 1  # (`made` of `who made the Nightfall theme`)
+        in_text_only = [
+            term
+            for term in in_text_only
+            if sql.body_frequency(conn, fts_phrase(term) or "", cap) < floor
+        ]
+    return missing, False, in_text_only, generic

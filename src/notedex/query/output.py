@@ -204,6 +204,8 @@ def render_lookup(r: Renderer, data: "dict[str, Any]") -> None:
             how = f"{via['relation']}: {via['seed']}"
         elif via["stage"] == "graph_expansion":
             how = "seed (" + ", ".join(via.get("matched", [])) + ")"
+        elif via["stage"] == "body":
+            how = "note text"
         else:
             how = "title/tags"
         details = [f"score {c['score']:g}", how]

@@ -7,7 +7,7 @@ ends. Notes-tool words ("vault", "show"...) count only when nothing else is left
 """
 
 from notedex.errors import UsageError
-from notedex.vault.text import fts_phrase, is_cjk, split_words
+from notedex.vault.text import fts_phrase, is_cjk, load_words, split_words
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -37,19 +37,6 @@ def checked_query(text: str, what: str) -> str:
             f"the {what} is too long ({len(text)} characters; at most {MAX_QUERY_CHARS})"
         )
     return text
-
-
-_DATA = __file__.rsplit("/", 2)[0] + "/data/"  # os.path-free: no import on the query path
-
-
-def load_words(name: str) -> tuple[str, ...]:
-    """A word list of ``notedex/data/<name>.txt``: one a line, ``#`` lines are comments.
-
-    The stop lists are data, shared by lookup and search, one file per language.
-    """
-    with open(_DATA + name + ".txt", "rb") as handle:  # bytes: no text layer to set up
-        lines = handle.read().decode("utf-8").splitlines()
-    return tuple(word for word in (line.strip() for line in lines) if word and word[0] != "#")
 
 
 # The lists are read when a question first needs them, each once: a Latin question reads the

@@ -1,15 +1,18 @@
 """Lookup's SQL for stage 2: the seeds (aliases, link texts, unresolved keys) and one hop
-along the links (ARCHITECTURE "Two-stage lookup"). Read side and stdlib only; split out of
-``store.lookup`` by stage.
+along the links; and for the body stage, the notes whose text holds the terms (ARCHITECTURE
+"Two-stage lookup"). Read side and stdlib only; split out of ``store.lookup`` by stage.
 """
 
 from notedex.store.lookup import _NOTE_BM25
+from notedex.store.lookup_terms import _visible
 from notedex.store.read import _json_ints
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
+
+    from notedex.store.filters import NoteFilter
 
     Row = sqlite3.Row
 
@@ -86,3 +89,34 @@ def excluded_ids(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> set[i
             (_json_ints(file_ids),),
         )
     }
+
+
+def body_hits(
+    conn: "sqlite3.Connection",
+    expression: str,
+    limit: int,
+    nf: "NoteFilter | None" = None,
+) -> "tuple[int, list[Row]]":
+    """The body stage: how many notes lookup may show have a body matching ``expression``, and
+    the best ``limit`` of them by the body's BM25 (``file_id``, ``rank``; ties by file id).
+    FTS5 scores every match, as ``search`` does; nothing else is read."""
+    visible, params = _visible(conn, "body_fts.rowid", nf)
+    where = f"FROM body_fts WHERE body_fts MATCH ? AND {visible}"
+    total = conn.execute(f"SELECT count(*) {where}", [expression, *params]).fetchone()[0]
+    if not total:
+        return 0, []
+    rows = conn.execute(
+        f"SELECT rowid AS file_id, bm25(body_fts) AS rank {where} ORDER BY rank, rowid LIMIT ?",
+        [expression, *params, limit],
+    ).fetchall()
+    return int(total), rows
+
+
+def body_holds(conn: "sqlite3.Connection", expression: str, file_ids: "Sequence[int]") -> set[int]:
+    """Which of ``file_ids`` have a body matching ``expression``: a rowid test, so FTS5 seeks
+    the few ids; no bm25()."""
+    sql = (
+        "SELECT rowid FROM body_fts WHERE body_fts MATCH ? "
+        "AND rowid IN (SELECT value FROM json_each(?))"
+    )
+    return {row[0] for row in conn.execute(sql, (expression, _json_ints(file_ids)))}

@@ -89,6 +89,13 @@ def mentioned_in_bodies(conn: "sqlite3.Connection", expression: str) -> bool:
     return conn.execute(sql, (expression,)).fetchone() is not None
 
 
+def body_frequency(conn: "sqlite3.Connection", expression: str, cap: int) -> int:
+    """How many notes' bodies match, counted up to ``cap`` (a bounded count: whether a word is
+    generic among the bodies needs no more)."""
+    sql = "SELECT count(*) FROM (SELECT 1 FROM body_fts WHERE body_fts MATCH ? LIMIT ?)"
+    return int(conn.execute(sql, (expression, cap)).fetchone()[0])
+
+
 def name_frequency(conn: "sqlite3.Connection", expression: str) -> int:
     """How many notes hold a term in a name (title, tags, aliases): a plain count, no BM25."""
     return int(

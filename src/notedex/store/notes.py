@@ -21,7 +21,7 @@ from notedex.store.schema import LINK_KINDS, TASK_STATES, content_key, link_text
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.properties import property_rows
 from notedex.vault.resolve import lookup_key, name_key
-from notedex.vault.text import exact_name_key, segment
+from notedex.vault.text import PARTICLES, load_words, name_keys, segment
 from notedex.vault.walk import is_excluded
 
 _KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
@@ -243,10 +243,26 @@ def note_fts_texts(note: Note) -> FtsTexts:
     return segment(title), segment(tags) if tags else "", segment(aliases) if aliases else ""
 
 
+_STOP_LISTS: list[tuple[frozenset[str], frozenset[str]]] = []
+
+
+def _stop_lists() -> tuple[frozenset[str], frozenset[str]]:
+    """The English stop words (the list ``query.terms`` reads) and the hub words, read once."""
+    if not _STOP_LISTS:
+        stop, hubs = load_words("stopwords-en"), load_words("hubwords-en")
+        _STOP_LISTS.append((frozenset(stop), frozenset(hubs)))
+    return _STOP_LISTS[0]
+
+
 def _name_keys(names: Iterable[str | None]) -> frozenset[str]:
-    """The distinct non-empty ``exact_name_key`` of these names. Each distinct name is keyed
-    once (a first H1 is often the stem: a quarter of the 3k bench vault's notes)."""
-    return frozenset(key for name in set(names) if name and (key := exact_name_key(name)))
+    """The distinct non-empty ``vault.text.name_keys`` of these names: each name's
+    ``exact_name_key``, and its keys less stop and hub words (issue 30). Each distinct
+    name is keyed once (a first H1 is often the stem: a quarter of the 3k bench vault's
+    notes)."""
+    stop, hubs = _stop_lists()
+    return frozenset(
+        key for name in set(names) if name for key in name_keys(name, stop, hubs, PARTICLES)
+    )
 
 
 def _exact_names(

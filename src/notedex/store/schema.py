@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 25  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 26  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -29,6 +29,8 @@ SCHEMA_VERSION = 25  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     kinds are health's codes (empty-tag, bad-yaml, ...), link_findings (self-links; issue 33)
 # 25: properties, one row per property value with its type, for --where and `properties`
 #     (issue 32)
+# 26: exact_names also holds each name's keys less stop words and hub words (MOC...), and with
+#     a word and its particle joined: tier 1 reads names as it reads questions (issue 30)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -535,7 +537,8 @@ CREATE TABLE IF NOT EXISTS fts_pending (
 
 -- Lookup's tier 1 (ARCHITECTURE "Two-stage lookup"): every name a note answers to exactly,
 -- folded by vault.text.exact_name_key (match_key's words joined by spaces): its stem,
--- frontmatter title and first H1 (alias = 0) and its aliases (alias = 1), so a question's
+-- frontmatter title and first H1 (alias = 0) and its aliases (alias = 1), each also less its
+-- stop words and hub words (vault.text.name_keys, schema 22), so a question's
 -- exact names are one index seek, not a BM25 ranking of every note that holds its words.
 -- Written with the note's rows (store/notes.py); a move re-keys the stem.
 CREATE TABLE IF NOT EXISTS exact_names (

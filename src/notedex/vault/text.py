@@ -198,6 +198,68 @@ def exact_name_key(text: str) -> str:
     return " ".join(match_key(text))
 
 
+PARTICLES = frozenset(("up", "in", "out", "on", "off", "down", "over", "back"))
+"""The English particles that make compounds when written apart (`set up` of "setup", `log in`
+of "login"): the stop words drop them, so lookup tries the compound joined, on the question's
+side (``query.lookup_terms``) and on the names' (``name_keys``)."""
+
+_DATA = __file__.rsplit("/", 2)[0] + "/data/"  # os.path-free: no import on the query path
+
+
+def load_words(name: str) -> tuple[str, ...]:
+    """A word list of ``notedex/data/<name>.txt``: one a line, ``#`` lines are comments.
+
+    The stop lists are data, shared by lookup and search (``query.terms``) and by the writer's
+    name keys (``name_keys``), one file per language.
+    """
+    with open(_DATA + name + ".txt", "rb") as handle:  # bytes: no text layer to set up
+        lines = handle.read().decode("utf-8").splitlines()
+    return tuple(word for word in (line.strip() for line in lines) if word and word[0] != "#")
+
+
+def name_keys(
+    name: str,
+    stop_words: "frozenset[str]",
+    hub_words: "frozenset[str]",
+    particles: "frozenset[str]",
+) -> list[str]:
+    """The ``exact_name_key`` of a name, then of the name read as a question is read (issue 30:
+    the same stop-word rule on both sides of tier 1): its words less the English stop words
+    (``Rename a note`` -> ``rename note``) but its last (``Zephyr A`` stays ``zephyr a``: a
+    letter or a particle that ends a name is part of it), and less the hub words too when
+    others remain (``Plugins MOC`` -> ``plugin``: the hub of plugins), each also with a word
+    and the particle after it joined (``Back up your vault`` -> ``backup vault``, as a question writes it).
+    Distinct, non-empty, the full key first. A question's keywords, and its keywords less the
+    notes-tool words, are compared with these (``query.lookup_stage1._exact_names``).
+    """
+    keys = [exact_name_key(name)]
+    words = split_words(name)
+    joined: list[str] = []
+    for word in words:
+        last = joined[-1] if joined else ""
+        if (
+            last
+            and word.lower() in particles
+            and (last + word).isascii()
+            and (last + word).isalpha()
+        ):
+            joined[-1] = last + word
+        else:
+            joined.append(word)
+    for variant in (words, joined) if joined != words else (words,):
+        seen: set[str] = set()
+        kept = []
+        for index, word in enumerate(variant):
+            low = word.lower()
+            final = index == len(variant) - 1  # "Plan A" is not "plan", "Sign in" not "sign"
+            if (final or low not in stop_words) and low not in seen:
+                seen.add(low)
+                kept.append(word)
+        content = [word for word in kept if word.lower() not in hub_words] or kept
+        keys += [exact_name_key(" ".join(kept)), exact_name_key(" ".join(content))]
+    return [key for key in dict.fromkeys(keys) if key]
+
+
 def is_cjk(text: str) -> bool:
     return any(is_cjk_char(ch) for ch in text)
 

@@ -244,7 +244,7 @@ def test_fts_syntax_in_a_question_never_breaks_the_engine(
         return
     assert result.code == 0, result.stderr
     data = result.json()
-    assert data["stage"] in {"title_tags", "graph_expansion", "none"}
+    assert data["stage"] in {"title_tags", "graph_expansion", "body", "none"}
     assert isinstance(data["candidates"], list)
 
 
@@ -283,7 +283,7 @@ def test_arbitrary_unicode_through_the_engine(question: str, demo_index: tuple[P
         data = run_lookup(conn, question)
     finally:
         conn.close()
-    assert data["stage"] in {"title_tags", "graph_expansion", "none"}
+    assert data["stage"] in {"title_tags", "graph_expansion", "body", "none"}
 
 
 def test_no_seed_means_nothing_not_all_nodes(demo: tuple[Path, Path]) -> None:
@@ -320,10 +320,13 @@ def test_link_anchor_text_seeds_the_target(vault: Path, db_path: Path) -> None:
     assert by_path["Ops.md"]["via"]["relation"] == "links to seed"
 
 
-def test_bodies_are_never_searched_by_lookup(vault: Path, db_path: Path) -> None:
+def test_bodies_answer_only_in_the_disclosed_body_stage(vault: Path, db_path: Path) -> None:
+    """No name holds `zebras`: the body index answers, as its own stage (issue 30, the lead's
+    decision), never as a name hit."""
     write(vault / "Plain.md", "this body talks about zebras at length\n")
     data = run_inprocess("lookup", "zebras", "--vault", vault, "--db", db_path, "--json").json()
-    assert data["stage"] == "none"
+    assert data["stage"] == "body"
+    assert [c["via"] for c in data["candidates"]] == [{"stage": "body", "matched": ["body"]}]
 
 
 def test_lookup_text_output_lists_the_same_notes(demo: tuple[Path, Path]) -> None:

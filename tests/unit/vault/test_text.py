@@ -259,3 +259,22 @@ def test_match_key_of_text_without_cjk_is_its_alphanumeric_runs(text: str) -> No
     from notedex.vault.text import _words_key, fold_width, match_key, nfc
 
     assert match_key(text) == _words_key(nfc(fold_width(text)))
+
+
+def test_name_keys_read_a_name_as_a_question_is_read() -> None:
+    """Issue 30, schema 22: the keys tier 1 stores for a name besides its full key."""
+    from notedex.vault.text import PARTICLES, load_words, name_keys
+
+    stop, hubs = frozenset(load_words("stopwords-en")), frozenset(load_words("hubwords-en"))
+
+    def keys(name: str) -> list[str]:
+        return name_keys(name, stop, hubs, PARTICLES)
+
+    assert keys("Rename a note") == ["rename a note", "rename note"]
+    assert keys("Back up your vault") == ["back up your vault", "back vault", "backup vault"]
+    assert keys("Plugins MOC") == ["plugin moc", "plugin"]
+    assert keys("MOC") == ["moc"]  # a hub word alone stays
+    assert keys("Zephyr A") == ["zephyr a"]  # the last word stays
+    assert keys("Up") == ["up"]  # a particle first joins nothing
+    assert keys("整理笔记") == ["整理笔记"]
+    assert keys("the") == ["the"]
