@@ -263,13 +263,19 @@ def _lonely(conn: "sqlite3.Connection", state: str) -> "list[Row]":
 
 def broken_links(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 8: source, line, column, the link as written, and its broken key (target)."""
-    return health_rows(conn, "brokenLinks").fetchall()
+    return conn.execute(
+        "SELECT source, line, col AS column, text, target, suggestion, reason "
+        "FROM broken_links ORDER BY source, line, col, seq"
+    ).fetchall()
 
 
 def broken_anchors(conn: "sqlite3.Connection") -> "list[Row]":
     """SEMANTICS 10: source, line, column, the link as written, the target note's path, the
     subpath, its kind, and the suggested subpath with its reason (or NULLs)."""
-    return health_rows(conn, "brokenAnchors").fetchall()
+    columns = ", ".join(f"{sql} AS {key}" for key, sql in BROKEN_ANCHOR_FIELDS)
+    return conn.execute(
+        f"SELECT {columns} {BROKEN_ANCHOR_JOIN} ORDER BY s.path, l.line, l.col, l.seq"
+    ).fetchall()
 
 
 def ambiguous_links(conn: "sqlite3.Connection") -> "list[Row]":
@@ -715,25 +721,10 @@ def unresolved_id_add(conn: "sqlite3.Connection", key: str, node_id: str) -> Non
     conn.execute("INSERT INTO temp.graph_unresolved (key, id) VALUES (?, ?)", (key, node_id))
 
 
-_WARNINGS = f"""
-    FROM (
-        SELECT p.path AS path, p.message AS message, 0 AS part, p.id AS a, 0 AS b
-        {_REPORTED_PROBLEMS}
-        UNION ALL
-        SELECT f.path, 'line ' || l.line || ': ' || {LINK_TEXT} || ' is ambiguous; resolved to '
-               || t.path || ' by Obsidian''s tie-break (same folder first, then shortest path)',
-               1, l.line, l.col
-        {_NOTE_LINKS} JOIN files f ON f.id = l.source_id JOIN files t ON t.id = l.target_id
-        WHERE {_AMBIGUOUS}
-    ) ORDER BY path, part, a, b
-"""
-"""health's warnings in report order: the stored ones, then one per ambiguous link, by path."""
-
-
 def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
     """The statement (and its parameters) selecting one JSON object ``j`` per finding of the
-    health list ``name``, in report order: what ``*_json`` concatenate, and what a streamed
-    ``health --json`` reads row by row."""
+    health list ``name``, in report order: what ``health_list_json`` concatenates, and what a
+    streamed ``health`` (JSON and text) reads row by row."""
     if name in ("orphanNotes", "unlinkedNotes", "deadEnds"):
         lonely = {
             "orphanNotes": LONELY_ORPHAN,
@@ -828,39 +819,6 @@ def links_of_sources(conn: "sqlite3.Connection") -> "list[Row]":
         ORDER BY f.path, l.seq
         """
     ).fetchall()
-
-
-def _health_text_sql(name: str) -> "tuple[str, tuple[str, ...]]":
-    """The statement selecting the rows of the health list ``name`` with the keys its JSON
-    objects have, in report order (what the whole answer, ``query.reports.health``, lists)."""
-    if name in ("orphanNotes", "unlinkedNotes", "deadEnds"):
-        lonely = {
-            "orphanNotes": LONELY_ORPHAN,
-            "unlinkedNotes": LONELY_UNLINKED,
-            "deadEnds": LONELY_DEAD_END,
-        }[name]
-        return f"SELECT path, title FROM lonely_notes WHERE lonely = {lonely} ORDER BY path", ()
-    if name == "brokenLinks":
-        return (
-            "SELECT source, line, col AS column, text, target, suggestion, reason "
-            "FROM broken_links ORDER BY source, line, col, seq",
-            (),
-        )
-    if name == "brokenAnchors":
-        columns = ", ".join(f"{sql} AS {key}" for key, sql in BROKEN_ANCHOR_FIELDS)
-        return f"SELECT {columns} {BROKEN_ANCHOR_JOIN} ORDER BY s.path, l.line, l.col, l.seq", ()
-    if name == "unusedAttachments":
-        return "SELECT path FROM unused_attachments ORDER BY path", ()
-    if name == "warnings":
-        return f"SELECT path, message {_WARNINGS}", ("warning",)
-    if name == "errors":
-        return f"SELECT p.path, p.message {_REPORTED_PROBLEMS} ORDER BY p.path, p.id", ("error",)
-    raise ValueError(f"no health list {name!r}")
-
-
-def health_rows(conn: "sqlite3.Connection", name: str) -> "sqlite3.Cursor":
-    """The findings of the health list ``name`` as rows, one at a time, in report order."""
-    return conn.execute(*_health_text_sql(name))
 
 
 def health_row_count(conn: "sqlite3.Connection", name: str) -> int:
