@@ -28,7 +28,7 @@ from tests.indexcheck import copy_demo, fts_sound_after
 
 __all__ = ["fts_sound_after"]  # autouse for every test: see tests/indexcheck.py
 
-FAST_EXAMPLES = 25
+FAST_EXAMPLES = 10
 """Examples per property test in the default profile (hypothesis' own default is 100)."""
 THOROUGH_EXAMPLES = 3000
 """The thorough profile: tests without their own count run this many; a test's own count (up to
