@@ -126,7 +126,9 @@ def test_with_poll_a_permission_blip_during_a_read_is_retried(
     (locks / "blip.md").touch()  # unreadable from now on
     write(vault / "blip.md", note("Blip", links="[[a]]"))
     wait_until(
-        lambda: any(b.get("errors") for b in run.find("batch")), timeout=20, message="the read"
+        lambda: any(b.get("notes_with_errors") for b in run.find("batch")),
+        timeout=20,
+        message="the read",
     )
     (locks / "blip.md").unlink()  # readable again: no event says so (chmod moves no mtime)
     assert_converges(vault, db_path, tmp_path, run=run)

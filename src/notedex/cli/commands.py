@@ -306,9 +306,10 @@ TABLE = (
         "write; by due date, then path and line.",
         (
             "notedex tasks --open",
-            "notedex tasks --open --due-before 7d --json",
-            "notedex tasks --status / --status '?' --tag project",
-            "notedex tasks --done --due-after=-30d --paths",
+            "notedex tasks --open --due-before 2027-12-31 --json",
+            "notedex tasks --status / --status '?' --tag cli",
+            "notedex tasks --done --paths",
+            "notedex tasks --due-after 2026-01-01 --json",
         ),
         handlers.cmd_tasks,
         (
@@ -523,7 +524,7 @@ TABLE = (
         "to what moved, each in its own style, so each lands where it did; then check that no "
         "link or anchor broke (docs/cli.md, `mv`).",
         (
-            'notedex mv "Projects/Old plan.md" "Archive/Roadmap 2026.md"',
+            'notedex mv "Projects/Cobra shell completion.md" Archive/ --dry-run',
             "notedex mv Projects Archive/Projects --dry-run",
         ),
         handlers.cmd_mv,
@@ -582,7 +583,7 @@ TABLE = (
             "notedex search 'comple*' --limit 5",
             "notedex search 框架",
             "notedex search cobra --folder Projects --where status!=done",
-            "notedex search cobra --paths --sort path",
+            "notedex search cobra --paths --sort path | head -3",
         ),
         handlers.cmd_search,
         (
@@ -630,10 +631,10 @@ TABLE = (
         "Evaluate an Obsidian Bases file (or a note's ```base block) without the app: filters, "
         "formulas, sort, limit, groupBy and summaries; exit 2 names anything not implemented.",
         (
-            "notedex base Reading.base",
-            'notedex base Projects/Board.base --view "Open" --json',
-            "notedex base --list",
-            "notedex base Reading.base --check",
+            "notedex base books.base --vault examples/bases/vault",
+            'notedex base books.base --view "By rating" --json --vault examples/bases/vault',
+            "notedex base --list --vault examples/bases/vault",
+            "notedex base books.base --check --vault examples/bases/vault",
         ),
         handlers.cmd_base,
         (
