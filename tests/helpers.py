@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -441,3 +442,19 @@ def indexed_demo(base: Path) -> tuple[Path, Path]:
     result = run_cli("index", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     return vault, db
+
+
+def load_genvault() -> ModuleType:
+    """bench/genvault.py as a module (the generated vaults with their ground truth), loaded once
+    per process: its dataclasses look their module up in ``sys.modules``."""
+    if "genvault" in sys.modules:
+        return sys.modules["genvault"]
+    import importlib.util
+
+    path = REPO / "bench" / "genvault.py"
+    spec = importlib.util.spec_from_file_location("genvault", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["genvault"] = module
+    spec.loader.exec_module(module)
+    return module

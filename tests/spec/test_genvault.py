@@ -6,7 +6,6 @@ below is an independent check of SEMANTICS 2-8 over a few thousand varied notes 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -19,17 +18,14 @@ from typing import Any
 
 import pytest
 
-_GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
+from tests.helpers import REPO, load_genvault
+
+_GENVAULT = REPO / "bench" / "genvault.py"
 
 
 @pytest.fixture(scope="module")
 def genvault() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("genvault", _GENVAULT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["genvault"] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
+    return load_genvault()
 
 
 def _tree(root: Path) -> dict[str, bytes]:

@@ -4,28 +4,14 @@ the daemon runs (STYLE 11: a real vault, a real index, the CLI as a subprocess).
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, wait_until
+from tests.helpers import load_genvault, run_cli, wait_until
 from tests.system.daemons import Daemons
-
-_GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
-
-
-def _genvault() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("genvault", _GENVAULT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["genvault"] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
 
 
 def _json(vault: Path, db: Path, *args: str, ok: tuple[int, ...] = (0,)) -> Any:
@@ -66,7 +52,7 @@ def _expected_tags(truth: dict[str, Any]) -> dict[str, tuple[int, int]]:
 @pytest.mark.slow
 def test_health_tags_and_mentions_match_the_truth_and_follow_renames(tmp_path: Path) -> None:
     vault, db = tmp_path / "gen", tmp_path / "state" / "index.db"
-    truth = _genvault().generate(vault, 3000, 12, doctor=True)
+    truth = load_genvault().generate(vault, 3000, 12, doctor=True)
     doctor = truth["doctor"]
 
     health = _json(vault, db, "health", ok=(1,))

@@ -8,11 +8,9 @@ expected bytes in-process from the same SQLite file and compares them with the C
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -21,18 +19,7 @@ from notedex.query.listing import graph, scan
 from notedex.query.output import compact_json
 from notedex.query.reports import findings_count, health
 from notedex.store.connect import connect_readonly
-from tests.helpers import write
-
-_GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
-
-
-def _genvault() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("genvault", _GENVAULT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["genvault"] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers import load_genvault, write
 
 
 def _odd_notes(vault: Path) -> None:
@@ -59,7 +46,7 @@ def _odd_notes(vault: Path) -> None:
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("stream")
     vault, db = base / "vault", base / "state" / "index.db"
-    _genvault().generate(vault, 2000, 35)
+    load_genvault().generate(vault, 2000, 35)
     _odd_notes(vault)
     out = _cli(vault, db, "index")
     assert out.returncode == 0, out.stderr

@@ -9,7 +9,6 @@ same notes in the same order without reading a single file.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sqlite3
 import sys
@@ -20,9 +19,7 @@ from typing import Any
 import pytest
 
 from notedex.query.search import search
-from tests.helpers import run_inprocess
-
-_GENVAULT = Path(__file__).resolve().parents[3] / "bench" / "genvault.py"
+from tests.helpers import load_genvault, run_inprocess
 
 # (query, what every match must start with once folded)
 QUERIES = [
@@ -44,11 +41,7 @@ def _fold(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    spec = importlib.util.spec_from_file_location("genvault", _GENVAULT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["genvault"] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
+    module = load_genvault()
     base = tmp_path_factory.mktemp("search-positions")
     vault = base / "vault"
     module.generate(vault, 600, 15)
