@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sqlite3
 from pathlib import Path
 
@@ -191,3 +192,40 @@ def test_a_query_on_a_corrupt_index_while_the_daemon_runs_says_to_restart_it(
     second.wait_for("corrupt index set aside")
     assert_converges(vault, db_path, tmp_path, run=second)
     assert_sound_and_fresh(vault, db_path, tmp_path)
+
+
+def test_a_clean_stop_spares_the_next_start_its_check_only_while_the_index_is_unchanged(
+    daemons: Daemons, vault: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """Issue 35: the start's quick_check reads every page (seconds at 1M notes). After a clean
+    stop it is skipped while the index files are exactly as that stop left them; damage done
+    after the stop is still found at the next start, and a crash leaves no record."""
+    from notedex.daemon.recovery import CLEAN_STOP_SUFFIX
+
+    marker = Path(f"{db_path}{CLEAN_STOP_SUFFIX}")
+    _indexed(vault, db_path, notes=120)
+
+    first = daemons.start()
+    assert not first.find("index check skipped")  # no clean stop recorded yet: checked
+    assert first.stop() == 0
+    assert marker.exists()
+
+    second = daemons.start()
+    assert second.find("index check skipped")
+    assert not marker.exists()  # used once
+    assert second.stop() == 0
+    assert marker.exists()
+
+    overwrite_pages(db_path, 20)  # damage after the clean stop: the files changed
+    third = daemons.start()
+    assert not third.find("index check skipped")
+    [moved] = set_aside_files(db_path)
+    assert third.wait_for("corrupt index set aside")["moved_to"] == str(moved)
+    assert_converges(vault, db_path, tmp_path, run=third)
+
+    third.signal(signal.SIGKILL)  # a crash records nothing
+    third.proc.wait(timeout=30)
+    assert not marker.exists()
+    fourth = daemons.start()
+    assert not fourth.find("index check skipped")
+    assert fourth.stop() == 0

@@ -32,7 +32,12 @@ from notedex.daemon.batcher import WATCHES, Batcher, Hint
 from notedex.daemon.indexer import Indexer, find_git_dir
 from notedex.daemon.logging import configure_logging, get_logger
 from notedex.daemon.notify import SystemdNotifier
-from notedex.daemon.recovery import lock_still_held, open_checked
+from notedex.daemon.recovery import (
+    lock_still_held,
+    open_checked,
+    record_clean_stop,
+    unchanged_since_clean_stop,
+)
 from notedex.daemon.schema_rebuild import rebuild_other_version
 from notedex.daemon.watcher import RunningObserver, VaultEventHandler, start_observer
 from notedex.errors import (
@@ -218,6 +223,8 @@ class Daemon:
                 if indexer.is_alive():
                     indexer.join()
                 indexer.close()
+                if exit_code == EXIT_OK and not indexer.is_alive():
+                    record_clean_stop(self.cfg.db)
             log.info("stopped", exit_code=exit_code)
 
     def _supervise(self, supervisor: Supervisor, indexer: Indexer, batcher: Batcher) -> int:
@@ -293,6 +300,9 @@ class Daemon:
         """The writer connection; the first one checks the index (``PRAGMA quick_check``) and
         sets a corrupt one aside, with a log line naming where (ARCHITECTURE "Recovery")."""
         verify = not self._verified
+        if verify and unchanged_since_clean_stop(self.cfg.db):
+            verify = False
+            log.info("index check skipped", reason="the index is as the last clean stop left it")
         self._verified = True
         return open_checked(
             self.cfg.db, self._new_writer, verify, lambda: self._mark_state(REBUILDING)
