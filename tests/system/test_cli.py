@@ -201,9 +201,32 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
             "target": "Concurrency patterns",
             "suggestion": None,
             "reason": None,
+        },
+        {
+            "source": "Projects/Cobra 子命令設計.md",
+            "line": 8,
+            "column": 48,
+            "text": "[[Cobra shell completon]]",
+            "target": "Cobra shell completon",
+            "suggestion": "[[Cobra shell completion]]",
+            "reason": "typo",
+        },
+    ]
+    assert data["brokenLinkCount"] == 2
+    assert data["brokenAnchors"] == [
+        {
+            "source": "Projects/Cobra 子命令設計.md",
+            "line": 9,
+            "column": 9,
+            "text": "[[Cobra CLI 框架#Comands|Commands]]",
+            "target": "Projects/Cobra CLI 框架.md",
+            "subpath": "#Comands",
+            "kind": "heading",
+            "suggestion": "#Commands",
+            "reason": "typo",
         }
     ]
-    assert data["brokenLinkCount"] == 1
+    assert data["brokenAnchorCount"] == 1
     assert {o["path"] for o in data["orphanNotes"]} == {
         "00_Inbox/20261120-093000 讀書會想法.md",
         "Archive/Orphan idea.md",
@@ -235,8 +258,9 @@ def test_health_text_exits_1_too_and_carries_the_same_facts(demo: tuple[Path, Pa
             assert entry["path"] in text
     for entry in data["warnings"] + data["errors"]:
         assert entry["message"] in text
-    assert (data["brokenLinkCount"], data["orphanCount"]) == (1, 3)  # the demo: one and many
-    assert "1 broken link, " in text and "3 orphans" in text  # plural forms
+    assert (data["brokenAnchorCount"], data["orphanCount"]) == (1, 3)  # the demo: one and many
+    assert "1 broken anchor, " in text and "3 orphans" in text  # plural forms
+    assert f"{data['brokenLinkCount']} broken links, " in text
     assert f"{len(data['unlinkedNotes'])} unlinked" in text
     assert f"Orphans: no links in or out ({data['orphanCount']})" in text
 
@@ -595,7 +619,7 @@ def test_status_json_shape(demo: tuple[Path, Path]) -> None:
         "excludedNotes": 0,
         "attachments": 1,
         "links": data["counts"]["links"],
-        "brokenLinks": 1,
+        "brokenLinks": 2,
         "errors": 1,
         "warnings": 0,
     }
@@ -768,7 +792,7 @@ def test_queries_refresh_first_unless_no_refresh(demo: tuple[Path, Path]) -> Non
     assert "Brand new.md" in {n["path"] for n in fresh["notes"]}
     assert fresh["noteCount"] == stale["noteCount"] + 1
     (vault / "Brand new.md").unlink()
-    assert json_only(cli(demo, "health", "--json"))["brokenLinkCount"] == 1
+    assert json_only(cli(demo, "health", "--json"))["brokenLinkCount"] == 2
 
 
 def test_a_query_builds_a_missing_index_itself(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ EXAMPLES = _examples()
 SERVES_UNTIL_STOPPED = ("daemon", "mcp")
 """Commands that run until stopped: their examples start a server, which the daemon and MCP
 tests run for real (tests/system/test_daemon_lifecycle.py, tests/system/test_mcp.py)."""
-FINDINGS = ("health", "eval", "quote")
+FINDINGS = ("health", "eval", "quote", "fix")
 """Commands whose exit 1 is an answer (docs/cli.md, "Exit codes")."""
 SERVICE_UNREACHABLE = 69
 """`service` without a reachable service manager (a container): its documented exit code."""
@@ -51,10 +51,9 @@ FOUND_NOTHING = re.compile(
     re.MULTILINE,
 )
 TOOLS = ("jq", "xargs", "wc", "dot", "zsh", "fish", "claude")
-NOTHING_TO_FIX = "fix"
-"""The demo vault's one broken link has no suggestion, so `fix`'s examples show an empty diff
-there (as `git diff` does); tests/system/test_fix_cli.py and tests/spec/test_fix.py run them on
-vaults with links to fix. Adding one to the demo would change every answer pinned on it."""
+WRITES_VAULT = ("--apply",)
+"""Examples that change the vault (`fix --apply`) run on a copy of their own, so that every
+other example, in any order, sees the demo vault as shipped."""
 
 
 @pytest.fixture(scope="module")
@@ -90,17 +89,19 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
 @pytest.mark.slow  # about 45 subprocesses and shells: 20-45 s (.ci/run runs the slow tier)
 @pytest.mark.parametrize(("command", "example"), EXAMPLES, ids=[e for _, e in EXAMPLES])
 def test_every_help_example_works_on_the_demo_vault(
-    place: tuple[Path, dict[str, str]], command: str, example: str
+    place: tuple[Path, dict[str, str]], command: str, example: str, tmp_path: Path
 ) -> None:
     if command in SERVES_UNTIL_STOPPED and example.lstrip().startswith("notedex"):
         pytest.skip(f"`notedex {command}` serves until stopped (its own tests run it)")
-    if command == NOTHING_TO_FIX:
-        pytest.skip("the demo vault has no broken link with a suggestion: nothing to fix")
     programs = [part.split()[0] for part in re.split(r"\||\$\(|--\s", example) if part.split()]
     missing = [tool for tool in TOOLS if tool in programs and shutil.which(tool) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}, not installed here")
     base, env = place
+    if any(flag in example for flag in WRITES_VAULT):
+        base = _private_copy(base, tmp_path)
+        env = {**env, "NOTEDEX_VAULT": str(base / "examples" / "demo-vault")}
+        env["XDG_STATE_HOME"] = str(base / "state")
     # Vault paths are relative to the vault (`scan -0 | xargs -0 wc -w` is run from inside it);
     # the rest run beside it (`export --out` refuses a file inside the vault), where the `eval`
     # example finds the files of a clone of the repository.
@@ -139,6 +140,13 @@ def test_every_help_example_works_on_the_demo_vault(
             ["bash", "-c", again], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
         )
         assert json.loads(proc.stdout)[listed], f"{again}: no {listed}"
+
+
+def _private_copy(base: Path, tmp_path: Path) -> Path:
+    """The examples' place, copied (the shared one stays as shipped); its state is not copied."""
+    copy = tmp_path / "place"
+    shutil.copytree(base / "examples", copy / "examples")
+    return copy
 
 
 ANSWER_LISTS = {
