@@ -9,7 +9,8 @@ import sys
 
 def main(paths: list[str]) -> None:
     for path in paths:
-        data = json.load(open(path, encoding="utf-8"))
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
         label = path.rsplit("/", 1)[-1].split(".")[0]
         print(
             f"{label}: hit@1 {data['hitAt1']:.3f}  hit@3 {data['hitAt3']:.3f}  MRR {data['mrr']:.3f}"
@@ -19,7 +20,9 @@ def main(paths: list[str]) -> None:
         for case in data["cases"]:
             if case["passed"] and (case["expectsNone"] or case["top1Hit"]):
                 continue
-            print(f"   {case['query']!r} rank={case['rank']} stage={case['stage']} top={case['topPaths'][:3]}")
+            print(
+                f"   {case['query']!r} rank={case['rank']} stage={case['stage']} top={case['topPaths'][:3]}"
+            )
 
 
 if __name__ == "__main__":
