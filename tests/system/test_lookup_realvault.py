@@ -88,3 +88,31 @@ def test_one_missing_word_beside_a_distinctive_one_still_answers(
     assert order(data)[0] == "Sync/Version history.md"
     data = lookup(vault, db_path, "smyth word count")  # a one-edit guess is not a missing word
     assert order(data)[0] == "Plugins/Word count.md"
+
+
+def test_the_name_that_says_least_beyond_the_question_comes_first(
+    vault: Path, db_path: Path
+) -> None:
+    # "Obsidian" and "Introduction" are in many names: they say nothing the question left out,
+    # while "Troubleshoot" and "selective" do. BM25 put the shortest title first.
+    for product in ("Publish", "Sync", "Web Clipper", "Bases", "Canvas", "Licenses"):
+        folder = product.replace(" ", "")
+        write(vault / f"{folder}/Introduction to Obsidian {product}.md", "x\n")
+    write(vault / "WebClipper/Troubleshoot Web Clipper.md", "x\n")
+    write(vault / "WebClipper/Clip web pages.md", "x\n")
+    write(vault / "Sync/Set up Obsidian Sync.md", "x\n")
+    write(vault / "Sync/Sync settings and selective syncing.md", "x\n")
+    data = lookup(vault, db_path, "web clipper")
+    assert order(data)[:2] == [
+        "WebClipper/Introduction to Obsidian Web Clipper.md",
+        "WebClipper/Troubleshoot Web Clipper.md",
+    ]
+    data = lookup(vault, db_path, "set up sync")
+    assert order(data)[:2] == [
+        "Sync/Set up Obsidian Sync.md",
+        "Sync/Sync settings and selective syncing.md",
+    ]
+    # a distinctive word asked for still decides: the note that holds it is first
+    assert order(lookup(vault, db_path, "troubleshoot web clipper"))[0] == (
+        "WebClipper/Troubleshoot Web Clipper.md"
+    )

@@ -5,6 +5,7 @@ Split out of ``query.lookup`` by stage; the SQL is ``store.lookup``'s. Every use
 FTS5 through ``vault.text.fts_phrase`` as a quoted string.
 """
 
+from notedex.query.terms import keywords
 from notedex.store import lookup as sql
 from notedex.store import lookup_terms as probe
 from notedex.store import read
@@ -16,6 +17,19 @@ if TYPE_CHECKING:
     from typing import Any
 
     from notedex.query.filters import NoteFilter
+
+
+GENERIC_SHARE = 0.005
+"""A term in this share of the notes' names or more (and in ``GENERIC_MIN`` or more) is a
+generic word: alone it never makes an answer to a question whose subject occurs nowhere, and
+in a name it says nothing the question left out (``_unsaid``)."""
+GENERIC_MIN = 5
+"""Fewer names than this never make a word generic: in a small vault one name is a large share,
+and a word four notes hold (`Cobra` of the demo vault) points at them."""
+
+
+def _generic_floor(conn: "sqlite3.Connection") -> float:
+    return max(float(GENERIC_MIN), GENERIC_SHARE * probe.note_count(conn))
 
 
 class Candidate:
@@ -224,7 +238,8 @@ def _folders(
             if in_folder:
                 cand.hit(term, "folder", 0.0)
 
-    keys: list[tuple[int, int, frozenset[str], int, int, int]] = []
+    unsaid = _unsaid(conn, shown, weights)
+    keys: list[tuple[int, int, frozenset[str], int, int, int, int]] = []
     for position, cand in enumerate(shown):
         fields = {f for hits in cand.hits.values() for f in hits if f in _NAME_FIELDS}
         named = [t for t in weights if {"title", "alias", "folder"} & set(cand.hits.get(t, ()))]
@@ -235,12 +250,13 @@ def _folders(
         terms_hit = frozenset(t for t in weights if cand.hits.get(t))
         if tier != 1:  # the score: the distinct terms hit, a folder hit counted
             cand.score = float(len(terms_hit))
-        keys.append((tier, -coverage, terms_hit, -len(fields), -titled, position))
+        extra = unsaid.get(cand.file_id, 0)
+        keys.append((tier, -coverage, terms_hit, -len(fields), -titled, extra, position))
     # notes hitting the same terms are one group, placed where its first member sorts by
     # stage 1's order; within it, more name fields first
     first: dict[tuple[int, int, frozenset[str]], int] = {}
-    for key in sorted(keys, key=lambda k: (k[0], k[1], k[5])):
-        first.setdefault(key[:3], key[5])
+    for key in sorted(keys, key=lambda k: (k[0], k[1], k[6])):
+        first.setdefault(key[:3], key[6])
     order = sorted(
         range(len(shown)),
         key=lambda i: (
@@ -250,9 +266,61 @@ def _folders(
             keys[i][3],
             keys[i][4],
             keys[i][5],
+            keys[i][6],
         ),
     )
     return [shown[i] for i in order]
+
+
+def _unsaid(
+    conn: "sqlite3.Connection", shown: list[Candidate], weights: dict[str, int]
+) -> dict[int, int]:
+    """For each candidate below tier 1, how many distinctive words its closest name says that
+    the question does not: the words of a title form (file name, frontmatter title, H1) or of
+    an alias a term hit, less stop and notes-tool words, less the words a term hits
+    (``_same_word``; CJK: a term inside the run), less generic words (``_generic_floor``, a
+    count capped at the floor). The fewest over the note's names counts (issue 30, measured on
+    Obsidian's help vault: `web clipper` is "Introduction to Obsidian Web Clipper", whose
+    other words are common there, before "Troubleshoot Web Clipper"; `set up sync` is "Set up
+    Obsidian Sync" before "Sync settings and selective syncing"). A key after the fields and
+    the title hits, before BM25, which prefers the shortest name whatever its words say."""
+    ranked = [c for c in shown if c.tier != 1]
+    if not ranked or not weights:
+        return {}
+    ids = [c.file_id for c in ranked]
+    forms: dict[int, list[str]] = {i: [] for i in ids}
+    for row in read.notes_by_ids(conn, ids):
+        forms[row["file_id"]] += [
+            t for t in (row["stem"], row["frontmatter_title"], row["first_h1"]) if t
+        ]
+    by_alias = [c.file_id for c in ranked if any("alias" in f for f in c.hits.values())]
+    for file_id, aliases in (read.aliases_by_note(conn, by_alias) if by_alias else {}).items():
+        forms[file_id] += aliases
+    floor = _generic_floor(conn)
+    generic: dict[str, bool] = {}
+    terms = [t.lower() for t in weights]
+
+    def said(word: str) -> bool:
+        if is_cjk(word):
+            return any(t in word for t in terms if is_cjk(t))
+        return any(_same_word(t, word) for t in terms if not is_cjk(t))
+
+    def is_generic(word: str) -> bool:
+        if word not in generic:
+            expression = fts_phrase(word)
+            generic[word] = expression is not None and (
+                probe.name_frequency_capped(conn, expression, int(floor) + 1) >= floor
+            )
+        return generic[word]
+
+    out: dict[int, int] = {}
+    for file_id, names in forms.items():
+        counts = []
+        for name in dict.fromkeys(names):
+            words = [w.lower() for w, tool in keywords(name) if not tool]
+            counts.append(sum(1 for w in words if not said(w) and not is_generic(w)))
+        out[file_id] = min(counts, default=0)
+    return out
 
 
 STEM_SLACK = 5

@@ -4,11 +4,14 @@ disclosed), and the absent-subject rule (ARCHITECTURE "Two-stage lookup"). Split
 ``query.lookup`` by stage; the SQL is ``store.lookup_terms``'s.
 """
 
+from notedex.query.lookup_stage1 import GENERIC_MIN, GENERIC_SHARE, _generic_floor
 from notedex.query.lookup_stage2 import MIN_LOOSE_CHARS
 from notedex.query.terms import MAX_QUERY_CHARS, keywords
 from notedex.store import lookup_terms as sql
 from notedex.store import read
 from notedex.vault.text import PARTICLES, alnum_runs, fts_phrase, is_cjk, split_words
+
+__all__ = ["GENERIC_MIN", "GENERIC_SHARE"]
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -279,22 +282,10 @@ def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
     return list(dict.fromkeys(refined))
 
 
-GENERIC_SHARE = 0.005
-"""A term in this share of the notes' names or more (and in ``GENERIC_MIN`` or more) is a
-generic word: alone it never makes an answer to a question whose subject occurs nowhere."""
-GENERIC_MIN = 5
-"""Fewer names than this never make a word generic: in a small vault one name is a large share,
-and a word four notes hold (`Cobra` of the demo vault) points at them."""
-
-
 MOSTLY_ABSENT = 2
 """The fewest terms that no note mentions (a one-edit guess counted as missing) that make a
 question's subject absent when they outnumber the terms that occur: `volcano eruption
 history` asks nothing of "Version history", nor `photosynthesis in plants` of "Plans"."""
-
-
-def _generic_floor(conn: "sqlite3.Connection") -> float:
-    return max(float(GENERIC_MIN), GENERIC_SHARE * sql.note_count(conn))
 
 
 def _is_korean(term: str) -> bool:
