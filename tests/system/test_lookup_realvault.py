@@ -116,3 +116,19 @@ def test_the_name_that_says_least_beyond_the_question_comes_first(
     assert order(lookup(vault, db_path, "troubleshoot web clipper"))[0] == (
         "WebClipper/Troubleshoot Web Clipper.md"
     )
+
+
+def test_a_notes_tool_word_in_the_title_counts_as_a_name_field(vault: Path, db_path: Path) -> None:
+    # `file` is no term beside `formats`, but a title that says it too is the closer name;
+    # "Advanced formatting syntax" hit `formats` in its title and its folder
+    write(vault / "Editing and formatting/Advanced formatting syntax.md", "x\n")
+    write(vault / "Editing and formatting/Basic formatting syntax.md", "x\n")
+    write(vault / "Plugins/Format converter.md", "x\n")
+    write(vault / "Files and folders/Accepted file formats.md", "x\n")
+    data = lookup(vault, db_path, "file formats")
+    assert data["terms"] == ["formats"]
+    assert order(data)[0] == "Files and folders/Accepted file formats.md"
+    # without the notes-tool word, the folder still counts as before
+    assert (
+        order(lookup(vault, db_path, "formats"))[0] != "Files and folders/Accepted file formats.md"
+    )

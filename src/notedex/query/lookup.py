@@ -84,7 +84,8 @@ def lookup(
                 conn, terms, names, forms, nf, limit + STEM_SLACK, content
             )
             shown, dropped = _typed_words(conn, shown, terms)
-            shown = _folders(conn, shown, weights)
+            tools = [word for word, tool in said if tool][:MAX_TERMS]
+            shown = _folders(conn, shown, weights, tools)
             total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
             if in_text_only:  # a word only note text holds, with distinctive name words

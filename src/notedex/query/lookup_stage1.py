@@ -211,7 +211,10 @@ _NAME_FIELDS = ("title", "alias", "tags", "folder")
 
 
 def _folders(
-    conn: "sqlite3.Connection", shown: list[Candidate], weights: dict[str, int]
+    conn: "sqlite3.Connection",
+    shown: list[Candidate],
+    weights: dict[str, int],
+    tools: "list[str] | None" = None,
 ) -> list[Candidate]:
     """Folder names are names too (issue 30): the page's candidates re-sorted with the folders
     of their paths as a fourth name field, and a note hitting in more name fields first.
@@ -225,7 +228,9 @@ def _folders(
     (ARCHITECTURE "The ranking model")."""
     if not shown:
         return shown
-    paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
+    rows = read.notes_by_ids(conn, [c.file_id for c in shown])
+    paths = {r["file_id"]: r["path"] for r in rows}
+    tooled = _tool_words_in_titles(rows, tools or [])
     for cand in shown:
         parts = paths.get(cand.file_id, "").split("/")[:-1]
         words = {w.lower() for part in parts for w in alnum_runs(part)}
@@ -251,7 +256,8 @@ def _folders(
         if tier != 1:  # the score: the distinct terms hit, a folder hit counted
             cand.score = float(len(terms_hit))
         extra = unsaid.get(cand.file_id, 0)
-        keys.append((tier, -coverage, terms_hit, -len(fields), -titled, extra, position))
+        named_fields = len(fields) + tooled.get(cand.file_id, 0)
+        keys.append((tier, -coverage, terms_hit, -named_fields, -titled, extra, position))
     # notes hitting the same terms are one group, placed where its first member sorts by
     # stage 1's order; within it, more name fields first
     first: dict[tuple[int, int, frozenset[str]], int] = {}
@@ -270,6 +276,24 @@ def _folders(
         ),
     )
     return [shown[i] for i in order]
+
+
+def _tool_words_in_titles(rows: "list[Any]", tools: list[str]) -> dict[int, int]:
+    """How many of the question's notes-tool words (`file`, `vault`...: no term of their own
+    when other words remain) a note's title holds, inflected (``_same_word``): `supported file
+    formats` is "Accepted file formats" before "Advanced formatting syntax", whose folder
+    "Editing and formatting" is its second name field (issue 30, Obsidian's help vault). Such
+    a word in the title counts as one more name field, within the notes hitting the same
+    terms."""
+    if not tools:
+        return {}
+    lowered = [t.lower() for t in tools if not is_cjk(t)]
+    out: dict[int, int] = {}
+    for row in rows:
+        text = " ".join(filter(None, (row["stem"], row["frontmatter_title"], row["first_h1"])))
+        words = {w.lower() for w in alnum_runs(text)}
+        out[row["file_id"]] = sum(1 for t in lowered if any(_same_word(t, w) for w in words))
+    return out
 
 
 def _unsaid(
