@@ -5,7 +5,7 @@ Split out of ``query.lookup`` by stage; the SQL is ``store.lookup``'s. Every use
 FTS5 through ``vault.text.fts_phrase`` as a quoted string.
 """
 
-from notedex.query.terms import keywords
+from notedex.query.terms import _words
 from notedex.store import lookup as sql
 from notedex.store import lookup_terms as probe
 from notedex.store import read
@@ -243,7 +243,6 @@ def _folders(
             if in_folder:
                 cand.hit(term, "folder", 0.0)
 
-    unsaid = _unsaid(conn, shown, weights)
     keys: list[tuple[int, int, frozenset[str], int, int, int, int]] = []
     for position, cand in enumerate(shown):
         fields = {f for hits in cand.hits.values() for f in hits if f in _NAME_FIELDS}
@@ -255,9 +254,15 @@ def _folders(
         terms_hit = frozenset(t for t in weights if cand.hits.get(t))
         if tier != 1:  # the score: the distinct terms hit, a folder hit counted
             cand.score = float(len(terms_hit))
-        extra = unsaid.get(cand.file_id, 0)
         named_fields = len(fields) + tooled.get(cand.file_id, 0)
-        keys.append((tier, -coverage, terms_hit, -named_fields, -titled, extra, position))
+        keys.append((tier, -coverage, terms_hit, -named_fields, -titled, 0, position))
+    # the words a name says beyond the question decide only between notes equal so far
+    sizes: dict[tuple[Any, ...], int] = {}
+    for key in keys:
+        sizes[key[:5]] = sizes.get(key[:5], 0) + 1
+    tied = [shown[k[6]] for k in keys if k[0] != 1 and sizes[k[:5]] > 1]
+    unsaid = _unsaid(conn, tied, weights)
+    keys = [(*k[:5], unsaid.get(shown[k[6]].file_id, 0), k[6]) for k in keys]
     # notes hitting the same terms are one group, placed where its first member sorts by
     # stage 1's order; within it, more name fields first
     first: dict[tuple[int, int, frozenset[str]], int] = {}
@@ -299,8 +304,8 @@ def _tool_words_in_titles(rows: "list[Any]", tools: list[str]) -> dict[int, int]
 def _unsaid(
     conn: "sqlite3.Connection", shown: list[Candidate], weights: dict[str, int]
 ) -> dict[int, int]:
-    """For each candidate below tier 1, how many distinctive words its closest name says that
-    the question does not: the words of a title form (file name, frontmatter title, H1) or of
+    """For each candidate (below tier 1, and tied with another by every key before this one),
+    how many distinctive words its closest name says that the question does not: the words of a title form (file name, frontmatter title, H1) or of
     an alias a term hit, less stop and notes-tool words, less the words a term hits
     (``_same_word``; CJK: a term inside the run), less generic words (``_generic_floor``, a
     count capped at the floor). The fewest over the note's names counts (issue 30, measured on
@@ -308,7 +313,7 @@ def _unsaid(
     other words are common there, before "Troubleshoot Web Clipper"; `set up sync` is "Set up
     Obsidian Sync" before "Sync settings and selective syncing"). A key after the fields and
     the title hits, before BM25, which prefers the shortest name whatever its words say."""
-    ranked = [c for c in shown if c.tier != 1]
+    ranked = shown
     if not ranked or not weights:
         return {}
     ids = [c.file_id for c in ranked]
@@ -324,10 +329,21 @@ def _unsaid(
     generic: dict[str, bool] = {}
     terms = [t.lower() for t in weights]
 
-    def said(word: str) -> bool:
-        if is_cjk(word):
-            return any(t in word for t in terms if is_cjk(t))
-        return any(_same_word(t, word) for t in terms if not is_cjk(t))
+    cjk_terms = [t for t in terms if is_cjk(t)]
+    cores = [_core(t) for t in terms if not is_cjk(t)]
+    known: dict[str, bool] = {}
+
+    def said(word: str) -> bool:  # _same_word against every term, each word once
+        if word not in known:
+            if is_cjk(word):
+                known[word] = any(t in word for t in cjk_terms)
+            else:
+                core = _core(word)
+                known[word] = any(
+                    (core.startswith(c) if len(c) <= len(core) else c.startswith(core))
+                    for c in cores
+                )
+        return known[word]
 
     def is_generic(word: str) -> bool:
         if word not in generic:
@@ -337,11 +353,12 @@ def _unsaid(
             )
         return generic[word]
 
+    stop = _words("STOP_WORDS_EN") | _words("TOOL_WORDS_EN")
     out: dict[int, int] = {}
     for file_id, names in forms.items():
         counts = []
         for name in dict.fromkeys(names):
-            words = [w.lower() for w, tool in keywords(name) if not tool]
+            words = {w.lower() for w in alnum_runs(name)} - stop
             counts.append(sum(1 for w in words if not said(w) and not is_generic(w)))
         out[file_id] = min(counts, default=0)
     return out
