@@ -132,3 +132,23 @@ def test_a_notes_tool_word_in_the_title_counts_as_a_name_field(vault: Path, db_p
     assert (
         order(lookup(vault, db_path, "formats"))[0] != "Files and folders/Accepted file formats.md"
     )
+
+
+def test_between_equal_names_the_note_whose_text_says_the_missed_word_comes_first(
+    vault: Path, db_path: Path
+) -> None:
+    # the names of both notes hit `troubleshoot` only; one says `synchronisation` in its text
+    write(vault / "Publish/Troubleshoot Publish.md", "Pages that fail to publish.\n")
+    write(
+        vault / "Cloud/Troubleshoot the cloud service.md",
+        "When synchronisation stops between devices.\n",
+    )
+    write(vault / "Cloud/Synchronisation settings.md", "x\n")
+    data = lookup(vault, db_path, "synchronisation troubleshoot")
+    paths = order(data)
+    assert paths.index("Cloud/Troubleshoot the cloud service.md") < paths.index(
+        "Publish/Troubleshoot Publish.md"
+    )
+    # without the word in any text, the shorter name says less beyond the question
+    paths = order(lookup(vault, db_path, "troubleshoot"))
+    assert paths[0] == "Publish/Troubleshoot Publish.md"

@@ -7,6 +7,7 @@ FTS5 through ``vault.text.fts_phrase`` as a quoted string.
 
 from notedex.query.terms import _words
 from notedex.store import lookup as sql
+from notedex.store import lookup_stage2 as text_probe
 from notedex.store import lookup_terms as probe
 from notedex.store import read
 from notedex.vault.text import alnum_runs, exact_name_key, fts_phrase, is_cjk
@@ -243,7 +244,7 @@ def _folders(
             if in_folder:
                 cand.hit(term, "folder", 0.0)
 
-    keys: list[tuple[int, int, frozenset[str], int, int, int, int]] = []
+    keys: list[tuple[Any, ...]] = []
     for position, cand in enumerate(shown):
         fields = {f for hits in cand.hits.values() for f in hits if f in _NAME_FIELDS}
         named = [t for t in weights if {"title", "alias", "folder"} & set(cand.hits.get(t, ()))]
@@ -261,8 +262,11 @@ def _folders(
     for key in keys:
         sizes[key[:5]] = sizes.get(key[:5], 0) + 1
     tied = [shown[k[6]] for k in keys if k[0] != 1 and sizes[k[:5]] > 1]
-    unsaid = _unsaid(conn, tied, weights)
-    keys = [(*k[:5], unsaid.get(shown[k[6]].file_id, 0), k[6]) for k in keys]
+    in_text, unsaid = _said_in_text(conn, tied, weights), _unsaid(conn, tied, weights)
+    keys = [
+        (*k[:5], -in_text.get(shown[k[6]].file_id, 0), k[6], unsaid.get(shown[k[6]].file_id, 0))
+        for k in keys
+    ]
     # notes hitting the same terms are one group, placed where its first member sorts by
     # stage 1's order; within it, more name fields first
     first: dict[tuple[int, int, frozenset[str]], int] = {}
@@ -277,10 +281,30 @@ def _folders(
             keys[i][3],
             keys[i][4],
             keys[i][5],
+            keys[i][7],
             keys[i][6],
         ),
     )
     return [shown[i] for i in order]
+
+
+def _said_in_text(
+    conn: "sqlite3.Connection", tied: list[Candidate], weights: dict[str, int]
+) -> dict[int, int]:
+    """For candidates tied by every key before it, how many of the terms their names miss
+    their note text holds: `동기화 문제 해결` (sync troubleshooting) is "Obsidian Sync 문제 해결",
+    whose text says 동기화, before "Obsidian Publish 문제 해결", whose names hit the same two
+    words (issue 30, Obsidian's help vault). One rowid-restricted match of the body index per
+    term, for the tied notes only; a key before the unsaid words."""
+    out: dict[int, int] = {}
+    for term in weights:
+        ids = [c.file_id for c in tied if not c.hits.get(term)]
+        expression = fts_phrase(term)
+        if not ids or expression is None:
+            continue
+        for file_id in text_probe.body_holds(conn, expression, ids):
+            out[file_id] = out.get(file_id, 0) + 1
+    return out
 
 
 def _tool_words_in_titles(rows: "list[Any]", tools: list[str]) -> dict[int, int]:
