@@ -64,9 +64,13 @@ def lookup(
     with read_transaction(conn):
         terms = refine_terms(conn, terms)
         terms, rewritten = near_misses(conn, question, terms)
+        guessed = {r["as"]: r["term"] for r in rewritten if r["how"] == "one edit"}
         total = 0
         shown: list[Candidate] = []
-        missing, absent, in_text_only, generic = _missing(conn, terms)
+        missing, absent, in_text_only, generic = _missing(conn, terms, guessed)
+        if absent and guessed:  # no guess stands for a question about something absent
+            terms = [guessed.get(term, term) for term in terms]
+            rewritten = [r for r in rewritten if r["how"] != "one edit"]
         partial: list[int] = []
         if absent:  # the subject occurs nowhere: the generic words' notes are no answer
             every = " OR ".join(e for e in map(fts_phrase, terms) if e is not None)
@@ -80,7 +84,8 @@ def lookup(
                 conn, terms, names, forms, nf, limit + STEM_SLACK, content
             )
             shown, dropped = _typed_words(conn, shown, terms)
-            shown = _folders(conn, shown, weights)
+            tools = [word for word, tool in said if tool][:MAX_TERMS]
+            shown = _folders(conn, shown, weights, tools)
             total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
             if in_text_only:  # a word only note text holds, with distinctive name words

@@ -5,7 +5,9 @@ Split out of ``query.lookup`` by stage; the SQL is ``store.lookup``'s. Every use
 FTS5 through ``vault.text.fts_phrase`` as a quoted string.
 """
 
+from notedex.query.terms import _words
 from notedex.store import lookup as sql
+from notedex.store import lookup_stage2 as text_probe
 from notedex.store import lookup_terms as probe
 from notedex.store import read
 from notedex.vault.text import alnum_runs, exact_name_key, fts_phrase, is_cjk
@@ -16,6 +18,19 @@ if TYPE_CHECKING:
     from typing import Any
 
     from notedex.query.filters import NoteFilter
+
+
+GENERIC_SHARE = 0.005
+"""A term in this share of the notes' names or more (and in ``GENERIC_MIN`` or more) is a
+generic word: alone it never makes an answer to a question whose subject occurs nowhere, and
+in a name it says nothing the question left out (``_unsaid``)."""
+GENERIC_MIN = 5
+"""Fewer names than this never make a word generic: in a small vault one name is a large share,
+and a word four notes hold (`Cobra` of the demo vault) points at them."""
+
+
+def _generic_floor(conn: "sqlite3.Connection") -> float:
+    return max(float(GENERIC_MIN), GENERIC_SHARE * probe.note_count(conn))
 
 
 class Candidate:
@@ -197,7 +212,10 @@ _NAME_FIELDS = ("title", "alias", "tags", "folder")
 
 
 def _folders(
-    conn: "sqlite3.Connection", shown: list[Candidate], weights: dict[str, int]
+    conn: "sqlite3.Connection",
+    shown: list[Candidate],
+    weights: dict[str, int],
+    tools: "list[str] | None" = None,
 ) -> list[Candidate]:
     """Folder names are names too (issue 30): the page's candidates re-sorted with the folders
     of their paths as a fourth name field, and a note hitting in more name fields first.
@@ -211,7 +229,9 @@ def _folders(
     (ARCHITECTURE "The ranking model")."""
     if not shown:
         return shown
-    paths = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, [c.file_id for c in shown])}
+    rows = read.notes_by_ids(conn, [c.file_id for c in shown])
+    paths = {r["file_id"]: r["path"] for r in rows}
+    tooled = _tool_words_in_titles(rows, tools or [])
     for cand in shown:
         parts = paths.get(cand.file_id, "").split("/")[:-1]
         words = {w.lower() for part in parts for w in alnum_runs(part)}
@@ -224,7 +244,7 @@ def _folders(
             if in_folder:
                 cand.hit(term, "folder", 0.0)
 
-    keys: list[tuple[int, int, frozenset[str], int, int, int]] = []
+    keys: list[tuple[Any, ...]] = []
     for position, cand in enumerate(shown):
         fields = {f for hits in cand.hits.values() for f in hits if f in _NAME_FIELDS}
         named = [t for t in weights if {"title", "alias", "folder"} & set(cand.hits.get(t, ()))]
@@ -235,12 +255,23 @@ def _folders(
         terms_hit = frozenset(t for t in weights if cand.hits.get(t))
         if tier != 1:  # the score: the distinct terms hit, a folder hit counted
             cand.score = float(len(terms_hit))
-        keys.append((tier, -coverage, terms_hit, -len(fields), -titled, position))
+        named_fields = len(fields) + tooled.get(cand.file_id, 0)
+        keys.append((tier, -coverage, terms_hit, -named_fields, -titled, 0, position))
+    # the words a name says beyond the question decide only between notes equal so far
+    sizes: dict[tuple[Any, ...], int] = {}
+    for key in keys:
+        sizes[key[:5]] = sizes.get(key[:5], 0) + 1
+    tied = [shown[k[6]] for k in keys if k[0] != 1 and sizes[k[:5]] > 1]
+    in_text, unsaid = _said_in_text(conn, tied, weights), _unsaid(conn, tied, weights)
+    keys = [
+        (*k[:5], -in_text.get(shown[k[6]].file_id, 0), k[6], unsaid.get(shown[k[6]].file_id, 0))
+        for k in keys
+    ]
     # notes hitting the same terms are one group, placed where its first member sorts by
     # stage 1's order; within it, more name fields first
     first: dict[tuple[int, int, frozenset[str]], int] = {}
-    for key in sorted(keys, key=lambda k: (k[0], k[1], k[5])):
-        first.setdefault(key[:3], key[5])
+    for key in sorted(keys, key=lambda k: (k[0], k[1], k[6])):
+        first.setdefault(key[:3], key[6])
     order = sorted(
         range(len(shown)),
         key=lambda i: (
@@ -250,9 +281,111 @@ def _folders(
             keys[i][3],
             keys[i][4],
             keys[i][5],
+            keys[i][7],
+            keys[i][6],
         ),
     )
     return [shown[i] for i in order]
+
+
+def _said_in_text(
+    conn: "sqlite3.Connection", tied: list[Candidate], weights: dict[str, int]
+) -> dict[int, int]:
+    """For candidates tied by every key before it, how many of the terms their names miss
+    their note text holds: `동기화 문제 해결` (sync troubleshooting) is "Obsidian Sync 문제 해결",
+    whose text says 동기화, before "Obsidian Publish 문제 해결", whose names hit the same two
+    words (issue 30, Obsidian's help vault). One rowid-restricted match of the body index per
+    term, for the tied notes only; a key before the unsaid words."""
+    out: dict[int, int] = {}
+    for term in weights:
+        ids = [c.file_id for c in tied if not c.hits.get(term)]
+        expression = fts_phrase(term)
+        if not ids or expression is None:
+            continue
+        for file_id in text_probe.body_holds(conn, expression, ids):
+            out[file_id] = out.get(file_id, 0) + 1
+    return out
+
+
+def _tool_words_in_titles(rows: "list[Any]", tools: list[str]) -> dict[int, int]:
+    """How many of the question's notes-tool words (`file`, `vault`...: no term of their own
+    when other words remain) a note's title holds, inflected (``_same_word``): `supported file
+    formats` is "Accepted file formats" before "Advanced formatting syntax", whose folder
+    "Editing and formatting" is its second name field (issue 30, Obsidian's help vault). Such
+    a word in the title counts as one more name field, within the notes hitting the same
+    terms."""
+    if not tools:
+        return {}
+    lowered = [t.lower() for t in tools if not is_cjk(t)]
+    out: dict[int, int] = {}
+    for row in rows:
+        text = " ".join(filter(None, (row["stem"], row["frontmatter_title"], row["first_h1"])))
+        words = {w.lower() for w in alnum_runs(text)}
+        out[row["file_id"]] = sum(1 for t in lowered if any(_same_word(t, w) for w in words))
+    return out
+
+
+def _unsaid(
+    conn: "sqlite3.Connection", shown: list[Candidate], weights: dict[str, int]
+) -> dict[int, int]:
+    """For each candidate (below tier 1, and tied with another by every key before this one),
+    how many distinctive words its closest name says that the question does not: the words of a title form (file name, frontmatter title, H1) or of
+    an alias a term hit, less stop and notes-tool words, less the words a term hits
+    (``_same_word``; CJK: a term inside the run), less generic words (``_generic_floor``, a
+    count capped at the floor). The fewest over the note's names counts (issue 30, measured on
+    Obsidian's help vault: `web clipper` is "Introduction to Obsidian Web Clipper", whose
+    other words are common there, before "Troubleshoot Web Clipper"; `set up sync` is "Set up
+    Obsidian Sync" before "Sync settings and selective syncing"). A key after the fields and
+    the title hits, before BM25, which prefers the shortest name whatever its words say."""
+    ranked = shown
+    if not ranked or not weights:
+        return {}
+    ids = [c.file_id for c in ranked]
+    forms: dict[int, list[str]] = {i: [] for i in ids}
+    for row in read.notes_by_ids(conn, ids):
+        forms[row["file_id"]] += [
+            t for t in (row["stem"], row["frontmatter_title"], row["first_h1"]) if t
+        ]
+    by_alias = [c.file_id for c in ranked if any("alias" in f for f in c.hits.values())]
+    for file_id, aliases in (read.aliases_by_note(conn, by_alias) if by_alias else {}).items():
+        forms[file_id] += aliases
+    floor = _generic_floor(conn)
+    generic: dict[str, bool] = {}
+    terms = [t.lower() for t in weights]
+
+    cjk_terms = [t for t in terms if is_cjk(t)]
+    cores = [_core(t) for t in terms if not is_cjk(t)]
+    known: dict[str, bool] = {}
+
+    def said(word: str) -> bool:  # _same_word against every term, each word once
+        if word not in known:
+            if is_cjk(word):
+                known[word] = any(t in word for t in cjk_terms)
+            else:
+                core = _core(word)
+                known[word] = any(
+                    (core.startswith(c) if len(c) <= len(core) else c.startswith(core))
+                    for c in cores
+                )
+        return known[word]
+
+    def is_generic(word: str) -> bool:
+        if word not in generic:
+            expression = fts_phrase(word)
+            generic[word] = expression is not None and (
+                probe.name_frequency_capped(conn, expression, int(floor) + 1) >= floor
+            )
+        return generic[word]
+
+    stop = _words("STOP_WORDS_EN") | _words("TOOL_WORDS_EN")
+    out: dict[int, int] = {}
+    for file_id, names in forms.items():
+        counts = []
+        for name in dict.fromkeys(names):
+            words = {w.lower() for w in alnum_runs(name)} - stop
+            counts.append(sum(1 for w in words if not said(w) and not is_generic(w)))
+        out[file_id] = min(counts, default=0)
+    return out
 
 
 STEM_SLACK = 5

@@ -4,11 +4,14 @@ disclosed), and the absent-subject rule (ARCHITECTURE "Two-stage lookup"). Split
 ``query.lookup`` by stage; the SQL is ``store.lookup_terms``'s.
 """
 
+from notedex.query.lookup_stage1 import GENERIC_MIN, GENERIC_SHARE, _generic_floor
 from notedex.query.lookup_stage2 import MIN_LOOSE_CHARS
 from notedex.query.terms import MAX_QUERY_CHARS, keywords
 from notedex.store import lookup_terms as sql
 from notedex.store import read
 from notedex.vault.text import PARTICLES, alnum_runs, fts_phrase, is_cjk, split_words
+
+__all__ = ["GENERIC_MIN", "GENERIC_SHARE"]
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -110,6 +113,69 @@ def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
     return best if sql.name_frequency(conn, f'"{best}"') < _generic_floor(conn) else None
 
 
+MIN_PLURAL_CHARS = 4
+"""The shortest word whose plural or singular is tried: `bus` and `gas` are too short to say."""
+
+
+def _plural(conn: "sqlite3.Connection", term: str) -> str | None:
+    """The plural or singular of a Latin ``term`` that a name holds when ``term`` matches no
+    name, tag, alias or link text: ``alias`` -> ``aliases``. The Porter stemmer that the
+    index uses cuts ``alias`` to ``alia`` but ``aliases`` to ``alias`` (and ``canvas`` /
+    ``canvases``, ``status`` / ``statuses`` alike), so a word and its plural can miss each
+    other although one is written inside the other."""
+    low = term.lower()
+    if len(low) < MIN_PLURAL_CHARS or not low.isascii() or not low.isalpha():
+        return None
+    if sql.occurs(conn, f'"{low}"'):
+        return None
+    forms = [low + "es", low + "s"]
+    forms += [low[:-2]] if low.endswith("es") else []
+    forms += [low[:-1]] if low.endswith("s") else []
+    return next((f for f in forms if len(f) >= 3 and sql.in_names(conn, f'"{f}"')), None)
+
+
+ACRONYM_WORDS = (3, 4, 5)
+"""How many words in a row an acronym of a name may spell out (`command line interface`)."""
+
+
+def _acronyms(
+    conn: "sqlite3.Connection", question: str, terms: list[str], rewritten: "list[dict[str, str]]"
+) -> list[str]:
+    """Words in a row that spell out an acronym a name writes in capitals, replaced by it:
+    ``command line interface`` -> ``cli`` of "Obsidian CLI" (disclosed as ``acronym``). Only
+    Latin words of the question's terms, three to five in a row, and only an acronym that a
+    title, alias or tag holds as a whole word in capitals: `set up sync` is no `sus`."""
+    words = [w for w in split_words(question[:MAX_QUERY_CHARS]) if w.isascii() and w.isalpha()]
+    lowered = [term.lower() for term in terms]
+    for size in sorted(ACRONYM_WORDS, reverse=True):
+        for i in range(len(words) - size + 1):
+            run = words[i : i + size]
+            if any(w.lower() not in lowered for w in run):
+                continue
+            acronym = "".join(w[0] for w in run).lower()
+            if not _capitals_in_names(conn, acronym):
+                continue
+            kept = [t for t in terms if t.lower() not in {w.lower() for w in run}]
+            at = lowered.index(run[0].lower())
+            rewritten.append({"term": " ".join(run), "as": acronym, "how": "acronym"})
+            return [*kept[:at], acronym, *kept[at:]]
+    return terms
+
+
+def _capitals_in_names(conn: "sqlite3.Connection", acronym: str) -> bool:
+    ids = sql.name_hits(conn, f'"{acronym}"', MAX_VARIANT_HITS)
+    if not ids:
+        return False
+    upper = acronym.upper()
+    texts = [
+        " ".join(filter(None, (r["stem"], r["frontmatter_title"], r["first_h1"])))
+        for r in read.notes_by_ids(conn, ids)
+    ]
+    for names in (read.aliases_by_note(conn, ids), read.tags_by_note(conn, ids)):
+        texts += [" ".join(values) for values in names.values()]
+    return any(upper in alnum_runs(text) for text in texts)
+
+
 def _particle_head(conn: "sqlite3.Connection", term: str) -> str | None:
     """The word before a particle of ``SPLIT_PARTICLES`` that ends ``term``, when no body holds
     ``term`` either and some name or body holds that word: ``startup`` -> ``start``, the
@@ -139,9 +205,15 @@ def near_misses(
     rewritten: list[dict[str, str]] = []
     if any(word.lower() in PARTICLES for word in split_words(question[:MAX_QUERY_CHARS])):
         terms = _joined(conn, question, terms, rewritten)
+    terms = _acronyms(conn, question, terms, rewritten)
     out: list[str] = []
     for term in terms:
         expression = fts_phrase(term)
+        plural = _plural(conn, term) if expression is not None else None
+        if plural is not None:
+            rewritten.append({"term": term, "as": plural, "how": "plural"})
+            out.append(plural)
+            continue
         if (
             expression is None
             or len(term) < MIN_EDIT_CHARS
@@ -210,16 +282,10 @@ def refine_terms(conn: "sqlite3.Connection", terms: list[str]) -> list[str]:
     return list(dict.fromkeys(refined))
 
 
-GENERIC_SHARE = 0.005
-"""A term in this share of the notes' names or more (and in ``GENERIC_MIN`` or more) is a
-generic word: alone it never makes an answer to a question whose subject occurs nowhere."""
-GENERIC_MIN = 5
-"""Fewer names than this never make a word generic: in a small vault one name is a large share,
-and a word four notes hold (`Cobra` of the demo vault) points at them."""
-
-
-def _generic_floor(conn: "sqlite3.Connection") -> float:
-    return max(float(GENERIC_MIN), GENERIC_SHARE * sql.note_count(conn))
+MOSTLY_ABSENT = 2
+"""The fewest terms that no note mentions (a one-edit guess counted as missing) that make a
+question's subject absent when they outnumber the terms that occur: `volcano eruption
+history` asks nothing of "Version history", nor `photosynthesis in plants` of "Plans"."""
 
 
 def _is_korean(term: str) -> bool:
@@ -227,7 +293,7 @@ def _is_korean(term: str) -> bool:
 
 
 def _missing(
-    conn: "sqlite3.Connection", terms: list[str]
+    conn: "sqlite3.Connection", terms: list[str], guessed: "dict[str, str] | None" = None
 ) -> tuple[list[str], bool, list[str], bool]:
     """The terms no note mentions (no name, tag, alias, link text or body holds them), whether
     the question's subject is absent, the terms in note text only, and whether every term a
@@ -247,13 +313,16 @@ def _missing(
     missing: list[str] = []
     present: list[str] = []
     in_text_only: list[str] = []
+    guesses: list[str] = []  # typed words only a one-edit variant of the names brought in
     for term in terms:
         expression = fts_phrase(term)
         if expression is None:
             continue
         if _is_korean(term):
             return [], False, [], False  # a stem once its ending is cut (만드 of 만드는)
-        if sql.occurs(conn, expression):
+        if guessed and term in guessed:
+            guesses.append(guessed[term])
+        elif sql.occurs(conn, expression):
             present.append(term)
         elif sql.mentioned_in_bodies(conn, expression):
             present.append(term)
@@ -262,6 +331,12 @@ def _missing(
                 in_text_only.append(term)
         else:
             missing.append(term)
+    if (
+        missing
+        and len(missing) + len(guesses) >= MOSTLY_ABSENT
+        and (len(missing) + len(guesses) > len(present))
+    ):  # most of what the question names occurs nowhere: its subject is not in the vault
+        return [*missing, *guesses], True, [], True
     if not missing and not in_text_only:
         return missing, False, [], False
     floor = _generic_floor(conn)
