@@ -451,7 +451,7 @@ def cmd_scan(args: "argparse.Namespace") -> int:
 
 def cmd_tasks(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tasks
-    from notedex.query.tasks import TaskFilter, task_paths, tasks, tasks_json
+    from notedex.query.tasks import TaskFilter, task_lines, task_paths, tasks, tasks_json
 
     cfg = _config(args)
     states = [state for state, wanted in (("open", args.open), ("done", args.done)) if wanted]
@@ -462,10 +462,12 @@ def cmd_tasks(args: "argparse.Namespace") -> int:
         due_after=args.due_after,
         note_filter=note_filter(args, cfg),
     )
+    # The whole text answer reads only what it prints (query.tasks.task_lines).
+    text = not (args.json or args.paths or args.nul or args.limit is not None or args.offset)
     return answer(
         args,
         cfg,
-        lambda conn: tasks(conn, wanted),
+        (lambda conn: task_lines(conn, wanted)) if text else (lambda conn: tasks(conn, wanted)),
         render_tasks,
         compact=lambda conn: tasks_json(conn, wanted),  # piped --json: built by SQLite
         paths=task_paths,

@@ -84,6 +84,22 @@ def tasks(conn: "sqlite3.Connection", wanted: TaskFilter) -> "dict[str, Any]":
     return {"tasks": listed, "taskCount": len(listed), "counts": counts}
 
 
+def task_lines(conn: "sqlite3.Connection", wanted: TaskFilter) -> "dict[str, Any]":
+    """``tasks`` as the text output reads it: ``lines`` holds (path, line, column, status,
+    text) tuples in place of ``tasks``' objects (``render.render_tasks`` prints either), with
+    the same ``taskCount`` and ``counts``."""
+    with read_transaction(conn):
+        rows = sql.task_lines(conn, **wanted.selection())
+    tally = [0] * len(TASK_STATES)
+    for row in rows:
+        tally[row[5]] += 1
+    return {
+        "lines": rows,
+        "taskCount": len(rows),
+        "counts": dict(zip(TASK_STATES, tally, strict=True)),
+    }
+
+
 def tasks_json(conn: "sqlite3.Connection", wanted: TaskFilter) -> "tuple[bytes, int]":
     """``tasks(conn, wanted)`` as compact JSON in UTF-8, exactly as ``render.emit_json`` writes
     it to a pipe, built by SQLite: a large answer makes no dict per task (and no findings, so
