@@ -105,7 +105,11 @@ def base_answer(
 
     def query(conn: sqlite3.Connection) -> dict[str, Any]:
         base = base_of(conn, disk_path, vault_path, shown)
-        return run(conn, base, args.view, this_path=vault_path)
+        return run(conn, base, args.view, this_path=vault_path, declared=declared)
+
+    from notedex.vault.properties import declared_types
+
+    declared = declared_types(cfg.vault_dir)  # SEMANTICS 14.4, as the note filter reads them
 
     return answer(
         args,

@@ -356,6 +356,7 @@ class VaultTools:
         from notedex.query.bases.run import Base, checked, run
         from notedex.store.bases import stored_base
         from notedex.vault.bases import BadBase, base_document
+        from notedex.vault.properties import declared_types
         from notedex.vault.reading import VaultReader
 
         path = args["base"]
@@ -378,8 +379,9 @@ class VaultTools:
             raise ToolError(f"base: cannot read {path}: {exc}") from None
         if args["check"]:
             return checked(base)
+        declared = declared_types(self.cfg.vault_dir)  # SEMANTICS 14.4, as the filter reads them
         with read_transaction(conn):
-            data = run(conn, base, args["view"], this_path=path)
+            data = run(conn, base, args["view"], this_path=path, declared=declared)
         return _paginate(data, ("rows",), args["offset"], args["limit"])
 
     def _capture(self, args: dict[str, Any]) -> dict[str, Any]:
