@@ -6,11 +6,13 @@ every declared type."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import time
 
 import pytest
 
-from tests.helpers import SpecVault
+from tests.helpers import SpecVault, wait_until
 
 
 def base_paths(v: SpecVault, *filters: str, view: str | None = None) -> list[str]:
@@ -114,3 +116,22 @@ def test_filter_and_base_keep_the_same_notes(v: SpecVault, declared: str | None)
         if by_filter != base_paths(v, expression):
             disagree.append((where, by_filter, base_paths(v, expression)))
     assert not disagree
+
+
+def test_file_ctime_is_the_filters_created_time(v: SpecVault) -> None:
+    """SEMANTICS 14.7 and 15.5: ``file.ctime`` is the time ``--created-since`` reads, the
+    file's ``st_ctime`` (local, to the second), and the two keep the same notes."""
+    first = v.write("a.md", "A\n")
+    second = int(first.stat().st_ctime) + 1
+    wait_until(lambda: time.time() >= second + 0.05, timeout=5)
+    later = v.write("b.md", "B\n")
+    doc = {"views": [{"type": "table", "name": "All", "order": ["file.ctime"]}]}
+    v.write("q.base", json.dumps(doc))
+    rows = {row["path"]: row["file.ctime"] for row in v.json("base", "q.base")["rows"]}
+    for path in (first, later):
+        stamp = dt.datetime.fromtimestamp(path.stat().st_ctime_ns // 10**9)
+        assert rows[path.name] == stamp.isoformat()
+    since = dt.datetime.fromtimestamp(second).isoformat()
+    created = [n["path"] for n in v.scan("--created-since", since)["notes"]]
+    assert created == ["b.md"]
+    assert base_paths(v, f'file.ctime >= date("{since}")', 'file.ext == "md"') == created

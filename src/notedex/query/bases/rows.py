@@ -55,14 +55,30 @@ def typed_properties(
     return typed
 
 
+def _local(ns: int) -> Date:
+    """A file time (ns since the epoch) as a local date and time, to the second."""
+    return Date(dt.datetime.fromtimestamp(ns / 1e9).replace(microsecond=0))
+
+
 class FileRow:
-    __slots__ = ("_props", "_raw", "id", "is_note", "mtime_ns", "path", "size", "vault")
+    __slots__ = (
+        "_props",
+        "_raw",
+        "ctime_ns",
+        "id",
+        "is_note",
+        "mtime_ns",
+        "path",
+        "size",
+        "vault",
+    )
 
     def __init__(self, row: sqlite3.Row, vault: Vault) -> None:
         self.id = row["id"]
         self.path = row["path"]
         self.size = row["size"]
         self.mtime_ns = row["mtime_ns"]
+        self.ctime_ns = row["ctime_ns"]
         self.is_note = bool(row["is_note"])
         self._raw = row["properties"]
         self._props: dict[str, Any] | None = None
@@ -89,7 +105,11 @@ class FileRow:
         return None
 
     def mtime(self) -> Date:
-        return Date(dt.datetime.fromtimestamp(self.mtime_ns / 1e9).replace(microsecond=0))
+        return _local(self.mtime_ns)
+
+    def ctime(self) -> Date:
+        """SEMANTICS 14.7's creation time, the one ``--created-since`` reads: ``st_ctime``."""
+        return _local(self.ctime_ns)
 
     def tags(self) -> list[str]:
         return [tag.lstrip("#") for tag, _key in self.vault.tags_of(self.id)]
