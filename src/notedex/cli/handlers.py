@@ -451,7 +451,14 @@ def cmd_scan(args: "argparse.Namespace") -> int:
 
 def cmd_tasks(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tasks
-    from notedex.query.tasks import TaskFilter, task_lines, task_paths, tasks, tasks_json
+    from notedex.query.tasks import (
+        TaskFilter,
+        task_lines,
+        task_paths,
+        tasks,
+        tasks_json,
+        tasks_page,
+    )
 
     cfg = _config(args)
     states = [state for state, wanted in (("open", args.open), ("done", args.done)) if wanted]
@@ -464,6 +471,9 @@ def cmd_tasks(args: "argparse.Namespace") -> int:
     )
     # The whole text answer reads only what it prints (query.tasks.task_lines).
     text = not (args.json or args.paths or args.nul or args.limit is not None or args.offset)
+    if (args.limit is not None or args.offset) and not (args.paths or args.nul):
+        page = args.offset, args.limit  # the page is cut in SQL (query.tasks.tasks_page)
+        return answer(args, cfg, lambda conn: tasks_page(conn, wanted, *page), render_tasks)
     return answer(
         args,
         cfg,

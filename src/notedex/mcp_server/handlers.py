@@ -331,7 +331,7 @@ class VaultTools:
         return _paginate(data, ("notes", "errors"), args["offset"], args["limit"])
 
     def _tasks(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        from notedex.query.tasks import TaskFilter, tasks
+        from notedex.query.tasks import TaskFilter, tasks_page
 
         states = [s.strip() for s in (args["state"] or "").split(",") if s.strip()]
         wanted = TaskFilter(  # a UsageError becomes the tool's error (self._answer)
@@ -341,7 +341,7 @@ class VaultTools:
             due_after=args["dueAfter"],
             note_filter=self._filter(args, args["tag"], args["type"]),
         )
-        return _paginate(tasks(conn, wanted), ("tasks",), args["offset"], args["limit"])
+        return tasks_page(conn, wanted, args["offset"], args["limit"])  # the page cut in SQL
 
     def _status(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         return status(conn, self.cfg.vault, self.cfg.db, self.cfg.lock_path)

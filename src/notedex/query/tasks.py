@@ -84,6 +84,26 @@ def tasks(conn: "sqlite3.Connection", wanted: TaskFilter) -> "dict[str, Any]":
     return {"tasks": listed, "taskCount": len(listed), "counts": counts}
 
 
+def tasks_page(
+    conn: "sqlite3.Connection", wanted: TaskFilter, offset: int, limit: int | None
+) -> "dict[str, Any]":
+    """``paginate(tasks(conn, wanted), ("tasks",), offset, limit)``, the page cut in SQL: the
+    20 first of thousands of tasks make 20 objects, not thousands (a test holds the two
+    equal)."""
+    from notedex.query.paging import paginate
+
+    with read_transaction(conn):
+        rows = sql.tasks(conn, offset, limit, **wanted.selection())
+        tally = sql.state_counts(conn, **wanted.selection())
+    total = sum(tally)
+    data = {
+        "tasks": [task_entry(row) for row in rows],
+        "taskCount": total,
+        "counts": dict(zip(TASK_STATES, tally, strict=True)),
+    }
+    return paginate(data, ("tasks",), offset, limit, totals={"tasks": total})
+
+
 def task_lines(conn: "sqlite3.Connection", wanted: TaskFilter) -> "dict[str, Any]":
     """``tasks`` as the text output reads it: ``lines`` holds (path, line, column, status,
     text) tuples in place of ``tasks``' objects (``render.render_tasks`` prints either), with

@@ -12,8 +12,9 @@ import pytest
 from notedex.errors import UsageError
 from notedex.query.filters import NoteFilter
 from notedex.query.output import Renderer, compact_json
+from notedex.query.paging import paginate
 from notedex.query.render import render_tasks
-from notedex.query.tasks import TaskFilter, parse_day, task_lines, tasks, tasks_json
+from notedex.query.tasks import TaskFilter, parse_day, task_lines, tasks, tasks_json, tasks_page
 from notedex.store.connect import connect_readonly
 from tests.helpers import cli_json, write
 
@@ -84,6 +85,22 @@ def test_text_from_lines_equals_text_from_tasks(
     assert light["counts"] == full["counts"] and light["taskCount"] == full["taskCount"]
     if not selected:
         assert "\\x01ctl" in printed[1] and printed[1].count("\n") == 8
+
+
+@pytest.mark.parametrize("selected", FILTERS, ids=repr)
+@pytest.mark.parametrize(("offset", "limit"), [(0, 2), (1, 2), (2, None), (5, 1), (9, 3), (0, 0)])
+def test_a_page_cut_in_sql_is_the_page_cut_in_python(
+    db: Path, selected: dict[str, object], offset: int, limit: int | None
+) -> None:
+    wanted = TaskFilter(**selected)  # type: ignore[arg-type]
+    conn = connect_readonly(db)
+    try:
+        whole = paginate(tasks(conn, wanted), ("tasks",), offset, limit)
+        page = tasks_page(conn, wanted, offset, limit)
+    finally:
+        conn.close()
+    assert page == whole
+    assert compact_json(page) == compact_json(whole)  # the same keys in the same order
 
 
 def test_date_words() -> None:
