@@ -469,11 +469,10 @@ def cmd_tasks(args: "argparse.Namespace") -> int:
         due_after=args.due_after,
         note_filter=note_filter(args, cfg),
     )
-    # The whole text answer reads only what it prints (query.tasks.task_lines).
-    text = not (args.json or args.paths or args.nul or args.limit is not None or args.offset)
     if (args.limit is not None or args.offset) and not (args.paths or args.nul):
         page = args.offset, args.limit  # the page is cut in SQL (query.tasks.tasks_page)
         return answer(args, cfg, lambda conn: tasks_page(conn, wanted, *page), render_tasks)
+    text = not (args.json or args.paths or args.nul)  # reads only what it prints (task_lines)
     return answer(
         args,
         cfg,
