@@ -103,9 +103,13 @@ def base_answer(
             findings=lambda data: any(v["refuses"] for v in data["views"]),
         )
 
+    from notedex.vault.properties import declared_types
+
+    declared = declared_types(cfg.vault_dir)  # SEMANTICS 14.4, as the note filter reads them
+
     def query(conn: sqlite3.Connection) -> dict[str, Any]:
         base = base_of(conn, disk_path, vault_path, shown)
-        return run(conn, base, args.view, this_path=vault_path)
+        return run(conn, base, args.view, this_path=vault_path, declared=declared)
 
     return answer(
         args,

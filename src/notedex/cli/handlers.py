@@ -451,7 +451,14 @@ def cmd_scan(args: "argparse.Namespace") -> int:
 
 def cmd_tasks(args: "argparse.Namespace") -> int:
     from notedex.query.render import render_tasks
-    from notedex.query.tasks import TaskFilter, task_paths, tasks, tasks_json
+    from notedex.query.tasks import (
+        TaskFilter,
+        task_lines,
+        task_paths,
+        tasks,
+        tasks_json,
+        tasks_page,
+    )
 
     cfg = _config(args)
     states = [state for state, wanted in (("open", args.open), ("done", args.done)) if wanted]
@@ -462,10 +469,14 @@ def cmd_tasks(args: "argparse.Namespace") -> int:
         due_after=args.due_after,
         note_filter=note_filter(args, cfg),
     )
+    if (args.limit is not None or args.offset) and not (args.paths or args.nul):
+        page = args.offset, args.limit  # the page is cut in SQL (query.tasks.tasks_page)
+        return answer(args, cfg, lambda conn: tasks_page(conn, wanted, *page), render_tasks)
+    text = not (args.json or args.paths or args.nul)  # reads only what it prints (task_lines)
     return answer(
         args,
         cfg,
-        lambda conn: tasks(conn, wanted),
+        (lambda conn: task_lines(conn, wanted)) if text else (lambda conn: tasks(conn, wanted)),
         render_tasks,
         compact=lambda conn: tasks_json(conn, wanted),  # piped --json: built by SQLite
         paths=task_paths,

@@ -331,7 +331,7 @@ class VaultTools:
         return _paginate(data, ("notes", "errors"), args["offset"], args["limit"])
 
     def _tasks(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
-        from notedex.query.tasks import TaskFilter, tasks
+        from notedex.query.tasks import TaskFilter, tasks_page
 
         states = [s.strip() for s in (args["state"] or "").split(",") if s.strip()]
         wanted = TaskFilter(  # a UsageError becomes the tool's error (self._answer)
@@ -341,7 +341,7 @@ class VaultTools:
             due_after=args["dueAfter"],
             note_filter=self._filter(args, args["tag"], args["type"]),
         )
-        return _paginate(tasks(conn, wanted), ("tasks",), args["offset"], args["limit"])
+        return tasks_page(conn, wanted, args["offset"], args["limit"])  # the page cut in SQL
 
     def _status(self, conn: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
         return status(conn, self.cfg.vault, self.cfg.db, self.cfg.lock_path)
@@ -356,6 +356,7 @@ class VaultTools:
         from notedex.query.bases.run import Base, checked, run
         from notedex.store.bases import stored_base
         from notedex.vault.bases import BadBase, base_document
+        from notedex.vault.properties import declared_types
         from notedex.vault.reading import VaultReader
 
         path = args["base"]
@@ -378,8 +379,9 @@ class VaultTools:
             raise ToolError(f"base: cannot read {path}: {exc}") from None
         if args["check"]:
             return checked(base)
+        declared = declared_types(self.cfg.vault_dir)  # SEMANTICS 14.4, as the filter reads them
         with read_transaction(conn):
-            data = run(conn, base, args["view"], this_path=path)
+            data = run(conn, base, args["view"], this_path=path, declared=declared)
         return _paginate(data, ("rows",), args["offset"], args["limit"])
 
     def _capture(self, args: dict[str, Any]) -> dict[str, Any]:

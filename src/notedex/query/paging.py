@@ -10,14 +10,20 @@ from typing import Any
 
 
 def paginate(
-    data: dict[str, Any], lists: tuple[str, ...], offset: int, limit: int | None
+    data: dict[str, Any],
+    lists: tuple[str, ...],
+    offset: int,
+    limit: int | None,
+    totals: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """``data`` with each of ``lists`` cut to ``[offset:offset + limit]`` (no limit: to the end),
-    plus ``totals``, ``total``, ``offset``, ``limit`` and ``hasMore``."""
-    totals = {name: len(data[name]) for name in lists}
+    plus ``totals``, ``total``, ``offset``, ``limit`` and ``hasMore``. Given ``totals`` (each
+    list's whole length), the lists are that page already (cut by the query's SQL)."""
     end = None if limit is None else offset + limit
-    for name in lists:
-        data[name] = data[name][offset:end]
+    if totals is None:
+        totals = {name: len(data[name]) for name in lists}
+        for name in lists:
+            data[name] = data[name][offset:end]
     data["totals"] = totals
     data["total"] = totals[lists[0]] if lists[0] == "notes" else max(totals.values())
     more = end is not None and any(n > end for n in totals.values())

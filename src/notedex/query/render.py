@@ -155,9 +155,13 @@ def render_tags(r: Renderer, data: "dict[str, Any]") -> None:
 
 def render_tasks(r: Renderer, data: "dict[str, Any]") -> None:
     """One task a line, where it is, its status and its text as written; then the counts."""
-    for t in data["tasks"]:
-        where = r.path(t["path"], t["line"], t["column"])
-        r.line(f"{where}: [{r.name(t['status'])}] {r.name(t['text'])}".rstrip())
+    lines = data.get("lines")  # query.tasks.task_lines: tuples, not objects
+    if lines is None:
+        keys = ("path", "line", "column", "status", "text")
+        lines = [[t[key] for key in keys] for t in data["tasks"]]
+    for path, line, column, status, text, *_ in lines:
+        where = r.path(path, line, column)
+        r.line(f"{where}: [{r.name(status)}] {r.name(text)}".rstrip())
     r.line()
     counts = data["counts"]
     r.line(

@@ -84,6 +84,42 @@ def tasks(conn: "sqlite3.Connection", wanted: TaskFilter) -> "dict[str, Any]":
     return {"tasks": listed, "taskCount": len(listed), "counts": counts}
 
 
+def tasks_page(
+    conn: "sqlite3.Connection", wanted: TaskFilter, offset: int, limit: int | None
+) -> "dict[str, Any]":
+    """``paginate(tasks(conn, wanted), ("tasks",), offset, limit)``, the page cut in SQL: the
+    20 first of thousands of tasks make 20 objects, not thousands (a test holds the two
+    equal)."""
+    from notedex.query.paging import paginate
+
+    with read_transaction(conn):
+        rows = sql.tasks(conn, offset, limit, **wanted.selection())
+        tally = sql.state_counts(conn, **wanted.selection())
+    total = sum(tally)
+    data = {
+        "tasks": [task_entry(row) for row in rows],
+        "taskCount": total,
+        "counts": dict(zip(TASK_STATES, tally, strict=True)),
+    }
+    return paginate(data, ("tasks",), offset, limit, totals={"tasks": total})
+
+
+def task_lines(conn: "sqlite3.Connection", wanted: TaskFilter) -> "dict[str, Any]":
+    """``tasks`` as the text output reads it: ``lines`` holds (path, line, column, status,
+    text) tuples in place of ``tasks``' objects (``render.render_tasks`` prints either), with
+    the same ``taskCount`` and ``counts``."""
+    with read_transaction(conn):
+        rows = sql.task_lines(conn, **wanted.selection())
+    tally = [0] * len(TASK_STATES)
+    for row in rows:
+        tally[row[5]] += 1
+    return {
+        "lines": rows,
+        "taskCount": len(rows),
+        "counts": dict(zip(TASK_STATES, tally, strict=True)),
+    }
+
+
 def tasks_json(conn: "sqlite3.Connection", wanted: TaskFilter) -> "tuple[bytes, int]":
     """``tasks(conn, wanted)`` as compact JSON in UTF-8, exactly as ``render.emit_json`` writes
     it to a pipe, built by SQLite: a large answer makes no dict per task (and no findings, so

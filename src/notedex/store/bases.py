@@ -19,7 +19,8 @@ def file_rows(
     folders: "Sequence[str]" = (),
     tags: "Sequence[Sequence[str]]" = (),
 ) -> "list[sqlite3.Row]":
-    """Every file (id, path, size, mtime_ns, is_note, properties as JSON text), in path order.
+    """Every file (id, path, size, mtime_ns, ctime_ns, is_note, properties as JSON text), in
+    path order.
 
     ``folders``: only files under one of them (OR); ``tags``: for each group, only notes with one
     of its tags or a tag nested in it (the groups AND-ed). The one function a base's rows come
@@ -45,7 +46,7 @@ def file_rows(
         )
     sql = (
         "SELECT f.id AS id, f.path AS path, f.size AS size, f.mtime_ns AS mtime_ns,"
-        " f.is_note AS is_note, n.properties AS properties"
+        " f.ctime_ns AS ctime_ns, f.is_note AS is_note, n.properties AS properties"
         " FROM files f LEFT JOIN notes n ON n.file_id = f.id"
     )
     if where:
@@ -108,7 +109,7 @@ def file_row(conn: "sqlite3.Connection", path: str) -> "sqlite3.Row | None":
     """One file's row as ``file_rows`` gives it, by vault path."""
     return conn.execute(
         "SELECT f.id AS id, f.path AS path, f.size AS size, f.mtime_ns AS mtime_ns,"
-        " f.is_note AS is_note, n.properties AS properties"
+        " f.ctime_ns AS ctime_ns, f.is_note AS is_note, n.properties AS properties"
         " FROM files f LEFT JOIN notes n ON n.file_id = f.id WHERE f.path = ?",
         (path,),
     ).fetchone()

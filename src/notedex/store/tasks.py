@@ -70,17 +70,54 @@ def _where(
     return " WHERE " + " AND ".join(where), params
 
 
-def tasks(conn: "sqlite3.Connection", **wanted: "Any") -> "list[tuple[Any, ...]]":
+def tasks(
+    conn: "sqlite3.Connection", offset: int = 0, limit: int | None = None, **wanted: "Any"
+) -> "list[tuple[Any, ...]]":
     """The tasks of the notes not excluded (SEMANTICS 1.9), as ``TASK_COLUMNS`` tuples with
     ``state`` as its name and ``tags`` as stored (a JSON array, or None). ``wanted``: the
     ``states`` and ``statuses`` that select together (a task in any of them; none given:
     every task), ``due_before`` and ``due_after`` (``YYYY-MM-DD``, strict; either leaves out
-    the tasks without a due date) and the ``note_filter`` (``note_conditions``)."""
+    the tasks without a due date) and the ``note_filter`` (``note_conditions``). ``offset``
+    and ``limit``: only that page of them, cut in SQL."""
     where, params = _where(conn, **wanted)
+    page = ""
+    if offset or limit is not None:
+        page = " LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: one row object less per task
-    rows = cursor.execute(_SELECT + where + _ORDER, params).fetchall()
+    rows = cursor.execute(_SELECT + where + _ORDER + page, params).fetchall()
     return [(*row[:4], TASK_STATES[row[4]], *row[5:]) for row in rows]
+
+
+def state_counts(conn: "sqlite3.Connection", **wanted: "Any") -> list[int]:
+    """How many of the tasks ``tasks`` selects are in each state, in ``TASK_STATES`` order."""
+    where, params = _where(conn, **wanted)
+    counts = [0] * len(TASK_STATES)
+    for state, count in conn.execute(
+        "SELECT t.state, count(*) FROM tasks t"
+        " CROSS JOIN notes n ON n.file_id = t.file_id CROSS JOIN files f ON f.id = t.file_id"
+        f"{where} GROUP BY t.state",
+        params,
+    ):
+        counts[state] = count
+    return counts
+
+
+def task_lines(conn: "sqlite3.Connection", **wanted: "Any") -> "list[tuple[Any, ...]]":
+    """``tasks`` for the text output: (path, line, column, status, text, state code) per
+    task, in the same order. The text prints neither tags nor dates, and reading five columns
+    instead of fourteen (no tag list parsed, no dict made) is most of a large answer's cost."""
+    where, params = _where(conn, **wanted)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
+        "SELECT f.path, t.line, t.col, t.status, t.text, t.state FROM tasks t"
+        " CROSS JOIN notes n ON n.file_id = t.file_id CROSS JOIN files f ON f.id = t.file_id"
+        + where
+        + _ORDER,
+        params,
+    ).fetchall()
 
 
 # One task as the JSON object query.tasks.task_entry makes of its row (a test holds the two

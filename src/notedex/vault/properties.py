@@ -165,6 +165,41 @@ def property_rows(properties: dict[str, Any]) -> list[PropertyRow]:
     return rows
 
 
+def declared_value(value: Any, declared: str | None) -> Any:
+    """SEMANTICS 14.4: a property's value (JSON-safe, as YAML gives it) read as the vault
+    declares its type: the one rule of declared types. ``store.filters`` follows it in SQL over
+    the rows ``property_rows`` stores (a test holds the two to the same answers), Bases
+    (``query.bases.rows``) through this function. A list type makes a single value a list of
+    one; a list under another type is read item by item; under ``text`` every value is its
+    text (``5`` is ``"5"``, a date-shaped text stays text); under ``number`` a text that reads
+    as a number is that number; under ``checkbox`` the text ``true``/``false`` (any case) is a
+    checkbox; under ``date``/``datetime`` a date or datetime stays one. A value the declared
+    type cannot read is None: it compares as nothing (SEMANTICS 14.5). Empty values, objects,
+    an unknown type and no declaration leave the value as it is."""
+    if declared is None or value is None:
+        return value
+    if declared == LIST:
+        return value if isinstance(value, list) else [value]
+    if isinstance(value, list):
+        return [declared_value(item, declared) for item in value]
+    kind, text, _fold, num = _scalar_row(value)
+    if kind in (NULL, OBJECT):
+        return value
+    if declared == TEXT:
+        return text
+    if declared == NUMBER:
+        if kind == NUMBER or num is None:
+            return value if kind == NUMBER else None
+        return int(num) if num.is_integer() and abs(num) < 2**53 else num
+    if declared == CHECKBOX:
+        if kind == CHECKBOX:
+            return value
+        return {"true": True, "false": False}.get(str(text).lower()) if kind == TEXT else None
+    if declared in (DATE, DATETIME):
+        return value if kind in (DATE, DATETIME) else None
+    return value
+
+
 def declared_types(vault: str | os.PathLike[str]) -> dict[str, str]:
     """SEMANTICS 14.4: the types set in Obsidian (``.obsidian/types.json``), by folded name;
     {} when the file is missing or unreadable, and a type we do not know is left out. Read with

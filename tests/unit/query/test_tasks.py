@@ -1,16 +1,20 @@
 """query.tasks: the piped document SQLite builds is byte for byte the compact writer's output of
-the Python answer (text, paging and MCP), for every filter; and the date words."""
+the Python answer (text, paging and MCP), for every filter; the text output's lighter answer
+(``task_lines``) prints the same bytes as the full one; and the date words."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
 from notedex.errors import UsageError
 from notedex.query.filters import NoteFilter
-from notedex.query.output import compact_json
-from notedex.query.tasks import TaskFilter, parse_day, tasks, tasks_json
+from notedex.query.output import Renderer, compact_json
+from notedex.query.paging import paginate
+from notedex.query.render import render_tasks
+from notedex.query.tasks import TaskFilter, parse_day, task_lines, tasks, tasks_json, tasks_page
 from notedex.store.connect import connect_readonly
 from tests.helpers import cli_json, write
 
@@ -59,6 +63,44 @@ def test_sqlite_builds_the_compact_document(db: Path, selected: dict[str, object
     if not selected:
         assert answer["taskCount"] == 6
         assert answer["tasks"][0]["tags"] == ["x/y", "日本"]
+
+
+@pytest.mark.parametrize("selected", FILTERS, ids=repr)
+@pytest.mark.parametrize("color", ["never", "always"])
+def test_text_from_lines_equals_text_from_tasks(
+    db: Path, selected: dict[str, object], color: str
+) -> None:
+    wanted = TaskFilter(**selected)  # type: ignore[arg-type]
+    conn = connect_readonly(db)
+    try:
+        full, light = tasks(conn, wanted), task_lines(conn, wanted)
+    finally:
+        conn.close()
+    printed = []
+    for data in (full, light):
+        out = io.StringIO()
+        render_tasks(Renderer(db.parent / "vault", out, color=color), data)
+        printed.append(out.getvalue())
+    assert printed[0] == printed[1]
+    assert light["counts"] == full["counts"] and light["taskCount"] == full["taskCount"]
+    if not selected:
+        assert "\\x01ctl" in printed[1] and printed[1].count("\n") == 8
+
+
+@pytest.mark.parametrize("selected", FILTERS, ids=repr)
+@pytest.mark.parametrize(("offset", "limit"), [(0, 2), (1, 2), (2, None), (5, 1), (9, 3), (0, 0)])
+def test_a_page_cut_in_sql_is_the_page_cut_in_python(
+    db: Path, selected: dict[str, object], offset: int, limit: int | None
+) -> None:
+    wanted = TaskFilter(**selected)  # type: ignore[arg-type]
+    conn = connect_readonly(db)
+    try:
+        whole = paginate(tasks(conn, wanted), ("tasks",), offset, limit)
+        page = tasks_page(conn, wanted, offset, limit)
+    finally:
+        conn.close()
+    assert page == whole
+    assert compact_json(page) == compact_json(whole)  # the same keys in the same order
 
 
 def test_date_words() -> None:

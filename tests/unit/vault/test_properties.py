@@ -10,6 +10,7 @@ import pytest
 from notedex.vault.properties import (
     datetime_key,
     declared_types,
+    declared_value,
     fold_name,
     is_date,
     number_of,
@@ -91,3 +92,33 @@ def test_declared_types(tmp_path: Path) -> None:
     assert declared_types(tmp_path) == {}
     types.write_bytes(b"\xff\xfe{")
     assert declared_types(tmp_path) == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "declared", "read"),
+    [
+        ("2026-01-01", None, "2026-01-01"),
+        (5, "text", "5"),
+        (True, "text", "true"),
+        ("2026-01-01", "text", "2026-01-01"),
+        ("42", "number", 42),
+        ("2.5", "number", 2.5),
+        ("high", "number", None),
+        (3, "number", 3),
+        ("TRUE", "checkbox", True),
+        ("false", "checkbox", False),
+        (1, "checkbox", None),
+        ("2026-01-01", "date", "2026-01-01"),
+        ("2026-01-01T10:00", "date", "2026-01-01T10:00"),
+        ("soon", "datetime", None),
+        ("draft", "list", ["draft"]),
+        (["1", "x"], "number", [1, None]),
+        ("", "number", ""),
+        ({"a": 1}, "text", {"a": 1}),
+        (None, "list", None),
+    ],
+)
+def test_declared_value_reads_a_value_as_its_declared_type(
+    value: object, declared: str | None, read: object
+) -> None:
+    assert declared_value(value, declared) == read

@@ -37,6 +37,7 @@ FILE_FIELDS = (
     "ext",
     "size",
     "mtime",
+    "ctime",
     "tags",
     "links",
     "backlinks",
@@ -44,9 +45,9 @@ FILE_FIELDS = (
     "properties",
     "file",
 )
-# The index keeps no creation time (files.ctime_ns is the status change time): refused, so that
-# a base never sorts or filters by a wrong date.
-REFUSED_FILE_FIELDS = {"ctime": "the index keeps no creation time"}
+# file. fields refused with the reason (none now: file.ctime is the note filter's "created",
+# files.ctime_ns, SEMANTICS 14.7); check.py names any listed here.
+REFUSED_FILE_FIELDS: dict[str, str] = {}
 LOCALS = ("value", "index", "acc", "values")
 
 
@@ -189,6 +190,8 @@ def file_field(row: Any, name: str, scope: Scope) -> Any:
         return row.size
     if name == "mtime":
         return row.mtime()
+    if name == "ctime":
+        return row.ctime()
     if name == "tags":
         return list(row.tags())
     if name == "links":

@@ -9,18 +9,22 @@ from typing import TYPE_CHECKING
 
 from notedex.query.bases.values import Date, FileValue, Link, parse_date
 from notedex.store import bases as store
+from notedex.vault.properties import TEXT, declared_value, fold_name
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 
-def property_value(value: Any, resolver: Callable[[str], str | None] | None = None) -> Any:
-    """A frontmatter value as Bases sees it: a date text is a date, ``[[x]]`` a link (resolved
-    by ``resolver`` when its target is first asked for)."""
+def property_value(
+    value: Any, resolver: Callable[[str], str | None] | None = None, shaped: bool = True
+) -> Any:
+    """A frontmatter value as Bases sees it: a date text is a date (unless ``shaped`` is
+    false: a property the vault declares as text), ``[[x]]`` a link (resolved by ``resolver``
+    when its target is first asked for)."""
     if isinstance(value, str):
-        if len(value) >= 10 and value[:4].isdigit() and value[4] == "-":
+        if shaped and len(value) >= 10 and value[:4].isdigit() and value[4] == "-":
             date = parse_date(value)
             if date is not None:
                 return date
@@ -30,20 +34,51 @@ def property_value(value: Any, resolver: Callable[[str], str | None] | None = No
             return Link(target, display or None, resolver=resolver)
         return value
     if isinstance(value, list):
-        return [property_value(item, resolver) for item in value]
+        return [property_value(item, resolver, shaped) for item in value]
     if isinstance(value, dict):
-        return {key: property_value(item, resolver) for key, item in value.items()}
+        return {key: property_value(item, resolver, shaped) for key, item in value.items()}
     return value
 
 
+def typed_properties(
+    raw: dict[str, Any], declared: Mapping[str, str], resolver: Callable[[str], str | None]
+) -> dict[str, Any]:
+    """A note's properties as Bases values, each read first as the vault's
+    ``.obsidian/types.json`` declares its type (SEMANTICS 14.4, the note filter's rule:
+    ``vault.properties.declared_value``), then by its shape."""
+    if not declared:
+        return property_value(raw, resolver)
+    typed = {}
+    for key, value in raw.items():
+        kind = declared.get(fold_name(key))
+        typed[key] = property_value(declared_value(value, kind), resolver, kind != TEXT)
+    return typed
+
+
+def _local(ns: int) -> Date:
+    """A file time (ns since the epoch) as a local date and time, to the second."""
+    return Date(dt.datetime.fromtimestamp(ns / 1e9).replace(microsecond=0))
+
+
 class FileRow:
-    __slots__ = ("_props", "_raw", "id", "is_note", "mtime_ns", "path", "size", "vault")
+    __slots__ = (
+        "_props",
+        "_raw",
+        "ctime_ns",
+        "id",
+        "is_note",
+        "mtime_ns",
+        "path",
+        "size",
+        "vault",
+    )
 
     def __init__(self, row: sqlite3.Row, vault: Vault) -> None:
         self.id = row["id"]
         self.path = row["path"]
         self.size = row["size"]
         self.mtime_ns = row["mtime_ns"]
+        self.ctime_ns = row["ctime_ns"]
         self.is_note = bool(row["is_note"])
         self._raw = row["properties"]
         self._props: dict[str, Any] | None = None
@@ -52,7 +87,8 @@ class FileRow:
     def properties(self) -> dict[str, Any]:
         if self._props is None:
             raw = json.loads(self._raw) if self._raw else {}
-            self._props = property_value(raw, self._resolve) if isinstance(raw, dict) else {}
+            valid = isinstance(raw, dict)
+            self._props = typed_properties(raw, self.vault.declared, self._resolve) if valid else {}
         return self._props
 
     def _resolve(self, text: str) -> str | None:
@@ -69,7 +105,11 @@ class FileRow:
         return None
 
     def mtime(self) -> Date:
-        return Date(dt.datetime.fromtimestamp(self.mtime_ns / 1e9).replace(microsecond=0))
+        return _local(self.mtime_ns)
+
+    def ctime(self) -> Date:
+        """SEMANTICS 14.7's creation time, the one ``--created-since`` reads: ``st_ctime``."""
+        return _local(self.ctime_ns)
 
     def tags(self) -> list[str]:
         return [tag.lstrip("#") for tag, _key in self.vault.tags_of(self.id)]
@@ -90,8 +130,15 @@ class FileRow:
 class Vault:
     """Every row of one run, by path and by name, and the tables read on demand."""
 
-    def __init__(self, conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        rows: Sequence[sqlite3.Row],
+        declared: Mapping[str, str] | None = None,
+    ) -> None:
         self.conn = conn
+        self.declared = declared or {}
+        """The vault's declared property types (``vault.properties.declared_types``)."""
         self.rows = [FileRow(row, self) for row in rows]
         self.by_path = {row.path: row for row in self.rows}
         self._all: dict[str, FileRow] | None = None

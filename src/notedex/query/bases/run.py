@@ -30,6 +30,7 @@ from notedex.store import bases as store
 if TYPE_CHECKING:
     import datetime as dt
     import sqlite3
+    from collections.abc import Mapping
     from typing import Any
 
     Node = tuple[Any, ...]
@@ -244,7 +245,10 @@ def run(
     *,
     this_path: str | None = None,
     now: dt.datetime | None = None,
+    declared: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
+    """``base``'s view as rows (SEMANTICS 15); ``declared`` are the vault's property types
+    (``vault.properties.declared_types``), which a base reads as the note filter does."""
     view = base.view(view_name)
     found = check(base, view)
     if found.refused:
@@ -252,7 +256,7 @@ def run(
         raise Unsupported(f"{base.source}: not implemented: {names}")
     view_filters = _filter_tree(view.get("filters"), base.source)
     folders, tags = _narrowing([base.filters, view_filters])
-    vault = Vault(conn, store.file_rows(conn, folders=folders, tags=tags))
+    vault = Vault(conn, store.file_rows(conn, folders=folders, tags=tags), declared)
     return _answer(base, view, view_filters, vault, this_path, now or current_time())
 
 
