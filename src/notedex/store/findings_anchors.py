@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from operator import itemgetter
 
-from notedex.store.findings_base import OUTLINE_KEPT, Offload, has_rows
+from notedex.store.findings_base import OUTLINE_KEPT, Offload, Refresh, has_rows
 from notedex.store.outline import decode_outline
 from notedex.store.schema import ANCHOR_DOC_INSERT, EVERY_ANCHOR_DOC, trigger_ddl
 from notedex.vault.anchors import TargetOutline, anchor_kind
@@ -131,3 +131,9 @@ def write_broken_anchors(conn: sqlite3.Connection, rows: Sequence[AnchorRow]) ->
         conn.execute(EVERY_ANCHOR_DOC)
     finally:
         conn.execute(trigger_ddl(ANCHOR_DOC_INSERT))
+
+
+def refresh(conn: sqlite3.Connection, run: Refresh) -> None:
+    """The upkeep the broken anchors' declaration names (``Finding.upkeep``): the verdicts of
+    ``check_anchors``, under way since the refresh began, written."""
+    write_broken_anchors(conn, run.anchors.result())
