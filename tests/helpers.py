@@ -385,7 +385,8 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "broken_link_docs": q(
                 "SELECT source, line, col, seq, "
                 "CASE WHEN json_extract(doc, '$.reason') = 'renamed' "
-                "THEN json_set(doc, '$.suggestion', NULL, '$.reason', NULL) ELSE doc END "
+                "THEN json_set(doc, '$.suggestion', NULL, '$.reason', NULL, '$.confidence', NULL) "
+                "ELSE doc END "
                 "FROM broken_link_docs"
             ).fetchall(),
             "tag_uses": q(

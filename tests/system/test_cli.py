@@ -201,6 +201,7 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
             "target": "Concurrency patterns",
             "suggestion": None,
             "reason": None,
+            "confidence": None,
         }
     ]
     assert data["brokenLinkCount"] == 1
@@ -307,6 +308,7 @@ def test_health_exits_1_for_a_broken_anchor_alone_in_both_modes(tmp_path: Path) 
             "kind": "heading",
             "suggestion": None,
             "reason": None,
+            "confidence": None,
         }
     ]
     text = run_cli("health", "--vault", vault, "--db", db)

@@ -53,9 +53,6 @@ _PROBLEM_CODE = (
     + " ELSE p.kind END"
 )
 AMBIGUOUS_CODE = "ambiguous-link"
-_FLAG_END = ',"inComment":true}'
-"""How a stored document of a link inside a comment ends (a string value cannot: its quotes
-are escaped)."""
 _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
@@ -222,21 +219,6 @@ def notes_without_backlinks(conn: "sqlite3.Connection") -> "list[Row]":
         FROM file_findings WHERE code IN ('orphan', 'unlinked')
         ORDER BY code, path  -- the key's order: 'orphan' sorts before 'unlinked'
         """
-    ).fetchall()
-
-
-def dead_ends(conn: "sqlite3.Connection") -> "list[Row]":
-    """SEMANTICS 8.8: notes with no outgoing reference, by path (stored by the writer)."""
-    return conn.execute(
-        "SELECT path, json_extract(doc, '$.title') AS title FROM file_findings "
-        "WHERE code = 'dead-end' ORDER BY path"
-    ).fetchall()
-
-
-def unused_attachments(conn: "sqlite3.Connection") -> "list[Row]":
-    """SEMANTICS 8.9: attachments no note links to or embeds, by path (stored by the writer)."""
-    return conn.execute(
-        "SELECT path FROM file_findings WHERE code = 'unused-attachment' ORDER BY path"
     ).fetchall()
 
 
@@ -822,19 +804,6 @@ def health_row_count(conn: "sqlite3.Connection", name: str) -> int:
     counted on what the JSON reads: the writer's stored documents, not the joins of the rows."""
     sql, params = health_json_sql(name)
     return int(conn.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()[0])
-
-
-def comment_flags(conn: "sqlite3.Connection", name: str) -> list[bool]:
-    """Of the health list ``name`` (``brokenLinks`` or ``brokenAnchors``), whether each item is
-    inside a comment, in report order: the order of ``broken_links`` and ``broken_anchors``."""
-    table = {"brokenLinks": "broken_link_docs", "brokenAnchors": "broken_anchor_docs"}[name]
-    return [
-        bool(row[0])
-        for row in conn.execute(
-            f"SELECT substr(doc, -{len(_FLAG_END)}) = '{_FLAG_END}' FROM {table} "
-            "ORDER BY source, line, col, seq"
-        )
-    ]
 
 
 def health_code_counts(conn: "sqlite3.Connection") -> dict[str, int]:

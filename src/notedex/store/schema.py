@@ -33,7 +33,7 @@ SCHEMA_VERSION = 27  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     a word and its particle joined: tier 1 reads names as it reads questions (issue 30)
 # 27: file_findings (orphans, unlinked notes, dead ends, unused attachments with their JSON,
 #     kept by the generic upkeep of declared findings) replaces lonely_notes, lonely_docs and
-#     unused_attachments (issue 33)
+#     unused_attachments; broken_anchors.confidence (issue 33)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -66,6 +66,7 @@ BROKEN_ANCHOR_FIELDS = (
     ("kind", "b.kind"),
     ("suggestion", "b.suggestion"),
     ("reason", "b.reason"),
+    ("confidence", "b.confidence"),
 )
 BROKEN_ANCHOR_JOIN = """
     FROM broken_anchors b CROSS JOIN links l ON l.source_id = b.source_id AND l.seq = b.seq
@@ -95,11 +96,15 @@ _BROKEN_LINK_DOC = with_comment_flag(
             ("column", "col"),
             ("text", "text"),
             ("target", "target"),
-            ("suggestion", "suggestion"),
-            ("reason", "reason"),
         )
     )
-    + ")",
+    # SEMANTICS 8.10 (issue 33): the suggestion's confidence, the one rule `fix` reads too;
+    # below the threshold the suggestion is not offered (nx_link_confidence is NULL).
+    + ", 'suggestion', CASE WHEN nx_link_confidence(new.reason, new.target) IS NOT NULL"
+    " THEN new.suggestion END"
+    ", 'reason', CASE WHEN nx_link_confidence(new.reason, new.target) IS NOT NULL"
+    " THEN new.reason END"
+    ", 'confidence', nx_link_confidence(new.reason, new.target)" + ")",
     # issue 33: whether the link is inside a comment, read from its links row (the paths are
     # the files' own when a move updates broken_links: store.moves sets them first).
     "(SELECT l.in_comment FROM files f CROSS JOIN links l ON l.source_id = f.id "
@@ -300,6 +305,7 @@ CREATE TABLE IF NOT EXISTS broken_anchors (
     kind TEXT NOT NULL,                 -- 'heading' or 'block'
     suggestion TEXT,                    -- the closest subpath of the target, or NULL
     reason TEXT,                        -- why: 'prefix', 'words', 'typo', or NULL
+    confidence REAL,                    -- how sure (SEMANTICS 10.8), or NULL
     PRIMARY KEY (source_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS broken_anchors_target ON broken_anchors(target_id);
