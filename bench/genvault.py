@@ -1315,7 +1315,7 @@ def plant_doctor(out: Path) -> dict[str, Any]:
         source: str, line: int, column: int, text: str, target: str, subpath: str, fix: Any
     ) -> dict[str, Any]:
         kind = "block" if subpath.startswith("#^") else "heading"
-        suggestion, reason = fix or (None, None)
+        suggestion, reason, confidence = fix or (None, None, None)
         return {
             "source": source,
             "line": line,
@@ -1326,13 +1326,20 @@ def plant_doctor(out: Path) -> dict[str, Any]:
             "kind": kind,
             "suggestion": suggestion,
             "reason": reason,
+            "confidence": confidence,  # SEMANTICS 8.10, as health shows it (issue 33)
         }
 
     return {
         "brokenAnchors": [
             anchor(dead, 1, 28, "[[#Missing here]]", dead, "#Missing here", None),
             anchor(
-                links, 1, 1, "[[Zx Guide#Install]]", guide, "#Install", ("#Installation", "prefix")
+                links,
+                1,
+                1,
+                "[[Zx Guide#Install]]",
+                guide,
+                "#Install",
+                ("#Installation", "prefix", 0.79),
             ),
             # On Linux lies in Installation's section, not in Usage's (SEMANTICS 10.5).
             anchor(
@@ -1342,10 +1349,16 @@ def plant_doctor(out: Path) -> dict[str, Any]:
                 "[[Zx Guide#Usage#On Linux]]",
                 guide,
                 "#Usage#On Linux",
-                ("#On Linux", "prefix"),
+                ("#On Linux", "prefix", 1.0),
             ),
             anchor(
-                links, 2, 1, "![[Zx Guide#^sumary-1]]", guide, "#^sumary-1", ("#^summary-1", "typo")
+                links,
+                2,
+                1,
+                "![[Zx Guide#^sumary-1]]",
+                guide,
+                "#^sumary-1",
+                ("#^summary-1", "typo", 0.94),
             ),
             anchor(
                 links, 2, 25, "[x](Zx%20Guide.md#No%20Such%20Part)", guide, "#No Such Part", None

@@ -343,7 +343,11 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 f"FROM links l JOIN {files} s ON s.id = l.source_id LEFT JOIN {files} t ON t.id = l.target_id"
             ).fetchall(),
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
-            "lonely_notes": q("SELECT lonely, path, title FROM lonely_notes").fetchall(),
+            # issue 33: the declared file findings (orphans, unlinked, dead ends, unused)
+            "file_findings": q(
+                f"SELECT code, x.path, f.path, doc FROM file_findings x "
+                f"JOIN {files} f ON f.id = x.file_id"
+            ).fetchall(),
             # A `renamed` suggestion comes from the rename history, which is not a fact of the
             # vault: a fresh index cannot have it (tests/spec/test_fixes.py checks it apart).
             "broken_links": q(
@@ -351,7 +355,6 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 "CASE WHEN reason = 'renamed' THEN NULL ELSE suggestion END, "
                 "nullif(reason, 'renamed') FROM broken_links"
             ).fetchall(),
-            "unused_attachments": q("SELECT path FROM unused_attachments").fetchall(),
             # issue 33: the declared link findings (self-links) and the links' comment flag
             "link_findings": q(
                 f"SELECT code, s.path, seq FROM link_findings x JOIN {files} s "
@@ -379,11 +382,11 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 f"SELECT d.source, line, col, seq, s.path, doc FROM broken_anchor_docs d "
                 f"JOIN {files} s ON s.id = d.source_id"
             ).fetchall(),
-            "lonely_docs": q("SELECT lonely, path, doc FROM lonely_docs").fetchall(),
             "broken_link_docs": q(
                 "SELECT source, line, col, seq, "
                 "CASE WHEN json_extract(doc, '$.reason') = 'renamed' "
-                "THEN json_set(doc, '$.suggestion', NULL, '$.reason', NULL) ELSE doc END "
+                "THEN json_set(doc, '$.suggestion', NULL, '$.reason', NULL, '$.confidence', NULL) "
+                "ELSE doc END "
                 "FROM broken_link_docs"
             ).fetchall(),
             "tag_uses": q(

@@ -25,12 +25,15 @@ class Finding:
         "commented",
         "count_key",
         "exits",
+        "file_fields",
+        "file_where",
         "link_where",
         "list_key",
         "meaning",
         "path_key",
         "severity",
         "title",
+        "upkeep",
     )
 
     def __init__(
@@ -46,6 +49,9 @@ class Finding:
         commented: bool = False,
         exits: bool = False,
         link_where: str | None = None,
+        file_where: str | None = None,
+        file_fields: "tuple[str, ...]" = ("path",),
+        upkeep: str | None = None,
     ) -> None:
         self.code = code
         self.list_key = list_key
@@ -63,7 +69,28 @@ class Finding:
         targets); health reads them as ``{source, line, column, text}`` in report order,
         and the text form lists them under ``title``. Adding such a finding is this entry,
         its test and its doc line."""
+        self.file_where = file_where
+        """A finding about whole files (a note or an attachment), declared by its rows: the
+        condition on a file ``f`` (and, for a finding about notes, whose ``file_fields``
+        show their ``title``, its note ``n``) that makes it one. The generic upkeep (store.linkfindings) keeps its rows
+        ``file_findings(code, file_id)`` exact for every dirty file; health reads them as the
+        objects of ``file_fields`` (``path``, ``title``) in path order."""
+        self.file_fields = file_fields
+        self.upkeep = upkeep
+        """A finding that does not fit the generic upkeep names its own hook here (module and
+        function of ``notedex.store``), which ``refresh_findings`` runs in the registry's
+        order; ``None`` for a declared one (``link_where`` or ``file_where``)."""
 
+
+# SEMANTICS 8: a link in from another note that is not excluded (Obsidian's graph hides
+# excluded files, edges included), and a link out to another file or a broken one (a self-link
+# is neither). Probes of one note's links by its id: the cost follows the dirty notes.
+_LINKED_IN = """EXISTS (SELECT 1 FROM links l
+    WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
+      AND NOT EXISTS (SELECT 1 FROM notes x WHERE x.file_id = l.source_id AND x.excluded = 1))"""
+_LINKS_OUT = """EXISTS (SELECT 1 FROM links l
+    WHERE l.source_id = n.file_id AND l.linkpath <> ''
+      AND (l.target_id IS NULL OR l.target_id <> l.source_id))"""
 
 FINDINGS = (
     Finding(
@@ -72,12 +99,16 @@ FINDINGS = (
         "a note with no link in from another note and no link out",
         title="Orphans: no links in or out",
         count_key="orphanCount",
+        file_where=f"n.excluded = 0 AND NOT {_LINKED_IN} AND NOT {_LINKS_OUT}",
+        file_fields=("path", "title"),
     ),
     Finding(
         "unlinked",
         "unlinkedNotes",
         "a note no other note links to, that links out",
         title="Unlinked: nothing links here",
+        file_where=f"n.excluded = 0 AND NOT {_LINKED_IN} AND {_LINKS_OUT}",
+        file_fields=("path", "title"),
     ),
     Finding(
         "broken-link",
@@ -89,6 +120,9 @@ FINDINGS = (
         path_key="source",
         commented=True,
         exits=True,
+        # Its own upkeep: each row carries a suggestion computed in Python from the whole
+        # vault's names and the rename history, refixed when a name comes or goes elsewhere.
+        upkeep="findings.refresh_broken_links",
     ),
     Finding(
         "broken-anchor",
@@ -100,6 +134,9 @@ FINDINGS = (
         path_key="source",
         commented=True,
         exits=True,
+        # Its own upkeep: the verdict reads the target's outline (in another process at a
+        # large build's end), and a target's edit re-checks the links into it.
+        upkeep="findings_anchors.refresh",
     ),
     Finding(
         "dead-end",
@@ -107,6 +144,9 @@ FINDINGS = (
         "a note with no link out (links to itself aside)",
         title="Dead ends: no links out",
         count_key="deadEndCount",
+        # SEMANTICS 8.8: whatever links in.
+        file_where=f"n.excluded = 0 AND NOT {_LINKS_OUT}",
+        file_fields=("path", "title"),
     ),
     Finding(
         "unused-attachment",
@@ -114,6 +154,8 @@ FINDINGS = (
         "an attachment no note links to or embeds",
         title="Unused attachments: no note links to or embeds them",
         count_key="unusedAttachmentCount",
+        # SEMANTICS 8.9: an attachment (no notes row) that no link resolves to.
+        file_where="f.is_note = 0 AND NOT EXISTS (SELECT 1 FROM links l WHERE l.target_id = f.id)",
     ),
     Finding(
         "self-link",
@@ -132,6 +174,8 @@ PROBLEM_LISTS = ("warnings", "errors")
 
 LINK_FINDINGS = tuple(f for f in FINDINGS if f.link_where is not None)
 """The findings kept by the generic upkeep of single links (``Finding.link_where``)."""
+FILE_FINDINGS = tuple(f for f in FINDINGS if f.file_where is not None)
+"""The findings kept by the generic upkeep of whole files (``Finding.file_where``)."""
 
 PROBLEM_CODES = {
     # warnings

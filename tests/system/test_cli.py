@@ -201,6 +201,7 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
             "target": "Concurrency patterns",
             "suggestion": None,
             "reason": None,
+            "confidence": None,
         },
         {
             "source": "Projects/Cobra 子命令設計.md",
@@ -210,6 +211,7 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
             "target": "Cobra shell completon",
             "suggestion": "[[Cobra shell completion]]",
             "reason": "typo",
+            "confidence": 0.9,
         },
     ]
     assert data["brokenLinkCount"] == 2
@@ -224,6 +226,7 @@ def test_health_json_shape_and_exit_1_for_broken_links(demo: tuple[Path, Path]) 
             "kind": "heading",
             "suggestion": "#Commands",
             "reason": "typo",
+            "confidence": 0.93,
         }
     ]
     assert data["brokenAnchorCount"] == 1
@@ -331,6 +334,7 @@ def test_health_exits_1_for_a_broken_anchor_alone_in_both_modes(tmp_path: Path) 
             "kind": "heading",
             "suggestion": None,
             "reason": None,
+            "confidence": None,
         }
     ]
     text = run_cli("health", "--vault", vault, "--db", db)

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from notedex.edit.safewrite import Changed, Snapshot, VaultWriter
 from notedex.store import read
 from notedex.vault.anchors import anchor_confidence
-from notedex.vault.fixes import SUGGESTION_THRESHOLD, link_confidence
+from notedex.vault.fixes import SUGGESTION_THRESHOLD, broken_link_confidence
 from notedex.vault.markdown.links import wikilink_parts
 from notedex.vault.model import Link
 from notedex.vault.parse import parse_note
 from notedex.vault.reading import OutsideVault
 from notedex.vault.relink import path_in_style, read_link, rewrite
-from notedex.vault.resolve import Resolver, lookup_key
+from notedex.vault.resolve import Resolver
 
 __all__ = ["CODES", "Edit", "FixPlan", "apply", "plan_fixes"]
 
@@ -164,8 +164,9 @@ def _link_fixes(rows: Iterable[sqlite3.Row], resolver: Resolver) -> list[_Wanted
         target = resolver.resolve(linkpath, row["source"]).target
         if target is None:
             continue
-        key = lookup_key(row["target"])
-        key = key[:-3] if key.endswith(".md") else key
+        confidence = broken_link_confidence(row["reason"], row["target"])
+        if confidence is None:
+            continue
         out.append(
             _Wanted(
                 row["source"],
@@ -174,7 +175,7 @@ def _link_fixes(rows: Iterable[sqlite3.Row], resolver: Resolver) -> list[_Wanted
                 BROKEN_LINK,
                 row["text"],
                 row["reason"],
-                link_confidence(row["reason"], key.rpartition("/")[2]),
+                confidence,
                 target,
                 None,
                 linkpath,

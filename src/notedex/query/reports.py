@@ -5,7 +5,7 @@ here rather than in a module of its own so that it costs no import but this hot-
 
 from __future__ import annotations
 
-from notedex.codes import CODES, FINDINGS, IN_COMMENT, LINK_FINDINGS, PROBLEM_LISTS
+from notedex.codes import CODES, FINDINGS, IN_COMMENT, PROBLEM_LISTS
 from notedex.store import read
 from notedex.store.connect import read_transaction
 
@@ -20,17 +20,7 @@ if TYPE_CHECKING:
     from notedex.query.output import Renderer
 
 
-HEALTH_LISTS = (
-    "orphanNotes",
-    "unlinkedNotes",
-    "brokenLinks",
-    "brokenAnchors",
-    "deadEnds",
-    "unusedAttachments",
-    *(finding.list_key for finding in LINK_FINDINGS),  # declared findings (issue 33)
-    "warnings",
-    "errors",
-)
+HEALTH_LISTS = (*(finding.list_key for finding in FINDINGS), *PROBLEM_LISTS)
 """The lists of the report, in order: what ``--limit``/``--offset`` page."""
 
 
@@ -70,50 +60,20 @@ def kept_findings(report: dict[str, Any], kept: set[str], nf: NoteFilter) -> dic
 
 
 def _health(conn: sqlite3.Connection) -> dict[str, Any]:
-    import json  # the declared findings' stored rows; not on the streamed path (re, json)
+    """Every list of the registry (``FINDINGS``, in its order) as the JSON objects the writer
+    keeps or health's joins build (``store.read.health_json_sql``), so the built report and
+    the streamed one are the same objects; then the warnings, errors and counts."""
+    import json  # not on the streamed path (re, json)
 
     with read_transaction(conn):
-        lonely = read.notes_without_backlinks(conn)
-        broken_rows = read.broken_links(conn)
-        anchor_rows = read.broken_anchors(conn)
-        dead_rows = read.dead_ends(conn)
-        unused_rows = read.unused_attachments(conn)
-        warnings, errors = _problems(conn)
-        flags = {name: read.comment_flags(conn, name) for name in ("brokenLinks", "brokenAnchors")}
-        declared = {
+        lists = {
             finding.list_key: [
                 json.loads(doc) for doc in read.health_json_rows(conn, finding.list_key)
             ]
-            for finding in LINK_FINDINGS
+            for finding in FINDINGS
         }
-    orphan_rows = [r for r in lonely if not r["has_outgoing"]]
-    unlinked_rows = [r for r in lonely if r["has_outgoing"]]
-    data: dict[str, Any] = {
-        "orphanNotes": [{"path": r["path"], "title": r["title"]} for r in orphan_rows],
-        "unlinkedNotes": [{"path": r["path"], "title": r["title"]} for r in unlinked_rows],
-        "brokenLinks": [
-            {
-                "source": r["source"],
-                "line": r["line"],
-                "column": r["column"],
-                "text": r["text"],
-                "target": r["target"],
-                "suggestion": r["suggestion"],
-                "reason": r["reason"],
-            }
-            for r in broken_rows
-        ],
-        "brokenAnchors": [dict(r) for r in anchor_rows],
-        "deadEnds": [{"path": r["path"], "title": r["title"]} for r in dead_rows],
-        "unusedAttachments": [{"path": r["path"]} for r in unused_rows],
-        **declared,
-        "warnings": warnings,
-        "errors": errors,
-    }
-    for name, flagged in flags.items():  # issue 33: inComment, only when true, as stored
-        for item, in_comment in zip(data[name], flagged, strict=True):
-            if in_comment:
-                item["inComment"] = True
+        warnings, errors = _problems(conn)
+    data: dict[str, Any] = {**lists, "warnings": warnings, "errors": errors}
     for finding in FINDINGS:
         if finding.count_key is not None:
             data[finding.count_key] = len(data[finding.list_key])

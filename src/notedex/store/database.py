@@ -23,6 +23,7 @@ from notedex.store.connect import (
     sqlite_code,
 )
 from notedex.store.schema import EXTERNAL_FTS, SCHEMA_VERSION, TABLES, VIEWS, split_ddl
+from notedex.vault.fixes import broken_link_confidence, offered
 from notedex.vault.resolve import name_key
 from notedex.vault.text import fold, segment
 
@@ -224,14 +225,14 @@ def take_interrupt() -> bool:
     return was
 
 
-def _guarded(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _guarded(function: Callable[..., Any]) -> Callable[..., Any]:
     """SQLite turns any exception in a function into "user-defined function raised exception":
     remember that a KeyboardInterrupt was one."""
 
-    def call(value: Any) -> Any:
+    def call(*values: Any) -> Any:
         global _interrupted
         try:
-            return function(value)
+            return function(*values)
         except KeyboardInterrupt:
             _interrupted = True
             raise
@@ -253,6 +254,16 @@ def add_sql_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("nx_reverse", 1, _guarded(_reversed), deterministic=True)
     # body_text (the content of body_fts): FTS5 reads a body back only to delete its row.
     conn.create_function("nx_inflate", 1, _guarded(inflate_body), deterministic=True)
+    # health's brokenLinks documents (issue 33): a suggestion's confidence, NULL if not offered.
+    conn.create_function(
+        "nx_link_confidence", 2, _guarded(_offered_link_confidence), deterministic=True
+    )
+
+
+def _offered_link_confidence(reason: str | None, target: str) -> float | None:
+    """SEMANTICS 8.10: a broken link's suggestion's confidence if it is offered, else None."""
+    confidence = broken_link_confidence(reason, target)
+    return confidence if offered(confidence) else None
 
 
 def rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:

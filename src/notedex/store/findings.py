@@ -1,9 +1,9 @@
-"""Findings upkeep: the structure-search rows (note_fts, name_fts, link_fts), ``fts_pending`` and health's
-precomputed findings (orphans, unlinked notes, dead ends, broken links and their suggestions;
-SEMANTICS 8), and ``refresh_findings``, which runs every finding's upkeep. Split by finding
-(issue 33): broken anchors in store/findings_anchors.py, unused attachments in
-store/findings_unused.py, the declared findings about single links in store/linkfindings.py;
-the suggestions' SQL is store/linkfixes.py's and the rename history's store/renames.py's.
+"""Findings upkeep: the structure-search rows (note_fts, name_fts, link_fts), ``fts_pending`` and
+``refresh_findings``, which runs every finding of health's registry (notedex.codes.FINDINGS):
+the declared ones (orphans, unlinked notes, dead ends, unused attachments, self-links) through
+the generic upkeep of store/linkfindings.py, and those that name their own ``upkeep``: broken
+links here (``refresh_broken_links``; the suggestions' SQL is store/linkfixes.py's and the
+rename history's store/renames.py's), broken anchors in store/findings_anchors.py.
 
 Over 400 lines on purpose: the structure rows and the findings are refreshed together, from the
 same dirty notes in the same temp tables (``refresh_fts``), and the writer, store/notes.py and
@@ -18,11 +18,13 @@ from collections.abc import Container, Iterable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from notedex.store import findings_unused, linkfindings, linkfixes, renames, tagcounts
-from notedex.store.findings_anchors import AnchorRow, check_anchors, write_broken_anchors
+from notedex.codes import FINDINGS
+from notedex.store import findings_anchors, linkfindings, linkfixes, renames, tagcounts
+from notedex.store.findings_anchors import AnchorRow, check_anchors
 from notedex.store.findings_base import (  # run_here and Offload: also store.notes'
     OUTLINE_KEPT,
     Offload,
+    Refresh,
     has_rows,
     run_here,
 )
@@ -30,16 +32,7 @@ from notedex.store.findings_unused import (  # noqa: F401 (re-exported: the writ
     attachments_changed,
     attachments_moved,
 )
-from notedex.store.schema import (
-    BROKEN_KEY,
-    LINK_ANCHOR,
-    LINK_TEXT,
-    LONELY_DEAD_END,
-    LONELY_NO,
-    LONELY_ORPHAN,
-    LONELY_UNLINKED,
-    NOTE_TITLE,
-)
+from notedex.store.schema import BROKEN_KEY, LINK_ANCHOR, LINK_TEXT
 from notedex.vault.text import segment
 
 if TYPE_CHECKING:
@@ -412,36 +405,8 @@ def clear_pending(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM fts_pending")
 
 
-_LONELY_KINDS = f"{LONELY_ORPHAN}, {LONELY_UNLINKED}, {LONELY_DEAD_END}"
-
-
-_LONELY_NOW = (
-    "CREATE TEMP TABLE IF NOT EXISTS lonely_now("
-    "lonely INTEGER, path TEXT, title TEXT, PRIMARY KEY (lonely, path)) WITHOUT ROWID"
-)
-# The stored rows of the dirty notes that are not so any more (another kind, no longer
-# lonely, another title), then the rows that are new: a dirty note whose finding stays (issue
-# 17: most of a folder rename's ~6,000 dirty notes) is not deleted and written again, nor its
-# stored document (lonely_docs, by trigger).
-_LONELY_CHANGES = (
-    f"""
-    DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path IN ({{dirty_paths}})
-      AND NOT EXISTS (SELECT 1 FROM temp.lonely_now w WHERE w.lonely = lonely_notes.lonely
-                        AND w.path = lonely_notes.path AND w.title = lonely_notes.title)
-    """,
-    """
-    INSERT INTO lonely_notes(lonely, path, title)
-    SELECT w.lonely, w.path, w.title FROM temp.lonely_now w
-    WHERE NOT EXISTS (SELECT 1 FROM lonely_notes o WHERE o.lonely = w.lonely AND o.path = w.path)
-    """,
-)
-
-
 def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
     """A note's rows are cleared: its own findings go with them."""
-    conn.execute(
-        f"DELETE FROM lonely_notes WHERE lonely IN ({_LONELY_KINDS}) AND path = ?", (path,)
-    )
     conn.execute("DELETE FROM broken_links WHERE source = ?", (path,))
     conn.execute(
         "DELETE FROM broken_anchors WHERE source_id = (SELECT id FROM files WHERE path = ?)",
@@ -451,15 +416,11 @@ def drop_findings_of(conn: sqlite3.Connection, path: str) -> None:
 
 
 def rename_findings(conn: sqlite3.Connection) -> None:
-    """Inside a move (store.moves): the findings rows of moved notes take the new paths of
-    ``temp.moved_paths`` in place (a note that is recomputed afterwards is harmless here)."""
-    conn.execute(
-        "UPDATE lonely_notes SET path = "
-        "(SELECT new FROM temp.moved_paths WHERE old = lonely_notes.path) "
-        # The kinds spelled out: the primary key (lonely, path) finds the moved rows, where
-        # the path alone read every lonely note (issue 35).
-        f"WHERE lonely IN ({_LONELY_KINDS}) AND path IN (SELECT old FROM temp.moved_paths)"
-    )
+    """Inside a move (store.moves): the broken links of moved notes take the new paths of
+    ``temp.moved_paths`` in place (a note that is recomputed afterwards is harmless here);
+    the declared file findings take them too (``linkfindings.moved``); the declared link
+    findings hold ids, and the broken anchors' documents follow by trigger."""
+    linkfindings.moved(conn)
     conn.execute(
         "UPDATE broken_links SET source = "
         "(SELECT new FROM temp.moved_paths WHERE old = broken_links.source) "
@@ -475,23 +436,33 @@ def refresh_findings(
     near: Future[dict[str, set[str]]] | None = None,
     counted: Future[tagcounts.Counted] | None = None,
 ) -> None:
-    """Recompute health's findings (SEMANTICS 8) of the notes in ``temp.dirty_notes``.
+    """Recompute health's findings (SEMANTICS 8) of the notes in ``temp.dirty_notes``: each
+    finding that names its own ``upkeep`` in the registry (notedex.codes.FINDINGS), in the
+    registry's order, then the generic upkeep of every declared one (store.linkfindings).
 
     Every note whose backlinks or outgoing references can have changed is dirty (the same
     notes whose anchors or unresolved keys change; a change of the Excluded files adds the
     targets of notes whose exclusion changed), so the tables stay exact. ``anchors``,
     ``near`` and ``counted``: that work already under way (``refresh_fts``).
     """
-    if anchors is None:
-        anchors = check_anchors(conn, run_here)
+    run = Refresh(links, check_anchors(conn, run_here) if anchors is None else anchors, near)
+    for finding in FINDINGS:
+        if finding.upkeep is not None:
+            UPKEEP[finding.upkeep](conn, run)
+    linkfindings.refresh(conn)  # the findings declared by their rows (issue 33)
+    tagcounts.refresh(conn, counted)  # the tag pane's counts (issue 12, speed)
+
+
+def refresh_broken_links(conn: sqlite3.Connection, run: Refresh) -> None:
+    """SEMANTICS 8: the broken links of the dirty notes, each with its suggestion (8.3)."""
     # Every statement is driven by the dirty notes (CROSS JOIN fixes the order: the planner
     # knows nothing of the temp table and would walk all notes, files or broken links).
     dirty_paths = "SELECT (SELECT path FROM files WHERE id = d.id) FROM temp.dirty_notes d"
     # A broken link of a dirty note that is still there as it was (the same place, text and
     # key) keeps its row and suggestion: what can change a suggestion refixes its key instead
     # (store.linkfixes). `renamed` ones are computed again (the history is trimmed unrefixed).
-    # With no row stored (a new index), the statements that compare with stored rows are
-    # skipped: their IN lists of every dirty path cost 0.15 s at 100k notes.
+    # With no row stored (a new index), the statement that compares with stored rows is
+    # skipped: its IN list of every dirty path costs 0.15 s at 100k notes.
     if has_rows(conn, "broken_links"):
         conn.execute(
             f"""
@@ -509,52 +480,6 @@ def refresh_findings(
                     AND d.col = broken_links.col AND d.seq = broken_links.seq), 0)))
         """
         )
-    # The dirty notes' orphans, unlinked notes and dead ends now, into temp.lonely_now; only
-    # the rows that differ from the stored ones are written (_LONELY_CHANGES).
-    conn.execute(_LONELY_NOW)
-    conn.execute("DELETE FROM temp.lonely_now")
-    conn.execute(
-        f"""
-        INSERT INTO temp.lonely_now(lonely, path, title)
-        SELECT s.lonely, f.path, s.title FROM (
-            SELECT n.file_id, {NOTE_TITLE} AS title, CASE
-                -- SEMANTICS 1/8: a link from an excluded note is no incoming link
-                -- (Obsidian's graph hides excluded files, edges included).
-                -- A probe of the source's row, not a list of every excluded note (issue 35).
-                WHEN EXISTS (SELECT 1 FROM links l
-                             WHERE l.target_id = n.file_id AND l.source_id <> n.file_id
-                               AND NOT EXISTS (SELECT 1 FROM notes x
-                                               WHERE x.file_id = l.source_id AND x.excluded = 1))
-                    THEN {LONELY_NO}
-                WHEN EXISTS (SELECT 1 FROM links l
-                             WHERE l.source_id = n.file_id AND l.linkpath <> ''
-                               AND (l.target_id IS NULL OR l.target_id <> l.source_id))
-                    THEN {LONELY_UNLINKED}
-                ELSE {LONELY_ORPHAN} END AS lonely
-            FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
-            WHERE n.excluded = 0
-        ) s CROSS JOIN files f ON f.id = s.file_id
-        WHERE s.lonely <> {LONELY_NO}
-        """
-    )
-    # SEMANTICS 8.8: dead ends, whatever links in.
-    conn.execute(
-        f"""
-        INSERT INTO temp.lonely_now(lonely, path, title)
-        SELECT {LONELY_DEAD_END}, f.path, {NOTE_TITLE}
-        FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
-        CROSS JOIN files f ON f.id = d.id
-        WHERE n.excluded = 0 AND NOT EXISTS (
-            SELECT 1 FROM links l WHERE l.source_id = n.file_id AND l.linkpath <> ''
-              AND (l.target_id IS NULL OR l.target_id <> l.source_id))
-        """
-    )
-    delete_changed, insert_new = _LONELY_CHANGES
-    if has_rows(conn, "lonely_notes"):
-        conn.execute(delete_changed.format(dirty_paths=dirty_paths))
-    conn.execute(insert_new)
-    conn.execute("DELETE FROM temp.lonely_now")
-    findings_unused.refresh(conn)
     # links.name_key is set exactly on the unresolved links that are not self-links. A new
     # row is written with its suggestion (linkfixes.suggest_link_fixes).
     new = conn.execute(
@@ -568,12 +493,14 @@ def refresh_findings(
               AND b.col = l.col AND b.seq = l.seq)
         """
     ).fetchall()
-    linkfixes.suggest_link_fixes(conn, links, new, near=near)
-    # In the order the offloaded work ends (refresh_fts submits the anchors before the tags):
-    # at a 100k build's end the writer waited 0.5 s for the tag counts with the anchors ready.
-    write_broken_anchors(conn, anchors.result())
-    linkfindings.refresh(conn)  # the findings declared in notedex.codes (issue 33)
-    tagcounts.refresh(conn, counted)  # the tag pane's counts (issue 12, speed)
+    linkfixes.suggest_link_fixes(conn, run.links, new, near=run.near)
+
+
+UPKEEP = {
+    "findings.refresh_broken_links": refresh_broken_links,
+    "findings_anchors.refresh": findings_anchors.refresh,
+}
+"""The findings' own upkeep hooks, by the name their declaration gives (``Finding.upkeep``)."""
 
 
 def record_renames(

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from operator import itemgetter
 
-from notedex.store.findings_base import OUTLINE_KEPT, Offload, has_rows
+from notedex.store.findings_base import OUTLINE_KEPT, Offload, Refresh, has_rows
 from notedex.store.outline import decode_outline
 from notedex.store.schema import ANCHOR_DOC_INSERT, EVERY_ANCHOR_DOC, trigger_ddl
-from notedex.vault.anchors import TargetOutline, anchor_kind
+from notedex.vault.anchors import TargetOutline, anchor_confidence, anchor_kind
+from notedex.vault.fixes import offered
 
 # The links with a subpath whose verdict can change, from reported sources, with the target's
 # outline (SEMANTICS 10.6: attachments have no notes row). A dirty note is in `temp.outline_kept`
@@ -71,8 +72,9 @@ DELETE FROM broken_anchors WHERE source_id IN ({_FULL}) OR target_id IN ({_FULL}
 """
 
 
-AnchorRow = tuple[int, int, int, str, "str | None", "str | None"]
-"""A broken anchor: (source_id, seq, target_id, kind, suggestion, reason), as stored."""
+AnchorRow = tuple[int, int, int, str, "str | None", "str | None", "float | None"]
+"""A broken anchor: (source_id, seq, target_id, kind, suggestion, reason, confidence), as
+stored."""
 
 
 def check_anchors(conn: sqlite3.Connection, offload: Offload) -> Future[list[AnchorRow]]:
@@ -98,7 +100,7 @@ def anchor_verdicts(
     process at a large build's end (``Offload``)."""
     rows: list[AnchorRow] = []
     last_target, outline = None, TargetOutline(*decode_outline(None))
-    fixes: dict[str, tuple[str | None, str | None]] = {}  # of one target, per subpath
+    fixes: dict[str, tuple[str | None, str | None, float | None]] = {}  # of one target
     # By target (the union's rows come so already): each outline is decoded and folded once.
     for source_id, seq, target_id, subpath, encoded in sorted(candidates, key=itemgetter(2)):
         if target_id != last_target:
@@ -106,16 +108,31 @@ def anchor_verdicts(
             fixes.clear()
         if outline.is_broken(subpath):
             if subpath not in fixes:
-                fixes[subpath] = outline.suggest(subpath) or (None, None)
-            suggestion, reason = fixes[subpath]
-            rows.append((source_id, seq, target_id, anchor_kind(subpath), suggestion, reason))
+                fixes[subpath] = _offered(subpath, outline.suggest(subpath))
+            suggestion, reason, confidence = fixes[subpath]
+            rows.append(
+                (source_id, seq, target_id, anchor_kind(subpath), suggestion, reason, confidence)
+            )
     rows.sort()
     return rows
 
 
+def _offered(
+    subpath: str, suggested: tuple[str, str] | None
+) -> tuple[str | None, str | None, float | None]:
+    """A suggestion with its confidence (SEMANTICS 10.8: ``anchor_confidence``, the one rule
+    ``fix`` reads too), or three Nones when there is none or it is not offered (issue 33)."""
+    if suggested is None:
+        return None, None, None
+    suggestion, reason = suggested
+    confidence = anchor_confidence(subpath, suggestion, reason)
+    return (suggestion, reason, confidence) if offered(confidence) else (None, None, None)
+
+
 _INSERT_BROKEN_ANCHOR = (
-    "INSERT OR REPLACE INTO broken_anchors(source_id, seq, target_id, kind, suggestion, reason) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT OR REPLACE INTO broken_anchors"
+    "(source_id, seq, target_id, kind, suggestion, reason, confidence) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -131,3 +148,9 @@ def write_broken_anchors(conn: sqlite3.Connection, rows: Sequence[AnchorRow]) ->
         conn.execute(EVERY_ANCHOR_DOC)
     finally:
         conn.execute(trigger_ddl(ANCHOR_DOC_INSERT))
+
+
+def refresh(conn: sqlite3.Connection, run: Refresh) -> None:
+    """The upkeep the broken anchors' declaration names (``Finding.upkeep``): the verdicts of
+    ``check_anchors``, under way since the refresh began, written."""
+    write_broken_anchors(conn, run.anchors.result())

@@ -31,3 +31,16 @@ as they were."""
 
 def has_rows(conn: sqlite3.Connection, table: str) -> bool:
     return conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
+
+
+class Refresh:
+    """What one findings refresh gives the findings' own upkeep hooks (``Finding.upkeep``):
+    the writer's link targets, the anchors' verdicts under way and the `typo` neighbours (or
+    None: found in place)."""
+
+    __slots__ = ("anchors", "links", "near")
+
+    def __init__(self, links: Any, anchors: Future[Any], near: Future[Any] | None) -> None:
+        self.links = links
+        self.anchors = anchors
+        self.near = near

@@ -1,23 +1,55 @@
-"""The generic upkeep of health's findings about single links (issue 33): every finding
-declared in ``notedex.codes.FINDINGS`` with a ``link_where`` is kept here, none by hand.
+"""The generic upkeep of health's declared findings (issue 33): every finding declared in
+``notedex.codes.FINDINGS`` with a ``link_where`` (about single links) or a ``file_where``
+(about whole files: orphans, unlinked notes, dead ends, unused attachments) is kept here, none
+by hand. The findings that name their own ``upkeep`` (broken links and anchors) are run by
+``store.findings.refresh_findings``.
 
-A declared finding's rows are ``link_findings(code, source_id, seq)``: the links of reported
-notes that meet its condition. They hold ids, not paths, so a move changes nothing here; the
-writer's dirty notes (``temp.dirty_notes``: every note whose links, or their targets,
-changed) are recomputed at each findings refresh, and a note's rows go with its links
-(``drop_of``). health joins them to their links and files when it reads them
-(``store.read.health_json_sql``), so no stored document can go stale.
+A declared finding's rows are ``link_findings(code, source_id, seq)`` (the links of reported
+notes that meet its condition: ids, so a move changes nothing, and health joins them to their
+links and files when it reads them) or ``file_findings(code, path, file_id, doc)`` (the files
+that do, with the JSON object health prints, in report order; a move gives them their new
+path in place: ``moved``). The writer's dirty notes (``temp.dirty_notes``: every file whose
+links, or the links into it, or their targets changed) are recomputed at each findings
+refresh, and a file's rows go with it (``drop_of``).
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from notedex.codes import LINK_FINDINGS
+from notedex.codes import FILE_FINDINGS, LINK_FINDINGS
+from notedex.store.findings_base import has_rows
+from notedex.store.schema import FILE_FIELDS
+
+_FILE_FINDINGS_NOW = (
+    "CREATE TEMP TABLE IF NOT EXISTS file_findings_now("
+    "code TEXT, file_id INTEGER, PRIMARY KEY (code, file_id)) WITHOUT ROWID"
+)
+# Of the dirty files, the stored rows that are not findings any more, then the rows that are
+# new, with their documents: a dirty file whose finding stays (issue 17: most of a folder
+# rename's ~6,000 dirty notes) is neither deleted nor written again. (A note parsed again, or
+# renamed to another stem, has lost its rows first: its title is written afresh.)
+_DELETE_GONE = """
+DELETE FROM file_findings WHERE file_id IN (SELECT id FROM temp.dirty_notes)
+  AND NOT EXISTS (SELECT 1 FROM temp.file_findings_now w
+                  WHERE w.code = file_findings.code AND w.file_id = file_findings.file_id)
+"""
+
+
+def _insert_new(fields: tuple[str, ...]) -> str:
+    doc = ", ".join(f"'{key}', {FILE_FIELDS[key]}" for key in fields)
+    note = "CROSS JOIN notes n ON n.file_id = w.file_id" if "title" in fields else ""
+    return f"""
+    INSERT INTO file_findings(code, path, file_id, doc)
+    SELECT w.code, f.path, w.file_id, json_object({doc})
+    FROM temp.file_findings_now w CROSS JOIN files f ON f.id = w.file_id {note}
+    WHERE w.code = ? AND NOT EXISTS (
+        SELECT 1 FROM file_findings o WHERE o.file_id = w.file_id AND o.code = w.code)
+    """
 
 
 def refresh(conn: sqlite3.Connection) -> None:
-    """Recompute every declared link finding of the notes in ``temp.dirty_notes``."""
+    """Recompute every declared finding of the files in ``temp.dirty_notes``."""
     for finding in LINK_FINDINGS:
         conn.execute(
             "DELETE FROM link_findings WHERE code = ? "
@@ -35,11 +67,44 @@ def refresh(conn: sqlite3.Connection) -> None:
             """,
             (finding.code,),
         )
+    conn.execute(_FILE_FINDINGS_NOW)
+    conn.execute("DELETE FROM temp.file_findings_now")
+    for finding in FILE_FINDINGS:
+        # A finding about notes (it shows their title) reads its note `n`; driven by the dirty
+        # notes all the same (a LEFT JOIN the WHERE makes inner lets the planner scan notes).
+        note = "CROSS JOIN notes n ON n.file_id = d.id" if "title" in finding.file_fields else ""
+        conn.execute(
+            f"""
+            INSERT INTO temp.file_findings_now(code, file_id)
+            SELECT ?, d.id FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id {note}
+            WHERE {finding.file_where}
+            """,
+            (finding.code,),
+        )
+    if has_rows(conn, "file_findings"):  # none stored (a first index): nothing to compare
+        conn.execute(_DELETE_GONE)
+    for finding in FILE_FINDINGS:
+        conn.execute(_insert_new(finding.file_fields), (finding.code,))
+    conn.execute("DELETE FROM temp.file_findings_now")
+
+
+def moved(conn: sqlite3.Connection) -> None:
+    """Inside a move (store.moves), once ``temp.moved_paths`` holds the moves: the moved
+    files' rows and documents take their new paths (only the path field changes:
+    ``json_set`` keeps the others' text and order)."""
+    conn.execute(
+        """
+        UPDATE file_findings SET (path, doc) = (
+            SELECT m.new, json_set(file_findings.doc, '$.path', m.new)
+            FROM temp.moved_paths m WHERE m.id = file_findings.file_id)
+        WHERE file_id IN (SELECT id FROM temp.moved_paths)
+        """
+    )
 
 
 def drop_of(conn: sqlite3.Connection, path: str) -> None:
-    """A note's rows are cleared (its links go): its findings go with them."""
-    conn.execute(
-        "DELETE FROM link_findings WHERE source_id = (SELECT id FROM files WHERE path = ?)",
-        (path,),
-    )
+    """A file's rows are cleared (its links go, or the file): its findings go with them."""
+    for table, column in (("link_findings", "source_id"), ("file_findings", "file_id")):
+        conn.execute(
+            f"DELETE FROM {table} WHERE {column} = (SELECT id FROM files WHERE path = ?)", (path,)
+        )

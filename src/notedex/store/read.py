@@ -5,15 +5,12 @@ Every function takes a read-only ``sqlite3.Connection`` (``connect_readonly``) w
 lookup (``store.lookup``) and search (``store.fulltext``), one module on the hot path.
 """
 
-from notedex.codes import LINK_FINDINGS, STORED_KINDS
+from notedex.codes import FILE_FINDINGS, LINK_FINDINGS, STORED_KINDS
 from notedex.store.schema import (
     BROKEN_ANCHOR_FIELDS,
     BROKEN_ANCHOR_JOIN,
     LINK_KIND,
     LINK_TEXT,
-    LONELY_DEAD_END,
-    LONELY_ORPHAN,
-    LONELY_UNLINKED,
     NOTE_TITLE,
 )
 
@@ -56,9 +53,6 @@ _PROBLEM_CODE = (
     + " ELSE p.kind END"
 )
 AMBIGUOUS_CODE = "ambiguous-link"
-_FLAG_END = ',"inComment":true}'
-"""How a stored document of a link inside a comment ends (a string value cannot: its quotes
-are escaped)."""
 _AMBIGUOUS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
@@ -216,20 +210,16 @@ def notes_without_backlinks(conn: "sqlite3.Connection") -> "list[Row]":
     """Orphans and unlinked notes in one pass: no incoming link from another note.
 
     ``has_outgoing`` tells them apart (SEMANTICS 8): 0 is an orphan, 1 is unlinked; orphans
-    come first, each kind by path. The writer keeps these findings in ``lonely_notes``: this
-    reads them, it probes no note.
+    come first, each kind by path. The writer keeps these findings (``file_findings``, with
+    their documents): this reads them, it probes no note.
     """
-    return _lonely(conn, f"IN ({LONELY_ORPHAN}, {LONELY_UNLINKED})")
-
-
-def dead_ends(conn: "sqlite3.Connection") -> "list[Row]":
-    """SEMANTICS 8.8: notes with no outgoing reference, by path (stored by the writer)."""
-    return _lonely(conn, f"= {LONELY_DEAD_END}")
-
-
-def unused_attachments(conn: "sqlite3.Connection") -> "list[Row]":
-    """SEMANTICS 8.9: attachments no note links to or embeds, by path (stored by the writer)."""
-    return conn.execute("SELECT path FROM unused_attachments ORDER BY path").fetchall()
+    return conn.execute(
+        """
+        SELECT path, json_extract(doc, '$.title') AS title, code = 'unlinked' AS has_outgoing
+        FROM file_findings WHERE code IN ('orphan', 'unlinked')
+        ORDER BY code, path  -- the key's order: 'orphan' sorts before 'unlinked'
+        """
+    ).fetchall()
 
 
 def _json_list(
@@ -250,15 +240,6 @@ def _json_list(
         f"SELECT count(*), CAST(coalesce(group_concat(j, ','), '') AS BLOB) FROM ({sql})", params
     ).fetchone()
     return int(count), bytes(text)
-
-
-def _lonely(conn: "sqlite3.Connection", state: str) -> "list[Row]":
-    return conn.execute(
-        f"""
-        SELECT path, title, lonely = {LONELY_UNLINKED} AS has_outgoing FROM lonely_notes
-        WHERE lonely {state} ORDER BY lonely, path
-        """
-    ).fetchall()
 
 
 def broken_links(conn: "sqlite3.Connection") -> "list[Row]":
@@ -725,19 +706,10 @@ def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
     """The statement (and its parameters) selecting one JSON object ``j`` per finding of the
     health list ``name``, in report order: what ``health_list_json`` concatenates, and what a
     streamed ``health`` (JSON and text) reads row by row."""
-    if name in ("orphanNotes", "unlinkedNotes", "deadEnds"):
-        lonely = {
-            "orphanNotes": LONELY_ORPHAN,
-            "unlinkedNotes": LONELY_UNLINKED,
-            "deadEnds": LONELY_DEAD_END,
-        }[name]
-        return f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path", ()
     if name == "brokenLinks":
         return "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq", ()
     if name == "brokenAnchors":
         return "SELECT doc AS j FROM broken_anchor_docs ORDER BY source, line, col, seq", ()
-    if name == "unusedAttachments":
-        return "SELECT json_object('path', path) AS j FROM unused_attachments ORDER BY path", ()
     if name == "warnings":
         return (
             f"""
@@ -772,6 +744,12 @@ def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
                   AND l.seq = x.seq CROSS JOIN files s ON s.id = x.source_id
                 WHERE x.code = ? ORDER BY s.path, l.line, l.col, l.seq
                 """,
+                (finding.code,),
+            )
+    for finding in FILE_FINDINGS:
+        if name == finding.list_key:
+            return (
+                "SELECT doc AS j FROM file_findings WHERE code = ? ORDER BY path",
                 (finding.code,),
             )
     raise ValueError(f"no health list {name!r}")
@@ -826,19 +804,6 @@ def health_row_count(conn: "sqlite3.Connection", name: str) -> int:
     counted on what the JSON reads: the writer's stored documents, not the joins of the rows."""
     sql, params = health_json_sql(name)
     return int(conn.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()[0])
-
-
-def comment_flags(conn: "sqlite3.Connection", name: str) -> list[bool]:
-    """Of the health list ``name`` (``brokenLinks`` or ``brokenAnchors``), whether each item is
-    inside a comment, in report order: the order of ``broken_links`` and ``broken_anchors``."""
-    table = {"brokenLinks": "broken_link_docs", "brokenAnchors": "broken_anchor_docs"}[name]
-    return [
-        bool(row[0])
-        for row in conn.execute(
-            f"SELECT substr(doc, -{len(_FLAG_END)}) = '{_FLAG_END}' FROM {table} "
-            "ORDER BY source, line, col, seq"
-        )
-    ]
 
 
 def health_code_counts(conn: "sqlite3.Connection") -> dict[str, int]:

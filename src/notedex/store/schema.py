@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 26  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 27  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -31,6 +31,9 @@ SCHEMA_VERSION = 26  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     (issue 32)
 # 26: exact_names also holds each name's keys less stop words and hub words (MOC...), and with
 #     a word and its particle joined: tier 1 reads names as it reads questions (issue 30)
+# 27: file_findings (orphans, unlinked notes, dead ends, unused attachments with their JSON,
+#     kept by the generic upkeep of declared findings) replaces lonely_notes, lonely_docs and
+#     unused_attachments; broken_anchors.confidence (issue 33)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -63,6 +66,7 @@ BROKEN_ANCHOR_FIELDS = (
     ("kind", "b.kind"),
     ("suggestion", "b.suggestion"),
     ("reason", "b.reason"),
+    ("confidence", "b.confidence"),
 )
 BROKEN_ANCHOR_JOIN = """
     FROM broken_anchors b CROSS JOIN links l ON l.source_id = b.source_id AND l.seq = b.seq
@@ -92,11 +96,15 @@ _BROKEN_LINK_DOC = with_comment_flag(
             ("column", "col"),
             ("text", "text"),
             ("target", "target"),
-            ("suggestion", "suggestion"),
-            ("reason", "reason"),
         )
     )
-    + ")",
+    # SEMANTICS 8.10 (issue 33): the suggestion's confidence, the one rule `fix` reads too;
+    # below the threshold the suggestion is not offered (nx_link_confidence is NULL).
+    + ", 'suggestion', CASE WHEN nx_link_confidence(new.reason, new.target) IS NOT NULL"
+    " THEN new.suggestion END"
+    ", 'reason', CASE WHEN nx_link_confidence(new.reason, new.target) IS NOT NULL"
+    " THEN new.reason END"
+    ", 'confidence', nx_link_confidence(new.reason, new.target)" + ")",
     # issue 33: whether the link is inside a comment, read from its links row (the paths are
     # the files' own when a move updates broken_links: store.moves sets them first).
     "(SELECT l.in_comment FROM files f CROSS JOIN links l ON l.source_id = f.id "
@@ -276,12 +284,6 @@ WHERE ambiguous = 1 OR instr(linkpath, '/') > 0;
 -- health's findings (SEMANTICS 8) for the reported notes (not Obsidian-excluded), kept by the
 -- writer for every note whose links or backlinks change, in report order: health reads them
 -- as they are, so its cost grows with the findings, not with the vault.
-CREATE TABLE IF NOT EXISTS lonely_notes (
-    lonely INTEGER NOT NULL,            -- LONELY_ORPHAN, LONELY_UNLINKED or LONELY_DEAD_END
-    path TEXT NOT NULL,
-    title TEXT NOT NULL,
-    PRIMARY KEY (lonely, path)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS broken_links (
     source TEXT NOT NULL,               -- the note's path
     line INTEGER NOT NULL,
@@ -303,6 +305,7 @@ CREATE TABLE IF NOT EXISTS broken_anchors (
     kind TEXT NOT NULL,                 -- 'heading' or 'block'
     suggestion TEXT,                    -- the closest subpath of the target, or NULL
     reason TEXT,                        -- why: 'prefix', 'words', 'typo', or NULL
+    confidence REAL,                    -- how sure (SEMANTICS 10.8), or NULL
     PRIMARY KEY (source_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS broken_anchors_target ON broken_anchors(target_id);
@@ -318,11 +321,18 @@ CREATE TABLE IF NOT EXISTS link_findings (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS link_findings_source ON link_findings(source_id);
 
--- SEMANTICS 8.9: attachments no note links to or embeds, kept for every attachment whose
--- incoming links change and every attachment path created, moved or deleted.
-CREATE TABLE IF NOT EXISTS unused_attachments (
-    path TEXT PRIMARY KEY
+-- health's findings about whole files declared in notedex.codes (`Finding.file_where`, issue
+-- 33: orphans, unlinked notes, dead ends, unused attachments), kept for every dirty file by
+-- store/linkfindings.py with the JSON object health prints, in report order (by code, then
+-- path), so health reads one column in order; a move updates the path in place.
+CREATE TABLE IF NOT EXISTS file_findings (
+    code TEXT NOT NULL,                 -- the finding's code
+    path TEXT NOT NULL,                 -- the file's path
+    file_id INTEGER NOT NULL,
+    doc TEXT NOT NULL,                  -- the object of `Finding.file_fields` (docs/cli.md)
+    PRIMARY KEY (code, path)
 ) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS file_findings_file ON file_findings(file_id, code);
 
 -- health's brokenAnchors as the JSON objects it prints, in report order (SEMANTICS 10.7): a
 -- copy of broken_anchors with its link's fields and both paths, kept by the triggers below
@@ -354,27 +364,8 @@ WHEN old.path IS NOT new.path BEGIN
     {_anchor_docs_of("b.target_id = new.id")}
 END;
 
--- health's other long lists as the JSON objects it prints, beside their tables and in the same
--- key order, kept by triggers: orphans, unlinked notes and dead ends (lonely_notes) and broken
--- links, so health reads one column per list.
-CREATE TABLE IF NOT EXISTS lonely_docs (
-    lonely INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    doc TEXT NOT NULL,                  -- {{"path", "title"}}
-    PRIMARY KEY (lonely, path)
-) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS lonely_doc_insert AFTER INSERT ON lonely_notes BEGIN
-    INSERT OR REPLACE INTO lonely_docs(lonely, path, doc)
-    VALUES (new.lonely, new.path, json_object('path', new.path, 'title', new.title));
-END;
-CREATE TRIGGER IF NOT EXISTS lonely_doc_update AFTER UPDATE ON lonely_notes BEGIN
-    DELETE FROM lonely_docs WHERE lonely = old.lonely AND path = old.path;
-    INSERT OR REPLACE INTO lonely_docs(lonely, path, doc)
-    VALUES (new.lonely, new.path, json_object('path', new.path, 'title', new.title));
-END;
-CREATE TRIGGER IF NOT EXISTS lonely_doc_delete AFTER DELETE ON lonely_notes BEGIN
-    DELETE FROM lonely_docs WHERE lonely = old.lonely AND path = old.path;
-END;
+-- health's broken links as the JSON objects it prints, beside their table and in the same key
+-- order, kept by triggers, so health reads one column.
 CREATE TABLE IF NOT EXISTS broken_link_docs (
     source TEXT NOT NULL,
     line INTEGER NOT NULL,
@@ -654,13 +645,11 @@ TABLES = (
     "aliases",
     "tags",
     "tag_names",
-    "lonely_notes",
     "broken_links",
     "broken_anchors",
     "broken_anchor_docs",
-    "lonely_docs",
     "broken_link_docs",
-    "unused_attachments",
+    "file_findings",
     "link_findings",
     "renames",
     "problems",
@@ -690,18 +679,14 @@ TASK_DATES = ("due", "scheduled", "start", "created", "done", "cancelled")
 # links.kind: stored as the index into this tuple.
 LINK_KINDS = ("wikilink", "embed", "markdown", "markdown-embed", "frontmatter")
 
-# lonely_notes.lonely (SEMANTICS 8): no incoming link from another note, and then without or
-# with an outgoing reference.
-LONELY_NO = 0
-LONELY_ORPHAN = 1
-LONELY_UNLINKED = 2
-# SEMANTICS 8.8: a note with no outgoing reference (self-links ignored), whatever its backlinks.
-LONELY_DEAD_END = 3
 # SEMANTICS 8.3: the rename history keeps this many rows.
 RENAME_HISTORY = 1000
 
 # SEMANTICS 3: the title is the frontmatter title (a non-empty string) or else the stem.
 NOTE_TITLE = "coalesce(n.frontmatter_title, n.stem)"
+FILE_FIELDS = {"path": "f.path", "title": NOTE_TITLE}
+"""What a declared file finding's JSON object can hold (``Finding.file_fields``), for a file
+``f`` and its note ``n``."""
 
 
 def link_text(kind: int, linkpath: str, subpath: str | None, display: str | None) -> str:

@@ -8,15 +8,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from notedex.vault.files import is_note_name
-from notedex.vault.resolve import file_name_key, file_stem_key
+from notedex.vault.resolve import file_name_key, file_stem_key, lookup_key
 
 __all__ = [
     "LINK_CONFIDENCE",
     "SUGGESTION_THRESHOLD",
     "TYPO_MIN_LENGTH",
+    "broken_link_confidence",
     "is_one_edit_variant",
     "link_confidence",
     "link_to",
+    "offered",
     "one_edit_apart",
     "one_edit_variants",
     "same_name",
@@ -44,6 +46,23 @@ def link_confidence(reason: str, key: str) -> float:
     if reason == "typo":
         return round(typo_confidence(len(key)), 2)
     return LINK_CONFIDENCE.get(reason, 0.0)
+
+
+def broken_link_confidence(reason: str | None, target: str) -> float | None:
+    """SEMANTICS 8.10: the confidence of the suggestion of a broken link whose broken key is
+    ``target`` (health's ``target``), for ``reason`` (None: no suggestion). The one rule health
+    and ``fix`` read: ``link_confidence`` of the key's last segment, folded, without ``.md``."""
+    if reason is None:
+        return None
+    key = lookup_key(target)
+    key = key[:-3] if key.endswith(".md") else key
+    return link_confidence(reason, key.rpartition("/")[2])
+
+
+def offered(confidence: float | None) -> bool:
+    """SEMANTICS 8.10: whether a suggestion this sure is offered (health shows it, ``fix``
+    applies it by default): at or above ``SUGGESTION_THRESHOLD``."""
+    return confidence is not None and confidence >= SUGGESTION_THRESHOLD
 
 
 # The characters a `typo` may have replaced or dropped besides the name's own: ASCII letters,

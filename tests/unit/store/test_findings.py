@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from notedex.codes import LINK_FINDINGS
+from notedex.codes import FILE_FINDINGS, LINK_FINDINGS
 from notedex.indexing.reconcile import apply_paths, reconcile
 from notedex.store import findings, read
 from notedex.store.connect import connect_readonly
@@ -23,7 +23,7 @@ __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
 
 def _findings_from_links(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
     """Orphans/unlinked and broken links computed from scratch from the links table: the oracle
-    for the writer's ``lonely_notes`` and ``broken_links``."""
+    for the writer's ``file_findings`` (orphans, unlinked) and ``broken_links``."""
     from notedex.vault.resolve import broken_key
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -71,7 +71,7 @@ def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[obj
 
 @pytest.mark.slow
 def test_stored_findings_follow_every_kind_of_change(tmp_path: Path) -> None:
-    """lonely_notes and broken_links stay equal to a computation from the links table through
+    """The orphans/unlinked and broken_links stay equal to a computation from the links table through
     new notes that resolve broken links, renames, deletions, duplicate names resolved by path,
     attachments, title edits and a change of Obsidian's "Excluded files"."""
     import json
@@ -134,19 +134,19 @@ def test_stored_findings_are_refreshed_by_the_dirty_notes_alone(tmp_path: Path) 
             for s in statements
             if s.lstrip().startswith(("INSERT", "DELETE", "SELECT c.source_id", "SELECT f.path"))
         }
-    # lonely notes: the orphans/unlinked and the dead ends now into temp.lonely_now (emptied
-    # first), then a DELETE and an INSERT of the rows that differ; broken links: a DELETE and
-    # the links that have no row yet (inserted with their suggestions, none here); unused
-    # attachments: a DELETE and an INSERT; broken anchors: the DELETE, the links to check (out
-    # of and into the dirty notes) and the INSERT.
-    # (executemany traces each row it inserts: one statement per row, the same plan)
-    # and the generic upkeep's DELETE and INSERT per declared link finding (issue 33)
-    declared = 2 * len(LINK_FINDINGS)
-    assert len({sql.split(" VALUES")[0] for sql in plans}) == 12 + declared
+    # broken links: a DELETE and the links that have no row yet (inserted with their
+    # suggestions, none here); broken anchors: the DELETE, the links to check (out of and into
+    # the dirty notes) and the INSERT (executemany traces each row it inserts: one statement
+    # per row, the same plan). The generic upkeep (issue 33): a DELETE and an INSERT per
+    # declared link finding; the declared file findings now into temp.file_findings_now
+    # (emptied first, an INSERT each), then a DELETE of the rows that went and an INSERT of
+    # the new ones with their documents, an INSERT each (the trace shows the bound code).
+    declared = 2 * len(LINK_FINDINGS) + 2 + 2 * len(FILE_FINDINGS)
+    assert len({sql.split(" VALUES")[0] for sql in plans}) == 5 + declared
     for sql, plan in plans.items():
         for step in plan:
             if step.startswith("SCAN"):
-                # w: temp.lonely_now, the dirty notes' rows alone
+                # w: temp.file_findings_now, the dirty notes' rows alone
                 assert re.match(r"SCAN (d|c|w|notes USING INDEX notes_excluded)$", step), (
                     sql,
                     plan,
@@ -340,11 +340,12 @@ def test_a_kept_notes_unchanged_broken_anchors_are_not_written_again(tmp_path: P
 
 
 @pytest.mark.slow
-def test_a_dirty_notes_unchanged_lonely_rows_are_not_written_again(tmp_path: Path) -> None:
-    """refresh_findings writes only the orphan, unlinked and dead-end rows of the dirty notes
-    that differ from the stored ones (findings._LONELY_CHANGES): a folder rename that breaks
-    the one link into a note adds its orphan row and leaves the rest, and a row that differs in
-    its title alone is written again. Each step equals a fresh full index."""
+def test_a_dirty_notes_unchanged_file_findings_are_not_written_again(tmp_path: Path) -> None:
+    """The generic upkeep writes only the orphan, unlinked and dead-end rows of the dirty notes
+    that differ from the stored ones (linkfindings._FILE_CHANGES): a folder rename that breaks
+    the one link into a note adds its orphan row and leaves the rest (ids, not paths: the move
+    itself writes none), and a stale stored row of a dirty note goes. Each step equals a fresh
+    full index."""
     vault = make_vault(
         tmp_path / "v",
         {
@@ -356,34 +357,55 @@ def test_a_dirty_notes_unchanged_lonely_rows_are_not_written_again(tmp_path: Pat
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)
         conn = writer.conn
-        conn.execute("CREATE TEMP TABLE lonely_written(event TEXT, lonely INTEGER, path TEXT)")
+        conn.execute("CREATE TEMP TABLE found_written(event TEXT, code TEXT, file_id INTEGER)")
         for event, row in (("INSERT", "new"), ("DELETE", "old")):
             conn.execute(
-                f"CREATE TEMP TRIGGER lonely_{event.lower()} AFTER {event} ON main.lonely_notes "
-                f"BEGIN INSERT INTO lonely_written VALUES ('{event}', {row}.lonely, {row}.path); "
+                f"CREATE TEMP TRIGGER found_{event.lower()} AFTER {event} ON main.file_findings "
+                f"BEGIN INSERT INTO found_written VALUES ('{event}', {row}.code, {row}.file_id); "
                 "END"
             )
 
-        def written() -> list[tuple[str, int, str]]:
-            rows = conn.execute("SELECT * FROM temp.lonely_written ORDER BY 1, 2, 3").fetchall()
-            conn.execute("DELETE FROM temp.lonely_written")
+        def written() -> list[tuple[str, str, str]]:
+            rows = conn.execute(
+                "SELECT w.event, w.code, f.path FROM temp.found_written w "
+                "JOIN files f ON f.id = w.file_id ORDER BY 1, 2, 3"
+            ).fetchall()
+            conn.execute("DELETE FROM temp.found_written")
             return rows
 
         for old, new, expected in (
-            ("A", "A2", [("INSERT", 1, "A2/Note.md")]),
-            ("A2", "A", [("DELETE", 1, "A/Note.md")]),
+            ("A", "A2", [("INSERT", "orphan", "A2/Note.md")]),
+            ("A2", "A", [("DELETE", "orphan", "A/Note.md")]),
         ):
             (vault / old).rename(vault / new)
             report = apply_paths(writer, [old, new])
             assert report.moved == 1
             assert dump_index(db) == fresh_full_index(vault, tmp_path)
             assert written() == expected
-        # A stored row that differs in its title alone is written again (a parse drops a note's
-        # rows before the refresh: this is the refresh's own comparison).
+        # A stored row the note no longer has goes at its refresh; its other rows stay.
         fresh = dump_index(db)
+        src = writer.file_rows(["Src.md"])["Src.md"].id
         with writer.transaction():
-            conn.execute("UPDATE lonely_notes SET title = 'stale' WHERE path = 'Src.md'")
-            findings.set_dirty(conn, [writer.file_rows(["Src.md"])["Src.md"].id])
+            conn.execute(
+                "INSERT INTO file_findings(code, path, file_id, doc) VALUES ('orphan', 'Src.md', "
+                "?, json_object('path', 'Src.md', 'title', 'Src'))",
+                (src,),
+            )
+            written()
+            findings.set_dirty(conn, [src])
             findings.refresh_findings(conn, writer.links)
         assert dump_index(db) == fresh
-        assert written() == [("DELETE", 2, "Src.md"), ("INSERT", 2, "Src.md")]
+        assert written() == [("DELETE", "orphan", "Src.md")]
+
+
+def test_every_finding_is_declared_with_exactly_one_upkeep() -> None:
+    """issue 33: each finding of the registry is kept by the generic upkeep (a ``link_where``
+    or a ``file_where``) or names its own hook, which the refresh knows, never both or none."""
+    from notedex.codes import FINDINGS
+
+    for finding in FINDINGS:
+        ways = [finding.link_where, finding.file_where, finding.upkeep]
+        assert sum(way is not None for way in ways) == 1, finding.code
+        if finding.upkeep is not None:
+            assert finding.upkeep in findings.UPKEEP, finding.code
+    assert set(findings.UPKEEP) == {f.upkeep for f in FINDINGS if f.upkeep is not None}

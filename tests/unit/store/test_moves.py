@@ -276,7 +276,8 @@ def test_a_folder_rename_keeps_unused_attachments_exact(tmp_path: Path) -> None:
             assert report.moved == 4
             index = dump_index(writer.db_path)
             assert index == fresh_full_index(vault, tmp_path)
-            assert len(index["unused_attachments"]) == (2 if new == "pics" else 1)
+            unused = [row for row in index["file_findings"] if row[0] == "unused-attachment"]
+            assert len(unused) == (2 if new == "pics" else 1)
 
 
 @pytest.mark.slow
