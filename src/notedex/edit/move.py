@@ -22,7 +22,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field, replace
 
-from notedex.edit.safewrite import Changed, Snapshot, VaultWriter
+from notedex.edit.safewrite import Snapshot, VaultWriter, why_not_written
 from notedex.store import read
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.markdown.links import percent_decoded
@@ -256,18 +256,22 @@ def carry_out(plan: MovePlan, vault: str) -> tuple[list[str], list[dict[str, str
     moved = dict(plan.moves)
     written: list[str] = []
     changed: list[dict[str, str]] = []
+    items: list[tuple[Snapshot, bytes]] = []
+    paths: list[str] = []
     for item in plan.rewrites:
         new_path = moved.get(item.source, item.source)
         snapshot = item.snapshot
         if item.source in moved:
-            snapshot = replace(snapshot, path=new_path, real=writer.real_path(new_path))
-        try:
-            writer.replace(snapshot, item.new_text.encode("utf-8"), sync_folder=False)
-        except Changed:
-            changed.append({"path": new_path, "reason": "changed since it was read"})
-        except OSError as exc:
-            changed.append({"path": new_path, "reason": exc.strerror or str(exc)})
-        else:
+            try:
+                snapshot = replace(snapshot, path=new_path, real=writer.real_path(new_path))
+            except OutsideVault:
+                changed.append({"path": new_path, "reason": "it now leads out of the vault"})
+                continue
+        items.append((snapshot, item.new_text.encode("utf-8")))
+        paths.append(new_path)
+    for new_path, problem in zip(paths, writer.replace_many(items), strict=True):
+        if problem is None:
             written.append(new_path)
-    writer.sync_folders()
+        else:
+            changed.append({"path": new_path, "reason": why_not_written(problem)})
     return written, changed
