@@ -57,6 +57,45 @@ def test_a_name_that_becomes_ambiguous_gets_enough_path(v: SpecVault) -> None:
     assert [lk["target"] for lk in v.show("X/Src.md")["links"]] == ["Dup.md"]
 
 
+def test_the_index_after_a_move_is_updated_for_the_changed_paths_not_by_a_walk(
+    v: SpecVault, monkeypatch: Any
+) -> None:
+    """The update after the move costs the changed files, not the vault: once the files are
+    moved and written, neither the etag walk nor a reconcile of the whole vault runs, and the
+    index is right."""
+    from notedex.edit import move
+    from notedex.indexing import etagcheck, reconcile
+
+    v.write("Old/Note.md", "# Note\n")
+    v.write("Old/Other.md", "[n](Note.md)\n")
+    v.write("Index.md", "[[Old/Note]] [o](Old/Other.md)\n")
+    calls: list[str] = []
+    real_carry_out = move.carry_out
+
+    def carry_out(*args: Any) -> Any:
+        done = real_carry_out(*args)
+        calls.append("carried out")
+        return done
+
+    monkeypatch.setattr(move, "carry_out", carry_out)
+    for module, name in ((etagcheck, "current_file_count"), (reconcile, "reconcile")):
+        real = getattr(module, name)
+
+        def spy(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+    done = mv(v, "Old", "New")
+    assert done["written"] == ["Index.md"] and done["newBroken"] == 0
+    assert calls[calls.index("carried out") :] == ["carried out"]
+    monkeypatch.undo()
+    assert [lk["target"] for lk in v.show("Index.md")["links"]] == ["New/Note.md", "New/Other.md"]
+    assert [lk["target"] for lk in v.show("New/Other.md")["links"]] == ["New/Note.md"]
+    index = v.run("index").json()
+    assert (index["added"], index["changed"], index["removed"]) == (0, 0, 0)
+
+
 def test_usage_errors(v: SpecVault) -> None:
     v.write("A.md", "")
     v.write("B.md", "")

@@ -28,7 +28,7 @@ from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.markdown.links import percent_decoded
 from notedex.vault.reading import OutsideVault
 from notedex.vault.relink import path_in_style, read_link, rewrite
-from notedex.vault.resolve import Resolver
+from notedex.vault.resolve import Resolver, file_keys
 
 __all__ = ["MovePlan", "carry_out", "plan_move"]
 
@@ -116,7 +116,11 @@ def _plan_links(
     before, after = Resolver(old), Resolver(new)
     writer = VaultWriter(vault)
     by_source: dict[str, list[tuple[int, int, str, str]]] = {}
-    for row in read.links_of_sources(conn):
+    # A link lands by the files filed under its name (vault.resolve.file_keys): only the links
+    # of a moved file, or into a file that shares a name with one, can land elsewhere.
+    keys = {key for pair in plan.moves for path in pair for key in file_keys(path) if key}
+    touched = [path for path in old if path in moved or keys.intersection(file_keys(path))]
+    for row in read.links_touching(conn, touched):
         source, target, linkpath = row["source"], row["target"], row["linkpath"]
         if target is None:
             continue  # broken before the move, and no business of it
