@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,6 +95,77 @@ def test_the_index_after_a_move_is_updated_for_the_changed_paths_not_by_a_walk(
     assert [lk["target"] for lk in v.show("New/Other.md")["links"]] == ["New/Note.md"]
     index = v.run("index").json()
     assert (index["added"], index["changed"], index["removed"]) == (0, 0, 0)
+
+
+# --- .obsidian/app.json: the path style of a rewritten link (docs/design/writing.md) ---
+
+LINKERS = {
+    "Index.md": "[[Projects/Plan#Goals|the plan]] [p](Projects/Plan.md) ![[Plan]]\n",
+    "Deep/Sub/Note.md": "[[Plan]] [r](../../Projects/Plan.md#Goals)\n",
+}
+OWN_STYLE = {
+    "Index.md": "[[Archive/2026/Roadmap#Goals|the plan]] [p](Archive/2026/Roadmap.md) "
+    "![[Roadmap]]\n",
+    "Deep/Sub/Note.md": "[[Roadmap|Plan]] [r](../../Archive/2026/Roadmap.md#Goals)\n",
+}
+SHORTEST = {
+    "Index.md": "[[Roadmap#Goals|the plan]] [p](Roadmap.md) ![[Roadmap]]\n",
+    "Deep/Sub/Note.md": "[[Roadmap|Plan]] [r](Roadmap.md#Goals)\n",
+}
+RELATIVE = {
+    "Index.md": "[[Archive/2026/Roadmap#Goals|the plan]] [p](Archive/2026/Roadmap.md) "
+    "![[Archive/2026/Roadmap]]\n",
+    "Deep/Sub/Note.md": "[[../../Archive/2026/Roadmap|Plan]] [r](../../Archive/2026/Roadmap.md#Goals)\n",
+}
+ABSOLUTE = {
+    "Index.md": RELATIVE["Index.md"],
+    "Deep/Sub/Note.md": "[[Archive/2026/Roadmap|Plan]] [r](Archive/2026/Roadmap.md#Goals)\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("app_json", "expected"),
+    [
+        ('{"newLinkFormat": "shortest"}', SHORTEST),
+        ('{"newLinkFormat": "relative"}', RELATIVE),
+        ('{"newLinkFormat": "absolute", "useMarkdownLinks": true}', ABSOLUTE),
+        ('{"useMarkdownLinks": false}', SHORTEST),  # Obsidian's default: shortest
+        ('{"newLinkFormat": "shortest", "useMarkdownLinks": true}', SHORTEST),
+        (None, OWN_STYLE),  # no app.json: each link keeps its own style
+        ("{not json", OWN_STYLE),
+        ('["newLinkFormat", "absolute"]', OWN_STYLE),
+        ('{"newLinkFormat": "longest"}', OWN_STYLE),
+        ("\ufeff{}", OWN_STYLE),  # a BOM: malformed to JSON, never a crash
+    ],
+)
+def test_a_rewritten_link_takes_the_vaults_link_format(
+    v: SpecVault, app_json: str | None, expected: dict[str, str]
+) -> None:
+    """newLinkFormat chooses the path of each rewritten link; useMarkdownLinks never changes
+    a link's kind (Obsidian's updater keeps it: the setting is for new links); a missing or
+    malformed app.json keeps each link's own style."""
+    if app_json is not None:
+        v.write(".obsidian/app.json", app_json)
+    v.write("Projects/Plan.md", "# Plan\n## Goals\n")
+    for rel, text in LINKERS.items():
+        v.write(rel, text)
+    done = mv(v, "Projects/Plan.md", "Archive/2026/Roadmap.md")
+    assert done["newBroken"] == 0 and done["skipped"] == []
+    assert {rel: (v.root / rel).read_text() for rel in LINKERS} == expected
+    for rel in LINKERS:
+        assert {lk["target"] for lk in v.show(rel)["links"]} == {"Archive/2026/Roadmap.md"}
+
+
+def test_the_shortest_format_writes_enough_path_for_a_shared_name(v: SpecVault) -> None:
+    v.write(".obsidian/app.json", '{"newLinkFormat": "shortest"}')
+    v.write("Projects/Plan.md", "")
+    v.write("Other/Roadmap.md", "")
+    v.write("Index.md", "[[Projects/Plan]] [p](Projects/Plan.md)\n")
+    mv(v, "Projects/Plan.md", "Archive/Roadmap.md")
+    assert (v.root / "Index.md").read_text() == (
+        "[[Archive/Roadmap|Projects/Plan]] [p](Archive/Roadmap.md)\n"
+    )
+    assert [lk["target"] for lk in v.show("Index.md")["links"]] == ["Archive/Roadmap.md"] * 2
 
 
 def test_usage_errors(v: SpecVault) -> None:
