@@ -337,9 +337,10 @@ class _Fixer:
                 )
                 if fold(alias) == wanted
             )
-        owner = next((path for path in self.owners[linkpath] if path != source), None)
-        if owner is None:
-            return None
+        owners = [path for path in self.owners[linkpath] if path != source]
+        if len(owners) != 1:
+            return None  # SEMANTICS 8.3: an alias of several notes names none of them
+        owner = owners[0]
         # The reader keeps seeing what was written: the display text, else the alias itself
         # (`[[Go notes|my go]]` -> `[[Golang|my go]]`, `[[Go notes]]` -> `[[Golang|Go notes]]`).
         shown = linkpath if display is None else display
@@ -354,8 +355,8 @@ def _folder_fix(
 ) -> tuple[str, str] | None:
     key = lookup_key(linkpath)
     named = [path for path in files_named(key) if same_name(path, key)]
-    if not named:
-        return None
+    if len(named) != 1:
+        return None  # SEMANTICS 8.3: a name several files share, the first by path is a guess
     return link_to(named[0], named, display), "folder"
 
 
