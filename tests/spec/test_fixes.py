@@ -63,6 +63,39 @@ def test_an_alias_or_a_name_several_files_share_is_no_suggestion(
     assert dump_index(v.db)["broken_links"] == fresh_full_index(v.root, tmp_path)["broken_links"]
 
 
+def test_a_typo_keeps_the_numbers_and_never_replaces_a_name_that_exists(
+    v: SpecVault, tmp_path: Path
+) -> None:
+    """Issue 33's review on a 10k vault: `[[x/Index 3]]` (two `Index 3` notes) was offered
+    `Index 7`, `[[x/Plan 10]]` `Plan 12`: numbered notes of a series, not typos. A name that
+    exists as written (several files, or an alias) gets no `typo` fix; a typo that keeps the
+    numbers still does."""
+    v.write("A/Index 3.md", "")
+    v.write("B/Index 3.md", "")
+    v.write("Index 7.md", "")
+    v.write("Plan 12.md", "")
+    v.write("2023-05-26.md", "")
+    v.write("Report 2024.md", "")
+    v.write("X.md", "---\naliases: [Roadmaps]\n---\n")
+    v.write("Y.md", "---\naliases: [Roadmaps]\n---\n")
+    v.write("Roadmap.md", "")
+    v.write(
+        "Src.md",
+        "[[x/Index 3]] [[x/Plan 10]] [[2023-05-25]] [[Reprt 2024]] [[Roadmaps]] [[Road map]]\n",
+    )
+    assert fixes(v) == [
+        ("[[x/Index 3]]", None, None),
+        ("[[x/Plan 10]]", None, None),
+        ("[[2023-05-25]]", None, None),
+        ("[[Reprt 2024]]", "[[Report 2024]]", "typo"),
+        ("[[Roadmaps]]", None, None),  # an alias of two notes, not a typo of `Roadmap`
+        ("[[Road map]]", "[[Roadmap]]", "typo"),
+    ]
+    (v.root / "B/Index 3.md").unlink()
+    assert fixes(v)[0] == ("[[x/Index 3]]", "[[Index 3]]", "folder")
+    assert dump_index(v.db)["broken_links"] == fresh_full_index(v.root, tmp_path)["broken_links"]
+
+
 def test_a_note_is_not_its_own_alias_fix(v: SpecVault) -> None:
     v.write("Src.md", "---\naliases: [Elsewhere]\n---\n[[Elsewhere]]\n")
     assert fixes(v) == [("[[Elsewhere]]", None, None)]
