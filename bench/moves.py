@@ -17,12 +17,24 @@ A reader polls the database (the path range of each folder) every 10 ms. The mov
 the daemon's writer has prepared its link index after READY (its log says ``links prepared``:
 a few tenths of a second at 100k notes that the first batch after a start would wait for). The
 vault is put back as it was (paths and bytes; the rewritten files keep their new mtimes).
+
+``--mv`` measures ``notedex mv`` instead (issue 33): a folder of 1,000 notes is planted in the
+vault (``Mv bench/``) with 2,000 notes elsewhere holding 5,000 links into it, written with a
+path (wikilinks with the folder, Markdown links relative and from the root, headings and display
+text), so every one of them must be rewritten; the vault is indexed, then ``notedex mv`` moves
+the folder into ``Archive/`` and back, each run as a subprocess from start to exit (plan,
+renames, writes, index refresh, health's count), wall and CPU. Use a copy of the vault: the
+planted notes stay.
+
+    python bench/moves.py --mv --vault /tmp/v10k-copy --db /tmp/v10k-copy.db
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import shutil
 import signal
 import sqlite3
@@ -205,6 +217,77 @@ def _sigterm(
         shutil.rmtree(aside, ignore_errors=True)
 
 
+MV_FOLDER = "Mv bench"
+
+
+def plant_mv_folder(vault: Path, notes: int = 1000, links: int = 5000) -> None:
+    """The ``--mv`` scene: ``notes`` notes in ``Mv bench/``, and ``links`` links into them from
+    ``links // 2.5`` new notes spread over the vault's top folders (a linker note sits one
+    folder deep: its relative links climb with ``../``)."""
+    folder = vault / MV_FOLDER
+    folder.mkdir()
+    for i in range(notes):
+        (folder / f"Target {i}.md").write_text(f"# Target {i}\n\n## Part\n\nText {i}.\n")
+    tops = sorted(
+        e.name
+        for e in os.scandir(vault)
+        if e.is_dir(follow_symlinks=False) and not e.name.startswith(".") and e.name != MV_FOLDER
+    ) or [""]
+    linkers = int(links / 2.5)
+    styles = (
+        "[[{f}/Target {i}]]",
+        "[[{f}/Target {i}#Part|part {i}]]",
+        "[t](../{e}/Target%20{i}.md)",
+        "[t](/{e}/Target%20{i}.md#Part)",
+        "![[{f}/Target {i}]]",
+    )
+    written = 0
+    for n in range(linkers):
+        count = (links - written) // (linkers - n)
+        body = [
+            styles[(n + k) % len(styles)].format(
+                f=MV_FOLDER, e=MV_FOLDER.replace(" ", "%20"), i=(n * 7 + k * 131) % notes
+            )
+            for k in range(count)
+        ]
+        written += count
+        top = vault / tops[n % len(tops)]
+        (top / f"Mv linker {n}.md").write_text(f"# Linker {n}\n\n" + "\n".join(body) + "\n")
+
+
+def measure_mv(vault: Path, db: Path, *, say: Callable[[str], None]) -> dict[str, Any]:
+    """``notedex mv`` of the planted folder into ``Archive/`` (its 5,000 links rewritten) and
+    back (with Obsidian's default link format the links are bare names by then: none is):
+    wall and CPU seconds (user + system of the child) of each run."""
+    where = ["--vault", str(vault), "--db", str(db)]
+    figures: dict[str, Any] = {}
+    runs = ((MV_FOLDER, f"Archive/{MV_FOLDER} moved"), (f"Archive/{MV_FOLDER} moved", MV_FOLDER))
+    for label, (src, dst) in zip(("mv_folder", "mv_folder_back"), runs, strict=True):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "notedex", "mv", src, dst, "--json", *where],
+            capture_output=True,
+            env=_child_env(),
+            check=False,
+        )
+        seconds = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        if done.returncode != 0:
+            raise RuntimeError(f"mv exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+        data = json.loads(done.stdout)
+        say(
+            f"mv {src} -> {dst}: {seconds:.2f}s wall, {cpu:.2f}s CPU, {len(data['moves'])} "
+            f"moved, {data['links']} links in {len(data['written'])} files, "
+            f"newBroken {data['newBroken']}"
+        )
+        figures[f"{label}_s"] = round(seconds, 2)
+        figures[f"{label}_cpu_s"] = round(cpu, 2)
+        figures[f"{label}_links"] = data["links"]
+    return figures
+
+
 def _settled(daemon: DaemonLike, timeout: float) -> None:
     """Wait until the writer has prepared its link index, when the daemon has a log to say so."""
     log = getattr(daemon, "log", None)
@@ -275,9 +358,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/moves.py", description=__doc__.split("\n")[0])
     parser.add_argument("--vault", type=Path, required=True)
     parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--mv", action="store_true", help="measure notedex mv (issue 33)")
     args = parser.parse_args(argv)
     index = [sys.executable, "-m", "notedex", "index", "--vault", str(args.vault)]
     quiet: dict[str, Any] = {"check": True, "stdout": subprocess.DEVNULL, "env": _child_env()}
+    if args.mv:
+        plant_mv_folder(args.vault)
+        subprocess.run([*index, "--db", str(args.db)], **quiet)
+        print(measure_mv(args.vault, args.db, say=print))
+        return 0
     subprocess.run([*index, "--db", str(args.db)], **quiet)
     log = args.db.with_name(args.db.name + ".moves.log")
     figures = measure(args.vault, args.db, _Daemon(args.vault, args.db, log), say=print)

@@ -36,10 +36,64 @@ def test_folder_suggests_the_link_obsidian_would_write(v: SpecVault) -> None:
     )
     assert fixes(v) == [
         ("[[Projects/Plan|the plan]]", "[[Plan|the plan]]", "folder"),
-        ("[[Old/Dup]]", "[[Archive/Dup]]", "folder"),  # two Dup notes: the path
+        ("[[Old/Dup]]", None, None),  # two Dup notes: the first by path would be a guess
         ("![[media/pic.png]]", "[[pic.png]]", "folder"),
         ("[x](Else/Plan.md)", "[[Plan|x]]", "folder"),
     ]
+
+
+def test_an_alias_or_a_name_several_files_share_is_no_suggestion(
+    v: SpecVault, tmp_path: Path
+) -> None:
+    """Issue 33's review: on a 10k vault `[[AI]]` was offered one of 46 notes with the alias
+    `AI` (confidence 0.9), `[[x/Index 3]]` one of two `Index 3` notes: the first by path, a
+    guess. With one candidate left the suggestion comes back, as the vault changes."""
+    v.write("A/Golang.md", "---\naliases: [AI]\n---\n")
+    v.write("B/Learning.md", "---\naliases: [ai]\n---\n")
+    v.write("A/Index 3.md", "")
+    v.write("B/Index 3.md", "")
+    v.write("Src.md", "[[AI]] [[zz/Index 3|idx]]\n")
+    assert fixes(v) == [("[[AI]]", None, None), ("[[zz/Index 3|idx]]", None, None)]
+    v.write("B/Learning.md", "no alias now\n")
+    (v.root / "B/Index 3.md").unlink()
+    assert fixes(v) == [
+        ("[[AI]]", "[[Golang|AI]]", "alias"),
+        ("[[zz/Index 3|idx]]", "[[Index 3|idx]]", "folder"),
+    ]
+    assert dump_index(v.db)["broken_links"] == fresh_full_index(v.root, tmp_path)["broken_links"]
+
+
+def test_a_typo_keeps_the_numbers_and_never_replaces_a_name_that_exists(
+    v: SpecVault, tmp_path: Path
+) -> None:
+    """Issue 33's review on a 10k vault: `[[x/Index 3]]` (two `Index 3` notes) was offered
+    `Index 7`, `[[x/Plan 10]]` `Plan 12`: numbered notes of a series, not typos. A name that
+    exists as written (several files, or an alias) gets no `typo` fix; a typo that keeps the
+    numbers still does."""
+    v.write("A/Index 3.md", "")
+    v.write("B/Index 3.md", "")
+    v.write("Index 7.md", "")
+    v.write("Plan 12.md", "")
+    v.write("2023-05-26.md", "")
+    v.write("Report 2024.md", "")
+    v.write("X.md", "---\naliases: [Roadmaps]\n---\n")
+    v.write("Y.md", "---\naliases: [Roadmaps]\n---\n")
+    v.write("Roadmap.md", "")
+    v.write(
+        "Src.md",
+        "[[x/Index 3]] [[x/Plan 10]] [[2023-05-25]] [[Reprt 2024]] [[Roadmaps]] [[Road map]]\n",
+    )
+    assert fixes(v) == [
+        ("[[x/Index 3]]", None, None),
+        ("[[x/Plan 10]]", None, None),
+        ("[[2023-05-25]]", None, None),
+        ("[[Reprt 2024]]", "[[Report 2024]]", "typo"),
+        ("[[Roadmaps]]", None, None),  # an alias of two notes, not a typo of `Roadmap`
+        ("[[Road map]]", "[[Roadmap]]", "typo"),
+    ]
+    (v.root / "B/Index 3.md").unlink()
+    assert fixes(v)[0] == ("[[x/Index 3]]", "[[Index 3]]", "folder")
+    assert dump_index(v.db)["broken_links"] == fresh_full_index(v.root, tmp_path)["broken_links"]
 
 
 def test_a_note_is_not_its_own_alias_fix(v: SpecVault) -> None:
@@ -58,9 +112,9 @@ def test_suggestions_follow_new_aliases_and_files(v: SpecVault, tmp_path: Path) 
         ("[[Old/Plan]]", "[[Plan]]", "folder"),
     ]
     assert dump_index(v.db)["broken_links"] == fresh_full_index(v.root, tmp_path)["broken_links"]
-    v.write("Other/Plan.md", "")  # now two: the path
+    v.write("Other/Plan.md", "")  # now two: either would be a guess
     v.write("Golang.md", "no aliases now\n")
-    assert fixes(v) == [("[[Go notes]]", None, None), ("[[Old/Plan]]", "[[New/Plan]]", "folder")]
+    assert fixes(v) == [("[[Go notes]]", None, None), ("[[Old/Plan]]", None, None)]
     assert dump_index(v.db)["broken_links"] == fresh_full_index(v.root, tmp_path)["broken_links"]
     (v.root / "New" / "Plan.md").unlink()
     (v.root / "Other" / "Plan.md").unlink()

@@ -885,7 +885,7 @@ def cmd_mv(args: "argparse.Namespace") -> int:
         data["written"], data["changed"] = written, changed
         for skip in changed:
             print(f"notedex: not written {skip['path']}: {skip['reason']}", file=sys.stderr)
-        after = _answered(cfg, args, _broken_total)
+        after = _answered(cfg, _after_move(cfg, args, [*plan.top, *written]), _broken_total)
         data["newBroken"] = max(0, after - broken_before)
         if changed or data["newBroken"]:
             code = EXIT_FINDINGS
@@ -913,6 +913,26 @@ def cmd_mv(args: "argparse.Namespace") -> int:
             text()
 
     return _write(code, output)
+
+
+def _after_move(
+    cfg: "Config", args: "argparse.Namespace", paths: list[str]
+) -> "argparse.Namespace":
+    """The index brought in line for the paths `mv` moved and wrote (indexing.freshness
+    .apply_written: the cost of the changed files, not a walk of the vault), and ``args`` for
+    the query after it: without its refresh when that was done, else as they were (the
+    query's own check then runs)."""
+    import argparse
+
+    from notedex.indexing.freshness import APPLIED, apply_written
+
+    if getattr(args, "no_refresh", False):
+        return args
+    fresh = apply_written(cfg, paths)
+    _reported(fresh.report, fresh.notices)
+    if fresh.state != APPLIED:
+        return args
+    return argparse.Namespace(**{**vars(args), "no_refresh": True})
 
 
 def cmd_index(args: "argparse.Namespace") -> int:

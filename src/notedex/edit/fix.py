@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from notedex.edit.safewrite import Changed, Snapshot, VaultWriter
+from notedex.edit.safewrite import Snapshot, VaultWriter, why_not_written
 from notedex.store import read
 from notedex.vault.anchors import anchor_confidence
 from notedex.vault.fixes import SUGGESTION_THRESHOLD, broken_link_confidence
@@ -381,14 +381,10 @@ def apply(plan: FixPlan, writer: VaultWriter) -> tuple[list[str], list[dict[str,
     """Write the plan's files: (the paths written, the files skipped with why)."""
     written: list[str] = []
     skipped: list[dict[str, str]] = []
-    for file in plan.files:
-        try:
-            writer.replace(file.snapshot, file.new_text.encode("utf-8"), sync_folder=False)
-        except Changed:
-            skipped.append({"path": file.source, "reason": "changed since it was read"})
-        except OSError as exc:
-            skipped.append({"path": file.source, "reason": exc.strerror or str(exc)})
-        else:
+    items = [(file.snapshot, file.new_text.encode("utf-8")) for file in plan.files]
+    for file, problem in zip(plan.files, writer.replace_many(items), strict=True):
+        if problem is None:
             written.append(file.source)
-    writer.sync_folders()
+        else:
+            skipped.append({"path": file.source, "reason": why_not_written(problem)})
     return written, skipped

@@ -2,13 +2,15 @@
 every link whose target moved, so that each link lands on the same file as before
 (ARCHITECTURE "Writing the vault", docs/cli.md `mv`).
 
-The plan reads every link from the index (``store.read``) and resolves it before and after the
+The plan reads from the index (``store.read``) the links of the moved files and those into
+files that share a name with one (no other link can land elsewhere) and resolves each before and after the
 move with the vault's rule (``vault.resolve``), the files' new paths in place of the old. A
 link that would land elsewhere (its file moved, or its note moved away from a relative target,
-or a name it used became ambiguous) gets its target rewritten in its own style
-(``vault.relink``): a bare name while it stays unique, else a path; relative and ``/``-rooted
-links stay so. Each rewritten link is proved by the resolver. The files are read once and
-written through ``edit.safewrite`` after the rename (a file changed since it was read is
+or a name it used became ambiguous) gets its target rewritten (``vault.relink``: kind, display
+text, anchor, embed and escapes kept) with the path style of the vault's ``newLinkFormat``
+(``.obsidian/app.json``: the shortest path that lands on the file alone, relative to the note,
+or from the vault root), or in its own style when the vault has no readable ``app.json``. Each rewritten link is
+proved by the resolver. The files are read once and written through ``edit.safewrite`` after the rename (a file changed since it was read is
 skipped); ``.canvas`` files get their ``file`` nodes' paths changed.
 """
 
@@ -22,13 +24,13 @@ import re
 import sqlite3
 from dataclasses import dataclass, field, replace
 
-from notedex.edit.safewrite import Changed, Snapshot, VaultWriter
+from notedex.edit.safewrite import Snapshot, VaultWriter, why_not_written
 from notedex.store import read
-from notedex.vault.files import is_hidden_path, is_note_name
+from notedex.vault.files import is_hidden_path, is_note_name, load_app_settings
 from notedex.vault.markdown.links import percent_decoded
 from notedex.vault.reading import OutsideVault
 from notedex.vault.relink import path_in_style, read_link, rewrite
-from notedex.vault.resolve import Resolver
+from notedex.vault.resolve import Resolver, file_keys
 
 __all__ = ["MovePlan", "carry_out", "plan_move"]
 
@@ -55,6 +57,9 @@ class MovePlan:
     """What is renamed on disk: the file or folder, old and new."""
     rewrites: list[Rewrite] = field(default_factory=list)
     skipped: list[dict[str, object]] = field(default_factory=list)
+    link_format: str | None = None
+    """``newLinkFormat`` of the vault's ``.obsidian/app.json`` (``link_format``), or None: each
+    rewritten link keeps its own path style."""
 
     def diff(self) -> str:
         import difflib
@@ -103,7 +108,7 @@ def plan_move(conn: sqlite3.Connection, vault: str, src: str, dst: str) -> MoveP
         moves = [(p, dst + "/" + p[len(prefix) :]) for p in old_paths if p.startswith(prefix)]
     else:
         moves = [(src, dst)]
-    plan = MovePlan(moves, (src, dst))
+    plan = MovePlan(moves, (src, dst), link_format=link_format(root))
     _plan_links(plan, conn, vault, disk, old_paths)
     return plan
 
@@ -116,7 +121,11 @@ def _plan_links(
     before, after = Resolver(old), Resolver(new)
     writer = VaultWriter(vault)
     by_source: dict[str, list[tuple[int, int, str, str]]] = {}
-    for row in read.links_of_sources(conn):
+    # A link lands by the files filed under its name (vault.resolve.file_keys): only the links
+    # of a moved file, or into a file that shares a name with one, can land elsewhere.
+    keys = {key for pair in plan.moves for path in pair for key in file_keys(path) if key}
+    touched = [path for path in old if path in moved or keys.intersection(file_keys(path))]
+    for row in read.links_touching(conn, touched):
         source, target, linkpath = row["source"], row["target"], row["linkpath"]
         if target is None:
             continue  # broken before the move, and no business of it
@@ -135,6 +144,22 @@ def _plan_links(
         _plan_canvas(plan, writer, disk.get(canvas, canvas), canvas, moved)
 
 
+LINK_FORMATS = ("shortest", "relative", "absolute")
+"""Obsidian's "New link format" values (``newLinkFormat``); "shortest" is its default."""
+
+
+def link_format(root: str) -> str | None:
+    """The path style `mv` writes a rewritten link in (docs/design/writing.md "Link style"):
+    the vault's ``newLinkFormat``, "shortest" when its ``app.json`` does not set it (Obsidian
+    writes only changed settings), None (each link keeps its own style) when there is no
+    readable ``app.json`` or its value is none of ``LINK_FORMATS``."""
+    settings = load_app_settings(root)
+    if settings is None:
+        return None
+    value = settings.get("newLinkFormat", "shortest")
+    return value if value in LINK_FORMATS else None
+
+
 def _shortest(target: str, source: str, after: Resolver) -> str:
     """The bare name when it resolves to ``target`` alone from ``source``, else the path
     (a note without ``.md``)."""
@@ -146,15 +171,22 @@ def _shortest(target: str, source: str, after: Resolver) -> str:
     return target[:-3] if is_note_name(name) else target
 
 
-def _candidates(written: str, expected: str, source: str, after: Resolver) -> list[str]:
-    """The linkpaths to try, shortest first: in the written style with the bare name, then
-    with the vault path, then ``/``-rooted (a file at the root shares its bare name)."""
-    full = path_in_style("x/" + written.rpartition("/")[2], expected, source, expected)
-    return [
-        path_in_style(written, expected, source, _shortest(expected, source, after)),
-        path_in_style(written, expected, source, full),
-        "/" + full,
-    ]
+def _candidates(
+    written: str, expected: str, source: str, after: Resolver, style: str | None
+) -> list[str]:
+    """The linkpaths to try, in order: in the path style ``style`` (``link_format``; None:
+    the style ``written`` has), then with the vault path, then ``/``-rooted (a file at the root
+    shares its bare name). The file name keeps its ``.md`` as written."""
+    name = written.rpartition("/")[2]
+    styled = {"shortest": name, "relative": "../" + name, "absolute": "x/" + name}.get(
+        style or "", written
+    )
+    shortest = _shortest(expected, source, after)
+    full = path_in_style("x/" + name, expected, source, expected)
+    tries = [path_in_style(styled, expected, source, shortest)]
+    if style == "relative":  # the same folder's file by a bare name, else with "./"
+        tries.append(path_in_style("./" + name, expected, source, shortest))
+    return [*tries, full, "/" + full]
 
 
 def _plan_file(
@@ -167,6 +199,7 @@ def _plan_file(
     moved: dict[str, str],
 ) -> None:
     new_source = moved.get(source, source)
+    style = plan.link_format
     try:
         snapshot = writer.read(disk_rel)
         text = snapshot.data.decode("utf-8")
@@ -191,7 +224,7 @@ def _plan_file(
         line_text = body[starts[line - 1] : body.find("\n", offset) % (len(body) + 1)]
         in_table = line_text.lstrip().startswith("|")
         replacement = None
-        for new_path in _candidates(linkpath.strip(), expected, new_source, after):
+        for new_path in _candidates(linkpath.strip(), expected, new_source, after, style):
             landing = after.resolve(new_path, new_source)
             if landing.target == expected and not landing.ambiguous:
                 replacement = rewrite(link, linkpath=new_path, in_table=in_table)
@@ -256,18 +289,22 @@ def carry_out(plan: MovePlan, vault: str) -> tuple[list[str], list[dict[str, str
     moved = dict(plan.moves)
     written: list[str] = []
     changed: list[dict[str, str]] = []
+    items: list[tuple[Snapshot, bytes]] = []
+    paths: list[str] = []
     for item in plan.rewrites:
         new_path = moved.get(item.source, item.source)
         snapshot = item.snapshot
         if item.source in moved:
-            snapshot = replace(snapshot, path=new_path, real=writer.real_path(new_path))
-        try:
-            writer.replace(snapshot, item.new_text.encode("utf-8"), sync_folder=False)
-        except Changed:
-            changed.append({"path": new_path, "reason": "changed since it was read"})
-        except OSError as exc:
-            changed.append({"path": new_path, "reason": exc.strerror or str(exc)})
-        else:
+            try:
+                snapshot = replace(snapshot, path=new_path, real=writer.real_path(new_path))
+            except OutsideVault:
+                changed.append({"path": new_path, "reason": "it now leads out of the vault"})
+                continue
+        items.append((snapshot, item.new_text.encode("utf-8")))
+        paths.append(new_path)
+    for new_path, problem in zip(paths, writer.replace_many(items), strict=True):
+        if problem is None:
             written.append(new_path)
-    writer.sync_folders()
+        else:
+            changed.append({"path": new_path, "reason": why_not_written(problem)})
     return written, changed

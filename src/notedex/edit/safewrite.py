@@ -14,6 +14,11 @@ a symlink that leads out of the vault is never followed, whatever ``follow_symli
 command that writes never writes outside the vault. A symlink inside the vault is followed to
 its real file, which is written (the link keeps pointing at it).
 
+Many files at once (``fix``, ``mv``: ``VaultWriter.replace_many``) are written in phases rather
+than with one ``fsync`` each (docs/design/writing.md "Many files"): every temporary file first,
+then one flush of the vault's file system (``syncfs``, else ``sync``), then, file by file, the
+re-read and the rename, then one ``fsync`` per folder renamed into.
+
 New files (``capture``, ``mv``'s destination) are written to a temporary file the same way and
 then given their name with ``link``, which fails if the name exists: a new file never replaces
 anything.
@@ -24,12 +29,22 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from notedex.vault.reading import OutsideVault, VaultReader
 
-__all__ = ["Changed", "Snapshot", "VaultWriter"]
+__all__ = ["Changed", "Snapshot", "VaultWriter", "why_not_written"]
+
+PHASES = ("temporaries", "flushed", "renamed one", "renamed")
+"""The points between ``replace_many``'s steps, in order (``crash_point`` is called at each)."""
+
+
+def _no_crash(phase: str) -> None:
+    """Called at each of ``PHASES``; a test puts a ``SIGKILL`` here to crash between steps."""
+
+
+crash_point: Callable[[str], None] = _no_crash
 
 _TEMP_PREFIX = ".notedex-"  # a hidden name (SEMANTICS 1): the indexer never sees it
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -124,6 +139,80 @@ class VaultWriter:
         finally:
             os.close(folder)
 
+    def replace_many(self, items: Sequence[tuple[Snapshot, bytes]]) -> list[OSError | None]:
+        """Write each ``(snapshot, data)`` as ``replace`` does, in phases (module docstring):
+        for each item, None (written) or why not (``Changed``, ``OutsideVault``, ``OSError``).
+        Each folder is opened once a phase (name by name, as ``replace`` opens it) for all its
+        files. The folders renamed into are synced before it returns."""
+        outcome: list[OSError | None] = [None] * len(items)
+        by_folder: dict[str, list[int]] = {}
+        for number, (snapshot, _) in enumerate(items):
+            by_folder.setdefault(snapshot.real.rpartition("/")[0], []).append(number)
+        temps: dict[int, str] = {}
+        identities: dict[str, tuple[int, int]] = {}
+
+        def write_temp(folder: int, number: int) -> None:
+            snapshot, data = items[number]
+            name = snapshot.real.rpartition("/")[2]
+            temps[number] = _write_temp(
+                folder, name, data, snapshot.mode, snapshot.owner, sync=False
+            )
+
+        for folder_rel, numbers in by_folder.items():
+            self._in_folder(folder_rel, numbers, outcome, identities, write_temp)
+        crash_point(PHASES[0])
+        if temps:
+            _flush(self.root)  # every temporary file's bytes are on disk before any rename
+        crash_point(PHASES[1])
+        renamed: list[int] = []
+
+        def rename(folder: int, number: int) -> None:
+            _rename_checked(folder, items[number][0], temps[number])
+            renamed.append(number)
+            if len(renamed) == 1:
+                crash_point(PHASES[2])
+
+        for folder_rel, numbers in by_folder.items():
+            waiting = [number for number in numbers if number in temps]
+            if waiting:
+                self._in_folder(folder_rel, waiting, outcome, identities, rename)
+                if any(outcome[number] is None for number in waiting):
+                    self.unsynced.add(folder_rel)
+        crash_point(PHASES[3])
+        self.sync_folders()
+        return outcome
+
+    def _in_folder(
+        self,
+        folder_rel: str,
+        numbers: list[int],
+        outcome: list[OSError | None],
+        identities: dict[str, tuple[int, int]],
+        step: Callable[[int, int], object],
+    ) -> None:
+        """``step(folder descriptor, item)`` for each item of one folder, opened once (name by
+        name); a failure is that item's ``outcome``. The folder's identity is recorded the
+        first time and must be the same the second (else ``Changed``: a folder renamed away and
+        another put in its place, its temporary files are in the one that went)."""
+        try:
+            folder, _ = self._folder(f"{folder_rel}/x" if folder_rel else "x")
+        except OSError as exc:  # gone, or swapped for a symlink that leads out: refused
+            for number in numbers:
+                outcome[number] = exc
+            return
+        try:
+            info = os.fstat(folder)
+            identity = identities.setdefault(folder_rel, (info.st_dev, info.st_ino))
+            for number in numbers:
+                try:
+                    if (info.st_dev, info.st_ino) != identity:
+                        raise Changed(f"{folder_rel}/")
+                    step(folder, number)
+                except OSError as exc:
+                    outcome[number] = exc
+        finally:
+            os.close(folder)
+
     def sync_folders(self) -> None:
         """fsync each folder a ``replace(..., sync_folder=False)`` renamed into, once."""
         while self.unsynced:
@@ -168,6 +257,48 @@ class VaultWriter:
         raise FileExistsError(errno.EEXIST, "no free name", candidates[-1])
 
 
+def why_not_written(problem: OSError) -> str:
+    """The reason a file was not written, as ``fix`` and ``mv`` report it."""
+    if isinstance(problem, Changed):
+        return "changed since it was read"
+    return problem.strerror or str(problem)
+
+
+def _rename_checked(folder: int, snapshot: Snapshot, temp: str) -> None:
+    """Phase three of ``replace_many``: the target re-read, the temporary renamed over it;
+    ``Changed`` (the temporary removed) if the target changed since it was read."""
+    name = snapshot.real.rpartition("/")[2]
+    try:
+        try:
+            current, _ = _read(folder, name)
+        except FileNotFoundError:
+            raise Changed(snapshot.path) from None
+        if current != snapshot.data:
+            raise Changed(snapshot.path)
+        os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        _unlink(temp, folder)
+        raise
+
+
+def _flush(root: str) -> None:
+    """Everything written to the file system holding ``root`` reaches the disk: ``syncfs``
+    (Linux), else ``sync``, which flushes every file system."""
+    try:
+        import ctypes
+
+        syncfs = ctypes.CDLL(None, use_errno=True).syncfs
+    except (ImportError, OSError, AttributeError):
+        os.sync()
+        return
+    fd = os.open(root, os.O_RDONLY | _CLOEXEC)
+    try:
+        if syncfs(fd) != 0:
+            os.sync()  # a file system that refuses syncfs: flush them all
+    finally:
+        os.close(fd)
+
+
 def _write_new(folder: int, name: str, data: bytes) -> None:
     fd = os.open(name, _CREATE, 0o644, dir_fd=folder)
     try:
@@ -199,9 +330,12 @@ def _write_temp(
     data: bytes,
     mode: int | None,
     owner: tuple[int, int] = (-1, -1),
+    *,
+    sync: bool = True,
 ) -> str:
-    """A new hidden file in ``folder`` holding ``data``, fsynced, with ``mode`` and ``owner``
-    (None: the umask's): its name."""
+    """A new hidden file in ``folder`` holding ``data``, with ``mode`` and ``owner`` (None: the
+    umask's), fsynced unless ``sync=False`` (``replace_many`` flushes them all at once): its
+    name."""
     for attempt in range(100):
         temp = f"{_TEMP_PREFIX}{os.getpid()}-{attempt}-{name[:40]}.tmp"
         try:
@@ -219,7 +353,8 @@ def _write_temp(
                     pass  # only root may give a file away: it stays the writer's
             if mode is not None:
                 os.fchmod(fd, mode)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except BaseException:
             os.close(fd)
             _unlink(temp, folder)

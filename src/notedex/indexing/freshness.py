@@ -358,3 +358,35 @@ def _nothing_done(unchanged: int, seconds: float) -> dict[str, Any]:
         "seconds": round(seconds, 3),
         "kept": [],
     }
+
+
+def apply_written(cfg: Config, paths: list[str]) -> Freshness:
+    """After a command wrote the vault (``mv``): bring the index in line for the vault paths it
+    moved or wrote (``indexing.reconcile.apply_paths``, a folder's path covering its files), not
+    by the etag walk of the whole vault a query's check does: the cost is that of the changed
+    files, not of the vault (issue 33). With a daemon it sees the writes itself (DAEMON);
+    another writer holding the lock leaves it to the next query's check (BUSY). A corrupt index
+    is left to the next query's recovery."""
+    if _daemon(cfg) is not None:
+        return Freshness(DAEMON)
+    lock = WriterLock(cfg.lock_file)
+    if not lock.acquire("index", wait=WRITER_WAIT):
+        return Freshness(BUSY)
+    try:
+        from notedex.indexing.reconcile import apply_paths
+        from notedex.store.database import writer_errors
+        from notedex.store.writer import IndexWriter
+
+        with (
+            writer_errors(cfg.db),
+            IndexWriter(
+                cfg.db,
+                cfg.vault,
+                max_bytes=cfg.max_bytes,
+                body_index=cfg.body_index,
+                follow_symlinks=cfg.follow_symlinks,
+            ) as writer,
+        ):
+            return Freshness(APPLIED, apply_paths(writer, paths).as_dict())
+    finally:
+        lock.release()

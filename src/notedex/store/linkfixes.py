@@ -11,6 +11,7 @@ findings and search rows alone (issue 17: a folder rename touches thousands of s
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
@@ -277,10 +278,13 @@ class _Fixer:
             return fix
         memo = (linkpath, display)
         if memo not in self.others:
+            # SEMANTICS 8.3: a name several files share, or an alias, exists as written: a
+            # note one edit from it is another note, never a typo's fix.
+            exact = key in self.alias_keys or len(_same_named(self.files_named, linkpath)) > 1
             self.others[memo] = (
                 _folder_fix(self.files_named, linkpath, display)
                 or _renamed_fix(self.conn, self.files_named, linkpath, display)
-                or self._typo_fix(linkpath, display)
+                or (None if exact else self._typo_fix(linkpath, display))
             )
         return self.others[memo] or (None, None)
 
@@ -291,11 +295,12 @@ class _Fixer:
         if len(key) < TYPO_MIN_LENGTH:
             return None
         if key not in self.typos:
+            digits = _DIGITS.findall(key)
             named = [
                 path
                 for variant in self._variants_filed(key)
                 for path in self.files_named(variant)
-                if file_stem_key(path) == variant
+                if file_stem_key(path) == variant and _DIGITS.findall(variant) == digits
             ]
             self.typos[key] = min(named) if named else None
         path = self.typos[key]
@@ -337,9 +342,10 @@ class _Fixer:
                 )
                 if fold(alias) == wanted
             )
-        owner = next((path for path in self.owners[linkpath] if path != source), None)
-        if owner is None:
-            return None
+        owners = [path for path in self.owners[linkpath] if path != source]
+        if len(owners) != 1:
+            return None  # SEMANTICS 8.3: an alias of several notes names none of them
+        owner = owners[0]
         # The reader keeps seeing what was written: the display text, else the alias itself
         # (`[[Go notes|my go]]` -> `[[Golang|my go]]`, `[[Go notes]]` -> `[[Golang|Go notes]]`).
         shown = linkpath if display is None else display
@@ -349,13 +355,23 @@ class _Fixer:
         return self.aliases[owner, shown]
 
 
+_DIGITS = re.compile(r"\d+")
+"""SEMANTICS 8.3: a `typo` keeps the name's numbers (`Plan 10` is not `Plan 12`, nor
+`2023-05-25` a typo of `2023-05-26`: numbered notes of a series)."""
+
+
+def _same_named(files_named: Callable[[str], list[str]], linkpath: str) -> list[str]:
+    """The files filed under the name of ``linkpath`` (7.2)."""
+    key = lookup_key(linkpath)
+    return [path for path in files_named(key) if same_name(path, key)]
+
+
 def _folder_fix(
     files_named: Callable[[str], list[str]], linkpath: str, display: str | None
 ) -> tuple[str, str] | None:
-    key = lookup_key(linkpath)
-    named = [path for path in files_named(key) if same_name(path, key)]
-    if not named:
-        return None
+    named = _same_named(files_named, linkpath)
+    if len(named) != 1:
+        return None  # SEMANTICS 8.3: a name several files share, the first by path is a guess
     return link_to(named[0], named, display), "folder"
 
 

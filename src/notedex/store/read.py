@@ -785,17 +785,26 @@ def vault_paths(conn: "sqlite3.Connection") -> dict[str, str]:
     }
 
 
-def links_of_sources(conn: "sqlite3.Connection") -> "list[Row]":
-    """Every link of every note: source path, line, column, the text as written, linkpath and
-    the target's path (NULL when unresolved): what `mv` re-resolves after a move."""
+def links_touching(conn: "sqlite3.Connection", paths: "list[str]") -> "list[Row]":
+    """The links from or into the files at ``paths``: source path, line, column, the text as
+    written, linkpath and the target's path (NULL when unresolved). What `mv` re-resolves
+    after a move: the links of the moved files and those into files that share a name with
+    one (issue 33: a probe by source and by target, not a read of every link)."""
+    import json
+
     return conn.execute(
         f"""
+        WITH chosen(id) AS (
+            SELECT id FROM files WHERE path IN (SELECT value FROM json_each(?))
+        )
         SELECT f.path AS source, l.line, l.col AS column, {LINK_TEXT} AS text, l.linkpath,
                t.path AS target
         FROM links l JOIN files f ON f.id = l.source_id LEFT JOIN files t ON t.id = l.target_id
         WHERE l.linkpath != ''
+          AND (l.source_id IN (SELECT id FROM chosen) OR l.target_id IN (SELECT id FROM chosen))
         ORDER BY f.path, l.seq
-        """
+        """,
+        (json.dumps(paths),),
     ).fetchall()
 
 

@@ -84,13 +84,8 @@ def load_excluded_filters(root: str | os.PathLike[str]) -> tuple[str, ...]:
     """
     import unicodedata
 
-    config = os.path.join(os.fspath(root), ".obsidian", "app.json")
-    try:
-        with open(config, encoding="utf-8") as handle:
-            data = _json_loads(handle.read())
-    except (OSError, ValueError, RecursionError):
-        return ()
-    if not isinstance(data, dict):
+    data = load_app_settings(root)
+    if data is None:
         return ()
     filters = data.get("userIgnoreFilters")
     if not isinstance(filters, list):
@@ -98,6 +93,19 @@ def load_excluded_filters(root: str | os.PathLike[str]) -> tuple[str, ...]:
     return tuple(
         unicodedata.normalize("NFC", item) for item in filters if isinstance(item, str) and item
     )
+
+
+def load_app_settings(root: str | os.PathLike[str]) -> dict[str, object] | None:
+    """The vault's ``.obsidian/app.json`` (Obsidian's "Files and links" settings among others)
+    as a dict; None when it is missing, unreadable, malformed or not a JSON object. Obsidian
+    writes only the settings changed from their defaults."""
+    config = os.path.join(os.fspath(root), ".obsidian", "app.json")
+    try:
+        with open(config, encoding="utf-8") as handle:
+            data = _json_loads(handle.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def excluded_filters_key(filters: tuple[str, ...]) -> str:

@@ -159,3 +159,89 @@ def test_folders_are_synced_once_for_many_files(tmp_path: Path) -> None:
     writer.sync_folders()
     assert writer.unsynced == set()
     assert {(tmp_path / n).read_bytes() for n in ("a/One.md", "a/Two.md", "Root.md")} == {b"new\n"}
+
+
+def test_replace_many_writes_each_file_and_skips_the_changed_one(tmp_path: Path) -> None:
+    for name in ("a/One.md", "a/Two.md", "Root.md"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"old\n")
+    (tmp_path / "a/Two.md").chmod(0o600)
+    writer = VaultWriter(tmp_path)
+    snapshots = [writer.read(name) for name in ("a/One.md", "a/Two.md", "Root.md")]
+    (tmp_path / "Root.md").write_bytes(b"the user's\n")
+    outcome = writer.replace_many([(snapshot, b"new\n") for snapshot in snapshots])
+    assert outcome[:2] == [None, None] and isinstance(outcome[2], Changed)
+    assert (tmp_path / "a/One.md").read_bytes() == (tmp_path / "a/Two.md").read_bytes() == b"new\n"
+    assert (tmp_path / "a/Two.md").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "Root.md").read_bytes() == b"the user's\n"
+    assert writer.unsynced == set() and leftovers(tmp_path) == []
+
+
+def test_replace_many_never_writes_through_a_folder_swapped_after_the_temporaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    (vault / "a").mkdir(parents=True)
+    outside.mkdir()
+    (vault / "a" / "Note.md").write_bytes(b"one\n")
+    (outside / "Note.md").write_bytes(b"one\n")
+
+    def swap(phase: str) -> None:
+        if phase == "flushed":
+            (vault / "a").rename(vault / "moved")
+            (vault / "a").symlink_to(outside, target_is_directory=True)
+
+    monkeypatch.setattr(safewrite, "crash_point", swap)
+    writer = VaultWriter(vault)
+    [problem] = writer.replace_many([(writer.read("a/Note.md"), b"ours\n")])
+    assert isinstance(problem, OutsideVault)
+    assert (outside / "Note.md").read_bytes() == b"one\n" and leftovers(outside) == []
+    assert (vault / "moved" / "Note.md").read_bytes() == b"one\n"
+
+
+CRASHING_CHILD = """
+import os, signal, sys
+from notedex.edit import safewrite
+from notedex.edit.safewrite import VaultWriter
+
+vault, at = sys.argv[1], sys.argv[2]
+
+def crash(phase):
+    if phase == at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+safewrite.crash_point = crash
+writer = VaultWriter(vault)
+names = sorted(
+    os.path.relpath(os.path.join(d, f), vault) for d, _, fs in os.walk(vault) for f in fs
+)
+writer.replace_many([(writer.read(n), writer.read(n).data.upper()) for n in names])
+"""
+
+
+@pytest.mark.parametrize("phase", safewrite.PHASES)
+def test_a_crash_between_the_steps_never_loses_a_note(tmp_path: Path, phase: str) -> None:
+    """Killed (SIGKILL) at each point between replace_many's steps: every note holds its old
+    bytes or its new ones, whole; only hidden temporary files are left behind."""
+    import signal
+    import subprocess
+    import sys
+
+    old = {
+        f"{folder}Note {i}.md": f"note {i} [[x]]\n".encode() * 50
+        for i in range(6)
+        for folder in ("", "a/")
+    }
+    for name, data in old.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    child = subprocess.run(
+        [sys.executable, "-c", CRASHING_CHILD, str(tmp_path), phase], capture_output=True
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    now = {name: (tmp_path / name).read_bytes() for name in old}
+    assert all(now[name] in (data, data.upper()) for name, data in old.items())
+    new = [name for name in old if now[name] != old[name]]
+    assert len(new) == {"temporaries": 0, "flushed": 0, "renamed one": 1, "renamed": 12}[phase]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.md")) == sorted(old)
+    assert all(p.name.startswith(".notedex-") for p in tmp_path.rglob(".*"))

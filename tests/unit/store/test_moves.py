@@ -224,10 +224,10 @@ def _broken_fixes(writer: IndexWriter) -> list[tuple[str, str | None, str | None
 
 @pytest.mark.slow
 def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
-    """SEMANTICS 8.3's `folder` fix names the first file of the link's name by path: the bare
-    name when no other file has it, which a move under the same name keeps (not recomputed:
-    store.links.reresolve_moved refixes only keys of two files or more), else its path, which
-    a folder rename changes; a new case in the name changes even the bare name. A broken
+    """SEMANTICS 8.3's `folder` fix names the one file of the link's name by its bare name,
+    which a move under the same name keeps (not recomputed: store.links.reresolve_moved
+    refixes only keys of two files or more); a name two files share is no fix, before and
+    after a folder rename; a new case in the name changes even the bare name. A broken
     link with a folder is read again by the move anyway (its key is a moved name): these are
     bare links to attachments without an extension, which 7.2 never finds (no `.md` retry
     for a name without one), so only the refix reaches them."""
@@ -241,7 +241,7 @@ def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
     with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
         reconcile(writer)
         assert _broken_fixes(writer) == [
-            ("[[Dup]]", "[[src/Dup]]", "folder"),
+            ("[[Dup]]", None, None),
             ("[[Solo]]", "[[Solo]]", "folder"),
             ("[[lower]]", "[[lower]]", "folder"),
         ]
@@ -254,7 +254,9 @@ def test_a_move_refixes_the_folder_fixes_it_can_change(tmp_path: Path) -> None:
         os.rename(vault / "src", vault / "moved")
         apply_paths(writer, ["src", "moved"])
         assert dump_index(writer.db_path) == fresh_full_index(vault, tmp_path)
-        assert ("[[Dup]]", "[[moved/Dup]]", "folder") in _broken_fixes(writer)
+        # Still no `folder` fix; the rename history now names the file that moved (8.3).
+        assert ("[[Dup]]", "[[moved/Dup]]", "renamed") in _broken_fixes(writer)
+        assert ("[[Solo]]", "[[Solo]]", "folder") in _broken_fixes(writer)
 
 
 @pytest.mark.slow
