@@ -58,6 +58,24 @@ def _watchdog_path() -> tuple[str, bool]:
     return VERSION_STRING, sys.platform.startswith("linux") and VERSION_STRING in BUILT_FOR
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Byte-compile the notedex package once, before any test starts a ``python -m notedex``.
+
+    A child process reads a module's cached bytecode when it is current, and compiles the
+    module from source (in memory) when it is missing. Under ``PYTHONDONTWRITEBYTECODE`` (set
+    on many CI machines and shells) no process ever writes the cache, so each of the suite's
+    thousands of children compiled every module it imported: about 40 ms of CPU a child
+    (``lookup`` 70 -> 20 ms here). Writing the cache once, as any run without the variable
+    would, leaves what each child does unchanged; a module edited later is compiled again
+    from its source, as Python always does. Nothing is written where the package is not
+    writable (an installed copy is compiled by pip already)."""
+    import compileall
+
+    import notedex
+
+    compileall.compile_dir(Path(notedex.__file__).parent, quiet=2)
+
+
 def pytest_report_header() -> str:
     version, ours = _watchdog_path()
     if ours:
