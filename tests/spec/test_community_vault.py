@@ -63,10 +63,8 @@ def _cases(path: Path) -> list[dict[str, Any]]:
 def test_same_seed_gives_the_same_vault(
     generator: ModuleType, community: tuple[Path, dict[str, Any]]
 ) -> None:
-    vault, _manifest = community
+    vault, _manifest = community  # built by its own call of the generator
     first, _ = generator.build(generator.DEFAULT_SEED)
-    second, _ = generator.build(generator.DEFAULT_SEED)
-    assert first.files == second.files
     on_disk = {
         path: data.decode("utf-8") for path, data in _tree(vault).items() if path.endswith(".md")
     }
@@ -223,6 +221,7 @@ def test_cli_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
         assert "not empty" in done.stderr
 
 
+@pytest.mark.slow  # writes a whole second community vault: 6 s of CPU
 def test_cli_replaces_a_vault_it_made_with_force(generator: ModuleType, tmp_path: Path) -> None:
     out = tmp_path / "vault"
     out.mkdir()

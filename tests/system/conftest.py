@@ -35,10 +35,11 @@ def small_vault(vault: Path) -> Path:
 GENVAULT = Path(__file__).resolve().parents[2] / "bench" / "genvault.py"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def big_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """3,000 generated notes (bench/genvault.py): an index of a few seconds, long enough to
-    signal or kill it mid-build, while its parse workers run. Read-only for the tests."""
+    signal or kill it mid-build, while its parse workers run. Read-only for the tests: one
+    vault for the session (three modules use it; each used to generate its own)."""
     out = tmp_path_factory.mktemp("generated") / "vault"
     subprocess.run(
         [sys.executable, str(GENVAULT), "--notes", "3000", "--out", str(out)],

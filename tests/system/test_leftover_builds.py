@@ -51,6 +51,7 @@ def _killed_mid_build(vault: Path, db: Path) -> list[Path]:
     return left
 
 
+@pytest.mark.slow  # builds the 3,000-note vault two or three times: 3-5 s of CPU
 def test_the_next_index_removes_a_killed_builds_files(big_vault: Path, tmp_path: Path) -> None:
     db = tmp_path / "state" / "index.db"
     assert run_cli("index", "--vault", big_vault, "--db", db).code == 0
@@ -65,6 +66,7 @@ def test_the_next_index_removes_a_killed_builds_files(big_vault: Path, tmp_path:
     assert run_cli("status", "--vault", big_vault, "--db", db, "--json").code == 0
 
 
+@pytest.mark.slow  # builds the 3,000-note vault two or three times: 3-5 s of CPU
 def test_a_daemon_start_removes_a_killed_builds_files(big_vault: Path, tmp_path: Path) -> None:
     db = tmp_path / "state" / "index.db"
     assert run_cli("index", "--vault", big_vault, "--db", db).code == 0

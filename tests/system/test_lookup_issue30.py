@@ -1,18 +1,22 @@
 """Lookup finds the note a person means, and says so when nothing fits (issue 30).
 
 Each failure class of the issue, rebuilt on a small vault under ``tmp_path`` and asked through
-the CLI as a subprocess, with the order or the empty answer the issue expects.
+the CLI's ``main`` in this process (``run_inprocess``: the answers are the subject here; lookup
+as a child process, its exit codes and stdout, is test_cli_conventions.py's), with the order or
+the empty answer the issue expects.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import pure_json, run_cli, write
+from tests.helpers import pure_json, run_inprocess, write
 
 
 def lookup(vault: Path, db: Path, question: str, *args: str) -> dict:
-    return pure_json(run_cli("lookup", question, "--vault", vault, "--db", db, "--json", *args))
+    return pure_json(
+        run_inprocess("lookup", question, "--vault", vault, "--db", db, "--json", *args)
+    )
 
 
 def order(data: dict) -> list[str]:
@@ -104,14 +108,16 @@ def _writing_vault(vault: Path) -> None:
 
 def test_a_question_whose_subject_occurs_nowhere_gets_nothing(vault: Path, db_path: Path) -> None:
     _writing_vault(vault)
-    result = run_cli("lookup", "how does a jet work?", "--vault", vault, "--db", db_path, "--json")
+    result = run_inprocess(
+        "lookup", "how does a jet work?", "--vault", vault, "--db", db_path, "--json"
+    )
     data = pure_json(result)
     assert (data["stage"], data["candidates"], data["total"]) == ("none", [], 0)
     assert data["missing"] == ["jet"]
     assert "no note mentions jet" in data["message"]
     # the generic word's notes are disclosed apart, never as candidates
     assert "Work log.md" in data["partial"]
-    text = run_cli("lookup", "how does a jet work?", "--vault", vault, "--db", db_path)
+    text = run_inprocess("lookup", "how does a jet work?", "--vault", vault, "--db", db_path)
     assert text.code == 0
     assert "no note mentions jet" in text.stdout
 
@@ -345,7 +351,7 @@ def test_words_only_in_note_text_are_answered_from_the_bodies(vault: Path, db_pa
     assert "note text only" in data["message"]
     # one term, only in a body: both stages find nothing, the body stage answers
     assert order(lookup(vault, db_path, "couchdb")) == ["Plugins/livesync.md"]
-    text = run_cli("lookup", "lorem ipsum", "--vault", vault, "--db", db_path)
+    text = run_inprocess("lookup", "lorem ipsum", "--vault", vault, "--db", db_path)
     assert text.code == 0
     assert "note text only" in text.stdout and "Plugins/placeholder.md" in text.stdout
     # filters hold in the body stage too

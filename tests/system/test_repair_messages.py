@@ -10,6 +10,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from notedex.store.connect import WriterLock, lock_holder
 from tests.helpers import Result, run_cli, wait_until
 from tests.system.daemons import Daemons
@@ -49,6 +51,7 @@ def _assert_told_to_wait(seen: list[Result]) -> None:
         assert "notedex index" not in result.stderr, result.stderr
 
 
+@pytest.mark.slow  # builds the 3,000-note vault two or three times: 3-5 s of CPU
 def test_readers_wait_while_the_daemon_rebuilds_a_removed_state_folder(
     big_vault: Path, tmp_path: Path
 ) -> None:
@@ -69,6 +72,7 @@ def test_readers_wait_while_the_daemon_rebuilds_a_removed_state_folder(
         daemons.kill_all()
 
 
+@pytest.mark.slow  # builds the 3,000-note vault two or three times: 3-5 s of CPU
 def test_readers_wait_while_the_daemon_rebuilds_a_damaged_index(
     big_vault: Path, tmp_path: Path
 ) -> None:

@@ -8,7 +8,13 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FAST_EXAMPLES, THOROUGH_EXAMPLES, _cap_examples
+from tests.conftest import (
+    FAST_EXAMPLES,
+    MIN_FAST_EXAMPLES,
+    THOROUGH_EXAMPLES,
+    _cap_examples,
+    fast_examples,
+)
 
 
 def _counting(max_examples: int) -> tuple[object, list[int]]:
@@ -41,3 +47,15 @@ def test_a_count_below_the_cap_is_kept() -> None:
     _cap_examples(prop, FAST_EXAMPLES)
     prop()  # type: ignore[operator]
     assert len(calls) == 7
+
+
+def test_fast_runs_a_tenth_of_a_tests_own_count_within_its_bounds() -> None:
+    assert [fast_examples(n) for n in (2, 7, 15, 30, 60, 100, 3000)] == [2, 3, 3, 3, 6, 10, 10]
+    prop, calls = _counting(30)  # a test whose examples are costly: its author wrote 30
+    _cap_examples(prop, FAST_EXAMPLES, tenth=True)
+    prop()  # type: ignore[operator]
+    assert 0 < len(calls) <= MIN_FAST_EXAMPLES
+    prop, calls = _counting(30)
+    _cap_examples(prop, THOROUGH_EXAMPLES)  # thorough: as written
+    prop()  # type: ignore[operator]
+    assert len(calls) == 30

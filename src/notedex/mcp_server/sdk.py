@@ -25,6 +25,9 @@ from notedex.mcp_server.invalid import invalid_message_reply
 from notedex.mcp_server.resources import ResourceError
 from notedex.mcp_server.tools import INSTRUCTIONS, ToolError
 
+STOP_CHECK_SECONDS = 0.5
+"""How often the main thread, waiting for the event loop's thread, checks for a stop signal that
+the kernel delivered to another thread (``serve``)."""
 INSTALL_HINT = "notedex mcp needs the MCP SDK, an optional extra: pip install 'notedex[mcp]'"
 
 
@@ -246,6 +249,8 @@ def serve(
 ) -> int:
     """Serve MCP over stdin/stdout until the client goes away."""
     require_sdk()
+    import threading
+
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -260,16 +265,29 @@ def serve(
                 await server.run(checked, write_stream, server.create_initialization_options())
                 group.cancel_scope.cancel()
 
+    failed: list[BaseException] = []
+
+    def run_loop() -> None:
+        try:
+            anyio.run(main)
+        except BaseException as exc:  # raised again in the main thread, below
+            failed.append(exc)
+
+    # The event loop runs in a thread of its own and the main thread only waits for it: a stop
+    # signal (cli's handler raises KeyboardInterrupt in the main thread) then never lands inside
+    # the loop. When it did (the loop's thread was the main thread), it could interrupt one of
+    # the SDK's task steps half-way: the loop's shutdown then logged the task's traceback, or
+    # waited for good on a task nobody would wake.
+    loop = threading.Thread(target=run_loop, name="notedex-mcp-loop", daemon=True)
     tools.start()
     try:
-        anyio.run(main)
-    except BaseExceptionGroup as group:
-        # A stop signal (a KeyboardInterrupt from cli's handler) that lands inside one of the
-        # SDK's tasks comes out wrapped in a task group's error: unwrap it, so the command
-        # stops with its one line, never with the group's traceback.
-        if group.subgroup(KeyboardInterrupt) is not None:
-            raise KeyboardInterrupt from None
-        raise
+        loop.start()
+        while loop.is_alive():
+            # A signal the kernel gives another thread does not interrupt this wait: the timeout
+            # bounds how late its handler runs.
+            loop.join(STOP_CHECK_SECONDS)
     finally:
         tools.close()
+    if failed:
+        raise failed[0]
     return 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,10 +34,12 @@ FILES: dict[str, str | bytes] = {
 }
 
 
-@pytest.fixture
-def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    vault = make_vault(tmp_path / "vault", FILES)
-    db = tmp_path / "state" / "index.db"
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
+    """One index for the module's 28 tests, read-only (a reader's connection)."""
+    base = tmp_path_factory.mktemp("neighbourhood")
+    vault = make_vault(base / "vault", FILES)
+    db = base / "state" / "index.db"
     assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     connection = connect_readonly(db)
     yield connection
