@@ -9,12 +9,12 @@ import contextlib
 import os
 import sqlite3
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from notedex.errors import IndexCorrupt, IndexDiskFull, IndexUnavailable
+from notedex.store import bodyzip
 from notedex.store.connect import (
     SQLITE_CORRUPT,
     SQLITE_NOTADB,
@@ -252,7 +252,7 @@ def add_sql_functions(conn: sqlite3.Connection) -> None:
     # links_unresolved_reversed: the broken keys by their end, for the `typo` probes (issue 35).
     conn.create_function("nx_reverse", 1, _guarded(_reversed), deterministic=True)
     # body_text (the content of body_fts): FTS5 reads a body back only to delete its row.
-    conn.create_function("nx_inflate", 1, _guarded(inflate_body), deterministic=True)
+    conn.create_function("nx_inflate", 1, _guarded(bodyzip.inflater(conn)), deterministic=True)
 
 
 def rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
@@ -313,18 +313,6 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
-
-
-def deflate_body(text: str) -> bytes:
-    """body_store.z: the segmented body as zlib-compressed UTF-8 (ARCHITECTURE "The body index").
-
-    Level 4: on genvault's segmented bodies it compresses within 0.3% of level 6 (the default)
-    in 15-30% less time, and the cold index pays it once per note (docs/benchmarks.md)."""
-    return zlib.compress(text.encode("utf-8"), 4)
-
-
-def inflate_body(blob: bytes | None) -> str:
-    return zlib.decompress(blob).decode("utf-8") if blob else ""
 
 
 def _segment_or_empty(text: str | None) -> str:

@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 26  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 27  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -31,6 +31,8 @@ SCHEMA_VERSION = 26  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     (issue 32)
 # 26: exact_names also holds each name's keys less stop words and hub words (MOC...), and with
 #     a word and its particle joined: tier 1 reads names as it reads questions (issue 30)
+# 27: body_dict, the preset zlib dictionary of body_store's streams: the bodies take about half
+#     the bytes (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -583,7 +585,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS title_grams USING fts5(
 -- (ARCHITECTURE "The body index"). The writer deletes a body_fts row before its body_store row.
 CREATE TABLE IF NOT EXISTS body_store (
     file_id INTEGER PRIMARY KEY,
-    z BLOB NOT NULL
+    z BLOB NOT NULL                     -- zlib, with body_dict's dictionary once there is one
+);
+-- The preset dictionary of body_store's streams (store/bodyzip.py, schema 27): 32 kB of the
+-- vault's own bodies, taken once per index; a stream names it by its Adler-32.
+CREATE TABLE IF NOT EXISTS body_dict (
+    adler INTEGER PRIMARY KEY,
+    d BLOB NOT NULL
 );
 CREATE VIEW IF NOT EXISTS body_text AS
 SELECT file_id, nx_inflate(z) AS body FROM body_store;
@@ -668,6 +676,7 @@ TABLES = (
     "notes",
     "files",
     "body_store",
+    "body_dict",
     "link_texts",
     "fts_pending",
     "tag_uses",
