@@ -379,7 +379,6 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 f"SELECT d.source, line, col, seq, s.path, doc FROM broken_anchor_docs d "
                 f"JOIN {files} s ON s.id = d.source_id"
             ).fetchall(),
-            "lonely_docs": q("SELECT lonely, path, doc FROM lonely_docs").fetchall(),
             "broken_link_docs": q(
                 "SELECT source, line, col, seq, "
                 "CASE WHEN json_extract(doc, '$.reason') = 'renamed' "

@@ -22,7 +22,14 @@ from notedex.store.connect import (
     is_corrupt,
     sqlite_code,
 )
-from notedex.store.schema import EXTERNAL_FTS, SCHEMA_VERSION, TABLES, VIEWS, split_ddl
+from notedex.store.schema import (
+    EXTERNAL_FTS,
+    RETIRED_TABLES,
+    SCHEMA_VERSION,
+    TABLES,
+    VIEWS,
+    split_ddl,
+)
 from notedex.vault.resolve import name_key
 from notedex.vault.text import fold, segment
 
@@ -272,12 +279,17 @@ def rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
 
     db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
     tables = set(db.table_names())
-    ours = (*TABLES, *EXTERNAL_FTS, "sqlite_")  # FTS5 shadow tables are note_fts_data etc.
+    ours = (
+        *TABLES,
+        *RETIRED_TABLES,
+        *EXTERNAL_FTS,
+        "sqlite_",
+    )  # FTS5 shadow tables are note_fts_data etc.
     if "meta" not in tables and any(not name.startswith(ours) for name in tables):
         raise IndexUnavailable(
             f"{db_path} is an SQLite database but not a notedex index; pass another --db"
         )
-    for table in (*EXTERNAL_FTS, *TABLES, "meta"):
+    for table in (*EXTERNAL_FTS, *TABLES, *RETIRED_TABLES, "meta"):
         db.table(table).drop(ignore=True)
     for view in set(VIEWS) & set(db.view_names()):
         db.view(view).drop()

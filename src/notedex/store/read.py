@@ -731,7 +731,11 @@ def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
             "unlinkedNotes": LONELY_UNLINKED,
             "deadEnds": LONELY_DEAD_END,
         }[name]
-        return f"SELECT doc AS j FROM lonely_docs WHERE lonely = {lonely} ORDER BY path", ()
+        return (
+            "SELECT json_object('path', path, 'title', title) AS j FROM lonely_notes "
+            f"WHERE lonely = {lonely} ORDER BY path",
+            (),
+        )
     if name == "brokenLinks":
         return "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq", ()
     if name == "brokenAnchors":

@@ -32,7 +32,7 @@ SCHEMA_VERSION = 27  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 26: exact_names also holds each name's keys less stop words and hub words (MOC...), and with
 #     a word and its particle joined: tier 1 reads names as it reads questions (issue 30)
 # 27: body_dict, the preset zlib dictionary of body_store's streams: the bodies take about half
-#     the bytes (issue 35, size)
+#     the bytes; lonely_docs and its triggers go, health renders lonely_notes' rows (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -356,27 +356,9 @@ WHEN old.path IS NOT new.path BEGIN
     {_anchor_docs_of("b.target_id = new.id")}
 END;
 
--- health's other long lists as the JSON objects it prints, beside their tables and in the same
--- key order, kept by triggers: orphans, unlinked notes and dead ends (lonely_notes) and broken
--- links, so health reads one column per list.
-CREATE TABLE IF NOT EXISTS lonely_docs (
-    lonely INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    doc TEXT NOT NULL,                  -- {{"path", "title"}}
-    PRIMARY KEY (lonely, path)
-) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS lonely_doc_insert AFTER INSERT ON lonely_notes BEGIN
-    INSERT OR REPLACE INTO lonely_docs(lonely, path, doc)
-    VALUES (new.lonely, new.path, json_object('path', new.path, 'title', new.title));
-END;
-CREATE TRIGGER IF NOT EXISTS lonely_doc_update AFTER UPDATE ON lonely_notes BEGIN
-    DELETE FROM lonely_docs WHERE lonely = old.lonely AND path = old.path;
-    INSERT OR REPLACE INTO lonely_docs(lonely, path, doc)
-    VALUES (new.lonely, new.path, json_object('path', new.path, 'title', new.title));
-END;
-CREATE TRIGGER IF NOT EXISTS lonely_doc_delete AFTER DELETE ON lonely_notes BEGIN
-    DELETE FROM lonely_docs WHERE lonely = old.lonely AND path = old.path;
-END;
+-- health's broken links as the JSON objects it prints, beside their table and in the same key
+-- order, kept by triggers, so health reads one column. Orphans, unlinked notes and dead ends
+-- have none (schema 27): health renders lonely_notes' two columns with json_object as it reads.
 CREATE TABLE IF NOT EXISTS broken_link_docs (
     source TEXT NOT NULL,
     line INTEGER NOT NULL,
@@ -666,7 +648,6 @@ TABLES = (
     "broken_links",
     "broken_anchors",
     "broken_anchor_docs",
-    "lonely_docs",
     "broken_link_docs",
     "unused_attachments",
     "link_findings",
@@ -685,6 +666,8 @@ TABLES = (
     "tag_note_keys",
     "tagged_dirty",
 )
+RETIRED_TABLES = ("lonely_docs",)
+"""Tables of earlier schema versions, dropped when an index of one is rebuilt in place."""
 EXTERNAL_FTS = ("note_fts", "name_fts", "link_fts", "title_grams", "body_fts")
 # Every FTS5 table, for integrity-check and optimize. All five are external content: they are
 # dropped with the schema and emptied with 'delete-all', never with DELETE.

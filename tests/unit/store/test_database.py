@@ -232,8 +232,23 @@ def test_the_triggers_are_each_writers_own_and_not_in_the_file(tmp_path: Path) -
             row[0]
             for row in conn.execute("SELECT name FROM sqlite_temp_master WHERE type = 'trigger'")
         }
-        assert len(names) == len(split_ddl()[1]) == 13
+        assert len(names) == len(split_ddl()[1]) == 10  # schema 27: lonely_docs' three went
         conn.execute("DELETE FROM broken_anchors")
         assert conn.execute("SELECT count(*) FROM broken_anchor_docs").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+def test_a_retired_table_goes_with_an_index_of_an_earlier_version(tmp_path: Path) -> None:
+    """Schema 27 retired lonely_docs (health renders lonely_notes' rows): an index of an
+    earlier version rebuilt in place keeps no table of it."""
+    vault = make_vault(tmp_path / "v", {"a.md": "", "b.md": "[[a]]\n"})
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        writer.conn.execute("CREATE TABLE lonely_docs (lonely, path, doc)")
+        writer.conn.execute("UPDATE meta SET value = '26' WHERE key = 'schema_version'")
+    with IndexWriter(db, vault, workers=1) as writer:
+        tables = {row[0] for row in writer.conn.execute("SELECT name FROM sqlite_master")}
+    assert "lonely_docs" not in tables
+    assert "lonely_notes" in tables
