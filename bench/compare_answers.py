@@ -88,7 +88,7 @@ def vault_bytes(vault: Path) -> int:
     return sum(p.stat().st_size for p in vault.rglob("*") if p.is_file())
 
 
-def print_sizes(sizes: dict[str, dict[str, int]], vault_size: int) -> None:
+def print_sizes(sizes: dict[str, dict[str, int]], vault_size: int | None) -> None:
     names = sorted(
         {n for side in sizes.values() for n in side},
         key=lambda n: -max(side.get(n, 0) for side in sizes.values()),
@@ -99,6 +99,8 @@ def print_sizes(sizes: dict[str, dict[str, int]], vault_size: int) -> None:
         print(f"  | {name} | {cells} |")
     totals = " | ".join(f"{sum(side.values()) / 1e6:.2f}" for side in sizes.values())
     print(f"  | **total** | {totals} |")
+    if vault_size is None:
+        return
     ratios = " | ".join(f"{sum(side.values()) / vault_size:.2f}x" for side in sizes.values())
     print(f"  | ÷ vault ({vault_size / 1e6:.2f} MB) | {ratios} |")
 
@@ -112,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=Path, metavar="DB", help="print DB's table sizes only")
     args = parser.parse_args(argv)
     if args.sizes:
-        print_sizes({"db": table_bytes(args.sizes)}, 1)
+        print_sizes({"db": table_bytes(args.sizes)}, None)
         return 0
     if not args.old or not args.vaults:
         parser.error("give a revision and at least one vault")
