@@ -25,9 +25,6 @@ LEVEL = 4
 """Level 4: within 0.3% of level 6 on genvault's bodies, 15-30% faster (docs/benchmarks.md)."""
 _FDICT = 0x20  # in a zlib stream's second byte: a dictionary's Adler-32 follows
 
-_known: dict[int, bytes] = {}
-"""Every dictionary this process has read or made, by its Adler-32."""
-
 
 def compressor(conn: sqlite3.Connection, bodies: Sequence[str]) -> Callable[[str], bytes]:
     """The function that compresses one body for ``body_store``: with the index's dictionary,
@@ -40,7 +37,6 @@ def compressor(conn: sqlite3.Connection, bodies: Sequence[str]) -> Callable[[str
             return _plain
         row = (zlib.adler32(zdict), zdict)
         conn.execute("INSERT INTO body_dict(adler, d) VALUES (?, ?)", row)
-    _known[row[0]] = row[1]
     primed = zlib.compressobj(
         LEVEL, zlib.DEFLATED, zlib.MAX_WBITS, 8, zlib.Z_DEFAULT_STRATEGY, row[1]
     )
@@ -75,8 +71,10 @@ def _sample(bodies: Sequence[str]) -> bytes | None:
 
 
 def inflater(conn: sqlite3.Connection) -> Callable[[bytes | None], str]:
-    """``nx_inflate`` of ``conn``: a stored body's text (a dictionary not seen yet by this
-    process is read from ``conn``'s ``body_dict``, for an index another process wrote)."""
+    """``nx_inflate`` of ``conn``: a stored body's text, with the dictionary its stream names,
+    read from ``conn``'s ``body_dict`` the first time (kept per connection: two indexes open in
+    one process may hold different dictionaries)."""
+    known: dict[int, bytes] = {}
 
     def inflate(blob: bytes | None) -> str:
         if not blob:
@@ -84,12 +82,12 @@ def inflater(conn: sqlite3.Connection) -> Callable[[bytes | None], str]:
         if not blob[1] & _FDICT:
             return zlib.decompress(blob).decode("utf-8")
         adler = int.from_bytes(blob[2:6], "big")
-        zdict = _known.get(adler)
+        zdict = known.get(adler)
         if zdict is None:
             row = conn.execute("SELECT d FROM body_dict WHERE adler = ?", (adler,)).fetchone()
             if row is None:
                 raise ValueError(f"body_store: no dictionary {adler:08x}")
-            zdict = _known[adler] = row[0]
+            zdict = known[adler] = row[0]
         one = zlib.decompressobj(zdict=zdict)
         return (one.decompress(blob) + one.flush()).decode("utf-8")
 

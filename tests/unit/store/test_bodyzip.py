@@ -32,8 +32,7 @@ def _index(vault: Path, db: Path) -> None:
 
 def _streams(db: Path) -> list[tuple[int, bytes, str]]:
     """Every body_store row: file id, stream and text as nx_inflate reads it, in a connection
-    of its own with no dictionary known to this process beforehand."""
-    bodyzip._known.clear()
+    of its own (which reads the dictionary from the file)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     add_sql_functions(conn)
     try:
@@ -102,3 +101,24 @@ def test_rows_from_before_the_dictionary_still_read_and_change(tmp_path: Path) -
     assert dump_index(db) == fresh_full_index(vault, tmp_path)
     result = run_inprocess("search", "changed", "--vault", vault, "--db", db, "--paths")
     assert result.stdout.split("\n")[:1] == ["small a.md"]
+
+
+def test_the_writer_that_made_the_dictionary_reads_with_it(tmp_path: Path) -> None:
+    """One writer connection makes the dictionary, then deletes rows compressed with it (the
+    daemon's first index, then a save): its nx_inflate reads the dictionary it just stored."""
+    from notedex.indexing.reconcile import reconcile
+    from notedex.store.writer import IndexWriter
+
+    rng = random.Random(3)
+    vault = tmp_path / "vault"
+    for i in range(60):
+        write(vault / f"n{i:02}.md", _body(rng, 250))
+    db = tmp_path / "index.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        write(vault / "n07.md", "rewritten to a few words\n")
+        (vault / "n08.md").unlink()
+        reconcile(writer)
+    assert all(_uses_dictionary(stream) for _, stream, _ in _streams(db))
+    assert fts_integrity_ok(db)
+    assert dump_index(db) == fresh_full_index(vault, tmp_path)
