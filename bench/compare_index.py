@@ -32,6 +32,7 @@ MASKED_META = {"last_indexed"}
 # (table, column) whose value is compared after a transformation.
 INFLATED = {("body_store", "z")}
 MASKED = {("files", "indexed_ns")}  # when the row was written
+SKIPPED = {"body_dict"}  # body_store's dictionary: compared through the bodies it inflates
 
 
 def export(rev: str, out: Path) -> Path:
@@ -79,6 +80,16 @@ def build(src: Path, vault: Path, db: Path) -> None:
     run(src, ["index", "--full", "--vault", str(vault), "--db", str(db)])
 
 
+def inflate(conn: sqlite3.Connection, blob: bytes) -> bytes:
+    """A body_store stream's bytes, with the dictionary its header names (schema 27) if any."""
+    if not blob[1] & 0x20:
+        return zlib.decompress(blob)
+    adler = int.from_bytes(blob[2:6], "big")
+    (zdict,) = conn.execute("SELECT d FROM body_dict WHERE adler = ?", (adler,)).fetchone()
+    one = zlib.decompressobj(zdict=zdict)
+    return one.decompress(blob) + one.flush()
+
+
 def table_rows(conn: sqlite3.Connection, table: str) -> list[tuple[object, ...]]:
     columns = [row[1] for row in conn.execute(f"PRAGMA table_info('{table}')")]
     rows = []
@@ -86,7 +97,7 @@ def table_rows(conn: sqlite3.Connection, table: str) -> list[tuple[object, ...]]
         values = list(row)
         for i, column in enumerate(columns):
             if (table, column) in INFLATED and values[i] is not None:
-                values[i] = zlib.decompress(values[i])
+                values[i] = inflate(conn, values[i])
             elif (table, column) in MASKED:
                 values[i] = None
         if table == "meta" and values[0] in MASKED_META:
@@ -103,7 +114,7 @@ def stored_tables(conn: sqlite3.Connection) -> list[str]:
         for (name, sql) in conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
         )
-        if not (sql or "").upper().startswith("CREATE VIRTUAL")
+        if not (sql or "").upper().startswith("CREATE VIRTUAL") and name not in SKIPPED
     )
 
 

@@ -9,12 +9,12 @@ import contextlib
 import os
 import sqlite3
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from notedex.errors import IndexCorrupt, IndexDiskFull, IndexUnavailable
+from notedex.store import bodyzip
 from notedex.store.connect import (
     SQLITE_CORRUPT,
     SQLITE_NOTADB,
@@ -22,7 +22,14 @@ from notedex.store.connect import (
     is_corrupt,
     sqlite_code,
 )
-from notedex.store.schema import EXTERNAL_FTS, SCHEMA_VERSION, TABLES, VIEWS, split_ddl
+from notedex.store.schema import (
+    EXTERNAL_FTS,
+    RETIRED_TABLES,
+    SCHEMA_VERSION,
+    TABLES,
+    VIEWS,
+    split_ddl,
+)
 from notedex.vault.fixes import broken_link_confidence, offered
 from notedex.vault.resolve import name_key
 from notedex.vault.text import fold, segment
@@ -253,7 +260,7 @@ def add_sql_functions(conn: sqlite3.Connection) -> None:
     # links_unresolved_reversed: the broken keys by their end, for the `typo` probes (issue 35).
     conn.create_function("nx_reverse", 1, _guarded(_reversed), deterministic=True)
     # body_text (the content of body_fts): FTS5 reads a body back only to delete its row.
-    conn.create_function("nx_inflate", 1, _guarded(inflate_body), deterministic=True)
+    conn.create_function("nx_inflate", 1, _guarded(bodyzip.inflater(conn)), deterministic=True)
     # health's brokenLinks documents (issue 33): a suggestion's confidence, NULL if not offered.
     conn.create_function(
         "nx_link_confidence", 2, _guarded(_offered_link_confidence), deterministic=True
@@ -283,12 +290,17 @@ def rebuild_schema(conn: sqlite3.Connection, db_path: Path) -> None:
 
     db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
     tables = set(db.table_names())
-    ours = (*TABLES, *EXTERNAL_FTS, "sqlite_")  # FTS5 shadow tables are note_fts_data etc.
+    ours = (
+        *TABLES,
+        *RETIRED_TABLES,
+        *EXTERNAL_FTS,
+        "sqlite_",
+    )  # FTS5 shadow tables are note_fts_data etc.
     if "meta" not in tables and any(not name.startswith(ours) for name in tables):
         raise IndexUnavailable(
             f"{db_path} is an SQLite database but not a notedex index; pass another --db"
         )
-    for table in (*EXTERNAL_FTS, *TABLES, "meta"):
+    for table in (*EXTERNAL_FTS, *TABLES, *RETIRED_TABLES, "meta"):
         db.table(table).drop(ignore=True)
     for view in set(VIEWS) & set(db.view_names()):
         db.view(view).drop()
@@ -324,18 +336,6 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
-
-
-def deflate_body(text: str) -> bytes:
-    """body_store.z: the segmented body as zlib-compressed UTF-8 (ARCHITECTURE "The body index").
-
-    Level 4: on genvault's segmented bodies it compresses within 0.3% of level 6 (the default)
-    in 15-30% less time, and the cold index pays it once per note (docs/benchmarks.md)."""
-    return zlib.compress(text.encode("utf-8"), 4)
-
-
-def inflate_body(blob: bytes | None) -> str:
-    return zlib.decompress(blob).decode("utf-8") if blob else ""
 
 
 def _segment_or_empty(text: str | None) -> str:

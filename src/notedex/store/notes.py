@@ -13,8 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from notedex.store import files, findings, linkfixes
-from notedex.store.database import deflate_body
+from notedex.store import bodyzip, files, findings, linkfixes
 from notedex.store.links import LinkTargets, unresolved_key
 from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, TASK_STATES, content_key, link_text
@@ -112,7 +111,7 @@ def write_notes(
     rows = _Rows()
     # The bodies' compression runs beside the rest of the batch: zlib lets go of the GIL, and
     # in a cold index it was a sixth of the writer's time, the critical path (issue 12, wall).
-    with _deflating([body for _, body, _ in parsed if body]) as deflated:
+    with _deflating(conn, [body for _, body, _ in parsed if body]) as deflated:
         known_rows = files.file_rows(conn, (note.path for note, _, _ in parsed))
         links.load_candidates(
             lookup_key(link.linkpath)
@@ -330,18 +329,20 @@ _DEFLATE_BESIDE = 64
 
 
 @contextlib.contextmanager
-def _deflating(bodies: list[str]) -> Iterator[Future[list[bytes]]]:
-    """``deflate_body`` of each body: for a large batch in a thread that lives as long as
-    the batch's write (ended, and waited for, on the way out), else now."""
+def _deflating(conn: sqlite3.Connection, bodies: list[str]) -> Iterator[Future[list[bytes]]]:
+    """Each body compressed for ``body_store`` (``bodyzip.compressor``): for a large batch in
+    a thread that lives as long as the batch's write (ended, and waited for, on the way out),
+    else now."""
+    deflate = bodyzip.compressor(conn, bodies)
     if len(bodies) < _DEFLATE_BESIDE:
-        yield findings.run_here(_deflate_all, bodies)
+        yield findings.run_here(_deflate_all, deflate, bodies)
         return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="notedex-deflate") as deflater:
-        yield deflater.submit(_deflate_all, bodies)
+        yield deflater.submit(_deflate_all, deflate, bodies)
 
 
-def _deflate_all(bodies: list[str]) -> list[bytes]:
-    return [deflate_body(body) for body in bodies]
+def _deflate_all(deflate: Callable[[str], bytes], bodies: list[str]) -> list[bytes]:
+    return [deflate(body) for body in bodies]
 
 
 def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]) -> None:

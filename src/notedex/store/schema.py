@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 27  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 28  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -34,6 +34,8 @@ SCHEMA_VERSION = 27  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 27: file_findings (orphans, unlinked notes, dead ends, unused attachments with their JSON,
 #     kept by the generic upkeep of declared findings) replaces lonely_notes, lonely_docs and
 #     unused_attachments; broken_anchors.confidence (issue 33)
+# 28: body_dict, the preset zlib dictionary of body_store's streams: the bodies take about half
+#     the bytes (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -574,7 +576,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS title_grams USING fts5(
 -- (ARCHITECTURE "The body index"). The writer deletes a body_fts row before its body_store row.
 CREATE TABLE IF NOT EXISTS body_store (
     file_id INTEGER PRIMARY KEY,
-    z BLOB NOT NULL
+    z BLOB NOT NULL                     -- zlib, with body_dict's dictionary once there is one
+);
+-- The preset dictionary of body_store's streams (store/bodyzip.py, schema 27): 32 kB of the
+-- vault's own bodies, taken once per index; a stream names it by its Adler-32.
+CREATE TABLE IF NOT EXISTS body_dict (
+    adler INTEGER PRIMARY KEY,
+    d BLOB NOT NULL
 );
 CREATE VIEW IF NOT EXISTS body_text AS
 SELECT file_id, nx_inflate(z) AS body FROM body_store;
@@ -657,6 +665,7 @@ TABLES = (
     "notes",
     "files",
     "body_store",
+    "body_dict",
     "link_texts",
     "fts_pending",
     "tag_uses",
@@ -665,6 +674,8 @@ TABLES = (
     "tag_note_keys",
     "tagged_dirty",
 )
+RETIRED_TABLES = ("lonely_notes", "lonely_docs", "unused_attachments")
+"""Tables of earlier schema versions, dropped when an index of one is rebuilt in place."""
 EXTERNAL_FTS = ("note_fts", "name_fts", "link_fts", "title_grams", "body_fts")
 # Every FTS5 table, for integrity-check and optimize. All five are external content: they are
 # dropped with the schema and emptied with 'delete-all', never with DELETE.

@@ -232,7 +232,15 @@ def name_keys(
     Distinct, non-empty, the full key first. A question's keywords, and its keywords less the
     notes-tool words, are compared with these (``query.lookup_stage1._exact_names``).
     """
-    keys = [exact_name_key(name)]
+    known: dict[str, str] = {}  # text -> its key: the variants of most names are the name
+
+    def key(text: str) -> str:
+        found = known.get(text)
+        if found is None:
+            found = known[text] = exact_name_key(text)
+        return found
+
+    keys = [key(name)]
     words = split_words(name)
     joined: list[str] = []
     for word in words:
@@ -256,7 +264,7 @@ def name_keys(
                 seen.add(low)
                 kept.append(word)
         content = [word for word in kept if word.lower() not in hub_words] or kept
-        keys += [exact_name_key(" ".join(kept)), exact_name_key(" ".join(content))]
+        keys += [key(" ".join(kept)), key(" ".join(content))]
     return [key for key in dict.fromkeys(keys) if key]
 
 

@@ -13,7 +13,7 @@ import pytest
 from notedex.errors import IndexUnavailable
 from notedex.indexing.reconcile import reconcile
 from notedex.store.connect import BUSY_TIMEOUT_MS, connect_readonly
-from notedex.store.schema import SCHEMA_VERSION
+from notedex.store.schema import RETIRED_TABLES, SCHEMA_VERSION
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, run_cli
 from tests.indexcheck import fts_sound_after, make_vault
@@ -237,3 +237,19 @@ def test_the_triggers_are_each_writers_own_and_not_in_the_file(tmp_path: Path) -
         assert conn.execute("SELECT count(*) FROM broken_anchor_docs").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+def test_a_retired_table_goes_with_an_index_of_an_earlier_version(tmp_path: Path) -> None:
+    """Schema 27 retired lonely_notes, lonely_docs and unused_attachments (file_findings holds
+    them): an index of an earlier version rebuilt in place keeps no table of them."""
+    vault = make_vault(tmp_path / "v", {"a.md": "", "b.md": "[[a]]\n"})
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        for table in RETIRED_TABLES:
+            writer.conn.execute(f"CREATE TABLE {table} (lonely, path, doc)")
+        writer.conn.execute("UPDATE meta SET value = '26' WHERE key = 'schema_version'")
+    with IndexWriter(db, vault, workers=1) as writer:
+        tables = {row[0] for row in writer.conn.execute("SELECT name FROM sqlite_master")}
+    assert RETIRED_TABLES and not tables & set(RETIRED_TABLES)
+    assert "file_findings" in tables

@@ -1,0 +1,27 @@
+"""Issue 35, size: a cold index of a generated vault takes at most twice the vault's bytes, with
+each stored thing kept once (the bodies share a dictionary, health's lonely lists are rendered
+from lonely_notes as they are read)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from tests.helpers import load_genvault, run_inprocess
+
+
+def test_a_cold_index_is_at_most_twice_the_vault(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    load_genvault().generate(vault, 4000, 1)
+    db = tmp_path / "index.db"
+    result = run_inprocess("index", "--full", "--vault", vault, "--db", db, timeout=300)
+    assert result.code == 0, result.stderr
+    vault_bytes = sum(p.stat().st_size for p in vault.rglob("*") if p.is_file())
+    conn = sqlite3.connect(db)
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        (db_bytes,) = conn.execute("SELECT sum(pgsize) FROM dbstat").fetchone()
+    finally:
+        conn.close()
+    assert "lonely_docs" not in tables
+    assert db_bytes <= 2 * vault_bytes, db_bytes / vault_bytes
