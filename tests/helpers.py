@@ -345,7 +345,7 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
             # issue 33: the declared file findings (orphans, unlinked, dead ends, unused)
             "file_findings": q(
-                f"SELECT code, x.path, f.path, doc FROM file_findings x "
+                f"SELECT code, x.path, f.path, title FROM file_findings x "
                 f"JOIN {files} f ON f.id = x.file_id"
             ).fetchall(),
             # A `renamed` suggestion comes from the rename history, which is not a fact of the

@@ -6,9 +6,10 @@ by hand. The findings that name their own ``upkeep`` (broken links and anchors) 
 
 A declared finding's rows are ``link_findings(code, source_id, seq)`` (the links of reported
 notes that meet its condition: ids, so a move changes nothing, and health joins them to their
-links and files when it reads them) or ``file_findings(code, path, file_id, doc)`` (the files
-that do, with the JSON object health prints, in report order; a move gives them their new
-path in place: ``moved``). The writer's dirty notes (``temp.dirty_notes``: every file whose
+links and files when it reads them) or ``file_findings(code, path, file_id, title)`` (the files
+that do, with what health prints of them: it renders ``Finding.file_fields`` with
+``json_object`` as it reads, in key order, ``store.read.health_json_sql``; a move gives them
+their new path in place: ``moved``). The writer's dirty notes (``temp.dirty_notes``: every file whose
 links, or the links into it, or their targets changed) are recomputed at each findings
 refresh, and a file's rows go with it (``drop_of``).
 """
@@ -37,11 +38,11 @@ DELETE FROM file_findings WHERE file_id IN (SELECT id FROM temp.dirty_notes)
 
 
 def _insert_new(fields: tuple[str, ...]) -> str:
-    doc = ", ".join(f"'{key}', {FILE_FIELDS[key]}" for key in fields)
-    note = "CROSS JOIN notes n ON n.file_id = w.file_id" if "title" in fields else ""
+    titled = "title" in fields
+    note = "CROSS JOIN notes n ON n.file_id = w.file_id" if titled else ""
     return f"""
-    INSERT INTO file_findings(code, path, file_id, doc)
-    SELECT w.code, f.path, w.file_id, json_object({doc})
+    INSERT INTO file_findings(code, path, file_id, title)
+    SELECT w.code, f.path, w.file_id, {FILE_FIELDS["title"] if titled else "NULL"}
     FROM temp.file_findings_now w CROSS JOIN files f ON f.id = w.file_id {note}
     WHERE w.code = ? AND NOT EXISTS (
         SELECT 1 FROM file_findings o WHERE o.file_id = w.file_id AND o.code = w.code)
@@ -90,13 +91,11 @@ def refresh(conn: sqlite3.Connection) -> None:
 
 def moved(conn: sqlite3.Connection) -> None:
     """Inside a move (store.moves), once ``temp.moved_paths`` holds the moves: the moved
-    files' rows and documents take their new paths (only the path field changes:
-    ``json_set`` keeps the others' text and order)."""
+    files' rows take their new paths."""
     conn.execute(
         """
-        UPDATE file_findings SET (path, doc) = (
-            SELECT m.new, json_set(file_findings.doc, '$.path', m.new)
-            FROM temp.moved_paths m WHERE m.id = file_findings.file_id)
+        UPDATE file_findings SET path = (
+            SELECT m.new FROM temp.moved_paths m WHERE m.id = file_findings.file_id)
         WHERE file_id IN (SELECT id FROM temp.moved_paths)
         """
     )

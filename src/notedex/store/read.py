@@ -211,11 +211,11 @@ def notes_without_backlinks(conn: "sqlite3.Connection") -> "list[Row]":
 
     ``has_outgoing`` tells them apart (SEMANTICS 8): 0 is an orphan, 1 is unlinked; orphans
     come first, each kind by path. The writer keeps these findings (``file_findings``, with
-    their documents): this reads them, it probes no note.
+    their titles): this reads them, it probes no note.
     """
     return conn.execute(
         """
-        SELECT path, json_extract(doc, '$.title') AS title, code = 'unlinked' AS has_outgoing
+        SELECT path, title, code = 'unlinked' AS has_outgoing
         FROM file_findings WHERE code IN ('orphan', 'unlinked')
         ORDER BY code, path  -- the key's order: 'orphan' sorts before 'unlinked'
         """
@@ -749,10 +749,17 @@ def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
     for finding in FILE_FINDINGS:
         if name == finding.list_key:
             return (
-                "SELECT doc AS j FROM file_findings WHERE code = ? ORDER BY path",
+                f"SELECT json_object({_file_fields(finding.file_fields)}) AS j "
+                "FROM file_findings WHERE code = ? ORDER BY path",
                 (finding.code,),
             )
     raise ValueError(f"no health list {name!r}")
+
+
+def _file_fields(fields: "tuple[str, ...]") -> str:
+    """``json_object``'s arguments for a file finding's ``file_fields`` (``path``, ``title``:
+    columns of ``file_findings``), in their order."""
+    return ", ".join(f"'{key}', {key}" for key in fields)
 
 
 def health_list_json(conn: "sqlite3.Connection", name: str) -> tuple[int, bytes]:

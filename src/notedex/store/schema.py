@@ -35,7 +35,8 @@ SCHEMA_VERSION = 28  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     kept by the generic upkeep of declared findings) replaces lonely_notes, lonely_docs and
 #     unused_attachments; broken_anchors.confidence (issue 33)
 # 28: body_dict, the preset zlib dictionary of body_store's streams: the bodies take about half
-#     the bytes (issue 35, size)
+#     the bytes; file_findings keeps a note's title, not its JSON object, which health renders
+#     as it reads (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -331,7 +332,8 @@ CREATE TABLE IF NOT EXISTS file_findings (
     code TEXT NOT NULL,                 -- the finding's code
     path TEXT NOT NULL,                 -- the file's path
     file_id INTEGER NOT NULL,
-    doc TEXT NOT NULL,                  -- the object of `Finding.file_fields` (docs/cli.md)
+    title TEXT,                         -- the note's title; NULL for a finding about files
+                                        -- health renders `Finding.file_fields` as it reads
     PRIMARY KEY (code, path)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS file_findings_file ON file_findings(file_id, code);
@@ -697,7 +699,8 @@ RENAME_HISTORY = 1000
 NOTE_TITLE = "coalesce(n.frontmatter_title, n.stem)"
 FILE_FIELDS = {"path": "f.path", "title": NOTE_TITLE}
 """What a declared file finding's JSON object can hold (``Finding.file_fields``), for a file
-``f`` and its note ``n``."""
+``f`` and its note ``n``: ``file_findings`` keeps the path and the title, and health renders
+the object from them as it reads (``store.read.health_json_sql``)."""
 
 
 def link_text(kind: int, linkpath: str, subpath: str | None, display: str | None) -> str:

@@ -1,18 +1,25 @@
 """Issue 35, size: a cold index of a generated vault takes at most twice the vault's bytes, with
-each stored thing kept once (the bodies share a dictionary, health's lonely lists are rendered
-from lonely_notes as they are read)."""
+each stored thing kept once (the bodies share a dictionary; health renders the file findings'
+objects from their path and title as it reads them).
+
+The issue's target is at 100k and 1M notes; this holds it at 10k, the bench's smallest large
+size (1.98x there). A smaller generated vault has a larger share of broken anchors, whose
+stored objects keep health fast (issue 12): 2.03x at 4,000 notes."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import load_genvault, run_inprocess
 
 
+@pytest.mark.slow  # a cold index of 10,000 notes: about 10 s
 def test_a_cold_index_is_at_most_twice_the_vault(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
-    load_genvault().generate(vault, 4000, 1)
+    load_genvault().generate(vault, 10_000, 1)
     db = tmp_path / "index.db"
     result = run_inprocess("index", "--full", "--vault", vault, "--db", db, timeout=300)
     assert result.code == 0, result.stderr
@@ -23,5 +30,5 @@ def test_a_cold_index_is_at_most_twice_the_vault(tmp_path: Path) -> None:
         (db_bytes,) = conn.execute("SELECT sum(pgsize) FROM dbstat").fetchone()
     finally:
         conn.close()
-    assert "lonely_docs" not in tables
+    assert "lonely_docs" not in tables and "file_findings" in tables
     assert db_bytes <= 2 * vault_bytes, db_bytes / vault_bytes

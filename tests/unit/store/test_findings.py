@@ -387,8 +387,8 @@ def test_a_dirty_notes_unchanged_file_findings_are_not_written_again(tmp_path: P
         src = writer.file_rows(["Src.md"])["Src.md"].id
         with writer.transaction():
             conn.execute(
-                "INSERT INTO file_findings(code, path, file_id, doc) VALUES ('orphan', 'Src.md', "
-                "?, json_object('path', 'Src.md', 'title', 'Src'))",
+                "INSERT INTO file_findings(code, path, file_id, title) VALUES ('orphan', 'Src.md', "
+                "?, 'Src')",
                 (src,),
             )
             written()
