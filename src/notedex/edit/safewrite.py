@@ -40,7 +40,7 @@ PHASES = ("temporaries", "flushed", "renamed one", "renamed")
 """The points between ``replace_many``'s steps, in order (``crash_point`` is called at each)."""
 
 
-def _no_crash(phase: str) -> None:
+def _no_crash(_phase: str) -> None:
     """Called at each of ``PHASES``; a test puts a ``SIGKILL`` here to crash between steps."""
 
 

@@ -206,22 +206,6 @@ def problems_in_path_order(conn: "sqlite3.Connection", severity: str) -> "sqlite
     )
 
 
-def notes_without_backlinks(conn: "sqlite3.Connection") -> "list[Row]":
-    """Orphans and unlinked notes in one pass: no incoming link from another note.
-
-    ``has_outgoing`` tells them apart (SEMANTICS 8): 0 is an orphan, 1 is unlinked; orphans
-    come first, each kind by path. The writer keeps these findings (``file_findings``, with
-    their titles): this reads them, it probes no note.
-    """
-    return conn.execute(
-        """
-        SELECT path, title, code = 'unlinked' AS has_outgoing
-        FROM file_findings WHERE code IN ('orphan', 'unlinked')
-        ORDER BY code, path  -- the key's order: 'orphan' sorts before 'unlinked'
-        """
-    ).fetchall()
-
-
 def _json_list(
     conn: "sqlite3.Connection", sql: str, params: "Sequence[str]" = ()
 ) -> tuple[int, bytes]:

@@ -60,8 +60,11 @@ def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[obj
     conn = connect_readonly(db)
     try:
         lonely = [
-            (2 if r["has_outgoing"] else 1, r["path"], r["title"])
-            for r in read.notes_without_backlinks(conn)
+            (2 if code == "unlinked" else 1, path, title)
+            for code, path, title in conn.execute(
+                "SELECT code, path, title FROM file_findings "
+                "WHERE code IN ('orphan', 'unlinked') ORDER BY code, path"
+            )
         ]
         broken = [tuple(r)[:5] for r in read.broken_links(conn)]  # without the suggestion
     finally:
