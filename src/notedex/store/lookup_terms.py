@@ -118,10 +118,31 @@ def name_frequency_capped(conn: "sqlite3.Connection", expression: str, cap: int)
 
 
 def note_count(conn: "sqlite3.Connection") -> int:
-    """The notes lookup may show. Two counts over indexes (0.006 ms at 10k notes), where
-    ``WHERE excluded = 0`` reads every row of the table (1.5-3.5 ms)."""
-    sql = "SELECT (SELECT count(*) FROM notes) - (SELECT count(*) FROM notes WHERE excluded = 1)"
-    return int(conn.execute(sql).fetchone()[0])
+    """The notes lookup may show: every note less the excluded ones (a partial index).
+
+    Every note is a row of ``note_fts``, and FTS5 keeps their number as the first varint of
+    its averages record (``note_fts_data``, id 1): one page read, where ``count(*)`` reads an
+    index of every note (2.8 ms at 100k notes, warm; more on a process's first touch). An
+    index without that record (no note yet) is counted."""
+    row = conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()
+    total = _varint(row[0]) if row is not None and isinstance(row[0], bytes) else None
+    if total is None:
+        total = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+    excluded = conn.execute("SELECT count(*) FROM notes WHERE excluded = 1").fetchone()[0]
+    return total - int(excluded)
+
+
+def _varint(data: bytes) -> int | None:
+    """SQLite's varint at the start of ``data`` (FTS5 writes its counts so): big-endian groups
+    of seven bits while the high bit is set, the ninth byte whole; None if cut short."""
+    value = 0
+    for i, byte in enumerate(data[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return None
 
 
 def in_names(conn: "sqlite3.Connection", expression: str) -> bool:
