@@ -246,6 +246,7 @@ def test_import_time_tricks_only_in_hot_path_modules() -> None:
         | hot_path_list("mentions-path")
         | hot_path_list("tasks-path", TASKS_DESIGN)
         | hot_path_list("filter-path", FILTER_BUDGET)
+        | hot_path_list("listing-path", FILTER_BUDGET)
     )
     assert sorted(tricky - allowed) == []
 
@@ -291,6 +292,24 @@ def test_a_filtered_search_loads_the_filter_list_and_nothing_heavy(
     assert sorted({"re", "typing", "dataclasses"} & filtered) == []
     plain = imported_modules("search", "cobra", "--json", *common)
     assert sorted(listed & plain) == []  # no filter option: no filter module
+
+
+def test_recent_and_a_sorted_scan_load_the_listing_list_and_nothing_heavy(
+    demo: tuple[Path, Path],
+) -> None:
+    """docs/design/imports.md, the listing budget: `recent` and `scan --sort` load the hot path,
+    the filter list and the listing list, and none of typing, pathlib, dataclasses."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    listed = hot_path_list("listing-path", FILTER_BUDGET)
+    assert len(listed) == 2
+    allowed = hot_path_list() | hot_path_list("filter-path", FILTER_BUDGET) | listed
+    for args in (("recent", "--json"), ("scan", "--sort", "modified", "--folder", "Projects")):
+        names = imported_modules(*args, *common)
+        ours = {n for n in names if n == "notedex" or n.startswith("notedex.")}
+        assert sorted(listed - ours) == [], (args, "on the listing list but not loaded")
+        assert sorted(ours - allowed) == [], (args, "loaded, unlisted")
+        assert sorted({"typing", "pathlib", "dataclasses"} & names) == [], args
 
 
 def test_mentions_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, Path]) -> None:

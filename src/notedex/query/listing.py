@@ -10,8 +10,6 @@ import datetime as dt
 import json
 import sqlite3
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from notedex.errors import UsageError
 from notedex.query.filters import EVERY_NOTE, NoteFilter
@@ -19,7 +17,6 @@ from notedex.query.find import find_note, read_note_text
 from notedex.query.stream import scan_entry, scan_error
 from notedex.store import read
 from notedex.store.connect import REBUILDING, LockHolder, lock_holder, read_transaction
-from notedex.store.outline import decode_outline
 from notedex.store.schema import REBUILD_SUFFIX, SCHEMA_VERSION
 from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
@@ -28,10 +25,12 @@ from notedex.vault.files import (
     strip_frontmatter,
 )
 from notedex.vault.reading import VaultReader
-from notedex.vault.resolve import broken_key
 
+TYPE_CHECKING = False  # no `typing` (3 ms) or `pathlib` (3 ms) on the query path; mypy honours it
 if TYPE_CHECKING:
     from collections.abc import Container
+    from pathlib import Path
+    from typing import Any
 
 
 def scan(
@@ -76,6 +75,8 @@ def recent(
 
 def graph(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, Any]:
     """The link graph; with an active ``nf``, of the notes it keeps and what they link to."""
+    from notedex.vault.resolve import broken_key  # graph and show only (its NamedTuple: typing)
+
     nf = nf or EVERY_NOTE
     with read_transaction(conn):
         note_rows = read.notes(conn, nf)
@@ -115,9 +116,15 @@ def linked_file_node(target: str, is_note: bool) -> dict[str, str]:
     """The graph node of a link target that is not a listed note: an attachment, or a note
     left out by "Excluded files" (it still resolves links), a note labelled by its name without
     .md, a file by its name."""
+    name = target.rpartition("/")[2]
     if is_note:
-        return {"id": target, "label": Path(target).stem, "kind": "note"}
-    return {"id": target, "label": Path(target).name, "kind": "attachment"}
+        dot = name.rfind(".")  # pathlib's stem: a leading or trailing dot stays
+        return {
+            "id": target,
+            "label": name[:dot] if 0 < dot < len(name) - 1 else name,
+            "kind": "note",
+        }
+    return {"id": target, "label": name, "kind": "attachment"}
 
 
 def unresolved_node_id(key: str, taken: Container[str]) -> str:
@@ -144,6 +151,8 @@ def show(
     ``truncated``), ``lines`` (``parse_line_range``) the body's lines in that range, both with
     ``bodyStartLine`` so a reader can number lines itself. ``cwd``: see ``find_note``;
     ``follow_symlinks``: the setting, for the read (``vault.reading``)."""
+    from notedex.vault.resolve import broken_key  # graph and show only (its NamedTuple: typing)
+
     with read_transaction(conn):
         row = find_note(conn, path_or_title, vault=vault, cwd=cwd)
         file_id = row["file_id"]
@@ -153,6 +162,10 @@ def show(
         back = read.backlinks(conn, file_id)
         problems = read.note_problems(conn, row["path"])
         unread = read.unread_above(conn, row["path"])
+        # Only `show` decodes an outline: its model's dataclasses cost `scan --sort`, `recent`,
+        # `graph` and `status` about 10 ms of imports they never use.
+        from notedex.store.outline import decode_outline
+
         headings, block_ids = decode_outline(read.note_outline(conn, file_id))
     result: dict[str, Any] = {
         "path": row["path"],
