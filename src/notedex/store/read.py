@@ -599,19 +599,28 @@ def unmapped(conn: "sqlite3.Connection") -> None:
     conn.execute("PRAGMA mmap_size = 0")
 
 
-def names_in_path_order(conn: "sqlite3.Connection", kind: str) -> "sqlite3.Cursor":
+def names_in_path_order(
+    conn: "sqlite3.Connection", kind: str, nf: "NoteFilter | None" = None
+) -> "sqlite3.Cursor":
     """(path, name) of every file's tags (``kind`` "tags") or aliases, by path then position:
-    ``tags_by_note``/``aliases_by_note`` as a stream to merge with ``notes_in_path_order``."""
+    ``tags_by_note``/``aliases_by_note`` as a stream to merge with ``notes_in_path_order``.
+    With ``nf``, only those of the notes it keeps: a filtered scan of 41 notes at 100k read
+    and sorted every tag of the vault (0.33 s) for them (issue 32)."""
+    from notedex.store.filters import note_conditions
+
+    params: list[Any] = []
+    where = ["n.excluded = 0", *note_conditions(conn, nf, params)] if nf is not None else []
+    kept = " JOIN notes n ON n.file_id = f.id WHERE " + " AND ".join(where) if where else ""
     if kind == "tags":
         return conn.execute(
-            """
-            SELECT f.path, k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id
-            JOIN files f ON f.id = t.file_id ORDER BY f.path, t.position
-            """
+            "SELECT f.path, k.tag FROM tags t JOIN tag_names k ON k.id = t.tag_id "
+            f"JOIN files f ON f.id = t.file_id{kept} ORDER BY f.path, t.position",
+            params,
         )
     return conn.execute(
-        "SELECT f.path, a.alias FROM aliases a JOIN files f ON f.id = a.file_id "
-        "ORDER BY f.path, a.position"
+        f"SELECT f.path, a.alias FROM aliases a JOIN files f ON f.id = a.file_id{kept} "
+        "ORDER BY f.path, a.position",
+        params,
     )
 
 

@@ -13,14 +13,17 @@ ranking's, shown by the twin test, and not asked about here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from notedex.query.filters import NoteFilter
 from notedex.query.lookup import lookup
 from notedex.query.search import search
+from notedex.query.stream import Document, scan_json
 from notedex.store.connect import connect_readonly
 from tests.helpers import run_inprocess
 
@@ -85,7 +88,20 @@ QUERIES: dict[str, Callable[[Path], Callable[[Any], dict[str, Any]]]] = {
     "search top 20": lambda v: lambda c: search(c, v, "quixotic"),
     "search every hit": lambda v: lambda c: search(c, v, "quixotic", limit=1_000_000),
     "search a miss": lambda v: lambda c: search(c, v, "zyzzogeton"),
+    "a scan filtered by a tag": lambda _v: lambda c: _scan(c, NoteFilter(tags=("zephyrine",))),
 }
+
+
+def _scan(conn: Any, nf: NoteFilter) -> dict[str, Any]:
+    """The streamed `scan --json` with ``nf`` (issue 32: its tags and aliases were merged from
+    every note's, sorted by path, whatever the filter kept)."""
+    parts: list[str] = []
+    doc = Document(parts.append)
+    scan_json(conn, doc, nf)
+    doc.flush()
+    answer: dict[str, Any] = json.loads("".join(parts))
+    answer["hits"] = answer["notes"]  # _paths reads them
+    return answer
 
 
 @pytest.mark.parametrize("name", list(QUERIES))
