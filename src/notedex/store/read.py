@@ -112,8 +112,14 @@ def _fold(text: str | None) -> str | None:
 
 
 def register_fold(conn: "sqlite3.Connection") -> None:
-    """``nx_fold(text)``: NFC, then ``str.lower`` (SQLite's lower() folds ASCII only)."""
-    conn.create_function("nx_fold", 1, _fold, deterministic=True)
+    """``nx_fold(text)``: NFC, then ``str.lower`` (SQLite's lower() folds ASCII only). Once a
+    connection: SQLite refuses to replace a function while a statement using it runs (a
+    filtered scan holds its tags' cursor open while it asks for its aliases'), so a connection
+    that has it keeps it."""
+    try:
+        conn.execute("SELECT nx_fold(NULL)").fetchone()
+    except Exception:  # sqlite3.OperationalError: no such function (sqlite3 is not imported here)
+        conn.create_function("nx_fold", 1, _fold, deterministic=True)
 
 
 def notes(
@@ -343,14 +349,9 @@ def note_by_path(conn: "sqlite3.Connection", path: str) -> "Row | None":
 
 def notes_by_title(conn: "sqlite3.Connection", title: str) -> "list[Row]":
     """Case-insensitive match on path without .md, stem, or title (SEMANTICS 7's fold)."""
-    import unicodedata
-
-    def fold(text: str | None) -> str | None:
-        return None if text is None else unicodedata.normalize("NFC", text).lower()
-
     # SQLite's lower() folds ASCII only: "ÉTÉ" must find "été" as links do.
-    conn.create_function("nx_fold", 1, fold, deterministic=True)
-    key = fold(title) or ""
+    register_fold(conn)
+    key = _fold(title) or ""
     match = (
         f"nx_fold(f.path) IN (?1, ?1 || '.md') OR nx_fold(n.stem) = ?1 "
         f"OR nx_fold({NOTE_TITLE}) = ?1"
@@ -416,11 +417,7 @@ def _title_candidates(key: str) -> str | None:
 
 def notes_by_alias(conn: "sqlite3.Connection", key: str, folded: str) -> "list[Row]":
     """Notes with an alias that folds to ``folded``; ``key`` is its ``name_key`` (the index)."""
-    import unicodedata
-
-    conn.create_function(
-        "nx_fold", 1, lambda t: unicodedata.normalize("NFC", t).lower(), deterministic=True
-    )
+    register_fold(conn)
     return conn.execute(
         f"""
         SELECT DISTINCT {_NOTE_COLUMNS} FROM aliases a
