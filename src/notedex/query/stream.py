@@ -219,8 +219,8 @@ def scan_json(
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
-        tags = ByPath(read.names_in_path_order(conn, "tags"))
-        aliases = ByPath(read.names_in_path_order(conn, "aliases"))
+        tags = ByPath(read.names_in_path_order(conn, "tags", nf))
+        aliases = ByPath(read.names_in_path_order(conn, "aliases", nf))
         doc.add('{"notes":[')
         notes = doc.items(
             encode(scan_entry(r, tags.take(r["path"]), aliases.take(r["path"])))
@@ -265,8 +265,8 @@ def scan_text(
     r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
 
     def rows() -> Iterable[tuple[str, ...]]:
-        tags = ByPath(read.names_in_path_order(conn, "tags"))
-        aliases = ByPath(read.names_in_path_order(conn, "aliases"))
+        tags = ByPath(read.names_in_path_order(conn, "tags", nf))
+        aliases = ByPath(read.names_in_path_order(conn, "aliases", nf))
         for n in read.notes_in_path_order(conn, nf):
             entry = {**dict(n), "tags": tags.take(n["path"]), "aliases": aliases.take(n["path"])}
             yield scan_cells(entry, r)

@@ -599,9 +599,16 @@ def unmapped(conn: "sqlite3.Connection") -> None:
     conn.execute("PRAGMA mmap_size = 0")
 
 
-def names_in_path_order(conn: "sqlite3.Connection", kind: str) -> "sqlite3.Cursor":
+def names_in_path_order(
+    conn: "sqlite3.Connection", kind: str, nf: "NoteFilter | None" = None
+) -> "sqlite3.Cursor":
     """(path, name) of every file's tags (``kind`` "tags") or aliases, by path then position:
-    ``tags_by_note``/``aliases_by_note`` as a stream to merge with ``notes_in_path_order``."""
+    ``tags_by_note``/``aliases_by_note`` as a stream to merge with ``notes_in_path_order``.
+    With an active ``nf``, only those of the notes ``notes_in_path_order(conn, nf)`` lists
+    (issue 32: a filtered scan of 41 notes read the 330,000 tags of a 100k vault), walked
+    from ``files`` in path order: no sort, and no plan that starts from every tag."""
+    if nf is not None and nf.active:
+        return _kept_names_in_path_order(conn, kind, nf)
     if kind == "tags":
         return conn.execute(
             """
@@ -613,6 +620,26 @@ def names_in_path_order(conn: "sqlite3.Connection", kind: str) -> "sqlite3.Curso
         "SELECT f.path, a.alias FROM aliases a JOIN files f ON f.id = a.file_id "
         "ORDER BY f.path, a.position"
     )
+
+
+def _kept_names_in_path_order(
+    conn: "sqlite3.Connection", kind: str, nf: "NoteFilter"
+) -> "sqlite3.Cursor":
+    from notedex.store.filters import note_conditions
+
+    params: list[Any] = []
+    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
+    if kind == "tags":
+        names = (
+            "k.tag FROM files f CROSS JOIN notes n ON n.file_id = f.id"
+            " CROSS JOIN tags t ON t.file_id = f.id CROSS JOIN tag_names k ON k.id = t.tag_id"
+        )
+    else:
+        names = (
+            "t.alias FROM files f CROSS JOIN notes n ON n.file_id = f.id"
+            " CROSS JOIN aliases t ON t.file_id = f.id"
+        )
+    return conn.execute(f"SELECT f.path, {names} WHERE {where} ORDER BY f.path, t.position", params)
 
 
 _GRAPH_LINKS = """
