@@ -52,7 +52,7 @@ def _where(
 ) -> "tuple[str, list[Any]]":
     """The WHERE clause of the tasks selected, and its parameters (see ``tasks``).
     ``steered``: ``+t.state``/``+t.status``, which keep the planner off ``tasks_status`` (for
-    a walk in ``tasks_due``'s order). ``unjoined``: for a FROM without ``notes``/``files``,
+    a walk in ``tasks_due``'s order; always with ``due_before``). ``unjoined``: for a FROM without ``notes``/``files``,
     only without a note filter."""
     # Every task has its note's row (store.notes writes and deletes them together), so the
     # few excluded notes' tasks can be left out by their partial index, without a notes row
@@ -61,7 +61,9 @@ def _where(
     where = [excluded if unjoined else "n.excluded = 0"]
     params: list[Any] = []
     chosen = []
-    plus = "+" if steered else ""
+    # --due-before: the due dates' index from the earliest, a range of the vault's tasks,
+    # rather than every task of the state looked up for its date (issue 32).
+    plus = "+" if steered or due_before is not None else ""
     if states:
         chosen.append(f"{plus}t.state IN ({', '.join('?' * len(states))})")
         params.extend(TASK_STATES.index(state) for state in states)

@@ -100,16 +100,23 @@ def _steps(conn: object, run: object) -> int:
     return steps
 
 
-def test_a_first_page_does_not_sort_every_task(tmp_path: Path) -> None:
-    vault, db = tmp_path / "vault", tmp_path / "index.db"
+@pytest.fixture(scope="module")
+def dated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """400 open tasks in 10 notes, due on 400 days."""
+    root = tmp_path_factory.mktemp("dated")
+    vault, db = root / "vault", root / "index.db"
     write(vault / ".obsidian" / "app.json", "{}")
     first = date(2026, 1, 1).toordinal()
-    for k in range(10):  # 400 open tasks, due on 400 days
+    for k in range(10):
         days = [date.fromordinal(first + k + 10 * j).isoformat() for j in range(40)]
         write(vault / f"n{k}.md", "".join(f"- [ ] t 📅 {day}\n" for day in days))
     cli_json(vault, db, "status")
+    return db
+
+
+def test_a_first_page_does_not_sort_every_task(dated: Path) -> None:
     wanted = TaskFilter(states=["open"])
-    conn = connect_readonly(db)
+    conn = connect_readonly(dated)
     try:
         whole = _steps(conn, lambda: tasks(conn, wanted))
         page = _steps(conn, lambda: tasks_page(conn, wanted, 0, 3))
@@ -118,3 +125,16 @@ def test_a_first_page_does_not_sort_every_task(tmp_path: Path) -> None:
     # Both count every task of the state (the totals), from an index; only the whole answer
     # reads and sorts them (before the bound, the page did too: 197 against 208).
     assert page * 3 < whole, (page, whole)
+
+
+def test_due_before_reads_the_due_dates_from_the_earliest(dated: Path) -> None:
+    conn = connect_readonly(dated)
+    try:
+        whole = _steps(conn, lambda: tasks(conn, TaskFilter(states=["open"])))
+        early = TaskFilter(states=["open"], due_before="2026-01-11")
+        steps = _steps(conn, lambda: tasks(conn, early))
+        assert tasks(conn, early)["taskCount"] == 10
+    finally:
+        conn.close()
+    # Before: every open task looked up for its date (32 against 208).
+    assert steps * 10 < whole, (steps, whole)
