@@ -1,6 +1,6 @@
-"""A filtered scan streamed in path order (query.stream.scan_json) merges the tags and aliases of
-the notes the filter keeps, read for those notes only (issue 32), and writes the document
-``query.listing.scan`` answers, byte for byte, for every kind of filter."""
+"""A filtered scan streamed (query.stream.scan_json) reads the tags and aliases of the notes the
+filter keeps only (issue 32), merged by path in path order or by id in another, and writes the
+document ``query.listing.scan`` answers, byte for byte, for every kind of filter and order."""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ FILTERS = [
     NoteFilter(tags=("p",)),
     NoteFilter(where=(parse_where("!status"),)),
     NoteFilter(folders=("Nowhere",)),
+    NoteFilter(where=(parse_where("status=draft"),), sort="title"),
+    NoteFilter(folders=("A", "B"), sort="status", reverse=True),
+    NoteFilter(tags=("p",), sort="path", reverse=True),
 ]
 
 
