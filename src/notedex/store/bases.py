@@ -41,11 +41,17 @@ def file_rows(
         for tag in group:
             ors.append("(k.tag_key = ? OR (k.tag_key >= ? AND k.tag_key < ?))")
             params += [tag, tag + "/", tag + "0"]
-        where.append(
-            "f.id IN (SELECT t.file_id FROM tags t JOIN tag_names k ON k.id = t.tag_id WHERE "
-            + " OR ".join(ors)
-            + ")"
-        )
+        if folders:  # from the folders' files, each one's few tags (not every tagged file)
+            where.append(
+                "EXISTS (SELECT 1 FROM tags t JOIN tag_names k ON k.id = t.tag_id"
+                " WHERE t.file_id = f.id AND (" + " OR ".join(ors) + "))"
+            )
+        else:
+            where.append(
+                "f.id IN (SELECT t.file_id FROM tags t JOIN tag_names k ON k.id = t.tag_id WHERE "
+                + " OR ".join(ors)
+                + ")"
+            )
     sql = (
         "SELECT f.id AS id, f.path AS path, f.size AS size, f.mtime_ns AS mtime_ns,"
         " f.ctime_ns AS ctime_ns, f.is_note AS is_note, n.properties AS properties"

@@ -13,7 +13,7 @@ from notedex.store.connect import connect_readonly
 from tests.helpers import cli_json, write
 
 TAGGED = {
-    "A/in.md": "#project\n",
+    "A/in.md": "#project #common\n",
     "A/deep/nested.md": "#project/x\n",
     "A/other.md": "#projects #project0 #projectx\n",
     "A/none.md": "no tag\n",
@@ -32,7 +32,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for rel, text in TAGGED.items():
         write(vault / rel, text)
     for k in range(300):  # many tags elsewhere
-        write(vault / "Z" / f"z{k:03}.md", " ".join(f"#t{k}-{j}" for j in range(6)) + "\n")
+        tags = " ".join(f"#t{k}-{j}" for j in range(5))
+        write(vault / "Z" / f"z{k:03}.md", f"{tags} #common\n")
     write(vault / "A" / "pic.png", "not a note")
     cli_json(vault, db, "status")  # builds the index
     return db
@@ -83,3 +84,26 @@ def test_the_narrowed_rows_do_not_read_every_tag(db: Path) -> None:
     finally:
         conn.close()
     assert narrowed < steps, (narrowed, steps)  # before: a pass over every tag and more
+
+
+def test_a_folder_and_a_common_tag_read_the_folder_not_the_tag(db: Path) -> None:
+    conn = connect_readonly(db)
+    steps = 0
+
+    def tick() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    try:
+        conn.set_progress_handler(tick, 100)
+        assert [r["path"] for r in file_rows(conn, folders=("A",), tags=(("common",),))] == [
+            "A/in.md"
+        ]
+        both = steps
+        steps = 0
+        assert len(file_rows(conn, tags=(("common",),))) == 301
+        conn.set_progress_handler(None, 100)
+    finally:
+        conn.close()
+    assert both * 3 < steps, (both, steps)  # before: 39 against 99 (the tag's 301 files)
