@@ -112,7 +112,14 @@ def _fold(text: str | None) -> str | None:
 
 
 def register_fold(conn: "sqlite3.Connection") -> None:
-    """``nx_fold(text)``: NFC, then ``str.lower`` (SQLite's lower() folds ASCII only)."""
+    """``nx_fold(text)``: NFC, then ``str.lower`` (SQLite's lower() folds ASCII only). Once
+    per connection: a streamed, filtered scan builds three queries with the note filter while
+    the first ones run, and SQLite refuses to redefine a function then."""
+    try:
+        conn.execute("SELECT nx_fold('')").fetchone()
+        return
+    except conn.OperationalError:  # no such function yet (no `import sqlite3`: tasks' path)
+        pass
     conn.create_function("nx_fold", 1, _fold, deterministic=True)
 
 

@@ -17,7 +17,7 @@ from notedex.store.connect import connect_readonly
 from tests.helpers import cli_json, write
 
 NOTES = {
-    "A/one.md": "---\nstatus: draft\naliases: [Uno, First]\ntags: [p, q]\n---\n#inline\n",
+    "A/one.md": "---\nstatus: draft\ntype: Method\naliases: [Uno, First]\ntags: [p, q]\n---\n#inline\n",
     "A/two.md": "---\nstatus: done\naliases: [Dos]\n---\n#p #p/sub\n",
     "A/sub/three.md": "---\nstatus: draft\n---\nno tags\n",
     "B/four.md": "---\nstatus: draft\naliases: [Cuatro]\ntags: [z]\n---\n",
@@ -35,6 +35,8 @@ FILTERS = [
     NoteFilter(where=(parse_where("status=draft"),), sort="title"),
     NoteFilter(folders=("A", "B"), sort="status", reverse=True),
     NoteFilter(tags=("p",), sort="path", reverse=True),
+    NoteFilter(note_type="method"),  # a SQL function, registered once for three queries
+    NoteFilter(note_type="method", sort="title"),
 ]
 
 
