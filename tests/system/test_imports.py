@@ -343,3 +343,13 @@ def test_lookup_skips_the_other_renderers_and_future(
     names = imported_modules(*command, "--vault", vault, "--db", db)
     assert "notedex.query.output" in names  # the probe sees the output module
     assert {"notedex.query.render", "__future__"} & names == set()
+
+
+def test_a_filtered_scan_skips_the_outline_model(demo: tuple[Path, Path]) -> None:
+    """Issue 32's filtered scan: `show`'s outline decoder and its dataclasses model were a third
+    of the command's start-up; `scan` reads none of them, nor query.listing (json, pathlib)."""
+    vault, db = demo
+    args = ("scan", "--where", "status=draft", "--folder", "Areas", "--sort", "modified")
+    names = imported_modules(*args, "--json", "--vault", vault, "--db", db, "--no-refresh")
+    heavy = {"notedex.store.outline", "notedex.vault.model", "dataclasses", "notedex.query.listing"}
+    assert sorted(heavy & names) == []  # sorted and piped: streamed, as in path order

@@ -428,7 +428,7 @@ def cmd_scan(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     nf = note_filter(args, cfg)
     in_path_order = nf is None or (nf.sort in (None, "path") and not nf.reverse)
-    if _streams(args) and in_path_order:  # the stream merges tags and aliases by path
+    if _streams(args) and (in_path_order or (nf is not None and nf.active)):  # sorted: by id
         from notedex.query.stream import scan_json
 
         return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf))

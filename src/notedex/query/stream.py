@@ -214,18 +214,30 @@ def scan_json(
     doc: Document,
     nf: NoteFilter | None = None,
 ) -> None:
-    """``query.listing.scan`` as compact JSON, note after note (``nf`` in path order only:
-    the tags and aliases are merged by path)."""
+    """``query.listing.scan`` as compact JSON, note after note: in path order, the tags and
+    aliases merged by path; in another order (``nf.sort``, ``nf.reverse``, only with a filter),
+    the kept notes read first and their names by id, as ``scan`` reads them (issue 32: a
+    sorted, filtered scan without ``query.listing``'s imports)."""
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
-        tags = ByPath(read.names_in_path_order(conn, "tags", nf))
-        aliases = ByPath(read.names_in_path_order(conn, "aliases", nf))
+        if nf is not None and (nf.sort not in (None, "path") or nf.reverse):
+            rows = read.notes_in_path_order(conn, nf).fetchall()
+            ids = [r["file_id"] for r in rows]
+            by_id = read.tags_by_note(conn, ids), read.aliases_by_note(conn, ids)
+            entries = (
+                scan_entry(r, by_id[0].get(r["file_id"], []), by_id[1].get(r["file_id"], []))
+                for r in rows
+            )
+        else:
+            tags = ByPath(read.names_in_path_order(conn, "tags", nf))
+            aliases = ByPath(read.names_in_path_order(conn, "aliases", nf))
+            entries = (
+                scan_entry(r, tags.take(r["path"]), aliases.take(r["path"]))
+                for r in read.notes_in_path_order(conn, nf)
+            )
         doc.add('{"notes":[')
-        notes = doc.items(
-            encode(scan_entry(r, tags.take(r["path"]), aliases.take(r["path"])))
-            for r in read.notes_in_path_order(conn, nf)
-        )
+        notes = doc.items(encode(entry) for entry in entries)
         doc.add('],"errors":[')
         errors = doc.items(
             encode(scan_error(r)) for r in read.problems_in_path_order(conn, "error")

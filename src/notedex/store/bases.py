@@ -28,22 +28,30 @@ def file_rows(
     """
     where: list[str] = []
     params: list[Any] = []
+    # A prefix P/ as a range, P/ <= text < P0 ('0' follows '/'), which the indexes on path and
+    # tag_key answer: substr(text, 1, len) = 'P/' read every file's or every tag's row (issue 32).
     if folders:
         ors = []
         for folder in folders:
-            ors.append("substr(f.path, 1, ?) = ?")
-            params += [len(folder) + 1, folder + "/"]
+            ors.append("(f.path >= ? AND f.path < ?)")
+            params += [folder + "/", folder + "0"]
         where.append("(" + " OR ".join(ors) + ")")
     for group in tags:
         ors = []
         for tag in group:
-            ors.append("(k.tag_key = ? OR substr(k.tag_key, 1, ?) = ?)")
-            params += [tag, len(tag) + 1, tag + "/"]
-        where.append(
-            "f.id IN (SELECT t.file_id FROM tags t JOIN tag_names k ON k.id = t.tag_id WHERE "
-            + " OR ".join(ors)
-            + ")"
-        )
+            ors.append("(k.tag_key = ? OR (k.tag_key >= ? AND k.tag_key < ?))")
+            params += [tag, tag + "/", tag + "0"]
+        if folders:  # from the folders' files, each one's few tags (not every tagged file)
+            where.append(
+                "EXISTS (SELECT 1 FROM tags t JOIN tag_names k ON k.id = t.tag_id"
+                " WHERE t.file_id = f.id AND (" + " OR ".join(ors) + "))"
+            )
+        else:
+            where.append(
+                "f.id IN (SELECT t.file_id FROM tags t JOIN tag_names k ON k.id = t.tag_id WHERE "
+                + " OR ".join(ors)
+                + ")"
+            )
     sql = (
         "SELECT f.id AS id, f.path AS path, f.size AS size, f.mtime_ns AS mtime_ns,"
         " f.ctime_ns AS ctime_ns, f.is_note AS is_note, n.properties AS properties"

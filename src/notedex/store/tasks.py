@@ -42,21 +42,33 @@ def note_conditions(
 
 def _where(
     conn: "sqlite3.Connection",
+    steered: bool = False,
+    unjoined: bool = False,
     states: "Sequence[str]" = (),
     statuses: "Sequence[str]" = (),
     due_before: str | None = None,
     due_after: str | None = None,
     note_filter: "NoteFilter | None" = None,
 ) -> "tuple[str, list[Any]]":
-    """The WHERE clause of the tasks selected, and its parameters (see ``tasks``)."""
-    where = ["n.excluded = 0"]
+    """The WHERE clause of the tasks selected, and its parameters (see ``tasks``).
+    ``steered``: ``+t.state``/``+t.status``, which keep the planner off ``tasks_status`` (for
+    a walk in ``tasks_due``'s order; always with ``due_before``). ``unjoined``: for a FROM without ``notes``/``files``,
+    only without a note filter."""
+    # Every task has its note's row (store.notes writes and deletes them together), so the
+    # few excluded notes' tasks can be left out by their partial index, without a notes row
+    # looked up per task.
+    excluded = "t.file_id NOT IN (SELECT file_id FROM notes WHERE excluded = 1)"
+    where = [excluded if unjoined else "n.excluded = 0"]
     params: list[Any] = []
     chosen = []
+    # --due-before: the due dates' index from the earliest, a range of the vault's tasks,
+    # rather than every task of the state looked up for its date (issue 32).
+    plus = "+" if steered or due_before is not None else ""
     if states:
-        chosen.append(f"t.state IN ({', '.join('?' * len(states))})")
+        chosen.append(f"{plus}t.state IN ({', '.join('?' * len(states))})")
         params.extend(TASK_STATES.index(state) for state in states)
     if statuses:
-        chosen.append(f"t.status IN ({', '.join('?' * len(statuses))})")
+        chosen.append(f"{plus}t.status IN ({', '.join('?' * len(statuses))})")
         params.extend(statuses)
     if chosen:
         where.append("(" + " OR ".join(chosen) + ")")
@@ -83,6 +95,8 @@ def tasks(
     page = ""
     if offset or limit is not None:
         page = " LIMIT ? OFFSET ?"
+        if limit is not None:
+            where, params = _bounded(conn, where, params, offset + limit, wanted)
         params += [-1 if limit is None else limit, offset]
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: one row object less per task
@@ -90,15 +104,42 @@ def tasks(
     return [(*row[:4], TASK_STATES[row[4]], *row[5:]) for row in rows]
 
 
+def _bounded(
+    conn: "sqlite3.Connection", where: str, params: "list[Any]", end: int, wanted: "Any"
+) -> "tuple[str, list[Any]]":
+    """``where`` narrowed to the tasks a page ending at the ``end``-th task can hold, when
+    that many have a due date: those due on or before the ``end``-th due date, walked in
+    ``tasks_due``'s order (a few rows, not every task of the state sorted through the
+    files' paths). The order puts due tasks first, so they are a prefix of it and the page is
+    the same; with fewer due tasks, ``where`` as it was. ``+t.state``/``+t.status`` keep the
+    planner off ``tasks_status``, which would read every task of the state (issue 32)."""
+    steered, params = _where(conn, steered=True, **wanted)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    found = cursor.execute(
+        "SELECT t.due FROM tasks t CROSS JOIN notes n ON n.file_id = t.file_id"
+        f" CROSS JOIN files f ON f.id = t.file_id{steered} AND t.due IS NOT NULL"
+        " ORDER BY t.due LIMIT 1 OFFSET ?",
+        [*params, end - 1],
+    ).fetchone()
+    if found is None:
+        return where, params
+    return steered + " AND t.due <= ?", [*params, found[0]]
+
+
 def state_counts(conn: "sqlite3.Connection", **wanted: "Any") -> list[int]:
     """How many of the tasks ``tasks`` selects are in each state, in ``TASK_STATES`` order."""
-    where, params = _where(conn, **wanted)
+    nf = wanted.get("note_filter")
+    unjoined = nf is None or not nf.active  # no note filter: no notes or files row per task
+    where, params = _where(conn, unjoined=unjoined, **wanted)
+    tables = ""
+    if not unjoined:
+        tables = (
+            " CROSS JOIN notes n ON n.file_id = t.file_id CROSS JOIN files f ON f.id = t.file_id"
+        )
     counts = [0] * len(TASK_STATES)
     for state, count in conn.execute(
-        "SELECT t.state, count(*) FROM tasks t"
-        " CROSS JOIN notes n ON n.file_id = t.file_id CROSS JOIN files f ON f.id = t.file_id"
-        f"{where} GROUP BY t.state",
-        params,
+        f"SELECT t.state, count(*) FROM tasks t{tables}{where} GROUP BY t.state", params
     ):
         counts[state] = count
     return counts
