@@ -121,17 +121,7 @@ class VaultWriter:
         folder, name = self._folder(snapshot.real)
         try:
             temp = _write_temp(folder, name, data, snapshot.mode, snapshot.owner)
-            try:
-                try:
-                    current, _ = _read(folder, name)
-                except FileNotFoundError:
-                    raise Changed(snapshot.path) from None
-                if current != snapshot.data:
-                    raise Changed(snapshot.path)
-                os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-            except BaseException:
-                _unlink(temp, folder)
-                raise
+            _rename_checked(folder, snapshot, temp)
             if sync_folder:
                 os.fsync(folder)  # the rename itself survives a crash
             else:
@@ -265,8 +255,9 @@ def why_not_written(problem: OSError) -> str:
 
 
 def _rename_checked(folder: int, snapshot: Snapshot, temp: str) -> None:
-    """Phase three of ``replace_many``: the target re-read, the temporary renamed over it;
-    ``Changed`` (the temporary removed) if the target changed since it was read."""
+    """The last step of ``replace`` and phase three of ``replace_many``: the target re-read,
+    the temporary renamed over it; ``Changed`` (the temporary removed) if the target changed
+    since it was read."""
     name = snapshot.real.rpartition("/")[2]
     try:
         try:
