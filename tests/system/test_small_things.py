@@ -109,8 +109,10 @@ def test_index_and_health_count_errors_alike(tmp_path: Path) -> None:
 FRONTED = "---\ntitle: Fronted\ntags: [a]\n---\n" + "".join(f"body line {n}\n" for n in range(1, 6))
 
 
-@pytest.fixture
-def fronted(tmp_path: Path) -> tuple[str, ...]:
+@pytest.fixture(scope="module")
+def fronted(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """Read-only, shared by the module's tests (the first query builds its index)."""
+    tmp_path = tmp_path_factory.mktemp("fronted")
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "fronted.md").write_text(FRONTED, encoding="utf-8")  # lines 1-4 frontmatter, 9 lines
@@ -207,8 +209,10 @@ def test_color_always_styles_a_pipe_even_under_no_color(demo: tuple[Path, Path])
 # -- names escaped in text output -------------------------------------------------------------
 
 
-@pytest.fixture
-def odd_names(tmp_path: Path) -> tuple[str, ...]:
+@pytest.fixture(scope="module")
+def odd_names(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """Read-only, shared by the module's tests (the first query builds its index)."""
+    tmp_path = tmp_path_factory.mktemp("oddnames")
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "two\nlines.md").write_text("walrus here\n[[plain]]\n", encoding="utf-8")
