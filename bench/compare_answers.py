@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_index import BENCH_DIR, ROOT, build, child_env, export
+from compare_index import add_sides_arguments, build_sides, child_env, sides_of
 
 SEARCHES = (
     ["book"],
@@ -109,8 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("old", nargs="?", help="the old revision (a commit, branch or tag)")
     parser.add_argument("vaults", nargs="*", type=Path, help="vaults to index (read only)")
-    parser.add_argument("--new", help="the new revision (default: this working tree's src)")
-    parser.add_argument("--out", type=Path, default=BENCH_DIR / "out", help="work folder")
+    add_sides_arguments(parser)
     parser.add_argument("--sizes", type=Path, metavar="DB", help="print DB's table sizes only")
     args = parser.parse_args(argv)
     if args.sizes:
@@ -118,19 +117,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not args.old or not args.vaults:
         parser.error("give a revision and at least one vault")
-    work = (args.out / "compare").resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    sides = {
-        "old": export(args.old, work),
-        "new": export(args.new, work) if args.new else ROOT / "src",
-    }
+    work, sides = sides_of(args)
     different = False
     for vault in args.vaults:
         vault = vault.resolve()
         print(f"{vault.name}:")
-        dbs = {name: work / f"answers-{name}-{vault.name}.db" for name in sides}
-        for name, src in sides.items():
-            build(src, vault, dbs[name])
+        dbs = build_sides(sides, vault, work, "answers-")
         for command in commands(vault):
             outputs = {name: answer(src, vault, dbs[name], command) for name, src in sides.items()}
             label = " ".join(command)[:70]

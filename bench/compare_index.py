@@ -80,6 +80,35 @@ def build(src: Path, vault: Path, db: Path) -> None:
     run(src, ["index", "--full", "--vault", str(vault), "--db", str(db)])
 
 
+def add_sides_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that name the two sides and the work folder (this script's and
+    ``bench/compare_answers.py``'s)."""
+    parser.add_argument("--new", help="the new revision (default: this working tree's src)")
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "out", help="work folder")
+
+
+def sides_of(args: argparse.Namespace) -> tuple[Path, dict[str, Path]]:
+    """The work folder (``OUT/compare``) and each side's ``src``: ``old`` exported, ``new``
+    exported or this working tree's."""
+    work = (args.out / "compare").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    sides = {
+        "old": export(args.old, work),
+        "new": export(args.new, work) if args.new else ROOT / "src",
+    }
+    return work, sides
+
+
+def build_sides(
+    sides: dict[str, Path], vault: Path, work: Path, prefix: str = ""
+) -> dict[str, Path]:
+    """Each side's cold index of ``vault`` in ``work/PREFIX{side}-{vault}.db``, by side."""
+    dbs = {name: work / f"{prefix}{name}-{vault.name}.db" for name in sides}
+    for name, src in sides.items():
+        build(src, vault, dbs[name])
+    return dbs
+
+
 def inflate(conn: sqlite3.Connection, blob: bytes) -> bytes:
     """A body_store stream's bytes, with the dictionary its header names (schema 27) if any."""
     if not blob[1] & 0x20:
@@ -146,22 +175,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("old", help="the old revision (a commit, branch or tag)")
     parser.add_argument("vaults", nargs="+", type=Path, help="vaults to index (read only)")
-    parser.add_argument("--new", help="the new revision (default: this working tree's src)")
-    parser.add_argument("--out", type=Path, default=BENCH_DIR / "out", help="work folder")
+    add_sides_arguments(parser)
     args = parser.parse_args(argv)
-    work = (args.out / "compare").resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    sides = {
-        "old": export(args.old, work),
-        "new": export(args.new, work) if args.new else ROOT / "src",
-    }
+    work, sides = sides_of(args)
     different = False
     for vault in args.vaults:
         vault = vault.resolve()
         print(f"{vault.name}:")
-        dbs = {name: work / f"{name}-{vault.name}.db" for name in sides}
-        for name, src in sides.items():
-            build(src, vault, dbs[name])
+        dbs = build_sides(sides, vault, work)
         problems = compare_dbs(dbs["old"], dbs["new"])
         for command in (["health", "--json"], ["tags", "--json"]):
             outputs = {

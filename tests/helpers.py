@@ -436,13 +436,13 @@ def fresh_full_index(vault: Path, tmp: Path) -> dict[str, list[tuple[Any, ...]]]
 
 
 def indexed_demo(base: Path) -> tuple[Path, Path]:
-    """A private copy of the demo vault under ``base``, indexed through the CLI: (vault, db)."""
+    """A private copy of the demo vault under ``base``, indexed through the CLI in-process: (vault, db)."""
     import shutil
 
     vault = base / "vault"
     shutil.copytree(DEMO_VAULT, vault)
     db = base / "index.db"
-    result = run_cli("index", "--vault", vault, "--db", db)
+    result = run_inprocess("index", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     return vault, db
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,40 @@ def make_vault(root: Path, files: dict[str, str | bytes]) -> Path:
         else:
             write(path, content)
     return root
+
+
+def indexed_vault(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    files: Mapping[str, str | bytes],
+    app: str = "{}",
+) -> Path:
+    """A read-only vault of ``files`` for a module: ``make_vault`` under a fresh folder named
+    ``name``, its ``.obsidian/app.json`` holding ``app`` (JSON), indexed in-process by ``notedex
+    status`` (the way a first query builds it); its index database."""
+    root = tmp_path_factory.mktemp(name)
+    vault, db = make_vault(root / "vault", {".obsidian/app.json": app, **files}), root / "index.db"
+    result = run_inprocess("status", "--vault", vault, "--db", db, "--json")
+    assert result.code == 0, result.stderr
+    return db
+
+
+def vm_steps(conn: sqlite3.Connection, run: Callable[[], object]) -> int:
+    """SQLite virtual-machine steps ``run()`` takes on ``conn``, counted in hundreds
+    (deterministic: a cost that does not depend on the machine's speed)."""
+    steps = 0
+
+    def tick() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    conn.set_progress_handler(tick, 100)
+    try:
+        run()
+    finally:
+        conn.set_progress_handler(None, 100)
+    return steps
 
 
 def age(root: Path, seconds: float = 60.0) -> None:

@@ -221,7 +221,7 @@ def test_cli_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
         assert "not empty" in done.stderr
 
 
-@pytest.mark.slow  # writes a whole second community vault: 6 s of CPU
+@pytest.mark.slow  # writes a whole second community vault (about 1 s of CPU)
 def test_cli_replaces_a_vault_it_made_with_force(generator: ModuleType, tmp_path: Path) -> None:
     out = tmp_path / "vault"
     out.mkdir()

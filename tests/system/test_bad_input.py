@@ -22,7 +22,15 @@ from notedex.indexing import pool as parse_pool
 from notedex.indexing.etagcheck import current_file_count
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
-from tests.helpers import Result, dump_index, fresh_full_index, fts_integrity_ok, run_cli, write
+from tests.helpers import (
+    Result,
+    dump_index,
+    fresh_full_index,
+    fts_integrity_ok,
+    run_cli,
+    run_inprocess,
+    write,
+)
 from tests.indexcheck import age, fts_sound_after, make_vault
 from tests.privileges import Lockout, lockout
 
@@ -32,9 +40,11 @@ HEALTHY = {"good.md": "---\ntags: [ok]\n---\n# Good\n[[other]]\n", "other.md": "
 
 
 def index(
-    vault: Path, db: Path, run: Callable[..., Result] = run_cli
+    vault: Path, db: Path, run: Callable[..., Result] = run_inprocess
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """scan --json and health --json; both must parse and exit as the contract says."""
+    """scan --json and health --json; both must parse and exit as the contract says. In-process
+    by default (the same code and exit codes: tests/system/test_exit_codes.py and test_cli.py
+    run them in child processes); the privilege tests run them as another user (``lock.run``)."""
     scan = run("scan", "--json", "--vault", vault, "--db", db)
     assert scan.code == 0, scan.stderr
     assert "Traceback" not in scan.stderr
@@ -99,7 +109,7 @@ def test_a_binary_md_file_is_an_error(tmp_path: Path) -> None:
     scan, health = index(vault, tmp_path / "i.db")
     assert_healthy_pair_indexed(scan, health)
     assert any("binary" in m for m in errors_for(scan, "blob.md"))
-    show = run_cli("show", "blob.md", "--json", "--vault", vault, "--db", tmp_path / "i.db")
+    show = run_inprocess("show", "blob.md", "--json", "--vault", vault, "--db", tmp_path / "i.db")
     assert show.code == 0 and show.json()["links"] == []
 
 

@@ -1,5 +1,8 @@
 """`capture TEXT`: a new note in the inbox folder, never an overwrite, never outside the inbox,
 whatever the text holds; the note is indexed like any other.
+
+`capture --json` and its text line, and undecodable bytes in argv and on stdin, run as child
+processes; the rest calls the CLI in-process (``run_inprocess``: the same ``main`` and exit codes).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 import pytest
 
 from notedex.edit.capture import capture, title_from_text
-from tests.helpers import run_cli, write
+from tests.helpers import run_cli, run_inprocess, write
 from tests.indexcheck import fts_sound_after, make_vault
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
@@ -51,7 +54,7 @@ HOSTILE = [
 
 
 def index_notes(vault: Path, db: Path) -> dict[str, Any]:
-    result = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    result = run_inprocess("scan", "--json", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     return result.json()
 
@@ -104,7 +107,7 @@ def test_capture_writes_the_promised_frontmatter_and_body(tmp_path: Path) -> Non
         "Idea: try PARA\n\nmore [[Home]] #idea\n"
     )
     db = tmp_path / "i.db"
-    show = run_cli("show", captured.path, "--json", "--vault", vault, "--db", db).json()
+    show = run_inprocess("show", captured.path, "--json", "--vault", vault, "--db", db).json()
     assert show["tags"] == ["idea"] and show["properties"]["created"] == "2026-11-30T09:15:42+08:00"
     assert show["links"][0]["key"] == "Home"
 
@@ -143,7 +146,7 @@ def test_capture_cli_json_and_text(tmp_path: Path) -> None:
 
 def test_capture_reads_stdin_with_dash_and_keeps_nul_out(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {})
-    result = run_cli(
+    result = run_inprocess(
         "capture",
         "-",
         "--json",
@@ -192,7 +195,9 @@ def test_capture_of_undecodable_argv_bytes(tmp_path: Path) -> None:
 def test_empty_text_is_a_usage_error(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {})
     for text in ("", "   \n\t"):
-        result = run_cli("capture", text, "--json", "--vault", vault, "--db", tmp_path / "i.db")
+        result = run_inprocess(
+            "capture", text, "--json", "--vault", vault, "--db", tmp_path / "i.db"
+        )
         assert (result.code, result.stdout) == (2, "")
     assert not (vault / "00_Inbox").exists()
 
@@ -202,7 +207,7 @@ def test_inbox_folder_is_configurable_and_stays_in_the_vault(tmp_path: Path) -> 
     config = tmp_path / "config.toml"
     env = {"NOTEDEX_CONFIG": str(config)}
     config.write_text('inbox = "Inbox/Captures"\n', encoding="utf-8")
-    result = run_cli(
+    result = run_inprocess(
         "capture", "hello", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env
     )
     assert result.code == 0, result.stderr
@@ -211,7 +216,7 @@ def test_inbox_folder_is_configurable_and_stays_in_the_vault(tmp_path: Path) -> 
     # the capture is refused with what to give instead, and nothing is written anywhere.
     for climbing in ("../../escape", "sub/../../escape", "../x"):
         config.write_text(f'inbox = "{climbing}"\n', encoding="utf-8")
-        result = run_cli(
+        result = run_inprocess(
             "capture", "hi", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env
         )
         assert (result.code, result.stdout) == (2, ""), result
@@ -230,7 +235,7 @@ def test_an_inbox_that_leads_outside_or_is_hidden_is_refused(tmp_path: Path) -> 
     env = {"NOTEDEX_CONFIG": str(config)}
     for inbox in ("Out", "Out/deeper/still", ".inbox", "Notes/.drafts"):
         config.write_text(f'inbox = "{inbox}"\n', encoding="utf-8")
-        result = run_cli(
+        result = run_inprocess(
             "capture", "x", "--json", "--vault", vault, "--db", tmp_path / "i.db", env=env
         )
         assert (result.code, result.stdout) == (2, ""), inbox
@@ -268,7 +273,7 @@ def test_capture_reports_its_note_even_when_the_index_cannot_be_updated(tmp_path
     vault = make_vault(tmp_path / "v", {})
     broken = tmp_path / "not-an-index.db"
     broken.write_text("garbage\n" * 10, encoding="utf-8")
-    result = run_cli("capture", "keep me", "--json", "--vault", vault, "--db", broken)
+    result = run_inprocess("capture", "keep me", "--json", "--vault", vault, "--db", broken)
     assert result.code == 0
     assert json.loads(result.stdout)["path"] == "00_Inbox/keep me.md"
     assert (vault / "00_Inbox" / "keep me.md").is_file()
@@ -309,9 +314,9 @@ def test_the_title_keeps_the_text_as_written_and_only_the_name_is_made_safe(
     vault = make_vault(tmp_path / "v", {})
     db = tmp_path / "i.db"
     text = 'Re: a/b #1 [[x]] "quoted" 50% \u00e9t\u00e9 ? yes\nmore'
-    data = run_cli("capture", text, "--json", "--vault", vault, "--db", db).json()
+    data = run_inprocess("capture", text, "--json", "--vault", vault, "--db", db).json()
     assert data["path"] == "00_Inbox/Re a b 1 x quoted 50 \u00e9t\u00e9 yes.md"
-    show = run_cli("show", data["id"], "--json", "--vault", vault, "--db", db).json()
+    show = run_inprocess("show", data["id"], "--json", "--vault", vault, "--db", db).json()
     assert show["path"] == data["path"]  # show finds a note by its id
     assert (
         show["title"]
@@ -329,13 +334,14 @@ def test_quick_captures_get_distinct_ids(tmp_path: Path) -> None:
     db = tmp_path / "i.db"
     ids = []
     for _ in range(3):
-        result = run_cli("capture", "same idea", "--json", "--vault", vault, "--db", db)
+        result = run_inprocess("capture", "same idea", "--json", "--vault", vault, "--db", db)
         assert result.code == 0, result.stderr
         ids.append(result.json()["id"])
     assert len(set(ids)) == 3 and all(ID.match(i) for i in ids)
     for note_id in ids:
         assert (
-            run_cli("show", note_id, "--json", "--vault", vault, "--db", db).json()["id"] == note_id
+            run_inprocess("show", note_id, "--json", "--vault", vault, "--db", db).json()["id"]
+            == note_id
         )
 
 

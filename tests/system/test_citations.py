@@ -1,5 +1,7 @@
-"""Answers an agent can cite (issue 16), through the CLI as a subprocess: `show --lines`, the line
-at which `--body` starts, and `quote` with its exit codes, its JSON and its closest passage."""
+"""Answers an agent can cite (issue 16), through the CLI: `show --lines`, the line at which
+`--body` starts, and `quote` with its exit codes, its JSON and its closest passage. In-process
+(``run_inprocess``: the same ``main`` and exit codes), but for `quote --check -`, whose items
+and exit code go through a child process's stdin and stdout."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Result, run_cli, write
+from tests.helpers import Result, run_cli, run_inprocess, write
 from tests.indexcheck import age
 
 FRONTMATTER = "---\ntitle: Fronted\ntags: [a]\n---\n"  # lines 1-4; the body starts on line 5
@@ -37,14 +39,14 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     write(vault / "cjk.md", "---\nid: x\n---\n" + CJK)
     age(vault)
     db = base / "index.db"
-    result = run_cli("index", "--vault", vault, "--db", db)
+    result = run_inprocess("index", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     return vault, db
 
 
 def cli(indexed: tuple[Path, Path], *args: str) -> Result:
     vault, db = indexed
-    return run_cli(*args, "--vault", vault, "--db", db, "--no-refresh")
+    return run_inprocess(*args, "--vault", vault, "--db", db, "--no-refresh")
 
 
 def json_of(result: Result, code: int = 0) -> Any:

@@ -1,6 +1,8 @@
-"""The command-line conventions of issue 14, through subprocesses: global options before or after
-the command, exit codes that a closed pipe never changes, and `show` finding a note however it
-is named (docs/cli.md, "Invocation", "Exit codes", ``show``)."""
+"""The command-line conventions of issue 14: global options before or after the command, exit
+codes that a closed pipe never changes, and `show` finding a note however it is named (docs/cli.md,
+"Invocation", "Exit codes", ``show``). Closed pipes, ``-0``'s bytes and shell completion run as
+subprocesses; the rest in-process (``run_inprocess``: the same ``main`` and exit codes; the
+child-process checks of stdout's one document are test_exit_codes.py's and test_cli.py's)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, write
+from tests.helpers import run_cli, run_inprocess, write
 from tests.indexcheck import make_vault
 from tests.system.daemons import Daemons
 
@@ -40,8 +42,8 @@ def test_global_options_work_before_and_after_the_command(
     cases = Path(__file__).resolve().parents[2] / "examples" / "demo-cases.json"
     line = tuple(str(cases) if word == "CASES" else word for word in line)
     where = ("--vault", str(vault), "--db", str(db))
-    before = run_cli(*where, *GLOBALS_AFTER, *line)
-    after = run_cli(*line, *GLOBALS_AFTER, *where)
+    before = run_inprocess(*where, *GLOBALS_AFTER, *line)
+    after = run_inprocess(*line, *GLOBALS_AFTER, *where)
     assert before.code == after.code and before.code in (0, 1), before.stderr
     assert before.stdout.startswith("{"), before.stderr
     drop = ("secondsSinceIndexed",)  # status: seconds move on between the two runs
@@ -60,11 +62,13 @@ def _without(document: str, keys: tuple[str, ...]) -> object:
 def test_the_writer_commands_take_global_options_first_too(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {"a.md": "# A\n"})
     db = tmp_path / "i.db"
-    index = run_cli("--vault", vault, "--db", db, "--json", "index", "--full")
+    index = run_inprocess("--vault", vault, "--db", db, "--json", "index", "--full")
     assert index.code == 0 and '"added":1' in index.stdout, index.stderr
-    captured = run_cli("--vault", vault, "--db", db, "capture", "an idea")
+    captured = run_inprocess("--vault", vault, "--db", db, "capture", "an idea")
     assert captured.code == 0 and captured.stdout.startswith("captured "), captured.stderr
-    export = run_cli("--json", "--vault", vault, "--db", db, "export", "--out", tmp_path / "e.json")
+    export = run_inprocess(
+        "--json", "--vault", vault, "--db", db, "export", "--out", tmp_path / "e.json"
+    )
     assert export.code == 0 and '"records":2' in export.stdout, export.stderr
 
 
@@ -81,7 +85,7 @@ def test_a_misplaced_option_is_exit_2_saying_where_it_goes(
     tmp_path: Path, args: tuple[str, ...], says: str
 ) -> None:
     vault = make_vault(tmp_path / "v", {"a.md": "# A\n"})
-    result = run_cli(*args, "--vault", vault, "--db", tmp_path / "i.db")
+    result = run_inprocess(*args, "--vault", vault, "--db", tmp_path / "i.db")
     assert result.code == 2 and result.stdout == ""
     assert says in result.stderr and "Traceback" not in result.stderr
 
@@ -95,7 +99,7 @@ def broken_vault(tmp_path: Path) -> tuple[Path, Path]:
     links = "\n".join(f"see [[missing note number {i}]]" for i in range(2000))
     vault = make_vault(tmp_path / "v", {"a.md": f"# A\n{links}\n", "b.md": "# B\n[[a]]\n"})
     db = tmp_path / "i.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     return vault, db
 
 
@@ -153,10 +157,9 @@ def test_a_closed_pipe_keeps_exit_0_of_a_clean_vault(tmp_path: Path) -> None:
 # -- show: every way of naming a note ---------------------------------------------------------
 
 
-@pytest.fixture
-def named_vault(tmp_path: Path) -> tuple[Path, Path]:
+def _named(base: Path) -> tuple[Path, Path]:
     vault = make_vault(
-        tmp_path / "vault",
+        base / "vault",
         {
             "Canvas.md": "---\nid: 20261201-1\naliases: [Painting]\n---\n# Canvas\n",
             "Bases/Views.md": "# Views\n",
@@ -166,9 +169,21 @@ def named_vault(tmp_path: Path) -> tuple[Path, Path]:
             "Big.md": "# Big\n" + "é" * 300_000 + "\n",
         },
     )
-    db = tmp_path / "i.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    db = base / "i.db"
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     return vault, db
+
+
+@pytest.fixture(scope="module")
+def named_vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Read-only, shared by the module's tests (the `show` lookups change nothing)."""
+    return _named(tmp_path_factory.mktemp("named"))
+
+
+@pytest.fixture
+def named_vault_copy(tmp_path: Path) -> tuple[Path, Path]:
+    """Its own, for a test that rewrites a note."""
+    return _named(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -193,7 +208,7 @@ def test_show_finds_a_note_however_it_is_named(
     here = tmp_path / "elsewhere" if cwd == "OUT" else vault / cwd
     here.mkdir(exist_ok=True)
     given = str(vault / given.removeprefix("ABS:")) if given.startswith("ABS:") else given
-    result = run_cli("show", given, "--json", "--vault", vault, "--db", db, cwd=here)
+    result = run_inprocess("show", given, "--json", "--vault", vault, "--db", db, cwd=here)
     assert result.code == 0, result.stderr
     assert result.json()["path"] == path
 
@@ -214,26 +229,26 @@ def test_show_lists_the_matches_or_says_why_none(
     vault, db = named_vault
     here = tmp_path / "elsewhere" if cwd == "OUT" else vault / cwd
     here.mkdir(exist_ok=True)
-    result = run_cli("show", given, "--json", "--vault", vault, "--db", db, cwd=here)
+    result = run_inprocess("show", given, "--json", "--vault", vault, "--db", db, cwd=here)
     assert result.code == 2 and result.stdout == ""
     assert says in result.stderr
 
 
 @pytest.mark.slow
-def test_show_body_is_capped_and_says_so(named_vault: tuple[Path, Path]) -> None:
-    vault, db = named_vault
+def test_show_body_is_capped_and_says_so(named_vault_copy: tuple[Path, Path]) -> None:
+    vault, db = named_vault_copy
     where = ("--vault", vault, "--db", db)
-    capped = run_cli("show", "Big", "--body", "--json", *where).json()
+    capped = run_inprocess("show", "Big", "--body", "--json", *where).json()
     assert capped["truncated"] is True
     assert len(capped["body"].encode()) <= 100_000 and capped["body"].startswith("# Big\né")
-    small = run_cli("show", "Big", "--body", "--max-bytes", "9", "--json", *where).json()
+    small = run_inprocess("show", "Big", "--body", "--max-bytes", "9", "--json", *where).json()
     assert small["body"] == "# Big\né" and small["truncated"] is True  # never half a character
-    whole = run_cli("show", "Big", "--body", "--max-bytes", "700000", "--json", *where).json()
+    whole = run_inprocess("show", "Big", "--body", "--max-bytes", "700000", "--json", *where).json()
     assert whole["truncated"] is False and whole["body"].endswith("é\n")
-    text = run_cli("show", "Big", "--body", "--max-bytes", "9", *where)
+    text = run_inprocess("show", "Big", "--body", "--max-bytes", "9", *where)
     assert text.code == 0 and "[truncated:" in text.stdout
     write(vault / "Big.md", "# Big\n")  # never read past the cap: the file is read as it is now
-    assert run_cli("show", "Big", "--body", "--json", *where).json()["truncated"] is False
+    assert run_inprocess("show", "Big", "--body", "--json", *where).json()["truncated"] is False
 
 
 # -- index while a daemon runs ---------------------------------------------------------------
@@ -250,12 +265,12 @@ def test_index_with_a_daemon_asks_it_to_rescan_and_waits(
 ) -> None:
     run = daemons.start()
     where = ("--vault", small_vault, "--db", db_path)
-    text = run_cli("index", *where)
+    text = run_inprocess("index", *where)
     assert text.code == 0, text.stderr
     assert SUMMARY.match(text.stdout.strip()), text.stdout
     assert run.find("rescan", cause="SIGHUP"), run.log_text()
     assert len(run.find("rescan done", cause="SIGHUP")) == 1  # it waited for that rescan
-    report = run_cli("index", "--json", *where)
+    report = run_inprocess("index", "--json", *where)
     assert report.code == 0, report.stderr
     assert set(report.json()) == {
         "added",
@@ -270,7 +285,7 @@ def test_index_with_a_daemon_asks_it_to_rescan_and_waits(
     }
     assert report.json()["unchanged"] == 5  # four notes and img.png, all current
     assert len(run.find("rescan done", cause="SIGHUP")) == 2
-    full = run_cli("index", "--full", *where)
+    full = run_inprocess("index", "--full", *where)
     assert (full.code, full.stdout) == (75, "")
     assert "stop the daemon" in full.stderr and f"pid {run.pid}" in full.stderr
 
@@ -298,9 +313,9 @@ def test_paths_and_nul_list_what_the_json_lists(
     demo: tuple[Path, Path], line: tuple[str, ...], key: str, field: str
 ) -> None:
     where = _where(demo)
-    listed = [item[field] for item in run_cli(*line, "--json", *where).json()[key]]
+    listed = [item[field] for item in run_inprocess(*line, "--json", *where).json()[key]]
     assert listed
-    paths = run_cli(*line, "--paths", *where)
+    paths = run_inprocess(*line, "--paths", *where)
     assert (paths.code, paths.stdout) == (0, "".join(p + "\n" for p in listed))
     nul = subprocess.run(
         [sys.executable, "-m", "notedex", *line, "-0", *where], capture_output=True, timeout=60
@@ -312,11 +327,11 @@ def test_health_paths_keep_exit_1_and_name_every_note_of_the_report(
     demo: tuple[Path, Path],
 ) -> None:
     where = _where(demo)
-    report = run_cli("health", "--json", *where)
+    report = run_inprocess("health", "--json", *where)
     data = report.json()
     named = {b["source"] for b in data["brokenLinks"]} | {o["path"] for o in data["orphanNotes"]}
     named |= {e["path"] for e in data["errors"]}
-    paths = run_cli("health", "--paths", *where)
+    paths = run_inprocess("health", "--paths", *where)
     assert paths.code == report.code == 1
     lines = paths.stdout.splitlines()
     assert named <= set(lines) and len(lines) == len(set(lines))
@@ -324,7 +339,7 @@ def test_health_paths_keep_exit_1_and_name_every_note_of_the_report(
 
 def test_paths_with_json_is_a_usage_error(demo: tuple[Path, Path]) -> None:
     for line in (("scan", "--paths", "--json"), ("graph", "--format", "dot", "--json")):
-        result = run_cli(*line, *_where(demo))
+        result = run_inprocess(*line, *_where(demo))
         assert (result.code, result.stdout) == (2, ""), line
         assert "not both" in result.stderr
 
@@ -354,9 +369,9 @@ def test_limit_and_offset_page_every_list_with_totals(
     demo: tuple[Path, Path], command: str, lists: tuple[str, ...]
 ) -> None:
     where = _where(demo)
-    whole = run_cli(command, "--json", *where).json()
+    whole = run_inprocess(command, "--json", *where).json()
     assert "total" not in whole  # without paging the document is as before
-    page = run_cli(command, "--json", "--limit", "2", "--offset", "1", *where)
+    page = run_inprocess(command, "--json", "--limit", "2", "--offset", "1", *where)
     assert page.code in (0, 1), page.stderr
     data = page.json()
     for name in lists:
@@ -367,25 +382,25 @@ def test_limit_and_offset_page_every_list_with_totals(
     assert set(data["totals"]) == set(lists)  # every list of the document is paged
     if command == "scan":
         assert data["total"] == whole["noteCount"]
-    text = run_cli(command, "--limit", "1", *where)
+    text = run_inprocess(command, "--limit", "1", *where)
     assert text.code == page.code
-    bad = run_cli(command, "--offset", "-1", *where)
+    bad = run_inprocess(command, "--offset", "-1", *where)
     assert (bad.code, bad.stdout) == (2, "")
 
 
 def test_graph_around_a_note_keeps_the_nodes_within_depth(demo: tuple[Path, Path]) -> None:
     where = _where(demo)
-    whole = run_cli("graph", "--json", *where).json()
+    whole = run_inprocess("graph", "--json", *where).json()
     centre = "Areas/PARA 方法.md"
-    one = run_cli("graph", "--around", "PARA method", "--json", *where).json()
+    one = run_inprocess("graph", "--around", "PARA method", "--json", *where).json()
     neighbours = {e["target"] for e in whole["edges"] if e["source"] == centre}
     neighbours |= {e["source"] for e in whole["edges"] if e["target"] == centre}
     assert {n["id"] for n in one["nodes"]} == neighbours | {centre}
     ids = {n["id"] for n in one["nodes"]}
     assert all(e["source"] in ids and e["target"] in ids for e in one["edges"])
-    two = run_cli("graph", "--around", centre, "--depth", "2", "--json", *where).json()
+    two = run_inprocess("graph", "--around", centre, "--depth", "2", "--json", *where).json()
     assert ids < {n["id"] for n in two["nodes"]}
-    missing = run_cli("graph", "--around", "no such note", *where)
+    missing = run_inprocess("graph", "--around", "no such note", *where)
     assert (missing.code, missing.stdout) == (2, "")
 
 
@@ -399,7 +414,7 @@ def test_graph_format_dot_is_a_digraph_of_every_node_and_edge(tmp_path: Path) ->
         },
     )
     (vault / "pic.png").write_bytes(b"\x89PNG")
-    result = run_cli("graph", "--format", "dot", "--vault", vault, "--db", tmp_path / "i.db")
+    result = run_inprocess("graph", "--format", "dot", "--vault", vault, "--db", tmp_path / "i.db")
     assert result.code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "digraph notedex {" and lines[-1] == "}"

@@ -1,6 +1,8 @@
-"""Small things a new user trips on (issue 34), each through the CLI as a subprocess: the paging
-options, the empty-query rule, the --lines messages, colour, escaped names and the config file's
-warnings (docs/cli.md)."""
+"""Small things a new user trips on (issue 34), each through the CLI: the paging options, the
+empty-query rule, the --lines messages, colour, escaped names and the config file's warnings
+(docs/cli.md). Colour runs as a subprocess (a pipe, a pseudo-terminal); the rest in-process
+(``run_inprocess``: the same ``main``, exit codes and captured streams; test_exit_codes.py and
+test_cli.py hold the child-process checks of exit codes and of stdout's one document)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_inprocess
 
 
 def _where(demo: tuple[Path, Path]) -> tuple[str, ...]:
@@ -32,13 +34,13 @@ def test_offset_pages_every_list_command(
     demo: tuple[Path, Path], line: tuple[str, ...], key: str
 ) -> None:
     where = _where(demo)
-    every = run_cli(*line, "--json", "--limit", "100", *where).json()[key]
+    every = run_inprocess(*line, "--json", "--limit", "100", *where).json()[key]
     assert len(every) >= 3, "the demo vault must give this list three items for the test"
-    page = run_cli(*line, "--json", "--limit", "2", "--offset", "1", *where)
+    page = run_inprocess(*line, "--json", "--limit", "2", "--offset", "1", *where)
     assert page.code in (0, 1), page.stderr  # health: 1 while links are broken
     assert page.json()[key] == every[1:3]
     if line[0] in ("lookup", "search", "scan"):  # --paths prints the same page's paths
-        paths = run_cli(*line, "--paths", "--limit", "2", "--offset", "1", *where)
+        paths = run_inprocess(*line, "--paths", "--limit", "2", "--offset", "1", *where)
         assert paths.stdout.splitlines() == [item["path"] for item in every[1:3]]
 
 
@@ -49,13 +51,13 @@ def test_offset_pages_mentions(tmp_path: Path) -> None:
     for name in "abcd":
         (vault / f"{name}.md").write_text(f"# {name}\n\nA Walrus, said {name}.\n", "utf-8")
     where = ("--vault", vault, "--db", tmp_path / "index.db")
-    every = run_cli("mentions", "Walrus", "--json", *where).json()["mentions"]
-    page = run_cli("mentions", "Walrus", "--json", "--limit", "2", "--offset", "1", *where)
+    every = run_inprocess("mentions", "Walrus", "--json", *where).json()["mentions"]
+    page = run_inprocess("mentions", "Walrus", "--json", "--limit", "2", "--offset", "1", *where)
     assert len(every) == 4 and page.code == 0 and page.json()["mentions"] == every[1:3]
 
 
 def test_offset_past_the_end_says_so(demo: tuple[Path, Path]) -> None:
-    result = run_cli("lookup", "cobra", "--offset", "50", *_where(demo))
+    result = run_inprocess("lookup", "cobra", "--offset", "50", *_where(demo))
     assert result.code == 0 and "no candidates past 50" in result.stdout
 
 
@@ -67,14 +69,14 @@ def test_a_query_without_a_word_is_a_usage_error_in_both(
     demo: tuple[Path, Path], query: str
 ) -> None:
     for command in ("lookup", "search"):
-        result = run_cli(command, query, *_where(demo))
+        result = run_inprocess(command, query, *_where(demo))
         assert result.code == 2 and result.stdout == "", (command, result)
         assert "nothing to search for" in result.stderr and "letters or digits" in result.stderr
 
 
 def test_a_query_of_stop_words_only_is_an_answer_in_both(demo: tuple[Path, Path]) -> None:
-    lookup = run_cli("lookup", "the of and", *_where(demo))
-    search = run_cli("search", "the of and", *_where(demo))
+    lookup = run_inprocess("lookup", "the of and", *_where(demo))
+    search = run_inprocess("search", "the of and", *_where(demo))
     assert lookup.code == 0 and "no keywords left" in lookup.stdout
     assert search.code == 0 and search.stdout.strip()
 
@@ -91,14 +93,14 @@ def test_index_and_health_count_errors_alike(tmp_path: Path) -> None:
     (vault / "also bad.md").write_text("---\n: : :\n  - x\n---\nbody\n", encoding="utf-8")
     (vault / "good.md").write_text("# Good\n", encoding="utf-8")
     where = ("--vault", vault, "--db", tmp_path / "index.db")
-    first = run_cli("index", "--json", *where).json()
-    again = run_cli("index", "--json", *where).json()
-    health = run_cli("health", "--json", *where).json()
-    status = run_cli("status", "--json", *where).json()
+    first = run_inprocess("index", "--json", *where).json()
+    again = run_inprocess("index", "--json", *where).json()
+    health = run_inprocess("health", "--json", *where).json()
+    status = run_inprocess("status", "--json", *where).json()
     errors = len(health["errors"])
     assert errors >= 2  # the test's vault has errors to count
     assert first["errors"] == again["errors"] == errors == status["counts"]["errors"]
-    text = run_cli("index", *where)
+    text = run_inprocess("index", *where)
     assert f"errors {errors}," in text.stdout
 
 
@@ -107,8 +109,10 @@ def test_index_and_health_count_errors_alike(tmp_path: Path) -> None:
 FRONTED = "---\ntitle: Fronted\ntags: [a]\n---\n" + "".join(f"body line {n}\n" for n in range(1, 6))
 
 
-@pytest.fixture
-def fronted(tmp_path: Path) -> tuple[str, ...]:
+@pytest.fixture(scope="module")
+def fronted(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """Read-only, shared by the module's tests (the first query builds its index)."""
+    tmp_path = tmp_path_factory.mktemp("fronted")
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "fronted.md").write_text(FRONTED, encoding="utf-8")  # lines 1-4 frontmatter, 9 lines
@@ -117,7 +121,7 @@ def fronted(tmp_path: Path) -> tuple[str, ...]:
 
 @pytest.mark.parametrize("json", [False, True])
 def test_lines_inside_the_frontmatter_say_so(fronted: tuple[str, ...], json: bool) -> None:
-    result = run_cli("show", "fronted.md", "--lines", "1-3", *fronted, *(["--json"] * json))
+    result = run_inprocess("show", "fronted.md", "--lines", "1-3", *fronted, *(["--json"] * json))
     assert result.code == 0
     assert "lines 1-3 of fronted.md are its frontmatter" in result.stderr
     assert "the body starts at line 5" in result.stderr
@@ -128,17 +132,17 @@ def test_lines_inside_the_frontmatter_say_so(fronted: tuple[str, ...], json: boo
 
 
 def test_lines_past_the_end_say_so(fronted: tuple[str, ...]) -> None:
-    result = run_cli("show", "fronted.md", "--lines", "20-30", *fronted)
+    result = run_inprocess("show", "fronted.md", "--lines", "20-30", *fronted)
     assert result.code == 0 and result.stdout == ""
     assert "fronted.md has 9 lines: lines 20-30 are past its end" in result.stderr
-    part = run_cli("show", "fronted.md", "--lines", "3-12", *fronted)
+    part = run_inprocess("show", "fronted.md", "--lines", "3-12", *fronted)
     assert part.stdout.splitlines() == [f"{n:>1}  body line {n - 4}" for n in range(5, 10)]
     assert "lines 3-4 of fronted.md are its frontmatter" in part.stderr
     assert "lines 10-12 are past its end" in part.stderr
 
 
 def test_lines_in_text_print_only_the_lines(fronted: tuple[str, ...]) -> None:
-    result = run_cli("show", "fronted.md", "--lines", "6-7", *fronted)
+    result = run_inprocess("show", "fronted.md", "--lines", "6-7", *fronted)
     assert result.code == 0 and result.stderr == ""
     assert result.stdout == "6  body line 2\n7  body line 3\n"
 
@@ -205,8 +209,10 @@ def test_color_always_styles_a_pipe_even_under_no_color(demo: tuple[Path, Path])
 # -- names escaped in text output -------------------------------------------------------------
 
 
-@pytest.fixture
-def odd_names(tmp_path: Path) -> tuple[str, ...]:
+@pytest.fixture(scope="module")
+def odd_names(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """Read-only, shared by the module's tests (the first query builds its index)."""
+    tmp_path = tmp_path_factory.mktemp("oddnames")
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "two\nlines.md").write_text("walrus here\n[[plain]]\n", encoding="utf-8")
@@ -223,7 +229,7 @@ def odd_names(tmp_path: Path) -> tuple[str, ...]:
 def test_control_characters_in_names_are_escaped_in_text(
     odd_names: tuple[str, ...], line: tuple[str, ...]
 ) -> None:
-    result = run_cli(*line, *odd_names)
+    result = run_inprocess(*line, *odd_names)
     assert result.code == 0, result.stderr
     assert "two\\nlines" in result.stdout
     assert "two\nlines" not in result.stdout and "\x07" not in result.stdout
@@ -232,9 +238,9 @@ def test_control_characters_in_names_are_escaped_in_text(
 
 
 def test_paths_and_json_keep_names_as_they_are(odd_names: tuple[str, ...]) -> None:
-    nul = run_cli("scan", "-0", *odd_names)
+    nul = run_inprocess("scan", "-0", *odd_names)
     assert "two\nlines.md\0" in nul.stdout  # -0 is for names like these
-    data = run_cli("scan", "--json", *odd_names).json()
+    data = run_inprocess("scan", "--json", *odd_names).json()
     assert "two\nlines.md" in [n["path"] for n in data["notes"]]
 
 
@@ -246,7 +252,7 @@ def test_an_unknown_config_key_warns_with_a_suggestion(
 ) -> None:
     config = tmp_path / "config.toml"
     config.write_text('inbx = "Captured"\nmax_byte = 10\nzzz_unrelated = 1\n', encoding="utf-8")
-    result = run_cli("status", *_where(demo), env={"NOTEDEX_CONFIG": str(config)})
+    result = run_inprocess("status", *_where(demo), env={"NOTEDEX_CONFIG": str(config)})
     assert result.code == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if "unknown key" in line]
     assert len(lines) == 3, result.stderr
@@ -255,7 +261,7 @@ def test_an_unknown_config_key_warns_with_a_suggestion(
     assert "'zzz_unrelated'" in lines[2] and "did you mean" not in lines[2]
     assert all(str(config) in line and "ignored" in line for line in lines)
     config.write_text('inbox = "Captured"\n', encoding="utf-8")
-    known = run_cli("status", *_where(demo), env={"NOTEDEX_CONFIG": str(config)})
+    known = run_inprocess("status", *_where(demo), env={"NOTEDEX_CONFIG": str(config)})
     assert "unknown key" not in known.stderr
 
 
@@ -270,20 +276,20 @@ def test_a_slow_check_suggests_the_service_at_most_once_an_hour(tmp_path: Path) 
     (vault / "a.md").write_text("# A\n", encoding="utf-8")
     db = tmp_path / "state" / "index.db"
     where = ("--vault", vault, "--db", db)
-    assert run_cli("index", *where).code == 0
+    assert run_inprocess("index", *where).code == 0
     every_check = {SLOW: "0"}  # any check is slower than 0 s: the test needs no big vault
 
-    first = run_cli("scan", "--json", *where, env=every_check)
+    first = run_inprocess("scan", "--json", *where, env=every_check)
     assert first.code == 0 and first.json()["noteCount"] == 1  # stdout stays one document
     (said,) = [line for line in first.stderr.splitlines() if "notedex service install" in line]
     assert "checking the vault for changes took" in said and " s " in said
     assert list(vault.iterdir()) == [vault / "a.md"], "nothing is written into the vault"
 
-    again = run_cli("scan", *where, env=every_check)
+    again = run_inprocess("scan", *where, env=every_check)
     assert "service install" not in again.stderr  # once an hour, remembered beside the index
     for state in db.parent.glob("index.db.slow-check"):
         state.unlink()
-    later = run_cli("scan", *where, env=every_check)
+    later = run_inprocess("scan", *where, env=every_check)
     assert "service install" in later.stderr
 
     for line, env in (
@@ -292,7 +298,7 @@ def test_a_slow_check_suggests_the_service_at_most_once_an_hour(tmp_path: Path) 
         (("index",), every_check),  # checking is index's job
     ):
         (db.parent / "index.db.slow-check").unlink()
-        assert "service install" not in run_cli(*line, *where, env=env).stderr
+        assert "service install" not in run_inprocess(*line, *where, env=env).stderr
         (db.parent / "index.db.slow-check").touch()
 
 
@@ -304,9 +310,9 @@ def test_an_upper_case_md_suffix_is_a_note_suffix_everywhere(tmp_path: Path) -> 
     (vault / "notes").mkdir(parents=True)
     (vault / "notes" / "Upper.MD").write_text("# Upper\n\nwalrus\n", encoding="utf-8")
     where = ("--vault", vault, "--db", tmp_path / "index.db")
-    shown = run_cli("show", "Upper.MD", "--json", *where)  # a title typed with its suffix
+    shown = run_inprocess("show", "Upper.MD", "--json", *where)  # a title typed with its suffix
     assert shown.code == 0 and shown.json()["path"] == "notes/Upper.MD", shown.stderr
     cases = tmp_path / "cases.json"
     cases.write_text('[{"query": "upper", "targets": ["notes/Upper"]}]', encoding="utf-8")
-    scored = run_cli("eval", cases, "--json", *where)  # a target without its suffix
+    scored = run_inprocess("eval", cases, "--json", *where)  # a target without its suffix
     assert scored.code == 0 and "matches no note" not in scored.stderr, scored.stderr

@@ -13,7 +13,7 @@ import pytest
 
 from notedex.config import Config, default_db_path, resolve_config
 from notedex.errors import EXIT_USAGE, NotedexError, NoVaultConfigured, UsageError, VaultNotFound
-from tests.helpers import run_cli
+from tests.helpers import run_inprocess
 from tests.indexcheck import fts_sound_after, make_vault
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
@@ -107,7 +107,7 @@ def test_a_missing_vault_is_exit_2_with_one_line_saying_how(
         env["NOTEDEX_VAULT"] = str(missing)
     else:
         config.write_text(f'vault = "{missing}"\n', encoding="utf-8")
-    result = run_cli(*args, env=env)
+    result = run_inprocess(*args, env=env)
     assert (result.code, result.stdout) == (EXIT_USAGE, "")
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -148,7 +148,7 @@ def test_bad_config_file_values_are_usage_errors(
     config.write_text(text + "\n", encoding="utf-8")
     with pytest.raises(UsageError, match=message):
         resolve_config(str(vaults["flag"]), str(tmp_path / "i.db"))
-    result = run_cli("scan", "--json", "--vault", vaults["flag"], "--db", tmp_path / "i.db")
+    result = run_inprocess("scan", "--json", "--vault", vaults["flag"], "--db", tmp_path / "i.db")
     assert (result.code, result.stdout) == (EXIT_USAGE, "")
     assert "Traceback" not in result.stderr
 
@@ -164,7 +164,7 @@ def test_config_file_settings_reach_the_writer(
     cfg = resolve_config(str(vaults["flag"]), str(tmp_path / "i.db"))
     assert isinstance(cfg, Config)
     assert (cfg.max_bytes, cfg.body_index, cfg.inbox) == (1000, False, "Captured")
-    scan = run_cli("scan", "--json", "--vault", vaults["flag"], "--db", tmp_path / "i.db")
+    scan = run_inprocess("scan", "--json", "--vault", vaults["flag"], "--db", tmp_path / "i.db")
     assert scan.code == 0, scan.stderr
     assert [e["path"] for e in scan.json()["errors"]] == ["big.md"]  # over the 1000-byte cap
     import sqlite3

@@ -22,7 +22,7 @@ from notedex.store.links import LinkTargets
 from notedex.store.schema import LINK_TEXT
 from notedex.store.writer import IndexWriter
 from notedex.vault.resolve import affected_name_keys, name_key
-from tests.helpers import dump_index, fresh_full_index, run_cli, write
+from tests.helpers import dump_index, fresh_full_index, run_inprocess, write
 from tests.indexcheck import age, fts_sound_after, make_vault
 
 __all__ = ["fts_sound_after"]  # autouse: FTS integrity-check after every test
@@ -160,12 +160,12 @@ def test_the_cli_sees_a_racy_edit_too(tmp_path: Path) -> None:
     # that, so the mtime is set ahead: the index reads the file while it is racy, whatever the load.
     ahead = time.time_ns() + 30_000_000_000
     os.utime(vault / "a.md", ns=(ahead, ahead))
-    assert run_cli("health", "--json", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("health", "--json", "--vault", vault, "--db", db).code == 0
     st = (vault / "a.md").stat()
     with open(vault / "a.md", "r+b") as handle:
         handle.write(b"[[x]]\n")
     os.utime(vault / "a.md", ns=(st.st_atime_ns, st.st_mtime_ns))
-    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    result = run_inprocess("health", "--json", "--vault", vault, "--db", db)
     assert result.code == 1
     assert [b["target"] for b in result.json()["brokenLinks"]] == ["x"]
 
@@ -193,7 +193,7 @@ def test_a_missing_vault_deletes_nothing(tmp_path: Path) -> None:
 def test_an_empty_scan_deletes_nothing_and_says_so(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {f"n{i}.md": f"[[n{i + 1}]]\n" for i in range(10)})
     db = tmp_path / "i.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     before = dump_index(db)
     parked = tmp_path / "parked"
     parked.mkdir()
@@ -207,20 +207,20 @@ def test_an_empty_scan_deletes_nothing_and_says_so(tmp_path: Path) -> None:
         ("scan", "--json"),
         ("health", "--json"),
     ):
-        result = run_cli(*args, "--vault", vault, "--db", db)
+        result = run_inprocess(*args, "--vault", vault, "--db", db)
         assert result.code in (0, 1), result.stderr
         assert "found no files" in result.stderr and "kept 10" in result.stderr, args
         if "--json" in args:
             json.loads(result.stdout)
         assert dump_index(db) == before, args
-    assert run_cli("scan", "--json", "--vault", vault, "--db", db).json()["noteCount"] == 10
+    assert run_inprocess("scan", "--json", "--vault", vault, "--db", db).json()["noteCount"] == 10
 
 
 # -- link re-resolution -----------------------------------------------------------------------
 
 
 def broken_targets(vault: Path, db: Path) -> list[tuple[str, str]]:
-    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    result = run_inprocess("health", "--json", "--vault", vault, "--db", db)
     data = result.json()
     assert result.code == (1 if data["brokenLinks"] else 0)
     return [(b["source"], b["target"]) for b in data["brokenLinks"]]
@@ -270,7 +270,7 @@ def test_rename_breaks_old_links_and_resolves_links_to_the_new_name(tmp_path: Pa
     assert broken_targets(vault, db) == [("a.md", "Old"), ("b.md", "Old")]
     assert ("a.md", "[[New]]", "New.md") in links(db)
     # The renamed note's own links and backlinks are intact.
-    show = run_cli("show", "New", "--json", "--vault", vault, "--db", db).json()
+    show = run_inprocess("show", "New", "--json", "--vault", vault, "--db", db).json()
     assert [link["target"] for link in show["links"]] == ["a.md"]
     assert [b["source"] for b in show["backlinks"]] == ["a.md"]
     # A folder move: a path link breaks, a bare link follows the note.

@@ -11,7 +11,7 @@ from notedex.cli.handlers import PROGRESS_ENV, PROGRESS_PREFIX
 from notedex.config import Config
 from notedex.mcp_server.handlers import building_error
 from notedex.mcp_server.keeper import IndexKeeper
-from tests.helpers import run_cli, wait_until, write
+from tests.helpers import run_inprocess, wait_until, write
 
 
 def test_the_index_command_reports_progress_lines_when_asked(tmp_path: Path) -> None:
@@ -19,9 +19,9 @@ def test_the_index_command_reports_progress_lines_when_asked(tmp_path: Path) -> 
     for i in range(1500):
         write(vault / f"Note {i}.md", f"# {i}\n")
     db = tmp_path / "index.db"
-    quiet = run_cli("index", "--vault", vault, "--db", tmp_path / "quiet.db")
+    quiet = run_inprocess("index", "--vault", vault, "--db", tmp_path / "quiet.db")
     assert quiet.code == 0 and PROGRESS_PREFIX not in quiet.stderr  # not asked: not said
-    result = run_cli("index", "--vault", vault, "--db", db, env={PROGRESS_ENV: "lines"})
+    result = run_inprocess("index", "--vault", vault, "--db", db, env={PROGRESS_ENV: "lines"})
     assert result.code == 0, result.stderr
     counts = [
         tuple(int(n) for n in line.removeprefix(PROGRESS_PREFIX).split())

@@ -14,7 +14,7 @@ from notedex.query.output import compact_json
 from notedex.query.stream import Document, scan_json
 from notedex.store import read
 from notedex.store.connect import connect_readonly
-from tests.helpers import cli_json, write
+from tests.indexcheck import indexed_vault
 
 NOTES = {
     "A/one.md": "---\nstatus: draft\ntype: Method\naliases: [Uno, First]\ntags: [p, q]\n---\n#inline\n",
@@ -42,13 +42,9 @@ FILTERS = [
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("scanstream")
-    vault, db = root / "vault", root / "index.db"
-    write(vault / ".obsidian" / "app.json", '{"userIgnoreFilters": ["Hidden/"]}')
-    for rel, text in NOTES.items():
-        write(vault / rel, text)
-    cli_json(vault, db, "status")  # builds the index
-    return db
+    return indexed_vault(
+        tmp_path_factory, "scanstream", NOTES, '{"userIgnoreFilters": ["Hidden/"]}'
+    )
 
 
 @pytest.mark.parametrize("nf", FILTERS, ids=repr)

@@ -24,8 +24,10 @@ NOTES = {
 }
 
 
-@pytest.fixture
-def indexed(tmp_path: Path) -> tuple[Path, Path]:
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Read-only, shared by the module's tests."""
+    tmp_path = tmp_path_factory.mktemp("searchpaths")
     vault = tmp_path / "vault"
     for path, count in NOTES.items():
         note = vault / path

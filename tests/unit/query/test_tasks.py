@@ -16,7 +16,7 @@ from notedex.query.paging import paginate
 from notedex.query.render import render_tasks
 from notedex.query.tasks import TaskFilter, parse_day, task_lines, tasks, tasks_json, tasks_page
 from notedex.store.connect import connect_readonly
-from tests.helpers import cli_json, write
+from tests.indexcheck import indexed_vault
 
 NOTES = {
     "a.md": '---\ntags: [p]\ntype: adr\n---\n- [ ] a "quoted" \\ back #x/y #日本 📅 2026-03-01\n'
@@ -40,13 +40,7 @@ FILTERS = [
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("tasks")
-    vault, db = root / "vault", root / "index.db"
-    write(vault / ".obsidian" / "app.json", "{}")
-    for rel, text in NOTES.items():
-        write(vault / rel, text)
-    cli_json(vault, db, "status")  # builds the index
-    return db
+    return indexed_vault(tmp_path_factory, "tasks", NOTES)
 
 
 @pytest.mark.parametrize("selected", FILTERS, ids=repr)

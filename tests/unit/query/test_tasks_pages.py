@@ -14,7 +14,7 @@ from notedex.query.output import compact_json
 from notedex.query.paging import paginate
 from notedex.query.tasks import TaskFilter, tasks, tasks_page
 from notedex.store.connect import connect_readonly
-from tests.helpers import cli_json, write
+from tests.indexcheck import indexed_vault, vm_steps
 
 DAYS = ("2026-01-05", "2026-01-05", "2026-02-01", None, "2025-12-31", None, "2026-01-05")
 STATUSES = (" ", "x", " ", "/", "-", " ", "?")
@@ -31,15 +31,9 @@ def _note(k: int) -> str:
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("pages")
-    vault, db = root / "vault", root / "index.db"
-    write(vault / ".obsidian" / "app.json", '{"userIgnoreFilters": ["Hidden/"]}')
-    for k in range(40):
-        folder = ("Hidden", "a", "b/c", "")[k % 4]
-        write(vault / folder / f"n{k:02}.md", _note(k))
-    write(vault / "Hidden" / "early.md", "- [ ] hidden 📅 2020-01-01\n")
-    cli_json(vault, db, "status")  # builds the index
-    return db
+    files = {f"{('Hidden/', 'a/', 'b/c/', '')[k % 4]}n{k:02}.md": _note(k) for k in range(40)}
+    files["Hidden/early.md"] = "- [ ] hidden 📅 2020-01-01\n"
+    return indexed_vault(tmp_path_factory, "pages", files, '{"userIgnoreFilters": ["Hidden/"]}')
 
 
 SELECTIONS = [
@@ -83,43 +77,23 @@ def test_the_excluded_notes_tasks_are_not_counted(db: Path) -> None:
     assert page["taskCount"] == page["counts"]["open"] == opened
 
 
-def _steps(conn: object, run: object) -> int:
-    """SQLite virtual-machine steps ``run()`` takes, counted in hundreds (deterministic)."""
-    steps = 0
-
-    def tick() -> int:
-        nonlocal steps
-        steps += 1
-        return 0
-
-    conn.set_progress_handler(tick, 100)  # type: ignore[attr-defined]
-    try:
-        run()  # type: ignore[operator]
-    finally:
-        conn.set_progress_handler(None, 100)  # type: ignore[attr-defined]
-    return steps
-
-
 @pytest.fixture(scope="module")
 def dated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """400 open tasks in 10 notes, due on 400 days."""
-    root = tmp_path_factory.mktemp("dated")
-    vault, db = root / "vault", root / "index.db"
-    write(vault / ".obsidian" / "app.json", "{}")
     first = date(2026, 1, 1).toordinal()
+    files = {}
     for k in range(10):
         days = [date.fromordinal(first + k + 10 * j).isoformat() for j in range(40)]
-        write(vault / f"n{k}.md", "".join(f"- [ ] t 📅 {day}\n" for day in days))
-    cli_json(vault, db, "status")
-    return db
+        files[f"n{k}.md"] = "".join(f"- [ ] t 📅 {day}\n" for day in days)
+    return indexed_vault(tmp_path_factory, "dated", files)
 
 
 def test_a_first_page_does_not_sort_every_task(dated: Path) -> None:
     wanted = TaskFilter(states=["open"])
     conn = connect_readonly(dated)
     try:
-        whole = _steps(conn, lambda: tasks(conn, wanted))
-        page = _steps(conn, lambda: tasks_page(conn, wanted, 0, 3))
+        whole = vm_steps(conn, lambda: tasks(conn, wanted))
+        page = vm_steps(conn, lambda: tasks_page(conn, wanted, 0, 3))
     finally:
         conn.close()
     # Both count every task of the state (the totals), from an index; only the whole answer
@@ -130,9 +104,9 @@ def test_a_first_page_does_not_sort_every_task(dated: Path) -> None:
 def test_due_before_reads_the_due_dates_from_the_earliest(dated: Path) -> None:
     conn = connect_readonly(dated)
     try:
-        whole = _steps(conn, lambda: tasks(conn, TaskFilter(states=["open"])))
+        whole = vm_steps(conn, lambda: tasks(conn, TaskFilter(states=["open"])))
         early = TaskFilter(states=["open"], due_before="2026-01-11")
-        steps = _steps(conn, lambda: tasks(conn, early))
+        steps = vm_steps(conn, lambda: tasks(conn, early))
         assert tasks(conn, early)["taskCount"] == 10
     finally:
         conn.close()

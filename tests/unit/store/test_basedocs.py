@@ -12,7 +12,7 @@ from pathlib import Path
 
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
-from tests.helpers import dump_index, fresh_full_index, run_cli, write
+from tests.helpers import dump_index, fresh_full_index, run_inprocess, write
 
 
 def stored(db: Path) -> dict[str, tuple[object, str | None]]:
@@ -69,13 +69,13 @@ def test_a_bad_base_is_an_error_of_its_path_in_health(tmp_path: Path) -> None:
     write(vault / "A.md", "text\n")
     write(vault / "list.base", "- not\n- a mapping\n")
     db = tmp_path / "index.db"
-    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    result = run_inprocess("health", "--json", "--vault", vault, "--db", db)
     errors = json.loads(result.stdout)["errors"]
     assert [(e["path"], e["message"]) for e in errors] == [
         ("list.base", "a base is a mapping of filters, formulas and views")
     ]
     write(vault / "list.base", "views: []\n")
-    result = run_cli("health", "--json", "--vault", vault, "--db", db)
+    result = run_inprocess("health", "--json", "--vault", vault, "--db", db)
     assert json.loads(result.stdout)["errors"] == []
 
 
@@ -88,7 +88,7 @@ def test_the_base_command_reads_the_stored_copy_without_yaml(tmp_path: Path) -> 
     for name in ("A.md", "B.md", "x.base"):  # not racy: the refresh finds nothing to re-read
         os.utime(vault / name, ns=(1, 1_000_000_000))
     db = tmp_path / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     probe = (
         "import sys; from notedex.cli import main; "
         f"code = main(['base', 'x.base', '--paths', '--vault', {str(vault)!r}, '--db', {str(db)!r}]); "
@@ -103,5 +103,7 @@ def test_the_base_command_reads_the_stored_copy_without_yaml(tmp_path: Path) -> 
     # A copy the index does not have yet (no refresh): the file is parsed now, never stale.
     write(vault / "x.base", "filters: '!file.hasTag(\"x\")'\n")
     os.utime(vault / "x.base", ns=(1, 3_000_000_000))
-    result = run_cli("base", "x.base", "--paths", "--no-refresh", "--vault", vault, "--db", db)
+    result = run_inprocess(
+        "base", "x.base", "--paths", "--no-refresh", "--vault", vault, "--db", db
+    )
     assert result.stdout.splitlines() == ["B.md", "x.base"]

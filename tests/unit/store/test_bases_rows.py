@@ -10,7 +10,7 @@ import pytest
 
 from notedex.store.bases import file_rows
 from notedex.store.connect import connect_readonly
-from tests.helpers import cli_json, write
+from tests.indexcheck import indexed_vault, vm_steps
 
 TAGGED = {
     "A/in.md": "#project #common\n",
@@ -26,17 +26,12 @@ TAGGED = {
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("baserows")
-    vault, db = root / "vault", root / "index.db"
-    write(vault / ".obsidian" / "app.json", "{}")
-    for rel, text in TAGGED.items():
-        write(vault / rel, text)
+    files = dict(TAGGED)
     for k in range(300):  # many tags elsewhere
         tags = " ".join(f"#t{k}-{j}" for j in range(5))
-        write(vault / "Z" / f"z{k:03}.md", f"{tags} #common\n")
-    write(vault / "A" / "pic.png", "not a note")
-    cli_json(vault, db, "status")  # builds the index
-    return db
+        files[f"Z/z{k:03}.md"] = f"{tags} #common\n"
+    files["A/pic.png"] = "not a note"
+    return indexed_vault(tmp_path_factory, "baserows", files)
 
 
 def _paths(db: Path, **narrowed: object) -> list[str]:
@@ -67,20 +62,10 @@ def test_a_tag_and_its_nested_tags_not_longer_ones(db: Path) -> None:
 
 def test_the_narrowed_rows_do_not_read_every_tag(db: Path) -> None:
     conn = connect_readonly(db)
-    steps = 0
-
-    def tick() -> int:
-        nonlocal steps
-        steps += 1
-        return 0
-
     try:
-        conn.set_progress_handler(tick, 100)
-        file_rows(conn, folders=("A",), tags=(("project",),))
-        narrowed = steps
-        steps = 0
-        conn.execute("SELECT sum(position) FROM tags").fetchone()  # one pass over 1,800 tags
-        conn.set_progress_handler(None, 100)
+        narrowed = vm_steps(conn, lambda: file_rows(conn, folders=("A",), tags=(("project",),)))
+        every = "SELECT sum(position) FROM tags"  # one pass over 1,800 tags
+        steps = vm_steps(conn, lambda: conn.execute(every).fetchone())
     finally:
         conn.close()
     assert narrowed < steps, (narrowed, steps)  # before: a pass over every tag and more
@@ -88,22 +73,11 @@ def test_the_narrowed_rows_do_not_read_every_tag(db: Path) -> None:
 
 def test_a_folder_and_a_common_tag_read_the_folder_not_the_tag(db: Path) -> None:
     conn = connect_readonly(db)
-    steps = 0
-
-    def tick() -> int:
-        nonlocal steps
-        steps += 1
-        return 0
-
     try:
-        conn.set_progress_handler(tick, 100)
-        assert [r["path"] for r in file_rows(conn, folders=("A",), tags=(("common",),))] == [
-            "A/in.md"
-        ]
-        both = steps
-        steps = 0
-        assert len(file_rows(conn, tags=(("common",),))) == 301
-        conn.set_progress_handler(None, 100)
+        both = vm_steps(conn, lambda: file_rows(conn, folders=("A",), tags=(("common",),)))
+        steps = vm_steps(conn, lambda: file_rows(conn, tags=(("common",),)))
     finally:
         conn.close()
+    assert _paths(db, folders=("A",), tags=(("common",),)) == ["A/in.md"]
+    assert len(_paths(db, tags=(("common",),))) == 301
     assert both * 3 < steps, (both, steps)  # before: 39 against 99 (the tag's 301 files)

@@ -15,7 +15,7 @@ from notedex.indexing.reconcile import reconcile
 from notedex.store.connect import BUSY_TIMEOUT_MS, connect_readonly
 from notedex.store.schema import RETIRED_TABLES, SCHEMA_VERSION
 from notedex.store.writer import IndexWriter
-from tests.helpers import dump_index, run_cli
+from tests.helpers import dump_index, run_inprocess
 from tests.indexcheck import fts_sound_after, make_vault
 from tests.unit.store import build
 
@@ -26,7 +26,7 @@ def test_index_file_is_private_wal_and_outside_the_vault(tmp_path: Path) -> None
     vault = make_vault(tmp_path / "v", {"a.md": "[[b]]\n", "b.md": ""})
     old_umask = os.umask(0o022)
     try:
-        result = run_cli("index", "--vault", vault)
+        result = run_inprocess("index", "--vault", vault)
     finally:
         os.umask(old_umask)
     assert result.code == 0, result.stderr
@@ -44,7 +44,7 @@ def test_index_file_is_private_wal_and_outside_the_vault(tmp_path: Path) -> None
         conn.close()
     # A second vault with the same folder name gets its own file.
     other = make_vault(tmp_path / "elsewhere" / "v", {"z.md": ""})
-    assert run_cli("index", "--vault", other).code == 0
+    assert run_inprocess("index", "--vault", other).code == 0
     assert len(list(state.glob("*.db"))) == 2
 
 
@@ -83,11 +83,13 @@ def test_index_inside_the_vault_is_refused(tmp_path: Path) -> None:
         vault / "sub" / "deep" / "i.db",
         tmp_path / "link-into-vault" / "i.db",
     ):
-        result = run_cli("index", "--json", "--vault", vault, "--db", db)
+        result = run_inprocess("index", "--json", "--vault", vault, "--db", db)
         assert (result.code, result.stdout) == (2, ""), db
         assert "outside the vault" in result.stderr
     assert list(vault.rglob("*.db*")) == []
-    via_env = run_cli("scan", "--json", "--vault", vault, env={"NOTEDEX_DB": str(vault / "x.db")})
+    via_env = run_inprocess(
+        "scan", "--json", "--vault", vault, env={"NOTEDEX_DB": str(vault / "x.db")}
+    )
     assert (via_env.code, via_env.stdout) == (2, "")
 
 
@@ -112,7 +114,7 @@ def test_schema_mismatch_reader_explains_writer_rebuilds(tmp_path: Path) -> None
     conn.close()
 
     for command in ("scan", "health", "graph", "status"):
-        result = run_cli(command, "--json", "--no-refresh", "--vault", vault, "--db", db)
+        result = run_inprocess(command, "--json", "--no-refresh", "--vault", vault, "--db", db)
         assert (result.code, result.stdout) == (2, ""), command
         assert "Traceback" not in result.stderr
         assert f"schema version {SCHEMA_VERSION - 1}" in result.stderr
@@ -121,7 +123,7 @@ def test_schema_mismatch_reader_explains_writer_rebuilds(tmp_path: Path) -> None
         connect_readonly(db)
 
     # Without --no-refresh the writer rebuilds from the vault first; the answer is complete.
-    result = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    result = run_inprocess("scan", "--json", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     assert [n["path"] for n in result.json()["notes"]] == ["a.md", "b.md"]
     assert dump_index(db) == expected
@@ -145,7 +147,7 @@ def test_writer_rebuilds_on_any_version_mismatch(tmp_path: Path, version: str | 
         conn.close()
     else:
         _set_version(db, version)
-    result = run_cli("index", "--vault", vault, "--db", db)
+    result = run_inprocess("index", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     assert result.stdout.startswith("added 2,")
     assert dump_index(db) == expected
@@ -159,7 +161,7 @@ def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None
         conn.execute("CREATE TABLE invoices(id INTEGER PRIMARY KEY, amount REAL)")
         conn.execute("INSERT INTO invoices(amount) VALUES (12.5)")
     conn.close()
-    result = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    result = run_inprocess("scan", "--json", "--vault", vault, "--db", db)
     assert (result.code, result.stdout) == (2, "")
     assert "not a notedex index" in result.stderr
     conn = sqlite3.connect(db)
@@ -173,7 +175,7 @@ def test_an_empty_file_becomes_an_index(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v", {"a.md": ""})
     db = tmp_path / "i.db"
     db.touch()
-    result = run_cli("scan", "--json", "--vault", vault, "--db", db)
+    result = run_inprocess("scan", "--json", "--vault", vault, "--db", db)
     assert result.code == 0, result.stderr
     assert result.json()["noteCount"] == 1
 

@@ -31,7 +31,7 @@ from notedex.vault.files import (
     strip_frontmatter,
 )
 from notedex.vault.parse import parse_note
-from tests.helpers import run_cli, write
+from tests.helpers import run_inprocess, write
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 
@@ -218,13 +218,13 @@ def drift_vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     write(vault / "A.md", TRAILING_SPACE)
     write(vault / "B.md", "b\n")
     db = base / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     return vault, db
 
 
 def cli(drift_vault: tuple[Path, Path], *args: str) -> dict:
     vault, db = drift_vault
-    result = run_cli(*args, "--vault", vault, "--db", db, "--no-refresh", timeout=60)
+    result = run_inprocess(*args, "--vault", vault, "--db", db, "--no-refresh", timeout=60)
     assert result.code in (0, 1), result.stderr
     return json.loads(result.stdout)
 
@@ -250,7 +250,7 @@ def test_search_positions_count_only_the_body(drift_vault: tuple[Path, Path]) ->
 
 def test_export_text_is_the_indexed_body(drift_vault: tuple[Path, Path]) -> None:
     vault, db = drift_vault
-    result = run_cli(
+    result = run_inprocess(
         "export", "--format", "connector-v1", "--vault", vault, "--db", db, "--no-refresh"
     )
     assert result.code == 0, result.stderr
@@ -266,7 +266,7 @@ def indexed_note(tmp_path: Path) -> tuple[Path, Path]:
     vault = tmp_path / "vault"
     write(vault / "x.md", "# x\n")
     db = tmp_path / "index.db"
-    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     return vault, db
 
 
@@ -276,7 +276,7 @@ def test_show_body_does_not_hang_on_a_fifo(indexed_note: tuple[Path, Path]) -> N
     vault, db = indexed_note
     (vault / "x.md").unlink()
     os.mkfifo(vault / "x.md")  # replaced after indexing; nobody will ever write to it
-    result = run_cli(
+    result = run_inprocess(
         "show", "x", "--body", "--json", "--vault", vault, "--db", db, "--no-refresh", timeout=30
     )
     assert result.code != 0
@@ -286,7 +286,7 @@ def test_show_body_does_not_hang_on_a_fifo(indexed_note: tuple[Path, Path]) -> N
 def test_show_body_refuses_a_note_over_the_size_cap(indexed_note: tuple[Path, Path]) -> None:
     vault, db = indexed_note
     (vault / "x.md").write_bytes(b"# x\n" + b"y" * DEFAULT_MAX_BYTES)
-    result = run_cli(
+    result = run_inprocess(
         "show", "x", "--body", "--json", "--vault", vault, "--db", db, "--no-refresh", timeout=30
     )
     assert result.code != 0
@@ -313,10 +313,10 @@ def test_show_body_applies_the_configured_size_cap(
     config = tmp_path / "config.toml"
     config.write_text("max_bytes = 1000\n", encoding="utf-8")
     argv = ("show", "x", "--body", "--json", "--vault", vault, "--db", db, "--no-refresh")
-    capped = run_cli(*argv, env={"NOTEDEX_CONFIG": str(config)}, timeout=30)
+    capped = run_inprocess(*argv, env={"NOTEDEX_CONFIG": str(config)}, timeout=30)
     assert capped.code == 2
     assert "cannot read x.md: file is 2.0 KB, over the 1.0 KB size cap" in capped.stderr
-    assert run_cli(*argv, timeout=30).code == 0  # the default cap (5 MB) lets it through
+    assert run_inprocess(*argv, timeout=30).code == 0  # the default cap (5 MB) lets it through
 
 
 # -- lines as numbered in the file -------------------------------------------------------------
@@ -366,10 +366,10 @@ def test_a_bom_is_dropped_by_every_reader(tmp_path: Path) -> None:
     (vault / "b.md").write_bytes("\ufeff---\ntitle: Bee\n---\nbody [[x]] here\n".encode())
     db = tmp_path / "index.db"
     common = ("--vault", vault, "--db", db)
-    shown = run_cli("show", "b", "--body", "--json", *common).json()
+    shown = run_inprocess("show", "b", "--body", "--json", *common).json()
     assert shown["title"] == "Bee"  # the indexer saw the frontmatter
     assert shown["body"] == "body [[x]] here\n"  # and so does show: no frontmatter in the body
-    hit = run_cli("search", "here", "--json", *common).json()["hits"][0]
+    hit = run_inprocess("search", "here", "--json", *common).json()["hits"][0]
     assert (hit["line"], hit["column"]) == (4, 12)
     assert note_text(b"\xef\xbb\xbfa\xff") == "a\ufffd"  # BOM dropped, bad UTF-8 replaced
 
