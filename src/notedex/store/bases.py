@@ -1,10 +1,9 @@
 """Read side: the rows a base evaluates (every vault file with its note data), narrowed in SQL
 by folder and tag where the filters allow, and their tags and links. Stdlib only."""
 
-from typing import TYPE_CHECKING
-
 from notedex.store.schema import LINK_KINDS
 
+TYPE_CHECKING = False  # no `typing` on the base path (design/bases.md); mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence

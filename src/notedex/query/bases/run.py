@@ -5,8 +5,6 @@ Over 400 lines on purpose: a view's sections are run in one order here, read top
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from notedex.errors import UsageError
 from notedex.query.bases.check import Findings, formula_cycles, walk
 from notedex.query.bases.evaluate import Scope, Unsupported, evaluate
@@ -27,6 +25,7 @@ from notedex.query.bases.values import (
 )
 from notedex.store import bases as store
 
+TYPE_CHECKING = False  # no `typing` on the base path (design/bases.md); mypy honours the name
 if TYPE_CHECKING:
     import datetime as dt
     import sqlite3
