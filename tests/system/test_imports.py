@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from notedex.store.connect import WriterLock
-from tests.helpers import REPO, indexed_demo
+from tests.helpers import REPO, indexed_demo, pure_json, run_cli
 
 BANNED = (
     "sqlite_utils",
@@ -170,6 +170,7 @@ SRC = REPO / "src"
 
 
 TASKS_DESIGN = REPO / "docs" / "design" / "tasks.md"
+BASES_DESIGN = REPO / "docs" / "design" / "bases.md"
 FILTER_BUDGET = REPO / "docs" / "design" / "imports.md"
 
 
@@ -247,6 +248,7 @@ def test_import_time_tricks_only_in_hot_path_modules() -> None:
         | hot_path_list("tasks-path", TASKS_DESIGN)
         | hot_path_list("filter-path", FILTER_BUDGET)
         | hot_path_list("listing-path", FILTER_BUDGET)
+        | hot_path_list("base-path", BASES_DESIGN)
     )
     assert sorted(tricky - allowed) == []
 
@@ -353,3 +355,41 @@ def test_a_filtered_scan_skips_the_outline_model(demo: tuple[Path, Path]) -> Non
     names = imported_modules(*args, "--json", "--vault", vault, "--db", db, "--no-refresh")
     heavy = {"notedex.store.outline", "notedex.vault.model", "dataclasses", "notedex.query.listing"}
     assert sorted(heavy & names) == []  # sorted and piped: streamed, as in path order
+
+
+BENCH_LIKE_BASE = """\
+filters:
+  and:
+    - 'file.inFolder("Projects")'
+    - 'file.hasTag("project")'
+    - 'status != "done"'
+formulas:
+  kb: '(file.size / 1024).toFixed(1) + " KB " + file.basename.lower()'
+views:
+  - type: table
+    name: Bench
+    order: [file.name, status, formula.kb]
+"""
+
+
+def test_base_loads_the_documented_list_and_nothing_heavy(tmp_path: Path) -> None:
+    """design/bases.md, the base's budget: a base of three filters and a formula (bench/bases.py's
+    kind) reads its stored copy, properties and toFixed without typing, re, json or decimal."""
+    vault, db = tmp_path / "vault", tmp_path / "index.db"
+    (vault / "Projects").mkdir(parents=True)
+    (vault / "Projects" / "A.md").write_text("---\nstatus: draft\n---\n#project a\n", "utf-8")
+    (vault / "Projects" / "B.md").write_text("---\nstatus: done\n---\n#project b\n", "utf-8")
+    (vault / "bench.base").write_text(BENCH_LIKE_BASE, "utf-8")
+    assert run_cli("index", "--vault", vault, "--db", db).code == 0
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    names = imported_modules("base", "bench.base", "--json", *common)
+    rows = pure_json(run_cli("base", "bench.base", "--json", *common))["rows"]
+    assert [(r["path"], r["formula.kb"]) for r in rows] == [("Projects/A.md", "0.0 KB a")]
+    listed = hot_path_list("base-path", BASES_DESIGN)
+    assert len(listed) > 5
+    ours = {n for n in names if n == "notedex" or n.startswith("notedex.")}
+    allowed = hot_path_list() | hot_path_list("filter-path", FILTER_BUDGET) | listed
+    assert sorted(listed - ours) == [], "on the base list but not loaded"
+    assert sorted(ours - allowed) == [], "loaded by base, unlisted"
+    heavy = {"typing", "re", "json", "decimal", "argparse", "yaml", "dataclasses"}
+    assert sorted(heavy & names) == []

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from notedex.errors import UsageError
 
+TYPE_CHECKING = False  # no `typing` on the base path (design/bases.md); mypy honours the name
 if TYPE_CHECKING:
     import argparse
     import sqlite3
@@ -58,10 +58,9 @@ def _unchanged(disk_path: str, size: int, mtime_ns: int) -> bool:
 def base_of(conn: sqlite3.Connection, disk_path: str, vault_path: str | None, shown: str) -> Base:
     """The base a file holds: the index's copy of a ``.base`` file when it is the file on disk
     now (same size and mtime: no YAML parser is loaded), else the file parsed now."""
-    import json
-
     from notedex.query.bases.run import Base
     from notedex.store.bases import stored_base
+    from notedex.vault.files import _json_loads  # json's C scanner: no `json`, no `re`
 
     row = None
     if vault_path is not None and vault_path.lower().endswith(".base"):
@@ -69,7 +68,7 @@ def base_of(conn: sqlite3.Connection, disk_path: str, vault_path: str | None, sh
     if row is not None and _unchanged(disk_path, row["size"], row["mtime_ns"]):
         if row["error"] is not None:
             raise UsageError(f"{shown}: {row['error']}")
-        return Base(json.loads(row["doc"]), shown)
+        return Base(_json_loads(row["doc"]), shown)
     return load(disk_path, shown)
 
 

@@ -97,14 +97,10 @@ def export_connector(
     files = VaultReader(vault, follow_outside=follow_symlinks)
     read.unmapped(conn)
     with read_transaction(conn):
-        tags = ByPath(read.names_in_path_order(conn, "tags"))
-        links = ByPath(fulltext.link_targets_in_path_order(conn), whole=True)
-        kept = (  # the notes the filter keeps (SEMANTICS 14): their ids, not their rows
-            {r["file_id"] for r in read.notes(conn, nf)} if nf is not None and nf.active else None
-        )
-        for row in fulltext.export_notes(conn, modified_after_ns=after):
-            if kept is not None and row["file_id"] not in kept:
-                continue
+        # With a filter (SEMANTICS 14), the kept notes' rows, tags and links only (issue 32).
+        tags = ByPath(read.names_in_path_order(conn, "tags", nf))
+        links = ByPath(fulltext.link_targets_in_path_order(conn, nf), whole=True)
+        for row in fulltext.export_notes(conn, modified_after_ns=after, nf=nf):
             labels = tags.take(row["path"])
             references = links.take(row["path"])
             raw, mtime_ns, problem = _read(files, row["disk_rel"] or row["path"], max_bytes)

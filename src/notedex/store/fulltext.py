@@ -235,15 +235,22 @@ def body_index_empty(conn: sqlite3.Connection) -> bool:
 
 
 def export_notes(
-    conn: sqlite3.Connection, *, modified_after_ns: int | None = None
+    conn: sqlite3.Connection,
+    *,
+    modified_after_ns: int | None = None,
+    nf: NoteFilter | None = None,
 ) -> sqlite3.Cursor:
     """Reportable notes for an export, by path, as a cursor read row by row; optionally only
-    those modified after a time."""
+    those modified after a time, and only those an active note filter ``nf`` keeps."""
     where = "n.excluded = 0"
-    params: list[int] = []
+    params: list[Any] = []
     if modified_after_ns is not None:
         where += " AND f.mtime_ns > ?"
         params.append(modified_after_ns)
+    if nf is not None and nf.active:  # issue 32: the kept notes' rows only, not every note's
+        from notedex.store.filters import note_conditions
+
+        where = " AND ".join([where, *note_conditions(conn, nf, params)])
     return conn.execute(
         f"""
         SELECT f.id AS file_id, f.path AS path, f.disk_rel AS disk_rel, f.mtime_ns AS mtime_ns,
@@ -256,9 +263,12 @@ def export_notes(
     )
 
 
-def link_targets_in_path_order(conn: sqlite3.Connection) -> sqlite3.Cursor:
+def link_targets_in_path_order(
+    conn: sqlite3.Connection, nf: NoteFilter | None = None
+) -> sqlite3.Cursor:
     """Each file's references as (source path, target path or NULL, linkpath) rows, by source
-    path, then in document order: a stream to merge with ``export_notes`` (issue 35).
+    path, then in document order: a stream to merge with ``export_notes`` (issue 35); with an
+    active note filter ``nf``, only the references of the notes it keeps (issue 32).
 
     Self-links (``[[#Heading]]`` or a link that lands on its own note) are left out. The files
     lead (CROSS JOIN), by their path index: SQLite sorts one file's links at a time, never
@@ -266,11 +276,21 @@ def link_targets_in_path_order(conn: sqlite3.Connection) -> sqlite3.Cursor:
     """
     cursor = conn.cursor()
     cursor.row_factory = None
+    kept = ""
+    params: list[Any] = []
+    if nf is not None and nf.active:
+        from notedex.store.filters import note_conditions
+
+        conditions = note_conditions(conn, nf, params)
+        kept = " AND ".join(["", "n.excluded = 0", *conditions])
+    notes = " CROSS JOIN notes n ON n.file_id = f.id" if kept else ""
     return cursor.execute(
-        """
+        f"""
         SELECT f.path, t.path, l.linkpath
-        FROM files f CROSS JOIN links l ON l.source_id = f.id LEFT JOIN files t ON t.id = l.target_id
-        WHERE l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
+        FROM files f{notes} CROSS JOIN links l ON l.source_id = f.id
+        LEFT JOIN files t ON t.id = l.target_id
+        WHERE l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id){kept}
         ORDER BY f.path, l.line, l.col, l.seq
-        """
+        """,
+        params,
     )

@@ -127,16 +127,21 @@ def _bounded(
     return steered + " AND t.due <= ?", [*params, found[0]]
 
 
+_NOTES = " CROSS JOIN notes n ON n.file_id = t.file_id"
+_FILES = " CROSS JOIN files f ON f.id = t.file_id"
+
+
+def _unjoined(wanted: "dict[str, Any]") -> bool:
+    """Whether no note filter is active: the selection then needs no ``notes`` row per task
+    (``_where``'s ``unjoined``), a tenth of a whole list's query at 100k notes (issue 32)."""
+    nf = wanted.get("note_filter")
+    return nf is None or not nf.active
+
+
 def state_counts(conn: "sqlite3.Connection", **wanted: "Any") -> list[int]:
     """How many of the tasks ``tasks`` selects are in each state, in ``TASK_STATES`` order."""
-    nf = wanted.get("note_filter")
-    unjoined = nf is None or not nf.active  # no note filter: no notes or files row per task
-    where, params = _where(conn, unjoined=unjoined, **wanted)
-    tables = ""
-    if not unjoined:
-        tables = (
-            " CROSS JOIN notes n ON n.file_id = t.file_id CROSS JOIN files f ON f.id = t.file_id"
-        )
+    where, params = _where(conn, unjoined=_unjoined(wanted), **wanted)
+    tables = "" if _unjoined(wanted) else _NOTES + _FILES  # no note filter: no rows per task
     counts = [0] * len(TASK_STATES)
     for state, count in conn.execute(
         f"SELECT t.state, count(*) FROM tasks t{tables}{where} GROUP BY t.state", params
@@ -149,12 +154,14 @@ def task_lines(conn: "sqlite3.Connection", **wanted: "Any") -> "list[tuple[Any, 
     """``tasks`` for the text output: (path, line, column, status, text, state code) per
     task, in the same order. The text prints neither tags nor dates, and reading five columns
     instead of fourteen (no tag list parsed, no dict made) is most of a large answer's cost."""
-    where, params = _where(conn, **wanted)
+    where, params = _where(conn, unjoined=_unjoined(wanted), **wanted)
+    notes = "" if _unjoined(wanted) else _NOTES
     cursor = conn.cursor()
     cursor.row_factory = None
     return cursor.execute(
         "SELECT f.path, t.line, t.col, t.status, t.text, t.state FROM tasks t"
-        " CROSS JOIN notes n ON n.file_id = t.file_id CROSS JOIN files f ON f.id = t.file_id"
+        + notes
+        + _FILES
         + where
         + _ORDER,
         params,
@@ -177,14 +184,14 @@ def tasks_json(conn: "sqlite3.Connection", **wanted: "Any") -> "tuple[list[int],
     """``tasks`` as compact JSON built by SQLite: the count of each state (in
     ``TASK_STATES`` order) and the tasks' JSON objects joined by commas (UTF-8), in order.
     group_concat takes the rows in the subquery's order (as ``read._json_list`` explains)."""
-    where, params = _where(conn, **wanted)
+    where, params = _where(conn, unjoined=_unjoined(wanted), **wanted)
+    notes = "" if _unjoined(wanted) else _NOTES
     counts = ", ".join(f"sum(state = {code})" for code in range(len(TASK_STATES)))
     cursor = conn.cursor()
     cursor.row_factory = None
     row = cursor.execute(
         f"SELECT {counts}, CAST(coalesce(group_concat(j, ','), '') AS BLOB) FROM ("
-        f"SELECT {_TASK_OBJECT} AS j, t.state AS state FROM tasks t"
-        " CROSS JOIN notes n ON n.file_id = t.file_id CROSS JOIN files f ON f.id = t.file_id"
+        f"SELECT {_TASK_OBJECT} AS j, t.state AS state FROM tasks t{notes}{_FILES}"
         f"{where}{_ORDER})",
         params,
     ).fetchone()

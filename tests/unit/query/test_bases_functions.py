@@ -191,6 +191,10 @@ CASES = [
     ("(2.3333).round(2)", 2.33),
     ("(3.14159).toFixed(2)", "3.14"),
     ("(2.345).toFixed(2)", "2.35"),
+    ("(-0.04).toFixed(1)", "-0.0"),  # the sign kept, as Decimal keeps it
+    ("(2.5).toFixed(0)", "3"),
+    ("(5).toFixed(3)", "5.000"),
+    ("(0.0000001).toFixed(7)", "1E-7"),  # Decimal's form past 6 places
     ("n.isEmpty()", False),
     # list
     ("l.length", 3),
@@ -255,3 +259,29 @@ def test_an_unknown_global_is_refused_when_run() -> None:
 def test_if_evaluates_only_the_branch_taken() -> None:
     # The other branch would be refused if it were evaluated.
     assert ev('if(true, "ok", nosuch())') == "ok"
+
+
+def test_to_fixed_in_integers_equals_decimal_quantize() -> None:
+    """``toFixed`` rounds in integers (no `decimal` import) exactly as ``Decimal(repr(x))``
+    quantized with ROUND_HALF_UP, for every value and 0-6 places it takes that path for."""
+    import random
+    from decimal import ROUND_HALF_UP, Decimal
+
+    from notedex.query.bases.functions import _fixed
+
+    rnd = random.Random(32)
+    values = [0.0, -0.0, 0.5, -2.5, 0.125, 1.005, 9.995, 99.5, 0.05, 1e-4, 9999999999999998.0]
+    values += [rnd.uniform(-1e6, 1e6) for _ in range(2000)]
+    values += [round(rnd.uniform(-1000, 1000), rnd.randint(0, 7)) for _ in range(3000)]
+    values += [rnd.randint(-(10**6), 10**6) / 8 for _ in range(2000)]
+    checked = 0
+    for value in values:
+        text = repr(value)
+        if "e" in text:
+            continue
+        for places in range(7):
+            quantum = Decimal(1).scaleb(-places)
+            expected = str(Decimal(text).quantize(quantum, rounding=ROUND_HALF_UP))
+            assert _fixed(text, places) == expected, (text, places)
+            checked += 1
+    assert checked > 40000

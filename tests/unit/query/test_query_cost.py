@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from notedex.query.export import export_connector
 from notedex.query.filters import NoteFilter
 from notedex.query.lookup import lookup
 from notedex.query.search import search
@@ -89,6 +90,12 @@ QUERIES: dict[str, Callable[[Path], Callable[[Any], dict[str, Any]]]] = {
     "search every hit": lambda v: lambda c: search(c, v, "quixotic", limit=1_000_000),
     "search a miss": lambda v: lambda c: search(c, v, "zyzzogeton"),
     "a scan filtered by a tag": lambda _v: lambda c: _scan(c, NoteFilter(tags=("zephyrine",))),
+    "an export filtered by a tag": lambda v: (
+        lambda c: _export(c, v, NoteFilter(tags=("zephyrine",)))
+    ),
+    "an export filtered by a folder": lambda v: (
+        lambda c: _export(c, v, NoteFilter(folders=("Topics",)))
+    ),
 }
 
 
@@ -115,6 +122,18 @@ def test_a_query_about_a_few_notes_costs_the_same_in_a_larger_vault(
     # The same answer in both vaults: the filler is no answer to these questions.
     assert _paths(small_answer) == _paths(large_answer)
     assert large <= small * 1.5 + 200, (name, small, large)
+
+
+def _export(conn: Any, vault: Path, nf: NoteFilter) -> dict[str, Any]:
+    """`export --format connector-v1` with ``nf`` (issue 32: it read every note's tags and
+    links, and every note's row, to keep the few the filter kept)."""
+    parts: list[str] = []
+    doc = Document(parts.append)
+    export_connector(conn, doc, vault, nf=nf)
+    doc.flush()
+    records = json.loads("".join(parts))["records"]
+    assert records  # the probe exports something
+    return {"hits": [{"path": r["sourceMetadata"]["relativePath"]} for r in records]}
 
 
 def _paths(answer: dict[str, Any]) -> list[str]:

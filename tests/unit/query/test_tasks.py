@@ -23,6 +23,8 @@ NOTES = {
     "- [x] b\ttab \u0001ctl \u2028 ✅ 2026-01-01\n- [/] c [due:: 2026-03-01]\n",
     "b/b.md": "1. [-] d ❌ 2026-01-02 (start:: 2026-01-01)\n  * [?] 進行中 #タグ\n- [ ]\n",
     "c.md": "no tasks #p\n",
+    "d.md": "- [ ] no\u00a0break space (printed as it is)\n",
+    "hidden/h.md": "- [ ] in an excluded note 📅 2026-01-01\n- [x] done there\n",
 }
 FILTERS = [
     {},
@@ -40,7 +42,7 @@ FILTERS = [
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return indexed_vault(tmp_path_factory, "tasks", NOTES)
+    return indexed_vault(tmp_path_factory, "tasks", NOTES, app='{"userIgnoreFilters": ["hidden/"]}')
 
 
 @pytest.mark.parametrize("selected", FILTERS, ids=repr)
@@ -55,7 +57,7 @@ def test_sqlite_builds_the_compact_document(db: Path, selected: dict[str, object
     assert found == 0
     assert document.decode("utf-8") == compact_json(answer)
     if not selected:
-        assert answer["taskCount"] == 6
+        assert answer["taskCount"] == 7  # not the excluded note's two
         assert answer["tasks"][0]["tags"] == ["x/y", "日本"]
 
 
@@ -78,7 +80,53 @@ def test_text_from_lines_equals_text_from_tasks(
     assert printed[0] == printed[1]
     assert light["counts"] == full["counts"] and light["taskCount"] == full["taskCount"]
     if not selected:
-        assert "\\x01ctl" in printed[1] and printed[1].count("\n") == 8
+        assert "\\x01ctl" in printed[1] and printed[1].count("\n") == 9
+        assert "excluded" not in printed[1] and "no\u00a0break" in printed[1]
+
+
+@pytest.mark.parametrize("selected", FILTERS, ids=repr)
+def test_plain_text_is_each_line_as_the_renderer_writes_it(
+    db: Path, selected: dict[str, object]
+) -> None:
+    """Without hyperlinks the lines are built at once (issue 32); each is what
+    ``Renderer.path`` and ``Renderer.name`` make of its task, escapes included."""
+    wanted = TaskFilter(**selected)  # type: ignore[arg-type]
+    conn = connect_readonly(db)
+    try:
+        data = task_lines(conn, wanted)
+    finally:
+        conn.close()
+    out = io.StringIO()
+    r = Renderer(db.parent / "vault", out, color="never")
+    render_tasks(r, data)
+    expected = [
+        f"{r.path(path, line, column)}: [{r.name(status)}] {r.name(text)}".rstrip()
+        for path, line, column, status, text, _state in data["lines"]
+    ]
+    assert out.getvalue().split("\n")[: len(expected)] == expected
+
+
+def test_a_whole_list_reads_no_notes_row_per_task(db: Path) -> None:
+    """Without a note filter the excluded notes' tasks are left out by their partial index
+    (as the counts are), not by a ``notes`` row looked up per task (issue 32)."""
+    conn = connect_readonly(db)
+    statements: list[str] = []
+    try:
+        conn.set_trace_callback(statements.append)
+        lines = task_lines(conn, TaskFilter(states=["open"]))["lines"]
+        tasks_json(conn, TaskFilter(states=["open"]))
+        conn.set_trace_callback(None)
+        plans = [
+            " ".join(str(row[3]) for row in conn.execute("EXPLAIN QUERY PLAN " + sql))
+            for sql in statements
+            if sql.lstrip().upper().startswith("SELECT")
+        ]
+    finally:
+        conn.close()
+    assert len(lines) == 5 and len(plans) == 2
+    for plan in plans:
+        assert "SEARCH n USING INTEGER PRIMARY KEY" not in plan, plan
+        assert "notes_excluded" in plan, plan
 
 
 @pytest.mark.parametrize("selected", FILTERS, ids=repr)

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from notedex.query.bases.evaluate import FILE_FIELDS, LOCALS, REFUSED_FILE_FIELDS
 from notedex.query.bases.functions import GLOBALS, KNOWN_METHODS, REFUSED_GLOBALS
 
+TYPE_CHECKING = False  # no `typing` on the base path (design/bases.md); mypy honours the name
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,8 +3,6 @@ checking a tree without running it: every construct it uses, and the ones refuse
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from notedex.errors import UsageError
 from notedex.query.bases.functions import (
     DATE_FIELDS,
@@ -23,6 +21,7 @@ from notedex.query.bases.values import (
     truthy,
 )
 
+TYPE_CHECKING = False  # no `typing` on the base path (design/bases.md); mypy honours the name
 if TYPE_CHECKING:
     import datetime as dt
     from typing import Any

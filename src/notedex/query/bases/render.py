@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from notedex.query.bases.run import cell_text
 
+TYPE_CHECKING = False  # no `typing` on the base path (design/bases.md); mypy honours the name
 if TYPE_CHECKING:
     from typing import Any
 

@@ -4,13 +4,13 @@ properties as Bases values, and its tags and links loaded once per run, only whe
 from __future__ import annotations
 
 import datetime as dt
-import json
-from typing import TYPE_CHECKING
 
 from notedex.query.bases.values import Date, FileValue, Link, parse_date
 from notedex.store import bases as store
+from notedex.vault.files import _json_loads  # json's C scanner: no `json`, no `re`
 from notedex.vault.properties import TEXT, declared_value, fold_name
 
+TYPE_CHECKING = False  # no `typing` on the base path (design/bases.md); mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Mapping, Sequence
@@ -86,9 +86,11 @@ class FileRow:
 
     def properties(self) -> dict[str, Any]:
         if self._props is None:
-            raw = json.loads(self._raw) if self._raw else {}
-            valid = isinstance(raw, dict)
-            self._props = typed_properties(raw, self.vault.declared, self._resolve) if valid else {}
+            raw = _json_loads(self._raw) if self._raw else {}
+            if isinstance(raw, dict):
+                self._props = typed_properties(raw, self.vault.declared, self._resolve)
+            else:
+                self._props = {}
         return self._props
 
     def _resolve(self, text: str) -> str | None:

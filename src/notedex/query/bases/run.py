@@ -5,8 +5,6 @@ Over 400 lines on purpose: a view's sections are run in one order here, read top
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from notedex.errors import UsageError
 from notedex.query.bases.check import Findings, formula_cycles, walk
 from notedex.query.bases.evaluate import Scope, Unsupported, evaluate
@@ -27,6 +25,7 @@ from notedex.query.bases.values import (
 )
 from notedex.store import bases as store
 
+TYPE_CHECKING = False  # no `typing` on the base path (design/bases.md); mypy honours the name
 if TYPE_CHECKING:
     import datetime as dt
     import sqlite3
@@ -212,10 +211,12 @@ def check(base: Base, view: dict[str, Any]) -> Findings:
     return found
 
 
-def _narrowing(trees: list[Node | None]) -> tuple[list[str], list[list[str]]]:
-    """The folder and tag conditions every passing file meets (top-level AND), for SQL."""
-    folders: list[list[str]] = []
+def _narrowing(trees: list[Node | None]) -> tuple[list[str], list[list[str]], set[int]]:
+    """The folder and tag conditions every passing file meets (top-level AND), for SQL, and
+    the ids of the filter trees SQL so decides (``_decided``)."""
+    folders: list[tuple[str, Node]] = []
     tags: list[list[str]] = []
+    decided: set[int] = set()
     stack = [t for t in trees if t is not None]
     while stack:
         tree = stack.pop()
@@ -230,12 +231,28 @@ def _narrowing(trees: list[Node | None]) -> tuple[list[str], list[list[str]]]:
         if not args or not all(a[0] == "str" for a in args):
             continue
         if node[1][2] == "inFolder" and len(args) == 1:
-            folders.append([args[0][1].strip("/")])
+            folders.append((args[0][1].strip("/"), tree))
         elif node[1][2] == "hasTag":
             tags.append([a[1].lstrip("#").lower() for a in args])
+            decided.add(id(tree))
     # Only one folder condition narrows (several AND-ed folders are rare; Python decides them).
     usable = [f for f in folders if f[0]]
-    return (usable[0] if usable else []), tags
+    if usable:
+        decided.add(id(usable[0][1]))
+    return ([usable[0][0]] if usable else []), tags, decided
+
+
+def _decided(tree: Node | None, decided: set[int]) -> Node | None:
+    """``tree`` without the conditions the SQL narrowing has applied exactly (SEMANTICS 15.4's
+    ``file.inFolder``/``file.hasTag`` as ``store.bases.file_rows`` selects them): every
+    narrowed row meets them, so evaluating them again per row (a tag read per file) decides
+    nothing. ``and`` groups only, where ``_narrowing`` found them."""
+    if tree is None or id(tree) in decided:
+        return None
+    if tree[0] == "group" and tree[1] == "and":
+        kept = [_decided(child, decided) for child in tree[2]]
+        return ("group", "and", tuple(child for child in kept if child is not None))
+    return tree
 
 
 def run(
@@ -255,25 +272,28 @@ def run(
         names = "; ".join(f"{c} ({why})" for c, why in found.refused.items())
         raise Unsupported(f"{base.source}: not implemented: {names}")
     view_filters = _filter_tree(view.get("filters"), base.source)
-    folders, tags = _narrowing([base.filters, view_filters])
+    folders, tags, decided = _narrowing([base.filters, view_filters])
     vault = Vault(conn, store.file_rows(conn, folders=folders, tags=tags), declared)
-    return _answer(base, view, view_filters, vault, this_path, now or current_time())
+    filters = (_decided(base.filters, decided), _decided(view_filters, decided))
+    return _answer(base, view, filters, vault, this_path, now or current_time())
 
 
 def _answer(
     base: Base,
     view: dict[str, Any],
-    view_filters: Node | None,
+    filters: tuple[Node | None, Node | None],
     vault: Vault,
     this_path: str | None,
     now: dt.datetime,
 ) -> dict[str, Any]:
+    """The view's answer over the narrowed rows; ``filters``: the global and the view's
+    filters, less what the narrowing decided."""
     this = vault.file_of(this_path) if this_path else None
     scope = Scope(vault, base.formulas, now, this)
     kept = []
     for row in vault.rows:
         scope.at(row)
-        if _passes(base.filters, scope) and _passes(view_filters, scope):
+        if _passes(filters[0], scope) and _passes(filters[1], scope):
             kept.append(row)
     columns = [str(c) for c in view.get("order") or ["file.name"]]
     sorts = _sorts(view, base.source)
