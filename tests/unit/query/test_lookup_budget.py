@@ -1,0 +1,74 @@
+"""Lookup's speed budget (issue 30): statements whose work is bounded by their answer.
+
+Counted as in test_query_cost.py: SQLite virtual-machine steps (``set_progress_handler``), so
+the test measures work, never time. The vaults hold the same five notes named "Kafka" and
+many more notes with "Kafka" in a longer title (every one a hit of the term).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from notedex.store import lookup as stage1
+from notedex.store.connect import connect_readonly
+from notedex.store.lookup_terms import exact_names
+from notedex.vault.text import exact_name_key
+from tests.helpers import run_inprocess
+
+SMALL, LARGE = 300, 1_200
+
+
+def _vault(base: Path, fillers: int) -> Path:
+    vault, db = base / f"v{fillers}", base / f"v{fillers}.db"
+    (vault / "Filler").mkdir(parents=True)
+    for i in range(fillers):
+        text = f"# Kafka filler {i}\n\nText {i}.\n"
+        (vault / "Filler" / f"Kafka filler {i}.md").write_text(text, encoding="utf-8")
+    for i in range(5):  # five notes named "Kafka": more than _SEEK_EXACT, ranked by a scan
+        (vault / f"Named {i}").mkdir()
+        (vault / f"Named {i}" / "Kafka.md").write_text("# Kafka\n\nBrokers.\n", encoding="utf-8")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return db
+
+
+@pytest.fixture(scope="module")
+def dbs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    base = tmp_path_factory.mktemp("lookup-budget")
+    return {n: _vault(base, n) for n in (SMALL, LARGE)}
+
+
+def _exact_steps(db: Path) -> tuple[int, list[int]]:
+    """The VM steps of ranking the exact names alone (tier 1), and the ranked ids."""
+    conn = connect_readonly(db)
+    steps = [0]
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0
+
+    try:
+        ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key("kafka")))
+        assert len(ids) == 5
+        exact = "[" + ",".join(map(str, ids)) + "]"
+        ranked = stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10)
+        conn.set_progress_handler(tick, 1)
+        again = stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10)
+    finally:
+        conn.close()
+    assert [row["file_id"] for row in again] == [row["file_id"] for row in ranked]
+    return steps[0], sorted(row["file_id"] for row in ranked)
+
+
+def test_ranking_the_exact_names_reads_their_stretch_of_the_doclist(
+    dbs: dict[int, Path],
+) -> None:
+    """Five notes named "Kafka" among 300 or 1,200 other "Kafka" titles: ranking the five
+    costs the same in both, because FTS5 is given their rowid range and reads only that
+    stretch of the term's doclist, not every hit filtered one by one."""
+    small, small_ids = _exact_steps(dbs[SMALL])
+    large, large_ids = _exact_steps(dbs[LARGE])
+    assert len(small_ids) == len(large_ids) == 5
+    assert large <= small * 1.2 + 50, (small, large)
