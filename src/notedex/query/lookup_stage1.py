@@ -262,7 +262,18 @@ def _folders(
     for key in keys:
         sizes[key[:5]] = sizes.get(key[:5], 0) + 1
     tied = [shown[k[6]] for k in keys if k[0] != 1 and sizes[k[:5]] > 1]
-    in_text, unsaid = _said_in_text(conn, tied, weights), _unsaid(conn, tied, weights)
+    in_text = _said_in_text(conn, tied, weights)
+    # the unsaid words only order notes still tied with the text key too (issue 30's speed
+    # budget: each word a probe of the names)
+    texted = {
+        k[6]: (*k[:5], in_text.get(shown[k[6]].file_id, 0))
+        for k in keys
+        if k[0] != 1 and sizes[k[:5]] > 1
+    }
+    still: dict[tuple[Any, ...], int] = {}
+    for grouped in texted.values():
+        still[grouped] = still.get(grouped, 0) + 1
+    unsaid = _unsaid(conn, [shown[i] for i, g in texted.items() if still[g] > 1], weights)
     keys = [
         (*k[:5], -in_text.get(shown[k[6]].file_id, 0), k[6], unsaid.get(shown[k[6]].file_id, 0))
         for k in keys
@@ -380,11 +391,19 @@ def _unsaid(
     stop = _words("STOP_WORDS_EN") | _words("TOOL_WORDS_EN")
     out: dict[int, int] = {}
     for file_id, names in forms.items():
-        counts = []
-        for name in dict.fromkeys(names):
-            words = {w.lower() for w in alnum_runs(name)} - stop
-            counts.append(sum(1 for w in words if not said(w) and not is_generic(w)))
-        out[file_id] = min(counts, default=0)
+        # the fewest over the names: the names with the fewest unsaid words first, and none
+        # probed once a name says nothing more (issue 30's speed budget: a probe a word)
+        left = [
+            [w for w in {w.lower() for w in alnum_runs(name)} - stop if not said(w)]
+            for name in dict.fromkeys(names)
+        ]
+        fewest: int | None = None
+        for words in sorted(left, key=len):
+            if fewest == 0:
+                break
+            count = sum(1 for w in words if not is_generic(w))
+            fewest = count if fewest is None else min(fewest, count)
+        out[file_id] = fewest or 0
     return out
 
 

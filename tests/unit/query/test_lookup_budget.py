@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from notedex.query.lookup import lookup
 from notedex.store import lookup as stage1
 from notedex.store.connect import connect_readonly
 from notedex.store.lookup_terms import exact_names
@@ -72,3 +73,32 @@ def test_ranking_the_exact_names_reads_their_stretch_of_the_doclist(
     large, large_ids = _exact_steps(dbs[LARGE])
     assert len(small_ids) == len(large_ids) == 5
     assert large <= small * 1.2 + 50, (small, large)
+
+
+def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: Path) -> None:
+    """The tie-break counts the distinctive words a note's closest name adds (``_unsaid``),
+    each word a capped count of the names holding it. A note whose H1 says nothing beyond the
+    question has its closest name already: the words of its longer file name are not asked
+    about (issue 30's speed budget). The order is the same: that note first."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    vault.mkdir()
+    (vault / "Kafka streams alpha beta gamma.md").write_text(
+        "# Streaming Kafka\n\nText.\n", encoding="utf-8"
+    )
+    (vault / "Kafka streams delta.md").write_text("Text.\n", encoding="utf-8")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    conn = connect_readonly(db)
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, "kafka streams")
+    finally:
+        conn.close()
+    probes = [sql for sql in asked if "SELECT count(*) FROM (SELECT 1 FROM note_fts" in sql]
+    assert [c["path"] for c in answer["candidates"]] == [
+        "Kafka streams alpha beta gamma.md",
+        "Kafka streams delta.md",
+    ]
+    assert not [sql for sql in probes if any(w in sql for w in ("alpha", "beta", "gamma"))]
+    assert [sql for sql in probes if "delta" in sql]  # the other note's word is still asked
