@@ -102,3 +102,37 @@ def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: P
     ]
     assert not [sql for sql in probes if any(w in sql for w in ("alpha", "beta", "gamma"))]
     assert [sql for sql in probes if "delta" in sql]  # the other note's word is still asked
+
+
+def test_a_lookup_reads_its_candidates_rows_tags_and_aliases_once(tmp_path: Path) -> None:
+    """The typed-word check, the folders, the unsaid words and the answer ask for the same
+    candidates: their note rows, tags and aliases are read once a lookup (``NameRows``)."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    (vault / "Kafka").mkdir(parents=True)
+    for i in range(4):
+        (vault / "Kafka" / f"Kafka streams {i} topic{i}.md").write_text(
+            f"---\ntags: [kafka]\naliases: [Streams {i}]\n---\n# Kafka streams {i}\n",
+            encoding="utf-8",
+        )
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    conn = connect_readonly(db)
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, "kafka streams")
+    finally:
+        conn.close()
+    assert len(answer["candidates"]) == 4
+    assert answer["candidates"][0]["tags"] == ["kafka"]
+    assert answer["candidates"][0]["aliases"]
+    reads = {
+        "rows": [sql for sql in asked if "FROM notes n JOIN files f" in sql],
+        "tags": [sql for sql in asked if "FROM tags t JOIN tag_names" in sql],
+        "aliases": [sql for sql in asked if "FROM aliases" in sql],
+    }
+    assert {name: len(sqls) for name, sqls in reads.items()} == {
+        "rows": 1,
+        "tags": 1,
+        "aliases": 1,
+    }
