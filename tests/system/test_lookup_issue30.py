@@ -237,6 +237,16 @@ def test_a_one_edit_variant_of_a_name_is_tried_when_nothing_matches(
     assert lookup(vault, db_path, "Jones")["rewritten"] == []
 
 
+def test_a_word_some_note_text_holds_is_no_misspelling(vault: Path, db_path: Path) -> None:
+    """Issue 30's speed budget: the one-edit guess (an OR of every one-edit spelling) is tried
+    only for a word that no note's text holds either; a word the vault writes is its own."""
+    write(vault / "people/p-0042.md", "---\naliases: [John Smith]\n---\n# John Smith\nbio\n")
+    write(vault / "Genealogy.md", "# Family tree\nThe Smyth branch came from Leeds.\n")
+    data = lookup(vault, db_path, "Smyth")
+    assert data["rewritten"] == []
+    assert (data["stage"], order(data)) == ("body", ["Genealogy.md"])
+
+
 def test_every_term_missing_gets_nothing_not_a_loose_match(vault: Path, db_path: Path) -> None:
     write(vault / "Smart breadcrumbs.md", "x\n")
     write(vault / "Hub.md", "[[Smart breadcrumbs]]\n")

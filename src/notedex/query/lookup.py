@@ -19,6 +19,7 @@ writes the answer.
 from notedex.query.lookup_stage1 import (
     STEM_SLACK,
     Candidate,
+    NameRows,
     _exact_names,
     _folders,
     _stage1,
@@ -67,6 +68,7 @@ def lookup(
         guessed = {r["as"]: r["term"] for r in rewritten if r["how"] == "one edit"}
         total = 0
         shown: list[Candidate] = []
+        known = NameRows(conn)  # the candidates' rows, tags and aliases: read once
         missing, absent, in_text_only, generic = _missing(conn, terms, guessed)
         if absent and guessed:  # no guess stands for a question about something absent
             terms = [guessed.get(term, term) for term in terms]
@@ -83,9 +85,9 @@ def lookup(
             total, shown, weights = _stage1(
                 conn, terms, names, forms, nf, limit + STEM_SLACK, content
             )
-            shown, dropped = _typed_words(conn, shown, terms)
+            shown, dropped = _typed_words(conn, shown, terms, known)
             tools = [word for word, tool in said if tool][:MAX_TERMS]
-            shown = _folders(conn, shown, weights, tools)
+            shown = _folders(conn, shown, weights, tools, known)
             total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
             if in_text_only:  # a word only note text holds, with distinctive name words
@@ -103,15 +105,15 @@ def lookup(
                 total, shown = _body(conn, terms, nf, limit)
                 stage = "body" if total else "none"
         ids = [c.file_id for c in shown]
-        rows = {r["file_id"]: r for r in read.notes_by_ids(conn, ids)} if ids else {}
+        rows = {r["file_id"]: r for r in known.notes(ids)}
         seed_ids = sorted({s for c in shown for s, _ in c.seeds})
         seed_paths = (
             {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, seed_ids)} if seed_ids else {}
         )
-        partial_rows = {r["file_id"]: r["path"] for r in read.notes_by_ids(conn, partial)}
+        partial_rows = {r["file_id"]: r["path"] for r in known.notes(partial)} if partial else {}
         partial_paths = [partial_rows[i] for i in partial if i in partial_rows]
-        tags = read.tags_by_note(conn, ids)  # nothing to read for no id (a miss)
-        aliases = read.aliases_by_note(conn, ids)
+        tags = known.tags_of(ids)  # nothing to read for no id (a miss)
+        aliases = known.aliases_of(ids)
     candidates = []
     for cand in shown:
         row = rows[cand.file_id]

@@ -58,6 +58,47 @@ class Candidate:
         self.rank += rank
 
 
+class NameRows:
+    """The candidates' note rows, tags and aliases, each read once per lookup: the stages
+    after the ranking (the typed words, the folders, the unsaid words, the answer) ask for
+    the same few notes (issue 30's speed budget: four reads of the same rows were four
+    statements). One object a lookup, never kept past it."""
+
+    __slots__ = ("aliases", "conn", "rows", "tags")
+
+    def __init__(self, conn: "sqlite3.Connection") -> None:
+        self.conn = conn
+        self.rows: dict[int, Any] = {}
+        """file_id -> its notes row; None for an id read and not found."""
+        self.tags: dict[int, list[str]] = {}
+        self.aliases: dict[int, list[str]] = {}
+
+    def notes(self, ids: "list[int]") -> "list[Any]":
+        """``read.notes_by_ids``: the rows of ``ids`` that are notes."""
+        wanted = [i for i in dict.fromkeys(ids) if i not in self.rows]
+        if wanted:
+            self.rows.update(dict.fromkeys(wanted))
+            self.rows.update((r["file_id"], r) for r in read.notes_by_ids(self.conn, wanted))
+        return [row for i in dict.fromkeys(ids) if (row := self.rows[i]) is not None]
+
+    def tags_of(self, ids: "list[int]") -> dict[int, list[str]]:
+        """``read.tags_by_note``: the tags of those of ``ids`` that have some."""
+        return self._names(ids, self.tags, read.tags_by_note)
+
+    def aliases_of(self, ids: "list[int]") -> dict[int, list[str]]:
+        """``read.aliases_by_note``: the aliases of those of ``ids`` that have some."""
+        return self._names(ids, self.aliases, read.aliases_by_note)
+
+    def _names(
+        self, ids: "list[int]", known: dict[int, list[str]], fetch: "Any"
+    ) -> dict[int, list[str]]:
+        wanted = [i for i in dict.fromkeys(ids) if i not in known]
+        if wanted:
+            known.update((i, []) for i in wanted)
+            known.update(fetch(self.conn, wanted))
+        return {i: known[i] for i in dict.fromkeys(ids) if known[i]}
+
+
 def _exact_names(
     conn: "sqlite3.Connection",
     names: list[str],
@@ -216,6 +257,7 @@ def _folders(
     shown: list[Candidate],
     weights: dict[str, int],
     tools: "list[str] | None" = None,
+    known: "NameRows | None" = None,
 ) -> list[Candidate]:
     """Folder names are names too (issue 30): the page's candidates re-sorted with the folders
     of their paths as a fourth name field, and a note hitting in more name fields first.
@@ -229,7 +271,8 @@ def _folders(
     (ARCHITECTURE "The ranking model")."""
     if not shown:
         return shown
-    rows = read.notes_by_ids(conn, [c.file_id for c in shown])
+    known = known or NameRows(conn)
+    rows = known.notes([c.file_id for c in shown])
     paths = {r["file_id"]: r["path"] for r in rows}
     tooled = _tool_words_in_titles(rows, tools or [])
     for cand in shown:
@@ -262,7 +305,18 @@ def _folders(
     for key in keys:
         sizes[key[:5]] = sizes.get(key[:5], 0) + 1
     tied = [shown[k[6]] for k in keys if k[0] != 1 and sizes[k[:5]] > 1]
-    in_text, unsaid = _said_in_text(conn, tied, weights), _unsaid(conn, tied, weights)
+    in_text = _said_in_text(conn, tied, weights)
+    # the unsaid words only order notes still tied with the text key too (issue 30's speed
+    # budget: each word a probe of the names)
+    texted = {
+        k[6]: (*k[:5], in_text.get(shown[k[6]].file_id, 0))
+        for k in keys
+        if k[0] != 1 and sizes[k[:5]] > 1
+    }
+    still: dict[tuple[Any, ...], int] = {}
+    for grouped in texted.values():
+        still[grouped] = still.get(grouped, 0) + 1
+    unsaid = _unsaid(conn, [shown[i] for i, g in texted.items() if still[g] > 1], weights, known)
     keys = [
         (*k[:5], -in_text.get(shown[k[6]].file_id, 0), k[6], unsaid.get(shown[k[6]].file_id, 0))
         for k in keys
@@ -326,7 +380,10 @@ def _tool_words_in_titles(rows: "list[Any]", tools: list[str]) -> dict[int, int]
 
 
 def _unsaid(
-    conn: "sqlite3.Connection", shown: list[Candidate], weights: dict[str, int]
+    conn: "sqlite3.Connection",
+    shown: list[Candidate],
+    weights: dict[str, int],
+    cache: "NameRows | None" = None,
 ) -> dict[int, int]:
     """For each candidate (below tier 1, and tied with another by every key before this one),
     how many distinctive words its closest name says that the question does not: the words of a title form (file name, frontmatter title, H1) or of
@@ -342,12 +399,13 @@ def _unsaid(
         return {}
     ids = [c.file_id for c in ranked]
     forms: dict[int, list[str]] = {i: [] for i in ids}
-    for row in read.notes_by_ids(conn, ids):
+    cache = cache or NameRows(conn)
+    for row in cache.notes(ids):
         forms[row["file_id"]] += [
             t for t in (row["stem"], row["frontmatter_title"], row["first_h1"]) if t
         ]
     by_alias = [c.file_id for c in ranked if any("alias" in f for f in c.hits.values())]
-    for file_id, aliases in (read.aliases_by_note(conn, by_alias) if by_alias else {}).items():
+    for file_id, aliases in (cache.aliases_of(by_alias) if by_alias else {}).items():
         forms[file_id] += aliases
     floor = _generic_floor(conn)
     generic: dict[str, bool] = {}
@@ -380,11 +438,19 @@ def _unsaid(
     stop = _words("STOP_WORDS_EN") | _words("TOOL_WORDS_EN")
     out: dict[int, int] = {}
     for file_id, names in forms.items():
-        counts = []
-        for name in dict.fromkeys(names):
-            words = {w.lower() for w in alnum_runs(name)} - stop
-            counts.append(sum(1 for w in words if not said(w) and not is_generic(w)))
-        out[file_id] = min(counts, default=0)
+        # the fewest over the names: the names with the fewest unsaid words first, and none
+        # probed once a name says nothing more (issue 30's speed budget: a probe a word)
+        left = [
+            [w for w in {w.lower() for w in alnum_runs(name)} - stop if not said(w)]
+            for name in dict.fromkeys(names)
+        ]
+        fewest: int | None = None
+        for words in sorted(left, key=len):
+            if fewest == 0:
+                break
+            count = sum(1 for w in words if not is_generic(w))
+            fewest = count if fewest is None else min(fewest, count)
+        out[file_id] = fewest or 0
     return out
 
 
@@ -414,7 +480,10 @@ def _same_word(typed: str, word: str) -> bool:
 
 
 def _typed_words(
-    conn: "sqlite3.Connection", shown: list[Candidate], terms: list[str]
+    conn: "sqlite3.Connection",
+    shown: list[Candidate],
+    terms: list[str],
+    known: "NameRows | None" = None,
 ) -> tuple[list[Candidate], int]:
     """Stage 1's candidates less the hits where only the Porter stem met: a Latin term hits a
     field when one of its words is the typed word inflected (``_same_word``); a candidate left
@@ -425,13 +494,11 @@ def _typed_words(
         return shown, 0
     ids = [c.file_id for c in shown]
     words: dict[int, dict[str, set[str]]] = {i: {} for i in ids}
-    for row in read.notes_by_ids(conn, ids):
+    known = known or NameRows(conn)
+    for row in known.notes(ids):
         text = " ".join(filter(None, (row["stem"], row["frontmatter_title"], row["first_h1"])))
         words[row["file_id"]]["title"] = {w.lower() for w in alnum_runs(text)}
-    for field, values in (
-        ("alias", read.aliases_by_note(conn, ids)),
-        ("tags", read.tags_by_note(conn, ids)),
-    ):
+    for field, values in (("alias", known.aliases_of(ids)), ("tags", known.tags_of(ids))):
         for file_id, names in values.items():
             words[file_id][field] = {w.lower() for w in alnum_runs(" ".join(names))}
     kept: list[Candidate] = []

@@ -282,6 +282,18 @@ def _rowid_in(exact_ids: str) -> str:
     return "rowid IN" if exact_ids.count(",") < _SEEK_EXACT else "+rowid IN"
 
 
+def _rowid_span(exact_ids: str) -> str:
+    """The scan of ``_rowid_in`` narrowed to the exact names' rowids, smallest to largest
+    (issue 30's speed budget): FTS5 takes a rowid range as its own constraint and reads only
+    that stretch of each doclist (the eight notes named "python" of 12,658 hits at 100k
+    notes: 3.0 ms to 2.1 ms in a fresh process). Nothing for seeks: their plan stays. The
+    bounds are integers of the ids' JSON, written as literals."""
+    if exact_ids.count(",") < _SEEK_EXACT:
+        return ""
+    ids = [int(part) for part in exact_ids.strip("[]").split(",") if part.strip()]
+    return f" AND rowid BETWEEN {min(ids)} AND {max(ids)}"
+
+
 def _ranked_exact(
     conn: "sqlite3.Connection",
     matches: "Sequence[tuple[int, str]]",
@@ -300,7 +312,7 @@ def _ranked_exact(
                bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
                {_TAGS_ALIASES}, 1 AS tier
         FROM note_fts WHERE note_fts MATCH ? AND {_rowid_in(exact_ids)} (SELECT value FROM json_each(?))
-          AND {visible}
+          {_rowid_span(exact_ids)} AND {visible}
         ORDER BY terms DESC, title_terms DESC, rank, rowid LIMIT ?
         """,
         ["{title tags aliases} : " + matches[0][1], exact_ids, *params, limit],
@@ -328,6 +340,7 @@ def _ranked_many(
     params: list[Any] = []
     if pool is not None:
         restrict = f" AND {'+rowid IN' if pool else _rowid_in(exact_ids)} (SELECT id FROM pool)"
+        restrict += "" if pool else _rowid_span(exact_ids)
         params += [pool, exact_ids]
     every = "(" + " AND ".join(expression for _, expression in matches) + ")"
     params.append(every)

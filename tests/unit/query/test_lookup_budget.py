@@ -1,0 +1,138 @@
+"""Lookup's speed budget (issue 30): statements whose work is bounded by their answer.
+
+Counted as in test_query_cost.py: SQLite virtual-machine steps (``set_progress_handler``), so
+the test measures work, never time. The vaults hold the same five notes named "Kafka" and
+many more notes with "Kafka" in a longer title (every one a hit of the term).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from notedex.query.lookup import lookup
+from notedex.store import lookup as stage1
+from notedex.store.connect import connect_readonly
+from notedex.store.lookup_terms import exact_names
+from notedex.vault.text import exact_name_key
+from tests.helpers import run_inprocess
+
+SMALL, LARGE = 300, 1_200
+
+
+def _vault(base: Path, fillers: int) -> Path:
+    vault, db = base / f"v{fillers}", base / f"v{fillers}.db"
+    (vault / "Filler").mkdir(parents=True)
+    for i in range(fillers):
+        text = f"# Kafka filler {i}\n\nText {i}.\n"
+        (vault / "Filler" / f"Kafka filler {i}.md").write_text(text, encoding="utf-8")
+    for i in range(5):  # five notes named "Kafka": more than _SEEK_EXACT, ranked by a scan
+        (vault / f"Named {i}").mkdir()
+        (vault / f"Named {i}" / "Kafka.md").write_text("# Kafka\n\nBrokers.\n", encoding="utf-8")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return db
+
+
+@pytest.fixture(scope="module")
+def dbs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    base = tmp_path_factory.mktemp("lookup-budget")
+    return {n: _vault(base, n) for n in (SMALL, LARGE)}
+
+
+def _exact_steps(db: Path) -> tuple[int, list[int]]:
+    """The VM steps of ranking the exact names alone (tier 1), and the ranked ids."""
+    conn = connect_readonly(db)
+    steps = [0]
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0
+
+    try:
+        ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key("kafka")))
+        assert len(ids) == 5
+        exact = "[" + ",".join(map(str, ids)) + "]"
+        ranked = stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10)
+        conn.set_progress_handler(tick, 1)
+        again = stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10)
+    finally:
+        conn.close()
+    assert [row["file_id"] for row in again] == [row["file_id"] for row in ranked]
+    return steps[0], sorted(row["file_id"] for row in ranked)
+
+
+def test_ranking_the_exact_names_reads_their_stretch_of_the_doclist(
+    dbs: dict[int, Path],
+) -> None:
+    """Five notes named "Kafka" among 300 or 1,200 other "Kafka" titles: ranking the five
+    costs the same in both, because FTS5 is given their rowid range and reads only that
+    stretch of the term's doclist, not every hit filtered one by one."""
+    small, small_ids = _exact_steps(dbs[SMALL])
+    large, large_ids = _exact_steps(dbs[LARGE])
+    assert len(small_ids) == len(large_ids) == 5
+    assert large <= small * 1.2 + 50, (small, large)
+
+
+def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: Path) -> None:
+    """The tie-break counts the distinctive words a note's closest name adds (``_unsaid``),
+    each word a capped count of the names holding it. A note whose H1 says nothing beyond the
+    question has its closest name already: the words of its longer file name are not asked
+    about (issue 30's speed budget). The order is the same: that note first."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    vault.mkdir()
+    (vault / "Kafka streams alpha beta gamma.md").write_text(
+        "# Streaming Kafka\n\nText.\n", encoding="utf-8"
+    )
+    (vault / "Kafka streams delta.md").write_text("Text.\n", encoding="utf-8")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    conn = connect_readonly(db)
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, "kafka streams")
+    finally:
+        conn.close()
+    probes = [sql for sql in asked if "SELECT count(*) FROM (SELECT 1 FROM note_fts" in sql]
+    assert [c["path"] for c in answer["candidates"]] == [
+        "Kafka streams alpha beta gamma.md",
+        "Kafka streams delta.md",
+    ]
+    assert not [sql for sql in probes if any(w in sql for w in ("alpha", "beta", "gamma"))]
+    assert [sql for sql in probes if "delta" in sql]  # the other note's word is still asked
+
+
+def test_a_lookup_reads_its_candidates_rows_tags_and_aliases_once(tmp_path: Path) -> None:
+    """The typed-word check, the folders, the unsaid words and the answer ask for the same
+    candidates: their note rows, tags and aliases are read once a lookup (``NameRows``)."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    (vault / "Kafka").mkdir(parents=True)
+    for i in range(4):
+        (vault / "Kafka" / f"Kafka streams {i} topic{i}.md").write_text(
+            f"---\ntags: [kafka]\naliases: [Streams {i}]\n---\n# Kafka streams {i}\n",
+            encoding="utf-8",
+        )
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    conn = connect_readonly(db)
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, "kafka streams")
+    finally:
+        conn.close()
+    assert len(answer["candidates"]) == 4
+    assert answer["candidates"][0]["tags"] == ["kafka"]
+    assert answer["candidates"][0]["aliases"]
+    reads = {
+        "rows": [sql for sql in asked if "FROM notes n JOIN files f" in sql],
+        "tags": [sql for sql in asked if "FROM tags t JOIN tag_names" in sql],
+        "aliases": [sql for sql in asked if "FROM aliases" in sql],
+    }
+    assert {name: len(sqls) for name, sqls in reads.items()} == {
+        "rows": 1,
+        "tags": 1,
+        "aliases": 1,
+    }
