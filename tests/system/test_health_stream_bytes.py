@@ -132,3 +132,16 @@ def test_health_json_on_a_pipe_is_the_same_text_in_any_stdout_encoding(
     name, _, errors = encoding.partition(":")
     expected = _expected(db).decode().encode(name, errors or "strict")
     assert got.stdout == expected
+
+
+def test_mvs_broken_count_is_healths(indexed: tuple[Path, Path]) -> None:
+    """`mv` counts broken links and anchors in their tables, not by building the report: the
+    same number as health's (its exit code's findings)."""
+    from notedex.query.reports import broken_count, findings_count
+
+    _vault, db = indexed
+    conn = connect_readonly(db)
+    with conn:
+        report = health(conn)
+        assert report["brokenLinkCount"] > 0 and report["brokenAnchorCount"] > 0
+        assert broken_count(conn) == findings_count(report)

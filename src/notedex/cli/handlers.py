@@ -857,9 +857,9 @@ def cmd_fix(args: "argparse.Namespace") -> int:
 
 
 def _broken_total(conn: "sqlite3.Connection") -> int:
-    from notedex.query.reports import findings_count, health
+    from notedex.query.reports import broken_count
 
-    return findings_count(health(conn))
+    return broken_count(conn)
 
 
 def cmd_mv(args: "argparse.Namespace") -> int:
