@@ -117,14 +117,25 @@ def _plan_links(
     plan: MovePlan, conn: sqlite3.Connection, vault: str, disk: dict[str, str], old: list[str]
 ) -> None:
     moved = dict(plan.moves)
-    new = [moved.get(path, path) for path in old]
-    before, after = Resolver(old), Resolver(new)
+    # Each file's keys, folded once (a 100k vault's paths: most of the plan's cost): a moved
+    # file keeps them unless its own name changes.
+    filed = {path: file_keys(path) for path in old}
+    before, after = Resolver(), Resolver()
+    for path, keys_ in filed.items():
+        before.add(path, keys_)
+        new_path = moved.get(path, path)
+        same_name = new_path.rpartition("/")[2] == path.rpartition("/")[2]
+        after.add(new_path, keys_ if same_name else file_keys(new_path))
     writer = VaultWriter(vault)
     by_source: dict[str, list[tuple[int, int, str, str]]] = {}
     # A link lands by the files filed under its name (vault.resolve.file_keys): only the links
     # of a moved file, or into a file that shares a name with one, can land elsewhere.
     keys = {key for pair in plan.moves for path in pair for key in file_keys(path) if key}
-    touched = [path for path in old if path in moved or keys.intersection(file_keys(path))]
+    touched = [
+        path
+        for path, (name_key, stem_key) in filed.items()
+        if path in moved or name_key in keys or stem_key in keys
+    ]
     for row in read.links_touching(conn, touched):
         source, target, linkpath = row["source"], row["target"], row["linkpath"]
         if target is None:

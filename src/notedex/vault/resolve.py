@@ -203,8 +203,9 @@ class Resolver:
         bucket = self._by_name.get(fold(_last_segment(path)))
         return bucket is not None and path in _paths(bucket)
 
-    def add(self, path: str) -> None:
-        name_key_, stem_key = file_keys(path)
+    def add(self, path: str, keys: tuple[str, str | None] | None = None) -> None:
+        """File ``path`` under its ``file_keys`` (``keys``, when the caller has them)."""
+        name_key_, stem_key = file_keys(path) if keys is None else keys
         _add_to(self._by_name, name_key_, path)
         if stem_key is not None:
             _add_to(self._by_stem, stem_key, path)
