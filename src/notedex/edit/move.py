@@ -117,15 +117,20 @@ def _plan_links(
     plan: MovePlan, conn: sqlite3.Connection, vault: str, disk: dict[str, str], old: list[str]
 ) -> None:
     moved = dict(plan.moves)
-    # Each file's keys, folded once (a 100k vault's paths: most of the plan's cost): a moved
-    # file keeps them unless its own name changes.
+    # Each file's keys, folded once (a 100k vault's paths: most of the plan's cost); the
+    # resolver after the move is the one before with the moved files taken out and put back
+    # (SEMANTICS 7 never depends on the order files were added in).
     filed = {path: file_keys(path) for path in old}
-    before, after = Resolver(), Resolver()
+    before = Resolver()
     for path, keys_ in filed.items():
         before.add(path, keys_)
-        new_path = moved.get(path, path)
-        same_name = new_path.rpartition("/")[2] == path.rpartition("/")[2]
-        after.add(new_path, keys_ if same_name else file_keys(new_path))
+    after = before.copy()
+    indexed = [(old_path, new_path) for old_path, new_path in plan.moves if old_path in filed]
+    for old_path, _ in indexed:
+        after.remove(old_path)
+    for old_path, new_path in indexed:
+        same_name = new_path.rpartition("/")[2] == old_path.rpartition("/")[2]
+        after.add(new_path, filed[old_path] if same_name else None)
     writer = VaultWriter(vault)
     by_source: dict[str, list[tuple[int, int, str, str]]] = {}
     # A link lands by the files filed under its name (vault.resolve.file_keys): only the links

@@ -197,6 +197,13 @@ class Resolver:
         for path in paths:
             self.add(path)
 
+    def copy(self) -> Resolver:
+        """Another resolver over the same paths, to change apart (buckets are immutable: the
+        maps are copied, not the paths)."""
+        other = Resolver()
+        other._by_name, other._by_stem = dict(self._by_name), dict(self._by_stem)
+        return other
+
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, str):
             return False
