@@ -232,6 +232,19 @@ def _streams_text(args: "argparse.Namespace") -> bool:
     )
 
 
+def _utf8_buffer() -> "Callable[[memoryview], object] | None":
+    """The write of stdout's binary buffer when stdout encodes to UTF-8 (else None): text
+    already in UTF-8 can go there as it is, the bytes the text stream would write."""
+    import codecs
+
+    buffer = getattr(sys.stdout, "buffer", None)
+    try:
+        utf8 = codecs.lookup(getattr(sys.stdout, "encoding", None) or "").name == "utf-8"
+    except LookupError:
+        return None
+    return buffer.write if utf8 and buffer is not None else None
+
+
 def _streamed(
     args: "argparse.Namespace",
     cfg: "Config",
@@ -245,7 +258,8 @@ def _streamed(
     docs: list[Document] = []
 
     def attempt(conn: "sqlite3.Connection") -> None:
-        docs.append(Document(sys.stdout.write))  # a fresh one if a corrupt index is rebuilt
+        # A fresh one if a corrupt index is rebuilt; UTF-8 from the index goes to the buffer.
+        docs.append(Document(sys.stdout.write, raw=_utf8_buffer(), sync=sys.stdout.flush))
         streamed(conn, body, doc=docs[-1])
 
     def code() -> int:
@@ -843,9 +857,9 @@ def cmd_fix(args: "argparse.Namespace") -> int:
 
 
 def _broken_total(conn: "sqlite3.Connection") -> int:
-    from notedex.query.reports import findings_count, health
+    from notedex.query.reports import broken_count
 
-    return findings_count(health(conn))
+    return broken_count(conn)
 
 
 def cmd_mv(args: "argparse.Namespace") -> int:

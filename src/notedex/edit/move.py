@@ -117,14 +117,30 @@ def _plan_links(
     plan: MovePlan, conn: sqlite3.Connection, vault: str, disk: dict[str, str], old: list[str]
 ) -> None:
     moved = dict(plan.moves)
-    new = [moved.get(path, path) for path in old]
-    before, after = Resolver(old), Resolver(new)
+    # Each file's keys, folded once (a 100k vault's paths: most of the plan's cost); the
+    # resolver after the move is the one before with the moved files taken out and put back
+    # (SEMANTICS 7 never depends on the order files were added in).
+    filed = {path: file_keys(path) for path in old}
+    before = Resolver()
+    for path, keys_ in filed.items():
+        before.add(path, keys_)
+    after = before.copy()
+    indexed = [(old_path, new_path) for old_path, new_path in plan.moves if old_path in filed]
+    for old_path, _ in indexed:
+        after.remove(old_path)
+    for old_path, new_path in indexed:
+        same_name = new_path.rpartition("/")[2] == old_path.rpartition("/")[2]
+        after.add(new_path, filed[old_path] if same_name else None)
     writer = VaultWriter(vault)
     by_source: dict[str, list[tuple[int, int, str, str]]] = {}
     # A link lands by the files filed under its name (vault.resolve.file_keys): only the links
     # of a moved file, or into a file that shares a name with one, can land elsewhere.
     keys = {key for pair in plan.moves for path in pair for key in file_keys(path) if key}
-    touched = [path for path in old if path in moved or keys.intersection(file_keys(path))]
+    touched = [
+        path
+        for path, (name_key, stem_key) in filed.items()
+        if path in moved or name_key in keys or stem_key in keys
+    ]
     for row in read.links_touching(conn, touched):
         source, target, linkpath = row["source"], row["target"], row["linkpath"]
         if target is None:

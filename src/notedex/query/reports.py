@@ -81,6 +81,14 @@ def _health(conn: sqlite3.Connection) -> dict[str, Any]:
     return data
 
 
+def broken_count(conn: sqlite3.Connection) -> int:
+    """``findings_count(health(conn))`` without building the report: the broken links and
+    anchors counted in their tables (what `mv` compares before and after a move; issue 33:
+    building the report twice cost `mv` seconds at 100k notes)."""
+    with read_transaction(conn):
+        return read.health_finding_count(conn)
+
+
 def findings_count(data: dict[str, Any]) -> int:
     """What makes health exit 1: broken links and broken anchors (docs/cli.md), those left
     after ``--only``/``--ignore`` when they filtered the report (``selected``)."""

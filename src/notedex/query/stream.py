@@ -36,12 +36,30 @@ CHUNK = 1 << 16
 
 
 class Document:
-    """A document written to ``write`` in chunks; ``written`` counts what has gone out."""
+    """A document written to ``write`` in chunks of at most ``chunk`` characters; ``written``
+    counts what has gone out.
 
-    def __init__(self, write: Callable[[str], object], chunk: int = CHUNK) -> None:
+    ``add_bytes`` takes text that is UTF-8 already (JSON the index holds). With ``raw``, the
+    write of the binary stream beneath ``write``'s text stream (stdout's buffer), it goes
+    there as it is, with what was ``add``ed around it encoded, and ``sync`` (the text
+    stream's flush) first puts out what ``write`` was given; without ``raw`` it is decoded
+    and ``add``ed. A chunk of bytes is at most ``chunk`` bytes."""
+
+    def __init__(
+        self,
+        write: Callable[[str], object],
+        chunk: int = CHUNK,
+        *,
+        raw: Callable[[memoryview], object] | None = None,
+        sync: Callable[[], object] | None = None,
+    ) -> None:
         self._write = write
         self._chunk = chunk
+        self._raw = raw
+        self._sync = sync
+        self._synced = True  # nothing given to ``write`` since ``raw`` was last written
         self._parts: list[str] = []
+        self._bytes: list[bytes] = []  # what add_bytes gathered, before the text in _parts
         self._size = 0
         self.written = 0
         self.findings = 0
@@ -62,6 +80,19 @@ class Document:
             count += 1
         return count
 
+    def add_bytes(self, data: bytes) -> None:
+        """UTF-8 text, added without making a str of it when the document has ``raw``."""
+        if self._raw is None:
+            self.add(data.decode())
+            return
+        if self._parts:
+            self._bytes.append("".join(self._parts).encode())
+            self._parts = []
+        self._bytes.append(data)
+        self._size += len(data)
+        if self._size >= self._chunk:
+            self.flush()
+
     def write(self, text: str) -> None:
         """``add``, for a ``query.output.Renderer`` writing here (as to a pipe)."""
         self.add(text)
@@ -70,11 +101,27 @@ class Document:
         return False
 
     def flush(self) -> None:
-        if self._parts:
+        chunk, raw = self._chunk, self._raw
+        if self._bytes and raw is not None:  # only add_bytes with raw fills _bytes
+            if self._parts:
+                self._bytes.append("".join(self._parts).encode())
+            data = memoryview(b"".join(self._bytes))
+            self._parts, self._bytes, self._size = [], [], 0
+            if not self._synced and self._sync is not None:
+                self._sync()
+            self._synced = True
+            for start in range(0, len(data), chunk):
+                piece = data[start : start + chunk]
+                raw(piece)
+                self.written += len(piece)
+        elif self._parts:
             text = "".join(self._parts)
             self._parts, self._size = [], 0
-            self._write(text)
-            self.written += len(text)
+            self._synced = False
+            for start in range(0, len(text), chunk):
+                piece_text = text[start : start + chunk]
+                self._write(piece_text)
+                self.written += len(piece_text)
 
 
 def streamed(
@@ -323,15 +370,20 @@ class ByPath:
 
 
 def health_json(conn: sqlite3.Connection, doc: Document) -> None:
-    """``query.reports.health_json``'s document, finding after finding: the JSON objects the
-    writer stored (or SQLite builds) per row, as that function concatenates them."""
+    """``query.reports.health_json``'s document, a batch of findings at a time: the JSON
+    objects the writer stored (or SQLite builds) per row, as that function concatenates them,
+    as UTF-8 from the index to ``doc`` (``Document.add_bytes``)."""
     read.unmapped(conn)
     counts: dict[str, int] = {}
     with read_transaction(conn):
         doc.findings = read.health_finding_count(conn)
         for i, name in enumerate(HEALTH_LISTS):
             doc.add(("{" if i == 0 else "],") + f'"{name}":[')
-            counts[name] = doc.items(read.health_json_rows(conn, name))
+            count = 0
+            for rows, data in read.health_json_batches(conn, name):
+                doc.add_bytes(b"," + data if count else data)
+                count += rows
+            counts[name] = count
         codes = read.health_code_counts(conn)
     doc.add("]" + counts_tail(counts, codes))
 

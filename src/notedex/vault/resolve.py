@@ -197,14 +197,22 @@ class Resolver:
         for path in paths:
             self.add(path)
 
+    def copy(self) -> Resolver:
+        """Another resolver over the same paths, to change apart (buckets are immutable: the
+        maps are copied, not the paths)."""
+        other = Resolver()
+        other._by_name, other._by_stem = dict(self._by_name), dict(self._by_stem)
+        return other
+
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, str):
             return False
         bucket = self._by_name.get(fold(_last_segment(path)))
         return bucket is not None and path in _paths(bucket)
 
-    def add(self, path: str) -> None:
-        name_key_, stem_key = file_keys(path)
+    def add(self, path: str, keys: tuple[str, str | None] | None = None) -> None:
+        """File ``path`` under its ``file_keys`` (``keys``, when the caller has them)."""
+        name_key_, stem_key = file_keys(path) if keys is None else keys
         _add_to(self._by_name, name_key_, path)
         if stem_key is not None:
             _add_to(self._by_stem, stem_key, path)
