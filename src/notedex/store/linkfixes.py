@@ -100,8 +100,7 @@ def refix_fixes_naming(conn: sqlite3.Connection, links: LinkTargets, paths: Iter
     keys = {key for path in paths for key in file_keys(path) if key is not None}
     if not keys:
         return
-    index = links.key_index()
-    ids = sorted({file_id for key in keys for file_id in index.ids(key)})
+    ids = sorted({file_id for found in links.ids_of(keys).values() for file_id in found})
     refix_aliases_of(conn, ids)
     refix(
         conn,

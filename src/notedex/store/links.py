@@ -25,6 +25,11 @@ class MarkLinks(Protocol):
 
 
 _PATHS_OF_IDS = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))"
+# The files filed under some names, by the index files_name_key (a note's stem key k is its
+# name key k + ".md"): a probe per name, not a key per file of the vault (issue 33).
+_FILES_OF_NAME_KEYS = (
+    "SELECT id, path FROM files WHERE nx_file_name_key(path) IN (SELECT value FROM json_each(?))"
+)
 # SQLite sorts the key hashes (in its own, bounded memory) for FileKeyIndex.from_sorted.
 _KEY_HASHES_IN_ORDER = """
 SELECT h, id FROM (
@@ -77,6 +82,26 @@ class LinkTargets:
             self._keys = FileKeyIndex.from_sorted(row for row in rows if row[0] is not None)
         return self._keys
 
+    def ids_of(self, keys: Iterable[str]) -> dict[str, list[int]]:
+        """The ids of the files filed under each of ``keys`` (``file_keys``): from the key
+        index when this writer holds one (the daemon), else by probing the index
+        files_name_key, a few rows a key: a one-shot writer (`mv`) does not key every file of
+        the vault for the few names it touches (issue 33). Ids of colliding hashes may come
+        with the key index; never with the probe."""
+        keys = set(keys)
+        if self._keys is not None:
+            index = self._keys
+            return {key: list(index.ids(key)) for key in keys}
+        found: dict[str, list[int]] = {key: [] for key in keys}
+        names = sorted(keys | {key + ".md" for key in keys})
+        for start in range(0, len(names), LOOKUP_CHUNK):
+            chunk = json.dumps(names[start : start + LOOKUP_CHUNK], ensure_ascii=False)
+            for file_id, path in self.conn.execute(_FILES_OF_NAME_KEYS, (chunk,)):
+                for key in file_keys(path):
+                    if key in found:
+                        found[key].append(file_id)
+        return found
+
     def added(self, created: set[str]) -> None:
         """Files just registered: filed in the key index, if there is one yet."""
         if created and self._keys is not None:
@@ -91,10 +116,8 @@ class LinkTargets:
         any linkpath whose ``lookup_key`` is in ``keys`` exactly as over the whole vault."""
         keys = set(keys)
         wanted: set[int] = set()
-        if keys:
-            index = self.key_index()
-            for key in keys:
-                wanted.update(index.ids(key))
+        for found in self.ids_of(keys).values():
+            wanted.update(found)
         resolver = Resolver()
         ids: dict[str, int] = {}
         if wanted:
@@ -117,7 +140,7 @@ class LinkTargets:
 
     def files_named(self, key: str) -> list[str]:
         """Paths of the files filed under the link key ``key`` (``lookup_key``), in path order."""
-        ids = self.key_index().ids(key)
+        ids = self.ids_of((key,))[key]
         if not ids:
             return []
         rows = self.conn.execute(_PATHS_OF_IDS, (json.dumps(list(ids)),)).fetchall()
@@ -126,8 +149,7 @@ class LinkTargets:
     def files_named_many(self, keys: Iterable[str]) -> dict[str, list[str]]:
         """``files_named`` of each of ``keys``, in one read of the files' paths (a folder
         rename's suggestions look up thousands of names: one statement each was most of it)."""
-        index = self.key_index()
-        ids_of = {key: index.ids(key) for key in set(keys)}
+        ids_of = self.ids_of(keys)
         wanted = sorted({file_id for ids in ids_of.values() for file_id in ids})
         paths: dict[int, str] = {}
         for start in range(0, len(wanted), LOOKUP_CHUNK):
@@ -182,8 +204,7 @@ class LinkTargets:
         # these files can take from (or give to) another file point at a file sharing a key.
         # (The key index may name a file whose key only collides: the filter below drops its
         # links, whose name_key is not among ``keys``.)
-        index = self.key_index()
-        sharing = {file_id for key in keys for file_id in index.ids(key)}
+        sharing = {file_id for ids in self.ids_of(keys).values() for file_id in ids}
         if sharing:
             rows += [
                 row
@@ -235,11 +256,9 @@ class LinkTargets:
             "AND instr(l.linkpath, '/') > 0",
             (wanted,),
         ).fetchall()
-        index = self.key_index()
         sharing: set[int] = set()
         shared: list[str] = []  # the keys of two files or more (or colliding hashes: a few more)
-        for key in keys:
-            ids = index.ids(key)
+        for key, ids in self.ids_of(keys).items():
             sharing.update(ids)
             if len(ids) > 1:
                 shared.append(key)

@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 29  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 30  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -38,6 +38,7 @@ SCHEMA_VERSION = 29  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     the bytes; file_findings keeps a note's title, not its JSON object, which health renders
 #     as it reads (issue 35, size)
 # 29: links_in_comment covers health's in-comment count (name_key, in_comment) (issue 33)
+# 30: files_name_key, so a one-shot writer probes the files of a few names (issue 33)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -192,6 +193,9 @@ CREATE TABLE IF NOT EXISTS files (
 );
 -- Hard links and symlinks to one file share its inode: an event names only one of them.
 CREATE INDEX IF NOT EXISTS files_inode ON files(inode);
+-- The files filed under a name (nx_file_name_key, the writer's: resolve.file_name_key): a
+-- one-shot writer (`mv`) finds the files of a few names without keying every file (issue 33).
+CREATE INDEX IF NOT EXISTS files_name_key ON files(nx_file_name_key(path));
 
 CREATE TABLE IF NOT EXISTS notes (
     file_id INTEGER PRIMARY KEY REFERENCES files(id),
