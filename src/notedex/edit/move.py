@@ -30,7 +30,7 @@ from notedex.vault.files import is_hidden_path, is_note_name, load_app_settings
 from notedex.vault.markdown.links import percent_decoded
 from notedex.vault.reading import OutsideVault
 from notedex.vault.relink import path_in_style, read_link, rewrite
-from notedex.vault.resolve import Resolver, file_keys
+from notedex.vault.resolve import Resolver, file_keys, lookup_key
 
 __all__ = ["MovePlan", "carry_out", "plan_move"]
 
@@ -117,10 +117,22 @@ def _plan_links(
     plan: MovePlan, conn: sqlite3.Connection, vault: str, disk: dict[str, str], old: list[str]
 ) -> None:
     moved = dict(plan.moves)
-    # Each file's keys, folded once (a 100k vault's paths: most of the plan's cost); the
-    # resolver after the move is the one before with the moved files taken out and put back
-    # (SEMANTICS 7 never depends on the order files were added in).
-    filed = {path: file_keys(path) for path in old}
+    # A link lands by the files filed under its name (vault.resolve.file_keys): only the links
+    # of a moved file, or into a file that shares a name with one, can land elsewhere.
+    keys = {key for pair in plan.moves for path in pair for key in file_keys(path) if key}
+    sharing = read.paths_filed_under(conn, keys)
+    touched = sorted(set(sharing) | (moved.keys() & disk.keys()))
+    rows = [row for row in read.links_touching(conn, touched) if row["target"] is not None]
+    # The resolvers hold the files filed under the names resolved here (a link's lookup key,
+    # its target's and the moved files' names): a Resolver of those files resolves these
+    # linkpaths as one of the whole vault (file_keys), without folding a 100k vault's paths.
+    # The resolver after the move is the one before with the moved files taken out and put
+    # back (SEMANTICS 7 never depends on the order files were added in).
+    wanted = set(keys)
+    for row in rows:
+        wanted.add(lookup_key(row["linkpath"]))
+        wanted.update(key for key in file_keys(row["target"]) if key)
+    filed = {path: file_keys(path) for path in read.paths_filed_under(conn, wanted)}
     before = Resolver()
     for path, keys_ in filed.items():
         before.add(path, keys_)
@@ -133,18 +145,8 @@ def _plan_links(
         after.add(new_path, filed[old_path] if same_name else None)
     writer = VaultWriter(vault)
     by_source: dict[str, list[tuple[int, int, str, str]]] = {}
-    # A link lands by the files filed under its name (vault.resolve.file_keys): only the links
-    # of a moved file, or into a file that shares a name with one, can land elsewhere.
-    keys = {key for pair in plan.moves for path in pair for key in file_keys(path) if key}
-    touched = [
-        path
-        for path, (name_key, stem_key) in filed.items()
-        if path in moved or name_key in keys or stem_key in keys
-    ]
-    for row in read.links_touching(conn, touched):
+    for row in rows:
         source, target, linkpath = row["source"], row["target"], row["linkpath"]
-        if target is None:
-            continue  # broken before the move, and no business of it
         new_source = moved.get(source, source)
         expected = moved.get(target, target)
         landing = after.resolve(linkpath, new_source)

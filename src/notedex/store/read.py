@@ -845,6 +845,25 @@ def links_touching(conn: "sqlite3.Connection", paths: "list[str]") -> "list[Row]
     ).fetchall()
 
 
+def paths_filed_under(conn: "sqlite3.Connection", keys: "Iterable[str]") -> "list[str]":
+    """The paths of the files filed under ``keys`` (``vault.resolve.file_keys``), by the index
+    files_name_key: a probe per name (a note's stem key k is its name key k.md), not a fold of
+    every path of the vault (issue 33: 0.7 s of a folder `mv` at 100k notes)."""
+    import json
+
+    from notedex.vault.resolve import file_keys, file_name_key
+
+    keys = set(keys)
+    # The index's expression: the writer registers it, a read connection does here.
+    conn.create_function("nx_file_name_key", 1, file_name_key, deterministic=True)
+    names = json.dumps(sorted(keys | {key + ".md" for key in keys}), ensure_ascii=False)
+    rows = conn.execute(
+        "SELECT path FROM files WHERE nx_file_name_key(path) IN (SELECT value FROM json_each(?))",
+        (names,),
+    )
+    return sorted(path for (path,) in rows if not keys.isdisjoint(file_keys(path)))
+
+
 def health_row_count(conn: "sqlite3.Connection", name: str) -> int:
     """How many findings the health list ``name`` has (a section's heading comes first),
     counted on what the JSON reads: the writer's stored documents, not the joins of the rows."""
