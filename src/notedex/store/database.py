@@ -31,7 +31,7 @@ from notedex.store.schema import (
     split_ddl,
 )
 from notedex.vault.fixes import broken_link_confidence, offered
-from notedex.vault.resolve import file_name_key, name_key
+from notedex.vault.resolve import file_name_crc, name_key
 from notedex.vault.text import fold, segment
 
 __all__ = ["is_corrupt"]  # the rule lives in store.connect (the read side needs it too)
@@ -258,7 +258,7 @@ def add_sql_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("nx_fold", 1, _guarded(fold), deterministic=True)
     conn.create_function("nx_name_key", 1, _guarded(name_key), deterministic=True)
     # files_name_key: the files filed under a name, probed by LinkTargets.ids_of (issue 33).
-    conn.create_function("nx_file_name_key", 1, _guarded(file_name_key), deterministic=True)
+    conn.create_function("nx_file_name_crc", 1, _guarded(file_name_crc), deterministic=True)
     # links_unresolved_reversed: the broken keys by their end, for the `typo` probes (issue 35).
     conn.create_function("nx_reverse", 1, _guarded(_reversed), deterministic=True)
     # body_text (the content of body_fts): FTS5 reads a body back only to delete its row.

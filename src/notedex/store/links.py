@@ -12,7 +12,14 @@ from notedex.store import linkfixes
 from notedex.store.files import IDS_OF_PATHS, LOOKUP_CHUNK
 from notedex.store.findings import INCOMING, OUTGOING
 from notedex.store.keyindex import FileKeyIndex, key_hash
-from notedex.vault.resolve import Resolver, affected_name_keys, file_keys, lookup_key, name_key
+from notedex.vault.resolve import (
+    Resolver,
+    affected_name_keys,
+    file_keys,
+    key_crc,
+    lookup_key,
+    name_key,
+)
 
 Withdraw = Callable[[Iterable[int]], None]
 
@@ -25,10 +32,11 @@ class MarkLinks(Protocol):
 
 
 _PATHS_OF_IDS = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))"
-# The files filed under some names, by the index files_name_key (a note's stem key k is its
-# name key k + ".md"): a probe per name, not a key per file of the vault (issue 33).
+# The files filed under some names, by the index files_name_key (the crc of a file's name key;
+# a note's stem key k is its name key k + ".md"; a colliding crc is filtered out by file_keys):
+# a probe per name, not a key per file of the vault (issue 33).
 _FILES_OF_NAME_KEYS = (
-    "SELECT id, path FROM files WHERE nx_file_name_key(path) IN (SELECT value FROM json_each(?))"
+    "SELECT id, path FROM files WHERE nx_file_name_crc(path) IN (SELECT value FROM json_each(?))"
 )
 # SQLite sorts the key hashes (in its own, bounded memory) for FileKeyIndex.from_sorted.
 _KEY_HASHES_IN_ORDER = """
@@ -93,9 +101,9 @@ class LinkTargets:
             index = self._keys
             return {key: list(index.ids(key)) for key in keys}
         found: dict[str, list[int]] = {key: [] for key in keys}
-        names = sorted(keys | {key + ".md" for key in keys})
+        names = sorted({key_crc(name) for key in keys for name in (key, key + ".md")})
         for start in range(0, len(names), LOOKUP_CHUNK):
-            chunk = json.dumps(names[start : start + LOOKUP_CHUNK], ensure_ascii=False)
+            chunk = json.dumps(names[start : start + LOOKUP_CHUNK])
             for file_id, path in self.conn.execute(_FILES_OF_NAME_KEYS, (chunk,)):
                 for key in file_keys(path):
                     if key in found:

@@ -851,14 +851,14 @@ def paths_filed_under(conn: "sqlite3.Connection", keys: "Iterable[str]") -> "lis
     every path of the vault (issue 33: 0.7 s of a folder `mv` at 100k notes)."""
     import json
 
-    from notedex.vault.resolve import file_keys, file_name_key
+    from notedex.vault.resolve import file_keys, file_name_crc, key_crc
 
     keys = set(keys)
     # The index's expression: the writer registers it, a read connection does here.
-    conn.create_function("nx_file_name_key", 1, file_name_key, deterministic=True)
-    names = json.dumps(sorted(keys | {key + ".md" for key in keys}), ensure_ascii=False)
+    conn.create_function("nx_file_name_crc", 1, file_name_crc, deterministic=True)
+    names = json.dumps(sorted({key_crc(name) for key in keys for name in (key, key + ".md")}))
     rows = conn.execute(
-        "SELECT path FROM files WHERE nx_file_name_key(path) IN (SELECT value FROM json_each(?))",
+        "SELECT path FROM files WHERE nx_file_name_crc(path) IN (SELECT value FROM json_each(?))",
         (names,),
     )
     return sorted(path for (path,) in rows if not keys.isdisjoint(file_keys(path)))

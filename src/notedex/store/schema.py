@@ -193,9 +193,9 @@ CREATE TABLE IF NOT EXISTS files (
 );
 -- Hard links and symlinks to one file share its inode: an event names only one of them.
 CREATE INDEX IF NOT EXISTS files_inode ON files(inode);
--- The files filed under a name (nx_file_name_key, the writer's: resolve.file_name_key): a
+-- The files filed under a name (nx_file_name_crc, the writer's: resolve.file_name_crc): a
 -- one-shot writer (`mv`) finds the files of a few names without keying every file (issue 33).
-CREATE INDEX IF NOT EXISTS files_name_key ON files(nx_file_name_key(path));
+CREATE INDEX IF NOT EXISTS files_name_key ON files(nx_file_name_crc(path));
 
 CREATE TABLE IF NOT EXISTS notes (
     file_id INTEGER PRIMARY KEY REFERENCES files(id),

@@ -13,6 +13,7 @@ turns a final ``Σ`` into ``ς`` but ``Σ.md`` into ``σ.md``), so ``[[ΛΌΓΟ�
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -102,6 +103,17 @@ def file_keys(path: str) -> tuple[str, str | None]:
 def file_name_key(path: str) -> str:
     """``file_keys(path)[0]``: fold(file name)."""
     return fold(_last_segment(path))
+
+
+def key_crc(key: str) -> int:
+    """A stable 32-bit hash of a name key (the same in every process, unlike ``hash``): the
+    index files_name_key holds it, a few bytes a file, not the folded name (issue 35's size)."""
+    return zlib.crc32(key.encode("utf-8", "surrogatepass"))
+
+
+def file_name_crc(path: str) -> int:
+    """``key_crc(file_name_key(path))``: what the index files_name_key files a path under."""
+    return key_crc(file_name_key(path))
 
 
 def file_stem_key(path: str) -> str | None:
