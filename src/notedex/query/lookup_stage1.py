@@ -2,7 +2,10 @@
 (ARCHITECTURE "Two-stage lookup", the ranking model).
 
 Split out of ``query.lookup`` by stage; the SQL is ``store.lookup``'s. Every user term reaches
-FTS5 through ``vault.text.fts_phrase`` as a quoted string.
+FTS5 through ``vault.text.fts_phrase`` as a quoted string. Over 500 lines on purpose: the tiers,
+the folder names and the absent-subject test (``_unsaid``) read the same candidates' rows
+(``NameRows``), and every lookup runs all three, so a second module would be one more import on
+the command people call most without separating code that changes apart.
 """
 
 from notedex.query.terms import _words
