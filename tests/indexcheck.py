@@ -115,9 +115,10 @@ def indexed_vault(
     return db
 
 
-def vm_steps(conn: sqlite3.Connection, run: Callable[[], object]) -> int:
-    """SQLite virtual-machine steps ``run()`` takes on ``conn``, counted in hundreds
-    (deterministic: a cost that does not depend on the machine's speed)."""
+def vm_steps(conn: sqlite3.Connection, run: Callable[[], object], per: int = 100) -> int:
+    """SQLite virtual-machine steps ``run()`` takes on ``conn``, counted in ``per``s (hundreds
+    by default; FTS5's shadow statements included): a cost that does not depend on the
+    machine's speed."""
     steps = 0
 
     def tick() -> int:
@@ -125,11 +126,11 @@ def vm_steps(conn: sqlite3.Connection, run: Callable[[], object]) -> int:
         steps += 1
         return 0
 
-    conn.set_progress_handler(tick, 100)
+    conn.set_progress_handler(tick, per)
     try:
         run()
     finally:
-        conn.set_progress_handler(None, 100)
+        conn.set_progress_handler(None, per)
     return steps
 
 

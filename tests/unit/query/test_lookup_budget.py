@@ -8,6 +8,7 @@ many more notes with "Kafka" in a longer title (every one a hit of the term).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from notedex.store.connect import connect_readonly
 from notedex.store.lookup_terms import exact_names
 from notedex.vault.text import exact_name_key
 from tests.helpers import run_inprocess
+from tests.indexcheck import vm_steps
 
 SMALL, LARGE = 300, 1_200
 
@@ -44,23 +46,21 @@ def dbs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
 def _exact_steps(db: Path) -> tuple[int, list[int]]:
     """The VM steps of ranking the exact names alone (tier 1), and the ranked ids."""
     conn = connect_readonly(db)
-    steps = [0]
-
-    def tick() -> int:
-        steps[0] += 1
-        return 0
-
     try:
         ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key("kafka")))
         assert len(ids) == 5
         exact = "[" + ",".join(map(str, ids)) + "]"
         ranked = stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10)
-        conn.set_progress_handler(tick, 1)
-        again = stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10)
+        again: list[Any] = []
+        steps = vm_steps(
+            conn,
+            lambda: again.extend(stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10)),
+            per=1,
+        )
     finally:
         conn.close()
     assert [row["file_id"] for row in again] == [row["file_id"] for row in ranked]
-    return steps[0], sorted(row["file_id"] for row in ranked)
+    return steps, sorted(row["file_id"] for row in ranked)
 
 
 def test_ranking_the_exact_names_reads_their_stretch_of_the_doclist(

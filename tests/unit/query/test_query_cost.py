@@ -27,6 +27,7 @@ from notedex.query.search import search
 from notedex.query.stream import Document, scan_json
 from notedex.store.connect import connect_readonly
 from tests.helpers import run_inprocess
+from tests.indexcheck import vm_steps
 
 SMALL, LARGE = 500, 2_000  # four times the notes: the ratio the bounds read, at half the build
 
@@ -64,19 +65,13 @@ def vaults(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, Pa
 def _steps(db: Path, query: Callable[[Any], dict[str, Any]]) -> tuple[int, dict[str, Any]]:
     """The answer and the VM steps it took, FTS5's shadow statements included."""
     conn = connect_readonly(db)
-    steps = [0]
-
-    def tick() -> int:
-        steps[0] += 1
-        return 0
-
+    answers: list[dict[str, Any]] = []
     try:
         query(conn)  # a first run warms the page cache and SQLite's own schema reads
-        conn.set_progress_handler(tick, 1)
-        answer = query(conn)
+        steps = vm_steps(conn, lambda: answers.append(query(conn)), per=1)
     finally:
         conn.close()
-    return steps[0], answer
+    return steps, answers[0]
 
 
 QUERIES: dict[str, Callable[[Path], Callable[[Any], dict[str, Any]]]] = {
