@@ -264,15 +264,15 @@ def search(
         from notedex.vault.reading import VaultReader
 
         shown = highlight_expression(terms)  # loads the stop lists: only for positions
-        files = VaultReader(vault, follow_outside=follow_symlinks)
         rels = [disk_rel or path for _, path, disk_rel, _ in rows]
         notes = [(row[1], rel) for row, rel in zip(rows, rels)]
-        found = locate_indexed(files, notes, firsts, terms[0].expression.strip('"'))
-        rest = [i for i, position in enumerate(found) if position is None]
-        for i, position in zip(
-            rest, locate_hits(files, [rels[i] for i in rest], expression, shown)
-        ):
-            found[i] = position
+        with VaultReader(vault, follow_outside=follow_symlinks) as files:
+            found = locate_indexed(files, notes, firsts, terms[0].expression.strip('"'))
+            rest = [i for i, position in enumerate(found) if position is None]
+            for i, position in zip(
+                rest, locate_hits(files, [rels[i] for i in rest], expression, shown)
+            ):
+                found[i] = position
         positions = [position or NO_POSITION for position in found]
     hits = [
         {"path": path, "title": title, **position, "score": round(-float(bm25), 3) + 0.0}

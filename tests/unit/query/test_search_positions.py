@@ -212,3 +212,41 @@ def test_the_token_classes_are_unicode61s() -> None:
     assert terms == [("x",)]
     assert tokens == len(cjk)
     assert _CLASSES[ord("₺")] == "x"  # a symbol since Unicode 6.2: a token character for FTS5
+
+
+def test_the_byte_classes_are_the_token_classes() -> None:
+    """``positions._classes`` (UTF-8 through one ``bytes.translate``, issue 35) gives exactly
+    ``text.translate(_CLASSES)`` for every character, alone and among ASCII text, CJK runs
+    and the characters it looks up one by one (few or many); U+5000-U+9FFF, classed by their
+    UTF-8 lead byte, are all CJK letters."""
+    import random
+
+    from notedex.query.positions import _CLASSES, _classes
+
+    assert {_CLASSES[code] for code in range(0x5000, 0xA000)} == {"c"}
+    every = [chr(code) for code in range(sys.maxunicode + 1)]
+    for start in range(0, len(every), 997):
+        chunk = "".join(every[start : start + 997])
+        assert _classes(chunk) == chunk.translate(_CLASSES).encode("ascii"), hex(start)
+    rng = random.Random(35)
+    pools = ["abc Z9 ,.-\n", "数据笔记読書", "éüñ—“”カナ", "\ud800\U0001f600₺"]
+    for _ in range(3000):
+        text = "".join(
+            rng.choice(rng.choice(pools[: rng.randrange(1, 5)]))
+            for _ in range(rng.randrange(0, 40))
+        )
+        assert _classes(text) == text.translate(_CLASSES).encode("ascii"), repr(text)
+
+
+def test_tokens_are_counted_as_the_split_counts_them() -> None:
+    """``positions._count_tokens`` (bit operations on one integer) agrees with the split of
+    the classes it replaced: each ``c`` a token, each run of ``a`` and ``x`` one."""
+    import itertools
+
+    from notedex.query.positions import _count_tokens
+
+    for size in range(9):
+        for letters in itertools.product("a cx", repeat=size):
+            classes = "".join(letters)
+            expected = len(classes.replace("c", " c ").split())
+            assert _count_tokens(classes.encode("ascii")) == expected, classes
