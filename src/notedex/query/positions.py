@@ -275,7 +275,8 @@ def locate_indexed(
 
 class _TokenClasses(dict[int, str]):
     """``str.translate``'s table: a character as its class for counting unicode61's tokens in
-    ``segment(body)``: ``a`` an ASCII letter or digit (a run of them is one token), ``c`` a
+    ``segment(body)``: ``a`` a letter or digit (a run of them is one token; outside ASCII, one
+    that was a letter or digit in Unicode 3.2 and still is: a test checks each), ``c`` a
     CJK letter or digit (one token each: its run's bigram from there, or the run's last
     character), a space for what unicode61 never keeps (ASCII punctuation and spaces, and the
     punctuation, spaces and symbols of Unicode 3.2: a test checks each against FTS5), ``x``
@@ -295,6 +296,8 @@ class _TokenClasses(dict[int, str]):
             # there, so only what was already punctuation, space or symbol in 3.2 is a separator.
             old = unicodedata.ucd_3_2_0.category(ch)[0]
             value = " " if kind in "PZS" and old in "PZS" else "x"
+            if kind in "LN" and old in "LN":  # a letter or digit then and now: so in 6.1 too
+                value = "a"  # a token character, as ASCII's: ``café`` is one token
         self[code] = value
         return value
 
