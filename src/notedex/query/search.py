@@ -260,14 +260,14 @@ def search(
     if paths_only or not rows:  # no file to read: not even the positions module or stop lists
         positions = [NO_POSITION] * len(rows)
     else:
-        from notedex.query.positions import locate_hits, locate_indexed
+        from notedex.query.positions import locate_hits, locate_indexed_in_two
         from notedex.vault.reading import VaultReader
 
         shown = highlight_expression(terms)  # loads the stop lists: only for positions
         rels = [disk_rel or path for _, path, disk_rel, _ in rows]
         notes = [(row[1], rel) for row, rel in zip(rows, rels)]
         with VaultReader(vault, follow_outside=follow_symlinks) as files:
-            found = locate_indexed(files, notes, firsts, terms[0].expression.strip('"'))
+            found = locate_indexed_in_two(files, notes, firsts, terms[0].expression.strip('"'))
             rest = [i for i, position in enumerate(found) if position is None]
             for i, position in zip(
                 rest, locate_hits(files, [rels[i] for i in rest], expression, shown)

@@ -256,3 +256,37 @@ def test_tokens_are_counted_as_the_split_counts_them() -> None:
             classes = "".join(letters)
             expected = len(classes.replace("c", " c ").split())
             assert _count_tokens(classes.encode("ascii")) == expected, classes
+
+
+@pytest.mark.parametrize("child", ["works", "fails"])
+def test_positions_in_two_processes_are_the_positions_in_one(
+    generated: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, child: str
+) -> None:
+    """From ``PARALLEL_FROM`` hits the second half is located by a forked child (issue 35):
+    the answer is the one process's, and a child that fails leaves its half to the parent."""
+    from notedex.query import positions
+    from notedex.query import search as search_module
+
+    if not hasattr(os, "fork") or positions._cores() < 2:
+        pytest.skip("one core or no fork: always one process")
+    vault, db = generated
+    monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
+    monkeypatch.setattr(positions, "PARALLEL_FROM", 10**9)
+    alone = _search_all(db, vault, "book")
+    parent = os.getpid()
+    calls: list[tuple[int, int]] = []
+    locate = positions.locate_indexed
+
+    def spying(files: Any, hits: list[tuple[str, str]], *args: Any) -> Any:
+        calls.append((os.getpid(), len(hits)))  # the child's entry stays in the child
+        if child == "fails" and os.getpid() != parent:
+            raise RuntimeError("a child that fails")
+        return locate(files, hits, *args)
+
+    monkeypatch.setattr(positions, "locate_indexed", spying)
+    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
+    both = _search_all(db, vault, "book")
+    assert both == alone and alone["shown"] > 20
+    half = alone["shown"] // 2
+    expected = [(parent, half)] + ([(parent, alone["shown"] - half)] if child == "fails" else [])
+    assert calls == expected
