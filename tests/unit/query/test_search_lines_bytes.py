@@ -14,8 +14,10 @@ or swapped for a symlink leading outside since they were indexed.
 from __future__ import annotations
 
 import os
+import sys
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,3 +120,53 @@ def test_the_changed_notes_are_as_documented(vault_and_db: tuple[Path, Path]) ->
     assert hits["hand/crlf.md"]["match"] == "book" and hits["hand/crlf.md"]["line"] == 5
     assert hits["hand/nfd.md"]["line"] == 2 and hits["hand/accent.md"]["match"] == "book"
     assert hits["hand/long.md"]["column"] == 5 * 400 + 1
+
+
+@pytest.mark.parametrize("mode", ["text", "json"])
+@pytest.mark.parametrize("query", ["book", "数据", "data*", "zebrafish", "nowhere-word"])
+def test_the_piped_answer_is_the_whole_answer_written_hit_by_hit(
+    vault_and_db: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, query: str, mode: str
+) -> None:
+    """On a pipe `search` writes each hit once located (``search.stream_search``), a few
+    hits located at a time: the bytes are those of the whole answer (``search.search``) as
+    the terminal's path renders it on a pipe, and the first hits are out before the last are
+    located."""
+    import io
+
+    from notedex.query import positions, stream
+    from notedex.query import search as search_module
+    from notedex.query.output import Renderer, compact_json
+    from notedex.store.connect import connect_readonly
+
+    vault, db = vault_and_db
+    conn = connect_readonly(db)
+    try:
+        data = search_module.search(conn, vault, query, limit=100000)
+    finally:
+        conn.close()
+    if mode == "json":
+        whole = compact_json(data) + "\n"
+    else:
+        out = io.StringIO()
+        search_module.render_search(Renderer(vault, out), data)
+        whole = out.getvalue()
+    written: list[int] = []
+    locate = positions.locate_indexed_in_two
+
+    def noting(*args: object) -> object:
+        written.append(len(sys.stdout.buffer.getvalue()))  # type: ignore[attr-defined]
+        return locate(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(positions, "locate_indexed_in_two", noting)
+    monkeypatch.setattr(search_module, "HITS_AT_ONCE", 3)
+    real_init = stream.Document.__init__
+
+    def one_piece_chunks(self: stream.Document, write: Any, chunk: int = 0, **kw: Any) -> None:
+        real_init(self, write, 1, **kw)  # each piece out as it is added
+
+    monkeypatch.setattr(stream.Document, "__init__", one_piece_chunks)
+    code, piped, err = _output(vault, db, query, *(("--json",) if mode == "json" else ()))
+    assert (code, err) == (0, "") and piped == whole
+    if data["shown"] > 3:
+        assert len(written) == -(-data["shown"] // 3)  # a batch of 3 hits at a time
+        assert written == sorted(written) and written[-1] > written[0]  # out as they come
