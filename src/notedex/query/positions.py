@@ -239,9 +239,10 @@ def locate_indexed_in_two(
     while this process does the first (issue 35: every hit of a word with its line, rg's job,
     which rg does on every core). The child only reads files and sends its positions back
     through a pipe (``marshal``); it never touches the index's connection and ends with
-    ``os._exit``. Below ``PARALLEL_FROM`` hits, on one core or without ``fork``, or when the
-    child fails, this process does it all: the answer is the same either way."""
-    if len(hits) < PARALLEL_FROM or not hasattr(os, "fork") or _cores() < 2:
+    ``os._exit``. Below ``PARALLEL_FROM`` hits, on one core, without ``fork``, beside another
+    thread (``_threaded``) or when the child fails, this process does it all: the answer is
+    the same either way."""
+    if len(hits) < PARALLEL_FROM or not hasattr(os, "fork") or _cores() < 2 or _threaded():
         return locate_indexed(files, hits, firsts, word)
     import marshal
 
@@ -281,6 +282,16 @@ def locate_indexed_in_two(
     if not isinstance(rest, list) or len(rest) != len(hits) - half:
         rest = locate_indexed(files, hits[half:], firsts, word)
     return first + rest
+
+
+def _threaded() -> bool:
+    """Whether another thread runs here (the MCP server's, a daemon's): a fork would copy the
+    locks it may hold, so the hits are located in this process alone. The CLI's queries load no
+    ``threading``."""
+    import sys
+
+    threading = sys.modules.get("threading")
+    return threading is not None and threading.active_count() > 1
 
 
 def _cores() -> int:

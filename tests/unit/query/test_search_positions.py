@@ -290,3 +290,38 @@ def test_positions_in_two_processes_are_the_positions_in_one(
     half = alone["shown"] // 2
     expected = [(parent, half)] + ([(parent, alone["shown"] - half)] if child == "fails" else [])
     assert calls == expected
+
+
+def test_no_fork_beside_another_thread(
+    generated: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process with a second thread (the MCP server's) locates every hit itself: a fork
+    would copy whatever lock that thread holds."""
+    import threading
+
+    from notedex.query import positions
+    from notedex.query import search as search_module
+
+    vault, db = generated
+    monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
+    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(positions, "_cores", lambda: 2)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", counting_fork)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        beside = _search_all(db, vault, "book")
+    finally:
+        stop.set()
+        other.join()
+    assert forks == []
+    alone = _search_all(db, vault, "book")
+    assert forks == [1] and alone == beside
