@@ -741,6 +741,22 @@ def cmd_search(args: "argparse.Namespace") -> int:
             render_search,
             paths=lambda paths: paths,
         )
+    if not (args.paths or args.nul or sys.stdout.isatty()):  # piped: hits written as located
+        from notedex.query.search import search_parts, stream_search
+
+        def streamed_search(conn: "sqlite3.Connection", doc: "Any") -> None:
+            head, hits = search_parts(
+                conn,
+                cfg.vault_dir,
+                text,
+                limit=args.limit,
+                offset=args.offset,
+                follow_symlinks=cfg.follow_symlinks,
+                nf=nf,
+            )
+            stream_search(doc, head, hits, as_json=args.json, vault=cfg.vault_dir, color=args.color)
+
+        return _streamed(args, cfg, streamed_search)
     return answer(
         args,
         cfg,

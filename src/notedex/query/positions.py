@@ -13,6 +13,7 @@ be sure of (issue 35).
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from bisect import bisect_right
 from itertools import islice
@@ -224,6 +225,83 @@ def _position(text: str, start: int, end: int) -> dict[str, Any]:
 # -- from the index's position lists (issue 35) -------------------------------------------------
 
 
+PARALLEL_FROM = 1024
+"""From this many hits, ``locate_indexed_in_two`` hands the second half to a forked process."""
+
+
+def locate_indexed_in_two(
+    files: VaultReader,
+    hits: list[tuple[str, str]],
+    firsts: dict[str, tuple[int, int]],
+    word: str,
+) -> list[dict[str, Any] | None]:
+    """``locate_indexed``, the second half of ``hits`` in a forked child on a second core
+    while this process does the first (issue 35: every hit of a word with its line, rg's job,
+    which rg does on every core). The child only reads files and sends its positions back
+    through a pipe (``marshal``); it never touches the index's connection and ends with
+    ``os._exit``. Below ``PARALLEL_FROM`` hits, on one core, without ``fork``, beside another
+    thread (``_threaded``) or when the child fails, this process does it all: the answer is
+    the same either way."""
+    if len(hits) < PARALLEL_FROM or not hasattr(os, "fork") or _cores() < 2 or _threaded():
+        return locate_indexed(files, hits, firsts, word)
+    import marshal
+
+    half = len(hits) // 2
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        return locate_indexed(files, hits, firsts, word)
+    if pid == 0:  # the child: its half, written to the pipe, and gone without any clean-up
+        code = 1
+        try:
+            os.close(read_fd)
+            data = memoryview(marshal.dumps(locate_indexed(files, hits[half:], firsts, word)))
+            while data:
+                data = data[os.write(write_fd, data) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    parts: list[bytes] = []
+    try:
+        first = locate_indexed(files, hits[:half], firsts, word)
+        while part := os.read(read_fd, 1 << 20):
+            parts.append(part)
+    finally:
+        os.close(read_fd)
+        status = os.waitpid(pid, 0)[1]
+    rest: list[dict[str, Any] | None] | None = None
+    if status == 0:
+        try:
+            rest = marshal.loads(b"".join(parts))
+        except (EOFError, ValueError, TypeError):
+            rest = None
+    if not isinstance(rest, list) or len(rest) != len(hits) - half:
+        rest = locate_indexed(files, hits[half:], firsts, word)
+    return first + rest
+
+
+def _threaded() -> bool:
+    """Whether another thread runs here (the MCP server's, a daemon's): a fork would copy the
+    locks it may hold, so the hits are located in this process alone. The CLI's queries load no
+    ``threading``."""
+    import sys
+
+    threading = sys.modules.get("threading")
+    return threading is not None and threading.active_count() > 1
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def locate_indexed(
     files: VaultReader,
     hits: list[tuple[str, str]],
@@ -275,7 +353,8 @@ def locate_indexed(
 
 class _TokenClasses(dict[int, str]):
     """``str.translate``'s table: a character as its class for counting unicode61's tokens in
-    ``segment(body)``: ``a`` an ASCII letter or digit (a run of them is one token), ``c`` a
+    ``segment(body)``: ``a`` a letter or digit (a run of them is one token; outside ASCII, one
+    that was a letter or digit in Unicode 3.2 and still is: a test checks each), ``c`` a
     CJK letter or digit (one token each: its run's bigram from there, or the run's last
     character), a space for what unicode61 never keeps (ASCII punctuation and spaces, and the
     punctuation, spaces and symbols of Unicode 3.2: a test checks each against FTS5), ``x``
@@ -295,59 +374,114 @@ class _TokenClasses(dict[int, str]):
             # there, so only what was already punctuation, space or symbol in 3.2 is a separator.
             old = unicodedata.ucd_3_2_0.category(ch)[0]
             value = " " if kind in "PZS" and old in "PZS" else "x"
+            if kind in "LN" and old in "LN":  # a letter or digit then and now: so in 6.1 too
+                value = "a"  # a token character, as ASCII's: ``café`` is one token
         self[code] = value
         return value
 
 
 _CLASSES = _TokenClasses()
-_TOKENS: re.Pattern[str] | None = None
+_TOKENS: re.Pattern[bytes] | None = None
+
+
+def _byte_classes() -> bytes:
+    """``bytes.translate``'s table from a UTF-8 byte to ``_CLASSES``' class of its character,
+    continuation bytes deleted (``_CONTINUATION``): an ASCII byte is its own character; a lead
+    byte E5-E9 starts one of U+5000-U+9FFF, CJK letters all (``c``: a test checks each); any
+    other lead byte is ``x``, resolved by ``_classes``."""
+    table = bytearray(b"x" * 256)
+    for code in range(0x80):
+        table[code] = ord(_CLASSES[code])
+    table[0xE5:0xEA] = b"c" * 5
+    return bytes(table)
+
+
+_BYTE_CLASSES = _byte_classes()
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_RUN_BYTES = bytes.maketrans(b"axc ", b"\x01\x01\x00\x00")
+
+
+def _classes(text: str) -> bytes:
+    """``text.translate(_CLASSES)`` as ASCII bytes (one byte per character), in C for what
+    notes mostly hold.
+
+    ``str.translate`` looks a mapping up per character once the text is not ASCII (about 30 ns
+    each: most of a search's time per hit, issue 35). The text's UTF-8 goes through one
+    ``bytes.translate`` instead; only the characters it cannot class alone (``x``: accents,
+    kana, symbols) are looked up, one by one, unless they are many."""
+    if text.isascii():
+        return text.encode("ascii").translate(_BYTE_CLASSES)
+    classes = text.encode("utf-8", "surrogatepass").translate(_BYTE_CLASSES, _CONTINUATION)
+    unsure = classes.count(b"x")
+    if not unsure:
+        return classes
+    if unsure * 8 > len(classes):
+        return text.translate(_CLASSES).encode("ascii")
+    out = bytearray(classes)
+    at = out.find(b"x")
+    while at >= 0:
+        out[at] = ord(_CLASSES[ord(text[at])])
+        at = out.find(b"x", at + 1)
+    return bytes(out)
+
+
+def _count_tokens(classes: bytes) -> int:
+    """How many tokens ``classes`` holds, as ``len(classes.replace(b"c", b" c ").split())``
+    counts them (each ``c``, and each run of ``a`` and ``x``), with no list and no scan in
+    Python: the runs' first bytes are the bits of one big integer (a byte 1 where the class is
+    ``a`` or ``x``) whose byte before is 0."""
+    runs = int.from_bytes(classes.translate(_RUN_BYTES), "big")
+    return classes.count(b"c") + (runs & ~(runs >> 8)).bit_count()
 
 
 def _token_span(nbody: str, offset: int, hint: str) -> tuple[int, int] | None:
     """Where token ``offset`` of ``segment(nbody)`` is in ``nbody``: (start, end); None when a
     character before its end might tokenize otherwise than counted here.
 
-    The characters become their classes in one ``translate`` (C), first only up to the end of
-    the line where ``hint`` (the word, lower-cased) first occurs as written, where the match most often
-    is (a line ends between tokens: that prefix's tokens are the body's first ones), and the
-    tokens before it are counted by one ``split`` (C); else the token is found by a scan of
-    the classes. No step of Python per token."""
+    The characters become their classes (``_classes``: C, one byte each), first only up to
+    the end of the line where ``hint`` (the word, lower-cased) first occurs as written, where
+    the match most often is (a line ends between tokens: that prefix's tokens are the body's
+    first ones), and the tokens before it are counted by scans in C (``_count_tokens``); else
+    the token is found by a scan of the classes. No step of Python per token."""
     # The word as written in lower case, capitalised or upper case (no lower() of the body: a
     # copy of it); an occurrence missed here only makes the prefix longer.
-    found = [at for at in map(nbody.find, {hint, hint.capitalize(), hint.upper()}) if at >= 0]
-    at = min(found, default=-1)
+    at = -1
+    for variant in (hint, hint.capitalize(), hint.upper()):  # each looks before the last found
+        found = nbody.find(variant, 0, len(nbody) if at < 0 else at)
+        at = found if found >= 0 else at
     cut = nbody.find("\n", at) if at >= 0 else -1
     if cut >= 0:
-        classes = nbody[:cut].translate(_CLASSES)
-        starts = classes[at] == "c" or (classes[at] == "a" and classes[at - 1 : at] != "a")
-        if starts and len(classes[:at].replace("c", " c ").split()) == offset:
+        classes = _classes(nbody[:cut])
+        here = classes[at : at + 1]
+        starts = here == b"c" or (here == b"a" and classes[at - 1 : at] != b"a")
+        if starts and _count_tokens(classes[:at]) == offset:
             return _token_at(classes, at)
         start = _nth_token(classes, offset)
         if start is not None:
             return _token_at(classes, start)
-    classes = nbody.translate(_CLASSES)
+    classes = _classes(nbody)
     start = _nth_token(classes, offset)
     return None if start is None else _token_at(classes, start)
 
 
-def _nth_token(classes: str, offset: int) -> int | None:
-    """Where token ``offset`` starts in ``classes`` (``_CLASSES``' text), or None."""
+def _nth_token(classes: bytes, offset: int) -> int | None:
+    """Where token ``offset`` starts in ``classes`` (``_classes``' bytes), or None."""
     global _TOKENS
     if _TOKENS is None:
         import re
 
-        _TOKENS = re.compile("a+|c")
+        _TOKENS = re.compile(b"a+|c")
     found = next(islice(_TOKENS.finditer(classes), offset, None), None)
     return None if found is None else found.start()
 
 
-def _token_at(classes: str, start: int) -> tuple[int, int] | None:
+def _token_at(classes: bytes, start: int) -> tuple[int, int] | None:
     """The token that starts at ``start``: an ASCII run, a CJK bigram or a run's last
     character; None when its characters, or the one after it, are not surely counted."""
-    if classes[start] == "c":
-        end = start + (2 if classes[start + 1 : start + 2] in ("c", "x") else 1)
+    if classes[start : start + 1] == b"c":
+        end = start + (2 if classes[start + 1 : start + 2] in (b"c", b"x") else 1)
     else:
         rest = classes[start:]
-        end = start + len(rest) - len(rest.lstrip("a"))
+        end = start + len(rest) - len(rest.lstrip(b"a"))
     # The character after the token counts too: a letter may go on where ASCII stops (café).
-    return None if "x" in classes[: end + 1] else (start, end)
+    return None if b"x" in classes[: end + 1] else (start, end)

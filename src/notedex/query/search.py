@@ -29,10 +29,12 @@ from notedex.vault.text import alnum_runs, is_cjk_char, nfc
 TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
     from notedex.query.filters import NoteFilter
     from notedex.query.render import Renderer
+    from notedex.query.stream import Document
 
 MAX_TERMS = 32
 DEFAULT_LIMIT = 20
@@ -245,6 +247,37 @@ def search(
     """One page of hits, best first. ``paths_only``: no positions or snippets (they are null),
     so no file is read and no ``highlight()`` runs: the cost of listing every hit.
     ``follow_symlinks``: the setting, for the reads of the positions (``vault.reading``)."""
+    head, hits = search_parts(
+        conn,
+        vault,
+        query,
+        limit=limit,
+        offset=offset,
+        paths_only=paths_only,
+        follow_symlinks=follow_symlinks,
+        nf=nf,
+    )
+    return {**head, "hits": list(hits)}
+
+
+HITS_AT_ONCE = 8192
+"""Hits located together (one batch of reads, one fork): what ``search_parts`` holds of them."""
+
+
+def search_parts(
+    conn: sqlite3.Connection,
+    vault: str | os.PathLike[str],
+    query: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+    paths_only: bool = False,
+    follow_symlinks: bool = False,
+    nf: NoteFilter | None = None,
+) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """``search``'s answer as its head (every key but ``hits``, in order) and its hits, located
+    ``HITS_AT_ONCE`` at a time as the iterator is read: a piped answer writes them as they come
+    (``stream_search``, issue 35) instead of holding every hit of a million."""
     terms = parse_query(query)
     expression = match_expression(terms)
     firsts: dict[str, tuple[int, int]] = {}
@@ -257,47 +290,66 @@ def search(
         term = _single_token(terms) if len(rows) >= INDEXED_FROM and not paths_only else None
         if term is not None:
             firsts = fulltext.first_offsets(conn, term)
-    if paths_only or not rows:  # no file to read: not even the positions module or stop lists
-        positions = [NO_POSITION] * len(rows)
-    else:
-        from notedex.query.positions import locate_hits, locate_indexed
-        from notedex.vault.reading import VaultReader
-
-        shown = highlight_expression(terms)  # loads the stop lists: only for positions
-        files = VaultReader(vault, follow_outside=follow_symlinks)
-        rels = [disk_rel or path for _, path, disk_rel, _ in rows]
-        notes = [(row[1], rel) for row, rel in zip(rows, rels)]
-        found = locate_indexed(files, notes, firsts, terms[0].expression.strip('"'))
-        rest = [i for i, position in enumerate(found) if position is None]
-        for i, position in zip(
-            rest, locate_hits(files, [rels[i] for i in rest], expression, shown)
-        ):
-            found[i] = position
-        positions = [position or NO_POSITION for position in found]
-    hits = [
-        {"path": path, "title": title, **position, "score": round(-float(bm25), 3) + 0.0}
-        for (bm25, path, _, title), position in zip(rows, positions)
-    ]
+    shown = len(rows)
     if total == 0:
         message = "no matching notes"
         if no_bodies:
             message += " (the body index is empty: is body_index switched off in the config?)"
-    elif offset or len(hits) < total:
-        message = f"notes {offset + 1}-{offset + len(hits)} of {total} (best match first)"
-        if not hits:
+    elif offset or shown < total:
+        message = f"notes {offset + 1}-{offset + shown} of {total} (best match first)"
+        if not shown:
             message = f"no notes past {offset}; {total} match"
     else:
         message = f"{total} matching note{'s' if total != 1 else ''} (best match first)"
-    return {
+    head = {
         "query": query,
         "terms": [t.as_dict() for t in terms],
         "total": total,
-        "shown": len(hits),
+        "shown": shown,
         "offset": offset,
         "limit": limit,
         "message": message,
-        "hits": hits,
     }
+    hits: Iterator[dict[str, Any]]
+    if paths_only or not rows:  # no file to read: not even the positions module or stop lists
+        hits = (_hit(row, NO_POSITION) for row in rows)
+    else:
+        hits = _located(rows, vault, terms, expression, firsts, follow_symlinks)
+    return head, hits
+
+
+def _hit(row: tuple[float, str, str | None, str], position: dict[str, Any]) -> dict[str, Any]:
+    bm25, path, _, title = row
+    return {"path": path, "title": title, **position, "score": round(-float(bm25), 3) + 0.0}
+
+
+def _located(
+    rows: list[tuple[float, str, str | None, str]],
+    vault: str | os.PathLike[str],
+    terms: list[Term],
+    expression: str,
+    firsts: dict[str, tuple[int, int]],
+    follow_symlinks: bool,
+) -> Iterator[dict[str, Any]]:
+    """The hits of ``rows`` with their positions, ``HITS_AT_ONCE`` rows at a time."""
+    from notedex.query.positions import locate_hits, locate_indexed_in_two
+    from notedex.vault.reading import VaultReader
+
+    shown = highlight_expression(terms)  # loads the stop lists: only for positions
+    word = terms[0].expression.strip('"')
+    with VaultReader(vault, follow_outside=follow_symlinks) as files:
+        for start in range(0, len(rows), HITS_AT_ONCE):
+            batch = rows[start : start + HITS_AT_ONCE]
+            rels = [disk_rel or path for _, path, disk_rel, _ in batch]
+            notes = [(row[1], rel) for row, rel in zip(batch, rels)]
+            found = locate_indexed_in_two(files, notes, firsts, word)
+            rest = [i for i, position in enumerate(found) if position is None]
+            for i, again in zip(
+                rest, locate_hits(files, [rels[i] for i in rest], expression, shown)
+            ):
+                found[i] = again
+            for row, position in zip(batch, found):
+                yield _hit(row, position or NO_POSITION)
 
 
 def search_paths(
@@ -328,8 +380,17 @@ def search_paths(
 
 def render_search(r: Renderer, data: dict[str, Any]) -> None:
     """Text output: ``path:line:column  title`` and the snippet with the hit marked."""
+    if render_hits(r, data["hits"]):
+        r.line()
+    r.line(data["message"])
+
+
+def render_hits(r: Renderer, hits: Iterable[dict[str, Any]]) -> bool:
+    """``render_search``'s lines of each hit; whether there was one."""
     bold = ("\x1b[1m", "\x1b[0m") if r.links else ("«", "»")
-    for hit in data["hits"]:
+    any_hit = False
+    for hit in hits:
+        any_hit = True
         where = (
             r.path(hit["path"], hit["line"], hit["column"]) if hit["line"] else r.path(hit["path"])
         )
@@ -341,6 +402,33 @@ def render_search(r: Renderer, data: dict[str, Any]) -> None:
             r.line(
                 "    (no position: the file changed or cannot be read; `notedex index` updates it)"
             )
-    if data["hits"]:
+    return any_hit
+
+
+def stream_search(
+    doc: Document,
+    head: dict[str, Any],
+    hits: Iterable[dict[str, Any]],
+    *,
+    as_json: bool,
+    vault: str | os.PathLike[str] = "",
+    color: str = "auto",
+) -> None:
+    """``search``'s piped answer written hit after hit (issue 35): the bytes of
+    ``compact_json`` of the whole answer, or of ``render_search`` on a pipe, without the final
+    newline (``stream.streamed`` adds it)."""
+    if as_json:
+        from notedex.query.output import compact_encoder
+
+        encode = compact_encoder()
+        opening = encode({**head, "hits": []})  # ... "hits":[]}
+        doc.add(opening[:-2])
+        doc.items(encode(hit) for hit in hits)
+        doc.add("]}")
+        return
+    from notedex.query.output import Renderer
+
+    r = Renderer(vault, doc, color)  # type: ignore[arg-type]  # a writer that is no terminal
+    if render_hits(r, hits):
         r.line()
-    r.line(data["message"])
+    doc.add(head["message"])

@@ -40,6 +40,8 @@ _PLAIN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC | getattr(o
 # Linux), EMLINK (FreeBSD). Only these are worth a readlink.
 _LINK_ERRNOS = frozenset({errno.ELOOP, errno.ENOTDIR, errno.EMLINK})
 _MAX_LINKS = 40  # as the kernel's MAXSYMLINKS: more is a loop
+_MAX_KEPT = 256  # folders a batch keeps open at once (VaultReader.__enter__)
+_NOT_NAMES = ("", ".", "..")  # not a plain name: the walk resolves them
 _WALKS = bool(_NOFOLLOW and _DIRECTORY) and {os.open, os.readlink} <= os.supports_dir_fd
 
 
@@ -57,13 +59,31 @@ class VaultReader:
     ``follow_symlinks`` setting.
     """
 
-    __slots__ = ("_root_parts", "follow_outside", "real_root", "root")
+    __slots__ = ("_folders", "_root_parts", "follow_outside", "real_root", "root")
 
     def __init__(self, root: str | os.PathLike[str], *, follow_outside: bool = False) -> None:
         self.root = os.fspath(root)
         self.follow_outside = follow_outside
         self.real_root = os.path.realpath(self.root)
         self._root_parts = _split(self.real_root)
+        self._folders: dict[str, int | None] | None = None
+
+    def __enter__(self) -> VaultReader:
+        """Keep the folders opened on the way to each file until ``__exit__`` (a batch of
+        reads: search positions, issue 35). A file is then opened in its kept folder, one
+        ``openat`` instead of one per folder from the root; the policy is the same, since each
+        kept folder was reached by the walk's own ``O_NOFOLLOW`` opens from the root, inside
+        the vault. Anything but a plain name in plain folders (a symlink on the way or at the
+        end, a file gone) is left to the whole walk, which says what it is."""
+        if self._folders is None:
+            self._folders = {}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        folders, self._folders = self._folders, None
+        for fd in (folders or {}).values():
+            if fd is not None:
+                os.close(fd)
 
     def read(self, rel: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
         """At most ``max_bytes + 1`` bytes of the file at vault path ``rel`` (on-disk spelling)
@@ -82,7 +102,48 @@ class VaultReader:
             return os.open(os.path.join(self.root, rel), _PLAIN_FLAGS)
         if not _WALKS:  # no openat here (Windows): open, then tie the path to the descriptor
             return self._open_and_compare(rel)
+        if self._folders is not None:
+            fd = self._open_kept(rel)
+            if fd is not None:
+                return fd
         return self._open_beneath(rel)
+
+    def _open_kept(self, rel: str) -> int | None:
+        """The file ``rel`` opened in its kept folder (``__enter__``); None: walk instead."""
+        folders = self._folders
+        assert folders is not None
+        if len(folders) >= _MAX_KEPT:  # never more descriptors than this at once
+            self.__exit__()
+            self._folders = folders = {}
+        folder, _, name = rel.rpartition("/")
+        if name in _NOT_NAMES:
+            return None
+        here = self._kept_folder(folders, folder)
+        if here is None:
+            return None
+        try:
+            return os.open(name, _FILE_FLAGS, dir_fd=here)
+        except OSError:
+            return None
+
+    def _kept_folder(self, folders: dict[str, int | None], folder: str) -> int | None:
+        """The kept descriptor of vault folder ``folder`` ("" the root), opened now if need be;
+        None when a name on the way is no plain folder (kept as None: the walk decides)."""
+        if folder in folders:
+            return folders[folder]
+        fd: int | None = None
+        if not folder:
+            fd = os.open(self.real_root, _DIR_FLAGS)
+        else:
+            parent, _, name = folder.rpartition("/")
+            up = None if name in _NOT_NAMES else self._kept_folder(folders, parent)
+            if up is not None:
+                try:
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=up)
+                except OSError:
+                    fd = None
+        folders[folder] = fd
+        return fd
 
     def _inside(self, parts: list[str]) -> bool:
         """Whether the folder whose real path is ``parts`` is the vault root or under it."""

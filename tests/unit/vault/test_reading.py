@@ -147,3 +147,90 @@ def test_without_openat_the_descriptor_is_compared_with_the_real_path(
         with pytest.raises(OutsideVault):
             read(tree, rel)
     assert read(tree, "leak.md", follow=True) == b"SECRET\n"
+
+
+# -- a batch of reads keeps its folders open (issue 35) ----------------------------------------
+
+EVERY_REL = [
+    "Areas/Inside.md",
+    "relative.md",
+    "absolute.md",
+    "Shortcut/Inside.md",
+    "round-trip.md",
+    "via-outside.md",
+    "Areas/../Areas/Inside.md",
+    "leak.md",
+    "relative-leak.md",
+    "linked/inner.md",
+    "../outside/secret.md",
+    "loop-a.md",
+    "dangling.md",
+    "Areas/none.md",
+    "Areas/Inside.md/x.md",
+    "Areas",
+    "Shortcut",
+    "./Areas//Inside.md",
+    "",
+]
+
+
+def _outcome(reader: VaultReader, rel: str) -> object:
+    try:
+        return reader.read(rel, 1000)[0]
+    except OSError as exc:
+        return (type(exc), exc.errno)
+
+
+def test_a_batch_reads_exactly_what_single_reads_read(tree: Path) -> None:
+    """Inside ``with reader:`` a file is opened in its kept folder; every outcome (text, or
+    the error and its errno) is the one a read of its own gives, twice over (folders kept)."""
+    alone = {rel: _outcome(VaultReader(tree), rel) for rel in EVERY_REL}
+    assert alone["Areas/Inside.md"] == b"inside\n" and alone["leak.md"][0] is OutsideVault
+    with VaultReader(tree) as reader:
+        for _ in range(2):
+            assert {rel: _outcome(reader, rel) for rel in EVERY_REL} == alone
+
+
+def test_a_batch_opens_a_file_in_its_kept_folder_and_still_refuses_a_swapped_link(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second read of a folder's files is one ``open`` (the kept folder's); a note swapped
+    for a symlink that leads outside, or a folder swapped for one, is still refused."""
+    write(tree / "Areas" / "Other.md", "other\n")
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting(path: str, *args: object, **kwargs: object) -> int:
+        opened.append(path)
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    with VaultReader(tree) as reader:
+        assert reader.read("Areas/Inside.md", 100)[0] == b"inside\n"
+        monkeypatch.setattr(reading.os, "open", counting)
+        assert reader.read("Areas/Other.md", 100)[0] == b"other\n"
+        assert opened == ["Other.md"]
+        os.replace(tree / "Areas" / "Other.md", tree / "Other-moved.md")
+        os.symlink(tree.parent / "outside" / "secret.md", tree / "Areas" / "Other.md")
+        with pytest.raises(OutsideVault):
+            reader.read("Areas/Other.md", 100)
+        os.rename(tree / "Areas", tree / "Areas-moved")
+        os.symlink(tree.parent / "outside" / "folder", tree / "Areas")
+        with pytest.raises(OutsideVault):
+            reader.read("Areas/inner.md", 100)
+
+
+def test_a_batch_closes_its_folders_and_keeps_a_bounded_number_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("no /proc/self/fd here")
+    monkeypatch.setattr(reading, "_MAX_KEPT", 8)
+    for i in range(30):
+        write(tmp_path / f"f{i}" / "deep" / "n.md", f"{i}\n")
+    before = len(os.listdir(fds))
+    with VaultReader(tmp_path) as reader:
+        for i in range(30):
+            assert reader.read(f"f{i}/deep/n.md", 100)[0] == f"{i}\n".encode()
+            assert len(os.listdir(fds)) <= before + 8 + 1
+    assert len(os.listdir(fds)) == before

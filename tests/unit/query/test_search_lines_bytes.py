@@ -1,0 +1,172 @@
+"""Every hit with its line (issue 35): the fast path's output is byte for byte the reference's.
+
+The reference locates every hit by matching the file's text again (``highlight()`` in a private
+FTS5 table, ``positions.locate_hits``): what `search` did for every hit before the index's
+position lists were used. The fast path takes a one-word search's first matches from the index
+(``positions.locate_indexed``), counts tokens in bytes, keeps folders open and hands half the
+hits to a forked child. Text and ``--json`` output must not differ by one byte, for a common
+word, a rare one, CJK, a phrase, a prefix, two words, an excluded word and accented words, on a
+generated vault with hand-written notes beside it: NFD text, CRLF lines, a BOM, frontmatter
+holding the word, an emoji or an accent before the match, and notes changed, emptied, removed
+or swapped for a symlink leading outside since they were indexed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import load_genvault, run_inprocess
+
+QUERIES = [
+    "book",
+    "Book",
+    "zebrafish",
+    "数据",
+    '"and then"',
+    "data*",
+    "book meeting",
+    "book -meeting",
+    "cafe",
+    "kafka",
+]
+
+HAND_WRITTEN = {
+    "hand/nfd.md": unicodedata.normalize("NFD", "Ça va, café crème.\nthe book of Åsa\n"),
+    "hand/crlf.md": "---\r\ntitle: crlf\r\n---\r\nfirst line\r\nkafka and a book\r\n",
+    "hand/bom.md": "\ufeffbook at the very start, kafka after\n",
+    "hand/front.md": "---\ntitle: book in the frontmatter\ntags: [kafka]\n---\nno word\n\nbook\n",
+    "hand/emoji.md": "party 🎉 then the book, zebrafish\n",
+    "hand/accent.md": "Über naïve résumé: one book, kafka too\n",
+    "hand/cjk.md": "读书笔记 book 数据 整理\n数据 kafka\n",
+    "hand/changed.md": "the book is here\nkafka line\n",
+    "hand/emptied.md": "book book book kafka\n",
+    "hand/removed.md": "a book that goes away, kafka\n",
+    "hand/swapped.md": "a book that becomes a link, kafka\n",
+    "hand/glued.md": "重跑gen-itgc后 数据x1 then the book, kafka\n",
+    "hand/long.md": "word " * 400 + "book " + "tail " * 100 + "\nkafka\n",
+}
+
+
+@pytest.fixture(scope="module")
+def vault_and_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("search-lines")
+    vault = base / "vault"
+    load_genvault().generate(vault, 300, 35)
+    for rel, text in HAND_WRITTEN.items():
+        path = vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    (base / "outside.md").write_text("book outside the vault, kafka\n", encoding="utf-8")
+    db = base / "index.db"
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code in (0, 1), result.stderr  # 1: genvault's planted invalid frontmatter
+    # Changed since indexed: the same size with the match elsewhere, emptied, removed, swapped.
+    (vault / "hand/changed.md").write_text("kafka line\nthe book is here\n", encoding="utf-8")
+    (vault / "hand/emptied.md").write_text("", encoding="utf-8")
+    (vault / "hand/removed.md").unlink()
+    (vault / "hand/swapped.md").unlink()
+    os.symlink(base / "outside.md", vault / "hand/swapped.md")
+    return vault, db
+
+
+def _output(vault: Path, db: Path, query: str, *extra: str) -> tuple[int, str, str]:
+    result = run_inprocess(
+        "search", query, "--vault", vault, "--db", db, "--no-refresh", "--limit", "100000", *extra
+    )
+    return result.code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("mode", ["text", "json"])
+@pytest.mark.parametrize("query", QUERIES)
+def test_every_hit_with_its_line_is_the_reference_byte_for_byte(
+    vault_and_db: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, query: str, mode: str
+) -> None:
+    from notedex.query import positions
+    from notedex.query import search as search_module
+
+    vault, db = vault_and_db
+    extra = ("--json",) if mode == "json" else ()
+    monkeypatch.setattr(search_module, "INDEXED_FROM", 10**9)  # every hit matched again
+    reference = _output(vault, db, query, *extra)
+    assert reference[0] == 0, reference
+    assert reference[1].count("«" if mode == "text" else '"matchStart":') >= 1, reference
+    monkeypatch.setattr(search_module, "INDEXED_FROM", 0)  # from the index, in two processes
+    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
+    assert _output(vault, db, query, *extra) == reference
+    monkeypatch.undo()  # the shipped thresholds
+    assert _output(vault, db, query, *extra) == reference
+
+
+def test_the_changed_notes_are_as_documented(vault_and_db: tuple[Path, Path]) -> None:
+    """docs/cli.md "search": a note changed since it was indexed is located as it is now, or
+    has no position when it no longer matches, cannot be read or leads outside the vault."""
+    vault, db = vault_and_db
+    code, out, err = _output(vault, db, "book", "--json")
+    assert code == 0, err
+    import json
+
+    hits = {hit["path"]: hit for hit in json.loads(out)["hits"]}
+    assert (hits["hand/changed.md"]["line"], hits["hand/changed.md"]["match"]) == (2, "book")
+    for rel in ("hand/emptied.md", "hand/removed.md", "hand/swapped.md"):
+        assert hits[rel]["line"] is None and hits[rel]["snippet"] is None, rel
+    assert hits["hand/bom.md"]["column"] == 1
+    assert (hits["hand/front.md"]["line"], hits["hand/front.md"]["column"]) == (7, 1)
+    assert hits["hand/crlf.md"]["match"] == "book" and hits["hand/crlf.md"]["line"] == 5
+    assert hits["hand/nfd.md"]["line"] == 2 and hits["hand/accent.md"]["match"] == "book"
+    assert hits["hand/long.md"]["column"] == 5 * 400 + 1
+
+
+@pytest.mark.parametrize("mode", ["text", "json"])
+@pytest.mark.parametrize("query", ["book", "数据", "data*", "zebrafish", "nowhere-word"])
+def test_the_piped_answer_is_the_whole_answer_written_hit_by_hit(
+    vault_and_db: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, query: str, mode: str
+) -> None:
+    """On a pipe `search` writes each hit once located (``search.stream_search``), a few
+    hits located at a time: the bytes are those of the whole answer (``search.search``) as
+    the terminal's path renders it on a pipe, and the first hits are out before the last are
+    located."""
+    import io
+
+    from notedex.query import positions, stream
+    from notedex.query import search as search_module
+    from notedex.query.output import Renderer, compact_json
+    from notedex.store.connect import connect_readonly
+
+    vault, db = vault_and_db
+    conn = connect_readonly(db)
+    try:
+        data = search_module.search(conn, vault, query, limit=100000)
+    finally:
+        conn.close()
+    if mode == "json":
+        whole = compact_json(data) + "\n"
+    else:
+        out = io.StringIO()
+        search_module.render_search(Renderer(vault, out), data)
+        whole = out.getvalue()
+    written: list[int] = []
+    locate = positions.locate_indexed_in_two
+
+    def noting(*args: object) -> object:
+        written.append(len(sys.stdout.buffer.getvalue()))  # type: ignore[attr-defined]
+        return locate(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(positions, "locate_indexed_in_two", noting)
+    monkeypatch.setattr(search_module, "HITS_AT_ONCE", 3)
+    real_init = stream.Document.__init__
+
+    def one_piece_chunks(self: stream.Document, write: Any, chunk: int = 0, **kw: Any) -> None:
+        real_init(self, write, 1, **kw)  # each piece out as it is added
+
+    monkeypatch.setattr(stream.Document, "__init__", one_piece_chunks)
+    code, piped, err = _output(vault, db, query, *(("--json",) if mode == "json" else ()))
+    assert (code, err) == (0, "") and piped == whole
+    if data["shown"] > 3:
+        assert len(written) == -(-data["shown"] // 3)  # a batch of 3 hits at a time
+        assert written == sorted(written) and written[-1] > written[0]  # out as they come
