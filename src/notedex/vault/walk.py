@@ -179,50 +179,70 @@ class _Walk:
         real = os.path.realpath(disk_path)
         return real != self.boundary and not real.startswith(self.boundary.rstrip(os.sep) + os.sep)
 
-    def _list(self, folder: _Folder) -> list[VaultFile | _Folder]:
-        """The folder's files and the subfolders to enter, in path order."""
+    def _list(self, folder: _Folder) -> Iterator[VaultFile | _Folder]:
+        """The folder's files and the subfolders to enter, in path order, each looked at
+        (stat) only when the walk reaches it.
+
+        The listing keeps a name per entry, no ``os.DirEntry`` nor stat result: a folder of
+        150k notes (the top of a generated 1M vault) held about 1 KB an entry for the whole
+        folder, 150 MB of the daemon's start (issue 35)."""
+        # NFC name -> the disk name that keeps it: the first of its disk names in sorted order.
+        chosen: dict[str, str] = {}
+        dirs: set[str] = set()  # the NFC names that are real folders (they sort as "name/")
+        problems: list[tuple[str, str]] = []
         try:
             with os.scandir(folder.disk_path) as listing:
-                entries = list(listing)
+                for entry in listing:
+                    name = entry.name
+                    if is_hidden_name(name):
+                        continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
+                    if not is_storable_name(name):
+                        problems.append((_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE))
+                        continue
+                    if not name.isascii():
+                        name = unicodedata.normalize("NFC", name)  # SEMANTICS 1: macOS writes NFD
+                    other = chosen.get(name)
+                    if other is not None:
+                        # Two disk names with one NFC form: the first in sorted order keeps the
+                        # path.
+                        if entry.name < other:
+                            chosen[name], other = entry.name, other
+                            dirs.discard(name)
+                            if _is_real_dir(entry):
+                                dirs.add(name)
+                        else:
+                            other = entry.name
+                        problems.append(
+                            (
+                                _child(folder.path, name),
+                                "another name in this folder has the same NFC form; "
+                                f"skipped {other!a}",
+                            )
+                        )
+                        continue
+                    chosen[name] = entry.name
+                    if _is_real_dir(entry):
+                        dirs.add(name)
         except OSError as exc:
             # Permissions, a cloud placeholder, a folder gone mid-walk: keep its rows.
             self.unreadable.append(folder.path)
             self._problem(folder.path, f"cannot list folder: {exc.strerror or exc}")
-            return []
-        # NFC name -> the entry that keeps it: the first of its disk names in sorted order.
-        chosen: dict[str, os.DirEntry[str]] = {}
-        for entry in entries:
-            name = entry.name
-            if is_hidden_name(name):
-                continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
-            if not is_storable_name(name):
-                self._problem(_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE)
-                continue
-            if not name.isascii():
-                name = unicodedata.normalize("NFC", name)  # SEMANTICS 1: macOS writes NFD
-            other = chosen.get(name)
-            if other is not None:
-                # Two disk names with one NFC form: the first in sorted order keeps the path.
-                if entry.name < other.name:
-                    chosen[name], other = entry, chosen[name]
-                else:
-                    other = entry
-                self._problem(
-                    _child(folder.path, name),
-                    f"another name in this folder has the same NFC form; skipped {other.name!a}",
-                )
-                continue
-            chosen[name] = entry
-        del entries
+            return iter(())
+        for path, message in problems:
+            self._problem(path, message)
         # A folder sorts as "name/": exactly where its files fall among its siblings' paths.
-        order = sorted(
-            (f"{name}/" if _is_real_dir(entry) else name, name, entry)
-            for name, entry in chosen.items()
-        )
-        del chosen
-        items: list[VaultFile | _Folder] = []
-        for _, name, entry in order:
+        order = [f"{name}/" if name in dirs else name for name in chosen]
+        order.sort(reverse=True)  # popped from the end: first in path order first
+        return self._items(folder, order, chosen)
+
+    def _items(
+        self, folder: _Folder, order: list[str], chosen: dict[str, str]
+    ) -> Iterator[VaultFile | _Folder]:
+        while order:
+            key = order.pop()
+            name = key[:-1] if key.endswith("/") else key
             path = _child(folder.path, name)
+            entry = _Listed(os.path.join(folder.disk_path, chosen.pop(name)))
             try:
                 item = self._entry(entry, path, folder)
             except FileNotFoundError:
@@ -232,12 +252,9 @@ class _Walk:
                 self._problem(path, f"cannot read: {exc.strerror or exc}")
                 continue
             if item is not None:
-                items.append(item)
-        return items
+                yield item
 
-    def _entry(
-        self, entry: os.DirEntry[str], path: str, parent: _Folder
-    ) -> VaultFile | _Folder | None:
+    def _entry(self, entry: _Listed, path: str, parent: _Folder) -> VaultFile | _Folder | None:
         if entry.is_symlink():
             return self._symlink(entry, path, parent)
         if entry.is_dir(follow_symlinks=False):
@@ -249,9 +266,7 @@ class _Walk:
         self._problem(path, "not a regular file or folder; skipped")
         return None
 
-    def _symlink(
-        self, entry: os.DirEntry[str], path: str, parent: _Folder
-    ) -> VaultFile | _Folder | None:
+    def _symlink(self, entry: _Listed, path: str, parent: _Folder) -> VaultFile | _Folder | None:
         # Followed as Obsidian does, out of the vault root only when asked (SEMANTICS 1.6); the
         # path stays the link's path inside the vault and the loop guard is in _folder.
         try:
@@ -294,6 +309,36 @@ class _Walk:
             return None
         self.walked[identity] = path
         return folder
+
+
+class _Listed:
+    """A listed entry as ``_entry`` looks at it: ``os.DirEntry``'s tests, from one ``lstat``
+    made when the walk reaches it (a listing holds names only, ``_Walk._list``)."""
+
+    __slots__ = ("_info", "path")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._info: os.stat_result | None = None
+
+    def _lstat(self) -> os.stat_result:
+        if self._info is None:
+            self._info = os.lstat(self.path)
+        return self._info
+
+    def is_symlink(self) -> bool:
+        return stat.S_ISLNK(self._lstat().st_mode)
+
+    def is_dir(self, *, follow_symlinks: bool) -> bool:
+        return stat.S_ISDIR(self.stat(follow_symlinks=follow_symlinks).st_mode)
+
+    def is_file(self, *, follow_symlinks: bool) -> bool:
+        return stat.S_ISREG(self.stat(follow_symlinks=follow_symlinks).st_mode)
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        if follow_symlinks and self.is_symlink():
+            return os.stat(self.path)
+        return self._lstat()
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
