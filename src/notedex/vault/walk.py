@@ -238,13 +238,13 @@ class _Walk:
     def _items(
         self, folder: _Folder, order: list[str], chosen: dict[str, str]
     ) -> Iterator[VaultFile | _Folder]:
+        prefix = os.path.join(folder.disk_path, "")
         while order:
             key = order.pop()
             name = key[:-1] if key.endswith("/") else key
             path = _child(folder.path, name)
-            entry = _Listed(os.path.join(folder.disk_path, chosen.pop(name)))
             try:
-                item = self._entry(entry, path, folder)
+                item = self._entry(prefix + chosen.pop(name), path, folder)
             except FileNotFoundError:
                 continue  # deleted since the listing: it is simply not a vault file any more
             except OSError as exc:
@@ -254,23 +254,25 @@ class _Walk:
             if item is not None:
                 yield item
 
-    def _entry(self, entry: _Listed, path: str, parent: _Folder) -> VaultFile | _Folder | None:
-        if entry.is_symlink():
-            return self._symlink(entry, path, parent)
-        if entry.is_dir(follow_symlinks=False):
-            info = entry.stat(follow_symlinks=False)
-            return self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=False)
-        if entry.is_file(follow_symlinks=False):
-            return _file(entry.path, path, entry.stat(follow_symlinks=False))
+    def _entry(self, disk_path: str, path: str, parent: _Folder) -> VaultFile | _Folder | None:
+        """What a listed name is now: one ``lstat`` when the walk reaches it."""
+        info = os.lstat(disk_path)
+        mode = info.st_mode
+        if stat.S_ISLNK(mode):
+            return self._symlink(disk_path, path, parent)
+        if stat.S_ISDIR(mode):
+            return self._folder(disk_path, path, parent, (info.st_dev, info.st_ino), linked=False)
+        if stat.S_ISREG(mode):
+            return _file(disk_path, path, info)
         # A FIFO would block the reader forever; sockets and devices are not notes either.
         self._problem(path, "not a regular file or folder; skipped")
         return None
 
-    def _symlink(self, entry: _Listed, path: str, parent: _Folder) -> VaultFile | _Folder | None:
+    def _symlink(self, disk_path: str, path: str, parent: _Folder) -> VaultFile | _Folder | None:
         # Followed as Obsidian does, out of the vault root only when asked (SEMANTICS 1.6); the
         # path stays the link's path inside the vault and the loop guard is in _folder.
         try:
-            info = entry.stat()  # follows the link
+            info = os.stat(disk_path)  # follows the link
         except FileNotFoundError:
             self._problem(path, DANGLING_MESSAGE)
             return None
@@ -281,14 +283,14 @@ class _Walk:
                 self.unreadable.append(path)  # undecided: keep its rows
                 self._problem(path, f"cannot follow symlink: {exc.strerror or exc}")
             return None
-        if self._outside(entry.path):
+        if self._outside(disk_path):
             self._problem(path, OUTSIDE_MESSAGE, "warning")
             return None
         if stat.S_ISDIR(info.st_mode):
             self.linked_dirs.append(path)
-            return self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=True)
+            return self._folder(disk_path, path, parent, (info.st_dev, info.st_ino), linked=True)
         if stat.S_ISREG(info.st_mode):
-            return _file(entry.path, path, info)
+            return _file(disk_path, path, info)
         self._problem(path, "symlink to something that is not a regular file or folder; skipped")
         return None
 
@@ -309,36 +311,6 @@ class _Walk:
             return None
         self.walked[identity] = path
         return folder
-
-
-class _Listed:
-    """A listed entry as ``_entry`` looks at it: ``os.DirEntry``'s tests, from one ``lstat``
-    made when the walk reaches it (a listing holds names only, ``_Walk._list``)."""
-
-    __slots__ = ("_info", "path")
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._info: os.stat_result | None = None
-
-    def _lstat(self) -> os.stat_result:
-        if self._info is None:
-            self._info = os.lstat(self.path)
-        return self._info
-
-    def is_symlink(self) -> bool:
-        return stat.S_ISLNK(self._lstat().st_mode)
-
-    def is_dir(self, *, follow_symlinks: bool) -> bool:
-        return stat.S_ISDIR(self.stat(follow_symlinks=follow_symlinks).st_mode)
-
-    def is_file(self, *, follow_symlinks: bool) -> bool:
-        return stat.S_ISREG(self.stat(follow_symlinks=follow_symlinks).st_mode)
-
-    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
-        if follow_symlinks and self.is_symlink():
-            return os.stat(self.path)
-        return self._lstat()
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
