@@ -1,6 +1,6 @@
 """The cost of an ordinary daemon-style apply, in-process (issue 35): what one save costs the
 writer must not grow with the vault. Copies a prepared index, opens one writer as the daemon
-does (the link-candidate index built first, ``prepare_links``), then times ``apply_paths`` of
+does, then times ``apply_paths`` of
 small changes to a generated vault (``bench/genvault.py``), each undone afterwards:
 
 - ``edit``: one note that holds a broken link gets a line appended (and back);
@@ -16,12 +16,6 @@ of every apply (``python -m pstats FILE``).
     python bench/genvault.py --notes 10000 --seed 1 --out bench/out/v10k
     notedex index --full --vault bench/out/v10k --db bench/out/v10k.db
     python bench/editcost.py --vault bench/out/v10k --db bench/out/v10k.db [--runs 5]
-
-``--key-index N`` instead times the `typo` look-up of one broken key (its one-edit variants
-tested against the writer's key index) in a key index of N synthetic notes (2N keys), the way
-it is done (a binary search per variant) and the way it was before issue 35 (a set of every
-filed key's hash, built for each refresh): the part of a save that grew with the vault, at
-sizes no generated vault is needed for (``--key-index 1000000``).
 
 The vault is edited in place and put back: use a copy (``cp -a``) if it matters.
 """
@@ -41,9 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from notedex.indexing.reconcile import apply_paths
-from notedex.store.keyindex import FileKeyIndex
 from notedex.store.writer import IndexWriter
-from notedex.vault.fixes import one_edit_variants
 
 STEP = 100
 
@@ -128,30 +120,6 @@ def run(
     return out
 
 
-def key_index_lookup(files: int, runs: int) -> dict[str, Any]:
-    """Median seconds of one key's `typo` look-ups in a key index of ``files`` notes."""
-    index = FileKeyIndex((i, f"Folder {i % 97}/Some note name {i}.md") for i in range(files))
-    key = "store journal lesson someday"
-    probes, whole = [], []
-    for _ in range(runs):
-        started = time.perf_counter()
-        found = [variant for variant in one_edit_variants(key) if index.has(variant)]
-        probes.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        hashes = frozenset(index._hashes)  # the former FileKeyIndex.key_hashes
-        before = [variant for variant in one_edit_variants(key) if hash(variant) in hashes]
-        whole.append(time.perf_counter() - started)
-        assert found == before
-    return {
-        "files": files,
-        "keys": len(index),
-        "variants": len(one_edit_variants(key)),
-        "probes_s": round(statistics.median(probes), 4),
-        "set_of_every_key_s": round(statistics.median(whole), 4),
-        "load": round(os.getloadavg()[0], 2),
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vault", type=Path)
@@ -160,13 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="the index's copy (default: beside --db)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", type=Path, help="write a cProfile of the applies here")
-    parser.add_argument("--key-index", type=int, metavar="N", help="the look-up alone, N notes")
     args = parser.parse_args(argv)
-    if args.key_index:
-        print(json.dumps(key_index_lookup(args.key_index, args.runs)))
-        return 0
     if args.vault is None or args.db is None:
-        parser.error("--vault and --db are required (or --key-index)")
+        parser.error("--vault and --db are required")
     vault = Path(os.path.realpath(args.vault))  # as the daemon's config has it
     truth_file = args.truth or vault.with_name(vault.name + ".truth.json")
     sources = broken_sources(json.loads(truth_file.read_text(encoding="utf-8")), vault)
@@ -178,7 +142,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(f"{work}{suffix}").unlink(missing_ok=True)
     profile = cProfile.Profile() if args.profile else None
     with IndexWriter(work, vault, workers=1) as writer:
-        writer.prepare_links()
         out = run(writer, vault, sources, args.runs, Meter(writer, profile))
     if profile is not None:
         profile.dump_stats(str(args.profile))

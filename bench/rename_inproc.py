@@ -4,9 +4,7 @@ about 10% of the notes) and applies the old and new folder hints (``apply_paths`
 watcher hands them over), then the rename back. Prints, per run, the wall and CPU seconds of
 each apply and the seconds spent in the move's and the findings' parts (wrappers timed with
 ``perf_counter``, no profiler; a part missing from the revision under test is left out). The
-link-candidate index is built before the first apply (``prepare_links``), as the daemon does
-when it starts: the first apply no longer pays for it. The vault is given as its real path,
-as the daemon's configuration has it.
+vault is given as its real path, as the daemon's configuration has it.
 
     python bench/rename_inproc.py --vault bench/out/v100k --db D [--work W] [--runs N]
 
@@ -79,7 +77,6 @@ def run_once(vault: Path, db: Path, work: Path, names: Sequence[str]) -> dict[st
     moved_names = [f"{name} moved" for name in names]
     try:
         with IndexWriter(work, vault, workers=1) as writer:
-            writer.prepare_links()
             for src, dst in ((names, moved_names), (moved_names, names)):
                 for old, new in zip(src, dst, strict=True):
                     os.rename(vault / old, vault / new)

@@ -156,14 +156,6 @@ class Indexer:
         self.writer.close()
 
     def _run(self) -> None:
-        started = time.perf_counter()
-        try:
-            # A few tenths of a second at 100k files: paid now, not by the first save.
-            self.writer.prepare_links()
-        except Exception as exc:
-            log.error("cannot prepare link resolution", error=repr(exc))  # retried when needed
-        else:
-            log.info("links prepared", seconds=round(time.perf_counter() - started, 3))
         while True:
             batch = self._batcher.take(timeout=IDLE_CHECKPOINT if self._unchecked else None)
             if batch is None:

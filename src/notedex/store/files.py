@@ -23,7 +23,6 @@ _FILES_BY_PATHS = (
 _FILES_IN_PATH_ORDER = f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"
 # folder, folder + "/", folder + "0": "0" follows "/", so the range is exactly "folder/..."
 _FILES_UNDER = f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ? OR (path >= ? AND path < ?)"
-IDS_OF_PATHS = "SELECT id, path FROM files WHERE path IN (SELECT value FROM json_each(?))"
 
 
 class IndexedFile(NamedTuple):

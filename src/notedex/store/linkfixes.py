@@ -37,13 +37,14 @@ if TYPE_CHECKING:
 RENAMED = "renamed"
 TYPO_BULK_KEYS = 64
 """From this many distinct `typo` keys in one refresh (a first index, a large move), and one key
-for every ``TYPO_FILES_PER_KEY`` entries of the key index, every note stem is compared with all
+for every ``TYPO_FILES_PER_KEY`` keys the files are filed under, every note stem is compared with all
 of them at once (``_Fixer._near_stems``) instead of each key's few thousand variants being
 looked up."""
 TYPO_FILES_PER_KEY = 1024
-"""The look-ups of one key's variants (a binary search each, ``FileKeyIndex.has``) cost about
-what ``near_stems`` spends on a thousand entries of the key index (measured at 40k notes: 3.2
-ms for a 22-character key, 2.8 us an entry). So a refresh reads every note stem only where that
+"""The look-ups of one key's variants (an index probe each, ``LinkTargets.stems_filed``) cost
+about what ``near_stems`` spends on a thousand filed keys (measured at 40k notes with binary
+searches of a key index: 3.2 ms for a 22-character key, 2.8 us an entry; the probes cost the
+same CPU). So a refresh reads every note stem only where that
 costs less than the keys' own look-ups: a small apply's cost stays bounded by its keys at any
 vault size (issue 35)."""
 PROBE_NAMES = 256
@@ -308,19 +309,18 @@ class _Fixer:
         return link_to(path, self.files_named(lookup_key(path)), display), "typo"
 
     def _variants_filed(self, key: str) -> Iterable[str]:
-        """The ``one_edit_variants`` of ``key`` some file is filed under (or may be: the key
-        index's hashes can collide, ``files_named`` confirms)."""
-        index = self.links.key_index()
+        """The ``one_edit_variants`` of ``key`` some note's stem is filed under."""
         if self.near is None and (
             self.near_ahead is not None
-            or len(self.typo_keys) >= max(TYPO_BULK_KEYS, len(index) // TYPO_FILES_PER_KEY)
+            or len(self.typo_keys)
+            >= max(TYPO_BULK_KEYS, self.links.keys_filed() // TYPO_FILES_PER_KEY)
         ):
             self.near = self._near_stems() if self.near_ahead is None else self.near_ahead.result()
         if self.near is not None:
             return self.near.get(key, ())
-        # A binary search per variant: never a set of every filed key (that was 2M hashes at
-        # 1M notes for one edit, issue 35).
-        return [variant for variant in one_edit_variants(key) if index.has(variant)]
+        # An index probe per variant: never a set of every filed key (that was 2M hashes at
+        # 1M notes for one edit, issue 35), nor a key index over every file.
+        return self.links.stems_filed(one_edit_variants(key))
 
     def _near_stems(self) -> dict[str, set[str]]:
         """``near_stems`` of this refresh's `typo` keys."""

@@ -9,13 +9,13 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from notedex.store import linkfixes
-from notedex.store.files import IDS_OF_PATHS, LOOKUP_CHUNK
+from notedex.store.files import LOOKUP_CHUNK
 from notedex.store.findings import INCOMING, OUTGOING
-from notedex.store.keyindex import FileKeyIndex, key_hash
 from notedex.vault.resolve import (
     Resolver,
     affected_name_keys,
     file_keys,
+    file_stem_key,
     key_crc,
     lookup_key,
     name_key,
@@ -38,17 +38,6 @@ _PATHS_OF_IDS = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_
 _FILES_OF_NAME_KEYS = (
     "SELECT id, path FROM files WHERE nx_file_name_crc(path) IN (SELECT value FROM json_each(?))"
 )
-# SQLite sorts the key hashes (in its own, bounded memory) for FileKeyIndex.from_sorted.
-_KEY_HASHES_IN_ORDER = """
-SELECT h, id FROM (
-    SELECT nx_key_hash(path, 0) AS h, id FROM files
-    UNION ALL
-    SELECT nx_key_hash(path, 1) AS h, id FROM files WHERE is_note = 1
-) ORDER BY h
-"""
-# No `WHERE h IS NOT NULL` here: SQLite would call nx_key_hash twice a row, for the test and
-# for the column (issue 33: 1.4 s of a folder `mv` at 100k notes); key_index skips the NULLs,
-# which sort first.
 # A link whose target a path can decide (SEMANTICS 7.5-7.7): a folder in its linkpath, or a
 # tie-break among several candidates.
 _PATH_DEPENDENT = "(l.ambiguous = 1 OR instr(l.linkpath, '/') > 0)"
@@ -70,36 +59,21 @@ def unresolved_key(linkpath: str, target_id: int | None) -> str | None:
 
 
 class LinkTargets:
-    """Resolves links against the files in the index, holding no per-file state but a
-    compact key index (no 100k-file map: issue 6 measured about 70 MB in the daemon)."""
+    """Resolves links against the files in the index, holding no per-file state: the files
+    of a name are probed by the index files_name_key (no 100k-file map: issue 6 measured about
+    70 MB in the daemon; nor a key index over every file: 32 MB and seconds to build at 1M
+    notes, issue 35)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self._keys: FileKeyIndex | None = None  # built when first needed
         self._resolver = Resolver()
         self._ids: dict[str, int] = {}
 
-    def forget(self) -> None:
-        """Drop the key index (after a rollback or a clear): rebuilt when next needed."""
-        self._keys = None
-
-    def key_index(self) -> FileKeyIndex:
-        if self._keys is None:
-            self.conn.create_function("nx_key_hash", 2, key_hash, deterministic=True)
-            rows = self.conn.execute(_KEY_HASHES_IN_ORDER)
-            self._keys = FileKeyIndex.from_sorted(row for row in rows if row[0] is not None)
-        return self._keys
-
     def ids_of(self, keys: Iterable[str]) -> dict[str, list[int]]:
-        """The ids of the files filed under each of ``keys`` (``file_keys``): from the key
-        index when this writer holds one (the daemon), else by probing the index
-        files_name_key, a few rows a key: a one-shot writer (`mv`) does not key every file of
-        the vault for the few names it touches (issue 33). Ids of colliding hashes may come
-        with the key index; never with the probe."""
+        """The ids of the files filed under each of ``keys`` (``file_keys``), by probing the
+        index files_name_key, a few rows a key: a save, or a one-shot writer (`mv`), does not
+        key every file of the vault for the few names it touches (issues 33 and 35)."""
         keys = set(keys)
-        if self._keys is not None:
-            index = self._keys
-            return {key: list(index.ids(key)) for key in keys}
         found: dict[str, list[int]] = {key: [] for key in keys}
         names = sorted({key_crc(name) for key in keys for name in (key, key + ".md")})
         for start in range(0, len(names), LOOKUP_CHUNK):
@@ -110,14 +84,28 @@ class LinkTargets:
                         found[key].append(file_id)
         return found
 
-    def added(self, created: set[str]) -> None:
-        """Files just registered: filed in the key index, if there is one yet."""
-        if created and self._keys is not None:
-            self._keys.add(self.conn.execute(IDS_OF_PATHS, (json.dumps(sorted(created)),)))
+    def stems_filed(self, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` that are some note's stem key (``file_stem_key``): a probe of the
+        index files_name_key per key (a note's stem key k is its name key k.md), a few
+        milliseconds for the few thousand `typo` variants of a name at any vault size, where
+        a key index over every file cost the daemon 32 MB and seconds to build at 1M notes
+        (issue 35)."""
+        keys = set(keys)
+        filed: set[str] = set()
+        names = sorted({key_crc(key + ".md") for key in keys})
+        for start in range(0, len(names), LOOKUP_CHUNK):
+            chunk = json.dumps(names[start : start + LOOKUP_CHUNK])
+            for _file_id, path in self.conn.execute(_FILES_OF_NAME_KEYS, (chunk,)):
+                stem = file_stem_key(path)
+                if stem in keys:
+                    filed.add(stem)
+        return filed
 
-    def removed(self, file_id: int, path: str) -> None:
-        if self._keys is not None:
-            self._keys.remove(file_id, path)
+    def keys_filed(self) -> int:
+        """About how many keys the files are filed under (a note two, an attachment one),
+        read in constant time: the largest file id, twice."""
+        row = self.conn.execute("SELECT max(id) FROM files").fetchone()
+        return 2 * int(row[0] or 0)
 
     def load_candidates(self, keys: Iterable[str]) -> None:
         """Until the next load, ``resolve`` sees every file filed under ``keys``: it resolves
@@ -210,8 +198,6 @@ class LinkTargets:
         ).fetchall()
         # A resolved link has a name_key among its target's affected_name_keys: the links
         # these files can take from (or give to) another file point at a file sharing a key.
-        # (The key index may name a file whose key only collides: the filter below drops its
-        # links, whose name_key is not among ``keys``.)
         sharing = {file_id for ids in self.ids_of(keys).values() for file_id in ids}
         if sharing:
             rows += [
@@ -265,7 +251,7 @@ class LinkTargets:
             (wanted,),
         ).fetchall()
         sharing: set[int] = set()
-        shared: list[str] = []  # the keys of two files or more (or colliding hashes: a few more)
+        shared: list[str] = []  # the keys of two files or more
         for key, ids in self.ids_of(keys).items():
             sharing.update(ids)
             if len(ids) > 1:

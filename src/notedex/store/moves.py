@@ -142,8 +142,6 @@ def _move(
         "WHERE file_id IN (SELECT value FROM json_each(?))",
         (json.dumps(heavy),),
     )
-    for known, _ in renamed:
-        links.removed(known.id, known.path)
     renewed = set(heavy)
     for known, _ in moves:
         if known.id in renewed:
@@ -164,7 +162,6 @@ def _move(
         "WHERE file_id IN (SELECT value FROM json_each(?))",
         (json.dumps(heavy),),
     )
-    links.added({vf.path for _, vf in renamed})
 
     def withdraw(ids: Iterable[int], *, sides: int = findings.BOTH_SIDES) -> None:
         findings.withdraw_links(conn, ids, sides=sides)  # their links or the links into them

@@ -85,7 +85,6 @@ def delete_files(conn: sqlite3.Connection, paths: Iterable[str], links: LinkTarg
     """Remove these files and their rows. Returns the notes whose FTS rows must change."""
     dirty: set[int] = set()
     for known in files.file_rows(conn, paths).values():
-        links.removed(known.id, known.path)
         dirty |= clear_note_rows(conn, known.id, known.path)
         # Links that pointed here become unresolved; their sources' FTS rows change.
         dirty |= links.unresolve_links_to(known.id, lambda ids: findings.withdraw_links(conn, ids))

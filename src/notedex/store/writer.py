@@ -126,8 +126,6 @@ class IndexWriter:
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            # The key index may hold rows that were just rolled back: rebuilt when next needed.
-            self.links.forget()
             raise
         else:
             self.conn.execute("COMMIT")
@@ -260,10 +258,6 @@ class IndexWriter:
 
     # -- the steps of an apply (indexing.apply orders them) ----------------------------------
 
-    def prepare_links(self) -> None:
-        """Build the link-candidate index now, not on the first write that needs it."""
-        self.links.key_index()
-
     def disk_rel(self, vf: VaultFile) -> str | None:
         """The on-disk relative name when it differs from the NFC path (macOS NFD names)."""
         for prefix in self._vault_prefixes:
@@ -285,7 +279,6 @@ class IndexWriter:
     ) -> set[str]:
         """Inside a transaction: file rows for attachments and new notes (see files.register)."""
         created = files.register(self.conn, attachments, new_notes, existing, self.disk_rel)
-        self.links.added(created)
         renames.note_created(self.conn, created)
         return created
 
@@ -405,7 +398,6 @@ class IndexWriter:
         """Drop every row (``index --full``); the schema stays."""
         with self.transaction() as conn:
             maintenance.clear(conn)
-        self.links.forget()
 
     def integrity_check(self) -> bool:
         return maintenance.integrity_check(self.conn)

@@ -179,52 +179,72 @@ class _Walk:
         real = os.path.realpath(disk_path)
         return real != self.boundary and not real.startswith(self.boundary.rstrip(os.sep) + os.sep)
 
-    def _list(self, folder: _Folder) -> list[VaultFile | _Folder]:
-        """The folder's files and the subfolders to enter, in path order."""
+    def _list(self, folder: _Folder) -> Iterator[VaultFile | _Folder]:
+        """The folder's files and the subfolders to enter, in path order, each looked at
+        (stat) only when the walk reaches it.
+
+        The listing keeps a name per entry, no ``os.DirEntry`` nor stat result: a folder of
+        150k notes (the top of a generated 1M vault) held about 1 KB an entry for the whole
+        folder, 150 MB of the daemon's start (issue 35)."""
+        # NFC name -> the disk name that keeps it: the first of its disk names in sorted order.
+        chosen: dict[str, str] = {}
+        dirs: set[str] = set()  # the NFC names that are real folders (they sort as "name/")
+        problems: list[tuple[str, str]] = []
         try:
             with os.scandir(folder.disk_path) as listing:
-                entries = list(listing)
+                for entry in listing:
+                    name = entry.name
+                    if is_hidden_name(name):
+                        continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
+                    if not is_storable_name(name):
+                        problems.append((_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE))
+                        continue
+                    if not name.isascii():
+                        name = unicodedata.normalize("NFC", name)  # SEMANTICS 1: macOS writes NFD
+                    other = chosen.get(name)
+                    if other is not None:
+                        # Two disk names with one NFC form: the first in sorted order keeps the
+                        # path.
+                        if entry.name < other:
+                            chosen[name], other = entry.name, other
+                            dirs.discard(name)
+                            if _is_real_dir(entry):
+                                dirs.add(name)
+                        else:
+                            other = entry.name
+                        problems.append(
+                            (
+                                _child(folder.path, name),
+                                "another name in this folder has the same NFC form; "
+                                f"skipped {other!a}",
+                            )
+                        )
+                        continue
+                    chosen[name] = entry.name
+                    if _is_real_dir(entry):
+                        dirs.add(name)
         except OSError as exc:
             # Permissions, a cloud placeholder, a folder gone mid-walk: keep its rows.
             self.unreadable.append(folder.path)
             self._problem(folder.path, f"cannot list folder: {exc.strerror or exc}")
-            return []
-        # NFC name -> the entry that keeps it: the first of its disk names in sorted order.
-        chosen: dict[str, os.DirEntry[str]] = {}
-        for entry in entries:
-            name = entry.name
-            if is_hidden_name(name):
-                continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
-            if not is_storable_name(name):
-                self._problem(_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE)
-                continue
-            if not name.isascii():
-                name = unicodedata.normalize("NFC", name)  # SEMANTICS 1: macOS writes NFD
-            other = chosen.get(name)
-            if other is not None:
-                # Two disk names with one NFC form: the first in sorted order keeps the path.
-                if entry.name < other.name:
-                    chosen[name], other = entry, chosen[name]
-                else:
-                    other = entry
-                self._problem(
-                    _child(folder.path, name),
-                    f"another name in this folder has the same NFC form; skipped {other.name!a}",
-                )
-                continue
-            chosen[name] = entry
-        del entries
+            return iter(())
+        for path, message in problems:
+            self._problem(path, message)
         # A folder sorts as "name/": exactly where its files fall among its siblings' paths.
-        order = sorted(
-            (f"{name}/" if _is_real_dir(entry) else name, name, entry)
-            for name, entry in chosen.items()
-        )
-        del chosen
-        items: list[VaultFile | _Folder] = []
-        for _, name, entry in order:
+        order = [f"{name}/" if name in dirs else name for name in chosen]
+        order.sort(reverse=True)  # popped from the end: first in path order first
+        return self._items(folder, order, chosen)
+
+    def _items(
+        self, folder: _Folder, order: list[str], chosen: dict[str, str]
+    ) -> Iterator[VaultFile | _Folder]:
+        prefix = os.path.join(folder.disk_path, "")
+        while order:
+            key = order.pop()
+            name = key[:-1] if key.endswith("/") else key
             path = _child(folder.path, name)
             try:
-                item = self._entry(entry, path, folder)
+                item = self._entry(prefix + chosen.pop(name), path, folder)
             except FileNotFoundError:
                 continue  # deleted since the listing: it is simply not a vault file any more
             except OSError as exc:
@@ -232,30 +252,27 @@ class _Walk:
                 self._problem(path, f"cannot read: {exc.strerror or exc}")
                 continue
             if item is not None:
-                items.append(item)
-        return items
+                yield item
 
-    def _entry(
-        self, entry: os.DirEntry[str], path: str, parent: _Folder
-    ) -> VaultFile | _Folder | None:
-        if entry.is_symlink():
-            return self._symlink(entry, path, parent)
-        if entry.is_dir(follow_symlinks=False):
-            info = entry.stat(follow_symlinks=False)
-            return self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=False)
-        if entry.is_file(follow_symlinks=False):
-            return _file(entry.path, path, entry.stat(follow_symlinks=False))
+    def _entry(self, disk_path: str, path: str, parent: _Folder) -> VaultFile | _Folder | None:
+        """What a listed name is now: one ``lstat`` when the walk reaches it."""
+        info = os.lstat(disk_path)
+        mode = info.st_mode
+        if stat.S_ISLNK(mode):
+            return self._symlink(disk_path, path, parent)
+        if stat.S_ISDIR(mode):
+            return self._folder(disk_path, path, parent, (info.st_dev, info.st_ino), linked=False)
+        if stat.S_ISREG(mode):
+            return _file(disk_path, path, info)
         # A FIFO would block the reader forever; sockets and devices are not notes either.
         self._problem(path, "not a regular file or folder; skipped")
         return None
 
-    def _symlink(
-        self, entry: os.DirEntry[str], path: str, parent: _Folder
-    ) -> VaultFile | _Folder | None:
+    def _symlink(self, disk_path: str, path: str, parent: _Folder) -> VaultFile | _Folder | None:
         # Followed as Obsidian does, out of the vault root only when asked (SEMANTICS 1.6); the
         # path stays the link's path inside the vault and the loop guard is in _folder.
         try:
-            info = entry.stat()  # follows the link
+            info = os.stat(disk_path)  # follows the link
         except FileNotFoundError:
             self._problem(path, DANGLING_MESSAGE)
             return None
@@ -266,14 +283,14 @@ class _Walk:
                 self.unreadable.append(path)  # undecided: keep its rows
                 self._problem(path, f"cannot follow symlink: {exc.strerror or exc}")
             return None
-        if self._outside(entry.path):
+        if self._outside(disk_path):
             self._problem(path, OUTSIDE_MESSAGE, "warning")
             return None
         if stat.S_ISDIR(info.st_mode):
             self.linked_dirs.append(path)
-            return self._folder(entry.path, path, parent, (info.st_dev, info.st_ino), linked=True)
+            return self._folder(disk_path, path, parent, (info.st_dev, info.st_ino), linked=True)
         if stat.S_ISREG(info.st_mode):
-            return _file(entry.path, path, info)
+            return _file(disk_path, path, info)
         self._problem(path, "symlink to something that is not a regular file or folder; skipped")
         return None
 

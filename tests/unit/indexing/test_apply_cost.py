@@ -167,7 +167,6 @@ def costs(base: Path, notes: int) -> dict[str, tuple[int, int]]:
         return 0
 
     with IndexWriter(db, vault, workers=1) as writer:
-        writer.prepare_links()  # the daemon's start
         warm = vault / "Subject/Numbat pier.md"  # statements prepared, temp tables made
         warm.write_text(warm.read_text(encoding="utf-8") + "\n", "utf-8")
         _bump(warm)

@@ -54,3 +54,46 @@ def test_a_one_shot_apply_does_not_key_every_file_of_the_vault(tmp_path: Path) -
     small = _one_note_moves_steps(tmp_path / "small", 40)
     large = _one_note_moves_steps(tmp_path / "large", 400)
     assert large < small * 1.5, (small, large)
+
+
+def _held_after_typo_saves(tmp_path: Path, others: int) -> int:
+    """Bytes a long-lived writer (the daemon's) still holds after three saves of a note whose
+    broken link asks for a `typo` fix, in a vault of ``others`` more notes."""
+    import tracemalloc
+
+    from notedex.indexing.reconcile import apply_paths
+
+    vault = make_vault(tmp_path / "v", {})
+    write(vault / "Quarterly planning.md", "# Q\n")
+    for i in range(others):
+        write(vault / f"f{i % 10}" / f"Other note {i}.md", f"# Other {i}\n[[Other note {i + 1}]]\n")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:  # the daemon's, started
+        tracemalloc.start()
+        try:
+            for text in (
+                "[[Quarterly planing]]\n",
+                "[[Quartely planning]]\n",
+                "[[Quarterly plannin]]\n",
+            ):
+                write(vault / "src.md", "# src\n" + text)
+                apply_paths(writer, ["src.md"])
+            held = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        fix = writer.conn.execute(
+            "SELECT suggestion, reason FROM broken_links WHERE source = 'src.md'"
+        ).fetchall()
+    assert fix == [("[[Quarterly planning]]", "typo")], fix
+    return held
+
+
+def test_a_writer_holds_nothing_per_file_of_the_vault(tmp_path: Path) -> None:
+    """Issue 35: the daemon's writer built a key index over every file when it started (or at
+    its first `typo` fix) and kept it: 16 bytes a key, 32 MB and seconds to build at 1M notes.
+    The files of a name are probed by the index files_name_key instead: what the writer holds
+    after a few saves does not grow with the vault (40 bytes a note would show: 60 KB)."""
+    small = _held_after_typo_saves(tmp_path / "small", 20)
+    large = _held_after_typo_saves(tmp_path / "large", 1500)
+    assert large < small + 16 * 1024, (small, large)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import tracemalloc
 import unicodedata
 from pathlib import Path
 
@@ -68,3 +69,41 @@ def test_stream_leaves_symlinked_folders_for_last_and_reports_after_exhaustion(
     assert [p.path for p in stream.problems] == ["dangling.md"]
     assert stream.problems == whole.problems
     assert stream.unreadable_dirs == whole.unreadable_dirs == ()
+
+
+def _held_per_entry(folder: Path, count: int) -> float:
+    """Bytes the stream holds, per entry of a folder of ``count`` notes, once it has yielded
+    the folder's first file."""
+    folder.mkdir()
+    for i in range(count):
+        (folder / f"note {i:05d} with a name of some length.md").write_text("x", encoding="utf-8")
+    tracemalloc.start()
+    try:
+        files = VaultStream(folder).files
+        first = next(files)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert first.path == "note 00000 with a name of some length.md"
+    return held / count
+
+
+def test_stream_holds_a_name_per_listed_entry_not_its_stat(tmp_path: Path) -> None:
+    # Issue 35: the top folder of a generated 1M vault holds 150k notes; a listing that built
+    # every entry's VaultFile (or kept its os.DirEntry) before the first was yielded held about
+    # 1 KB an entry, 150 MB of the daemon's start. A name and its place in the order cost less
+    # than 200 bytes.
+    per_entry = _held_per_entry(tmp_path / "big", 3000)
+    assert per_entry < 200, f"{per_entry:.0f} bytes held per listed entry"
+
+
+def test_stream_stats_an_entry_when_it_reaches_it(tmp_path: Path) -> None:
+    # A file changed or deleted after its folder was listed is seen as it is when yielded.
+    for name in ("a.md", "b.md", "c.md"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    files = VaultStream(tmp_path).files
+    assert next(files).path == "a.md"
+    (tmp_path / "b.md").write_text("longer now", encoding="utf-8")
+    (tmp_path / "c.md").unlink()
+    rest = list(files)
+    assert [(f.path, f.size) for f in rest] == [("b.md", len("longer now"))]
