@@ -441,12 +441,11 @@ def _health_selection(args: "argparse.Namespace", cfg: "Config") -> "Selection |
 def cmd_scan(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     nf = note_filter(args, cfg)
-    in_path_order = nf is None or (nf.sort in (None, "path") and not nf.reverse)
-    if _streams(args) and (in_path_order or (nf is not None and nf.active)):  # sorted: by id
+    if _streams(args):  # in any order: a sort is SQLite's (query.stream.scan_notes)
         from notedex.query.stream import scan_json
 
         return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf))
-    if _streams_text(args) and in_path_order:
+    if _streams_text(args):
         from notedex.query.stream import scan_text
 
         return _streamed(args, cfg, lambda conn, doc: scan_text(conn, doc, nf))

@@ -48,13 +48,13 @@ class Document:
     def __init__(
         self,
         write: Callable[[str], object],
-        chunk: int = CHUNK,
+        chunk: int | None = None,
         *,
         raw: Callable[[memoryview], object] | None = None,
         sync: Callable[[], object] | None = None,
     ) -> None:
         self._write = write
-        self._chunk = chunk
+        self._chunk = CHUNK if chunk is None else chunk  # read now: a test may set a small one
         self._raw = raw
         self._sync = sync
         self._synced = True  # nothing given to ``write`` since ``raw`` was last written
@@ -261,28 +261,11 @@ def scan_json(
     doc: Document,
     nf: NoteFilter | None = None,
 ) -> None:
-    """``query.listing.scan`` as compact JSON, note after note: in path order, the tags and
-    aliases merged by path; in another order (``nf.sort``, ``nf.reverse``, only with a filter),
-    the kept notes read first and their names by id, as ``scan`` reads them (issue 32: a
-    sorted, filtered scan without ``query.listing``'s imports)."""
+    """``query.listing.scan`` as compact JSON, note after note (``scan_notes``)."""
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
-        if nf is not None and (nf.sort not in (None, "path") or nf.reverse):
-            rows = read.notes_in_path_order(conn, nf).fetchall()
-            ids = [r["file_id"] for r in rows]
-            by_id = read.tags_by_note(conn, ids), read.aliases_by_note(conn, ids)
-            entries = (
-                scan_entry(r, by_id[0].get(r["file_id"], []), by_id[1].get(r["file_id"], []))
-                for r in rows
-            )
-        else:
-            tags = ByPath(read.names_in_path_order(conn, "tags", nf))
-            aliases = ByPath(read.names_in_path_order(conn, "aliases", nf))
-            entries = (
-                scan_entry(r, tags.take(r["path"]), aliases.take(r["path"]))
-                for r in read.notes_in_path_order(conn, nf)
-            )
+        entries = (scan_entry(*note) for note in scan_notes(conn, nf))
         doc.add('{"notes":[')
         notes = doc.items(encode(entry) for entry in entries)
         doc.add('],"errors":[')
@@ -290,6 +273,26 @@ def scan_json(
             encode(scan_error(r)) for r in read.problems_in_path_order(conn, "error")
         )
         doc.add(f'],"noteCount":{notes},"errorCount":{errors}}}')
+
+
+def scan_notes(
+    conn: sqlite3.Connection, nf: NoteFilter | None = None
+) -> Iterable[tuple[sqlite3.Row, list[str], list[str]]]:
+    """Each note ``nf`` keeps with its tags and aliases, one at a time, in ``nf``'s order: in
+    path order, the tags and aliases cursors merged by path (``ByPath``); in another order
+    (``nf.sort``, ``nf.reverse``), SQLite sorts the notes and gives each row its names as
+    JSON arrays (``read.notes_with_names``, issue 35: no list of every note). Inside the
+    caller's read transaction."""
+    if nf is not None and (nf.sort not in (None, "path") or nf.reverse):
+        import json
+
+        for r in read.notes_with_names(conn, nf):
+            yield r, json.loads(r["tags_json"]), json.loads(r["aliases_json"])
+        return
+    tags = ByPath(read.names_in_path_order(conn, "tags", nf))
+    aliases = ByPath(read.names_in_path_order(conn, "aliases", nf))
+    for r in read.notes_in_path_order(conn, nf):
+        yield r, tags.take(r["path"]), aliases.take(r["path"])
 
 
 def scan_entry(r: sqlite3.Row, tags: list[str], aliases: list[str]) -> dict[str, Any]:
@@ -324,11 +327,8 @@ def scan_text(
     r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
 
     def rows() -> Iterable[tuple[str, ...]]:
-        tags = ByPath(read.names_in_path_order(conn, "tags", nf))
-        aliases = ByPath(read.names_in_path_order(conn, "aliases", nf))
-        for n in read.notes_in_path_order(conn, nf):
-            entry = {**dict(n), "tags": tags.take(n["path"]), "aliases": aliases.take(n["path"])}
-            yield scan_cells(entry, r)
+        for n, tags, aliases in scan_notes(conn, nf):
+            yield scan_cells({**dict(n), "tags": tags, "aliases": aliases}, r)
 
     read.unmapped(conn)
     with read_transaction(conn):

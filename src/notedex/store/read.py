@@ -158,6 +158,27 @@ def notes_in_path_order(
     return conn.execute(sql, params)
 
 
+def notes_with_names(conn: "sqlite3.Connection", nf: "NoteFilter") -> "sqlite3.Cursor":
+    """``notes_in_path_order(conn, nf)`` (any order ``nf`` sorts by), each row with its
+    ``tags_json`` and ``aliases_json``: a JSON array of its tags and of its aliases, by
+    position, built by SQLite per row (one seek into each table's file_id key). A scan sorted
+    another way than by path streams these rows (issue 35): the sort is SQLite's (its sorter
+    spills to temporary files), and no dict of every note's names is built in Python."""
+    from notedex.store.filters import note_conditions, order_by
+
+    params: list[Any] = []
+    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
+    names = """,
+        (SELECT json_group_array(tag) FROM (SELECT k.tag AS tag FROM tags t
+           JOIN tag_names k ON k.id = t.tag_id WHERE t.file_id = f.id ORDER BY t.position))
+          AS tags_json,
+        (SELECT json_group_array(alias) FROM (SELECT a.alias AS alias FROM aliases a
+           WHERE a.file_id = f.id ORDER BY a.position)) AS aliases_json"""
+    sql = f"SELECT {_NOTE_COLUMNS}{names} FROM notes n JOIN files f ON f.id = n.file_id"
+    sql += f" WHERE {where} ORDER BY " + order_by(conn, nf, params)
+    return conn.execute(sql, params)
+
+
 def tags_by_note(
     conn: "sqlite3.Connection", file_ids: "Iterable[int] | None" = None
 ) -> dict[int, list[str]]:

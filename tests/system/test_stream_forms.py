@@ -1,0 +1,189 @@
+"""Issue 35, the forms that still built their whole answer: each streams now, byte-identical
+to the whole-answer builders' document, with memory that does not grow with the vault.
+
+(1) Byte identity: the CLI's stdout (a child process, stdout a pipe) against the whole-answer
+builders (``query.listing.scan``/``graph`` with ``render_scan``/``render_graph``/``render_dot``
+or ``compact_json``), which the streaming writers do not use, on a generated vault with odd
+names. (2) Memory: the CLI run in this process, its output thrown away as it comes, the peak of
+Python's traced allocations (tracemalloc) on a vault of N notes and of 4N: a writer that holds
+a list of the answer's rows grows by about a kilobyte a note, one that streams does not grow.
+SQLite's own memory (page cache, sorter) is not Python's and is bounded by its settings.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from notedex.query.filters import NoteFilter
+from notedex.query.listing import scan
+from notedex.query.output import Renderer, compact_json
+from notedex.query.render import render_scan
+from notedex.store.connect import connect_readonly
+from tests.helpers import load_genvault, write
+from tests.system.test_streaming import _odd_notes
+
+
+def _index(vault: Path, db: Path) -> None:
+    out = _cli(vault, db, "index")
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("forms")
+    vault, db = base / "vault", base / "state" / "index.db"
+    load_genvault().generate(vault, 800, 35)
+    _odd_notes(vault)
+    # Properties to sort by, some notes without them (they go last), ties broken by path.
+    for i in range(40):
+        status = "" if i % 5 == 0 else f"status: {['b', 'a', 'C', 'ä'][i % 4]}\n"
+        write(
+            vault / "Props" / f"p{i:02}.md", f"---\n{status}rank: {i % 7}\ntags: [t{i % 3}]\n---\n"
+        )
+    _index(vault, db)
+    return vault, db
+
+
+def _cli(vault: Path, db: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "notedex", *args, "--vault", str(vault), "--db", str(db)],
+        capture_output=True,
+        timeout=300,
+    )
+
+
+def _whole(db: Path, vault: Path, build: Any, render: Any | None) -> bytes:
+    """The whole-answer document: ``build``'s data through ``render`` (text), or compact JSON."""
+    conn = connect_readonly(db)
+    with conn:
+        data = build(conn)
+    if render is None:
+        return (compact_json(data) + "\n").encode()
+    out = io.StringIO()
+    render(Renderer(vault, out), data)
+    return out.getvalue().encode()
+
+
+SORTED_SCANS = [
+    (("--sort", "title"), NoteFilter(sort="title")),
+    (("--sort", "modified", "--reverse"), NoteFilter(sort="modified", reverse=True)),
+    (("--sort", "created"), NoteFilter(sort="created")),
+    (("--sort", "path", "--reverse"), NoteFilter(sort="path", reverse=True)),
+    (("--sort", "status"), NoteFilter(sort="status")),
+    (("--sort", "rank", "--reverse"), NoteFilter(sort="rank", reverse=True)),
+    (("--folder", "Props", "--sort", "status"), NoteFilter(folders=("Props",), sort="status")),
+    (("--tag", "旅行", "--sort", "title"), NoteFilter(tags=("旅行",), sort="title")),
+]
+
+
+@pytest.mark.parametrize("json_or_text", ["json", "text"])
+@pytest.mark.parametrize(
+    ("options", "nf"), SORTED_SCANS, ids=lambda v: " ".join(v) if isinstance(v, tuple) else ""
+)
+def test_a_sorted_scan_streams_the_whole_answers_bytes(
+    indexed: tuple[Path, Path], options: tuple[str, ...], nf: NoteFilter, json_or_text: str
+) -> None:
+    vault, db = indexed
+    flag = ("--json",) if json_or_text == "json" else ()
+    got = _cli(vault, db, "scan", *options, *flag, "--no-refresh")
+    assert got.returncode == 0, got.stderr
+    assert got.stderr == b""
+    render = None if json_or_text == "json" else render_scan
+    expected = _whole(db, vault, lambda conn: scan(conn, nf), render)
+    assert got.stdout == expected
+    assert expected.count(b"Props/p") >= 40 if not nf.active else b".md" in expected
+
+
+# -- memory --------------------------------------------------------------------------------
+
+
+class _Sink(io.RawIOBase):
+    """A stdout that throws its bytes away, counting them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        size = len(memoryview(data))
+        self.count += size
+        return size
+
+
+def _peak(vault: Path, db: Path, args: tuple[str, ...]) -> tuple[int, int]:
+    """(peak traced bytes above the start, bytes written) of ``notedex ARGS`` in this process,
+    its stdout a pipe-like stream (no terminal) that keeps nothing."""
+    from notedex.cli import main
+
+    sink = _Sink()
+    out = io.TextIOWrapper(io.BufferedWriter(sink), encoding="utf-8", errors="surrogateescape")
+    saved = sys.stdout
+    sys.stdout = out
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        code = main([*args, "--no-refresh", "--vault", str(vault), "--db", str(db)])
+        out.flush()
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+        sys.stdout = saved
+        out.detach()
+    assert code in (0, 1)
+    return peak, sink.count
+
+
+@pytest.fixture(scope="module")
+def sized(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, Path]]:
+    """Two generated vaults, of N and 4N notes, indexed."""
+    out = {}
+    for notes in (MEMORY_NOTES, 4 * MEMORY_NOTES):
+        base = tmp_path_factory.mktemp(f"mem{notes}")
+        vault, db = base / "vault", base / "index.db"
+        load_genvault().generate(vault, notes, 7)
+        _index(vault, db)
+        out[notes] = vault, db
+    return out
+
+
+MEMORY_NOTES = 300
+GROWTH_BOUND = 100_000
+"""Bytes the peak may grow from N to 4N notes, with chunks of ``SMALL_CHUNK`` characters (a
+streamed answer's peak is then flat within a few kB): far below what a whole answer adds, a
+Row, a dict and its lists a note (900 notes: 0.4 MB and more)."""
+SMALL_CHUNK = 4096
+"""``stream.CHUNK`` for the memory test: the vaults' answers (50-200 kB) fill many chunks, so
+the peak of the small vault's does not stay below a whole chunk's."""
+
+MEMORY_FORMS = [
+    ("scan", "--json", "--sort", "title"),
+    ("scan", "--sort", "modified", "--reverse"),
+]
+
+
+@pytest.mark.parametrize("args", MEMORY_FORMS, ids=" ".join)
+def test_a_streamed_form_needs_no_more_memory_for_a_larger_vault(
+    sized: dict[int, tuple[Path, Path]], args: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from notedex.query import stream
+
+    monkeypatch.setattr(stream, "CHUNK", SMALL_CHUNK)
+    small, large = sized[MEMORY_NOTES], sized[4 * MEMORY_NOTES]
+    _peak(*small, args)  # imports and caches, once
+    peaks = {}
+    for name, (vault, db) in (("small", small), ("large", large)):
+        # The least of three runs: a collection or a cache filled mid-run only adds.
+        runs = [_peak(vault, db, args) for _ in range(3)]
+        peaks[name] = min(peak for peak, _ in runs), runs[0][1]
+    assert peaks["large"][1] > 3 * peaks["small"][1]  # the answer did grow about 4x
+    growth = peaks["large"][0] - peaks["small"][0]
+    assert growth < GROWTH_BOUND, (peaks, growth)
