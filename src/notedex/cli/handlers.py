@@ -583,14 +583,13 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
-    if args.around is None and nf is None and (_streams(args) or _streams_text(args)):
+    if args.around is None and (_streams(args) or _streams_text(args)):
         from notedex.query import stream
 
-        if args.json:
-            return _streamed(args, cfg, stream.graph_json)
-        return _streamed(
-            args, cfg, stream.graph_dot if args.graph_format == "dot" else stream.graph_text
-        )
+        body = stream.graph_json if args.json else stream.graph_text
+        if args.graph_format == "dot" and not args.json:
+            body = stream.graph_dot
+        return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf))
     render = render_dot if args.graph_format == "dot" else render_graph
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 

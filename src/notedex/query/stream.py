@@ -150,19 +150,20 @@ def streamed(
         ) from exc
 
 
-def graph_json(conn: sqlite3.Connection, doc: Document) -> None:
+def graph_json(conn: sqlite3.Connection, doc: Document, nf: NoteFilter | None = None) -> None:
     """``query.listing.graph`` as compact JSON, node after node, edge after edge."""
     encode = compact_encoder()
     read.unmapped(conn)
     with read_transaction(conn):
+        kept = _graph_start(conn, nf)
         doc.add('{"nodes":[')
-        doc.items(encode(node) for node in _graph_nodes(conn))
+        doc.items(encode(node) for node in _graph_nodes(conn, nf, kept))
         doc.add('],"edges":[')
-        doc.items(encode(edge) for edge in _edges(conn))
+        doc.items(encode(edge) for edge in _edges(conn, kept))
         doc.add("]}")
 
 
-def graph_text(conn: sqlite3.Connection, doc: Document) -> None:
+def graph_text(conn: sqlite3.Connection, doc: Document, nf: NoteFilter | None = None) -> None:
     """``render.render_graph``'s text: an edge a line, then the counts (the nodes are counted,
     not written)."""
     from notedex.query.output import escaped, plural
@@ -170,10 +171,11 @@ def graph_text(conn: sqlite3.Connection, doc: Document) -> None:
     read.unmapped(conn)
     kinds: dict[str, int] = {}
     with read_transaction(conn):
-        for node in _graph_nodes(conn):
+        kept = _graph_start(conn, nf)
+        for node in _graph_nodes(conn, nf, kept):
             kinds[node["kind"]] = kinds.get(node["kind"], 0) + 1
         edges = 0
-        for edge in _edges(conn):
+        for edge in _edges(conn, kept):
             times = f" (x{edge['count']})" if edge["count"] > 1 else ""
             doc.add(f"{escaped(edge['source'])} -> {escaped(edge['target'])}{times}\n")
             edges += 1
@@ -182,67 +184,81 @@ def graph_text(conn: sqlite3.Connection, doc: Document) -> None:
     doc.add(f"\n{plural(sum(kinds.values()), 'node')} ({summary}), {plural(edges, 'edge')}")
 
 
-def graph_dot(conn: sqlite3.Connection, doc: Document) -> None:
+def graph_dot(conn: sqlite3.Connection, doc: Document, nf: NoteFilter | None = None) -> None:
     """``render.render_dot``'s DOT, node after node, edge after edge."""
     from notedex.query.render import _dot_id
 
     shapes = {"note": "box", "attachment": "note", "unresolved": "box, style=dashed"}
     read.unmapped(conn)
     with read_transaction(conn):
+        kept = _graph_start(conn, nf)
         doc.add("digraph notedex {\n  node [shape=box];\n")
-        for node in _graph_nodes(conn):
+        for node in _graph_nodes(conn, nf, kept):
             shape = "" if node["kind"] == "note" else f", shape={shapes[node['kind']]}"
             doc.add(f"  {_dot_id(node['id'])} [label={_dot_id(node['label'])}{shape}];\n")
-        for edge in _edges(conn):
+        for edge in _edges(conn, kept):
             label = f" [label={edge['count']}]" if edge["count"] > 1 else ""
             doc.add(f"  {_dot_id(edge['source'])} -> {_dot_id(edge['target'])}{label};\n")
         doc.add("}")
 
 
-def _graph_nodes(conn: sqlite3.Connection) -> Iterable[dict[str, str]]:
+def _graph_start(conn: sqlite3.Connection, nf: NoteFilter | None) -> bool:
+    """Whether the graph is filtered: then the kept notes' ids go to a TEMP table first
+    (``read.graph_kept_start``), which every later query of the graph probes. Inside the
+    caller's read transaction."""
+    if nf is None or not nf.active:
+        return False
+    read.graph_kept_start(conn, nf)
+    return True
+
+
+def _graph_nodes(
+    conn: sqlite3.Connection, nf: NoteFilter | None = None, kept: bool = False
+) -> Iterable[dict[str, str]]:
     """The graph's nodes in three runs (listed notes; files linked but not listed; unresolved
     keys, whose ids go to the TEMP table ``_edges`` reads): the last probes what the first two
-    hold, never their output. Inside the caller's read transaction."""
+    hold, never their output. With ``kept``, the notes ``nf`` keeps and what they link to.
+    Inside the caller's read transaction."""
     from notedex.query.listing import linked_file_node
 
     read.unresolved_ids_start(conn)
     return chain(
         (
             {"id": r["path"], "label": r["title"], "kind": "note"}
-            for r in read.notes_in_path_order(conn)
+            for r in read.notes_in_path_order(conn, nf if kept else None)
         ),
         (
             linked_file_node(r["target"], bool(r["target_is_note"]))
-            for r in read.graph_linked_files(conn)
+            for r in read.graph_linked_files(conn, kept)
         ),
-        _unresolved_nodes(conn),
+        _unresolved_nodes(conn, kept),
     )
 
 
-def _unresolved_nodes(conn: sqlite3.Connection) -> Iterable[dict[str, str]]:
+def _unresolved_nodes(conn: sqlite3.Connection, kept: bool = False) -> Iterable[dict[str, str]]:
     """One node per broken key, in edge order; its id is the key, with " (unresolved)" until
     no file node and no earlier unresolved node has it (``listing.unresolved_node_id``)."""
     from notedex.vault.resolve import broken_key
 
-    for _source, linkpath in read.graph_broken_links(conn):
+    for _source, linkpath in read.graph_broken_links(conn, kept):
         key = broken_key(linkpath)
         if read.unresolved_id(conn, key) is not None:
             continue
         node_id = key
-        while read.graph_file_node(conn, node_id) or read.unresolved_id_taken(conn, node_id):
+        while read.graph_file_node(conn, node_id, kept) or read.unresolved_id_taken(conn, node_id):
             node_id += " (unresolved)"
         read.unresolved_id_add(conn, key, node_id)
         yield {"id": node_id, "label": key, "kind": "unresolved"}
 
 
-def _edges(conn: sqlite3.Connection) -> Iterable[dict[str, Any]]:
+def _edges(conn: sqlite3.Connection, kept: bool = False) -> Iterable[dict[str, Any]]:
     """One edge per (source, target node) pair; the rows of a source come together, so only
     that source's edges are held."""
     from notedex.vault.resolve import broken_key
 
     source: str | None = None
     edges: dict[str, dict[str, Any]] = {}
-    for r in read.graph_edges_by_source(conn):
+    for r in read.graph_edges_by_source(conn, kept):
         if r["source"] != source:
             yield from edges.values()
             source, edges = r["source"], {}
