@@ -50,10 +50,14 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         links += ["", " [[笔记/东京 ノート]]", " [[Gone.md.md]] [[Gone]]", " [[x.png]] [[Gone]]"][
             i % 4
         ]
+        # For health: a broken link inside a comment, a broken anchor, an orphan.
+        links += ["", " %%[[hidden gone]]%%", " [[p00#No such heading]]", "", ""][i % 5]
+        links = "" if i in (38, 39) else links  # p39: an orphan
         write(
             vault / "Props" / f"p{i:02}.md",
             f"---\n{status}rank: {i % 7}\ntags: [t{i % 3}]\n---\n{links}\n",
         )
+    write(vault / "Props" / "unused.png", "png")
     _index(vault, db)
     return vault, db
 
@@ -156,6 +160,77 @@ def test_the_filtered_graph_holds_the_odd_cases(indexed: tuple[Path, Path]) -> N
     assert nodes["missing 2"]["kind"] == "unresolved"
 
 
+HEALTH_CHOICES = [
+    ("--only", "broken-link"),
+    ("--only", "in-comment"),
+    ("--ignore", "in-comment", "--ignore", "orphan"),
+    ("--ignore", "Props/"),
+    ("--only", "broken-anchor", "--only", "bad-yaml"),
+    ("--folder", "Props"),
+    ("--folder", "Props", "--only", "unused-attachment"),
+    ("--tag", "t1"),
+    ("--folder", "Props", "--where", "status=a", "--ignore", "in-comment"),
+    ("--folder", "笔记"),
+    ("--folder", "Nowhere"),
+]
+
+
+def _health_answer(args: tuple[str, ...]) -> Any:
+    """The whole-answer builder of ``health ARGS``: ``reports.health`` with the note filter,
+    then ``reports.selected`` with the codes and globs, as the command builds them."""
+    import argparse
+
+    from notedex.codes import selection
+    from notedex.query.filters import from_options
+    from notedex.query.reports import health, selected
+
+    parsed = argparse.ArgumentParser()
+    for name in ("--only", "--ignore", "--folder", "--tag"):
+        parsed.add_argument(name, action="append")
+    parsed.add_argument("--where", action="append")
+    ns = parsed.parse_args(args)
+    nf = from_options(lambda dest: getattr(ns, dest, None), None)
+    choice, _ = selection(ns.only or (), ns.ignore or (), ())
+
+    def build(conn: Any) -> Any:
+        data = health(conn, nf if nf.active else None)
+        return data if choice.empty else selected(data, choice)
+
+    return build
+
+
+@pytest.mark.parametrize("json_or_text", ["json", "text"])
+@pytest.mark.parametrize("args", HEALTH_CHOICES, ids=" ".join)
+def test_a_filtered_or_selected_health_streams_the_whole_answers_bytes(
+    indexed: tuple[Path, Path], args: tuple[str, ...], json_or_text: str
+) -> None:
+    from notedex.query.render import render_health
+    from notedex.query.reports import findings_count
+
+    vault, db = indexed
+    flag = ("--json",) if json_or_text == "json" else ()
+    got = _cli(vault, db, "health", *args, *flag, "--no-refresh")
+    build = _health_answer(args)
+    render = None if json_or_text == "json" else render_health
+    assert got.stdout == _whole(db, vault, build, render)
+    conn = connect_readonly(db)
+    with conn:
+        found = findings_count(build(conn))
+    assert got.returncode == (1 if found else 0), got.stderr
+    assert got.stderr == b""
+
+
+def test_the_health_choices_meet_the_odd_cases(indexed: tuple[Path, Path]) -> None:
+    _vault, db = indexed
+    conn = connect_readonly(db)
+    with conn:
+        props = _health_answer(("--folder", "Props"))(conn)
+        comments = _health_answer(("--only", "in-comment"))(conn)
+    assert props["brokenLinkCount"] and props["brokenAnchorCount"] and props["orphanNotes"]
+    assert [a["path"] for a in props["unusedAttachments"]] == ["Props/unused.png"]
+    assert comments["counts"]["in-comment"] > 0
+
+
 # -- memory --------------------------------------------------------------------------------
 
 
@@ -224,6 +299,8 @@ MEMORY_FORMS = [
     ("scan", "--sort", "modified", "--reverse"),
     ("graph", "--json", "--where", "!no-note-has-this"),  # a filter that keeps every note
     ("graph", "--format", "dot", "--where", "!no-note-has-this"),
+    ("health", "--json", "--ignore", "in-comment"),
+    ("health", "--where", "!no-note-has-this"),
 ]
 
 

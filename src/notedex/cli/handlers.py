@@ -381,6 +381,11 @@ def cmd_health(args: "argparse.Namespace") -> int:
     nf = note_filter(args, cfg)
     choice = _health_selection(args, cfg)
     if choice is not None or (nf is not None and nf.active):
+        if _streams(args) or _streams_text(args):  # finding after finding (query.stream)
+            from notedex.query import stream
+
+            body = stream.health_chosen_json if args.json else stream.health_chosen_text
+            return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, choice))
         from notedex.query.reports import selected
 
         def built(conn: "sqlite3.Connection") -> "dict[str, Any]":

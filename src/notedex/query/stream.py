@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from notedex.codes import Selection
     from notedex.query.filters import NoteFilter
 
 CHUNK = 1 << 16
@@ -424,4 +425,140 @@ def health_text(conn: sqlite3.Connection, doc: Document) -> None:
             r.section(title, counts[name])
             for item in read.health_json_rows(conn, name):
                 r.line(health_line(name, json.loads(item), r.path))
+    doc.add("\n" + health_summary(counts))
+
+
+class HealthChoice:
+    """The findings a filtered (``nf``: ``query.reports.kept_findings``) or selected
+    (``choice``: ``--only``, ``--ignore``, the config's ``ignore``: ``reports.selected``)
+    ``health`` keeps, decided one finding at a time: the kept notes' paths are a TEMP table
+    probed per finding (``read.kept_paths_start``), never a set in the process. Made inside
+    the caller's read transaction."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, nf: NoteFilter | None, choice: Selection | None
+    ) -> None:
+        from notedex.codes import FINDINGS
+
+        self._conn = conn
+        self._nf = nf if nf is not None and nf.active else None
+        self._choice = choice
+        self._findings = {finding.list_key: finding for finding in FINDINGS}
+        if self._nf is not None:
+            read.kept_paths_start(conn, self._nf)
+
+    def _wants(self, name: str) -> bool:
+        """Whether the list ``name`` can keep any finding."""
+        nf, choice, finding = self._nf, self._choice, self._findings.get(name)
+        notes_only = nf is not None and bool(nf.tags or nf.note_type or nf.where)
+        if notes_only and name == "unusedAttachments":  # SEMANTICS 14.8: by --folder alone
+            return False
+        return choice is None or finding is None or choice.wants(finding.code, finding.commented)
+
+    def _keeps(self, name: str, item: dict[str, Any]) -> bool:
+        nf, choice, finding = self._nf, self._choice, self._findings.get(name)
+        if nf is not None:
+            if name == "unusedAttachments":
+                path = item["path"]
+                if nf.folders and not any(
+                    not folder or path.startswith(folder + "/") for folder in nf.folders
+                ):
+                    return False
+            elif not read.kept_path(self._conn, item.get("source") or item["path"]):
+                return False
+        if choice is None:
+            return True
+        if finding is None:  # warnings and errors
+            return choice.keeps(item["code"], item["path"])
+        return choice.keeps(
+            finding.code, item[finding.path_key], bool(item.get("inComment", False))
+        )
+
+    def items(self, name: str) -> Iterable[tuple[str, dict[str, Any]]]:
+        """The kept findings of the list ``name`` in report order: (its JSON as the index
+        holds it, the object)."""
+        import json
+
+        if not self._wants(name):
+            return
+        for raw in read.health_json_rows(self._conn, name):
+            item = json.loads(raw)
+            if self._keeps(name, item):
+                yield raw, item
+
+    def tally(self, name: str, item: dict[str, Any], counts: dict[str, int]) -> None:
+        """``reports.code_counts`` of one kept finding of ``name``, added to ``counts``."""
+        from notedex.codes import IN_COMMENT
+
+        finding = self._findings.get(name)
+        if finding is None:
+            counts[item["code"]] = counts.get(item["code"], 0) + 1
+            return
+        counts[finding.code] += 1
+        if finding.commented and "inComment" in item:
+            counts[IN_COMMENT] += 1
+
+
+def health_chosen_json(
+    conn: sqlite3.Connection,
+    doc: Document,
+    nf: NoteFilter | None = None,
+    choice: Selection | None = None,
+) -> None:
+    """``compact_json(reports.selected(reports.health(conn, nf), choice))``, finding after
+    finding: the lists first, each kept finding's JSON as the index holds it, then the counts,
+    tallied on the way. The broken links and anchors kept (the exit code) are counted in a
+    first pass over those two lists, before the first byte."""
+    from notedex.codes import CODES, FINDINGS
+
+    encode = compact_encoder()
+    read.unmapped(conn)
+    with read_transaction(conn):
+        keep = HealthChoice(conn, nf, choice)
+        doc.findings = sum(1 for name in ("brokenLinks", "brokenAnchors") for _ in keep.items(name))
+        lengths: dict[str, int] = {}
+        tally = dict.fromkeys(CODES, 0)
+        for i, name in enumerate(HEALTH_LISTS):
+            doc.add(("{" if i == 0 else "],") + f'"{name}":[')
+            count = 0
+            for raw, item in keep.items(name):
+                doc.add("," + raw if count else raw)
+                keep.tally(name, item, tally)
+                count += 1
+            lengths[name] = count
+    counted = "".join(
+        f',"{f.count_key}":{lengths[f.list_key]}' for f in FINDINGS if f.count_key is not None
+    )
+    doc.add(f']{counted},"counts":{encode(tally)}}}')
+
+
+def health_chosen_text(
+    conn: sqlite3.Connection,
+    doc: Document,
+    nf: NoteFilter | None = None,
+    choice: Selection | None = None,
+) -> None:
+    """``render.render_health`` of a filtered or selected report on a pipe: a first pass
+    counts the kept findings (the first line counts them by code, each section's heading says
+    how many), a second writes them, in one read transaction."""
+    from notedex.codes import CODES
+    from notedex.query.output import Renderer
+    from notedex.query.render import HEALTH_SECTIONS, by_code_line, health_line, health_summary
+
+    r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
+    read.unmapped(conn)
+    with read_transaction(conn):
+        keep = HealthChoice(conn, nf, choice)
+        counts = dict.fromkeys((name for name, _ in HEALTH_SECTIONS), 0)
+        tally = dict.fromkeys(CODES, 0)
+        for name in HEALTH_LISTS:
+            for _raw, item in keep.items(name):
+                counts[name] += 1
+                keep.tally(name, item, tally)
+        doc.findings = counts["brokenLinks"] + counts["brokenAnchors"]
+        r.line(by_code_line(tally))
+        for name, title in HEALTH_SECTIONS:
+            r.section(title, counts[name])
+            for _raw, item in keep.items(name):
+                r.line(health_line(name, item, r.path))
     doc.add("\n" + health_summary(counts))

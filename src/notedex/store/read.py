@@ -852,6 +852,29 @@ def health_json_batches(
         yield len(batch), b",".join([j for (j,) in batch])
 
 
+def kept_paths_start(conn: "sqlite3.Connection", nf: "NoteFilter") -> None:
+    """A TEMP table (the read-only connection's own, SQLite-side) of the paths of the notes
+    ``nf`` keeps: what a filtered, streamed ``health`` probes a finding's note against
+    (``kept_path``) instead of holding a set of every kept path (issue 35)."""
+    from notedex.store.filters import note_conditions
+
+    params: list[Any] = []
+    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS kept_paths (path TEXT PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("DELETE FROM temp.kept_paths")
+    conn.execute(
+        "INSERT INTO temp.kept_paths SELECT f.path FROM notes n JOIN files f"
+        f" ON f.id = n.file_id WHERE {where}",
+        params,
+    )
+
+
+def kept_path(conn: "sqlite3.Connection", path: str) -> bool:
+    """Whether ``path`` is in the TEMP table ``kept_paths_start`` filled."""
+    found = conn.execute("SELECT 1 FROM temp.kept_paths WHERE path = ?", (path,)).fetchone()
+    return found is not None
+
+
 def health_finding_count(conn: "sqlite3.Connection") -> int:
     """Broken links plus broken anchors: what makes ``health`` exit 1, known before a byte.
     Counted in the findings' own tables, row for row those of their documents (the triggers
