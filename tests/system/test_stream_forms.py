@@ -25,6 +25,7 @@ from notedex.query.filters import NoteFilter
 from notedex.query.listing import graph, scan
 from notedex.query.output import Renderer, compact_json
 from notedex.query.render import render_dot, render_graph, render_scan
+from notedex.query.reports import finding_paths
 from notedex.store.connect import connect_readonly
 from tests.helpers import load_genvault, write
 from tests.system.test_streaming import _odd_notes
@@ -231,6 +232,49 @@ def test_the_health_choices_meet_the_odd_cases(indexed: tuple[Path, Path]) -> No
     assert comments["counts"]["in-comment"] > 0
 
 
+PATH_FORMS = [
+    (("scan",), lambda conn: [n["path"] for n in scan(conn)["notes"]]),
+    (
+        ("scan", "--sort", "modified", "--reverse"),
+        lambda conn: [
+            n["path"] for n in scan(conn, NoteFilter(sort="modified", reverse=True))["notes"]
+        ],
+    ),
+    (
+        ("scan", "--folder", "Props", "--sort", "status"),
+        lambda conn: [
+            n["path"] for n in scan(conn, NoteFilter(folders=("Props",), sort="status"))["notes"]
+        ],
+    ),
+    *(
+        (("health", *args), lambda conn, args=args: finding_paths(_health_answer(args)(conn)))
+        for args in [(), ("--only", "orphan"), ("--folder", "Props"), ("--ignore", "Props/")]
+    ),
+]
+
+
+@pytest.mark.parametrize("nul", [False, True], ids=["paths", "nul"])
+@pytest.mark.parametrize(
+    ("command", "listed"), PATH_FORMS, ids=lambda v: " ".join(v) if isinstance(v, tuple) else ""
+)
+def test_paths_stream_the_whole_answers_paths(
+    indexed: tuple[Path, Path], command: tuple[str, ...], listed: Any, nul: bool
+) -> None:
+    from notedex.query.reports import findings_count
+
+    vault, db = indexed
+    got = _cli(vault, db, *command, "-0" if nul else "--paths", "--no-refresh")
+    conn = connect_readonly(db)
+    with conn:
+        paths = listed(conn)
+        found = findings_count(_health_answer(command[1:])(conn)) if command[0] == "health" else 0
+    assert len(paths) > 3
+    end = "\0" if nul else "\n"
+    assert got.stdout == "".join(p + end for p in paths).encode()
+    assert got.returncode == (1 if found else 0), got.stderr
+    assert got.stderr == b""
+
+
 # -- memory --------------------------------------------------------------------------------
 
 
@@ -301,6 +345,8 @@ MEMORY_FORMS = [
     ("graph", "--format", "dot", "--where", "!no-note-has-this"),
     ("health", "--json", "--ignore", "in-comment"),
     ("health", "--where", "!no-note-has-this"),
+    ("scan", "--paths", "--sort", "title"),
+    ("health", "-0"),
 ]
 
 

@@ -245,10 +245,22 @@ def _utf8_buffer() -> "Callable[[memoryview], object] | None":
     return buffer.write if utf8 and buffer is not None else None
 
 
+def _streams_paths(args: "argparse.Namespace") -> bool:
+    """Whether ``--paths``/``-0`` goes out as it is read: not paged (``--json`` with them is
+    ``answer``'s usage error)."""
+    return (
+        (getattr(args, "paths", False) or getattr(args, "nul", False))
+        and not args.json
+        and getattr(args, "limit", None) is None
+        and not getattr(args, "offset", 0)
+    )
+
+
 def _streamed(
     args: "argparse.Namespace",
     cfg: "Config",
     body: "Callable[[sqlite3.Connection, Any], None]",
+    end: str = "\n",
 ) -> int:
     """Write ``body``'s document while it reads the index. The exit code is known before the
     first byte (``Document.findings``, which the body sets first): 1 for findings, else 0, as
@@ -260,7 +272,7 @@ def _streamed(
     def attempt(conn: "sqlite3.Connection") -> None:
         # A fresh one if a corrupt index is rebuilt; UTF-8 from the index goes to the buffer.
         docs.append(Document(sys.stdout.write, raw=_utf8_buffer(), sync=sys.stdout.flush))
-        streamed(conn, body, doc=docs[-1])
+        streamed(conn, body, doc=docs[-1], end=end)
 
     def code() -> int:
         return EXIT_FINDINGS if docs and docs[-1].findings else EXIT_OK
@@ -380,6 +392,14 @@ def cmd_health(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     nf = note_filter(args, cfg)
     choice = _health_selection(args, cfg)
+    if _streams_paths(args):
+        from notedex.query.stream import health_paths
+
+        end = "\0" if args.nul else "\n"
+        active = nf if nf is not None and nf.active else None
+        return _streamed(
+            args, cfg, lambda conn, doc: health_paths(conn, doc, active, choice, end=end), ""
+        )
     if choice is not None or (nf is not None and nf.active):
         if _streams(args) or _streams_text(args):  # finding after finding (query.stream)
             from notedex.query import stream
@@ -446,6 +466,11 @@ def _health_selection(args: "argparse.Namespace", cfg: "Config") -> "Selection |
 def cmd_scan(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     nf = note_filter(args, cfg)
+    if _streams_paths(args):
+        from notedex.query.stream import scan_paths
+
+        end = "\0" if args.nul else "\n"
+        return _streamed(args, cfg, lambda conn, doc: scan_paths(conn, doc, nf, end=end), "")
     if _streams(args):  # in any order: a sort is SQLite's (query.stream.scan_notes)
         from notedex.query.stream import scan_json
 

@@ -131,14 +131,16 @@ def streamed(
     write: Callable[[str], object] | None = None,
     *,
     doc: Document | None = None,
+    end: str = "\n",
 ) -> Document:
-    """Write ``body``'s document to ``doc`` (or a new one on ``write``, stdout by default), its
-    newline last; see the module doc for what a failure leaves."""
+    """Write ``body``'s document to ``doc`` (or a new one on ``write``, stdout by default),
+    ``end`` last (a newline; nothing for a list of paths, each ended by its own); see the
+    module doc for what a failure leaves."""
     if doc is None:
         doc = Document(write or sys.stdout.write)
     try:
         body(conn, doc)
-        doc.add("\n")
+        doc.add(end)
         doc.flush()
         return doc
     except BrokenPipeError:
@@ -562,3 +564,52 @@ def health_chosen_text(
             for _raw, item in keep.items(name):
                 r.line(health_line(name, item, r.path))
     doc.add("\n" + health_summary(counts))
+
+
+def scan_paths(
+    conn: sqlite3.Connection, doc: Document, nf: NoteFilter | None = None, *, end: str = "\n"
+) -> None:
+    """``scan --paths`` (``end`` "\\n") or ``-0`` (``end`` NUL): each note's path as the notes
+    come, in ``nf``'s order (``render.emit_paths`` of the whole scan)."""
+    read.unmapped(conn)
+    with read_transaction(conn):
+        for r in read.notes_in_path_order(conn, nf):
+            doc.add(r["path"] + end)
+
+
+HEALTH_PATHS = (
+    ("brokenLinks", "source"),
+    ("brokenAnchors", "source"),
+    ("orphanNotes", "path"),
+    ("unlinkedNotes", "path"),
+    ("warnings", "path"),
+    ("errors", "path"),
+)
+"""``reports.finding_paths``: the lists whose notes ``health --paths`` names, in its order."""
+
+
+def health_paths(
+    conn: sqlite3.Connection,
+    doc: Document,
+    nf: NoteFilter | None = None,
+    choice: Selection | None = None,
+    *,
+    end: str = "\n",
+) -> None:
+    """``health --paths``/``-0``: ``reports.finding_paths`` of the (filtered, selected) report,
+    each path once, as the findings come: the paths already written are a TEMP table probed
+    per finding (``read.seen_paths_start``), not a set in the process."""
+    read.unmapped(conn)
+    with read_transaction(conn):
+        keep = HealthChoice(conn, nf, choice)
+        if nf is None and choice is None:
+            doc.findings = read.health_finding_count(conn)
+        else:
+            doc.findings = sum(
+                1 for name in ("brokenLinks", "brokenAnchors") for _ in keep.items(name)
+            )
+        read.seen_paths_start(conn)
+        for name, key in HEALTH_PATHS:
+            for _raw, item in keep.items(name):
+                if read.seen_path_add(conn, item[key]):
+                    doc.add(item[key] + end)

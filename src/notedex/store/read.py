@@ -875,6 +875,18 @@ def kept_path(conn: "sqlite3.Connection", path: str) -> bool:
     return found is not None
 
 
+def seen_paths_start(conn: "sqlite3.Connection") -> None:
+    """An empty TEMP table of the paths a streamed list has written (``seen_path_add``)."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS seen_paths (path TEXT PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("DELETE FROM temp.seen_paths")
+
+
+def seen_path_add(conn: "sqlite3.Connection", path: str) -> bool:
+    """Add ``path`` to ``seen_paths``; whether it was not there yet."""
+    cursor = conn.execute("INSERT OR IGNORE INTO temp.seen_paths (path) VALUES (?)", (path,))
+    return cursor.rowcount == 1
+
+
 def health_finding_count(conn: "sqlite3.Connection") -> int:
     """Broken links plus broken anchors: what makes ``health`` exit 1, known before a byte.
     Counted in the findings' own tables, row for row those of their documents (the triggers
