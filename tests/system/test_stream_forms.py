@@ -113,6 +113,48 @@ def test_a_sorted_scan_streams_the_whole_answers_bytes(
     assert expected.count(b"Props/p") >= 40 if not nf.active else b".md" in expected
 
 
+SCAN_PAGES = [
+    (("--limit", "5"), None, 0, 5),
+    (("--offset", "3", "--limit", "4"), None, 3, 4),
+    (("--offset", "2"), None, 2, None),
+    (("--offset", "100000", "--limit", "2"), None, 100000, 2),
+    (
+        ("--limit", "3", "--sort", "title", "--reverse"),
+        NoteFilter(sort="title", reverse=True),
+        0,
+        3,
+    ),
+    (("--folder", "Props", "--offset", "38"), NoteFilter(folders=("Props",)), 38, None),
+    (("--limit", "1000"), None, 0, 1000),
+]
+
+
+@pytest.mark.parametrize("json_or_text", ["json", "text"])
+@pytest.mark.parametrize(
+    ("options", "nf", "offset", "limit"),
+    SCAN_PAGES,
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else "",
+)
+def test_a_paged_scan_streams_the_whole_answers_page(
+    indexed: tuple[Path, Path],
+    options: tuple[str, ...],
+    nf: NoteFilter | None,
+    offset: int,
+    limit: int | None,
+    json_or_text: str,
+) -> None:
+    from notedex.query.paging import paginate
+
+    vault, db = indexed
+    flag = ("--json",) if json_or_text == "json" else ()
+    got = _cli(vault, db, "scan", *options, *flag, "--no-refresh")
+    assert got.returncode == 0, got.stderr
+    assert got.stderr == b""
+    render = None if json_or_text == "json" else render_scan
+    build = lambda conn: paginate(scan(conn, nf), ("notes", "errors"), offset, limit)  # noqa: E731
+    assert got.stdout == _whole(db, vault, build, render)
+
+
 GRAPH_FILTERS = [
     (("--folder", "Props"), NoteFilter(folders=("Props",))),
     (("--tag", "t1"), NoteFilter(tags=("t1",))),
@@ -346,6 +388,7 @@ MEMORY_FORMS = [
     ("health", "--json", "--ignore", "in-comment"),
     ("health", "--where", "!no-note-has-this"),
     ("scan", "--paths", "--sort", "title"),
+    ("scan", "--json", "--limit", "100000"),
     ("health", "-0"),
 ]
 

@@ -208,26 +208,29 @@ def answer(
     return _write(code, lambda: _output(args, cfg, data, render))
 
 
-def _streams(args: "argparse.Namespace") -> bool:
+def _streams(args: "argparse.Namespace", *, paged: bool = False) -> bool:
     """Whether the whole-vault answer goes out as it is read (ARCHITECTURE "Streaming
-    answers"): piped ``--json`` of the whole answer, not paged and not ``--paths``."""
+    answers"): piped ``--json`` of the whole answer, not ``--paths``, and not paged unless the
+    command streams its pages too (``paged``)."""
     return (
         args.json
         and not (getattr(args, "paths", False) or getattr(args, "nul", False))
-        and getattr(args, "limit", None) is None
-        and not getattr(args, "offset", 0)
+        and (paged or _unpaged(args))
         and not sys.stdout.isatty()
     )
 
 
-def _streams_text(args: "argparse.Namespace") -> bool:
-    """Whether the whole-vault text answer goes out as it is read: not paged, no terminal
-    (whose rendering may differ: hyperlinks, cut columns)."""
+def _unpaged(args: "argparse.Namespace") -> bool:
+    return getattr(args, "limit", None) is None and not getattr(args, "offset", 0)
+
+
+def _streams_text(args: "argparse.Namespace", *, paged: bool = False) -> bool:
+    """Whether the whole-vault text answer goes out as it is read: no terminal (whose
+    rendering may differ: hyperlinks, cut columns), and not paged unless ``paged``."""
     return (
         not args.json
         and not (getattr(args, "paths", False) or getattr(args, "nul", False))
-        and getattr(args, "limit", None) is None
-        and not getattr(args, "offset", 0)
+        and (paged or _unpaged(args))
         and not sys.stdout.isatty()
     )
 
@@ -471,14 +474,16 @@ def cmd_scan(args: "argparse.Namespace") -> int:
 
         end = "\0" if args.nul else "\n"
         return _streamed(args, cfg, lambda conn, doc: scan_paths(conn, doc, nf, end=end), "")
-    if _streams(args):  # in any order: a sort is SQLite's (query.stream.scan_notes)
+    # In any order (a sort is SQLite's: query.stream.scan_notes), paged or not.
+    page = (args.offset, args.limit) if args.limit is not None or args.offset else None
+    if _streams(args, paged=True):
         from notedex.query.stream import scan_json
 
-        return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf))
-    if _streams_text(args):
+        return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf, page))
+    if _streams_text(args, paged=True):
         from notedex.query.stream import scan_text
 
-        return _streamed(args, cfg, lambda conn, doc: scan_text(conn, doc, nf))
+        return _streamed(args, cfg, lambda conn, doc: scan_text(conn, doc, nf, page))
     from notedex.query.listing import scan
     from notedex.query.render import render_scan
 

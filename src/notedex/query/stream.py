@@ -279,19 +279,41 @@ def scan_json(
     conn: sqlite3.Connection,
     doc: Document,
     nf: NoteFilter | None = None,
+    page: tuple[int, int | None] | None = None,
 ) -> None:
-    """``query.listing.scan`` as compact JSON, note after note (``scan_notes``)."""
+    """``query.listing.scan`` as compact JSON, note after note (``scan_notes``); with ``page``
+    (offset, limit or None), the page ``query.paging.paginate`` cuts of it: the lists skip and
+    stop as their cursors are read, the totals are counted by SQLite."""
+    from itertools import islice
+
     encode = compact_encoder()
     read.unmapped(conn)
+    offset, stop = _page_bounds(page)
     with read_transaction(conn):
-        entries = (scan_entry(*note) for note in scan_notes(conn, nf))
+        entries = (scan_entry(*note) for note in islice(scan_notes(conn, nf), offset, stop))
+        problems = islice(read.problems_in_path_order(conn, "error"), offset, stop)
         doc.add('{"notes":[')
         notes = doc.items(encode(entry) for entry in entries)
         doc.add('],"errors":[')
-        errors = doc.items(
-            encode(scan_error(r)) for r in read.problems_in_path_order(conn, "error")
-        )
-        doc.add(f'],"noteCount":{notes},"errorCount":{errors}}}')
+        errors = doc.items(encode(scan_error(r)) for r in problems)
+        if page is not None:
+            notes, errors = read.note_count(conn, nf), read.error_count(conn)
+        doc.add(f'],"noteCount":{notes},"errorCount":{errors}')
+        if page is not None:
+            more = stop is not None and (notes > stop or errors > stop)
+            doc.add(
+                f',"totals":{{"notes":{notes},"errors":{errors}}},"total":{notes},'
+                f'"offset":{offset},"limit":{encode(page[1])},"hasMore":{encode(more)}'
+            )
+        doc.add("}")
+
+
+def _page_bounds(page: tuple[int, int | None] | None) -> tuple[int, int | None]:
+    """A page (offset, limit) as islice's (start, stop); no page: every item."""
+    if page is None:
+        return 0, None
+    offset, limit = page
+    return offset, None if limit is None else offset + limit
 
 
 def scan_notes(
@@ -336,33 +358,44 @@ def scan_text(
     conn: sqlite3.Connection,
     doc: Document,
     nf: NoteFilter | None = None,
+    page: tuple[int, int | None] | None = None,
 ) -> None:
     """``render.render_scan``'s text on a pipe (no terminal: no cut columns, no hyperlinks).
     Its columns are as wide as their widest cell: a first pass over the notes measures them,
-    a second writes the rows, in one read transaction."""
+    a second writes the rows, in one read transaction. With ``page`` (offset, limit or None),
+    of the page ``query.paging.paginate`` cuts, the counts those of every note and error."""
+    from itertools import islice
+
     from notedex.query.output import Renderer, _clip, _width
     from notedex.query.render import SCAN_HEADERS, scan_cells, scan_summary
 
     r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
+    offset, stop = _page_bounds(page)
 
     def rows() -> Iterable[tuple[str, ...]]:
-        for n, tags, aliases in scan_notes(conn, nf):
+        for n, tags, aliases in islice(scan_notes(conn, nf), offset, stop):
             yield scan_cells({**dict(n), "tags": tags, "aliases": aliases}, r)
+
+    def problems() -> Iterable[sqlite3.Row]:
+        return islice(read.problems_in_path_order(conn, "error"), offset, stop)
 
     read.unmapped(conn)
     with read_transaction(conn):
         widths = [len(h) for h in SCAN_HEADERS]
-        notes = 0
+        listed = 0
         for cells in rows():
             widths = [max(w, _width(c)) for w, c in zip(widths, cells)]
-            notes += 1
-        if notes:
+            listed += 1
+        if listed:
             for cells in chain([SCAN_HEADERS], rows()):
                 r.line("  ".join(_clip(c, w) for c, w in zip(cells, widths)).rstrip())
-        errors = sum(1 for _ in read.problems_in_path_order(conn, "error"))
-        if errors:
+        notes, errors = listed, sum(1 for _ in problems())
+        shown = errors
+        if page is not None:
+            notes, errors = read.note_count(conn, nf), read.error_count(conn)
+        if shown:
             r.section("Errors", errors)
-            for e in read.problems_in_path_order(conn, "error"):
+            for e in problems():
                 r.line(f"  {r.path(e['path'])}: {e['message']}")
     doc.add("\n" + scan_summary(notes, errors))
 

@@ -158,6 +158,18 @@ def notes_in_path_order(
     return conn.execute(sql, params)
 
 
+def note_count(conn: "sqlite3.Connection", nf: "NoteFilter | None" = None) -> int:
+    """How many notes ``notes_in_path_order(conn, nf)`` lists (a paged answer's total)."""
+    from notedex.store.filters import note_conditions
+
+    params: list[Any] = []
+    where = ["n.excluded = 0", *(note_conditions(conn, nf, params) if nf is not None else ())]
+    sql = "SELECT count(*) FROM notes n JOIN files f ON f.id = n.file_id WHERE " + " AND ".join(
+        where
+    )
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
 def notes_with_names(conn: "sqlite3.Connection", nf: "NoteFilter") -> "sqlite3.Cursor":
     """``notes_in_path_order(conn, nf)`` (any order ``nf`` sorts by), each row with its
     ``tags_json`` and ``aliases_json``: a JSON array of its tags and of its aliases, by
