@@ -263,6 +263,51 @@ def test_a_filtered_or_selected_health_streams_the_whole_answers_bytes(
     assert got.stderr == b""
 
 
+HEALTH_PAGES = [
+    (("--limit", "3"), 0, 3),
+    (("--offset", "2", "--limit", "5"), 2, 5),
+    (("--offset", "4"), 4, None),
+    (("--offset", "100000"), 100000, None),
+    (("--folder", "Props", "--limit", "2", "--offset", "1"), 1, 2),
+    (("--only", "broken-link", "--limit", "1000"), 0, 1000),
+]
+
+
+@pytest.mark.parametrize("json_or_text", ["json", "text"])
+@pytest.mark.parametrize(
+    ("args", "offset", "limit"),
+    HEALTH_PAGES,
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else "",
+)
+def test_a_paged_health_streams_the_whole_answers_page(
+    indexed: tuple[Path, Path],
+    args: tuple[str, ...],
+    offset: int,
+    limit: int | None,
+    json_or_text: str,
+) -> None:
+    from notedex.query.paging import paginate
+    from notedex.query.render import render_health
+    from notedex.query.reports import HEALTH_LISTS, findings_count
+
+    vault, db = indexed
+    flag = ("--json",) if json_or_text == "json" else ()
+    got = _cli(vault, db, "health", *args, *flag, "--no-refresh")
+    chosen = tuple(a for a in args if not a.isdigit() and a not in ("--limit", "--offset"))
+    whole = _health_answer(chosen)
+
+    def build(conn: Any) -> Any:
+        return paginate(whole(conn), HEALTH_LISTS, offset, limit)
+
+    render = None if json_or_text == "json" else render_health
+    assert got.stdout == _whole(db, vault, build, render)
+    conn = connect_readonly(db)
+    with conn:
+        found = findings_count(build(conn))
+    assert got.returncode == (1 if found else 0), got.stderr
+    assert got.stderr == b""
+
+
 def test_the_health_choices_meet_the_odd_cases(indexed: tuple[Path, Path]) -> None:
     _vault, db = indexed
     conn = connect_readonly(db)
@@ -390,6 +435,7 @@ MEMORY_FORMS = [
     ("scan", "--paths", "--sort", "title"),
     ("scan", "--json", "--limit", "100000"),
     ("health", "-0"),
+    ("health", "--json", "--offset", "1"),
 ]
 
 

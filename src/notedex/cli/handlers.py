@@ -403,12 +403,16 @@ def cmd_health(args: "argparse.Namespace") -> int:
         return _streamed(
             args, cfg, lambda conn, doc: health_paths(conn, doc, active, choice, end=end), ""
         )
-    if choice is not None or (nf is not None and nf.active):
-        if _streams(args) or _streams_text(args):  # finding after finding (query.stream)
-            from notedex.query import stream
+    page = (args.offset, args.limit) if not _unpaged(args) else None
+    chosen = choice is not None or (nf is not None and nf.active)
+    if (chosen or page is not None) and (
+        _streams(args, paged=True) or _streams_text(args, paged=True)
+    ):  # finding after finding (query.stream)
+        from notedex.query import stream
 
-            body = stream.health_chosen_json if args.json else stream.health_chosen_text
-            return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, choice))
+        body = stream.health_chosen_json if args.json else stream.health_chosen_text
+        return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, choice, page))
+    if chosen:
         from notedex.query.reports import selected
 
         def built(conn: "sqlite3.Connection") -> "dict[str, Any]":

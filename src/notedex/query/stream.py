@@ -539,14 +539,18 @@ def health_chosen_json(
     doc: Document,
     nf: NoteFilter | None = None,
     choice: Selection | None = None,
+    page: tuple[int, int | None] | None = None,
 ) -> None:
     """``compact_json(reports.selected(reports.health(conn, nf), choice))``, finding after
     finding: the lists first, each kept finding's JSON as the index holds it, then the counts,
     tallied on the way. The broken links and anchors kept (the exit code) are counted in a
-    first pass over those two lists, before the first byte."""
+    first pass over those two lists, before the first byte. With ``page`` (offset, limit or
+    None), the page ``query.paging.paginate`` cuts: each list's findings on the page written,
+    all of them counted."""
     from notedex.codes import CODES, FINDINGS
 
     encode = compact_encoder()
+    offset, stop = _page_bounds(page)
     read.unmapped(conn)
     with read_transaction(conn):
         keep = HealthChoice(conn, nf, choice)
@@ -555,16 +559,25 @@ def health_chosen_json(
         tally = dict.fromkeys(CODES, 0)
         for i, name in enumerate(HEALTH_LISTS):
             doc.add(("{" if i == 0 else "],") + f'"{name}":[')
-            count = 0
+            count = written = 0
             for raw, item in keep.items(name):
-                doc.add("," + raw if count else raw)
+                if count >= offset and (stop is None or count < stop):
+                    doc.add("," + raw if written else raw)
+                    written += 1
                 keep.tally(name, item, tally)
                 count += 1
             lengths[name] = count
     counted = "".join(
         f',"{f.count_key}":{lengths[f.list_key]}' for f in FINDINGS if f.count_key is not None
     )
-    doc.add(f']{counted},"counts":{encode(tally)}}}')
+    doc.add(f']{counted},"counts":{encode(tally)}')
+    if page is not None:
+        more = stop is not None and any(n > stop for n in lengths.values())
+        doc.add(
+            f',"totals":{encode(lengths)},"total":{max(lengths.values())},"offset":{offset},'
+            f'"limit":{encode(page[1])},"hasMore":{encode(more)}'
+        )
+    doc.add("}")
 
 
 def health_chosen_text(
@@ -572,15 +585,22 @@ def health_chosen_text(
     doc: Document,
     nf: NoteFilter | None = None,
     choice: Selection | None = None,
+    page: tuple[int, int | None] | None = None,
 ) -> None:
-    """``render.render_health`` of a filtered or selected report on a pipe: a first pass
-    counts the kept findings (the first line counts them by code, each section's heading says
-    how many), a second writes them, in one read transaction."""
-    from notedex.codes import CODES
+    """``render.render_health`` of a filtered, selected or paged (``page``: offset, limit or
+    None) report on a pipe: a first pass counts the kept findings (the first line counts
+    them by code, each section's heading says how many: of a paged list, the whole list's
+    where the JSON has its count, else the page's), a second writes them, in one read
+    transaction."""
+    from itertools import islice
+
+    from notedex.codes import CODES, FINDINGS
     from notedex.query.output import Renderer
     from notedex.query.render import HEALTH_SECTIONS, by_code_line, health_line, health_summary
 
     r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
+    offset, stop = _page_bounds(page)
+    counted = {f.list_key for f in FINDINGS if f.count_key is not None}
     read.unmapped(conn)
     with read_transaction(conn):
         keep = HealthChoice(conn, nf, choice)
@@ -591,10 +611,15 @@ def health_chosen_text(
                 counts[name] += 1
                 keep.tally(name, item, tally)
         doc.findings = counts["brokenLinks"] + counts["brokenAnchors"]
+        if page is not None:  # render_health counts a paged list by its page, or its count key
+            for name in counts:
+                if name not in counted:
+                    whole = counts[name]
+                    counts[name] = max(0, (whole if stop is None else min(whole, stop)) - offset)
         r.line(by_code_line(tally))
         for name, title in HEALTH_SECTIONS:
             r.section(title, counts[name])
-            for _raw, item in keep.items(name):
+            for _raw, item in islice(keep.items(name), offset, stop):
                 r.line(health_line(name, item, r.path))
     doc.add("\n" + health_summary(counts))
 
