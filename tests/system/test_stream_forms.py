@@ -186,6 +186,46 @@ def test_a_filtered_graph_streams_the_whole_answers_bytes(
     assert got.stdout == expected
 
 
+GRAPH_PAGES = [
+    (("--limit", "7"), None, 0, 7),
+    (("--offset", "5", "--limit", "9"), None, 5, 9),
+    (("--offset", "3"), None, 3, None),
+    (("--offset", "100000", "--limit", "1"), None, 100000, 1),
+    (
+        ("--folder", "Props", "--offset", "30", "--limit", "20"),
+        NoteFilter(folders=("Props",)),
+        30,
+        20,
+    ),
+]
+
+
+@pytest.mark.parametrize("form", ["json", "text", "dot"])
+@pytest.mark.parametrize(
+    ("options", "nf", "offset", "limit"),
+    GRAPH_PAGES,
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else "",
+)
+def test_a_paged_graph_streams_the_whole_answers_page(
+    indexed: tuple[Path, Path],
+    options: tuple[str, ...],
+    nf: NoteFilter | None,
+    offset: int,
+    limit: int | None,
+    form: str,
+) -> None:
+    from notedex.query.paging import paginate
+
+    vault, db = indexed
+    flag = {"json": ("--json",), "text": (), "dot": ("--format", "dot")}[form]
+    got = _cli(vault, db, "graph", *options, *flag, "--no-refresh")
+    assert got.returncode == 0, got.stderr
+    assert got.stderr == b""
+    render = {"json": None, "text": render_graph, "dot": render_dot}[form]
+    build = lambda conn: paginate(graph(conn, nf), ("nodes", "edges"), offset, limit)  # noqa: E731
+    assert got.stdout == _whole(db, vault, build, render)
+
+
 def test_the_filtered_graph_holds_the_odd_cases(indexed: tuple[Path, Path]) -> None:
     """The comparison above meets a kept note's link to a note the filter left out, to an
     attachment, and a broken key whose id must step past a file node."""
@@ -436,6 +476,7 @@ MEMORY_FORMS = [
     ("scan", "--json", "--limit", "100000"),
     ("health", "-0"),
     ("health", "--json", "--offset", "1"),
+    ("graph", "--json", "--limit", "100000"),
 ]
 
 

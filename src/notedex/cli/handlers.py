@@ -622,13 +622,14 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
-    if args.around is None and (_streams(args) or _streams_text(args)):
+    if args.around is None and (_streams(args, paged=True) or _streams_text(args, paged=True)):
         from notedex.query import stream
 
         body = stream.graph_json if args.json else stream.graph_text
         if args.graph_format == "dot" and not args.json:
             body = stream.graph_dot
-        return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf))
+        page = None if _unpaged(args) else (args.offset, args.limit)
+        return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, page))
     render = render_dot if args.graph_format == "dot" else render_graph
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 

@@ -153,32 +153,46 @@ def streamed(
         ) from exc
 
 
-def graph_json(conn: sqlite3.Connection, doc: Document, nf: NoteFilter | None = None) -> None:
-    """``query.listing.graph`` as compact JSON, node after node, edge after edge."""
+def graph_json(
+    conn: sqlite3.Connection,
+    doc: Document,
+    nf: NoteFilter | None = None,
+    page: tuple[int, int | None] | None = None,
+) -> None:
+    """``query.listing.graph`` as compact JSON, node after node, edge after edge; with
+    ``page`` (offset, limit or None), the page ``query.paging.paginate`` cuts (``Page``)."""
     encode = compact_encoder()
+    cut = Page(page)
     read.unmapped(conn)
     with read_transaction(conn):
         kept = _graph_start(conn, nf)
         doc.add('{"nodes":[')
-        doc.items(encode(node) for node in _graph_nodes(conn, nf, kept))
+        doc.items(encode(node) for node in cut.of("nodes", _graph_nodes(conn, nf, kept)))
         doc.add('],"edges":[')
-        doc.items(encode(edge) for edge in _edges(conn, kept))
-        doc.add("]}")
+        doc.items(encode(edge) for edge in cut.of("edges", _edges(conn, kept)))
+        doc.add("]")
+    doc.add(cut.tail(encode) + "}")
 
 
-def graph_text(conn: sqlite3.Connection, doc: Document, nf: NoteFilter | None = None) -> None:
+def graph_text(
+    conn: sqlite3.Connection,
+    doc: Document,
+    nf: NoteFilter | None = None,
+    page: tuple[int, int | None] | None = None,
+) -> None:
     """``render.render_graph``'s text: an edge a line, then the counts (the nodes are counted,
-    not written)."""
+    not written); of the page ``page`` cuts, if any."""
     from notedex.query.output import escaped, plural
 
+    cut = Page(page)
     read.unmapped(conn)
     kinds: dict[str, int] = {}
     with read_transaction(conn):
         kept = _graph_start(conn, nf)
-        for node in _graph_nodes(conn, nf, kept):
+        for node in cut.of("nodes", _graph_nodes(conn, nf, kept)):
             kinds[node["kind"]] = kinds.get(node["kind"], 0) + 1
         edges = 0
-        for edge in _edges(conn, kept):
+        for edge in cut.of("edges", _edges(conn, kept)):
             times = f" (x{edge['count']})" if edge["count"] > 1 else ""
             doc.add(f"{escaped(edge['source'])} -> {escaped(edge['target'])}{times}\n")
             edges += 1
@@ -187,22 +201,59 @@ def graph_text(conn: sqlite3.Connection, doc: Document, nf: NoteFilter | None = 
     doc.add(f"\n{plural(sum(kinds.values()), 'node')} ({summary}), {plural(edges, 'edge')}")
 
 
-def graph_dot(conn: sqlite3.Connection, doc: Document, nf: NoteFilter | None = None) -> None:
-    """``render.render_dot``'s DOT, node after node, edge after edge."""
+def graph_dot(
+    conn: sqlite3.Connection,
+    doc: Document,
+    nf: NoteFilter | None = None,
+    page: tuple[int, int | None] | None = None,
+) -> None:
+    """``render.render_dot``'s DOT, node after node, edge after edge; of ``page``, if any."""
     from notedex.query.render import _dot_id
 
     shapes = {"note": "box", "attachment": "note", "unresolved": "box, style=dashed"}
+    cut = Page(page)
     read.unmapped(conn)
     with read_transaction(conn):
         kept = _graph_start(conn, nf)
         doc.add("digraph notedex {\n  node [shape=box];\n")
-        for node in _graph_nodes(conn, nf, kept):
+        for node in cut.of("nodes", _graph_nodes(conn, nf, kept)):
             shape = "" if node["kind"] == "note" else f", shape={shapes[node['kind']]}"
             doc.add(f"  {_dot_id(node['id'])} [label={_dot_id(node['label'])}{shape}];\n")
-        for edge in _edges(conn, kept):
+        for edge in cut.of("edges", _edges(conn, kept)):
             label = f" [label={edge['count']}]" if edge["count"] > 1 else ""
             doc.add(f"  {_dot_id(edge['source'])} -> {_dot_id(edge['target'])}{label};\n")
         doc.add("}")
+
+
+class Page:
+    """``query.paging.paginate`` as the lists are read: ``of`` passes on a list's items on
+    the page (offset, limit or None; None: every item) and counts them all, as a list must
+    be read whole (a graph's unresolved nodes name what its edges point at); ``tail`` is
+    the page's keys after the lists."""
+
+    def __init__(self, page: tuple[int, int | None] | None) -> None:
+        self.page = page
+        self.offset, self.stop = _page_bounds(page)
+        self.totals: dict[str, int] = {}
+
+    def of(self, name: str, items: Iterable[Any]) -> Iterable[Any]:
+        count = 0
+        for item in items:
+            if count >= self.offset and (self.stop is None or count < self.stop):
+                yield item
+            count += 1
+        self.totals[name] = count
+
+    def tail(self, encode: Callable[[Any], str]) -> str:
+        """``,"totals":...,"hasMore":...`` of a paged answer whose first list is not notes
+        (``total`` the longest list's length); nothing when not paged."""
+        if self.page is None:
+            return ""
+        more = self.stop is not None and any(n > self.stop for n in self.totals.values())
+        return (
+            f',"totals":{encode(self.totals)},"total":{max(self.totals.values())},'
+            f'"offset":{self.offset},"limit":{encode(self.page[1])},"hasMore":{encode(more)}'
+        )
 
 
 def _graph_start(conn: sqlite3.Connection, nf: NoteFilter | None) -> bool:
