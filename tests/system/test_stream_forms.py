@@ -402,6 +402,66 @@ def test_paths_stream_the_whole_answers_paths(
     assert got.stderr == b""
 
 
+def _health_page(conn: Any) -> Any:
+    from notedex.query.paging import paginate
+    from notedex.query.reports import HEALTH_LISTS
+
+    return paginate(_health_answer(())(conn), HEALTH_LISTS, 3, None)
+
+
+TTY_FORMS = [
+    (("scan",), lambda conn: scan(conn), 0),
+    (
+        ("scan", "--sort", "title", "--limit", "9"),
+        lambda conn: _paginate(scan(conn, NoteFilter(sort="title")), ("notes", "errors"), 0, 9),
+        0,
+    ),
+    (("graph", "--folder", "Props"), lambda conn: graph(conn, NoteFilter(folders=("Props",))), 0),
+    (("graph",), lambda conn: graph(conn), 0),
+    (("health",), lambda conn: _health_answer(())(conn), 1),
+    (("health", "--only", "orphan"), lambda conn: _health_answer(("--only", "orphan"))(conn), 0),
+    (("health", "--offset", "3"), _health_page, 1),
+]
+
+
+def _paginate(*args: Any) -> Any:
+    from notedex.query.paging import paginate
+
+    return paginate(*args)
+
+
+@pytest.mark.parametrize(
+    ("command", "build", "code"),
+    TTY_FORMS,
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else "",
+)
+def test_json_on_a_terminal_streams_the_indented_document(
+    indexed: tuple[Path, Path], command: tuple[str, ...], build: Any, code: int
+) -> None:
+    """On a terminal ``--json`` is indented (``emit_json``: ``json.dumps(indent=2)``); the
+    streamed document is indented as it goes (``stream.Indented``), byte for byte."""
+    import json
+
+    from notedex.cli import main
+
+    vault, db = indexed
+    raw = io.BytesIO()
+    out = _Terminal(raw, encoding="utf-8", errors="surrogateescape")
+    saved, sys.stdout = sys.stdout, out
+    try:
+        got = main([*command, "--json", "--no-refresh", "--vault", str(vault), "--db", str(db)])
+        out.flush()
+    finally:
+        sys.stdout = saved
+        out.detach()
+    conn = connect_readonly(db)
+    with conn:
+        data = build(conn)
+    expected = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+    assert raw.getvalue().decode() == expected
+    assert got == code
+
+
 # -- memory --------------------------------------------------------------------------------
 
 
@@ -420,13 +480,23 @@ class _Sink(io.RawIOBase):
         return size
 
 
+class _Terminal(io.TextIOWrapper):
+    """A stdout that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
 def _peak(vault: Path, db: Path, args: tuple[str, ...]) -> tuple[int, int]:
     """(peak traced bytes above the start, bytes written) of ``notedex ARGS`` in this process,
-    its stdout a pipe-like stream (no terminal) that keeps nothing."""
+    its stdout a pipe-like stream (no terminal; ARGS starting with "tty": a terminal) that
+    keeps nothing."""
     from notedex.cli import main
 
     sink = _Sink()
-    out = io.TextIOWrapper(io.BufferedWriter(sink), encoding="utf-8", errors="surrogateescape")
+    kind = _Terminal if args[0] == "tty" else io.TextIOWrapper
+    args = args[1:] if args[0] == "tty" else args
+    out = kind(io.BufferedWriter(sink), encoding="utf-8", errors="surrogateescape")
     saved = sys.stdout
     sys.stdout = out
     tracemalloc.start()
@@ -477,6 +547,8 @@ MEMORY_FORMS = [
     ("health", "-0"),
     ("health", "--json", "--offset", "1"),
     ("graph", "--json", "--limit", "100000"),
+    ("tty", "scan", "--json", "--sort", "title"),  # indented for a terminal
+    ("tty", "graph", "--json"),
 ]
 
 
