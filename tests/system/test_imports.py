@@ -309,7 +309,8 @@ def test_recent_and_a_sorted_scan_load_the_listing_list_and_nothing_heavy(
     for args in (("recent", "--json"), ("scan", "--sort", "modified", "--folder", "Projects")):
         names = imported_modules(*args, *common)
         ours = {n for n in names if n == "notedex" or n.startswith("notedex.")}
-        assert sorted(listed - ours) == [], (args, "on the listing list but not loaded")
+        if args[0] == "recent":  # a piped sorted scan streams (issue 35): no query.listing
+            assert sorted(listed - ours) == [], (args, "on the listing list but not loaded")
         assert sorted(ours - allowed) == [], (args, "loaded, unlisted")
         assert sorted({"typing", "pathlib", "dataclasses"} & names) == [], args
 

@@ -208,26 +208,29 @@ def answer(
     return _write(code, lambda: _output(args, cfg, data, render))
 
 
-def _streams(args: "argparse.Namespace") -> bool:
+def _streams(args: "argparse.Namespace", *, paged: bool = False) -> bool:
     """Whether the whole-vault answer goes out as it is read (ARCHITECTURE "Streaming
-    answers"): piped ``--json`` of the whole answer, not paged and not ``--paths``."""
+    answers"): ``--json`` of the whole answer (on a terminal indented as it goes,
+    ``stream.Indented``), not ``--paths``, and not paged unless the command streams its pages
+    too (``paged``)."""
     return (
         args.json
         and not (getattr(args, "paths", False) or getattr(args, "nul", False))
-        and getattr(args, "limit", None) is None
-        and not getattr(args, "offset", 0)
-        and not sys.stdout.isatty()
+        and (paged or _unpaged(args))
     )
 
 
-def _streams_text(args: "argparse.Namespace") -> bool:
-    """Whether the whole-vault text answer goes out as it is read: not paged, no terminal
-    (whose rendering may differ: hyperlinks, cut columns)."""
+def _unpaged(args: "argparse.Namespace") -> bool:
+    return getattr(args, "limit", None) is None and not getattr(args, "offset", 0)
+
+
+def _streams_text(args: "argparse.Namespace", *, paged: bool = False) -> bool:
+    """Whether the whole-vault text answer goes out as it is read: no terminal (whose
+    rendering may differ: hyperlinks, cut columns), and not paged unless ``paged``."""
     return (
         not args.json
         and not (getattr(args, "paths", False) or getattr(args, "nul", False))
-        and getattr(args, "limit", None) is None
-        and not getattr(args, "offset", 0)
+        and (paged or _unpaged(args))
         and not sys.stdout.isatty()
     )
 
@@ -245,22 +248,38 @@ def _utf8_buffer() -> "Callable[[memoryview], object] | None":
     return buffer.write if utf8 and buffer is not None else None
 
 
+def _streams_paths(args: "argparse.Namespace") -> bool:
+    """Whether ``--paths``/``-0`` goes out as it is read: not paged (``--json`` with them is
+    ``answer``'s usage error)."""
+    return (
+        (getattr(args, "paths", False) or getattr(args, "nul", False))
+        and not args.json
+        and getattr(args, "limit", None) is None
+        and not getattr(args, "offset", 0)
+    )
+
+
 def _streamed(
     args: "argparse.Namespace",
     cfg: "Config",
     body: "Callable[[sqlite3.Connection, Any], None]",
+    end: str = "\n",
 ) -> int:
     """Write ``body``'s document while it reads the index. The exit code is known before the
     first byte (``Document.findings``, which the body sets first): 1 for findings, else 0, as
     long as the document is whole or the reader closed the pipe; a failure's code otherwise."""
-    from notedex.query.stream import Document, streamed
+    from notedex.query.stream import Document, Indented, streamed
 
     docs: list[Document] = []
+    indented = args.json and sys.stdout.isatty()  # for people: as emit_json shows it
 
     def attempt(conn: "sqlite3.Connection") -> None:
         # A fresh one if a corrupt index is rebuilt; UTF-8 from the index goes to the buffer.
-        docs.append(Document(sys.stdout.write, raw=_utf8_buffer(), sync=sys.stdout.flush))
-        streamed(conn, body, doc=docs[-1])
+        if indented:
+            docs.append(Document(Indented(sys.stdout.write)))
+        else:
+            docs.append(Document(sys.stdout.write, raw=_utf8_buffer(), sync=sys.stdout.flush))
+        streamed(conn, body, doc=docs[-1], end=end)
 
     def code() -> int:
         return EXIT_FINDINGS if docs and docs[-1].findings else EXIT_OK
@@ -380,7 +399,24 @@ def cmd_health(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     nf = note_filter(args, cfg)
     choice = _health_selection(args, cfg)
-    if choice is not None or (nf is not None and nf.active):
+    if _streams_paths(args):
+        from notedex.query.stream import health_paths
+
+        end = "\0" if args.nul else "\n"
+        active = nf if nf is not None and nf.active else None
+        return _streamed(
+            args, cfg, lambda conn, doc: health_paths(conn, doc, active, choice, end=end), ""
+        )
+    page = (args.offset, args.limit) if not _unpaged(args) else None
+    chosen = choice is not None or (nf is not None and nf.active)
+    if (chosen or page is not None) and (
+        _streams(args, paged=True) or _streams_text(args, paged=True)
+    ):  # finding after finding (query.stream)
+        from notedex.query import stream
+
+        body = stream.health_chosen_json if args.json else stream.health_chosen_text
+        return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, choice, page))
+    if chosen:
         from notedex.query.reports import selected
 
         def built(conn: "sqlite3.Connection") -> "dict[str, Any]":
@@ -441,15 +477,21 @@ def _health_selection(args: "argparse.Namespace", cfg: "Config") -> "Selection |
 def cmd_scan(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     nf = note_filter(args, cfg)
-    in_path_order = nf is None or (nf.sort in (None, "path") and not nf.reverse)
-    if _streams(args) and (in_path_order or (nf is not None and nf.active)):  # sorted: by id
+    if _streams_paths(args):
+        from notedex.query.stream import scan_paths
+
+        end = "\0" if args.nul else "\n"
+        return _streamed(args, cfg, lambda conn, doc: scan_paths(conn, doc, nf, end=end), "")
+    # In any order (a sort is SQLite's: query.stream.scan_notes), paged or not.
+    page = (args.offset, args.limit) if args.limit is not None or args.offset else None
+    if _streams(args, paged=True):
         from notedex.query.stream import scan_json
 
-        return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf))
-    if _streams_text(args) and in_path_order:
+        return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf, page))
+    if _streams_text(args, paged=True):
         from notedex.query.stream import scan_text
 
-        return _streamed(args, cfg, lambda conn, doc: scan_text(conn, doc, nf))
+        return _streamed(args, cfg, lambda conn, doc: scan_text(conn, doc, nf, page))
     from notedex.query.listing import scan
     from notedex.query.render import render_scan
 
@@ -584,14 +626,14 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         centre = find_note(conn, args.around, vault=cfg.vault, cwd=Path.cwd())["path"]
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
-    if args.around is None and nf is None and (_streams(args) or _streams_text(args)):
+    if args.around is None and (_streams(args, paged=True) or _streams_text(args, paged=True)):
         from notedex.query import stream
 
-        if args.json:
-            return _streamed(args, cfg, stream.graph_json)
-        return _streamed(
-            args, cfg, stream.graph_dot if args.graph_format == "dot" else stream.graph_text
-        )
+        body = stream.graph_json if args.json else stream.graph_text
+        if args.graph_format == "dot" and not args.json:
+            body = stream.graph_dot
+        page = None if _unpaged(args) else (args.offset, args.limit)
+        return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, page))
     render = render_dot if args.graph_format == "dot" else render_graph
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 

@@ -158,6 +158,39 @@ def notes_in_path_order(
     return conn.execute(sql, params)
 
 
+def note_count(conn: "sqlite3.Connection", nf: "NoteFilter | None" = None) -> int:
+    """How many notes ``notes_in_path_order(conn, nf)`` lists (a paged answer's total)."""
+    from notedex.store.filters import note_conditions
+
+    params: list[Any] = []
+    where = ["n.excluded = 0", *(note_conditions(conn, nf, params) if nf is not None else ())]
+    sql = "SELECT count(*) FROM notes n JOIN files f ON f.id = n.file_id WHERE " + " AND ".join(
+        where
+    )
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
+def notes_with_names(conn: "sqlite3.Connection", nf: "NoteFilter") -> "sqlite3.Cursor":
+    """``notes_in_path_order(conn, nf)`` (any order ``nf`` sorts by), each row with its
+    ``tags_json`` and ``aliases_json``: a JSON array of its tags and of its aliases, by
+    position, built by SQLite per row (one seek into each table's file_id key). A scan sorted
+    another way than by path streams these rows (issue 35): the sort is SQLite's (its sorter
+    spills to temporary files), and no dict of every note's names is built in Python."""
+    from notedex.store.filters import note_conditions, order_by
+
+    params: list[Any] = []
+    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
+    names = """,
+        (SELECT json_group_array(tag) FROM (SELECT k.tag AS tag FROM tags t
+           JOIN tag_names k ON k.id = t.tag_id WHERE t.file_id = f.id ORDER BY t.position))
+          AS tags_json,
+        (SELECT json_group_array(alias) FROM (SELECT a.alias AS alias FROM aliases a
+           WHERE a.file_id = f.id ORDER BY a.position)) AS aliases_json"""
+    sql = f"SELECT {_NOTE_COLUMNS}{names} FROM notes n JOIN files f ON f.id = n.file_id"
+    sql += f" WHERE {where} ORDER BY " + order_by(conn, nf, params)
+    return conn.execute(sql, params)
+
+
 def tags_by_note(
     conn: "sqlite3.Connection", file_ids: "Iterable[int] | None" = None
 ) -> dict[int, list[str]]:
@@ -266,16 +299,17 @@ def graph_edges(conn: "sqlite3.Connection") -> "list[Row]":
     return graph_edges_by_source(conn).fetchall()
 
 
-def graph_edges_by_source(conn: "sqlite3.Connection") -> "sqlite3.Cursor":
-    """``graph_edges`` as a cursor: the rows of one source path come together, in path order."""
+def graph_edges_by_source(conn: "sqlite3.Connection", kept: bool = False) -> "sqlite3.Cursor":
+    """``graph_edges`` as a cursor: the rows of one source path come together, in path order;
+    with ``kept``, only the kept notes' (``graph_kept_start``)."""
     return conn.execute(
-        """
+        f"""
         SELECT f.path AS source, t.path AS target, l.linkpath AS linkpath,
                t.is_note AS target_is_note, count(*) AS count
         FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
         LEFT JOIN files t ON t.id = l.target_id
         WHERE l.linkpath <> '' AND (l.target_id IS NULL OR l.target_id <> l.source_id)
-          AND n.excluded = 0
+          AND n.excluded = 0 {_KEPT_SOURCE if kept else ""}
         GROUP BY l.source_id, coalesce(l.target_id, -1),
                  CASE WHEN l.target_id IS NULL THEN l.linkpath END
         ORDER BY f.path, coalesce(t.path, l.linkpath)
@@ -644,41 +678,68 @@ _GRAPH_LINKS = """
     FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
     WHERE l.linkpath <> '' AND n.excluded = 0
 """
+_KEPT_SOURCE = " AND l.source_id IN (SELECT file_id FROM temp.graph_kept)"
+"""With ``kept``: only the links of the notes in the TEMP table ``graph_kept_start`` fills."""
 
 
-def graph_linked_files(conn: "sqlite3.Connection") -> "sqlite3.Cursor":
+def _listed_note(kept: bool, column: str = "t.id") -> str:
+    """``column`` is a graph's note node: a listed note, or with ``kept`` one the filter kept."""
+    if kept:
+        return f"EXISTS (SELECT 1 FROM temp.graph_kept k WHERE k.file_id = {column})"
+    return f"EXISTS (SELECT 1 FROM notes tn WHERE tn.file_id = {column} AND tn.excluded = 0)"
+
+
+def graph_kept_start(conn: "sqlite3.Connection", nf: "NoteFilter") -> None:
+    """A TEMP table (the read-only connection's own, SQLite-side) of the file ids of the notes
+    ``nf`` keeps: a filtered graph's notes, whose links alone it draws (issue 35: probed by
+    the streamed graph's queries instead of a Python set of kept paths)."""
+    from notedex.store.filters import note_conditions
+
+    params: list[Any] = []
+    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS graph_kept (file_id INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.graph_kept")
+    conn.execute(
+        "INSERT INTO temp.graph_kept SELECT n.file_id FROM notes n JOIN files f"
+        f" ON f.id = n.file_id WHERE {where}",
+        params,
+    )
+
+
+def graph_linked_files(conn: "sqlite3.Connection", kept: bool = False) -> "sqlite3.Cursor":
     """The link targets that are files but no listed note, in the order ``graph_edges`` first
-    reaches them: by the first source path linking to them, then by path."""
+    reaches them: by the first source path linking to them, then by path. With ``kept``, of
+    the kept notes' links, and no kept note (``graph_kept_start``)."""
     return conn.execute(
-        """
+        f"""
         SELECT t.path AS target, t.is_note AS target_is_note, min(f.path) AS first
         FROM links l JOIN files f ON f.id = l.source_id JOIN notes n ON n.file_id = l.source_id
         JOIN files t ON t.id = l.target_id
         WHERE l.linkpath <> '' AND n.excluded = 0 AND l.target_id <> l.source_id
-          AND NOT EXISTS (SELECT 1 FROM notes tn WHERE tn.file_id = t.id AND tn.excluded = 0)
+          {_KEPT_SOURCE if kept else ""} AND NOT {_listed_note(kept)}
         GROUP BY l.target_id ORDER BY first, t.path
         """
     )
 
 
-def graph_broken_links(conn: "sqlite3.Connection") -> "sqlite3.Cursor":
+def graph_broken_links(conn: "sqlite3.Connection", kept: bool = False) -> "sqlite3.Cursor":
     """(source path, linkpath) of every unresolved graph link, once each, in edge order."""
     return conn.execute(
         f"SELECT DISTINCT f.path, l.linkpath {_GRAPH_LINKS} AND l.target_id IS NULL "
-        "ORDER BY f.path, l.linkpath"
+        f"{_KEPT_SOURCE if kept else ''} ORDER BY f.path, l.linkpath"
     )
 
 
-def graph_file_node(conn: "sqlite3.Connection", path: str) -> bool:
+def graph_file_node(conn: "sqlite3.Connection", path: str, kept: bool = False) -> bool:
     """Whether ``path`` is a file node of the whole graph: a listed note or a graph link's
-    target (the links ``graph_edges`` reads)."""
+    target (the links ``graph_edges`` reads); with ``kept``, of the filtered graph."""
     return (
         conn.execute(
             f"""
             SELECT 1 FROM files t WHERE t.path = ?1 AND (
-              EXISTS (SELECT 1 FROM notes tn WHERE tn.file_id = t.id AND tn.excluded = 0)
+              {_listed_note(kept)}
               OR EXISTS (SELECT 1 {_GRAPH_LINKS} AND l.target_id = t.id
-                         AND l.source_id <> t.id))
+                         AND l.source_id <> t.id {_KEPT_SOURCE if kept else ""}))
             """,
             (path,),
         ).fetchone()
@@ -801,6 +862,41 @@ def health_json_batches(
     cursor.execute(f"SELECT CAST(j AS BLOB) FROM ({sql})", params)
     while batch := cursor.fetchmany(size):
         yield len(batch), b",".join([j for (j,) in batch])
+
+
+def kept_paths_start(conn: "sqlite3.Connection", nf: "NoteFilter") -> None:
+    """A TEMP table (the read-only connection's own, SQLite-side) of the paths of the notes
+    ``nf`` keeps: what a filtered, streamed ``health`` probes a finding's note against
+    (``kept_path``) instead of holding a set of every kept path (issue 35)."""
+    from notedex.store.filters import note_conditions
+
+    params: list[Any] = []
+    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS kept_paths (path TEXT PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("DELETE FROM temp.kept_paths")
+    conn.execute(
+        "INSERT INTO temp.kept_paths SELECT f.path FROM notes n JOIN files f"
+        f" ON f.id = n.file_id WHERE {where}",
+        params,
+    )
+
+
+def kept_path(conn: "sqlite3.Connection", path: str) -> bool:
+    """Whether ``path`` is in the TEMP table ``kept_paths_start`` filled."""
+    found = conn.execute("SELECT 1 FROM temp.kept_paths WHERE path = ?", (path,)).fetchone()
+    return found is not None
+
+
+def seen_paths_start(conn: "sqlite3.Connection") -> None:
+    """An empty TEMP table of the paths a streamed list has written (``seen_path_add``)."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS seen_paths (path TEXT PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("DELETE FROM temp.seen_paths")
+
+
+def seen_path_add(conn: "sqlite3.Connection", path: str) -> bool:
+    """Add ``path`` to ``seen_paths``; whether it was not there yet."""
+    cursor = conn.execute("INSERT OR IGNORE INTO temp.seen_paths (path) VALUES (?)", (path,))
+    return cursor.rowcount == 1
 
 
 def health_finding_count(conn: "sqlite3.Connection") -> int:
