@@ -365,14 +365,18 @@ def refresh_fts(
         "WHERE file_id IN (SELECT id FROM fts_pending) "
         "AND file_id NOT IN (SELECT file_id FROM temp.fts_rows)"
     )
+    # Only the pending notes' rows: a build aside stages every note's, and a refresh in slices
+    # (store.findings_slices) inserts each slice's alone, the rest left for their slice.
+    pending = "WHERE file_id IN (SELECT id FROM fts_pending)"
     conn.execute(
         "INSERT INTO note_fts(rowid, title, tags, aliases) "
-        "SELECT file_id, title, tags, aliases FROM temp.fts_rows"
+        f"SELECT file_id, title, tags, aliases FROM temp.fts_rows {pending}"
     )
     conn.execute(
-        "INSERT INTO name_fts(rowid, title, aliases) SELECT file_id, title, aliases FROM temp.fts_rows"
+        "INSERT INTO name_fts(rowid, title, aliases) "
+        f"SELECT file_id, title, aliases FROM temp.fts_rows {pending}"
     )
-    conn.execute("DELETE FROM temp.fts_rows")
+    conn.execute(f"DELETE FROM temp.fts_rows {pending}")
     refresh_link_texts(conn, texts)
     conn.execute("DELETE FROM fts_pending")
     conn.execute("DELETE FROM temp.links_pending")

@@ -154,11 +154,14 @@ def test_a_builds_findings_in_slices_equal_a_normal_apply_and_hold_a_slice_at_a_
 
     if workers == 1:  # in this process: the inputs of each call can be counted
         monkeypatch.setattr(findings, "link_texts_of", counting)
-    with IndexWriter(built_db, vault, workers=workers) as writer:
-        writer.private = True
+    # A build aside, as `index --full`: its batches stage every note's search rows.
+    with IndexWriter(built_db, vault, workers=workers) as writer, writer.building():
         writer.refresh_filters()
         apply_module.apply(writer, walk_vault(vault).files, [])
     assert dump_index(built_db) == normal
+    # Each note's search rows are in the FTS5 indexes once (a later slice inserted the staged
+    # rows of the first again: the same text, twice the postings).
+    assert fts_integrity_ok(built_db)
     if workers == 1:
         assert sum(wanted) >= 300 and max(wanted) <= 64, wanted
 
