@@ -92,10 +92,31 @@ def _context() -> multiprocessing.context.BaseContext | None:
     # printed a KeyboardInterrupt traceback (issue 31.8). It ends with this process anyway.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
+        _start_quiet_tracker()
         forkserver.ensure_running()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     return multiprocessing.get_context("forkserver")
+
+
+def _start_quiet_tracker() -> None:
+    """Start multiprocessing's resource tracker with its stderr on the null device. A pool of
+    a forkserver registers its semaphores there, and a stop (``stop_workers``, then
+    ``os._exit``) leaves them for the tracker to remove, which it does with a warning per
+    stop on the stderr it inherited: after the one line a stopped command promises."""
+    from multiprocessing import resource_tracker
+
+    saved = os.dup(2)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+        finally:
+            os.close(null)
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextlib.contextmanager
