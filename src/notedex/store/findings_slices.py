@@ -56,7 +56,9 @@ def refresh_pending(
         "INSERT OR IGNORE INTO temp.tagged_later(file_id) SELECT file_id FROM tagged_dirty"
     )
     conn.execute("DELETE FROM tagged_dirty")
-    near = None if offload is run_here else linkfixes.near_stems_ahead(conn, offload)
+    # Once for every slice, in this process too: a slice's own search would pass over every
+    # note's stem again.
+    near = linkfixes.near_stems_ahead(conn, offload)
     slices = 0
     while True:
         last = conn.execute(
