@@ -50,7 +50,6 @@ sys.path.insert(0, str(BENCH_DIR))
 
 import genvault  # noqa: E402  (a sibling script, not a package)
 import moves  # noqa: E402  (a sibling script: the large-move rows, issue 17)
-import treerss  # noqa: E402  (a sibling script: a process tree's peak memory, issue 35)
 
 RESULTS_SCHEMA = 1
 DEFAULT_SEED = 1
@@ -708,35 +707,35 @@ def run_measured(command: Command, env: dict[str, str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
+_TREERSS_LINE = re.compile(
+    r"exit (-?\d+); wall ([\d.]+) s; CPU ([\d.]+) s \(sampled over the tree ([\d.]+) s\); "
+    r"peak RSS: largest process (\d+) MB \(ru_maxrss (\d+)\), tree (\d+) MB"
+)
+
+
 def run_tree(command: Command, env: dict[str, str]) -> tuple[float, float, float, float]:
     """Wall seconds, CPU seconds, and the peak RSS (MB) of the largest process and of the
-    whole process tree (``bench/treerss.py``'s samples, every 0.1 s): the pool workers of a
-    cold index start from a forkserver the command does not wait for, so their CPU is summed
-    from their samples as well (the larger of that and the waited-for CPU)."""
-    started = time.perf_counter()
-    child = subprocess.Popen(
-        command.argv,
+    whole process tree, as ``bench/treerss.py`` measures them, run under it: a small parent,
+    whose ``ru_maxrss`` of the command is the command's own (a child spawned from this large
+    process, the 1M truth loaded, reports this process's peak as its own). The pool workers
+    of a cold index start from a forkserver the command does not wait for: their CPU is
+    summed from treerss's samples (the larger of that and the waited-for CPU)."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH_DIR / "treerss.py"), "--", *command.argv],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
         env=env,
+        check=False,
     )
-    ticks: dict[int, int] = {}
-    largest = tree = 0
-    while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            break
-        now = treerss.sample(child.pid, ticks)
-        largest, tree = max(largest, now[0]), max(tree, now[1])
-        time.sleep(0.1)
-    wall = time.perf_counter() - started
-    child.returncode = code = os.waitstatus_to_exitcode(status)
-    if code not in command.ok:
+    found = _TREERSS_LINE.search(done.stdout)
+    if found is None:
+        raise BenchError(f"{command.name}: bench/treerss.py printed {done.stdout!r}")
+    code, wall, cpu, sampled, largest, maxrss, tree = found.groups()
+    if int(code) not in command.ok:
         raise BenchError(f"{command.name}: `{' '.join(command.argv)}` exited {code}")
-    cpu = max(usage.ru_utime + usage.ru_stime, sum(ticks.values()) / os.sysconf("SC_CLK_TCK"))
-    largest = max(largest, usage.ru_maxrss)
-    return wall, cpu, largest / 1024, max(tree, largest) / 1024
+    one = max(float(largest), float(maxrss))
+    return float(wall), max(float(cpu), float(sampled)), one, max(float(tree), one)
 
 
 def run_output(command: Command, env: dict[str, str]) -> tuple[int, str]:
