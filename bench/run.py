@@ -3,6 +3,7 @@
     python bench/run.py --sizes 1000 10000 100000 --runs 5      # the full run (about 20 minutes)
     python bench/run.py --sizes 1000 10000 --quick              # a quicker look
     python bench/run.py --smoke                                 # CI: 1k notes, 1 run, no timing claims
+    python bench/run.py --sizes 1000000                         # issue 35's 1M column (hours; not CI)
 
 For each size the vault comes from ``bench/genvault.py`` (reused while its truth file matches).
 Every command is a whole process of the *installed* ``notedex`` console script: by default a
@@ -37,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,10 @@ SAVE_DIR = "_bench"
 """Where the save loop creates its new notes (removed again afterwards)."""
 STOP_WORDS = {"note", "notes", "vault", "file", "files"}
 """Words lookup drops from every question: never a keyword."""
+LARGE = 1_000_000
+"""From this size on (issue 35's 1M column, not in CI) the slow parts run once: one cold index,
+one restore, one run of the queries and saves (their repetitions bounded by --group-budget as
+at every size), and no large moves (bench/moves.py); each is said when skipped."""
 DOCS_BEGIN = "<!-- bench:results:begin -->"
 DOCS_END = "<!-- bench:results:end -->"
 
@@ -98,14 +103,17 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         prog="bench/run.py",
         description="Measure notedex on generated vaults of the given sizes and compare with the targets.",
         epilog="--quick: 3 runs, 5 repetitions, 50 saves. --smoke: 1k notes, 1 run, 10 saves, "
-        "the current interpreter and its notedex, results under OUT (for CI; asserts nothing).",
+        "the current interpreter and its notedex, results under OUT (for CI; asserts nothing). "
+        "--sizes 1000000: issue 35's 1M column (not in CI, hours; the vault is generated once "
+        "and reused): from 1,000,000 notes on, one cold index, one restore and one run, no "
+        "large moves; each size ends with issue 35's rows and the load beside each.",
     )
     parser.add_argument(
         "--sizes",
         type=int,
         nargs="+",
         metavar="N",
-        help="vault sizes in notes (default 1000 10000 100000)",
+        help="vault sizes in notes (default 1000 10000 100000; 1000000: see below)",
     )
     parser.add_argument("--runs", type=int, help="runs per figure (default 5; --quick 3)")
     parser.add_argument(
@@ -399,6 +407,8 @@ class Vault:
     link_stems: list[str]
     files: int = 0
     bytes: int = 0
+    truth: dict[str, int] | None = None
+    """The generator's counts that health, scan and graph must agree with (``truth_counts``)."""
 
 
 def prepare_vault(settings: Settings, notes: int) -> Vault:
@@ -419,7 +429,46 @@ def prepare_vault(settings: Settings, notes: int) -> Vault:
     ]
     vault = Vault(notes, path, truth_file, keyword, edit_targets, link_stems)
     vault.files, vault.bytes = vault_bytes(path)
+    vault.truth = truth_counts(truth)
     return vault
+
+
+def truth_counts(truth: dict[str, Any]) -> dict[str, int]:
+    """What the generator wrote: its notes, orphans, broken links, and links that resolve to
+    another file (graph's edges into notes and attachments, each link counted once)."""
+    notes = truth["notes"]
+    resolved = sum(
+        1
+        for path, note in notes.items()
+        for link in note["links"]
+        if link.get("target") and link["target"] != path
+    )
+    return {
+        "notes": len(notes),
+        "orphans": len(truth["orphans"]),
+        "broken": len(truth["broken"]),
+        "resolved_links": resolved,
+    }
+
+
+def truth_disagreements(
+    want: dict[str, int], health: dict[str, Any], scan: dict[str, Any], graph: dict[str, Any]
+) -> dict[str, list[int]]:
+    """Each count of ``health --json``, ``scan --json`` and ``graph --json`` beside the
+    generator's (``truth_counts``), as [answer, truth]: the index agrees with the vault."""
+    kind = {node["id"]: node["kind"] for node in graph["nodes"]}
+    into: Counter[str] = Counter()
+    for edge in graph["edges"]:
+        into[kind.get(edge["target"], "unresolved")] += edge["count"]
+    got = {
+        "scan_notes": (scan["noteCount"], want["notes"]),
+        "health_orphans": (health["orphanCount"], want["orphans"]),
+        "health_broken_links": (health["brokenLinkCount"], want["broken"]),
+        "graph_notes": (sum(1 for k in kind.values() if k == "note"), want["notes"]),
+        "graph_unresolved_links": (into["unresolved"], want["broken"]),
+        "graph_resolved_links": (into["note"] + into["attachment"], want["resolved_links"]),
+    }
+    return {key: [answer, truth] for key, (answer, truth) in got.items()}
 
 
 def ensure_vault(out: Path, notes: int, seed: int) -> tuple[Path, Path, dict[str, Any]]:
@@ -656,6 +705,37 @@ def run_measured(command: Command, env: dict[str, str]) -> tuple[float, float]:
             f"{command.name}: `{' '.join(command.argv)}` exited {code}: {done.stderr.strip()[-1500:]}"
         )
     return elapsed, cpu
+
+
+_TREERSS_LINE = re.compile(
+    r"exit (-?\d+); wall ([\d.]+) s; CPU ([\d.]+) s \(sampled over the tree ([\d.]+) s\); "
+    r"peak RSS: largest process (\d+) MB \(ru_maxrss (\d+)\), tree (\d+) MB"
+)
+
+
+def run_tree(command: Command, env: dict[str, str]) -> tuple[float, float, float, float]:
+    """Wall seconds, CPU seconds, and the peak RSS (MB) of the largest process and of the
+    whole process tree, as ``bench/treerss.py`` measures them, run under it: a small parent,
+    whose ``ru_maxrss`` of the command is the command's own (a child spawned from this large
+    process, the 1M truth loaded, reports this process's peak as its own). The pool workers
+    of a cold index start from a forkserver the command does not wait for: their CPU is
+    summed from treerss's samples (the larger of that and the waited-for CPU)."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH_DIR / "treerss.py"), "--", *command.argv],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    found = _TREERSS_LINE.search(done.stdout)
+    if found is None:
+        raise BenchError(f"{command.name}: bench/treerss.py printed {done.stdout!r}")
+    code, wall, cpu, sampled, largest, maxrss, tree = found.groups()
+    if int(code) not in command.ok:
+        raise BenchError(f"{command.name}: `{' '.join(command.argv)}` exited {code}")
+    one = max(float(largest), float(maxrss))
+    return float(wall), max(float(cpu), float(sampled)), one, max(float(tree), one)
 
 
 def run_output(command: Command, env: dict[str, str]) -> tuple[int, str]:
@@ -929,16 +1009,14 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     figures: dict[str, Any] = {}
     info: dict[str, Any] = {"keyword": vault.keyword, "miss_keyword": MISS_KEYWORD}
     samples: dict[str, Any] = {}
+    loads: dict[str, float | None] = {}
+    """The 1-minute load average when each figure was taken (issue 35's table shows it)."""
+    large, (cold_runs, restore_runs, runs) = bounded_runs(settings, notes, name)
 
-    # 1. cold full index, a fresh database each run
+    # 1. cold full index, a fresh database each run: wall, CPU, peak RSS of one process and of
+    # the process tree (its parse workers and findings helper)
     cold = Command("index --full", (*nd, "index", "--full", *where))
-    times = []
-    for run in range(settings.cold_runs):
-        remove_db(db)
-        times.append(run_timed(cold, env))
-        say(f"{name}: cold full index run {run + 1}/{settings.cold_runs}: {times[-1]:.2f}s")
-    samples["cold_index_s"] = times
-    figures["cold_index_s"] = median(times)
+    measure_cold(cold, db, cold_runs, env, figures, samples, loads)
     figures["cold_index_notes_per_s"] = notes / figures["cold_index_s"]
 
     # 5b. database size (the last cold index's file)
@@ -949,6 +1027,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     figures["db_ratio"] = sizes["db_bytes"] / vault.bytes
     figures["db_no_body_ratio"] = sizes["db_no_body_bytes"] / vault.bytes
     figures["body_ratio"] = sizes["body_bytes"] / vault.bytes
+    loads["db_ratio"] = load_average()
 
     # 2. no-op reconcile (one untimed run first: it settles files indexed within the racy window)
     noop = Command("index", (*nd, "index", *where))
@@ -962,7 +1041,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     # new inode with the same bytes and mtime; `index` confirms the notes by hash, parses none
     restore = Command("index after cp -a", (*nd, "index", *where))
     times = []
-    for _ in range(settings.restore_runs or settings.runs):
+    for _ in range(restore_runs or runs):
         restore_with_cp_a(vault.path)
         times.append(run_timed(restore, env))
     samples["restore_index_s"] = times
@@ -1026,15 +1105,16 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     def record(key: str, value: float | None) -> None:
         if value is not None:
             per_run.setdefault(key, []).append(value)
+            loads[key] = load_average()
 
     editor = VaultEditor(settings.out, vault)
     saves: list[dict[str, Any]] = []
-    per_run_saves = math.ceil(settings.saves / settings.runs)
+    per_run_saves = math.ceil(settings.saves / runs)
     rng = random.Random(settings.seed)
     reps_for: dict[str, int] = {}
     ready_timeout = 600.0
     try:
-        for run in range(settings.runs):
+        for run in range(runs):
             settle_racy(refreshing, env)
             if run == 0:
                 info.update(validate_without_daemon(norefresh, env))
@@ -1060,6 +1140,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
                 if run == 0:
                     info.update(validate_with_daemon(lookup, miss, health, scan, rg, rg_miss, env))
                     info.update(validate_search(search_all, search_top, env))
+                    info.update(measure_heavy(nd, where, vault, env, record))
                     for key, commands in groups:
                         reps_for[key] = _reps(settings, commands, env)
                 for key, commands in groups:
@@ -1090,13 +1171,13 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
                 record("daemon_rss_mb", memory["rss_mb"])
                 record("daemon_tree_rss_mb", memory["tree_rss_mb"])
             say(
-                f"{name}: run {run + 1}/{settings.runs}: lookup {per_run['lookup_ms'][-1]:.1f} ms "
+                f"{name}: run {run + 1}/{runs}: lookup {per_run['lookup_ms'][-1]:.1f} ms "
                 f"({per_run['lookup_vs_startup'][-1]:.2f}x start-up), saves p50 "
                 f"{_save_p50(done):.0f} ms, daemon peak {per_run.get('daemon_peak_rss_mb', [0])[-1]} MB"
             )
         restore_vault(settings.out, name)
         # Last: the SIGTERM row leaves the index behind the vault (the next start catches up).
-        measure_moves(settings, tools, vault, db, log, figures, info)
+        measure_moves(settings, tools, vault, db, log, figures, info, large=large)
     finally:
         restore_vault(settings.out, name)
 
@@ -1109,6 +1190,7 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     figures["save_timeouts"] = sum(1 for s in saves if s["seconds"] is None)
     figures["save_p50_ms"] = percentile(latencies, 50) * 1000
     figures["save_p95_ms"] = percentile(latencies, 95) * 1000
+    loads["save_p50_ms"] = loads["save_p95_ms"] = loads.get("daemon_peak_rss_mb")  # after the saves
     figures["save_max_ms"] = max(latencies) * 1000
     for kind in ("new", "edit"):
         chosen = [lat for lat, s in zip(latencies, saves) if s["kind"] == kind]
@@ -1118,6 +1200,9 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     info["reps"] = reps_for
     info["load_average"] = {"start": load_before, "end": load_average()}
     info["seconds"] = round(time.perf_counter() - began, 1)
+    info["figure_loads"] = loads
+    for line in issue35_lines(name, figures, loads):
+        say(line)
     say(f"{name}: measured in {info['seconds']:.0f}s")
     return {
         "notes": notes,
@@ -1129,6 +1214,128 @@ def measure_size(settings: Settings, tools: Tools, notes: int) -> dict[str, Any]
     }
 
 
+def measure_cold(
+    cold: Command,
+    db: Path,
+    cold_runs: int,
+    env: dict[str, str],
+    figures: dict[str, Any],
+    samples: dict[str, Any],
+    loads: dict[str, float | None],
+) -> None:
+    """The cold full index, a fresh database each run: its wall (median), CPU (median) and
+    the peak RSS of its largest process and of its process tree (the largest)."""
+    times, cpus, largest, trees = [], [], [], []
+    for run in range(cold_runs):
+        remove_db(db)
+        wall, cpu, one, tree = run_tree(cold, env)
+        times.append(wall)
+        cpus.append(cpu)
+        largest.append(one)
+        trees.append(tree)
+        say(
+            f"{db.stem}: cold full index run {run + 1}/{cold_runs}: {wall:.2f}s, CPU {cpu:.1f}s, "
+            f"peak RSS {one:.0f} MB (one process) / {tree:.0f} MB (tree), load {load_average()}"
+        )
+    samples["cold_index_s"] = times
+    figures["cold_index_s"] = median(times)
+    figures["cold_index_cpu_s"] = median(cpus)
+    figures["cold_index_peak_rss_mb"] = max(largest)
+    figures["cold_index_tree_rss_mb"] = max(trees)
+    for key in (
+        "cold_index_s",
+        "cold_index_cpu_s",
+        "cold_index_peak_rss_mb",
+        "cold_index_tree_rss_mb",
+    ):
+        loads[key] = load_average()
+
+
+def bounded_runs(settings: Settings, notes: int, name: str) -> tuple[bool, tuple[int, int, int]]:
+    """Whether ``notes`` is a ``LARGE`` size, and its cold-index, restore and query runs: one
+    each there (said), the settings' elsewhere."""
+    if notes < LARGE:
+        return False, (settings.cold_runs, settings.restore_runs, settings.runs)
+    say(f"{name}: {LARGE:,}+ notes: one cold index, one restore, one run (bench/run.py LARGE)")
+    return True, (1, 1, 1)
+
+
+def measure_heavy(
+    nd: Sequence[str],
+    where: Sequence[str],
+    vault: Vault,
+    env: dict[str, str],
+    record: Callable[[str, float | None], None],
+) -> dict[str, Any]:
+    """Issue 35's whole-vault answers, once each: CPU and peak RSS of ``scan --json`` and
+    ``graph --json``; then the counts of ``health``, ``scan`` and ``graph`` against the
+    generator's (``truth_disagreements``): ``truth_mismatches`` counts those that differ."""
+    outputs: dict[str, Any] = {}
+    for key, args, ok in (
+        ("scan", ("scan", "--json"), (0,)),
+        ("graph", ("graph", "--json"), (0,)),
+        ("health", ("health", "--json"), (0, 1)),
+    ):
+        command = Command(f"{key} --json", (*nd, *args, *where), ok=ok)
+        if key != "health":
+            _, cpu, one, _ = run_tree(command, env)
+            record(f"{key}_cpu_s", cpu)
+            record(f"{key}_peak_rss_mb", one)
+        outputs[key] = json.loads(run_output(command, env)[1])
+    info: dict[str, Any] = {}
+    if vault.truth is not None:
+        agreement = truth_disagreements(
+            vault.truth, outputs["health"], outputs["scan"], outputs["graph"]
+        )
+        wrong = {k: v for k, v in agreement.items() if v[0] != v[1]}
+        record("truth_mismatches", len(wrong))
+        info["truth_agreement"] = agreement
+        say(
+            f"{vault.path.name}: health, scan and graph against the generator's counts: "
+            + (f"DIFFER {wrong}" if wrong else f"all {len(agreement)} agree")
+        )
+    return info
+
+
+ISSUE35 = [
+    ("cold_index_s", "cold `index --full`: wall", "s"),
+    ("cold_index_cpu_s", "cold `index --full`: CPU", "s"),
+    ("cold_index_peak_rss_mb", "cold `index --full`: peak RSS, one process", "MB"),
+    ("cold_index_tree_rss_mb", "cold `index --full`: peak RSS, process tree", "MB"),
+    ("save_p50_ms", "daemon: save -> visible p50", "ms"),
+    ("save_p95_ms", "daemon: save -> visible p95", "ms"),
+    ("daemon_ready_s", "daemon: start -> ready", "s"),
+    ("daemon_startup_peak_rss_mb", "daemon: RSS peak after start", "MB"),
+    ("lookup_norefresh_vs_startup", "`lookup KEYWORD --no-refresh` / start-up", "x"),
+    ("search_ms", "`search KEYWORD`, top 20", "ms"),
+    ("search_vs_startup", "`search KEYWORD`, top 20 / start-up", "x"),
+    ("scan_cpu_s", "`scan --json`: CPU", "s"),
+    ("scan_peak_rss_mb", "`scan --json`: peak RSS", "MB"),
+    ("graph_cpu_s", "`graph --json`: CPU", "s"),
+    ("graph_peak_rss_mb", "`graph --json`: peak RSS", "MB"),
+    ("db_ratio", "database / vault bytes", "x"),
+    ("truth_mismatches", "health, scan, graph counts unlike the generator's", ""),
+]
+"""Issue 35's table, printed at the end of each size with the load beside each figure. The
+writer time of one save (its first row) is bench/editcost.py's, not measured here."""
+
+
+def issue35_lines(name: str, figures: dict[str, Any], loads: dict[str, float | None]) -> list[str]:
+    lines = [f"{name}: issue 35's rows (figure; 1-minute load average when it was taken):"]
+    for key, label, unit in ISSUE35:
+        value = figures.get(key)
+        shown = (
+            "-"
+            if value is None
+            else f"{value:.2f}{unit}"
+            if isinstance(value, float)
+            else f"{value}{unit}"
+        )
+        lines.append(f"{name}:   {label}: {shown} (load {loads.get(key, '-')})")
+    lines.append(f"{name}:   one save's writer time: bench/editcost.py (not run here)")
+    return lines
+
+
 def measure_moves(
     settings: Settings,
     tools: Tools,
@@ -1137,9 +1344,13 @@ def measure_moves(
     log: Path,
     figures: dict[str, Any],
     info: dict[str, Any],
+    *,
+    large: bool = False,
 ) -> None:
-    """The large-move rows (bench/moves.py), unless ``--no-moves``."""
-    if not settings.moves:
+    """The large-move rows (bench/moves.py), unless ``--no-moves`` or ``large``."""
+    if large:
+        say(f"{vault.path.name}: the large moves are not measured at this size (bench/moves.py)")
+    if not settings.moves or large:
         return
     moved = moves.measure(vault.path, db, Daemon(tools, vault.path, db, log), say=say)
     figures.update({k: v for k, v in moved.items() if v is not None})
@@ -1245,6 +1456,9 @@ class Row:
 ROWS: list[Row] = [
     Row("cold_index_s", "cold full index", "s", ("<=", 30)),
     Row("cold_index_notes_per_s", "cold full index rate", "notes/s"),
+    Row("cold_index_cpu_s", "cold full index: CPU, the process tree", "s"),
+    Row("cold_index_peak_rss_mb", "cold full index: peak RSS, largest process", "MB"),
+    Row("cold_index_tree_rss_mb", "cold full index: peak RSS, process tree", "MB"),
     Row("noop_reconcile_s", "no-op reconcile (`index`)", "s", ("<=", 2)),
     Row("restore_index_s", "`index` after a `cp -a` restore", "s"),
     Row("restore_vs_cold", "restore / cold full index", "x", ("<=", 0.4)),
@@ -1305,6 +1519,11 @@ ROWS: list[Row] = [
     Row("health_vs_startup", "health --json / start-up", "x", ("<=", 10)),
     Row("scan_ms", "`scan --json`", "ms"),
     Row("scan_vs_startup", "scan --json / start-up", "x"),
+    Row("scan_cpu_s", "`scan --json`: CPU", "s"),
+    Row("scan_peak_rss_mb", "`scan --json`: peak RSS", "MB"),
+    Row("graph_cpu_s", "`graph --json`: CPU", "s"),
+    Row("graph_peak_rss_mb", "`graph --json`: peak RSS", "MB"),
+    Row("truth_mismatches", "health, scan, graph counts unlike the generator's", "", ("<=", 0)),
     Row("tags_ms", "`tags --json`", "ms"),
     Row("tags_vs_startup", "tags --json / start-up", "x", ("<=", 3)),
     Row("mentions_ms", "`mentions NOTE --json`", "ms"),

@@ -9,6 +9,10 @@ under it, from ``/proc`` (Linux). Prints one line: wall seconds, CPU seconds (us
 the command and its waited-for children), the peak of the largest single process's RSS, and the
 peaks of the tree's summed RSS and summed PSS. A sample misses what lives shorter than its
 interval; the peak of one process is also the kernel's own (``ru_maxrss``), printed beside it.
+The CPU of a process the command does not wait for (a forkserver and its workers: the parse
+pool's, issue 35) is not in the command's ``RUSAGE_CHILDREN``: the tree's CPU is also summed
+from each process's last sample of ``/proc/PID/stat``, printed beside it (a sample misses
+the last interval of each process).
 """
 
 from __future__ import annotations
@@ -47,8 +51,19 @@ def _kib(path: str, field: str) -> int:
     return 0
 
 
-def sample(root: int) -> tuple[int, int, int]:
-    """(largest RSS, summed RSS, summed PSS) in KiB of ``root`` and its descendants."""
+def _cpu_ticks(pid: int) -> int:
+    """User + system clock ticks of ``pid`` itself (``/proc/PID/stat`` fields 14 and 15)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def sample(root: int, cpu: dict[int, int] | None = None) -> tuple[int, int, int]:
+    """(largest RSS, summed RSS, summed PSS) in KiB of ``root`` and its descendants; ``cpu``
+    takes each one's CPU ticks so far, by pid."""
     tree = children_of()
     todo, rss, pss = [root], [], 0
     while todo:
@@ -56,6 +71,8 @@ def sample(root: int) -> tuple[int, int, int]:
         todo.extend(tree.get(pid, ()))
         rss.append(_kib(f"/proc/{pid}/status", "VmRSS:"))
         pss += _kib(f"/proc/{pid}/smaps_rollup", "Pss:")
+        if cpu is not None:
+            cpu[pid] = max(cpu.get(pid, 0), _cpu_ticks(pid))
     return max(rss), sum(rss), pss
 
 
@@ -70,14 +87,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     peak = (0, 0, 0)
+    cpu: dict[int, int] = {}
     while child.poll() is None:
-        now = sample(child.pid)
+        now = sample(child.pid, cpu)
         peak = (max(peak[0], now[0]), max(peak[1], now[1]), max(peak[2], now[2]))
         time.sleep(args.every)
     wall = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(
-        f"exit {child.returncode}; wall {wall:.1f} s; CPU {usage.ru_utime + usage.ru_stime:.1f} s; "
+        f"exit {child.returncode}; wall {wall:.1f} s; CPU {usage.ru_utime + usage.ru_stime:.1f} s "
+        f"(sampled over the tree {sum(cpu.values()) / os.sysconf('SC_CLK_TCK'):.1f} s); "
         f"peak RSS: largest process {peak[0] / 1024:.0f} MB (ru_maxrss {usage.ru_maxrss / 1024:.0f}), "
         f"tree {peak[1] / 1024:.0f} MB; tree PSS {peak[2] / 1024:.0f} MB"
     )

@@ -67,6 +67,15 @@ FIGURES = [
     "git_checkout_moves_visible_s",
     "git_checkout_moves_total_s",
     "sigterm_exit_s",
+    # issue 35: the cold index's CPU and memory, the whole-vault answers', the truth's counts
+    "cold_index_cpu_s",
+    "cold_index_peak_rss_mb",
+    "cold_index_tree_rss_mb",
+    "scan_cpu_s",
+    "scan_peak_rss_mb",
+    "graph_cpu_s",
+    "graph_peak_rss_mb",
+    "truth_mismatches",
 ]
 RIPGREP_FIGURES = [
     "rg_ms",
@@ -99,6 +108,7 @@ TARGETS = {
     "body_ratio",
     "folder_rename_visible_s",
     "git_checkout_moves_visible_s",
+    "truth_mismatches",
 }
 
 
@@ -128,6 +138,10 @@ def test_bench_smoke_writes_every_figure(tmp_path: Path) -> None:
     assert figures["save_count"] >= 10
     assert figures["save_timeouts"] == 0, size["samples"]["save_ms"]
     assert 0 < figures["db_no_body_bytes"] < figures["db_bytes"]
+    # health, scan and graph agree with the generator's counts (issue 35), each pair recorded
+    assert figures["truth_mismatches"] == 0, size["info"]["truth_agreement"]
+    assert len(size["info"]["truth_agreement"]) == 6
+    assert "issue 35's rows" in done.stderr
 
     assert {t["figure"] for t in results["targets"]} == TARGETS
     assert results["targets_at"] == 1000

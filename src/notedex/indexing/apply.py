@@ -311,7 +311,7 @@ def _apply_private(
     # A helper process pays off where the findings at the end take seconds, not a tenth.
     helpers = writer.workers if len(notes) >= FINDINGS_HELPER_MIN else 1
     with contextlib.ExitStack() as stack:
-        # The helper of the findings at the end starts first, while this process is small.
+        # The helper of the findings at the end starts first, ready when they come.
         offload = None if single else stack.enter_context(findings_helper(helpers))
         with writer.indexes_deferred():  # back before the findings, which read them
             for parsed in _parse(writer, notes, batch_size):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import gc
+import multiprocessing
+import multiprocessing.context
 import os
 import signal
 import sys
@@ -72,12 +74,57 @@ _live: set[ProcessPoolExecutor] = set()
 _stopped: list[bool] = []
 
 
+def _context() -> multiprocessing.context.BaseContext | None:
+    """How the workers start: on Linux from a forkserver (``poolserver``), never as forks of
+    this process (issue 35). A fork begins with every page of its parent mapped, so each of a
+    cold build's three workers counted the writer's whole heap at the time (the walk's files:
+    about 450 MB at 1M notes) in the tree's memory, and a worker that touched an object copied
+    its page. A forkserver's child starts from the small server, which imported the parse
+    code once. The daemon sets the same start method for the whole process
+    (``daemon.service``); elsewhere (macOS) the default, spawn, is already clean."""
+    if not sys.platform.startswith("linux"):
+        return None
+    from multiprocessing import forkserver
+
+    multiprocessing.set_forkserver_preload(["notedex.indexing.poolserver"])
+    # Started with SIGINT blocked, which the server and its workers inherit: a Ctrl-C or
+    # ``timeout -s INT`` signals the whole group, and a server still importing its preload
+    # printed a KeyboardInterrupt traceback (issue 31.8). It ends with this process anyway.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        _start_quiet_tracker()
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    return multiprocessing.get_context("forkserver")
+
+
+def _start_quiet_tracker() -> None:
+    """Start multiprocessing's resource tracker with its stderr on the null device. A pool of
+    a forkserver registers its semaphores there, and a stop (``stop_workers``, then
+    ``os._exit``) leaves them for the tracker to remove, which it does with a warning per
+    stop on the stderr it inherited: after the one line a stopped command promises."""
+    from multiprocessing import resource_tracker
+
+    saved = os.dup(2)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+        finally:
+            os.close(null)
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 @contextlib.contextmanager
 def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool for the ``with`` block. On the way out it waits for the chunks still
     running (after an exception, not for those not started), or for nothing once
     ``stop_workers`` has killed the workers."""
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=start_worker)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=start_worker, mp_context=_context())
     _live.add(pool)
     failed = False
     try:
@@ -131,13 +178,14 @@ def findings_helper(workers: int) -> Iterator[Offload]:
     one worker process, which derives the link texts, checks the anchors, runs the `typo`
     search and counts the tags while the writer writes the search rows; the second core sits
     idle there otherwise (issue 12: a cold index's serial end). Enter it before the batches:
-    it is forked now, while this process is small. In this process when ``workers`` is 1.
-    The helper never opens the index (a process forked from one that has it open must not)."""
+    it starts now (``_context``: not a fork of this process). In this process when
+    ``workers`` is 1. The helper never opens the index (a process that shares an open
+    connection's state with it must not)."""
     if workers <= 1:
         yield run_here
         return
     with _pool(1) as pool:
-        pool.submit(int).result()  # started now, while this process is small (fork: no copy)
+        pool.submit(int).result()  # started now, ready when the batches end
         yield pool.submit
 
 

@@ -316,6 +316,8 @@ def refresh_fts(
     dirty: set[int],
     links: LinkTargets,
     offload: Offload = run_here,
+    *,
+    near: Future[dict[str, set[str]]] | None = None,
 ) -> None:
     """Insert the structure-search rows of every withdrawn note (and of ``dirty``) again,
     from the tables, and recompute their health findings.
@@ -325,6 +327,8 @@ def refresh_fts(
     verdicts, the `typo` search and the tag counts are pure work on what is read first:
     ``offload`` runs them, in another process while this one writes the search rows at the
     end of a large build (``indexing.pool.findings_helper``; issue 12, wall), else here.
+    ``near``: the `typo` search over every broken link's key, already under way (a refresh
+    in slices, ``store.findings_slices``).
     """
     # Notes new to the index, or dirty without a change of inputs; at the end of an apply (its
     # notes written) the sources whose `renamed` suggestion a recreated note changes.
@@ -347,7 +351,8 @@ def refresh_fts(
     # Nothing below changes a link, an outline, a file or a tag: what the offloaded work reads
     # now is what it would read at its turn. Started in the order the results are wanted.
     texts = offload(link_texts_of, *_link_text_inputs(conn))
-    near = None if offload is run_here else linkfixes.near_stems_ahead(conn, offload)
+    if near is None and offload is not run_here:
+        near = linkfixes.near_stems_ahead(conn, offload)
     anchors = check_anchors(conn, offload)
     tagged = None if offload is run_here else tagcounts.read_marked(conn)
     counted = None if tagged is None else offload(tagcounts.count, tagged)
@@ -360,14 +365,18 @@ def refresh_fts(
         "WHERE file_id IN (SELECT id FROM fts_pending) "
         "AND file_id NOT IN (SELECT file_id FROM temp.fts_rows)"
     )
+    # Only the pending notes' rows: a build aside stages every note's, and a refresh in slices
+    # (store.findings_slices) inserts each slice's alone, the rest left for their slice.
+    pending = "WHERE file_id IN (SELECT id FROM fts_pending)"
     conn.execute(
         "INSERT INTO note_fts(rowid, title, tags, aliases) "
-        "SELECT file_id, title, tags, aliases FROM temp.fts_rows"
+        f"SELECT file_id, title, tags, aliases FROM temp.fts_rows {pending}"
     )
     conn.execute(
-        "INSERT INTO name_fts(rowid, title, aliases) SELECT file_id, title, aliases FROM temp.fts_rows"
+        "INSERT INTO name_fts(rowid, title, aliases) "
+        f"SELECT file_id, title, aliases FROM temp.fts_rows {pending}"
     )
-    conn.execute("DELETE FROM temp.fts_rows")
+    conn.execute(f"DELETE FROM temp.fts_rows {pending}")
     refresh_link_texts(conn, texts)
     conn.execute("DELETE FROM fts_pending")
     conn.execute("DELETE FROM temp.links_pending")

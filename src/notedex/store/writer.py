@@ -15,6 +15,7 @@ from notedex.store import (
     basedocs,
     files,
     findings,
+    findings_slices,
     linkfixes,
     maintenance,
     moves,
@@ -335,9 +336,10 @@ class IndexWriter:
 
     def flush_pending_fts(self, offload: findings.Offload = findings.run_here) -> None:
         """Recompute the structure rows recorded as pending (also after a crash); ``offload``
-        runs the findings' pure work (``findings.refresh_fts``)."""
+        runs the findings' pure work (``findings.refresh_fts``). A slice of the pending notes
+        at a time (``findings_slices``: a first index's end held the whole vault's rows)."""
         with self.transaction():
-            findings.refresh_fts(self.conn, set(), self.links, offload)
+            findings_slices.refresh_pending(self.conn, self.links, offload)
 
     def _withdraw(self, ids: Iterable[int]) -> None:
         findings.withdraw(self.conn, ids)

@@ -8,12 +8,13 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from notedex.indexing import apply as apply_module
 from notedex.indexing.reconcile import reconcile
-from notedex.store import findings
+from notedex.store import findings, findings_slices
 from notedex.store.maintenance import FTS_AUTOMERGE
 from notedex.store.writer import IndexWriter
 from notedex.vault.walk import walk_vault
@@ -126,6 +127,43 @@ def test_a_private_builds_findings_from_the_helper_process_equal_a_normal_apply(
     assert reasons == {"typo": 600, "prefix": 600, None: 300}
     assert [row[-1] for row in built["broken_links"]] == ["typo"] * 300
     assert ("area", 300) in built["tag_rollup"] and ("area/sub1", 100) in built["tag_rollup"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_builds_findings_in_slices_equal_a_normal_apply_and_hold_a_slice_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """Issue 35: the pending notes at a large build's end are refreshed a slice at a time
+    (``findings_slices``), the helper's `typo` search once for all. The index is the one a
+    normal apply writes (links, anchors and tags cross the slices), and no step's inputs
+    hold more notes than a slice: here 64 of 300 (one call of 300 before)."""
+    vault = doctor_vault(tmp_path / "vault", 300)
+    normal = fresh_full_index(vault, tmp_path)
+    built_db = tmp_path / "built.db"
+    monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 64)
+    monkeypatch.setattr(apply_module, "FINDINGS_HELPER_MIN", 100)
+    monkeypatch.setattr(findings_slices, "SLICE", 64)
+    wanted: list[int] = []
+    texts_of = findings.link_texts_of
+
+    def counting(into: Any, unresolved: Any, rows: list[Any]) -> Any:
+        wanted.append(len(rows))
+        return texts_of(into, unresolved, rows)
+
+    if workers == 1:  # in this process: the inputs of each call can be counted
+        monkeypatch.setattr(findings, "link_texts_of", counting)
+    # A build aside, as `index --full`: its batches stage every note's search rows.
+    with IndexWriter(built_db, vault, workers=workers) as writer, writer.building():
+        writer.refresh_filters()
+        apply_module.apply(writer, walk_vault(vault).files, [])
+    assert dump_index(built_db) == normal
+    # Each note's search rows are in the FTS5 indexes once (a later slice inserted the staged
+    # rows of the first again: the same text, twice the postings).
+    assert fts_integrity_ok(built_db)
+    if workers == 1:
+        assert sum(wanted) >= 300 and max(wanted) <= 64, wanted
 
 
 def test_a_writer_undoes_the_settings_of_a_killed_bulk_load(tmp_path: Path) -> None:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 from pathlib import Path
 
-from notedex.indexing.pool import parse_chunk
+import pytest
+
+from notedex.indexing.pool import findings_helper, parse_chunk
 from notedex.store.outline import encode_outline
 from notedex.vault.parse import read_note
 from notedex.vault.text import exact_name_key, segment
@@ -35,3 +39,24 @@ def test_a_parsed_note_crosses_without_its_body_and_with_its_segmented_text(
     assert titles == {exact_name_key("n"), exact_name_key("框架 title")} and aliases == set()
     assert outline == encode_outline(parsed) and outline is not None
     assert fts_texts == (segment("n  框架 title"), "a t", "")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="spawn elsewhere: never a fork")
+def test_a_worker_is_not_a_fork_of_the_writer() -> None:
+    """Issue 35: a forked worker starts with every page of the writer mapped (at 1M notes the
+    walk's files alone are about 450 MB), which the process tree's memory counted once per
+    worker. The workers come from the forkserver instead: their parent is not the writer,
+    and what the writer made after its start is not in them."""
+    _MARK.append("made by the writer")
+    with findings_helper(2) as offload:
+        parent = offload(os.getppid).result()
+        seen = offload(_marks).result()
+    assert parent != os.getpid()
+    assert seen == []
+
+
+_MARK: list[str] = []
+
+
+def _marks() -> list[str]:
+    return list(_MARK)
