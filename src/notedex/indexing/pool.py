@@ -90,22 +90,27 @@ def _context() -> multiprocessing.context.BaseContext | None:
     # Started with SIGINT blocked, which the server and its workers inherit: a Ctrl-C or
     # ``timeout -s INT`` signals the whole group, and a server still importing its preload
     # printed a KeyboardInterrupt traceback (issue 31.8). It ends with this process anyway.
+    from multiprocessing import resource_tracker
+
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        _start_quiet_tracker()
-        forkserver.ensure_running()
+        with _stderr_to_null():
+            resource_tracker.ensure_running()
+            forkserver.ensure_running()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     return multiprocessing.get_context("forkserver")
 
 
-def _start_quiet_tracker() -> None:
-    """Start multiprocessing's resource tracker with its stderr on the null device. A pool of
-    a forkserver registers its semaphores there, and a stop (``stop_workers``, then
-    ``os._exit``) leaves them for the tracker to remove, which it does with a warning per
-    stop on the stderr it inherited: after the one line a stopped command promises."""
-    from multiprocessing import resource_tracker
-
+@contextlib.contextmanager
+def _stderr_to_null() -> Iterator[None]:
+    """The resource tracker and the forkserver start with their stderr on the null device.
+    A pool of a forkserver registers its semaphores with the tracker, and a stop
+    (``stop_workers``, then ``os._exit``) leaves them for it to remove, with a warning per stop
+    on the stderr it inherited: after the one line a stopped command promises. The server is
+    a fresh interpreter that does not keep the blocked SIGINT: a Ctrl-C while it imports its
+    preload printed a KeyboardInterrupt traceback (``tests/system/test_signals.py``). Its
+    workers inherit its stderr; what they raise comes back through the pool, not stderr."""
     saved = os.dup(2)
     try:
         null = os.open(os.devnull, os.O_WRONLY)
@@ -113,7 +118,7 @@ def _start_quiet_tracker() -> None:
             os.dup2(null, 2)
         finally:
             os.close(null)
-        resource_tracker.ensure_running()
+        yield
     finally:
         os.dup2(saved, 2)
         os.close(saved)
