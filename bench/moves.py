@@ -13,9 +13,8 @@ size; run alone for a quick look at one vault:
 - ``sigterm_exit_s``: those folders copied into the vault under new names (a batch of new notes,
   parsed in chunks); SIGTERM once the first chunk is visible, until the daemon has exited.
 
-A reader polls the database (the path range of each folder) every 10 ms. The moves start once
-the daemon's writer has prepared its link index after READY (its log says ``links prepared``:
-a few tenths of a second at 100k notes that the first batch after a start would wait for). The
+A reader polls the database (the path range of each folder) every 10 ms. The moves start at
+READY: the daemon's writer keeps no link index to prepare after it (issue 35). The
 vault is put back as it was (paths and bytes; the rewritten files keep their new mtimes).
 
 ``--mv`` measures ``notedex mv`` instead (issue 33): a folder of 1,000 notes is planted in the
@@ -154,7 +153,6 @@ def measure(
     say(f"moves: {len(names)} folders, {notes} notes, {files} files")
     daemon.start(600.0)
     try:
-        _settled(daemon, timeout)
         with reader(db) as conn:
             rename_times = []
             for src, dst in ((names, moved), (moved, names)):
@@ -286,21 +284,6 @@ def measure_mv(vault: Path, db: Path, *, say: Callable[[str], None]) -> dict[str
         figures[f"{label}_cpu_s"] = round(cpu, 2)
         figures[f"{label}_links"] = data["links"]
     return figures
-
-
-def _settled(daemon: DaemonLike, timeout: float) -> None:
-    """Wait until the writer has prepared its link index, when the daemon has a log to say so."""
-    log = getattr(daemon, "log", None)
-    if not isinstance(log, Path):
-        return
-
-    def prepared() -> bool:
-        text = log.read_bytes()
-        since = text[text.rfind(b'"ready"') :]
-        return b'"links prepared"' in since or b'"cannot prepare link resolution"' in since
-
-    if wait_for(prepared, timeout) is None:
-        raise RuntimeError(f"the daemon's writer did not prepare its links; see {log}")
 
 
 def _child_env() -> dict[str, str]:

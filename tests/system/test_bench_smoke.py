@@ -137,6 +137,8 @@ def test_bench_smoke_writes_every_figure(tmp_path: Path) -> None:
     assert not missing, f"figures missing from results.json: {missing}"
     assert figures["save_count"] >= 10
     assert figures["save_timeouts"] == 0, size["samples"]["save_ms"]
+    # each save became visible with its own content (the index's 60-bit content key)
+    assert size["info"]["save_hash_mismatches"] == 0
     assert 0 < figures["db_no_body_bytes"] < figures["db_bytes"]
     # health, scan and graph agree with the generator's counts (issue 35), each pair recorded
     assert figures["truth_mismatches"] == 0, size["info"]["truth_agreement"]
