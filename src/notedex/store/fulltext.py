@@ -44,11 +44,11 @@ def body_match_count(
         return int(conn.execute(sql, params).fetchone()[0])
     row = conn.execute(
         """
-        SELECT (SELECT count(*) FROM body_fts WHERE body_fts MATCH ?1)
-             - (SELECT count(*) FROM body_fts WHERE body_fts MATCH ?1
+        SELECT (SELECT count(*) FROM body_fts WHERE body_fts MATCH ?)
+             - (SELECT count(*) FROM body_fts WHERE body_fts MATCH ?
                 AND rowid IN (SELECT file_id FROM notes WHERE excluded = 1))
         """,
-        (expression,),
+        (expression, expression),
     ).fetchone()
     return int(row[0])
 

@@ -206,7 +206,7 @@ def _ranked_one(
         ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
         LIMIT ?4
         """,
-        (exact_ids, "{title tags aliases} : " + expression, expression, limit),
+        {"1": exact_ids, "2": "{title tags aliases} : " + expression, "3": expression, "4": limit},
     ).fetchall()
 
 
@@ -235,16 +235,16 @@ def _ranked_titled(
     titled = (
         "bm25(name_fts, 1.0, 0.0) < 0"  # one term: it hit the title
         if len(matches) == 1
-        else "+rowid IN (SELECT rowid FROM name_fts WHERE name_fts MATCH 'title : ' || ?2)"
+        else "+rowid IN (SELECT rowid FROM name_fts WHERE name_fts MATCH 'title : ' || ?)"
     )
     named = conn.execute(
         f"""
         SELECT rowid AS file_id, {_NAME_BM25} AS rank
-        FROM name_fts WHERE name_fts MATCH ?2 AND {titled}
-          AND +rowid NOT IN (SELECT value FROM json_each(?1)) AND {visible}
+        FROM name_fts WHERE name_fts MATCH ? AND {titled}
+          AND +rowid NOT IN (SELECT value FROM json_each(?)) AND {visible}
         ORDER BY rank, rowid LIMIT ?
         """,
-        [exact_ids, every, *params, limit - len(rows)],
+        [every, *([every] if len(matches) > 1 else []), exact_ids, *params, limit - len(rows)],
     ).fetchall()
     ids = [row[0] for row in named]
     masks = {file_id: [0, 0] for file_id in ids}  # the terms in a tag, in an alias (bits)
@@ -341,7 +341,7 @@ def _ranked_many(
     if pool is not None:
         restrict = f" AND {'+rowid IN' if pool else _rowid_in(exact_ids)} (SELECT id FROM pool)"
         restrict += "" if pool else _rowid_span(exact_ids)
-        params += [pool, exact_ids]
+        params += [pool, exact_ids] if pool else [exact_ids, pool]  # the order `pooled` reads
     every = "(" + " AND ".join(expression for _, expression in matches) + ")"
     params.append(every)
     union = " UNION ALL ".join(
@@ -361,7 +361,7 @@ def _ranked_many(
         names = "SELECT NULL, NULL WHERE ? IS NULL"
     pooled = ""
     if pool == "":
-        pooled = "pool(id) AS MATERIALIZED (SELECT value FROM json_each(?2) WHERE ?1 = ''),"
+        pooled = "pool(id) AS MATERIALIZED (SELECT value FROM json_each(?) WHERE ? = ''),"
     elif pool is not None:
         pooled = (
             "pool(id) AS MATERIALIZED (SELECT rowid FROM note_fts WHERE note_fts MATCH ? "

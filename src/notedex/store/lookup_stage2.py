@@ -75,7 +75,7 @@ def link_degrees(conn: "sqlite3.Connection", file_ids: "Sequence[int]") -> dict[
                 GROUP BY target_id
             ) GROUP BY id
             """,
-            (ids,),
+            {"1": ids},  # ?1 binds by name (a sequence is an error from Python 3.14)
         )
     }
 

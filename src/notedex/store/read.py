@@ -345,7 +345,7 @@ def graph_edges_touching(conn: "sqlite3.Connection", file_ids: "Sequence[int]") 
           AND l.linkpath <> '' AND n.excluded = 0
         GROUP BY l.source_id, l.target_id
         """,
-        (_json_ints(file_ids),),
+        {"1": _json_ints(file_ids)},  # ?1 binds by name (a sequence is an error from 3.14)
     ).fetchall()
 
 
@@ -392,10 +392,11 @@ def notes_by_title(conn: "sqlite3.Connection", title: str) -> "list[Row]":
         f"OR nx_fold({NOTE_TITLE}) = ?1"
     )
     among = _title_candidates(key)
-    params: tuple[str, ...] = (key,)
+    params = {"1": key}  # ?1, ?2, ?3 bind by name (a sequence is an error from Python 3.14)
     where = match  # without candidates: every note's names folded in Python, 0.3 s at 100k
     if among is not None:
-        where, params = f"n.file_id IN ({among}) AND ({match})", (key, *_title_needles(key))
+        where = f"n.file_id IN ({among}) AND ({match})"
+        params.update((str(i), needle) for i, needle in enumerate(_title_needles(key), 2))
     return conn.execute(
         f"""
         SELECT {_NOTE_COLUMNS} FROM notes n JOIN files f ON f.id = n.file_id
@@ -741,7 +742,7 @@ def graph_file_node(conn: "sqlite3.Connection", path: str, kept: bool = False) -
               OR EXISTS (SELECT 1 {_GRAPH_LINKS} AND l.target_id = t.id
                          AND l.source_id <> t.id {_KEPT_SOURCE if kept else ""}))
             """,
-            (path,),
+            {"1": path},
         ).fetchone()
         is not None
     )

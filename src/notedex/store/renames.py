@@ -124,7 +124,7 @@ def _pair_with_recent(conn: sqlite3.Connection, encoded_paths: str) -> set[str]:
         GROUP BY o.content_hash
         HAVING count(DISTINCT g.path) = 1 AND count(DISTINCT n.file_id) = 1
         """,
-        (encoded_paths, time.time_ns() - RECENT_NS),
+        {"1": encoded_paths, "2": time.time_ns() - RECENT_NS},  # ?N: named (Python 3.14)
     ).fetchall()
     if not pairs:
         return set()
