@@ -6,7 +6,10 @@ A change that can change only suggestions (an alias, a name or a rename history 
 went) does not make the notes with those broken links dirty: it files the links' name keys in
 ``temp.refix_keys`` (``refix``), and ``suggest_link_fixes`` computes the suggestion of every
 broken link under those keys again, in the same transaction, leaving the rest of those notes'
-findings and search rows alone (issue 17: a folder rename touches thousands of such links)."""
+findings and search rows alone (issue 17: a folder rename touches thousands of such links).
+
+Over 500 lines on purpose: the four suggestion rules and the re-fix of their keys read the same
+candidate probes, and all of their SQL stays in one place."""
 
 from __future__ import annotations
 
