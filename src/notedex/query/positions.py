@@ -428,10 +428,12 @@ def _classes(text: str) -> bytes:
 def _count_tokens(classes: bytes) -> int:
     """How many tokens ``classes`` holds, as ``len(classes.replace(b"c", b" c ").split())``
     counts them (each ``c``, and each run of ``a`` and ``x``), with no list and no scan in
-    Python: the runs' first bytes are the bits of one big integer (a byte 1 where the class is
-    ``a`` or ``x``) whose byte before is 0."""
-    runs = int.from_bytes(classes.translate(_RUN_BYTES), "big")
-    return classes.count(b"c") + (runs & ~(runs >> 8)).bit_count()
+    Python: with a byte 1 where the class is ``a`` or ``x`` and 0 elsewhere, a run starts at
+    the first byte when it is 1 and wherever a 0 is followed by a 1 (two bytes that cannot
+    overlap themselves, so ``bytes.count`` counts each once; issue 35: 2.2 µs for 850
+    characters, where one big integer's shifts and ``bit_count`` took 5.6)."""
+    runs = classes.translate(_RUN_BYTES)
+    return classes.count(b"c") + runs.count(b"\x00\x01") + (runs[:1] == b"\x01")
 
 
 def _token_span(nbody: str, offset: int, hint: str) -> tuple[int, int] | None:

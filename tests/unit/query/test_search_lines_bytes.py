@@ -170,3 +170,54 @@ def test_the_piped_answer_is_the_whole_answer_written_hit_by_hit(
     if data["shown"] > 3:
         assert len(written) == -(-data["shown"] // 3)  # a batch of 3 hits at a time
         assert written == sorted(written) and written[-1] > written[0]  # out as they come
+
+
+@pytest.fixture(scope="module")
+def many_folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """40 folders of 5 notes whose scores interleave the folders in rank order."""
+    base = tmp_path_factory.mktemp("search-folders")
+    vault = base / "vault"
+    for folder in range(40):
+        for note in range(5):
+            path = vault / f"f{folder:02}" / f"n{note}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            book = "book " * (1 + (folder * 7 + note * 3) % 9)
+            path.write_text(f"# n{note}\n\nsome words\n{book}and more words here\n", "utf-8")
+    db = base / "index.db"
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return vault, db
+
+
+@pytest.mark.skipif(not hasattr(os, "O_DIRECTORY"), reason="folders are kept with openat")
+def test_hits_are_read_folder_by_folder(
+    many_folders: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hits come best first, which crosses the vault's folders again and again; they are read
+    in path order (then put back in rank order), so each folder is opened about once however
+    few the reader keeps open (issue 35: at 100k notes, 1.5 folder opens a hit before)."""
+    from notedex.query import positions
+    from notedex.vault import reading
+
+    vault, db = many_folders
+    reference = _output(vault, db, "book")
+    assert reference[0] == 0, reference
+    hits = [line.split(":")[0] for line in reference[1].splitlines()[:-2] if line[:1] != " "]
+    assert len(hits) == 200
+    assert len({path.split("/")[0] for path in hits[:40]}) > 12  # rank order crosses folders
+    monkeypatch.setattr(reading, "_MAX_KEPT", 12)
+    monkeypatch.setattr(positions, "PARALLEL_FROM", 10**9)  # every read in this process
+    opens: list[int] = []
+    plain_open = os.open
+
+    def counting(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & os.O_DIRECTORY:
+            opens.append(1)
+        return plain_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting)
+    assert _output(vault, db, "book") == reference
+    monkeypatch.undo()
+    # each of the 40 folders about once, and the root again each time the reader lets go of
+    # them all (in rank order: 138)
+    assert 40 <= len(opens) <= 50, len(opens)
