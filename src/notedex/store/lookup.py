@@ -65,7 +65,9 @@ def ranked_field_hits(
     structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
     visible, params = _visible(conn, "note_fts.rowid", nf)
     count = f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}"
-    if not exact and not conn.execute(count, [structure, *params]).fetchone()[0]:
+    # whether a title or tag is hit at all: the first match answers, not a count of them all
+    some = f"SELECT 1 FROM note_fts WHERE note_fts MATCH ? AND {visible} LIMIT 1"
+    if not exact and conn.execute(some, [structure, *params]).fetchone() is None:
         return 0, []
     anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
     hit = conn.execute(count, [anywhere, *params]).fetchone()[0]
@@ -73,10 +75,14 @@ def ranked_field_hits(
     if hit + len(exact) > limit:
         for number, (table, pool) in enumerate(_stage1_pools(expressions, weights)):
             # a pool too small to fill the page is skipped on a count (no BM25): its size
-            # and the exact names bound the candidates it holds
+            # and the exact names bound the candidates it holds. Counted up to the page (a
+            # pool that fills it needs no more rows read: issue 30's speed budget)
             seen, seen_params = _visible(conn, f"{table}.rowid", nf)
-            count = f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND {seen}"
-            pooled = conn.execute(count, [pool, *seen_params]).fetchone()[0]
+            count = (
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? AND {seen} "
+                "LIMIT ?)"
+            )
+            pooled = conn.execute(count, [pool, *seen_params, limit]).fetchone()[0]
             if pooled + len(exact) < limit:
                 continue
             titled = number == 0
