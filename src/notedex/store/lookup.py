@@ -318,6 +318,8 @@ def _ranked_exact(
     limit: int,
 ) -> "list[RankedRow]":
     """The exact names (tier 1) in stage-1 order, over note_fts."""
+    if "," not in exact_ids:  # one exact name: nothing to order it against (``_one_exact``)
+        return _one_exact(conn, matches, int(exact_ids.strip("[]")), nf)
     if len(matches) > 1:
         return _ranked_many(conn, matches, exact_ids, nf, limit, "")
     visible, params = _visible(conn, "note_fts.rowid", nf)
@@ -333,6 +335,48 @@ def _ranked_exact(
         """,
         ["{title tags aliases} : " + matches[0][1], exact_ids, *params, limit],
     ).fetchall()
+
+
+def _one_exact(
+    conn: "sqlite3.Connection",
+    matches: "Sequence[tuple[int, str]]",
+    file_id: int,
+    nf: "NoteFilter | None",
+) -> "list[RankedRow]":
+    """The row ``_ranked_exact`` gives for a single exact name, without bm25(): alone in tier 1,
+    its rank orders it against nothing (the page's later tiers sort after it whatever it is),
+    and bm25() would read each term's whole doclist for its IDF (issue 30's speed budget: the
+    two-word lookup at 100k notes). Which terms hit its title, tags and aliases is asked by a
+    rowid seek each, in one statement; no term hit: no row, as the match gives none."""
+    visible, params = _visible(conn, "note_fts.rowid", nf)
+    parts: list[str] = []
+    args: list[Any] = []
+    for index, expression in matches:
+        for field, column in enumerate(("title", "tags", "aliases")):
+            parts.append(
+                f"SELECT {int(index)}, {field} FROM note_fts "
+                f"WHERE note_fts MATCH ? AND rowid = ? AND {visible}"
+            )
+            args += [f"{column} : ({expression})", file_id, *params]
+    masks = [0, 0, 0]  # the terms hitting the title, the tags, the aliases (bit i: term i)
+    for index, field in conn.execute(" UNION ALL ".join(parts), args).fetchall():
+        masks[field] |= 1 << index
+    hit = masks[0] | masks[1] | masks[2]
+    if not hit:
+        return []
+    row: dict[str, Any] = {
+        "file_id": file_id,
+        "tier": 1,
+        "rank": 0.0,
+        "terms": hit.bit_count(),
+        "title_terms": masks[0].bit_count(),
+        "tag_terms": masks[1].bit_count(),
+        "alias_terms": masks[2].bit_count(),
+    }
+    if len(matches) > 1:  # _ranked_many's fields: the masks and the coverage (weights of 1)
+        row.update(title_mask=masks[0], tag_mask=masks[1], alias_mask=masks[2])
+        row["coverage"] = row["terms"]
+    return [row]
 
 
 def _ranked_many(

@@ -200,3 +200,60 @@ def test_whether_the_other_words_are_generic_is_counted_up_to_the_floor(
     large, large_absent = _absent_steps(dbs[LARGE])
     assert small_absent and large_absent
     assert large <= small * 1.2 + 50, (small, large)
+
+
+def test_a_single_exact_name_is_ranked_without_bm25(dbs: dict[int, Path]) -> None:
+    """One note named "Kafka" alone in tier 1: nothing to order it against, so its row (which
+    fields the term hits) is asked by rowid seeks, without bm25(), whose IDF reads the term's
+    whole doclist once per seek (C work the VM step count does not see, hence the trace)."""
+    conn = connect_readonly(dbs[LARGE])
+    asked: list[str] = []
+    try:
+        first = min(file_id for file_id, _ in exact_names(conn, exact_name_key("kafka")))
+        conn.set_trace_callback(asked.append)
+        rows = stage1._ranked_exact(conn, [(0, '"kafka"')], f"[{first}]", None, 10)
+        two = stage1._ranked_exact(conn, [(0, '"kafka"'), (1, '"named"')], f"[{first}]", None, 10)
+    finally:
+        conn.close()
+    assert [(row["file_id"], row["tier"], row["title_terms"]) for row in rows] == [(first, 1, 1)]
+    assert [(row["file_id"], row["terms"]) for row in two] == [(first, 1)]
+    assert asked and not [sql for sql in asked if "bm25(" in sql]
+
+
+def test_a_single_exact_name_has_the_fields_the_full_ranking_gives_it(tmp_path: Path) -> None:
+    """The single exact name's row says the same terms and fields as the full ranking's
+    tier-1 row (bm25() over every candidate), for one term and for two."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    vault.mkdir()
+    (vault / "Kafka.md").write_text(
+        "---\ntags: [kafka, streams]\naliases: [Kafka broker]\n---\nText.\n", encoding="utf-8"
+    )
+    (vault / "Kafka streams.md").write_text(
+        "---\ntags: [streams]\naliases: [Streams of kafka]\n---\n# Kafka streams\n",
+        encoding="utf-8",
+    )
+    for i in range(20):
+        (vault / f"Kafka filler {i}.md").write_text(f"# Kafka streams filler {i}\n")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    conn = connect_readonly(db)
+    fields = ("terms", "title_terms", "tag_terms", "alias_terms")
+    try:
+        for question, words in (
+            ("kafka", ['"kafka"']),
+            ("kafka streams", ['"kafka"', '"streams"']),
+        ):
+            matches = list(enumerate(words))
+            ids = [file_id for file_id, _ in exact_names(conn, exact_name_key(question))]
+            assert len(ids) == 1, question
+            exact = f"[{ids[0]}]"
+            alone = stage1._ranked_exact(conn, matches, exact, None, 10)
+            full = [
+                r for r in stage1._ranked(conn, matches, exact, None, 10, None) if r["tier"] == 1
+            ]
+            keys = fields if len(words) == 1 else (*fields, "title_mask", "tag_mask", "alias_mask")
+            assert [{k: row[k] for k in ("file_id", *keys)} for row in alone] == [
+                {k: row[k] for k in ("file_id", *keys)} for row in full
+            ], question
+    finally:
+        conn.close()
