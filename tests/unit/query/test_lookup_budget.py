@@ -257,3 +257,46 @@ def test_a_single_exact_name_has_the_fields_the_full_ranking_gives_it(tmp_path: 
             ], question
     finally:
         conn.close()
+
+
+def test_the_total_of_two_terms_from_their_counts_is_the_count_of_either(tmp_path: Path) -> None:
+    """Two terms: stage 1's total is worked out from each term's count of names less the notes
+    both hit (an AND along the rarer doclist), the same number as counting the notes either
+    hits; excluded notes keep the plain count (the names' counts include them)."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    vault.mkdir()
+    for i in range(12):
+        (vault / f"Kafka streams {i}.md").write_text(f"# Kafka streams {i}\n", encoding="utf-8")
+    for i in range(7):
+        (vault / f"Kafka only {i}.md").write_text(f"---\ntags: [broker]\n---\n# Kafka {i}\n")
+    for i in range(5):
+        (vault / f"Streams {i}.md").write_text("---\naliases: [Event streams]\n---\nText.\n")
+    (vault / "Broker.md").write_text("---\naliases: [Kafka broker]\n---\nText.\n")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    conn = connect_readonly(db)
+    try:
+        for words in (('"kafka"', '"streams"'), ('"kafka"', '"broker"'), ('"streams"', '"event"')):
+            matches = list(enumerate(words))
+            named = [
+                conn.execute(
+                    "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?",
+                    ("{title tags aliases} : " + word,),
+                ).fetchone()[0]
+                for word in words
+            ]
+            either = conn.execute(
+                "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?",
+                ("{title tags aliases} : (" + " OR ".join(words) + ")",),
+            ).fetchone()[0]
+            asked: list[str] = []
+            conn.set_trace_callback(asked.append)
+            total, rows = stage1.ranked_field_hits(conn, matches, named=named, limit=5)
+            conn.set_trace_callback(None)
+            plain, plain_rows = stage1.ranked_field_hits(conn, matches, limit=5)
+            assert total == plain == either, words
+            assert [r["file_id"] for r in rows] == [r["file_id"] for r in plain_rows]
+            anywhere = "{title tags aliases} : (" + " OR ".join(words) + ")"
+            assert not [sql for sql in asked if anywhere.replace("'", "''") in sql]
+    finally:
+        conn.close()
