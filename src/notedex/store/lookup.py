@@ -7,7 +7,7 @@ query time (the measure is in docs/benchmarks.md). Stage 2's SQL is in ``store.l
 where a term occurs, and which notes lookup may show, in ``store.lookup_terms``.
 """
 
-from notedex.store.lookup_terms import _not_excluded, _visible, field_hits_among
+from notedex.store.lookup_terms import _not_excluded, _visible, fields_hit_among
 from notedex.store.read import _json_ints
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -105,6 +105,7 @@ def ranked_field_hits(
                 pool,
                 titled=titled,
                 weights=weights,
+                hits=hit,
             )
             if len(rows) >= limit:
                 break
@@ -192,13 +193,15 @@ def _ranked(
     *,
     titled: bool = False,
     weights: "Sequence[int] | None" = None,
+    hits: int = 0,
 ) -> "list[RankedRow]":
     """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order; ``titled``:
-    the pool is the first, every term in the title (``_stage1_pools``)."""
+    the pool is the first, every term in the title (``_stage1_pools``); ``hits``, the notes
+    any term hits (how long the terms' doclists are, at most)."""
     if titled and (len(matches) == 1 or exact_ids.count(",") < _SEEK_EXACT):
         # several terms and many exact names: ranking those over note_fts scans each term's
         # whole doclist, as the one statement of the pool does (_ranked_many): that one is cheaper
-        return _ranked_titled(conn, matches, exact_ids, nf, limit)
+        return _ranked_titled(conn, matches, exact_ids, nf, limit, hits)
     if len(matches) == 1 and pool is None and (nf is None or not nf.active):
         return _ranked_one(conn, matches[0][1], exact_ids, limit)
     return _ranked_many(conn, matches, exact_ids, nf, limit, pool, weights)
@@ -242,6 +245,7 @@ def _ranked_titled(
     exact_ids: str,
     nf: "NoteFilter | None",
     limit: int,
+    hits: int = 0,
 ) -> "list[RankedRow]":
     """The pool of notes with every term in the title, and the exact names.
 
@@ -249,7 +253,7 @@ def _ranked_titled(
     has the same key (tier 2, every term hit, every term in the title), so it is ranked by
     name_fts alone: one bm25() per name hit, and note_fts's doclists (with the tag hits) are
     never scanned for them. Which terms hit a tag or an alias of the shown tier-2 notes is
-    asked for those few ids only (``field_hits_among``).
+    asked for those few ids only (``fields_hit_among``, one statement).
     """
     rows: list[RankedRow] = []
     if exact_ids != "[]":
@@ -274,10 +278,18 @@ def _ranked_titled(
     ).fetchall()
     ids = [row[0] for row in named]
     masks = {file_id: [0, 0] for file_id in ids}  # the terms in a tag, in an alias (bits)
-    for index, expression in matches:
-        for field, column in enumerate(("tags", "aliases")):
-            for file_id in field_hits_among(conn, expression, column, ids) if ids else ():
-                masks[file_id][field] |= 1 << index
+    probes = [
+        (index, field, expression, column)
+        for index, expression in matches
+        for field, column in enumerate(("tags", "aliases"))
+    ]
+    asked = [(expression, column) for _, _, expression, column in probes]
+    # a rowid seek costs about as much as _SEEK_ROWS rows of a doclist scan: few hits are
+    # scanned (a CJK term in 1,661 names at 100k notes: 0.85 to 0.35 ms), many sought
+    scan = hits < _SEEK_ROWS * len(ids)
+    for file_id, number in fields_hit_among(conn, asked, ids, scan=scan) if ids else ():
+        index, field = probes[number][0], probes[number][1]
+        masks[file_id][field] |= 1 << index
     every_term = sum(1 << index for index, _ in matches)
     rows += [
         {
@@ -296,6 +308,11 @@ def _ranked_titled(
     ]
     return rows
 
+
+_SEEK_ROWS = 300
+"""A rowid seek of a field test (a new FTS5 query per id: 10-40 µs) costs about as many rows
+of a scan of the term's doclist (0.05-0.1 µs a row; measured at 100k notes): for the page's 15
+ids, a term in fewer than 4,500 notes is scanned."""
 
 _SEEK_EXACT = 4
 """Up to this many exact names are ranked by rowid seeks (FTS5 filters once per id, and bm25()

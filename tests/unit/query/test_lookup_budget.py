@@ -300,3 +300,23 @@ def test_the_total_of_two_terms_from_their_counts_is_the_count_of_either(tmp_pat
             assert not [sql for sql in asked if anywhere.replace("'", "''") in sql]
     finally:
         conn.close()
+
+
+def test_field_probes_by_seeks_and_by_a_scan_agree(dbs: dict[int, Path]) -> None:
+    """Which of a page's notes a term hits in its tags or aliases, asked in one statement by a
+    rowid seek per note (many hits) or by one scan of the term's doclist (few hits): the same
+    answer either way."""
+    from notedex.store.lookup_terms import fields_hit_among
+
+    conn = connect_readonly(dbs[SMALL])
+    try:
+        ids = [
+            r[0] for r in conn.execute("SELECT rowid FROM note_fts WHERE note_fts MATCH 'kafka'")
+        ][:40]
+        probes = [(f'"{w}"', c) for w in ("kafka", "filler", "named") for c in ("title", "tags")]
+        seeks = sorted(fields_hit_among(conn, probes, ids))
+        scan = sorted(fields_hit_among(conn, probes, ids, scan=True))
+    finally:
+        conn.close()
+    assert seeks == scan
+    assert {number for _, number in seeks} >= {0, 2}  # kafka and filler titles among them
