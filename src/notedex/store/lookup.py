@@ -105,7 +105,7 @@ def ranked_field_hits(
                 pool,
                 titled=titled,
                 weights=weights,
-                hits=hit,
+                hits=list(named) if len(named) == len(matches) > 1 else [hit] * len(matches),
             )
             if len(rows) >= limit:
                 break
@@ -193,11 +193,11 @@ def _ranked(
     *,
     titled: bool = False,
     weights: "Sequence[int] | None" = None,
-    hits: int = 0,
+    hits: "Sequence[int]" = (),
 ) -> "list[RankedRow]":
     """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order; ``titled``:
-    the pool is the first, every term in the title (``_stage1_pools``); ``hits``, the notes
-    any term hits (how long the terms' doclists are, at most)."""
+    the pool is the first, every term in the title (``_stage1_pools``); ``hits``, per term of
+    ``matches``, how many notes it hits at most (how long its doclist is)."""
     if titled and (len(matches) == 1 or exact_ids.count(",") < _SEEK_EXACT):
         # several terms and many exact names: ranking those over note_fts scans each term's
         # whole doclist, as the one statement of the pool does (_ranked_many): that one is cheaper
@@ -245,7 +245,7 @@ def _ranked_titled(
     exact_ids: str,
     nf: "NoteFilter | None",
     limit: int,
-    hits: int = 0,
+    hits: "Sequence[int]" = (),
 ) -> "list[RankedRow]":
     """The pool of notes with every term in the title, and the exact names.
 
@@ -279,14 +279,15 @@ def _ranked_titled(
     ids = [row[0] for row in named]
     masks = {file_id: [0, 0] for file_id in ids}  # the terms in a tag, in an alias (bits)
     probes = [
-        (index, field, expression, column)
-        for index, expression in matches
+        (index, field, expression, column, hits[at] if at < len(hits) else None)
+        for at, (index, expression) in enumerate(matches)
         for field, column in enumerate(("tags", "aliases"))
     ]
-    asked = [(expression, column) for _, _, expression, column in probes]
-    # a rowid seek costs about as much as _SEEK_ROWS rows of a doclist scan: few hits are
-    # scanned (a CJK term in 1,661 names at 100k notes: 0.85 to 0.35 ms), many sought
-    scan = hits < _SEEK_ROWS * len(ids)
+    asked = [(expression, column) for _, _, expression, column, _ in probes]
+    # a rowid seek costs about as much as _SEEK_ROWS rows of a doclist scan: a term hitting
+    # few notes is scanned (a CJK term in 1,661 names at 100k notes: 0.85 to 0.35 ms), one
+    # hitting many sought, each term on its own (`python grammar`: grammar scanned)
+    scan = [n is not None and n < _SEEK_ROWS * len(ids) for *_, n in probes]
     for file_id, number in fields_hit_among(conn, asked, ids, scan=scan) if ids else ():
         index, field = probes[number][0], probes[number][1]
         masks[file_id][field] |= 1 << index

@@ -162,18 +162,19 @@ def fields_hit_among(
     probes: "Sequence[tuple[str, str]]",
     file_ids: "Sequence[int]",
     *,
-    scan: bool = False,
+    scan: "Sequence[bool]" = (),
 ) -> "list[tuple[int, int]]":
     """``field_hits_among`` for several (expression, column) probes in one statement (issue
     30's speed budget: a statement's own cost in a fresh process, paid once, not per probe):
     the (file id, probe number) pairs that match. Each probe seeks the few ids (a new FTS5
-    query per id), or with ``scan`` reads the term's column-restricted doclist once and tests
-    each row against them: cheaper when the term hits few notes. No bm25() either way."""
+    query per id), or when its ``scan`` is true reads the term's column-restricted doclist
+    once and tests each row against them: cheaper when the term hits few notes. No bm25()
+    either way."""
     ids = _json_ints(file_ids)
-    rowid = "+rowid" if scan else "rowid"
     parts: list[str] = []
     args: list[str] = []
     for number, (expression, column) in enumerate(probes):
+        rowid = "+rowid" if number < len(scan) and scan[number] else "rowid"
         parts.append(
             f"SELECT rowid, {number} FROM note_fts WHERE note_fts MATCH ? "
             f"AND {rowid} IN (SELECT value FROM json_each(?))"

@@ -315,7 +315,7 @@ def test_field_probes_by_seeks_and_by_a_scan_agree(dbs: dict[int, Path]) -> None
         ][:40]
         probes = [(f'"{w}"', c) for w in ("kafka", "filler", "named") for c in ("title", "tags")]
         seeks = sorted(fields_hit_among(conn, probes, ids))
-        scan = sorted(fields_hit_among(conn, probes, ids, scan=True))
+        scan = sorted(fields_hit_among(conn, probes, ids, scan=[True] * len(probes)))
     finally:
         conn.close()
     assert seeks == scan
