@@ -1,6 +1,7 @@
 """Lookup's own CPU in a fresh process (issue 30's speed budget), old and new, per query kind.
 
     python bench/lookup_cpu.py --sizes 10000 100000 --runs 15 --old main
+    python bench/lookup_cpu.py --db INDEX --questions kafka zyzzogeton --runs 9 --old main
 
 bench/lookup_ranking.py times whole processes against interpreter start-up; on a shared
 machine their noise (a few ms) hides a cut of one statement. This one times what a cut can
@@ -64,6 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--old", default="main", help="the old revision (a git rev)")
     parser.add_argument("--seed", type=int, default=bench.DEFAULT_SEED)
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "out", help="work folder")
+    parser.add_argument(
+        "--db",
+        type=Path,
+        help="an existing index to ask instead of the generated sizes (opened read-only, never "
+        "built nor refreshed: the shared 1M index of issue 35), with --questions",
+    )
+    parser.add_argument("--questions", nargs="+", default=[], help="the questions asked of --db")
     args = parser.parse_args(argv)
     new_src = bench.ROOT / "src"
     results: dict[str, dict[str, dict[str, object]]] = {}
@@ -71,12 +79,16 @@ def main(argv: list[str] | None = None) -> int:
         old_src = ranking.export_revision(args.old, Path(tmp))
         if ranking.schema_version(old_src) != ranking.schema_version(new_src):
             raise SystemExit("the old revision has another schema version: nothing to compare")
-        for notes in args.sizes:
+        indexes: list[tuple[str, Path, dict[str, str]]] = []
+        if args.db is not None:
+            indexes.append((args.db.stem, args.db, {q: q for q in args.questions}))
+        for notes in [] if args.db is not None else args.sizes:
             name = bench.vault_name(notes)
             vault, _, truth = bench.ensure_vault(args.out, notes, args.seed)
             db = args.out / f"ranking-{name}.db"
             ranking.ensure_index(vault, db)
-            asked = ranking.with_issue30(ranking.queries(truth), db)
+            indexes.append((name, db, ranking.with_issue30(ranking.queries(truth), db)))
+        for name, db, asked in indexes:
             results[name] = {}
             for kind, question in asked.items():
                 cpu: dict[str, list[float]] = {"old": [], "new": []}
@@ -106,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                 results[name][kind] = row
                 print(json.dumps({name: {kind: row}}, ensure_ascii=False), flush=True)
     text = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
+    args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "lookup-cpu.json").write_text(text, encoding="utf-8")
     return 0
 

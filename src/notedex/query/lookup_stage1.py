@@ -145,7 +145,9 @@ def _exact_names(
 
 
 def _weighted(
-    conn: "sqlite3.Connection", matches: "list[tuple[int, str]]"
+    conn: "sqlite3.Connection",
+    matches: "list[tuple[int, str]]",
+    counts: "list[int] | None" = None,
 ) -> "tuple[list[tuple[int, str]], list[int]]":
     """The terms that some name holds, each with its weight: how rare it is among the names.
 
@@ -155,9 +157,12 @@ def _weighted(
     other (integers also make a sum exact, so two notes hitting the same terms tie). A term no
     name holds is left out: it hits nothing in stage 1, and tier 2 asks every term that can
     hit to hit a name.
-    ARCHITECTURE "Two-stage lookup", the ranking model.
+    ARCHITECTURE "Two-stage lookup", the ranking model. ``counts``, when given, receives each
+    kept term's count of names (stage 1's total of two terms is worked out from them).
     """
     from math import log  # a built-in module: no file to read
+
+    counts = [] if counts is None else counts
 
     notes = max(probe.note_count(conn), 1)
     kept: list[tuple[int, str]] = []
@@ -167,6 +172,7 @@ def _weighted(
         if named:
             kept.append((index, expression))
             weights.append(int(log(1 + (notes - named + 0.5) / (named + 0.5)) + 0.5))
+            counts.append(named)
     return kept, weights
 
 
@@ -223,10 +229,11 @@ def _stage1(
     matches = [(i, e) for i, e in enumerate(expressions) if e is not None]
     exact, strong_count, keyed_count = _exact_names(conn, names, forms, content)
     weights = None
+    named: list[int] = []  # each kept term's count of names
     if len(matches) > 1:
-        matches, weights = _weighted(conn, matches)
+        matches, weights = _weighted(conn, matches, named)
     total, rows = sql.ranked_field_hits(
-        conn, matches, list(exact), nf=nf, limit=limit, weights=weights
+        conn, matches, list(exact), nf=nf, limit=limit, weights=weights, named=named
     )
     shown = {row["file_id"]: Candidate(row["file_id"]) for row in rows}
     _fill_hits(conn, terms, matches, rows, shown)

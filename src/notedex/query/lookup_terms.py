@@ -110,7 +110,8 @@ def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
         return None
     best = min(counts, key=lambda w: (-counts[w], w))
     # a generic word is no near miss (`world` is not `word`, which many names hold)
-    return best if sql.name_frequency(conn, f'"{best}"') < _generic_floor(conn) else None
+    floor = _generic_floor(conn)  # counted up to the floor: whether generic needs no more
+    return best if sql.name_frequency_capped(conn, f'"{best}"', int(floor) + 1) < floor else None
 
 
 MIN_PLURAL_CHARS = 4
@@ -342,12 +343,13 @@ def _missing(
     if not missing and not in_text_only:
         return missing, False, [], False
     floor = _generic_floor(conn)
-    named = [sql.name_frequency(conn, fts_phrase(term) or "") for term in present]
+    cap = int(floor) + 1  # whether generic needs no count past the floor (issue 30's budget)
+    named = [sql.name_frequency_capped(conn, fts_phrase(term) or "", cap) for term in present]
     generic = all(count >= floor for count in named if count)
     if missing:
         return missing, generic, [], generic
     if not generic:  # beside a distinctive name word, a word many bodies hold is no subject
-        cap = int(floor) + 1  # (`made` of `who made the Nightfall theme`)
+        # (`made` of `who made the Nightfall theme`)
         in_text_only = [
             term
             for term in in_text_only

@@ -4,10 +4,13 @@
 Read side and stdlib only, like ``store.read`` (the query path imports it). Split out of
 ``store.read`` (issue 30), then by stage: one module per command's or stage's SQL costs no
 query time (the measure is in docs/benchmarks.md). Stage 2's SQL is in ``store.lookup_stage2``;
-where a term occurs, and which notes lookup may show, in ``store.lookup_terms``.
+where a term occurs, and which notes lookup may show, in ``store.lookup_terms``. About 500
+lines on purpose: the tiers' statements, the pools and the exact-name shortcuts (issue 30's
+speed budget) share one row contract (``RankedRow``) and are chosen among in one place; a
+split would be one more import on the command people call most.
 """
 
-from notedex.store.lookup_terms import _not_excluded, _visible, field_hits_among
+from notedex.store.lookup_terms import _not_excluded, _visible, fields_hit_among
 from notedex.store.read import _json_ints
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -36,6 +39,7 @@ def ranked_field_hits(
     nf: "NoteFilter | None" = None,
     limit: int = 10,
     weights: "Sequence[int] | None" = None,
+    named: "Sequence[int]" = (),
 ) -> "tuple[int, list[RankedRow]]":
     """Stage 1 of lookup: the ranking tiers, then BM25 within a tier, over bounded work.
 
@@ -52,7 +56,8 @@ def ranked_field_hits(
     ``title_mask``, ``tag_mask`` and ``alias_mask``: bit ``i`` set when term index ``i`` hit
     that field).
 
-    ``total`` is a plain count over the match (no BM25). The page is ranked over the first
+    ``total`` is a plain count over the match (no BM25); ``named``, each term's count of names
+    when the caller has them (two terms: the total is worked out from them). The page is ranked over the first
     *pool* that fills it (ARCHITECTURE "Two-stage lookup", bounded ranking): each pool is a
     set of candidates, found by FTS5 alone, whose every member sorts before every candidate
     outside it, so its top ``limit`` is the top ``limit`` of all; BM25 runs only on it.
@@ -65,18 +70,32 @@ def ranked_field_hits(
     structure = " OR ".join(f"({{title tags}} : {e})" for e in expressions)
     visible, params = _visible(conn, "note_fts.rowid", nf)
     count = f"SELECT count(*) FROM note_fts WHERE note_fts MATCH ? AND {visible}"
-    if not exact and not conn.execute(count, [structure, *params]).fetchone()[0]:
+    # whether a title or tag is hit at all: the first match answers, not a count of them all
+    some = f"SELECT 1 FROM note_fts WHERE note_fts MATCH ? AND {visible} LIMIT 1"
+    if not exact and conn.execute(some, [structure, *params]).fetchone() is None:
         return 0, []
     anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
-    hit = conn.execute(count, [anywhere, *params]).fetchone()[0]
+    if len(named) == 2 == len(expressions) and visible == "1":
+        # two terms, each one's count of names known (``named``, over the same columns and
+        # every note): the notes hit by either are both counts less those hit by both, an
+        # AND that FTS5 walks along the rarer term's doclist, where the OR reads both whole
+        # (issue 30's speed budget: two words at 100k notes)
+        both = "{title tags aliases} : (" + " AND ".join(expressions) + ")"
+        hit = named[0] + named[1] - conn.execute(count, [both, *params]).fetchone()[0]
+    else:
+        hit = conn.execute(count, [anywhere, *params]).fetchone()[0]
     rows: list[RankedRow] = []
     if hit + len(exact) > limit:
         for number, (table, pool) in enumerate(_stage1_pools(expressions, weights)):
             # a pool too small to fill the page is skipped on a count (no BM25): its size
-            # and the exact names bound the candidates it holds
+            # and the exact names bound the candidates it holds. Counted up to the page (a
+            # pool that fills it needs no more rows read: issue 30's speed budget)
             seen, seen_params = _visible(conn, f"{table}.rowid", nf)
-            count = f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND {seen}"
-            pooled = conn.execute(count, [pool, *seen_params]).fetchone()[0]
+            count = (
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? AND {seen} "
+                "LIMIT ?)"
+            )
+            pooled = conn.execute(count, [pool, *seen_params, limit]).fetchone()[0]
             if pooled + len(exact) < limit:
                 continue
             titled = number == 0
@@ -89,12 +108,13 @@ def ranked_field_hits(
                 pool,
                 titled=titled,
                 weights=weights,
+                hits=list(named) if len(named) == len(matches) > 1 else [hit] * len(matches),
             )
             if len(rows) >= limit:
                 break
     if len(rows) < limit:
         rows = _ranked(conn, matches, exact_ids, nf, limit, None, weights=weights)
-    extra = _unhit_exact(conn, rows, limit, anywhere, exact_ids, nf)
+    extra = _unhit_exact(conn, rows, limit, anywhere, exact_ids, nf, hit)
     return hit + extra, rows
 
 
@@ -105,18 +125,22 @@ def _unhit_exact(
     anywhere: str,
     exact_ids: str,
     nf: "NoteFilter | None",
+    hits: int,
 ) -> int:
     """The candidates the count of name hits misses: exact names that no term hits (a name of
     stop and notes-tool words only). They sort first (tier 1), so the page holds them all
-    unless it is tier 1 to the end; only then are they counted in SQL."""
+    unless it is tier 1 to the end; only then are they counted in SQL: by a seek per exact
+    name when they are few beside the ``hits`` (no bm25() here, so a seek does not read the
+    doclist again), else by one scan of the doclist (``_SEEK_COUNT``)."""
     if exact_ids == "[]":
         return 0
     if not rows or len(rows) < limit or rows[-1]["tier"] != 1:
         return sum(1 for row in rows if row["tier"] == 1 and not row["terms"])
     visible, params = _visible(conn, "note_fts.rowid", nf)
+    seek = (exact_ids.count(",") + 1) * _SEEK_COUNT < hits
     hit = conn.execute(
         "SELECT count(*) FROM note_fts WHERE note_fts MATCH ? "
-        f"AND +rowid IN (SELECT value FROM json_each(?)) AND {visible}",
+        f"AND {'rowid' if seek else '+rowid'} IN (SELECT value FROM json_each(?)) AND {visible}",
         [anywhere, exact_ids, *params],
     ).fetchone()[0]
     shown, shown_params = _visible(conn, "j.value", nf)
@@ -124,6 +148,12 @@ def _unhit_exact(
         f"SELECT count(*) FROM json_each(?) j WHERE {shown}", [exact_ids, *shown_params]
     ).fetchone()[0]
     return int(every - hit)
+
+
+_SEEK_COUNT = 100
+"""A rowid seek of a count (no bm25()) costs about as much as this many rows of a doclist
+scan: 148 notes named "python" among 128,782 hits at 1M notes are counted in 2.6 ms by seeks,
+12 ms by a scan (issue 35's lookup at 1M)."""
 
 
 def _stage1_pools(expressions: "Sequence[str]", weights: "Sequence[int]") -> list[tuple[str, str]]:
@@ -166,13 +196,15 @@ def _ranked(
     *,
     titled: bool = False,
     weights: "Sequence[int] | None" = None,
+    hits: "Sequence[int]" = (),
 ) -> "list[RankedRow]":
     """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order; ``titled``:
-    the pool is the first, every term in the title (``_stage1_pools``)."""
+    the pool is the first, every term in the title (``_stage1_pools``); ``hits``, per term of
+    ``matches``, how many notes it hits at most (how long its doclist is)."""
     if titled and (len(matches) == 1 or exact_ids.count(",") < _SEEK_EXACT):
         # several terms and many exact names: ranking those over note_fts scans each term's
         # whole doclist, as the one statement of the pool does (_ranked_many): that one is cheaper
-        return _ranked_titled(conn, matches, exact_ids, nf, limit)
+        return _ranked_titled(conn, matches, exact_ids, nf, limit, hits)
     if len(matches) == 1 and pool is None and (nf is None or not nf.active):
         return _ranked_one(conn, matches[0][1], exact_ids, limit)
     return _ranked_many(conn, matches, exact_ids, nf, limit, pool, weights)
@@ -216,6 +248,7 @@ def _ranked_titled(
     exact_ids: str,
     nf: "NoteFilter | None",
     limit: int,
+    hits: "Sequence[int]" = (),
 ) -> "list[RankedRow]":
     """The pool of notes with every term in the title, and the exact names.
 
@@ -223,7 +256,7 @@ def _ranked_titled(
     has the same key (tier 2, every term hit, every term in the title), so it is ranked by
     name_fts alone: one bm25() per name hit, and note_fts's doclists (with the tag hits) are
     never scanned for them. Which terms hit a tag or an alias of the shown tier-2 notes is
-    asked for those few ids only (``field_hits_among``).
+    asked for those few ids only (``fields_hit_among``, one statement).
     """
     rows: list[RankedRow] = []
     if exact_ids != "[]":
@@ -248,10 +281,19 @@ def _ranked_titled(
     ).fetchall()
     ids = [row[0] for row in named]
     masks = {file_id: [0, 0] for file_id in ids}  # the terms in a tag, in an alias (bits)
-    for index, expression in matches:
-        for field, column in enumerate(("tags", "aliases")):
-            for file_id in field_hits_among(conn, expression, column, ids) if ids else ():
-                masks[file_id][field] |= 1 << index
+    probes = [
+        (index, field, expression, column, hits[at] if at < len(hits) else None)
+        for at, (index, expression) in enumerate(matches)
+        for field, column in enumerate(("tags", "aliases"))
+    ]
+    asked = [(expression, column) for _, _, expression, column, _ in probes]
+    # a rowid seek costs about as much as _SEEK_ROWS rows of a doclist scan: a term hitting
+    # few notes is scanned (a CJK term in 1,661 names at 100k notes: 0.85 to 0.35 ms), one
+    # hitting many sought, each term on its own (`python grammar`: grammar scanned)
+    scan = [n is not None and n < _SEEK_ROWS * len(ids) for *_, n in probes]
+    for file_id, number in fields_hit_among(conn, asked, ids, scan=scan) if ids else ():
+        index, field = probes[number][0], probes[number][1]
+        masks[file_id][field] |= 1 << index
     every_term = sum(1 << index for index, _ in matches)
     rows += [
         {
@@ -270,6 +312,11 @@ def _ranked_titled(
     ]
     return rows
 
+
+_SEEK_ROWS = 300
+"""A rowid seek of a field test (a new FTS5 query per id: 10-40 µs) costs about as many rows
+of a scan of the term's doclist (0.05-0.1 µs a row; measured at 100k notes): for the page's 15
+ids, a term in fewer than 4,500 notes is scanned."""
 
 _SEEK_EXACT = 4
 """Up to this many exact names are ranked by rowid seeks (FTS5 filters once per id, and bm25()
@@ -302,6 +349,8 @@ def _ranked_exact(
     limit: int,
 ) -> "list[RankedRow]":
     """The exact names (tier 1) in stage-1 order, over note_fts."""
+    if "," not in exact_ids:  # one exact name: nothing to order it against (``_one_exact``)
+        return _one_exact(conn, matches, int(exact_ids.strip("[]")), nf)
     if len(matches) > 1:
         return _ranked_many(conn, matches, exact_ids, nf, limit, "")
     visible, params = _visible(conn, "note_fts.rowid", nf)
@@ -317,6 +366,48 @@ def _ranked_exact(
         """,
         ["{title tags aliases} : " + matches[0][1], exact_ids, *params, limit],
     ).fetchall()
+
+
+def _one_exact(
+    conn: "sqlite3.Connection",
+    matches: "Sequence[tuple[int, str]]",
+    file_id: int,
+    nf: "NoteFilter | None",
+) -> "list[RankedRow]":
+    """The row ``_ranked_exact`` gives for a single exact name, without bm25(): alone in tier 1,
+    its rank orders it against nothing (the page's later tiers sort after it whatever it is),
+    and bm25() would read each term's whole doclist for its IDF (issue 30's speed budget: the
+    two-word lookup at 100k notes). Which terms hit its title, tags and aliases is asked by a
+    rowid seek each, in one statement; no term hit: no row, as the match gives none."""
+    visible, params = _visible(conn, "note_fts.rowid", nf)
+    parts: list[str] = []
+    args: list[Any] = []
+    for index, expression in matches:
+        for field, column in enumerate(("title", "tags", "aliases")):
+            parts.append(
+                f"SELECT {int(index)}, {field} FROM note_fts "
+                f"WHERE note_fts MATCH ? AND rowid = ? AND {visible}"
+            )
+            args += [f"{column} : ({expression})", file_id, *params]
+    masks = [0, 0, 0]  # the terms hitting the title, the tags, the aliases (bit i: term i)
+    for index, field in conn.execute(" UNION ALL ".join(parts), args).fetchall():
+        masks[field] |= 1 << index
+    hit = masks[0] | masks[1] | masks[2]
+    if not hit:
+        return []
+    row: dict[str, Any] = {
+        "file_id": file_id,
+        "tier": 1,
+        "rank": 0.0,
+        "terms": hit.bit_count(),
+        "title_terms": masks[0].bit_count(),
+        "tag_terms": masks[1].bit_count(),
+        "alias_terms": masks[2].bit_count(),
+    }
+    if len(matches) > 1:  # _ranked_many's fields: the masks and the coverage (weights of 1)
+        row.update(title_mask=masks[0], tag_mask=masks[1], alias_mask=masks[2])
+        row["coverage"] = row["terms"]
+    return [row]
 
 
 def _ranked_many(

@@ -157,6 +157,32 @@ def name_hits(conn: "sqlite3.Connection", expression: str, limit: int) -> list[i
     return [row[0] for row in conn.execute(sql, (expression, limit))]
 
 
+def fields_hit_among(
+    conn: "sqlite3.Connection",
+    probes: "Sequence[tuple[str, str]]",
+    file_ids: "Sequence[int]",
+    *,
+    scan: "Sequence[bool]" = (),
+) -> "list[tuple[int, int]]":
+    """``field_hits_among`` for several (expression, column) probes in one statement (issue
+    30's speed budget: a statement's own cost in a fresh process, paid once, not per probe):
+    the (file id, probe number) pairs that match. Each probe seeks the few ids (a new FTS5
+    query per id), or when its ``scan`` is true reads the term's column-restricted doclist
+    once and tests each row against them: cheaper when the term hits few notes. No bm25()
+    either way."""
+    ids = _json_ints(file_ids)
+    parts: list[str] = []
+    args: list[str] = []
+    for number, (expression, column) in enumerate(probes):
+        rowid = "+rowid" if number < len(scan) and scan[number] else "rowid"
+        parts.append(
+            f"SELECT rowid, {number} FROM note_fts WHERE note_fts MATCH ? "
+            f"AND {rowid} IN (SELECT value FROM json_each(?))"
+        )
+        args += [f"{column} : {expression}", ids]
+    return [(row[0], row[1]) for row in conn.execute(" UNION ALL ".join(parts), args)]
+
+
 def exact_names(conn: "sqlite3.Connection", key: str) -> list[tuple[int, int]]:
     """The notes with a name whose ``exact_name_key`` is ``key``: (file_id, alias), alias 0
     when a title (stem, frontmatter title or first H1) has it, else 1 (an alias)."""
