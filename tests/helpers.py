@@ -398,8 +398,8 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             ).fetchall(),
             "tag_note_keys": q(
                 f"SELECT f.path, (SELECT json_group_array(k.tag) FROM (SELECT n.tag FROM "
-                f"json_each(x.tag_ids) j JOIN tag_names n ON n.id = j.value ORDER BY n.tag) k), "
-                f"x.tag_keys FROM tag_note_keys x JOIN {files} f ON f.id = x.file_id"
+                f"json_each(x.tag_ids) j JOIN tag_names n ON n.id = j.value ORDER BY n.tag) k) "
+                f"FROM tag_note_keys x JOIN {files} f ON f.id = x.file_id"
             ).fetchall(),
             "tag_marks": q("SELECT file_id FROM tagged_dirty").fetchall(),
             "note_fts": q(

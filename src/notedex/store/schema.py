@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 30  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 31  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -39,6 +39,8 @@ SCHEMA_VERSION = 30  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     as it reads (issue 35, size)
 # 29: links_in_comment covers health's in-comment count (name_key, in_comment) (issue 33)
 # 30: files_name_key, so a one-shot writer probes the files of a few names (issue 33)
+# 31: tag_note_keys keeps a note's counted tag ids only, not their rolled-up keys, which
+#     tagcounts derives through tag_names (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -423,8 +425,8 @@ CREATE TABLE IF NOT EXISTS tagged_notes (
 );
 CREATE TABLE IF NOT EXISTS tag_note_keys (
     file_id INTEGER PRIMARY KEY,        -- a counted note (not excluded, with tags)
-    tag_ids TEXT NOT NULL,              -- its spellings counted in tag_uses, JSON
-    tag_keys TEXT NOT NULL              -- its keys and their parents counted in tag_rollup, JSON
+    tag_ids TEXT NOT NULL               -- its spellings counted in tag_uses, JSON; what it adds
+                                        -- to tag_rollup is their keys rolled up (tagcounts)
 );
 CREATE TABLE IF NOT EXISTS tagged_dirty (
     file_id INTEGER PRIMARY KEY
