@@ -312,7 +312,7 @@ def link_rows(text: str) -> list[tuple[str, str, int]]:
 def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every fact of the index, keyed by paths rather than row ids, sorted: for equality checks."""
     from notedex.store.database import add_sql_functions
-    from notedex.store.schema import LINK_TEXT, NOTE_TITLE
+    from notedex.store.schema import BROKEN_LINK_DOC, LINK_TEXT, NOTE_TITLE
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     add_sql_functions(conn)  # note_fts's content is the view note_fts_text
@@ -382,12 +382,11 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                 f"SELECT d.source, line, col, seq, s.path, doc FROM broken_anchor_docs d "
                 f"JOIN {files} s ON s.id = d.source_id"
             ).fetchall(),
+            # health's brokenLinks objects, as health renders them from the rows
             "broken_link_docs": q(
-                "SELECT source, line, col, seq, "
-                "CASE WHEN json_extract(doc, '$.reason') = 'renamed' "
-                "THEN json_set(doc, '$.suggestion', NULL, '$.reason', NULL, '$.confidence', NULL) "
-                "ELSE doc END "
-                "FROM broken_link_docs"
+                f"SELECT source, line, col, seq, CASE WHEN reason = 'renamed' "
+                f"THEN json_set(j, '$.suggestion', NULL, '$.reason', NULL, '$.confidence', NULL) "
+                f"ELSE j END FROM (SELECT *, {BROKEN_LINK_DOC} AS j FROM broken_links)"
             ).fetchall(),
             "tag_uses": q(
                 "SELECT k.tag, u.notes FROM tag_uses u JOIN tag_names k ON k.id = u.tag_id"

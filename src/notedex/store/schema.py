@@ -40,7 +40,9 @@ SCHEMA_VERSION = 31  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 29: links_in_comment covers health's in-comment count (name_key, in_comment) (issue 33)
 # 30: files_name_key, so a one-shot writer probes the files of a few names (issue 33)
 # 31: tag_note_keys keeps a note's counted tag ids only, not their rolled-up keys, which
-#     tagcounts derives through tag_names (issue 35, size)
+#     tagcounts derives through tag_names; broken_link_docs gone: broken_links keeps the
+#     suggestion's confidence and the comment flag, and health renders its objects from them
+#     (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -93,10 +95,10 @@ _ANCHOR_DOC = with_comment_flag(
 )
 
 
-_BROKEN_LINK_DOC = with_comment_flag(
+BROKEN_LINK_DOC = with_comment_flag(
     "json_object("
     + ", ".join(
-        f"'{key}', new.{column}"
+        f"'{key}', {column}"
         for key, column in (
             ("source", "source"),
             ("line", "line"),
@@ -105,18 +107,16 @@ _BROKEN_LINK_DOC = with_comment_flag(
             ("target", "target"),
         )
     )
-    # SEMANTICS 8.10 (issue 33): the suggestion's confidence, the one rule `fix` reads too;
-    # below the threshold the suggestion is not offered (nx_link_confidence is NULL).
-    + ", 'suggestion', CASE WHEN nx_link_confidence(new.reason, new.target) IS NOT NULL"
-    " THEN new.suggestion END"
-    ", 'reason', CASE WHEN nx_link_confidence(new.reason, new.target) IS NOT NULL"
-    " THEN new.reason END"
-    ", 'confidence', nx_link_confidence(new.reason, new.target)" + ")",
-    # issue 33: whether the link is inside a comment, read from its links row (the paths are
-    # the files' own when a move updates broken_links: store.moves sets them first).
-    "(SELECT l.in_comment FROM files f CROSS JOIN links l ON l.source_id = f.id "
-    "AND l.seq = new.seq WHERE f.path = new.source)",
+    # SEMANTICS 8.10 (issue 33): below the threshold the suggestion is not offered (its stored
+    # confidence is NULL).
+    + ", 'suggestion', CASE WHEN confidence IS NOT NULL THEN suggestion END"
+    ", 'reason', CASE WHEN confidence IS NOT NULL THEN reason END"
+    ", 'confidence', confidence)",
+    "in_comment",
 )
+"""health's brokenLinks object (docs/cli.md) for a row of ``broken_links``, rendered as health
+reads the rows in key order: no join, one table (issue 35, size: the stored copy of these
+objects, broken_link_docs, was over twice the table's bytes)."""
 
 
 def _anchor_docs_of(where: str) -> str:
@@ -306,6 +306,9 @@ CREATE TABLE IF NOT EXISTS broken_links (
     target TEXT NOT NULL,               -- its broken key (SEMANTICS 7)
     suggestion TEXT,                    -- a link that would resolve, or NULL (SEMANTICS 8.3)
     reason TEXT,                        -- 'alias', 'folder', 'renamed' or 'typo', or NULL
+    confidence REAL,                    -- the suggestion's (SEMANTICS 8.10) when it is offered,
+                                        -- else NULL: nx_link_confidence, the one rule
+    in_comment INTEGER NOT NULL DEFAULT 0,  -- links.in_comment (issue 33)
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
 
@@ -376,31 +379,6 @@ CREATE TRIGGER IF NOT EXISTS {PATH_ANCHOR_DOCS} AFTER UPDATE OF path ON files
 WHEN old.path IS NOT new.path BEGIN
     {_anchor_docs_of("b.source_id = new.id")}
     {_anchor_docs_of("b.target_id = new.id")}
-END;
-
--- health's broken links as the JSON objects it prints, beside their table and in the same key
--- order, kept by triggers, so health reads one column.
-CREATE TABLE IF NOT EXISTS broken_link_docs (
-    source TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    col INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    doc TEXT NOT NULL,                  -- the brokenLinks object (docs/cli.md)
-    PRIMARY KEY (source, line, col, seq)
-) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS broken_link_doc_insert AFTER INSERT ON broken_links BEGIN
-    INSERT OR REPLACE INTO broken_link_docs(source, line, col, seq, doc)
-    VALUES (new.source, new.line, new.col, new.seq, {_BROKEN_LINK_DOC});
-END;
-CREATE TRIGGER IF NOT EXISTS broken_link_doc_update AFTER UPDATE ON broken_links BEGIN
-    DELETE FROM broken_link_docs
-    WHERE source = old.source AND line = old.line AND col = old.col AND seq = old.seq;
-    INSERT OR REPLACE INTO broken_link_docs(source, line, col, seq, doc)
-    VALUES (new.source, new.line, new.col, new.seq, {_BROKEN_LINK_DOC});
-END;
-CREATE TRIGGER IF NOT EXISTS broken_link_doc_delete AFTER DELETE ON broken_links BEGIN
-    DELETE FROM broken_link_docs
-    WHERE source = old.source AND line = old.line AND col = old.col AND seq = old.seq;
 END;
 
 -- `tags` (SEMANTICS 4.10) counted ahead, for the notes that are not excluded: tag_uses per
@@ -668,7 +646,6 @@ TABLES = (
     "broken_links",
     "broken_anchors",
     "broken_anchor_docs",
-    "broken_link_docs",
     "file_findings",
     "link_findings",
     "renames",
@@ -686,7 +663,7 @@ TABLES = (
     "tag_note_keys",
     "tagged_dirty",
 )
-RETIRED_TABLES = ("lonely_notes", "lonely_docs", "unused_attachments")
+RETIRED_TABLES = ("lonely_notes", "lonely_docs", "unused_attachments", "broken_link_docs")
 """Tables of earlier schema versions, dropped when an index of one is rebuilt in place."""
 EXTERNAL_FTS = ("note_fts", "name_fts", "link_fts", "title_grams", "body_fts")
 # Every FTS5 table, for integrity-check and optimize. All five are external content: they are
