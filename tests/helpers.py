@@ -379,8 +379,7 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             # Derived by triggers and store/tagcounts.py: equal to a fresh index's, and no
             # change left marked after a transaction.
             "broken_anchor_docs": q(
-                f"SELECT d.source, line, col, seq, s.path, doc FROM broken_anchor_docs d "
-                f"JOIN {files} s ON s.id = d.source_id"
+                "SELECT source, line, col, seq, doc FROM broken_anchor_docs"
             ).fetchall(),
             # health's brokenLinks objects, as health renders them from the rows
             "broken_link_docs": q(

@@ -41,8 +41,8 @@ SCHEMA_VERSION = 31  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 30: files_name_key, so a one-shot writer probes the files of a few names (issue 33)
 # 31: tag_note_keys keeps a note's counted tag ids only, not their rolled-up keys, which
 #     tagcounts derives through tag_names; broken_link_docs gone: broken_links keeps the
-#     suggestion's confidence and the comment flag, and health renders its objects from them
-#     (issue 35, size)
+#     suggestion's confidence and the comment flag, and health renders its objects from them;
+#     broken_anchor_docs without source_id and its index by link (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -122,9 +122,19 @@ objects, broken_link_docs, was over twice the table's bytes)."""
 def _anchor_docs_of(where: str) -> str:
     """The statement that (re)writes the stored documents of the broken anchors ``where``."""
     return f"""
-    INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, source_id, doc)
-    SELECT s.path, l.line, l.col, l.seq, b.source_id, {_ANCHOR_DOC}
+    INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, doc)
+    SELECT s.path, l.line, l.col, l.seq, {_ANCHOR_DOC}
     {BROKEN_ANCHOR_JOIN} WHERE {where};"""
+
+
+def _anchor_doc_gone(source_id: str, seq: str) -> str:
+    """The statement that deletes the stored document of the broken anchor of the link
+    (``source_id``, ``seq``): a document is keyed by its source's path, which is always the
+    file's path now (``PATH_ANCHOR_DOCS``, ``moved_anchor_docs``), and a note's documents are
+    one short range of the key (issue 35, size: no index by link, 3 MB at 100k notes)."""
+    return f"""
+    DELETE FROM broken_anchor_docs
+    WHERE source = (SELECT path FROM files WHERE id = {source_id}) AND seq = {seq};"""
 
 
 ANCHOR_DOC_INSERT = "broken_anchors_doc_insert"
@@ -146,14 +156,16 @@ changes; a move of many files updates their paths in two statements instead
 def moved_anchor_docs(moved: str) -> tuple[str, str]:
     """The statements that give the stored documents of the broken anchors out of and into
     the moved files their new paths, as ``PATH_ANCHOR_DOCS`` does for one file: ``moved`` is a
-    table of (id, new). Only the path fields change (``json_set`` keeps the other fields' text
+    table of (id, old, new). Only the path fields change (``json_set`` keeps the other fields' text
     and their order, and quotes the path as ``json_object`` does), so a folder rename does not
     join and render 12,000 documents again (issue 17, speed). Each document is written once:
     one out of a moved file gets its source and, if its target moved too (a link within the
     folder, a self-link: about a sixth of a folder rename's), its target in the same write;
-    the second statement takes the rest, into a moved file from one that stayed."""
+    the second statement takes the rest, into a moved file from one that stayed. ``moved``
+    also holds each file's old path (``old``), which its documents are keyed by until then."""
     # IN (subquery), not UPDATE ... FROM: the planner knows nothing of the temp table and would
-    # scan every document. The source is a key column: set only where it changes.
+    # scan every document. The source is a key column: set only where it changes. A document
+    # is found by its source's path (old, for the moved sources) and its link's seq.
     return (
         f"""
         UPDATE broken_anchor_docs SET (source, doc) = (
@@ -163,15 +175,21 @@ def moved_anchor_docs(moved: str) -> tuple[str, str]:
             FROM {moved} m CROSS JOIN broken_anchors b
                 ON b.source_id = m.id AND b.seq = broken_anchor_docs.seq
             LEFT JOIN {moved} t ON t.id = b.target_id
-            WHERE m.id = broken_anchor_docs.source_id)
-        WHERE source_id IN (SELECT id FROM {moved})""",
+            WHERE m.old = broken_anchor_docs.source)
+        WHERE source IN (SELECT old FROM {moved})""",
         f"""
         UPDATE broken_anchor_docs SET doc = json_set(doc, '$.target', (
-            SELECT m.new FROM broken_anchors b CROSS JOIN {moved} m ON m.id = b.target_id
-            WHERE b.source_id = broken_anchor_docs.source_id AND b.seq = broken_anchor_docs.seq))
-        WHERE (source_id, seq) IN (
-            SELECT b.source_id, b.seq FROM {moved} m CROSS JOIN broken_anchors b
-            ON b.target_id = m.id WHERE b.source_id NOT IN (SELECT id FROM {moved}))""",
+            SELECT m.new FROM files s CROSS JOIN broken_anchors b ON b.source_id = s.id
+            CROSS JOIN {moved} m ON m.id = b.target_id
+            WHERE s.path = broken_anchor_docs.source AND b.seq = broken_anchor_docs.seq))
+        WHERE source IN (
+            SELECT s.path FROM {moved} m CROSS JOIN broken_anchors b ON b.target_id = m.id
+            CROSS JOIN files s ON s.id = b.source_id
+            WHERE b.source_id NOT IN (SELECT id FROM {moved}))
+          AND (source, seq) IN (
+            SELECT s.path, b.seq FROM {moved} m CROSS JOIN broken_anchors b ON b.target_id = m.id
+            CROSS JOIN files s ON s.id = b.source_id
+            WHERE b.source_id NOT IN (SELECT id FROM {moved}))""",
     )
 
 
@@ -354,29 +372,32 @@ CREATE UNIQUE INDEX IF NOT EXISTS file_findings_file ON file_findings(file_id, c
 -- health's brokenAnchors as the JSON objects it prints, in report order (SEMANTICS 10.7): a
 -- copy of broken_anchors with its link's fields and both paths, kept by the triggers below
 -- (a row written or deleted, a file renamed in place), so health reads one column in order
--- instead of joining every broken anchor to its link and two files (issue 12, speed).
+-- instead of joining every broken anchor to its link and two files (issue 12, speed). A
+-- change finds a link's document by its source's path and seq (_anchor_doc_gone).
 CREATE TABLE IF NOT EXISTS broken_anchor_docs (
-    source TEXT NOT NULL,
+    source TEXT NOT NULL,               -- the source's path, always files.path now
     line INTEGER NOT NULL,
     col INTEGER NOT NULL,
     seq INTEGER NOT NULL,
-    source_id INTEGER NOT NULL,         -- broken_anchors' key: what a change deletes by
     doc TEXT NOT NULL,                  -- the brokenAnchors object (docs/cli.md)
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS broken_anchor_docs_link ON broken_anchor_docs(source_id, seq);
+-- INSERT OR REPLACE into broken_anchors fires no delete trigger (recursive_triggers is off):
+-- a replaced row's document goes here first.
 CREATE TRIGGER IF NOT EXISTS {ANCHOR_DOC_INSERT} AFTER INSERT ON broken_anchors BEGIN
+    {_anchor_doc_gone("new.source_id", "new.seq")}
     {_anchor_docs_of("b.source_id = new.source_id AND b.seq = new.seq")}
 END;
 CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_update AFTER UPDATE ON broken_anchors BEGIN
-    DELETE FROM broken_anchor_docs WHERE source_id = old.source_id AND seq = old.seq;
+    {_anchor_doc_gone("old.source_id", "old.seq")}
     {_anchor_docs_of("b.source_id = new.source_id AND b.seq = new.seq")}
 END;
 CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_delete AFTER DELETE ON broken_anchors BEGIN
-    DELETE FROM broken_anchor_docs WHERE source_id = old.source_id AND seq = old.seq;
+    {_anchor_doc_gone("old.source_id", "old.seq")}
 END;
 CREATE TRIGGER IF NOT EXISTS {PATH_ANCHOR_DOCS} AFTER UPDATE OF path ON files
 WHEN old.path IS NOT new.path BEGIN
+    DELETE FROM broken_anchor_docs WHERE source = old.path;
     {_anchor_docs_of("b.source_id = new.id")}
     {_anchor_docs_of("b.target_id = new.id")}
 END;
