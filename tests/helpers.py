@@ -344,10 +344,7 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             ).fetchall(),
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
             # issue 33: the declared file findings (orphans, unlinked, dead ends, unused)
-            "file_findings": q(
-                f"SELECT code, x.path, f.path, title FROM file_findings x "
-                f"JOIN {files} f ON f.id = x.file_id"
-            ).fetchall(),
+            "file_findings": q("SELECT code, path, title FROM file_findings").fetchall(),
             # A `renamed` suggestion comes from the rename history, which is not a fact of the
             # vault: a fresh index cannot have it (tests/spec/test_fixes.py checks it apart).
             "broken_links": q(

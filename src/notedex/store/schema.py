@@ -42,7 +42,8 @@ SCHEMA_VERSION = 31  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 # 31: tag_note_keys keeps a note's counted tag ids only, not their rolled-up keys, which
 #     tagcounts derives through tag_names; broken_link_docs gone: broken_links keeps the
 #     suggestion's confidence and the comment flag, and health renders its objects from them;
-#     broken_anchor_docs without source_id and its index by link (issue 35, size)
+#     broken_anchor_docs without source_id and its index by link, file_findings without
+#     file_id and its index by file (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -357,17 +358,16 @@ CREATE INDEX IF NOT EXISTS link_findings_source ON link_findings(source_id);
 
 -- health's findings about whole files declared in notedex.codes (`Finding.file_where`, issue
 -- 33: orphans, unlinked notes, dead ends, unused attachments), kept for every dirty file by
--- store/linkfindings.py with the JSON object health prints, in report order (by code, then
--- path), so health reads one column in order; a move updates the path in place.
+-- store/linkfindings.py with what health prints of them, in report order (by code, then
+-- path), so health reads them in order; a move updates the path in place. A file's rows are
+-- found by its path, always files.path (issue 35, size: no index by file id).
 CREATE TABLE IF NOT EXISTS file_findings (
     code TEXT NOT NULL,                 -- the finding's code
     path TEXT NOT NULL,                 -- the file's path
-    file_id INTEGER NOT NULL,
     title TEXT,                         -- the note's title; NULL for a finding about files
                                         -- health renders `Finding.file_fields` as it reads
     PRIMARY KEY (code, path)
 ) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS file_findings_file ON file_findings(file_id, code);
 
 -- health's brokenAnchors as the JSON objects it prints, in report order (SEMANTICS 10.7): a
 -- copy of broken_anchors with its link's fields and both paths, kept by the triggers below
