@@ -43,7 +43,7 @@ SCHEMA_VERSION = 31  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     tagcounts derives through tag_names; broken_link_docs gone: broken_links keeps the
 #     suggestion's confidence and the comment flag, and health renders its objects from them;
 #     broken_anchor_docs without source_id and its index by link, file_findings without
-#     file_id and its index by file (issue 35, size)
+#     file_id and its index by file, exact_names without its index by note (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -544,14 +544,15 @@ CREATE TABLE IF NOT EXISTS fts_pending (
 -- frontmatter title and first H1 (alias = 0) and its aliases (alias = 1), each also less its
 -- stop words and hub words (vault.text.name_keys, schema 22), so a question's
 -- exact names are one index seek, not a BM25 ranking of every note that holds its words.
--- Written with the note's rows (store/notes.py); a move re-keys the stem.
+-- Written with the note's rows (store/notes.py); a move re-keys the stem. No index by note:
+-- the writer deletes a note's rows by their keys, derived again from the rows they came from
+-- (issue 35, size).
 CREATE TABLE IF NOT EXISTS exact_names (
     key TEXT NOT NULL,
     file_id INTEGER NOT NULL,
     alias INTEGER NOT NULL,
     PRIMARY KEY (key, file_id, alias)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS exact_names_file ON exact_names(file_id);
 
 -- SEMANTICS 13: a note's Markdown tasks, written and deleted with its other rows
 -- (store/notes.py); a move keeps them (the path is the file's). `notedex tasks` reads them.
@@ -646,7 +647,6 @@ BUILD_DEFERRED_INDEXES = (
     "notes_content",
     "tags_tag",
     "aliases_key",
-    "exact_names_file",
     "problems_path",
     "tasks_status",
     "tasks_due",
