@@ -312,7 +312,7 @@ def link_rows(text: str) -> list[tuple[str, str, int]]:
 def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every fact of the index, keyed by paths rather than row ids, sorted: for equality checks."""
     from notedex.store.database import add_sql_functions
-    from notedex.store.schema import LINK_TEXT, NOTE_TITLE
+    from notedex.store.schema import BROKEN_LINK_DOC, LINK_TEXT, NOTE_TITLE
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     add_sql_functions(conn)  # note_fts's content is the view note_fts_text
@@ -344,10 +344,7 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             ).fetchall(),
             "problems": q("SELECT path, severity, kind, message FROM problems").fetchall(),
             # issue 33: the declared file findings (orphans, unlinked, dead ends, unused)
-            "file_findings": q(
-                f"SELECT code, x.path, f.path, title FROM file_findings x "
-                f"JOIN {files} f ON f.id = x.file_id"
-            ).fetchall(),
+            "file_findings": q("SELECT code, path, title FROM file_findings").fetchall(),
             # A `renamed` suggestion comes from the rename history, which is not a fact of the
             # vault: a fresh index cannot have it (tests/spec/test_fixes.py checks it apart).
             "broken_links": q(
@@ -379,15 +376,13 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             # Derived by triggers and store/tagcounts.py: equal to a fresh index's, and no
             # change left marked after a transaction.
             "broken_anchor_docs": q(
-                f"SELECT d.source, line, col, seq, s.path, doc FROM broken_anchor_docs d "
-                f"JOIN {files} s ON s.id = d.source_id"
+                "SELECT source, line, col, seq, doc FROM broken_anchor_docs"
             ).fetchall(),
+            # health's brokenLinks objects, as health renders them from the rows
             "broken_link_docs": q(
-                "SELECT source, line, col, seq, "
-                "CASE WHEN json_extract(doc, '$.reason') = 'renamed' "
-                "THEN json_set(doc, '$.suggestion', NULL, '$.reason', NULL, '$.confidence', NULL) "
-                "ELSE doc END "
-                "FROM broken_link_docs"
+                f"SELECT source, line, col, seq, CASE WHEN reason = 'renamed' "
+                f"THEN json_set(j, '$.suggestion', NULL, '$.reason', NULL, '$.confidence', NULL) "
+                f"ELSE j END FROM (SELECT *, {BROKEN_LINK_DOC} AS j FROM broken_links)"
             ).fetchall(),
             "tag_uses": q(
                 "SELECT k.tag, u.notes FROM tag_uses u JOIN tag_names k ON k.id = u.tag_id"
@@ -398,8 +393,8 @@ def dump_index(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             ).fetchall(),
             "tag_note_keys": q(
                 f"SELECT f.path, (SELECT json_group_array(k.tag) FROM (SELECT n.tag FROM "
-                f"json_each(x.tag_ids) j JOIN tag_names n ON n.id = j.value ORDER BY n.tag) k), "
-                f"x.tag_keys FROM tag_note_keys x JOIN {files} f ON f.id = x.file_id"
+                f"json_each(x.tag_ids) j JOIN tag_names n ON n.id = j.value ORDER BY n.tag) k) "
+                f"FROM tag_note_keys x JOIN {files} f ON f.id = x.file_id"
             ).fetchall(),
             "tag_marks": q("SELECT file_id FROM tagged_dirty").fetchall(),
             "note_fts": q(

@@ -73,7 +73,7 @@ class Finding:
         """A finding about whole files (a note or an attachment), declared by its rows: the
         condition on a file ``f`` (and, for a finding about notes, whose ``file_fields``
         show their ``title``, its note ``n``) that makes it one. The generic upkeep (store.linkfindings) keeps its rows
-        ``file_findings(code, file_id)`` exact for every dirty file; health reads them as the
+        ``file_findings(code, path)`` exact for every dirty file; health reads them as the
         objects of ``file_fields`` (``path``, ``title``) in path order."""
         self.file_fields = file_fields
         self.upkeep = upkeep

@@ -263,7 +263,7 @@ def add_sql_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("nx_reverse", 1, _guarded(_reversed), deterministic=True)
     # body_text (the content of body_fts): FTS5 reads a body back only to delete its row.
     conn.create_function("nx_inflate", 1, _guarded(bodyzip.inflater(conn)), deterministic=True)
-    # health's brokenLinks documents (issue 33): a suggestion's confidence, NULL if not offered.
+    # broken_links.confidence (issue 33): a suggestion's confidence, NULL if not offered.
     conn.create_function(
         "nx_link_confidence", 2, _guarded(_offered_link_confidence), deterministic=True
     )

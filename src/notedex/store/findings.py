@@ -482,11 +482,8 @@ def refresh_broken_links(conn: sqlite3.Connection, run: Refresh) -> None:
             WHERE f.path = broken_links.source AND n.excluded = 0 AND l.name_key IS NOT NULL
               AND l.line = broken_links.line AND l.col = broken_links.col
               AND {LINK_TEXT} = broken_links.text AND {BROKEN_KEY} = broken_links.target
-              -- issue 33: a link that went into or out of a comment gets its document again
-              AND l.in_comment = coalesce((
-                  SELECT json_extract(d.doc, '$.inComment') FROM broken_link_docs d
-                  WHERE d.source = broken_links.source AND d.line = broken_links.line
-                    AND d.col = broken_links.col AND d.seq = broken_links.seq), 0)))
+              -- issue 33: a link that went into or out of a comment is written again
+              AND l.in_comment = broken_links.in_comment))
         """
         )
     # links.name_key is set exactly on the unresolved links that are not self-links. A new
@@ -494,7 +491,7 @@ def refresh_broken_links(conn: sqlite3.Connection, run: Refresh) -> None:
     new = conn.execute(
         f"""
         SELECT f.path, l.line, l.col, l.seq, {LINK_TEXT}, {BROKEN_KEY},
-               l.linkpath, l.display, l.name_key
+               l.linkpath, l.display, l.name_key, l.in_comment
         FROM temp.dirty_notes d CROSS JOIN notes n ON n.file_id = d.id
         CROSS JOIN files f ON f.id = d.id CROSS JOIN links l ON l.source_id = d.id
         WHERE n.excluded = 0 AND l.name_key IS NOT NULL AND NOT EXISTS (

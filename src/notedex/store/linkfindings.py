@@ -9,7 +9,8 @@ notes that meet its condition: ids, so a move changes nothing, and health joins 
 links and files when it reads them) or ``file_findings(code, path, file_id, title)`` (the files
 that do, with what health prints of them: it renders ``Finding.file_fields`` with
 ``json_object`` as it reads, in key order, ``store.read.health_json_sql``; a move gives them
-their new path in place: ``moved``). The writer's dirty notes (``temp.dirty_notes``: every file whose
+their new path in place: ``moved``; a file's rows are found by its path and the codes,
+``_CODES``). The writer's dirty notes (``temp.dirty_notes``: every file whose
 links, or the links into it, or their targets changed) are recomputed at each findings
 refresh, and a file's rows go with it (``drop_of``).
 """
@@ -24,16 +25,20 @@ from notedex.store.schema import FILE_FIELDS
 
 _FILE_FINDINGS_NOW = (
     "CREATE TEMP TABLE IF NOT EXISTS file_findings_now("
-    "code TEXT, file_id INTEGER, PRIMARY KEY (code, file_id)) WITHOUT ROWID"
+    "code TEXT, path TEXT, file_id INTEGER, PRIMARY KEY (code, path)) WITHOUT ROWID"
 )
+_CODES = ", ".join(f"'{finding.code}'" for finding in FILE_FINDINGS)
+"""Every declared file finding's code, as SQL: a file's rows are ``code IN (_CODES) AND path =
+...``, one probe of the key per code (file_findings keeps no index by file: issue 35, size)."""
 # Of the dirty files, the stored rows that are not findings any more, then the rows that are
 # new, with their documents: a dirty file whose finding stays (issue 17: most of a folder
 # rename's ~6,000 dirty notes) is neither deleted nor written again. (A note parsed again, or
 # renamed to another stem, has lost its rows first: its title is written afresh.)
-_DELETE_GONE = """
-DELETE FROM file_findings WHERE file_id IN (SELECT id FROM temp.dirty_notes)
+_DELETE_GONE = f"""
+DELETE FROM file_findings WHERE code IN ({_CODES}) AND path IN (
+    SELECT f.path FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id)
   AND NOT EXISTS (SELECT 1 FROM temp.file_findings_now w
-                  WHERE w.code = file_findings.code AND w.file_id = file_findings.file_id)
+                  WHERE w.code = file_findings.code AND w.path = file_findings.path)
 """
 
 
@@ -41,11 +46,11 @@ def _insert_new(fields: tuple[str, ...]) -> str:
     titled = "title" in fields
     note = "CROSS JOIN notes n ON n.file_id = w.file_id" if titled else ""
     return f"""
-    INSERT INTO file_findings(code, path, file_id, title)
-    SELECT w.code, f.path, w.file_id, {FILE_FIELDS["title"] if titled else "NULL"}
-    FROM temp.file_findings_now w CROSS JOIN files f ON f.id = w.file_id {note}
+    INSERT INTO file_findings(code, path, title)
+    SELECT w.code, w.path, {FILE_FIELDS["title"] if titled else "NULL"}
+    FROM temp.file_findings_now w {note}
     WHERE w.code = ? AND NOT EXISTS (
-        SELECT 1 FROM file_findings o WHERE o.file_id = w.file_id AND o.code = w.code)
+        SELECT 1 FROM file_findings o WHERE o.code = w.code AND o.path = w.path)
     """
 
 
@@ -76,8 +81,8 @@ def refresh(conn: sqlite3.Connection) -> None:
         note = "CROSS JOIN notes n ON n.file_id = d.id" if "title" in finding.file_fields else ""
         conn.execute(
             f"""
-            INSERT INTO temp.file_findings_now(code, file_id)
-            SELECT ?, d.id FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id {note}
+            INSERT INTO temp.file_findings_now(code, path, file_id)
+            SELECT ?, f.path, d.id FROM temp.dirty_notes d CROSS JOIN files f ON f.id = d.id {note}
             WHERE {finding.file_where}
             """,
             (finding.code,),
@@ -93,17 +98,17 @@ def moved(conn: sqlite3.Connection) -> None:
     """Inside a move (store.moves), once ``temp.moved_paths`` holds the moves: the moved
     files' rows take their new paths."""
     conn.execute(
-        """
+        f"""
         UPDATE file_findings SET path = (
-            SELECT m.new FROM temp.moved_paths m WHERE m.id = file_findings.file_id)
-        WHERE file_id IN (SELECT id FROM temp.moved_paths)
+            SELECT m.new FROM temp.moved_paths m WHERE m.old = file_findings.path)
+        WHERE code IN ({_CODES}) AND path IN (SELECT old FROM temp.moved_paths)
         """
     )
 
 
 def drop_of(conn: sqlite3.Connection, path: str) -> None:
     """A file's rows are cleared (its links go, or the file): its findings go with them."""
-    for table, column in (("link_findings", "source_id"), ("file_findings", "file_id")):
-        conn.execute(
-            f"DELETE FROM {table} WHERE {column} = (SELECT id FROM files WHERE path = ?)", (path,)
-        )
+    conn.execute(
+        "DELETE FROM link_findings WHERE source_id = (SELECT id FROM files WHERE path = ?)", (path,)
+    )
+    conn.execute(f"DELETE FROM file_findings WHERE code IN ({_CODES}) AND path = ?", (path,))

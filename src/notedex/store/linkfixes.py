@@ -63,9 +63,10 @@ FROM temp.refix_keys r CROSS JOIN links l ON l.name_key = r.key
 CROSS JOIN files f ON f.id = l.source_id
 CROSS JOIN broken_links b ON b.source = f.path AND b.seq = l.seq
 """
-NewBrokenLink = tuple[str, int, int, int, str, str, str, "str | None", str]
+NewBrokenLink = tuple[str, int, int, int, str, str, str, "str | None", str, int]
 """A broken link without a row yet: (source, line, col, seq, text, target) as ``broken_links``
-stores them, then the link's linkpath, display and name key (``findings.refresh_findings``)."""
+stores them, then the link's linkpath, display and name key, and whether it is inside a
+comment (``findings.refresh_findings``)."""
 
 
 def refix(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
@@ -212,19 +213,22 @@ def suggest_link_fixes(
         if fix != (suggestion, reason):
             updates.append((*fix, source, line, col, seq))
     inserts = [
-        (*row[:6], *fixer.fix(row[0], linkpath, display, key))
+        (*row[:6], suggestion, reason, reason, row[5], row[9])
         for row in new
-        for linkpath, display, key in (row[6:],)
+        for suggestion, reason in (fixer.fix(row[0], row[6], row[7], row[8]),)
     ]
+    # The confidence by the writer's SQL function, the one rule (SEMANTICS 8.10): NULL when
+    # the suggestion is not offered, which health reads from the row (schema.BROKEN_LINK_DOC).
     conn.executemany(
-        "INSERT INTO broken_links(source, line, col, seq, text, target, suggestion, reason) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO broken_links(source, line, col, seq, text, target, suggestion, reason, "
+        "confidence, in_comment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, nx_link_confidence(?, ?), ?)",
         inserts,
     )
     conn.executemany(
-        "UPDATE broken_links SET suggestion = ?, reason = ? "
+        "UPDATE broken_links SET suggestion = ?, reason = ?, "
+        "confidence = nx_link_confidence(?, target) "
         "WHERE source = ? AND line = ? AND col = ? AND seq = ?",
-        updates,
+        [(suggestion, reason, reason, *key) for suggestion, reason, *key in updates],
     )
 
 

@@ -147,11 +147,18 @@ def rebuild_fts(conn: sqlite3.Connection, links: LinkTargets) -> None:
 def optimize(conn: sqlite3.Connection) -> None:
     for table in FTS_TABLES:
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-    # Spellings no note uses any more (kept until now: a vault has few, and a save is cheaper).
+    prune_tag_names(conn)
+    release_free_pages(conn)
+
+
+def prune_tag_names(conn: sqlite3.Connection) -> None:
+    """Spellings no note uses any more (kept until now: a vault has few, and a save is
+    cheaper), nor any count: tagcounts derives what a note added from the spellings it was
+    counted with (a count can still be pending when an apply deferred its findings)."""
     conn.execute(
         "DELETE FROM tag_names WHERE NOT EXISTS (SELECT 1 FROM tags WHERE tag_id = tag_names.id)"
+        " AND NOT EXISTS (SELECT 1 FROM tag_uses WHERE tag_id = tag_names.id)"
     )
-    release_free_pages(conn)
 
 
 def release_free_pages(conn: sqlite3.Connection) -> None:

@@ -9,6 +9,7 @@ from notedex.codes import FILE_FINDINGS, LINK_FINDINGS, STORED_KINDS
 from notedex.store.schema import (
     BROKEN_ANCHOR_FIELDS,
     BROKEN_ANCHOR_JOIN,
+    BROKEN_LINK_DOC,
     LINK_KIND,
     LINK_TEXT,
     NOTE_TITLE,
@@ -778,7 +779,10 @@ def health_json_sql(name: str) -> "tuple[str, tuple[str, ...]]":
     health list ``name``, in report order: what ``health_list_json`` concatenates, and what a
     streamed ``health`` (JSON and text) reads row by row."""
     if name == "brokenLinks":
-        return "SELECT doc AS j FROM broken_link_docs ORDER BY source, line, col, seq", ()
+        return (
+            f"SELECT {BROKEN_LINK_DOC} AS j FROM broken_links ORDER BY source, line, col, seq",
+            (),
+        )
     if name == "brokenAnchors":
         return "SELECT doc AS j FROM broken_anchor_docs ORDER BY source, line, col, seq", ()
     if name == "warnings":

@@ -4,7 +4,7 @@ Over 400 lines on purpose: the DDL is one script that store.database runs whole,
 triggers that keep health's and tags' stored answers (issue 12) stand beside their tables.
 """
 
-SCHEMA_VERSION = 30  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
+SCHEMA_VERSION = 31  # 9: compact rows (issue 6), stored findings; 10: note_fts external content;
 # 11: anchors and unresolved keys in link_fts, so they no longer lengthen note_fts rows for BM25
 # 12: notes.outline and broken_anchors (issue 12)
 # 13: body_fts is external content over body_store, the segmented bodies zlib-compressed (issue 15)
@@ -39,6 +39,11 @@ SCHEMA_VERSION = 30  # 9: compact rows (issue 6), stored findings; 10: note_fts 
 #     as it reads (issue 35, size)
 # 29: links_in_comment covers health's in-comment count (name_key, in_comment) (issue 33)
 # 30: files_name_key, so a one-shot writer probes the files of a few names (issue 33)
+# 31: tag_note_keys keeps a note's counted tag ids only, not their rolled-up keys, which
+#     tagcounts derives through tag_names; broken_link_docs gone: broken_links keeps the
+#     suggestion's confidence and the comment flag, and health renders its objects from them;
+#     broken_anchor_docs without source_id and its index by link, file_findings without
+#     file_id and its index by file, exact_names without its index by note (issue 35, size)
 
 REBUILD_SUFFIX = ".rebuild"
 """``<db>.rebuild``: an index being built to be swapped in (store.swap); ``status`` tells."""
@@ -91,10 +96,10 @@ _ANCHOR_DOC = with_comment_flag(
 )
 
 
-_BROKEN_LINK_DOC = with_comment_flag(
+BROKEN_LINK_DOC = with_comment_flag(
     "json_object("
     + ", ".join(
-        f"'{key}', new.{column}"
+        f"'{key}', {column}"
         for key, column in (
             ("source", "source"),
             ("line", "line"),
@@ -103,26 +108,34 @@ _BROKEN_LINK_DOC = with_comment_flag(
             ("target", "target"),
         )
     )
-    # SEMANTICS 8.10 (issue 33): the suggestion's confidence, the one rule `fix` reads too;
-    # below the threshold the suggestion is not offered (nx_link_confidence is NULL).
-    + ", 'suggestion', CASE WHEN nx_link_confidence(new.reason, new.target) IS NOT NULL"
-    " THEN new.suggestion END"
-    ", 'reason', CASE WHEN nx_link_confidence(new.reason, new.target) IS NOT NULL"
-    " THEN new.reason END"
-    ", 'confidence', nx_link_confidence(new.reason, new.target)" + ")",
-    # issue 33: whether the link is inside a comment, read from its links row (the paths are
-    # the files' own when a move updates broken_links: store.moves sets them first).
-    "(SELECT l.in_comment FROM files f CROSS JOIN links l ON l.source_id = f.id "
-    "AND l.seq = new.seq WHERE f.path = new.source)",
+    # SEMANTICS 8.10 (issue 33): below the threshold the suggestion is not offered (its stored
+    # confidence is NULL).
+    + ", 'suggestion', CASE WHEN confidence IS NOT NULL THEN suggestion END"
+    ", 'reason', CASE WHEN confidence IS NOT NULL THEN reason END"
+    ", 'confidence', confidence)",
+    "in_comment",
 )
+"""health's brokenLinks object (docs/cli.md) for a row of ``broken_links``, rendered as health
+reads the rows in key order: no join, one table (issue 35, size: the stored copy of these
+objects, broken_link_docs, was over twice the table's bytes)."""
 
 
 def _anchor_docs_of(where: str) -> str:
     """The statement that (re)writes the stored documents of the broken anchors ``where``."""
     return f"""
-    INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, source_id, doc)
-    SELECT s.path, l.line, l.col, l.seq, b.source_id, {_ANCHOR_DOC}
+    INSERT OR REPLACE INTO broken_anchor_docs(source, line, col, seq, doc)
+    SELECT s.path, l.line, l.col, l.seq, {_ANCHOR_DOC}
     {BROKEN_ANCHOR_JOIN} WHERE {where};"""
+
+
+def _anchor_doc_gone(source_id: str, seq: str) -> str:
+    """The statement that deletes the stored document of the broken anchor of the link
+    (``source_id``, ``seq``): a document is keyed by its source's path, which is always the
+    file's path now (``PATH_ANCHOR_DOCS``, ``moved_anchor_docs``), and a note's documents are
+    one short range of the key (issue 35, size: no index by link, 3 MB at 100k notes)."""
+    return f"""
+    DELETE FROM broken_anchor_docs
+    WHERE source = (SELECT path FROM files WHERE id = {source_id}) AND seq = {seq};"""
 
 
 ANCHOR_DOC_INSERT = "broken_anchors_doc_insert"
@@ -144,14 +157,16 @@ changes; a move of many files updates their paths in two statements instead
 def moved_anchor_docs(moved: str) -> tuple[str, str]:
     """The statements that give the stored documents of the broken anchors out of and into
     the moved files their new paths, as ``PATH_ANCHOR_DOCS`` does for one file: ``moved`` is a
-    table of (id, new). Only the path fields change (``json_set`` keeps the other fields' text
+    table of (id, old, new). Only the path fields change (``json_set`` keeps the other fields' text
     and their order, and quotes the path as ``json_object`` does), so a folder rename does not
     join and render 12,000 documents again (issue 17, speed). Each document is written once:
     one out of a moved file gets its source and, if its target moved too (a link within the
     folder, a self-link: about a sixth of a folder rename's), its target in the same write;
-    the second statement takes the rest, into a moved file from one that stayed."""
+    the second statement takes the rest, into a moved file from one that stayed. ``moved``
+    also holds each file's old path (``old``), which its documents are keyed by until then."""
     # IN (subquery), not UPDATE ... FROM: the planner knows nothing of the temp table and would
-    # scan every document. The source is a key column: set only where it changes.
+    # scan every document. The source is a key column: set only where it changes. A document
+    # is found by its source's path (old, for the moved sources) and its link's seq.
     return (
         f"""
         UPDATE broken_anchor_docs SET (source, doc) = (
@@ -161,15 +176,21 @@ def moved_anchor_docs(moved: str) -> tuple[str, str]:
             FROM {moved} m CROSS JOIN broken_anchors b
                 ON b.source_id = m.id AND b.seq = broken_anchor_docs.seq
             LEFT JOIN {moved} t ON t.id = b.target_id
-            WHERE m.id = broken_anchor_docs.source_id)
-        WHERE source_id IN (SELECT id FROM {moved})""",
+            WHERE m.old = broken_anchor_docs.source)
+        WHERE source IN (SELECT old FROM {moved})""",
         f"""
         UPDATE broken_anchor_docs SET doc = json_set(doc, '$.target', (
-            SELECT m.new FROM broken_anchors b CROSS JOIN {moved} m ON m.id = b.target_id
-            WHERE b.source_id = broken_anchor_docs.source_id AND b.seq = broken_anchor_docs.seq))
-        WHERE (source_id, seq) IN (
-            SELECT b.source_id, b.seq FROM {moved} m CROSS JOIN broken_anchors b
-            ON b.target_id = m.id WHERE b.source_id NOT IN (SELECT id FROM {moved}))""",
+            SELECT m.new FROM files s CROSS JOIN broken_anchors b ON b.source_id = s.id
+            CROSS JOIN {moved} m ON m.id = b.target_id
+            WHERE s.path = broken_anchor_docs.source AND b.seq = broken_anchor_docs.seq))
+        WHERE source IN (
+            SELECT s.path FROM {moved} m CROSS JOIN broken_anchors b ON b.target_id = m.id
+            CROSS JOIN files s ON s.id = b.source_id
+            WHERE b.source_id NOT IN (SELECT id FROM {moved}))
+          AND (source, seq) IN (
+            SELECT s.path, b.seq FROM {moved} m CROSS JOIN broken_anchors b ON b.target_id = m.id
+            CROSS JOIN files s ON s.id = b.source_id
+            WHERE b.source_id NOT IN (SELECT id FROM {moved}))""",
     )
 
 
@@ -304,6 +325,9 @@ CREATE TABLE IF NOT EXISTS broken_links (
     target TEXT NOT NULL,               -- its broken key (SEMANTICS 7)
     suggestion TEXT,                    -- a link that would resolve, or NULL (SEMANTICS 8.3)
     reason TEXT,                        -- 'alias', 'folder', 'renamed' or 'typo', or NULL
+    confidence REAL,                    -- the suggestion's (SEMANTICS 8.10) when it is offered,
+                                        -- else NULL: nx_link_confidence, the one rule
+    in_comment INTEGER NOT NULL DEFAULT 0,  -- links.in_comment (issue 33)
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
 
@@ -334,71 +358,48 @@ CREATE INDEX IF NOT EXISTS link_findings_source ON link_findings(source_id);
 
 -- health's findings about whole files declared in notedex.codes (`Finding.file_where`, issue
 -- 33: orphans, unlinked notes, dead ends, unused attachments), kept for every dirty file by
--- store/linkfindings.py with the JSON object health prints, in report order (by code, then
--- path), so health reads one column in order; a move updates the path in place.
+-- store/linkfindings.py with what health prints of them, in report order (by code, then
+-- path), so health reads them in order; a move updates the path in place. A file's rows are
+-- found by its path, always files.path (issue 35, size: no index by file id).
 CREATE TABLE IF NOT EXISTS file_findings (
     code TEXT NOT NULL,                 -- the finding's code
     path TEXT NOT NULL,                 -- the file's path
-    file_id INTEGER NOT NULL,
     title TEXT,                         -- the note's title; NULL for a finding about files
                                         -- health renders `Finding.file_fields` as it reads
     PRIMARY KEY (code, path)
 ) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS file_findings_file ON file_findings(file_id, code);
 
 -- health's brokenAnchors as the JSON objects it prints, in report order (SEMANTICS 10.7): a
 -- copy of broken_anchors with its link's fields and both paths, kept by the triggers below
 -- (a row written or deleted, a file renamed in place), so health reads one column in order
--- instead of joining every broken anchor to its link and two files (issue 12, speed).
+-- instead of joining every broken anchor to its link and two files (issue 12, speed). A
+-- change finds a link's document by its source's path and seq (_anchor_doc_gone).
 CREATE TABLE IF NOT EXISTS broken_anchor_docs (
-    source TEXT NOT NULL,
+    source TEXT NOT NULL,               -- the source's path, always files.path now
     line INTEGER NOT NULL,
     col INTEGER NOT NULL,
     seq INTEGER NOT NULL,
-    source_id INTEGER NOT NULL,         -- broken_anchors' key: what a change deletes by
     doc TEXT NOT NULL,                  -- the brokenAnchors object (docs/cli.md)
     PRIMARY KEY (source, line, col, seq)
 ) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS broken_anchor_docs_link ON broken_anchor_docs(source_id, seq);
+-- INSERT OR REPLACE into broken_anchors fires no delete trigger (recursive_triggers is off):
+-- a replaced row's document goes here first.
 CREATE TRIGGER IF NOT EXISTS {ANCHOR_DOC_INSERT} AFTER INSERT ON broken_anchors BEGIN
+    {_anchor_doc_gone("new.source_id", "new.seq")}
     {_anchor_docs_of("b.source_id = new.source_id AND b.seq = new.seq")}
 END;
 CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_update AFTER UPDATE ON broken_anchors BEGIN
-    DELETE FROM broken_anchor_docs WHERE source_id = old.source_id AND seq = old.seq;
+    {_anchor_doc_gone("old.source_id", "old.seq")}
     {_anchor_docs_of("b.source_id = new.source_id AND b.seq = new.seq")}
 END;
 CREATE TRIGGER IF NOT EXISTS broken_anchors_doc_delete AFTER DELETE ON broken_anchors BEGIN
-    DELETE FROM broken_anchor_docs WHERE source_id = old.source_id AND seq = old.seq;
+    {_anchor_doc_gone("old.source_id", "old.seq")}
 END;
 CREATE TRIGGER IF NOT EXISTS {PATH_ANCHOR_DOCS} AFTER UPDATE OF path ON files
 WHEN old.path IS NOT new.path BEGIN
+    DELETE FROM broken_anchor_docs WHERE source = old.path;
     {_anchor_docs_of("b.source_id = new.id")}
     {_anchor_docs_of("b.target_id = new.id")}
-END;
-
--- health's broken links as the JSON objects it prints, beside their table and in the same key
--- order, kept by triggers, so health reads one column.
-CREATE TABLE IF NOT EXISTS broken_link_docs (
-    source TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    col INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    doc TEXT NOT NULL,                  -- the brokenLinks object (docs/cli.md)
-    PRIMARY KEY (source, line, col, seq)
-) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS broken_link_doc_insert AFTER INSERT ON broken_links BEGIN
-    INSERT OR REPLACE INTO broken_link_docs(source, line, col, seq, doc)
-    VALUES (new.source, new.line, new.col, new.seq, {_BROKEN_LINK_DOC});
-END;
-CREATE TRIGGER IF NOT EXISTS broken_link_doc_update AFTER UPDATE ON broken_links BEGIN
-    DELETE FROM broken_link_docs
-    WHERE source = old.source AND line = old.line AND col = old.col AND seq = old.seq;
-    INSERT OR REPLACE INTO broken_link_docs(source, line, col, seq, doc)
-    VALUES (new.source, new.line, new.col, new.seq, {_BROKEN_LINK_DOC});
-END;
-CREATE TRIGGER IF NOT EXISTS broken_link_doc_delete AFTER DELETE ON broken_links BEGIN
-    DELETE FROM broken_link_docs
-    WHERE source = old.source AND line = old.line AND col = old.col AND seq = old.seq;
 END;
 
 -- `tags` (SEMANTICS 4.10) counted ahead, for the notes that are not excluded: tag_uses per
@@ -423,8 +424,8 @@ CREATE TABLE IF NOT EXISTS tagged_notes (
 );
 CREATE TABLE IF NOT EXISTS tag_note_keys (
     file_id INTEGER PRIMARY KEY,        -- a counted note (not excluded, with tags)
-    tag_ids TEXT NOT NULL,              -- its spellings counted in tag_uses, JSON
-    tag_keys TEXT NOT NULL              -- its keys and their parents counted in tag_rollup, JSON
+    tag_ids TEXT NOT NULL               -- its spellings counted in tag_uses, JSON; what it adds
+                                        -- to tag_rollup is their keys rolled up (tagcounts)
 );
 CREATE TABLE IF NOT EXISTS tagged_dirty (
     file_id INTEGER PRIMARY KEY
@@ -543,14 +544,15 @@ CREATE TABLE IF NOT EXISTS fts_pending (
 -- frontmatter title and first H1 (alias = 0) and its aliases (alias = 1), each also less its
 -- stop words and hub words (vault.text.name_keys, schema 22), so a question's
 -- exact names are one index seek, not a BM25 ranking of every note that holds its words.
--- Written with the note's rows (store/notes.py); a move re-keys the stem.
+-- Written with the note's rows (store/notes.py); a move re-keys the stem. No index by note:
+-- the writer deletes a note's rows by their keys, derived again from the rows they came from
+-- (issue 35, size).
 CREATE TABLE IF NOT EXISTS exact_names (
     key TEXT NOT NULL,
     file_id INTEGER NOT NULL,
     alias INTEGER NOT NULL,
     PRIMARY KEY (key, file_id, alias)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS exact_names_file ON exact_names(file_id);
 
 -- SEMANTICS 13: a note's Markdown tasks, written and deleted with its other rows
 -- (store/notes.py); a move keeps them (the path is the file's). `notedex tasks` reads them.
@@ -645,7 +647,6 @@ BUILD_DEFERRED_INDEXES = (
     "notes_content",
     "tags_tag",
     "aliases_key",
-    "exact_names_file",
     "problems_path",
     "tasks_status",
     "tasks_due",
@@ -666,7 +667,6 @@ TABLES = (
     "broken_links",
     "broken_anchors",
     "broken_anchor_docs",
-    "broken_link_docs",
     "file_findings",
     "link_findings",
     "renames",
@@ -684,7 +684,7 @@ TABLES = (
     "tag_note_keys",
     "tagged_dirty",
 )
-RETIRED_TABLES = ("lonely_notes", "lonely_docs", "unused_attachments")
+RETIRED_TABLES = ("lonely_notes", "lonely_docs", "unused_attachments", "broken_link_docs")
 """Tables of earlier schema versions, dropped when an index of one is rebuilt in place."""
 EXTERNAL_FTS = ("note_fts", "name_fts", "link_fts", "title_grams", "body_fts")
 # Every FTS5 table, for integrity-check and optimize. All five are external content: they are

@@ -13,13 +13,12 @@ import sqlite3
 from collections import Counter
 from concurrent.futures import Future
 from itertools import chain
-from json.encoder import encode_basestring
 
 TaggedRows = tuple[str, str, str]
 """Every tag of the marked notes that count (``read_marked``): the JSON arrays of their file
 ids, tag ids and tag keys, built by SQLite (a first index reads 200,000 at 100k notes: as rows
 they cost the writer's thread their fetch and, for the helper, their pickling)."""
-Counted = tuple[list[tuple[int, str, str]], "Counter[int]", "Counter[str]"]
+Counted = tuple[list[tuple[int, str]], "Counter[int]", "Counter[str]"]
 """``count``'s answer: the marked notes' tag_note_keys rows, and what they add to the counts."""
 
 
@@ -66,10 +65,18 @@ def count(tagged: TaggedRows) -> Counted:
             keys_of[file_id].update(keys)
     uses = Counter(chain.from_iterable(ids_of.values()))
     rollup = Counter(chain.from_iterable(keys_of.values()))
-    rows = [
-        (file_id, _int_list(ids), _str_list(keys_of[file_id])) for file_id, ids in ids_of.items()
-    ]
+    rows = [(file_id, _int_list(ids)) for file_id, ids in ids_of.items()]
     return rows, uses, rollup
+
+
+def _rolled_up(keys: list[str]) -> set[str]:
+    """Every key of ``keys`` with each parent of a nested one (``a/b/c``: ``a``, ``a/b``,
+    ``a/b/c``), each once: what a note adds to ``tag_rollup``, as ``count`` rolls it up."""
+    rolled: set[str] = set()
+    for key in keys:
+        parts = key.split("/")
+        rolled.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    return rolled
 
 
 def refresh(conn: sqlite3.Connection, counted: Future[Counted] | None = None) -> None:
@@ -86,16 +93,21 @@ def refresh(conn: sqlite3.Connection, counted: Future[Counted] | None = None) ->
     else:
         rows, uses, rollup = counted.result()
     gone: list[tuple[int]] = []
+    # What a marked note added before: its counted spellings, and their keys rolled up again
+    # (a spelling's key never changes, and tag_names keeps every spelling tag_uses counts:
+    # maintenance.optimize). Issue 35, size: the keys were stored beside the ids, 4.4 MB of
+    # JSON at 100k notes.
     for file_id, old_ids, old_keys in conn.execute(
-        "SELECT k.file_id, k.tag_ids, k.tag_keys FROM tagged_dirty d "
+        "SELECT k.file_id, k.tag_ids, (SELECT json_group_array(n.tag_key) FROM json_each(k.tag_ids)"
+        " j CROSS JOIN tag_names n ON n.id = j.value) FROM tagged_dirty d "
         "CROSS JOIN tag_note_keys k ON k.file_id = d.file_id"
     ):
         uses.subtract(json.loads(old_ids))
-        rollup.subtract(json.loads(old_keys))
+        rollup.subtract(_rolled_up(json.loads(old_keys)))
         gone.append((file_id,))
     conn.executemany("DELETE FROM tag_note_keys WHERE file_id = ?", gone)
     conn.executemany("DELETE FROM tagged_notes WHERE file_id = ?", gone)
-    conn.executemany("INSERT INTO tag_note_keys(file_id, tag_ids, tag_keys) VALUES (?, ?, ?)", rows)
+    conn.executemany("INSERT INTO tag_note_keys(file_id, tag_ids) VALUES (?, ?)", rows)
     conn.executemany("INSERT INTO tagged_notes(file_id) VALUES (?)", [(r[0],) for r in rows])
     _add(conn, "tag_uses", "tag_id", uses)
     _add(conn, "tag_rollup", "tag_key", rollup)
@@ -109,13 +121,6 @@ def _int_list(ids: set[int]) -> str:
         (only,) = ids
         return f"[{only}]"
     return "[" + ", ".join(map(str, sorted(ids))) + "]"
-
-
-def _str_list(keys: set[str]) -> str:
-    """``json.dumps(sorted(keys), ensure_ascii=False)`` without building an encoder per call:
-    the JSON module's own string encoder, joined with its separator (a test holds the two
-    equal). A first index writes one per tagged note."""
-    return "[" + ", ".join(map(encode_basestring, sorted(keys))) + "]"
 
 
 def _add(

@@ -294,7 +294,7 @@ class IndexWriter:
             self.conn, moved, links=self.links, filters=self.filters, disk_rel=self.disk_rel
         )
         renamed = [
-            k.id
+            (k.id, note_stem(k.path))
             for k, vf in moved
             if k.is_note
             and k.path.rpartition("/")[2] != vf.path.rpartition("/")[2]  # a stem is the name's

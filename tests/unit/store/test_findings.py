@@ -360,18 +360,17 @@ def test_a_dirty_notes_unchanged_file_findings_are_not_written_again(tmp_path: P
     with IndexWriter(db, vault, workers=1) as writer:
         reconcile(writer)
         conn = writer.conn
-        conn.execute("CREATE TEMP TABLE found_written(event TEXT, code TEXT, file_id INTEGER)")
+        conn.execute("CREATE TEMP TABLE found_written(event TEXT, code TEXT, path TEXT)")
         for event, row in (("INSERT", "new"), ("DELETE", "old")):
             conn.execute(
                 f"CREATE TEMP TRIGGER found_{event.lower()} AFTER {event} ON main.file_findings "
-                f"BEGIN INSERT INTO found_written VALUES ('{event}', {row}.code, {row}.file_id); "
+                f"BEGIN INSERT INTO found_written VALUES ('{event}', {row}.code, {row}.path); "
                 "END"
             )
 
         def written() -> list[tuple[str, str, str]]:
             rows = conn.execute(
-                "SELECT w.event, w.code, f.path FROM temp.found_written w "
-                "JOIN files f ON f.id = w.file_id ORDER BY 1, 2, 3"
+                "SELECT event, code, path FROM temp.found_written ORDER BY 1, 2, 3"
             ).fetchall()
             conn.execute("DELETE FROM temp.found_written")
             return rows
@@ -390,9 +389,7 @@ def test_a_dirty_notes_unchanged_file_findings_are_not_written_again(tmp_path: P
         src = writer.file_rows(["Src.md"])["Src.md"].id
         with writer.transaction():
             conn.execute(
-                "INSERT INTO file_findings(code, path, file_id, title) VALUES ('orphan', 'Src.md', "
-                "?, 'Src')",
-                (src,),
+                "INSERT INTO file_findings(code, path, title) VALUES ('orphan', 'Src.md', 'Src')"
             )
             written()
             findings.set_dirty(conn, [src])

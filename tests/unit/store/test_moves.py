@@ -200,10 +200,10 @@ def test_a_moved_files_anchor_documents_take_the_new_path_as_json_quotes_it(
         reconcile(writer)
         before = [row[0] for row in writer.conn.execute("SELECT doc FROM broken_anchor_docs")]
         assert len(before) == 5
-        writer.conn.execute("CREATE TEMP TABLE docs_written(source_id INTEGER, seq INTEGER)")
+        writer.conn.execute("CREATE TEMP TABLE docs_written(source TEXT, seq INTEGER)")
         writer.conn.execute(
             "CREATE TEMP TRIGGER docs_written AFTER UPDATE ON main.broken_anchor_docs "
-            "BEGIN INSERT INTO docs_written VALUES (old.source_id, old.seq); END"
+            "BEGIN INSERT INTO docs_written VALUES (old.source, old.seq); END"
         )
         for old, new in (("src", 'dir "q" \\ é 日本\t'), ('dir "q" \\ é 日本\t', "src")):
             writer.conn.execute("DELETE FROM temp.docs_written")

@@ -112,6 +112,38 @@ def test_exact_names_follow_titles_aliases_moves_and_deletes(tmp_path: Path) -> 
     assert dump_index(db) == fresh_full_index(vault, tmp_path)
 
 
+def test_a_notes_exact_names_derived_again_from_its_rows_are_its_rows(tmp_path: Path) -> None:
+    """The writer deletes a note's exact names by their keys, derived again from its notes and
+    aliases rows (issue 35, size: no index by note): for every note, stop and hub words, a
+    particle, a width fold, a title equal to the stem, an alias with no word, the derivation
+    gives exactly its stored rows."""
+    from notedex.store.notes import _stored_exact_names
+    from notedex.store.writer import IndexWriter
+
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "Manage Vaults.md": "---\ntitle: Ｍａｎａｇｅ vault\naliases: [MV, mv, 整理]\n---\n# Vaults!\n",
+            "The Guide to Python MOC.md": "---\naliases: [the one, 東京の天気, '!!']\n---\n# Index\n",
+            "Kafka.md": "---\ntitle: Kafka\n---\n# Kafka\n",
+            "F/東京の天気.md": "# 東京 天気 Dashboard\n",
+            "Plain.md": "no title at all\n",
+        },
+    )
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        conn = writer.conn
+        ids = [row[0] for row in conn.execute("SELECT file_id FROM notes")]
+        assert len(ids) == 5
+        for file_id in ids:
+            stored = set(
+                conn.execute(
+                    "SELECT key, file_id, alias FROM exact_names WHERE file_id = ?", (file_id,)
+                )
+            )
+            assert stored and _stored_exact_names(conn, file_id) == stored
+
+
 def test_note_fts_texts_equal_the_view(tmp_path: Path) -> None:
     """``notes.note_fts_texts`` (what a build aside stages for note_fts and name_fts) is the
     ``note_fts_text`` view's row of each note, as written: titles, tag spellings (nested, in

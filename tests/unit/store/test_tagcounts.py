@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notedex.indexing.reconcile import reconcile
-from notedex.store import read, tagcounts
+from notedex.store import findings, maintenance, read, tagcounts
 from notedex.store.connect import connect_readonly
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fresh_full_index, write
@@ -149,8 +149,9 @@ def test_a_save_recounts_only_the_tags_it_changed(tmp_path: Path) -> None:
     assert _tag_counts_stored(tmp_path / "i.db") == _tag_counts_from_scratch(tmp_path / "i.db")
 
 
-# What a refresh may scan: the marks (d) and the excluded notes.
-SCAN_OK = r"SCAN (d|notes USING INDEX notes_excluded)$"
+# What a refresh may scan: the marks (d), the excluded notes, and a marked note's own tag ids
+# (j: json_each of its tag_note_keys row, whose keys are looked up by id).
+SCAN_OK = r"SCAN (d|notes USING INDEX notes_excluded|j VIRTUAL TABLE INDEX \d+:)$"
 
 
 @pytest.mark.parametrize("ids", [set(), {7}, {3, 1, 2}, {10**12, -1, 0}, set(range(50))])
@@ -161,12 +162,37 @@ def test_the_note_ids_json_is_json_dumps(ids: set[int]) -> None:
 
 
 @settings(max_examples=300)
-@given(st.sets(st.text(st.characters(exclude_categories=()))))  # surrogates too
-def test_the_keys_json_is_json_dumps(keys: set[str]) -> None:
-    """tag_note_keys.tag_keys as the JSON module writes it (any text: quotes, backslashes,
-    control characters, lone surrogates, non-ASCII), and read back by it."""
-    assert tagcounts._str_list(keys) == json.dumps(sorted(keys), ensure_ascii=False)
-    assert json.loads(tagcounts._str_list(keys)) == sorted(keys)
+@given(st.lists(st.text(st.characters(exclude_categories=())), min_size=1))  # surrogates too
+def test_the_keys_derived_from_the_ids_are_the_keys_counted(keys: list[str]) -> None:
+    """tag_note_keys keeps a note's tag ids only (issue 35, size): the keys a refresh
+    subtracts, rolled up again from the ids' keys, are exactly the keys ``count`` added."""
+    ids = list(range(len(keys)))
+    rows, _, rollup = tagcounts.count(
+        (json.dumps([1] * len(keys)), json.dumps(ids), json.dumps(keys))
+    )
+    assert rows == [(1, json.dumps(sorted(set(ids))))]
+    assert tagcounts._rolled_up(keys) == set(rollup) and set(rollup.values()) == {1}
+
+
+def test_a_spelling_counted_survives_the_prune_until_its_count_goes(tmp_path: Path) -> None:
+    """What a note added is derived from the spellings it was counted with, so optimize's
+    prune of unused spellings keeps those still counted: a note's tags deleted, the prune
+    run before the refresh (as when an apply defers its findings), the counts stay exact."""
+    vault = make_vault(tmp_path / "v", {"a.md": "#solo/deep/key\n", "b.md": "#other\n"})
+    db = tmp_path / "i.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        with writer.transaction() as conn:
+            (a,) = conn.execute("SELECT id FROM files WHERE path = 'a.md'").fetchone()
+            findings.withdraw(conn, [a])  # its note_fts row holds its tags
+            conn.execute("DELETE FROM tags WHERE file_id = ?", (a,))
+            maintenance.prune_tag_names(conn)  # counted still: kept
+            findings.refresh_fts(conn, set(), writer.links)  # the counts among the findings
+            maintenance.prune_tag_names(conn)  # counted no more: gone
+        rollup = writer.conn.execute("SELECT tag_key, notes FROM tag_rollup").fetchall()
+        names = [r[0] for r in writer.conn.execute("SELECT tag FROM tag_names ORDER BY tag")]
+    assert rollup == [("other", 1)] and names == ["other"]
+    assert _tag_counts_stored(db) == _tag_counts_from_scratch(db)
 
 
 def test_nested_and_flat_keys_count_for_every_prefix_once(tmp_path: Path) -> None:
