@@ -22,6 +22,7 @@ from notedex.store import (
     notes,
     renames,
     schema,
+    walked,
 )
 from notedex.store.database import (
     add_sql_functions,
@@ -282,6 +283,44 @@ class IndexWriter:
         created = files.register(self.conn, attachments, new_notes, existing, self.disk_rel)
         renames.note_created(self.conn, created)
         return created
+
+    # -- a first index's walk, held in a temp table (store.walked) --------------------------
+
+    def add_walked(self, files: Iterable[VaultFile], page: int = 5000) -> None:
+        """Put the walk of a first index aside in ``temp.walked``, ``page`` files per
+        transaction, as the walk yields them: none is held here."""
+        walked.start(self.conn)
+        chunk: list[VaultFile] = []
+        for vf in files:
+            chunk.append(vf)
+            if len(chunk) >= page:
+                with self.transaction():
+                    walked.add(self.conn, chunk, self.disk_rel)
+                chunk = []
+        with self.transaction():
+            walked.add(self.conn, chunk, self.disk_rel)
+
+    def walked_counts(self) -> tuple[int, int]:
+        """(notes, attachments) put aside by ``add_walked``."""
+        return walked.counts(self.conn)
+
+    def register_walked(self, dirty: set[int]) -> None:
+        """Inside a transaction, on an index with no files: ``register`` every walked file
+        (the same rows, in the same order), then ``reresolve_for`` them, a page at a time."""
+        walked.register(self.conn)
+        for paths in walked.paths(self.conn):
+            renames.note_created(self.conn, paths)
+            self.reresolve_for(set(paths), dirty)
+
+    def walked_files(self, *, notes: bool) -> Iterator[VaultFile]:
+        """The walked notes (or attachments) in path order, as the walk made them, read a
+        page at a time."""
+        prefix = os.path.join(os.path.abspath(str(self.vault)), "")
+        for page in walked.pages(self.conn, notes=notes, prefix=prefix):
+            yield from page
+
+    def walked_done(self) -> None:
+        walked.finish(self.conn)
 
     def write_base_docs(self, docs: Sequence[tuple[str, str | None, str | None]]) -> None:
         """Inside a transaction: the parsed ``.base`` files (store.basedocs), after register."""
