@@ -152,16 +152,17 @@ def near_stems_ahead(
     }
     if len(keys) < TYPO_BULK_KEYS:
         return None
-    # One string, the paths separated by NULs (no file name holds one): half the memory of a
-    # list of a million strings, here, in the pickle and in the helper.
+    # One UTF-8 string, the paths separated by NULs (no file name holds one): half the memory
+    # of a list of a million strings, here, in the pickle and in the helper (a str would take
+    # four bytes a character for all of them once one name holds an emoji).
     paths = conn.execute(
-        "SELECT group_concat(path, char(0)) FROM files WHERE is_note = 1"
+        "SELECT CAST(group_concat(path, char(0)) AS BLOB) FROM files WHERE is_note = 1"
     ).fetchone()[0]
-    return offload(near_stems, keys, paths or "")
+    return offload(near_stems, keys, paths or b"")
 
 
-def near_stems(keys: Iterable[str], paths: Iterable[str] | str) -> dict[str, set[str]]:
-    """Every note stem (of ``paths``: paths, or one string of them separated by NULs) that is a
+def near_stems(keys: Iterable[str], paths: Iterable[str] | bytes) -> dict[str, set[str]]:
+    """Every note stem (of ``paths``: paths, or their UTF-8 separated by NULs) that is a
     ``one_edit_variants`` of a `typo` key, by key: the keys are filed by their deletes
     (``_deletes``: two strings one edit apart share one), and each stem's deletes are looked
     up once. A few look-ups per stem instead of a few thousand variants per key (issue 12: the
@@ -190,7 +191,7 @@ def near_stems(keys: Iterable[str], paths: Iterable[str] | str) -> dict[str, set
                 shared[cell].append(number)
     look = filed.get
     near: dict[str, set[str]] = {}
-    for path in _split(paths) if isinstance(paths, str) else paths:
+    for path in _split(paths) if isinstance(paths, bytes) else paths:
         stem = file_stem_key(path)
         if stem is None or len(stem) + 1 < TYPO_MIN_LENGTH:
             continue
@@ -208,14 +209,14 @@ def near_stems(keys: Iterable[str], paths: Iterable[str] | str) -> dict[str, set
     return near
 
 
-def _split(paths: str) -> Iterator[str]:
-    """The NUL-separated paths of one string, one at a time."""
+def _split(paths: bytes) -> Iterator[str]:
+    """The NUL-separated UTF-8 paths of ``paths``, one at a time."""
     start, end = 0, len(paths)
     while start < end:
-        cut = paths.find("\0", start)
+        cut = paths.find(b"\0", start)
         if cut < 0:
             cut = end
-        yield paths[start:cut]
+        yield paths[start:cut].decode("utf-8")
         start = cut + 1
 
 

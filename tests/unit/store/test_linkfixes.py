@@ -318,7 +318,8 @@ def test_typo_neighbours_by_probes_or_by_a_full_read(
 
 def test_near_stems_takes_the_paths_as_one_string_and_keys_sharing_deletes() -> None:
     """Issue 35: the helper's `typo` search gets every note's path as one NUL-separated
-    string, and files the keys' deletes by hash; the answer is each key's one-edit stems."""
+    UTF-8 string, and files the keys' deletes by hash; the answer is each key's one-edit
+    stems."""
     from notedex.vault.fixes import is_one_edit_variant
     from notedex.vault.resolve import file_stem_key
 
@@ -330,6 +331,7 @@ def test_near_stems_takes_the_paths_as_one_string_and_keys_sharing_deletes() -> 
         "Alpha bet.md",
         "line\nbreak kafka notes.md",  # a newline is a file name's character
         "c/Kafka Note.md",
+        "d/Kafka nötes 🙂.md",
         "short.md",
     ]
     expected: dict[str, set[str]] = {}
@@ -339,5 +341,5 @@ def test_near_stems_takes_the_paths_as_one_string_and_keys_sharing_deletes() -> 
             if stem is not None and is_one_edit_variant(key, stem):
                 expected.setdefault(key, set()).add(stem)
     assert expected["kafka notes"] >= {"kafka notez", "kafkanotes"}
-    assert linkfixes.near_stems(keys, "\0".join(paths)) == expected
+    assert linkfixes.near_stems(keys, "\0".join(paths).encode()) == expected
     assert linkfixes.near_stems(keys, paths) == expected
