@@ -1,6 +1,6 @@
 """Wall time, CPU and peak memory of a command and of its whole process tree (issue 35, cold build).
 
-    python bench/treerss.py [--every SECONDS] -- notedex index --full --vault V --db D
+    python bench/treerss.py [--every SECONDS] [--trace FILE] -- notedex index --full --vault V --db D
 
 Runs the command and samples, every ``--every`` seconds (0.1), the resident memory (``VmRSS``)
 and the proportional set size (``Pss`` of ``smaps_rollup``, shared pages split between the
@@ -61,9 +61,11 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-def sample(root: int, cpu: dict[int, int] | None = None) -> tuple[int, int, int]:
+def sample(
+    root: int, cpu: dict[int, int] | None = None, each: list[int] | None = None
+) -> tuple[int, int, int]:
     """(largest RSS, summed RSS, summed PSS) in KiB of ``root`` and its descendants; ``cpu``
-    takes each one's CPU ticks so far, by pid."""
+    takes each one's CPU ticks so far, by pid; ``each``, each one's RSS."""
     tree = children_of()
     todo, rss, pss = [root], [], 0
     while todo:
@@ -73,12 +75,18 @@ def sample(root: int, cpu: dict[int, int] | None = None) -> tuple[int, int, int]
         pss += _kib(f"/proc/{pid}/smaps_rollup", "Pss:")
         if cpu is not None:
             cpu[pid] = max(cpu.get(pid, 0), _cpu_ticks(pid))
+    if each is not None:
+        each[:] = rss
     return max(rss), sum(rss), pss
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=float, default=0.1, help="seconds between samples")
+    parser.add_argument(
+        "--trace",
+        help="write each sample to this file: seconds, largest, tree RSS, then each process's RSS (MB)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ...")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -88,11 +96,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     peak = (0, 0, 0)
     cpu: dict[int, int] = {}
+    trace = open(args.trace, "w", encoding="utf-8") if args.trace else None  # noqa: SIM115
     while child.poll() is None:
-        now = sample(child.pid, cpu)
+        each: list[int] = []
+        now = sample(child.pid, cpu, each)
         peak = (max(peak[0], now[0]), max(peak[1], now[1]), max(peak[2], now[2]))
+        if trace is not None:
+            seconds = time.perf_counter() - started
+            processes = " ".join(f"{kib / 1024:.0f}" for kib in sorted(each, reverse=True))
+            trace.write(f"{seconds:.1f} {now[0] / 1024:.0f} {now[1] / 1024:.0f}  {processes}\n")
+            trace.flush()
         time.sleep(args.every)
     wall = time.perf_counter() - started
+    if trace is not None:
+        trace.close()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(
         f"exit {child.returncode}; wall {wall:.1f} s; CPU {usage.ru_utime + usage.ru_stime:.1f} s "

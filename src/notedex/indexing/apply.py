@@ -5,9 +5,10 @@ step is in store/ behind ``IndexWriter``."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import time
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from notedex.indexing.pool import Parsed, findings_helper, parse_batches, paused_gc
@@ -145,6 +146,10 @@ class _Plan:
     total: int
     upserts: Sequence[VaultFile]
     started: float
+    walked: bool = False
+    """A first index of what ``store.walked`` holds: ``notes`` and ``attachments`` are not in
+    memory (``apply_walked``)."""
+    note_count: int = -1
 
 
 def _plan(
@@ -168,7 +173,25 @@ def _plan(
     existing.difference_update({row.path for row, _ in moves})
     existing.update(vf.path for _, vf in moves)
     total = len(notes) + len(attachments) + len(deletes)
-    return _Plan(report, deletes, notes, attachments, existing, total, upserts, started)
+    return _Plan(
+        report, deletes, notes, attachments, existing, total, upserts, started, False, len(notes)
+    )
+
+
+def apply_walked(writer: IndexWriter, progress: Progress | None = None) -> ApplyReport:
+    """A first index of the files ``writer.add_walked`` put aside (an index with no files and
+    nothing to delete or move): ``apply`` of every one of them, the same rows in the same
+    order, while neither the files nor their paths are held in memory (issue 35). The report
+    lists no ``paths`` (a rebuild's callers read only its counts)."""
+    started = time.perf_counter()
+    note_count, attachment_count = writer.walked_counts()
+    report = ApplyReport(added=note_count + attachment_count)
+    plan = _Plan(report, [], [], [], set(), report.added, (), started, True, note_count)
+    size = writer.bulk_batch_size or BULK_BATCH_SIZE
+    with paused_gc(), writer.bulk_mode() if note_count >= BULK_NOTES else contextlib.nullcontext():
+        _apply_private(writer, plan, (), progress, size if note_count >= BULK_NOTES else BATCH_SIZE)
+    writer.walked_done()
+    return report
 
 
 def _remove_and_move(
@@ -232,7 +255,7 @@ def _apply_visible(
 
 
 def _parse(
-    writer: IndexWriter, notes: Sequence[VaultFile], batch_size: int
+    writer: IndexWriter, notes: Iterable[VaultFile], batch_size: int, count: int | None = None
 ) -> Generator[Parsed, None, None]:
     """``notes`` parsed in batches, with this writer's settings (``pool.parse_batches``)."""
     return parse_batches(
@@ -241,6 +264,7 @@ def _parse(
         workers=writer.workers,
         max_bytes=writer.max_bytes,
         body_index=writer.body_index,
+        count=count,
     )
 
 
@@ -266,7 +290,7 @@ def _write_chunk(
 
 
 def base_docs(
-    attachments: Sequence[VaultFile], max_bytes: int
+    attachments: Iterable[VaultFile], max_bytes: int
 ) -> list[tuple[str, str | None, str | None]]:
     """The ``.base`` files among ``attachments``, read and parsed: (path, JSON, error)."""
     docs: list[tuple[str, str | None, str | None]] = []
@@ -292,32 +316,44 @@ def _apply_private(
     batch_size: int,
 ) -> ApplyReport:
     report, notes, upserts = plan.report, plan.notes, plan.upserts
-    single = len(notes) <= batch_size
+    single = plan.note_count <= batch_size
     with writer.transaction():
         dirty = _remove_and_move(writer, plan, moves)
-        created = writer.register(plan.attachments, notes, plan.existing)
-        writer.write_base_docs(base_docs(plan.attachments, writer.max_bytes))
-        writer.reresolve_for(created, dirty)
-        del created
-        if single and not notes:
+        if plan.walked:
+            writer.register_walked(dirty)
+            attachments = writer.walked_files(notes=False)
+            writer.write_base_docs(base_docs(attachments, writer.max_bytes))
+        else:
+            created = writer.register(plan.attachments, notes, plan.existing)
+            writer.write_base_docs(base_docs(plan.attachments, writer.max_bytes))
+            writer.reresolve_for(created, dirty)
+            del created
+        if single and not plan.note_count:
             writer.refresh_fts(dirty)
         else:
             writer.defer_fts(dirty)
-    done = len(plan.deletes) + len(plan.attachments)
-    if progress and (plan.deletes or plan.attachments):
+    done = plan.total - plan.note_count
+    if progress and done:
         progress(done, plan.total)
     plan.existing.clear()  # a large first index would otherwise hold every new row twice
-    written = 0
+    # The files handed to the parse pool whose notes are not written yet, in order.
+    handed: collections.deque[VaultFile] = collections.deque()
+    source = writer.walked_files(notes=True) if plan.walked else notes
+
+    def hand_over() -> Iterator[VaultFile]:
+        for vf in source:
+            handed.append(vf)
+            yield vf
+
     # A helper process pays off where the findings at the end take seconds, not a tenth.
-    helpers = writer.workers if len(notes) >= FINDINGS_HELPER_MIN else 1
+    helpers = writer.workers if plan.note_count >= FINDINGS_HELPER_MIN else 1
     with contextlib.ExitStack() as stack:
         # The helper of the findings at the end starts first, ready when they come.
         offload = None if single else stack.enter_context(findings_helper(helpers))
         with writer.indexes_deferred():  # back before the findings, which read them
-            for parsed in _parse(writer, notes, batch_size):
-                # Batches come in the order of ``notes``: map just this batch's paths.
-                by_path = {vf.path: vf for vf in notes[written : written + len(parsed)]}
-                written += len(parsed)
+            for parsed in _parse(writer, hand_over(), batch_size, plan.note_count):
+                # Batches come in the order of the files: map just this batch's paths.
+                by_path = {vf.path: vf for vf in (handed.popleft() for _ in parsed)}
                 writer.parsed += len(parsed)
                 with writer.transaction():
                     dirty = writer.write_notes(parsed, by_path)
@@ -336,5 +372,5 @@ def _apply_private(
         if offload is not None:
             writer.flush_pending_fts(offload)
     report.paths.extend(vf.path for vf in upserts)
-    _finish(writer, report, bool(upserts or plan.deletes or moves), plan.started)
+    _finish(writer, report, bool(plan.total or moves), plan.started)
     return report

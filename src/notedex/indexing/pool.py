@@ -6,13 +6,15 @@ from __future__ import annotations
 import collections
 import contextlib
 import gc
+import itertools
 import multiprocessing
 import multiprocessing.context
 import os
 import signal
 import sys
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from typing import cast
 
 from notedex.store.findings import Offload, run_here
 from notedex.store.notes import Derived, derive
@@ -212,24 +214,28 @@ def parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int, body_index: bo
 
 
 def parse_batches(
-    notes: Sequence[VaultFile],
+    notes: Iterable[VaultFile],
     *,
     batch_size: int,
     workers: int,
     max_bytes: int,
     body_index: bool,
+    count: int | None = None,
 ) -> Generator[Parsed, None, None]:
     """Yield parsed notes in batches, in the order of ``notes``; parse in worker processes
-    for large sets. Closing the generator early cancels the chunks not started yet."""
+    for large sets. ``notes`` is read as the chunks are handed out (a first index streams
+    them from its walk, ``store.walked``); ``count``: how many there are, when ``notes`` is
+    no sequence. Closing the generator early cancels the chunks not started yet."""
+    total = count if count is not None else len(cast(Sequence[VaultFile], notes))
+    files = iter(notes)
 
-    def items(start: int, stop: int) -> list[tuple[str, str]]:
-        return [(vf.disk_path, vf.path) for vf in notes[start:stop]]
+    def items(size: int) -> list[tuple[str, str]]:
+        return [(vf.disk_path, vf.path) for vf in itertools.islice(files, size)]
 
-    if len(notes) < PARALLEL_THRESHOLD or workers <= 1:
-        for start in range(0, len(notes), batch_size):
-            yield parse_chunk(items(start, start + batch_size), max_bytes, body_index)
+    if total < PARALLEL_THRESHOLD or workers <= 1:
+        while chunk := items(batch_size):
+            yield parse_chunk(chunk, max_bytes, body_index)
         return
-    chunks = range(0, len(notes), CHUNK)  # each chunk's items are made when it is submitted
     pending: Parsed = []
     # A bounded window of chunks in flight, in order: about one batch ahead, so workers keep
     # parsing while a batch is written, yet parsed notes never pile up in memory when the
@@ -237,14 +243,16 @@ def parse_batches(
     window = batch_size // CHUNK + 2 * workers
     with _pool(workers) as pool:
         in_flight: collections.deque[Future[Parsed]] = collections.deque()
-        next_chunk = 0
-        while next_chunk < len(chunks) or in_flight:
-            while next_chunk < len(chunks) and len(in_flight) < window:
-                start = chunks[next_chunk]
-                in_flight.append(
-                    pool.submit(parse_chunk, items(start, start + CHUNK), max_bytes, body_index)
-                )
-                next_chunk += 1
+        more = True
+        while more or in_flight:
+            while more and len(in_flight) < window:
+                chunk = items(CHUNK)  # each chunk's items are made when it is submitted
+                if not chunk:
+                    more = False
+                    break
+                in_flight.append(pool.submit(parse_chunk, chunk, max_bytes, body_index))
+            if not in_flight:
+                break
             pending.extend(in_flight.popleft().result())
             if len(pending) >= batch_size:
                 try:

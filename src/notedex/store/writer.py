@@ -22,6 +22,7 @@ from notedex.store import (
     notes,
     renames,
     schema,
+    walked,
 )
 from notedex.store.database import (
     add_sql_functions,
@@ -38,7 +39,11 @@ from notedex.vault.files import DEFAULT_MAX_BYTES, excluded_filters_key, note_st
 from notedex.vault.model import Note, VaultFile, WalkProblem
 from notedex.vault.walk import load_excluded_filters
 
-BULK_CACHE_KIB = 256 * 1024  # `notedex index`; the long-lived daemon asks for less
+BULK_CACHE_KIB = 64 * 1024  # `notedex index`; the long-lived daemon asks for less
+"""The page cache of a large apply, which also bounds SQLite's in-memory sorts (each deferred
+index of a build is one sort: SQLite spills a sort past the cache's size to a temp file).
+256 MB until issue 35: the writer of a 100k build peaked at 430 MB, 241 MB with 64 MB, in
+the same wall and CPU time (the file's pages are in the system's cache either way)."""
 
 
 class IndexWriter:
@@ -282,6 +287,44 @@ class IndexWriter:
         created = files.register(self.conn, attachments, new_notes, existing, self.disk_rel)
         renames.note_created(self.conn, created)
         return created
+
+    # -- a first index's walk, held in a temp table (store.walked) --------------------------
+
+    def add_walked(self, files: Iterable[VaultFile], page: int = 5000) -> None:
+        """Put the walk of a first index aside in ``temp.walked``, ``page`` files per
+        transaction, as the walk yields them: none is held here."""
+        walked.start(self.conn)
+        chunk: list[VaultFile] = []
+        for vf in files:
+            chunk.append(vf)
+            if len(chunk) >= page:
+                with self.transaction():
+                    walked.add(self.conn, chunk, self.disk_rel)
+                chunk = []
+        with self.transaction():
+            walked.add(self.conn, chunk, self.disk_rel)
+
+    def walked_counts(self) -> tuple[int, int]:
+        """(notes, attachments) put aside by ``add_walked``."""
+        return walked.counts(self.conn)
+
+    def register_walked(self, dirty: set[int]) -> None:
+        """Inside a transaction, on an index with no files: ``register`` every walked file
+        (the same rows, in the same order), then ``reresolve_for`` them, a page at a time."""
+        walked.register(self.conn)
+        for paths in walked.paths(self.conn):
+            renames.note_created(self.conn, paths)
+            self.reresolve_for(set(paths), dirty)
+
+    def walked_files(self, *, notes: bool) -> Iterator[VaultFile]:
+        """The walked notes (or attachments) in path order, as the walk made them, read a
+        page at a time."""
+        prefix = os.path.join(os.path.abspath(str(self.vault)), "")
+        for page in walked.pages(self.conn, notes=notes, prefix=prefix):
+            yield from page
+
+    def walked_done(self) -> None:
+        walked.finish(self.conn)
 
     def write_base_docs(self, docs: Sequence[tuple[str, str | None, str | None]]) -> None:
         """Inside a transaction: the parsed ``.base`` files (store.basedocs), after register."""

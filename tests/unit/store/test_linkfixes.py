@@ -314,3 +314,32 @@ def test_typo_neighbours_by_probes_or_by_a_full_read(
     apply_paths(writer, ["d/Harbr.md"])
     _same_as_fresh(writer)
     assert _fixes(writer)["[[Harbor]]"] == (None, None)
+
+
+def test_near_stems_takes_the_paths_as_one_string_and_keys_sharing_deletes() -> None:
+    """Issue 35: the helper's `typo` search gets every note's path as one NUL-separated
+    UTF-8 string, and files the keys' deletes by hash; the answer is each key's one-edit
+    stems."""
+    from notedex.vault.fixes import is_one_edit_variant
+    from notedex.vault.resolve import file_stem_key
+
+    keys = {"kafka notes", "kafke notes", "kafka note", "alpha beta", "zzzz zzzz"}
+    paths = [
+        "a/Kafka notes.md",
+        "b/kafkanotes.md",
+        "kafka notez.md",
+        "Alpha bet.md",
+        "line\nbreak kafka notes.md",  # a newline is a file name's character
+        "c/Kafka Note.md",
+        "d/Kafka nötes 🙂.md",
+        "short.md",
+    ]
+    expected: dict[str, set[str]] = {}
+    for key in keys:
+        for path in paths:
+            stem = file_stem_key(path)
+            if stem is not None and is_one_edit_variant(key, stem):
+                expected.setdefault(key, set()).add(stem)
+    assert expected["kafka notes"] >= {"kafka notez", "kafkanotes"}
+    assert linkfixes.near_stems(keys, "\0".join(paths).encode()) == expected
+    assert linkfixes.near_stems(keys, paths) == expected
