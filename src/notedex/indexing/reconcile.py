@@ -24,7 +24,7 @@ from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
 from notedex.vault.text import nfc
-from notedex.vault.walk import VaultStream, walk_vault
+from notedex.vault.walk import FolderHook, VaultStream, walk_vault
 
 
 def reconcile(
@@ -33,9 +33,11 @@ def reconcile(
     full: bool = False,
     progress: Progress | None = None,
     hinted: frozenset[str] = frozenset(),
+    on_folder: FolderHook | None = None,
 ) -> ApplyReport:
     """Bring the index in line with the whole vault; incremental unless ``full``. ``hinted``:
     paths an event named, compared by content even when their etag did not move (issue 13.6).
+    ``on_folder``: told of each folder before the incremental walk lists it (``FolderHook``).
 
     An index with no files yet (the daemon's first index) has no state to keep consistent for
     readers: it is filled the fast way, as a private build is (``indexing.apply``).
@@ -44,7 +46,9 @@ def reconcile(
     writer.private |= first
     try:
         with paused_gc():
-            report = _reconcile(writer, full=full, progress=progress, hinted=hinted)
+            report = _reconcile(
+                writer, full=full, progress=progress, hinted=hinted, on_folder=on_folder
+            )
         report.errors = writer.error_count()  # what health lists (issue 34: one error count)
         return report
     finally:
@@ -53,14 +57,21 @@ def reconcile(
 
 
 def _reconcile(
-    writer: IndexWriter, *, full: bool, progress: Progress | None, hinted: frozenset[str]
+    writer: IndexWriter,
+    *,
+    full: bool,
+    progress: Progress | None,
+    hinted: frozenset[str],
+    on_folder: FolderHook | None = None,
 ) -> ApplyReport:
     if not writer.vault.is_dir():
         raise VaultNotFound(writer.vault, "the index was left unchanged")
     report = ApplyReport()
     walk: VaultStream | None = None
     if full:
-        listed = walk_vault(writer.vault, follow_outside=writer.follow_symlinks)
+        listed = walk_vault(
+            writer.vault, follow_outside=writer.follow_symlinks, on_folder=on_folder
+        )
         if writer.has_files() and (not listed.files or listed.unreadable_dirs):
             # A rebuild would drop the rows the safety rules below exist to keep.
             report.kept.append(
@@ -72,7 +83,7 @@ def _reconcile(
         files: Iterable[VaultFile] = listed.files
         problems, unreadable_dirs = listed.problems, listed.unreadable_dirs
     else:
-        walk = VaultStream(writer.vault, follow_outside=writer.follow_symlinks)
+        walk = VaultStream(writer.vault, follow_outside=writer.follow_symlinks, on_folder=on_folder)
         files = walk.files
     writer.refresh_filters()
     diff = diff_against_index(writer, files, hinted)

@@ -24,7 +24,7 @@ import re
 import stat
 import unicodedata
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -50,6 +50,13 @@ DANGLING_MESSAGE = "dangling symlink; target missing"
 NOT_UTF8_MESSAGE = "file name is not valid UTF-8"
 
 _DirId = tuple[int, int]
+
+FolderHook = Callable[[str, bool], None]
+"""Told of each real folder of the vault's own tree just before the walk lists it: its path
+relative to the root on disk (``""`` for the root) and whether the folders under it are
+left to the hook (True for a hidden folder and a repeated one, which the walk does not enter).
+The daemon's start adds the folder's inotify watch there (issue 35): a change made after the
+watch is heard, one made before it is seen by the listing and the ``lstat`` that follow."""
 
 
 class _Folder(NamedTuple):
@@ -121,8 +128,11 @@ def _child(folder: str, name: str) -> str:
 
 
 class _Walk:
-    def __init__(self, boundary: str | None) -> None:
+    def __init__(self, boundary: str | None, on_folder: FolderHook | None = None) -> None:
         self.boundary = boundary
+        self.on_folder = on_folder
+        """``FolderHook``, called for the folders of the real tree only (not under a symlink)."""
+        self._root_prefix = 0
         """The real path symlink targets must stay under; None follows them anywhere."""
         self.problems: list[WalkProblem] = []
         self.unreadable: list[str] = []
@@ -136,7 +146,9 @@ class _Walk:
         """Yield every file: the real tree in path order, then what symlinked folders add.
         ``base``: the vault path of ``root`` (a folder of the vault walked alone), or ""."""
         self.walked[root_id] = base
+        self._root_prefix = len(os.path.join(root, ""))
         yield from self._tree(_Folder(root, base, (root_id,)))
+        self.on_folder = None  # what symlinked folders add is not watched (as watchdog)
         while self.linked:
             folder = self.linked.popleft()
             first = self.walked.get(folder.chain[-1])
@@ -190,11 +202,17 @@ class _Walk:
         chosen: dict[str, str] = {}
         dirs: set[str] = set()  # the NFC names that are real folders (they sort as "name/")
         problems: list[tuple[str, str]] = []
+        hook = self.on_folder
+        hidden_dirs: list[str] = []
+        if hook is not None:
+            hook(self._rel_disk(folder.disk_path), False)
         try:
             with os.scandir(folder.disk_path) as listing:
                 for entry in listing:
                     name = entry.name
                     if is_hidden_name(name):
+                        if hook is not None and _is_real_dir(entry):
+                            hidden_dirs.append(entry.path)
                         continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
                     if not is_storable_name(name):
                         problems.append((_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE))
@@ -228,12 +246,18 @@ class _Walk:
             self.unreadable.append(folder.path)
             self._problem(folder.path, f"cannot list folder: {exc.strerror or exc}")
             return iter(())
+        if hook is not None:
+            for disk_path in hidden_dirs:  # not walked, but watched: .obsidian/app.json
+                hook(self._rel_disk(disk_path), True)
         for path, message in problems:
             self._problem(path, message)
         # A folder sorts as "name/": exactly where its files fall among its siblings' paths.
         order = [f"{name}/" if name in dirs else name for name in chosen]
         order.sort(reverse=True)  # popped from the end: first in path order first
         return self._items(folder, order, chosen)
+
+    def _rel_disk(self, disk_path: str) -> str:
+        return disk_path[self._root_prefix :]
 
     def _items(
         self, folder: _Folder, order: list[str], chosen: dict[str, str]
@@ -308,6 +332,8 @@ class _Walk:
         first = self.walked.get(identity)
         if first is not None:  # a bind mount of a folder that is already in the vault
             self._problem(path, f"same folder as {first!r}; not walked twice")
+            if self.on_folder is not None:
+                self.on_folder(self._rel_disk(disk_path), True)  # watched all the same
             return None
         self.walked[identity] = path
         return folder
@@ -334,7 +360,11 @@ def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
 
 
 def walk_vault(
-    root: str | os.PathLike[str], *, follow_outside: bool = False, base: str = ""
+    root: str | os.PathLike[str],
+    *,
+    follow_outside: bool = False,
+    base: str = "",
+    on_folder: FolderHook | None = None,
 ) -> WalkResult:
     """Every file of the vault at ``root``, sorted by path (SEMANTICS 1).
 
@@ -345,9 +375,11 @@ def walk_vault(
 
     Raises ``VaultNotFound`` only when ``root`` itself is missing or not a folder. A root that
     exists but cannot be listed gives ``unreadable_dirs == ("",)``: keep every row.
+    ``on_folder``: a ``FolderHook``, told of each real folder before it is listed.
     """
     disk_root, root_id = _root(root)
-    return _Walk(_boundary(disk_root, follow_outside)).run(disk_root, root_id, base)
+    walk = _Walk(_boundary(disk_root, follow_outside), on_folder)
+    return walk.run(disk_root, root_id, base)
 
 
 class VaultStream:
@@ -357,11 +389,18 @@ class VaultStream:
     ``files`` yields the real tree in path order (code-point order, as SQLite's BINARY
     collation sorts UTF-8), then the files that symlinked folders add, each such folder in
     path order. ``problems`` and ``unreadable_dirs`` are complete once ``files`` is exhausted.
+    ``on_folder``: a ``FolderHook``, told of each real folder before it is listed.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, follow_outside: bool = False) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        follow_outside: bool = False,
+        on_folder: FolderHook | None = None,
+    ) -> None:
         disk_root, root_id = _root(root)
-        self._walk = _Walk(_boundary(disk_root, follow_outside))
+        self._walk = _Walk(_boundary(disk_root, follow_outside), on_folder)
         self.files: Iterator[VaultFile] = self._walk.files(disk_root, root_id)
 
     @property
