@@ -19,12 +19,13 @@ from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, RowsOf, apply
 from notedex.indexing.pairing import hold, pair_moves
 from notedex.indexing.pool import hash_notes, paused_gc
+from notedex.store.etags import RACY_WINDOW_NS
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
 from notedex.vault.text import nfc
-from notedex.vault.walk import FolderHook, VaultStream, walk_vault
+from notedex.vault.walk import Entry, FolderHook, VaultStream, entry_file, walk_vault
 
 
 def reconcile(
@@ -84,9 +85,12 @@ def _reconcile(
         problems, unreadable_dirs = listed.problems, listed.unreadable_dirs
     else:
         walk = VaultStream(writer.vault, follow_outside=writer.follow_symlinks, on_folder=on_folder)
-        files = walk.files
+        files = ()
     writer.refresh_filters()
-    diff = diff_against_index(writer, files, hinted)
+    if walk is not None:
+        diff = diff_entries(writer, walk.entries, hinted)
+    else:
+        diff = diff_against_index(writer, files, hinted)
     if walk is not None:
         problems, unreadable_dirs = walk.problems, walk.unreadable_dirs
 
@@ -143,34 +147,64 @@ class Diff:
 def diff_against_index(
     writer: IndexWriter, files: Iterable[VaultFile], hinted: frozenset[str] = frozenset()
 ) -> Diff:
-    """Diff walked files against the ``files`` rows by a merge-join in path order.
+    """Diff walked files against the ``files`` rows by a merge-join in path order
+    (``diff_entries``)."""
+    entries = ((f.path, f.disk_path, f.size, f.mtime_ns, f.inode, f.ctime_ns) for f in files)
+    return diff_entries(writer, entries, hinted)
+
+
+def diff_entries(
+    writer: IndexWriter, entries: Iterable[Entry], hinted: frozenset[str] = frozenset()
+) -> Diff:
+    """Diff the walk's ``Entry`` tuples against the ``files`` rows by a merge-join in path
+    order.
 
     Neither side is held in memory: both arrive sorted by path (``VaultStream`` walks the real
     tree in code-point order, SQLite's BINARY collation sorts UTF-8 the same way), so a
     walked file meets its row at the head of the index stream. Rows the walk moved past go to
     ``stale``; a file that arrives out of order (under a symlinked folder, walked last) is
     looked up there, so the result never depends on the order, only the memory does.
+
+    A file whose size, mtime, inode and change time are its row's, not racy, not hinted and
+    not unreadable is unchanged (what ``_compare`` concludes for it) and is passed over as two
+    tuples: no ``VaultFile`` nor ``IndexedFile`` is made for it (issue 35: a clean start of
+    1M notes is a million of these). Its kind is its row's: both follow the path's suffix.
     """
     diff = Diff()
     unreadable = writer.unreadable_paths()
-    rows = writer.iter_files()
+    rows = writer.iter_file_rows()  # IndexedFile's fields, as tuples
+    make = IndexedFile._make
     head = next(rows, None)
     passed = diff.stale
-    for vf in files:
-        diff.walked += 1
-        path = vf.path
-        while head is not None and head.path < path:
-            passed[head.path] = head
+    walked = 0
+    for entry in entries:
+        walked += 1
+        path, _, size, mtime_ns, inode, ctime_ns = entry
+        while head is not None and head[1] < path:
+            passed[head[1]] = make(head)
             head = next(rows, None)
-        if head is not None and head.path == path:
-            known: IndexedFile | None = head
+        if head is not None and head[1] == path:
+            row = head
             head = next(rows, None)
+            if (
+                # size, mtime_ns, inode, ctime_ns; not racy (IndexedFile.racy)
+                row[4] == size
+                and row[5] == mtime_ns
+                and row[6] == inode
+                and row[8] == ctime_ns
+                and row[5] + RACY_WINDOW_NS < row[7]
+                and path not in hinted
+                and path not in unreadable
+            ):
+                continue
+            known: IndexedFile | None = make(row)
         else:
             known = passed.pop(path, None)
-        _compare(vf, known, unreadable, diff, forced=path in hinted)
+        _compare(entry_file(entry), known, unreadable, diff, forced=path in hinted)
     while head is not None:
-        passed[head.path] = head
+        passed[head[1]] = make(head)
         head = next(rows, None)
+    diff.walked = walked
     return diff
 
 

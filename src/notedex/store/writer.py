@@ -10,6 +10,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from notedex.store import (
     basedocs,
@@ -163,6 +164,10 @@ class IndexWriter:
         Consume it before writing: it reads from the connection the writes go through.
         """
         return files.iter_files(self.conn)
+
+    def iter_file_rows(self) -> Iterator[tuple[Any, ...]]:
+        """``iter_files`` as plain tuples, in the order of ``IndexedFile``'s fields."""
+        return files.iter_file_rows(self.conn)
 
     def files_under(self, folder: str) -> list[IndexedFile]:
         return files.files_under(self.conn, folder)

@@ -51,6 +51,11 @@ NOT_UTF8_MESSAGE = "file name is not valid UTF-8"
 
 _DirId = tuple[int, int]
 
+Entry = tuple[str, str, int, int, int, int]
+"""A regular file as the streaming walk finds it: (path, disk_path, size, mtime_ns, inode,
+ctime_ns); ``entry_file`` makes it a ``VaultFile``. A plain tuple: the start-up reconcile of a
+1M-note vault makes one per file and passes over the unchanged ones (issue 35)."""
+
 FolderHook = Callable[[str, bool], None]
 """Told of each real folder of the vault's own tree just before the walk lists it: its path
 relative to the root on disk (``""`` for the root) and whether the folders under it are
@@ -145,6 +150,10 @@ class _Walk:
     def files(self, root: str, root_id: _DirId, base: str = "") -> Iterator[VaultFile]:
         """Yield every file: the real tree in path order, then what symlinked folders add.
         ``base``: the vault path of ``root`` (a folder of the vault walked alone), or ""."""
+        return map(entry_file, self.entries(root, root_id, base))
+
+    def entries(self, root: str, root_id: _DirId, base: str = "") -> Iterator[Entry]:
+        """``files`` as ``Entry`` tuples."""
         self.walked[root_id] = base
         self._root_prefix = len(os.path.join(root, ""))
         yield from self._tree(_Folder(root, base, (root_id,)))
@@ -169,7 +178,7 @@ class _Walk:
             tuple(files), tuple(self.problems), tuple(self.unreadable), tuple(self.linked_dirs)
         )
 
-    def _tree(self, top: _Folder) -> Iterator[VaultFile]:
+    def _tree(self, top: _Folder) -> Iterator[Entry]:
         # Depth first, one folder's listing held per level: a subfolder is entered at its
         # place in path order, so the files come out sorted.
         stack = [iter(self._list(top))]
@@ -191,7 +200,7 @@ class _Walk:
         real = os.path.realpath(disk_path)
         return real != self.boundary and not real.startswith(self.boundary.rstrip(os.sep) + os.sep)
 
-    def _list(self, folder: _Folder) -> Iterator[VaultFile | _Folder]:
+    def _list(self, folder: _Folder) -> Iterator[Entry | _Folder]:
         """The folder's files and the subfolders to enter, in path order, each looked at
         (stat) only when the walk reaches it.
 
@@ -261,14 +270,30 @@ class _Walk:
 
     def _items(
         self, folder: _Folder, order: list[str], chosen: dict[str, str]
-    ) -> Iterator[VaultFile | _Folder]:
+    ) -> Iterator[Entry | _Folder]:
+        # The loop every file of the vault goes through: one lstat, and a regular file is
+        # yielded at once (issue 35: the Python a file costs is most of a start at 1M).
         prefix = os.path.join(folder.disk_path, "")
+        base = f"{folder.path}/" if folder.path else ""
+        lstat, is_reg, pop = os.lstat, stat.S_ISREG, chosen.pop
         while order:
             key = order.pop()
-            name = key[:-1] if key.endswith("/") else key
-            path = _child(folder.path, name)
+            name = key[:-1] if key[-1] == "/" else key
+            path = base + name
+            disk_path = prefix + pop(name)
             try:
-                item = self._entry(prefix + chosen.pop(name), path, folder)
+                info = lstat(disk_path)
+                if is_reg(info.st_mode):
+                    yield (
+                        path,
+                        disk_path,
+                        info.st_size,
+                        info.st_mtime_ns,
+                        info.st_ino,
+                        info.st_ctime_ns,
+                    )
+                    continue
+                item = self._entry(disk_path, path, folder, info)
             except FileNotFoundError:
                 continue  # deleted since the listing: it is simply not a vault file any more
             except OSError as exc:
@@ -278,21 +303,23 @@ class _Walk:
             if item is not None:
                 yield item
 
-    def _entry(self, disk_path: str, path: str, parent: _Folder) -> VaultFile | _Folder | None:
-        """What a listed name is now: one ``lstat`` when the walk reaches it."""
-        info = os.lstat(disk_path)
+    def _entry(
+        self, disk_path: str, path: str, parent: _Folder, info: os.stat_result
+    ) -> Entry | _Folder | None:
+        """What a listed name is, by its ``lstat`` when the walk reached it (not a regular
+        file: ``_items`` yields those)."""
         mode = info.st_mode
         if stat.S_ISLNK(mode):
             return self._symlink(disk_path, path, parent)
         if stat.S_ISDIR(mode):
             return self._folder(disk_path, path, parent, (info.st_dev, info.st_ino), linked=False)
         if stat.S_ISREG(mode):
-            return _file(disk_path, path, info)
+            return _entry_of(disk_path, path, info)
         # A FIFO would block the reader forever; sockets and devices are not notes either.
         self._problem(path, "not a regular file or folder; skipped")
         return None
 
-    def _symlink(self, disk_path: str, path: str, parent: _Folder) -> VaultFile | _Folder | None:
+    def _symlink(self, disk_path: str, path: str, parent: _Folder) -> Entry | _Folder | None:
         # Followed as Obsidian does, out of the vault root only when asked (SEMANTICS 1.6); the
         # path stays the link's path inside the vault and the loop guard is in _folder.
         try:
@@ -314,7 +341,7 @@ class _Walk:
             self.linked_dirs.append(path)
             return self._folder(disk_path, path, parent, (info.st_dev, info.st_ino), linked=True)
         if stat.S_ISREG(info.st_mode):
-            return _file(disk_path, path, info)
+            return _entry_of(disk_path, path, info)
         self._problem(path, "symlink to something that is not a regular file or folder; skipped")
         return None
 
@@ -347,16 +374,14 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
-    return VaultFile(
-        path,
-        disk_path,
-        is_note_name(path),
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ino,
-        info.st_ctime_ns,
-    )
+def _entry_of(disk_path: str, path: str, info: os.stat_result) -> Entry:
+    return (path, disk_path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+
+
+def entry_file(entry: Entry) -> VaultFile:
+    """The ``VaultFile`` of a walk ``Entry``."""
+    path, disk_path, size, mtime_ns, inode, ctime_ns = entry
+    return VaultFile(path, disk_path, is_note_name(path), size, mtime_ns, inode, ctime_ns)
 
 
 def walk_vault(
@@ -401,7 +426,10 @@ class VaultStream:
     ) -> None:
         disk_root, root_id = _root(root)
         self._walk = _Walk(_boundary(disk_root, follow_outside), on_folder)
-        self.files: Iterator[VaultFile] = self._walk.files(disk_root, root_id)
+        self.entries: Iterator[Entry] = self._walk.entries(disk_root, root_id)
+        """The files as ``Entry`` tuples (the start-up reconcile's merge, issue 35)."""
+        self.files: Iterator[VaultFile] = map(entry_file, self.entries)
+        """The same files as ``VaultFile`` (one stream: read one of the two)."""
 
     @property
     def problems(self) -> tuple[WalkProblem, ...]:
