@@ -217,33 +217,35 @@ class _Walk:
             hook(self._rel_disk(folder.disk_path), False)
         try:
             with os.scandir(folder.disk_path) as listing:
-                for entry in listing:
+                for entry in listing:  # every name of the vault: keep its Python short
                     name = entry.name
                     if is_hidden_name(name):
                         if hook is not None and _is_real_dir(entry):
                             hidden_dirs.append(entry.path)
                         continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
-                    if not is_storable_name(name):
-                        problems.append((_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE))
-                        continue
                     if not name.isascii():
+                        if not is_storable_name(name):
+                            problems.append(
+                                (_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE)
+                            )
+                            continue
                         name = unicodedata.normalize("NFC", name)  # SEMANTICS 1: macOS writes NFD
+                    elif name not in chosen:  # the common case: an ASCII name, its own NFC
+                        chosen[name] = name
+                        try:
+                            if entry.is_dir(follow_symlinks=False):
+                                dirs.add(name)
+                        except OSError:
+                            pass  # left to the lstat that follows
+                        continue
                     other = chosen.get(name)
                     if other is not None:
-                        # Two disk names with one NFC form: the first in sorted order keeps the
-                        # path.
-                        if entry.name < other:
-                            chosen[name], other = entry.name, other
-                            dirs.discard(name)
-                            if _is_real_dir(entry):
-                                dirs.add(name)
-                        else:
-                            other = entry.name
+                        skipped = _nfc_twin(entry, name, other, chosen, dirs)
                         problems.append(
                             (
                                 _child(folder.path, name),
                                 "another name in this folder has the same NFC form; "
-                                f"skipped {other!a}",
+                                f"skipped {skipped!a}",
                             )
                         )
                         continue
@@ -255,15 +257,20 @@ class _Walk:
             self.unreadable.append(folder.path)
             self._problem(folder.path, f"cannot list folder: {exc.strerror or exc}")
             return iter(())
-        if hook is not None:
-            for disk_path in hidden_dirs:  # not walked, but watched: .obsidian/app.json
-                hook(self._rel_disk(disk_path), True)
-        for path, message in problems:
-            self._problem(path, message)
+        self._listed(hidden_dirs, problems)
         # A folder sorts as "name/": exactly where its files fall among its siblings' paths.
         order = [f"{name}/" if name in dirs else name for name in chosen]
         order.sort(reverse=True)  # popped from the end: first in path order first
         return self._items(folder, order, chosen)
+
+    def _listed(self, hidden_dirs: list[str], problems: list[tuple[str, str]]) -> None:
+        """After a listing: the hidden folders are watched (not walked: .obsidian/app.json),
+        and the names the walk refused are problems."""
+        if self.on_folder is not None:
+            for disk_path in hidden_dirs:
+                self.on_folder(self._rel_disk(disk_path), True)
+        for path, message in problems:
+            self._problem(path, message)
 
     def _rel_disk(self, disk_path: str) -> str:
         return disk_path[self._root_prefix :]
@@ -364,6 +371,20 @@ class _Walk:
             return None
         self.walked[identity] = path
         return folder
+
+
+def _nfc_twin(
+    entry: os.DirEntry[str], name: str, other: str, chosen: dict[str, str], dirs: set[str]
+) -> str:
+    """Two disk names with one NFC form ``name``: the first in sorted order keeps the path.
+    Returns the disk name skipped."""
+    if entry.name < other:
+        chosen[name] = entry.name
+        dirs.discard(name)
+        if _is_real_dir(entry):
+            dirs.add(name)
+        return other
+    return entry.name
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
