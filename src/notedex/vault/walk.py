@@ -19,6 +19,7 @@ lines: the one walk rule that the daemon, the reconcile, the etag check and a fu
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 import stat
@@ -70,6 +71,16 @@ class _Folder(NamedTuple):
     """Vault-relative, NFC; ``""`` is the root."""
     chain: tuple[_DirId, ...]
     """Identities of this folder and every folder above it on the walked path."""
+
+
+class _Listing(NamedTuple):
+    """A folder's names as ``_list`` left them for ``_tree``."""
+
+    folder: _Folder
+    order: list[str]
+    """The names left to look at, last in path order first (a folder's as ``name/``)."""
+    chosen: dict[str, str]
+    """NFC name -> the disk name that keeps it."""
 
 
 def is_storable_name(name: str) -> bool:
@@ -156,7 +167,11 @@ class _Walk:
         """``files`` as ``Entry`` tuples."""
         self.walked[root_id] = base
         self._root_prefix = len(os.path.join(root, ""))
-        yield from self._tree(_Folder(root, base, (root_id,)))
+        # A chain (C): the real tree's files pass through one Python frame, not two.
+        return itertools.chain(self._tree(_Folder(root, base, (root_id,))), self._linked())
+
+    def _linked(self) -> Iterator[Entry]:
+        """What symlinked folders add, once the real tree is done."""
         self.on_folder = None  # what symlinked folders add is not watched (as watchdog)
         while self.linked:
             folder = self.linked.popleft()
@@ -179,15 +194,48 @@ class _Walk:
         )
 
     def _tree(self, top: _Folder) -> Iterator[Entry]:
-        # Depth first, one folder's listing held per level: a subfolder is entered at its
-        # place in path order, so the files come out sorted.
-        stack = [iter(self._list(top))]
+        """Depth first, one folder's listing held per level: a subfolder is entered at its
+        place in path order, so the files come out sorted.
+
+        The loop every file of the vault goes through: one ``lstat``, and a regular file is
+        yielded at once (issue 35: the Python a file costs is most of a start at 1M)."""
+        lstat, is_reg = os.lstat, stat.S_ISREG
+        stack = [listed] if (listed := self._list(top)) is not None else []
         while stack:
-            for item in stack[-1]:
+            folder, order, chosen = stack[-1]
+            prefix = os.path.join(folder.disk_path, "")
+            base = f"{folder.path}/" if folder.path else ""
+            pop = chosen.pop
+            while order:
+                key = order.pop()
+                name = key[:-1] if key[-1] == "/" else key
+                path = base + name
+                disk_path = prefix + pop(name)
+                try:
+                    info = lstat(disk_path)
+                    if is_reg(info.st_mode):
+                        yield (
+                            path,
+                            disk_path,
+                            info.st_size,
+                            info.st_mtime_ns,
+                            info.st_ino,
+                            info.st_ctime_ns,
+                        )
+                        continue
+                    item = self._entry(disk_path, path, folder, info)
+                except FileNotFoundError:
+                    continue  # deleted since the listing: simply not a vault file any more
+                except OSError as exc:
+                    self.unreadable.append(path)  # undecided: keep its rows
+                    self._problem(path, f"cannot read: {exc.strerror or exc}")
+                    continue
                 if isinstance(item, _Folder):
-                    stack.append(iter(self._list(item)))
-                    break
-                yield item
+                    if (listed := self._list(item)) is not None:
+                        stack.append(listed)
+                        break  # entered at its place; this folder resumes after it
+                elif item is not None:
+                    yield item
             else:
                 stack.pop()
 
@@ -200,7 +248,7 @@ class _Walk:
         real = os.path.realpath(disk_path)
         return real != self.boundary and not real.startswith(self.boundary.rstrip(os.sep) + os.sep)
 
-    def _list(self, folder: _Folder) -> Iterator[Entry | _Folder]:
+    def _list(self, folder: _Folder) -> _Listing | None:
         """The folder's files and the subfolders to enter, in path order, each looked at
         (stat) only when the walk reaches it.
 
@@ -256,12 +304,12 @@ class _Walk:
             # Permissions, a cloud placeholder, a folder gone mid-walk: keep its rows.
             self.unreadable.append(folder.path)
             self._problem(folder.path, f"cannot list folder: {exc.strerror or exc}")
-            return iter(())
+            return None
         self._listed(hidden_dirs, problems)
         # A folder sorts as "name/": exactly where its files fall among its siblings' paths.
         order = [f"{name}/" if name in dirs else name for name in chosen]
         order.sort(reverse=True)  # popped from the end: first in path order first
-        return self._items(folder, order, chosen)
+        return _Listing(folder, order, chosen)
 
     def _listed(self, hidden_dirs: list[str], problems: list[tuple[str, str]]) -> None:
         """After a listing: the hidden folders are watched (not walked: .obsidian/app.json),
@@ -275,46 +323,11 @@ class _Walk:
     def _rel_disk(self, disk_path: str) -> str:
         return disk_path[self._root_prefix :]
 
-    def _items(
-        self, folder: _Folder, order: list[str], chosen: dict[str, str]
-    ) -> Iterator[Entry | _Folder]:
-        # The loop every file of the vault goes through: one lstat, and a regular file is
-        # yielded at once (issue 35: the Python a file costs is most of a start at 1M).
-        prefix = os.path.join(folder.disk_path, "")
-        base = f"{folder.path}/" if folder.path else ""
-        lstat, is_reg, pop = os.lstat, stat.S_ISREG, chosen.pop
-        while order:
-            key = order.pop()
-            name = key[:-1] if key[-1] == "/" else key
-            path = base + name
-            disk_path = prefix + pop(name)
-            try:
-                info = lstat(disk_path)
-                if is_reg(info.st_mode):
-                    yield (
-                        path,
-                        disk_path,
-                        info.st_size,
-                        info.st_mtime_ns,
-                        info.st_ino,
-                        info.st_ctime_ns,
-                    )
-                    continue
-                item = self._entry(disk_path, path, folder, info)
-            except FileNotFoundError:
-                continue  # deleted since the listing: it is simply not a vault file any more
-            except OSError as exc:
-                self.unreadable.append(path)  # undecided: keep its rows
-                self._problem(path, f"cannot read: {exc.strerror or exc}")
-                continue
-            if item is not None:
-                yield item
-
     def _entry(
         self, disk_path: str, path: str, parent: _Folder, info: os.stat_result
     ) -> Entry | _Folder | None:
         """What a listed name is, by its ``lstat`` when the walk reached it (not a regular
-        file: ``_items`` yields those)."""
+        file: ``_tree`` yields those)."""
         mode = info.st_mode
         if stat.S_ISLNK(mode):
             return self._symlink(disk_path, path, parent)
