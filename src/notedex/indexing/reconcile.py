@@ -19,7 +19,6 @@ from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, RowsOf, apply
 from notedex.indexing.pairing import hold, pair_moves
 from notedex.indexing.pool import hash_notes, paused_gc
-from notedex.store.etags import RACY_WINDOW_NS
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
@@ -165,45 +164,53 @@ def diff_entries(
     ``stale``; a file that arrives out of order (under a symlinked folder, walked last) is
     looked up there, so the result never depends on the order, only the memory does.
 
-    A file whose size, mtime, inode and change time are its row's, not racy, not hinted and
-    not unreadable is unchanged (what ``_compare`` concludes for it) and is passed over as two
-    tuples: no ``VaultFile`` nor ``IndexedFile`` is made for it (issue 35: a clean start of
-    1M notes is a million of these). Its kind is its row's: both follow the path's suffix.
+    The merge reads each row's etag only (``IndexWriter.iter_etags``). A file whose size,
+    mtime, inode and change time are its row's, not racy, not hinted and not unreadable is
+    unchanged (what ``_compare`` concludes for it) and is passed over as two tuples (issue 35:
+    a clean start of 1M notes is a million of these); its kind is its row's, as both follow
+    the path's suffix. The rows of the other files, and of the stale paths, are read whole
+    afterwards, and each file goes through ``_compare``.
     """
     diff = Diff()
     unreadable = writer.unreadable_paths()
-    rows = writer.iter_file_rows()  # IndexedFile's fields, as tuples
-    make = IndexedFile._make
+    rows = writer.iter_etags()
     head = next(rows, None)
-    passed = diff.stale
+    passed: set[str] = set()  # rows the walk moved past: stale unless met later
+    differ: list[Entry] = []  # files whose row differs, or that met a passed row
     walked = 0
     for entry in entries:
         walked += 1
         path, _, size, mtime_ns, inode, ctime_ns = entry
-        while head is not None and head[1] < path:
-            passed[head[1]] = make(head)
+        while head is not None and head[0] < path:
+            passed.add(head[0])
             head = next(rows, None)
-        if head is not None and head[1] == path:
+        if head is not None and head[0] == path:
             row = head
             head = next(rows, None)
             if (
-                # size, mtime_ns, inode, ctime_ns; not racy (IndexedFile.racy)
-                row[4] == size
-                and row[5] == mtime_ns
-                and row[6] == inode
-                and row[8] == ctime_ns
-                and row[5] + RACY_WINDOW_NS < row[7]
+                row[1] == size
+                and row[2] == mtime_ns
+                and row[3] == inode
+                and row[4] == ctime_ns
+                and row[5]  # settled: not racy
                 and path not in hinted
                 and path not in unreadable
             ):
                 continue
-            known: IndexedFile | None = make(row)
-        else:
-            known = passed.pop(path, None)
-        _compare(entry_file(entry), known, unreadable, diff, forced=path in hinted)
+            differ.append(entry)
+        elif path in passed:
+            passed.discard(path)
+            differ.append(entry)
+        else:  # no row: new to the index
+            _compare(entry_file(entry), None, unreadable, diff, forced=path in hinted)
     while head is not None:
-        passed[head[1]] = make(head)
+        passed.add(head[0])
         head = next(rows, None)
+    known = writer.file_rows([*(entry[0] for entry in differ), *passed])
+    for entry in differ:
+        path = entry[0]
+        _compare(entry_file(entry), known.get(path), unreadable, diff, forced=path in hinted)
+    diff.stale.update((path, known[path]) for path in sorted(passed) if path in known)
     diff.walked = walked
     return diff
 

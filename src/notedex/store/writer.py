@@ -10,7 +10,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from notedex.store import (
     basedocs,
@@ -165,9 +164,10 @@ class IndexWriter:
         """
         return files.iter_files(self.conn)
 
-    def iter_file_rows(self) -> Iterator[tuple[Any, ...]]:
-        """``iter_files`` as plain tuples, in the order of ``IndexedFile``'s fields."""
-        return files.iter_file_rows(self.conn)
+    def iter_etags(self) -> Iterator[tuple[str, int, int, int, int, int]]:
+        """(path, size, mtime_ns, inode, ctime_ns, settled) of every row in path order
+        (``store.files.iter_etags``). Consume it before writing."""
+        return files.iter_etags(self.conn)
 
     def files_under(self, folder: str) -> list[IndexedFile]:
         return files.files_under(self.conn, folder)
