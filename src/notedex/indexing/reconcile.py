@@ -19,7 +19,7 @@ from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, RowsOf, apply
 from notedex.indexing.pairing import hold, pair_moves
 from notedex.indexing.pool import hash_notes, paused_gc
-from notedex.store.files import IndexedFile
+from notedex.store.files import LOOKUP_CHUNK, IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
@@ -168,8 +168,9 @@ def diff_entries(
     mtime, inode and change time are its row's, not racy, not hinted and not unreadable is
     unchanged (what ``_compare`` concludes for it) and is passed over as two tuples (issue 35:
     a clean start of 1M notes is a million of these); its kind is its row's, as both follow
-    the path's suffix. The rows of the other files, and of the stale paths, are read whole
-    afterwards, and each file goes through ``_compare``.
+    the path's suffix. The rows of the other files are read whole a chunk at a time (what a
+    ``cp -a`` restore holds at once stays what ``to_hash`` holds), the stale paths' at the
+    end, and each file goes through ``_compare``.
     """
     diff = Diff()
     unreadable = writer.unreadable_paths()
@@ -203,16 +204,34 @@ def diff_entries(
             differ.append(entry)
         else:  # no row: new to the index
             _compare(entry_file(entry), None, unreadable, diff, forced=path in hinted)
+            continue
+        if len(differ) >= LOOKUP_CHUNK:
+            _compare_rows(writer, differ, unreadable, diff, hinted)
+            differ = []
     while head is not None:
         passed.add(head[0])
         head = next(rows, None)
-    known = writer.file_rows([*(entry[0] for entry in differ), *passed])
-    for entry in differ:
-        path = entry[0]
-        _compare(entry_file(entry), known.get(path), unreadable, diff, forced=path in hinted)
+    _compare_rows(writer, differ, unreadable, diff, hinted)
+    known = writer.file_rows(sorted(passed))
     diff.stale.update((path, known[path]) for path in sorted(passed) if path in known)
     diff.walked = walked
     return diff
+
+
+def _compare_rows(
+    writer: IndexWriter,
+    entries: list[Entry],
+    unreadable: set[str],
+    diff: Diff,
+    hinted: frozenset[str],
+) -> None:
+    """``_compare`` each of ``entries`` with its row, read whole now."""
+    if not entries:
+        return
+    known = writer.file_rows(entry[0] for entry in entries)
+    for entry in entries:
+        path = entry[0]
+        _compare(entry_file(entry), known.get(path), unreadable, diff, forced=path in hinted)
 
 
 def _compare(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 from notedex.indexing.reconcile import Diff, _compare, diff_against_index, diff_entries, reconcile
+from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.model import VaultFile
 from notedex.vault.walk import VaultStream
@@ -95,7 +97,7 @@ def _reference(writer: IndexWriter, hinted: frozenset[str]) -> Diff:
     return diff
 
 
-def _shape(diff: Diff) -> tuple[object, ...]:
+def _shape(diff: Diff) -> tuple[list[str], list[str], list[str], list[str], int]:
     return (
         sorted(vf.path for vf in diff.upserts),
         sorted(vf.path for vf, _ in diff.to_hash),
@@ -139,3 +141,35 @@ def test_the_streamed_diff_passes_over_only_what_the_plain_comparison_finds_unch
     assert walked == len(TRICKY)  # one gone, one new
     assert upserts == ["A b2.md", "f.md"] and stale == ["A0.md"]
     assert to_hash == ["A-c.md", "A.md", "A/x.md", "Z.md"] and relinked == ["img/pic.png"]
+
+
+def test_the_streamed_diff_reads_the_differing_rows_a_chunk_at_a_time(
+    writer: IndexWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cp -a restore: every file under a new inode, so every row is read whole; a chunk at a
+    # time (issue 35: the rows are not all held at once), with the same result.
+    from notedex.indexing import reconcile as module
+
+    vault = writer.vault
+    age(vault)
+    reconcile(writer)
+    aside = vault.with_name("aside")
+    os.rename(vault, aside)
+    subprocess.run(["cp", "-a", str(aside), str(vault)], check=True)
+    os.remove(vault / "A0.md")
+    reads: list[int] = []
+    real = IndexWriter.file_rows
+
+    def counted(self: IndexWriter, paths: Iterable[str]) -> dict[str, IndexedFile]:
+        wanted = list(paths)
+        reads.append(len(wanted))
+        return real(self, wanted)
+
+    monkeypatch.setattr(module, "LOOKUP_CHUNK", 3)
+    monkeypatch.setattr(IndexWriter, "file_rows", counted)
+    streamed = _shape(diff_entries(writer, VaultStream(vault).entries))
+    monkeypatch.setattr(IndexWriter, "file_rows", real)
+    assert streamed == _shape(_reference(writer, frozenset()))
+    assert streamed[3] == ["A0.md"] and streamed[2] == ["A/B c.png", "img/pic.png"]
+    assert len(streamed[1]) == len(TRICKY) - 3  # every note left: its content decides
+    assert max(reads) <= 3 and sum(reads) == len(TRICKY)  # every row, stale one included
