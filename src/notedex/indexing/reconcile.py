@@ -2,9 +2,10 @@
 
 Safety rules (ARCHITECTURE "Freshness"): a missing vault, a walk that finds no files, or a
 folder that cannot be listed never deletes rows; only a file confirmed gone by ``lstat`` is
-removed. About 500 lines on purpose: the whole-vault reconcile and the daemon's path hints
-(``apply_paths``, with the rows memo its batch reads through) apply the same safety rules and
-must be read side by side.
+removed. About 600 lines on purpose: the whole-vault reconcile (with the merge a clean start
+of a million files goes through, issue 35) and the daemon's path hints (``apply_paths``, with
+the rows memo its batch reads through) apply the same safety rules and must be read side by
+side.
 """
 
 from __future__ import annotations

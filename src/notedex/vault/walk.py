@@ -12,8 +12,10 @@ warning that names the setting (SEMANTICS 1.6). Files keep their path *inside* t
 ``(st_dev, st_ino)``: a link to a folder on the current path is a loop and is not followed, and
 a folder is walked once only, so a link to a folder that is already in the vault does not make
 every file in it appear twice. Symlinked folders are walked after the real tree, so a folder
-is listed under its real path rather than under a link that happens to sort first. About 400
-lines: the one walk rule that the daemon, the reconcile, the etag check and a full index share.
+is listed under its real path rather than under a link that happens to sort first. About 500
+lines: the one walk rule that the daemon, the reconcile, the etag check and a full index share,
+with its inner loop written for a million files (issue 35) and the daemon's per-folder watch
+hook, which must run inside the walk, just before each listing.
 """
 
 from __future__ import annotations
