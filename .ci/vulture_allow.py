@@ -17,6 +17,8 @@ _.dispatch  # watchdog's event handler
 _.on_thread_start  # watchdog's BaseObserver hook
 _._add_callback  # watchdog's inotify buffer
 _._emitter_class  # watchdog's observer
+_._activate  # watchdog's inotify watch group (its __post_init__ calls it)
+_._is_active  # watchdog's inotify watch group reads it
 _.yaml_implicit_resolvers  # PyYAML's resolver table
 # json.JSONDecoder's attributes, which the C scanner (_json.make_scanner) reads.
 _.strict

@@ -37,6 +37,7 @@ from notedex.store.connect import REBUILDING, is_corrupt
 from notedex.store.database import translate, writer_errors
 from notedex.store.writer import IndexWriter
 from notedex.vault.text import nfc
+from notedex.vault.walk import FolderHook
 
 log = get_logger("notedex.daemon.indexer")
 
@@ -318,10 +319,13 @@ class Indexer:
         abort: Callable[[], bool] | None = None,
         hinted: Sequence[str] = (),
         rewatch: bool = True,
+        on_folder: FolderHook | None = None,
     ) -> ApplyReport | None:
         """Full reconcile; with ``abort``, stop between transactions once it returns True.
         ``hinted``: paths events named, compared by content even under the same etag.
-        ``rewatch``: first add every watch that is missing (ARCHITECTURE "Watches that heal")."""
+        ``rewatch``: first add every watch that is missing (ARCHITECTURE "Watches that heal").
+        ``on_folder``: told of each folder before the walk lists it (a deferred start's
+        watches)."""
         self._wait_for_git([])
         if rewatch and self._watches is not None:
             hinted = [*hinted, *self._watches.rewatch()]
@@ -339,6 +343,7 @@ class Indexer:
                 self.writer,
                 progress=progress if abort is not None else None,
                 hinted=frozenset(nfc(p) for p in hinted),
+                on_folder=on_folder,
             )
         except (Interrupted, sqlite3.OperationalError) as exc:
             if isinstance(exc, sqlite3.OperationalError) and not self._stop.is_set():

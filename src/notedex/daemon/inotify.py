@@ -226,6 +226,19 @@ class _WatchGroup(InotifyWatchGroup):
             )
         self.unwatched[path] = exc.strerror or str(exc)
 
+    def watch_folder(self, path: bytes, *, recursive: bool) -> None:
+        """Watch ``path`` now (a deferred start: the vault walk tells of each folder before it
+        lists it), with the folders under it when ``recursive``. Once out of watches, no more:
+        the supervisor switches to polling (``out_of_watches``). Any thread but the
+        dispatcher."""
+        with self._lock:
+            if not self.is_active or self.out_of_watches is not None:
+                return
+            if recursive:
+                self._add_all_callbacks(path)
+            else:
+                self._add_callback(path)
+
     def rewatch(self, *, full: bool = False) -> list[bytes]:
         """Add the watches that are missing: those of ``unwatched`` (and the folders under
         them), and with ``full`` (or after an ENOENT) those of every folder under the root.
@@ -300,6 +313,20 @@ class _WatchGroup(InotifyWatchGroup):
         return False
 
 
+class _DeferredWatchGroup(_WatchGroup):
+    """A group that watches only its root at the start; the other folders are watched as the
+    start-up reconcile's walk reaches them (``watch_folder``), so the start lists the vault's
+    tree once instead of three times (watchdog's walk, the watch count, the reconcile's walk;
+    issue 35). ENOSPC then arrives after the start: ``out_of_watches``."""
+
+    def _activate(self) -> None:
+        with self._lock:
+            if self.is_active:
+                return
+            self._add_callback(self.path)  # raises when the root cannot be watched
+            self._is_active = True
+
+
 def _gone(path: bytes) -> bool:
     """``path`` is no folder any more; not merely out of reach (EACCES above it)."""
     try:
@@ -311,8 +338,13 @@ def _gone(path: bytes) -> bool:
 
 
 class _Emitter(InotifyEmitter):
+    def __init__(self, *args: Any, deferred: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deferred = deferred
+
     def on_thread_start(self) -> None:
-        self._inotify = _WatchGroup(
+        group = _DeferredWatchGroup if self._deferred else _WatchGroup
+        self._inotify = group(
             self._inotify_fd,
             os.fsencode(self.watch.path),
             is_recursive=self.watch.is_recursive,
@@ -338,11 +370,26 @@ class _Emitter(InotifyEmitter):
 class VaultInotifyObserver(InotifyObserver):
     """``InotifyObserver`` with the refinements above (the top of this module)."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, deferred: bool = False, **kwargs: Any) -> None:
         warnings.filterwarnings("ignore", message=_REWATCH_WARNING, category=RuntimeWarning)
         super().__init__(**kwargs)
         # InotifyObserver names its emitter class in BaseObserver.__init__: swap in ours.
         self._emitter_class = _Emitter
+        self.deferred = deferred
+        """Only the root is watched at the start; ``watch_folder`` adds the others."""
+        if deferred:
+            self._emitter_kwargs["deferred"] = True
+
+    def watch_folder(self, rel: str, recursive: bool) -> None:
+        """``vault.walk.FolderHook``: watch the folder at ``rel`` (relative to the watched
+        root on disk) in every group (one: the vault's)."""
+        for emitter in list(self.emitters):
+            group = getattr(emitter, "_inotify", None)
+            if isinstance(group, _WatchGroup):
+                group.watch_folder(
+                    os.path.join(group.path, os.fsencode(rel)) if rel else group.path,
+                    recursive=recursive,
+                )
 
     def pending(self) -> bool:
         """Whether events are still on their way to the handler: in the kernel's queue, in

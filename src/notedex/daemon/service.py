@@ -52,6 +52,7 @@ from notedex.indexing.rebuild import other_version
 from notedex.store.connect import REBUILDING, WriterLock, lock_holder
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_name
+from notedex.vault.walk import FolderHook
 
 log = get_logger("notedex.daemon")
 
@@ -178,11 +179,21 @@ class Daemon:
                 mark=self._mark_state,
                 watches=supervisor,
             )
-            supervisor.start()
+            # Only the vault folder is watched now: the start-up walk watches each folder
+            # before it lists it (issue 35), so the tree is listed once, not three times.
+            supervisor.start(deferred=True)
+            hook = supervisor.folder_hook()
+            walked = False
             try:
-                # The watches were just added, all of them: no rewatch walk before this rescan.
-                indexer.rescan(
-                    "startup", abort=lambda: self._startup_tick(supervisor), rewatch=False
+                # No rewatch walk before this rescan: its own walk adds the watches.
+                walked = (
+                    indexer.rescan(
+                        "startup",
+                        abort=lambda: self._startup_tick(supervisor),
+                        rewatch=False,
+                        on_folder=hook,
+                    )
+                    is not None
                 )
             except VaultNotFound as exc:
                 log.warning("vault missing", error=str(exc), action="index left unchanged")
@@ -192,6 +203,8 @@ class Daemon:
                 indexer.failed(exc, "startup rescan failed")
             if self._stop_requested():
                 return exit_code
+            if hook is not None and not walked:
+                supervisor.watch_the_rest()
             self.notifier.notify("READY=1", f"STATUS=watching {self.cfg.vault} ({supervisor.kind})")
             log.info("ready", watcher=supervisor.kind, seconds=round(time.monotonic() - started, 3))
             indexer.start()
@@ -408,13 +421,17 @@ class Supervisor:
     def alive(self) -> bool:
         return self._running is not None and self._running.alive()
 
-    def start(self) -> bool:
+    def start(self, *, deferred: bool = False) -> bool:
+        """Start the observer; ``deferred``: the folders under the root are watched as the
+        start-up reconcile's walk reaches them (``folder_hook``, issue 35)."""
         identity = _folder_identity(self._root)
         if identity is None:
             self._note_missing()
             return False
         try:
-            self._running = start_observer(self._root, self._make_handler, poll=self._poll)
+            self._running = start_observer(
+                self._root, self._make_handler, poll=self._poll, deferred=deferred
+            )
         except Exception as exc:
             self._next_try = time.monotonic() + self._backoff
             log.error("cannot watch the vault", error=repr(exc), retry_in=self._backoff)
@@ -448,6 +465,20 @@ class Supervisor:
             return self._restart(f"inotify ran out of watches ({shortfall})")
         self._heal_watches(self._running)
         return True
+
+    def folder_hook(self) -> FolderHook | None:
+        """What watches each folder as the start-up walk reaches it (a deferred start)."""
+        return self._running.folder_hook() if self._running is not None else None
+
+    def watch_the_rest(self) -> None:
+        """A deferred start whose walk did not finish (failed, vault missing): watch every
+        folder still unwatched now, and have the folders and their files looked at, as what
+        was made or edited there since the walk stopped was not heard."""
+        if self._running is None:
+            return
+        added = [self._relative(path) for path in self._running.rewatch(full=True)]
+        if added:
+            self._batcher.add([*added, *self._unheard(added)], Hint.CHANGED)
 
     def unwatched(self) -> list[str]:
         """The vault folders without a watch at the last check (read by the writer thread)."""

@@ -56,6 +56,7 @@ from watchdog.observers.polling import PollingObserver
 from notedex.daemon.batcher import FILTERS, Batcher, Hint
 from notedex.daemon.logging import get_logger
 from notedex.vault.files import is_hidden_path
+from notedex.vault.walk import FolderHook
 
 log = get_logger("notedex.daemon.watcher")
 
@@ -198,6 +199,14 @@ class RunningObserver:
     def alive(self) -> bool:
         return self.broken() is None
 
+    def folder_hook(self) -> FolderHook | None:
+        """Under a deferred start (``start_observer(deferred=True)``), what adds each folder's
+        watch as the start-up walk reaches it; None when every folder is watched already."""
+        if getattr(self.observer, "deferred", False):
+            hook: FolderHook = self.observer.watch_folder  # type: ignore[attr-defined]
+            return hook
+        return None
+
     def broken(self) -> str | None:
         """None while events flow; else why not (the supervisor's restart cause)."""
         try:
@@ -286,8 +295,15 @@ def start_observer(
     *,
     poll: bool = False,
     poll_interval: float = POLL_INTERVAL,
+    deferred: bool = False,
 ) -> RunningObserver:
-    """Start watching ``root`` recursively; ``make_handler(hold_until_close)`` builds the handler."""
+    """Start watching ``root`` recursively; ``make_handler(hold_until_close)`` builds the handler.
+
+    ``deferred`` (our inotify observer only): watch the root alone now, and each folder under
+    it when the caller's walk reaches it (``RunningObserver.folder_hook``): the daemon's start
+    lists the tree once (issue 35). ENOSPC then shows after the start (``out_of_watches``),
+    so the watch count that checks the whole tree is skipped.
+    """
     reason: str | None = "--poll was given" if poll else None
     if reason is None:
         fs_type = network_filesystem(root)
@@ -297,7 +313,7 @@ def start_observer(
             )
     if reason is None:
         try:
-            native, kind = _native_observer()
+            native, kind = _native_observer(deferred=True) if deferred else _native_observer()
         except OSError as exc:  # no inotify instance at all (EMFILE)
             native, kind, reason = None, "none", _inotify_error_advice(exc)
     if reason is None and native is not None:
@@ -313,7 +329,7 @@ def start_observer(
             _quietly_stop(native)
             reason = _inotify_error_advice(exc)
         else:
-            if kind == "inotify":
+            if kind == "inotify" and not getattr(native, "deferred", False):
                 reason = watch_shortfall(root)
             if reason is None:
                 return RunningObserver(native, kind)
@@ -327,7 +343,7 @@ def start_observer(
     return RunningObserver(observer, "polling", reason)
 
 
-def _native_observer() -> tuple[BaseObserver, str]:
+def _native_observer(*, deferred: bool = False) -> tuple[BaseObserver, str]:
     if sys.platform.startswith("linux"):
         from watchdog.version import VERSION_STRING
 
@@ -338,7 +354,7 @@ def _native_observer() -> tuple[BaseObserver, str]:
             missing: str | None = repr(exc)
         else:
             if VERSION_STRING in BUILT_FOR:
-                return VaultInotifyObserver(), "inotify"
+                return VaultInotifyObserver(deferred=deferred), "inotify"
             missing, checked = None, sorted(BUILT_FOR)
         # Our subclass leans on watchdog's private parts: under a release it was not checked
         # against it may hear nothing at all. watchdog's own observer hears everything; what

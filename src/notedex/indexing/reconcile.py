@@ -2,9 +2,10 @@
 
 Safety rules (ARCHITECTURE "Freshness"): a missing vault, a walk that finds no files, or a
 folder that cannot be listed never deletes rows; only a file confirmed gone by ``lstat`` is
-removed. About 500 lines on purpose: the whole-vault reconcile and the daemon's path hints
-(``apply_paths``, with the rows memo its batch reads through) apply the same safety rules and
-must be read side by side.
+removed. About 600 lines on purpose: the whole-vault reconcile (with the merge a clean start
+of a million files goes through, issue 35) and the daemon's path hints (``apply_paths``, with
+the rows memo its batch reads through) apply the same safety rules and must be read side by
+side.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from notedex.errors import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, RowsOf, apply, apply_walked
 from notedex.indexing.pairing import hold, pair_moves
 from notedex.indexing.pool import hash_notes, paused_gc
-from notedex.store.files import IndexedFile
+from notedex.store.files import LOOKUP_CHUNK, IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.files import is_hidden_path, is_note_name
 from notedex.vault.model import VaultFile
 from notedex.vault.text import nfc
-from notedex.vault.walk import VaultStream, walk_vault
+from notedex.vault.walk import Entry, FolderHook, VaultStream, entry_file, walk_vault
 
 
 def reconcile(
@@ -33,9 +34,11 @@ def reconcile(
     full: bool = False,
     progress: Progress | None = None,
     hinted: frozenset[str] = frozenset(),
+    on_folder: FolderHook | None = None,
 ) -> ApplyReport:
     """Bring the index in line with the whole vault; incremental unless ``full``. ``hinted``:
     paths an event named, compared by content even when their etag did not move (issue 13.6).
+    ``on_folder``: told of each folder before the incremental walk lists it (``FolderHook``).
 
     An index with no files yet (the daemon's first index) has no state to keep consistent for
     readers: it is filled the fast way, as a private build is (``indexing.apply``).
@@ -44,7 +47,9 @@ def reconcile(
     writer.private |= first
     try:
         with paused_gc():
-            report = _reconcile(writer, full=full, progress=progress, hinted=hinted)
+            report = _reconcile(
+                writer, full=full, progress=progress, hinted=hinted, on_folder=on_folder
+            )
         report.errors = writer.error_count()  # what health lists (issue 34: one error count)
         return report
     finally:
@@ -53,7 +58,12 @@ def reconcile(
 
 
 def _reconcile(
-    writer: IndexWriter, *, full: bool, progress: Progress | None, hinted: frozenset[str]
+    writer: IndexWriter,
+    *,
+    full: bool,
+    progress: Progress | None,
+    hinted: frozenset[str],
+    on_folder: FolderHook | None = None,
 ) -> ApplyReport:
     if not writer.vault.is_dir():
         raise VaultNotFound(writer.vault, "the index was left unchanged")
@@ -62,7 +72,9 @@ def _reconcile(
     report = ApplyReport()
     walk: VaultStream | None = None
     if full:
-        listed = walk_vault(writer.vault, follow_outside=writer.follow_symlinks)
+        listed = walk_vault(
+            writer.vault, follow_outside=writer.follow_symlinks, on_folder=on_folder
+        )
         if writer.has_files() and (not listed.files or listed.unreadable_dirs):
             # A rebuild would drop the rows the safety rules below exist to keep.
             report.kept.append(
@@ -74,10 +86,13 @@ def _reconcile(
         files: Iterable[VaultFile] = listed.files
         problems, unreadable_dirs = listed.problems, listed.unreadable_dirs
     else:
-        walk = VaultStream(writer.vault, follow_outside=writer.follow_symlinks)
-        files = walk.files
+        walk = VaultStream(writer.vault, follow_outside=writer.follow_symlinks, on_folder=on_folder)
+        files = ()
     writer.refresh_filters()
-    diff = diff_against_index(writer, files, hinted)
+    if walk is not None:
+        diff = diff_entries(writer, walk.entries, hinted)
+    else:
+        diff = diff_against_index(writer, files, hinted)
     if walk is not None:
         problems, unreadable_dirs = walk.problems, walk.unreadable_dirs
 
@@ -149,35 +164,92 @@ class Diff:
 def diff_against_index(
     writer: IndexWriter, files: Iterable[VaultFile], hinted: frozenset[str] = frozenset()
 ) -> Diff:
-    """Diff walked files against the ``files`` rows by a merge-join in path order.
+    """Diff walked files against the ``files`` rows by a merge-join in path order
+    (``diff_entries``)."""
+    entries = ((f.path, f.disk_path, f.size, f.mtime_ns, f.inode, f.ctime_ns) for f in files)
+    return diff_entries(writer, entries, hinted)
+
+
+def diff_entries(
+    writer: IndexWriter, entries: Iterable[Entry], hinted: frozenset[str] = frozenset()
+) -> Diff:
+    """Diff the walk's ``Entry`` tuples against the ``files`` rows by a merge-join in path
+    order.
 
     Neither side is held in memory: both arrive sorted by path (``VaultStream`` walks the real
     tree in code-point order, SQLite's BINARY collation sorts UTF-8 the same way), so a
     walked file meets its row at the head of the index stream. Rows the walk moved past go to
     ``stale``; a file that arrives out of order (under a symlinked folder, walked last) is
     looked up there, so the result never depends on the order, only the memory does.
+
+    The merge reads each row's etag only (``IndexWriter.iter_etags``). A file whose size,
+    mtime, inode and change time are its row's, not racy, not hinted and not unreadable is
+    unchanged (what ``_compare`` concludes for it) and is passed over as two tuples (issue 35:
+    a clean start of 1M notes is a million of these); its kind is its row's, as both follow
+    the path's suffix. The rows of the other files are read whole a chunk at a time (what a
+    ``cp -a`` restore holds at once stays what ``to_hash`` holds), the stale paths' at the
+    end, and each file goes through ``_compare``.
     """
     diff = Diff()
     unreadable = writer.unreadable_paths()
-    rows = writer.iter_files()
+    rows = writer.iter_etags()
     head = next(rows, None)
-    passed = diff.stale
-    for vf in files:
-        diff.walked += 1
-        path = vf.path
-        while head is not None and head.path < path:
-            passed[head.path] = head
+    passed: set[str] = set()  # rows the walk moved past: stale unless met later
+    differ: list[Entry] = []  # files whose row differs, or that met a passed row
+    walked = 0
+    for entry in entries:
+        walked += 1
+        path, _, size, mtime_ns, inode, ctime_ns = entry
+        while head is not None and head[0] < path:
+            passed.add(head[0])
             head = next(rows, None)
-        if head is not None and head.path == path:
-            known: IndexedFile | None = head
+        if head is not None and head[0] == path:
+            row = head
             head = next(rows, None)
-        else:
-            known = passed.pop(path, None)
-        _compare(vf, known, unreadable, diff, forced=path in hinted)
+            if (
+                row[1] == size
+                and row[2] == mtime_ns
+                and row[3] == inode
+                and row[4] == ctime_ns
+                and row[5]  # settled: not racy
+                and path not in hinted
+                and path not in unreadable
+            ):
+                continue
+            differ.append(entry)
+        elif path in passed:
+            passed.discard(path)
+            differ.append(entry)
+        else:  # no row: new to the index
+            _compare(entry_file(entry), None, unreadable, diff, forced=path in hinted)
+            continue
+        if len(differ) >= LOOKUP_CHUNK:
+            _compare_rows(writer, differ, unreadable, diff, hinted)
+            differ = []
     while head is not None:
-        passed[head.path] = head
+        passed.add(head[0])
         head = next(rows, None)
+    _compare_rows(writer, differ, unreadable, diff, hinted)
+    known = writer.file_rows(sorted(passed))
+    diff.stale.update((path, known[path]) for path in sorted(passed) if path in known)
+    diff.walked = walked
     return diff
+
+
+def _compare_rows(
+    writer: IndexWriter,
+    entries: list[Entry],
+    unreadable: set[str],
+    diff: Diff,
+    hinted: frozenset[str],
+) -> None:
+    """``_compare`` each of ``entries`` with its row, read whole now."""
+    if not entries:
+        return
+    known = writer.file_rows(entry[0] for entry in entries)
+    for entry in entries:
+        path = entry[0]
+        _compare(entry_file(entry), known.get(path), unreadable, diff, forced=path in hinted)
 
 
 def _compare(

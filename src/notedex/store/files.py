@@ -21,6 +21,11 @@ _FILES_BY_PATHS = (
     f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN (SELECT value FROM json_each(?))"
 )
 _FILES_IN_PATH_ORDER = f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"
+# IndexedFile.racy's rule, negated: mtime_ns + RACY_WINDOW_NS >= indexed_ns is racy.
+_ETAGS_IN_PATH_ORDER = (
+    "SELECT path, size, mtime_ns, inode, ctime_ns, mtime_ns + ? < indexed_ns "
+    "FROM files ORDER BY path"
+)
 # folder, folder + "/", folder + "0": "0" follows "/", so the range is exactly "folder/..."
 _FILES_UNDER = f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ? OR (path >= ? AND path < ?)"
 
@@ -71,6 +76,14 @@ def file_rows(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, Index
 def iter_files(conn: sqlite3.Connection) -> Iterator[IndexedFile]:
     """Every indexed row in path order (the order ``VaultStream`` walks the real tree in)."""
     return _select(conn, _FILES_IN_PATH_ORDER, ())
+
+
+def iter_etags(conn: sqlite3.Connection) -> Iterator[tuple[str, int, int, int, int, int]]:
+    """(path, size, mtime_ns, inode, ctime_ns, settled) of every row in path order, as plain
+    tuples: ``settled`` is 1 when the row is not ``racy``. The start-up merge reads the least a
+    row and makes a row object only for a file whose stat differs (issue 35: six values a row
+    instead of nine, at 1M rows)."""
+    return iter(conn.execute(_ETAGS_IN_PATH_ORDER, (RACY_WINDOW_NS,)))
 
 
 def files_under(conn: sqlite3.Connection, folder: str) -> list[IndexedFile]:

@@ -12,19 +12,22 @@ warning that names the setting (SEMANTICS 1.6). Files keep their path *inside* t
 ``(st_dev, st_ino)``: a link to a folder on the current path is a loop and is not followed, and
 a folder is walked once only, so a link to a folder that is already in the vault does not make
 every file in it appear twice. Symlinked folders are walked after the real tree, so a folder
-is listed under its real path rather than under a link that happens to sort first. About 400
-lines: the one walk rule that the daemon, the reconcile, the etag check and a full index share.
+is listed under its real path rather than under a link that happens to sort first. About 500
+lines: the one walk rule that the daemon, the reconcile, the etag check and a full index share,
+with its inner loop written for a million files (issue 35) and the daemon's per-folder watch
+hook, which must run inside the walk, just before each listing.
 """
 
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 import stat
 import unicodedata
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -51,6 +54,18 @@ NOT_UTF8_MESSAGE = "file name is not valid UTF-8"
 
 _DirId = tuple[int, int]
 
+Entry = tuple[str, str, int, int, int, int]
+"""A regular file as the streaming walk finds it: (path, disk_path, size, mtime_ns, inode,
+ctime_ns); ``entry_file`` makes it a ``VaultFile``. A plain tuple: the start-up reconcile of a
+1M-note vault makes one per file and passes over the unchanged ones (issue 35)."""
+
+FolderHook = Callable[[str, bool], None]
+"""Told of each real folder of the vault's own tree just before the walk lists it: its path
+relative to the root on disk (``""`` for the root) and whether the folders under it are
+left to the hook (True for a hidden folder and a repeated one, which the walk does not enter).
+The daemon's start adds the folder's inotify watch there (issue 35): a change made after the
+watch is heard, one made before it is seen by the listing and the ``lstat`` that follow."""
+
 
 class _Folder(NamedTuple):
     disk_path: str
@@ -58,6 +73,16 @@ class _Folder(NamedTuple):
     """Vault-relative, NFC; ``""`` is the root."""
     chain: tuple[_DirId, ...]
     """Identities of this folder and every folder above it on the walked path."""
+
+
+class _Listing(NamedTuple):
+    """A folder's names as ``_list`` left them for ``_tree``."""
+
+    folder: _Folder
+    order: list[str]
+    """The names left to look at, last in path order first (a folder's as ``name/``)."""
+    chosen: dict[str, str]
+    """NFC name -> the disk name that keeps it."""
 
 
 def is_storable_name(name: str) -> bool:
@@ -121,8 +146,11 @@ def _child(folder: str, name: str) -> str:
 
 
 class _Walk:
-    def __init__(self, boundary: str | None) -> None:
+    def __init__(self, boundary: str | None, on_folder: FolderHook | None = None) -> None:
         self.boundary = boundary
+        self.on_folder = on_folder
+        """``FolderHook``, called for the folders of the real tree only (not under a symlink)."""
+        self._root_prefix = 0
         """The real path symlink targets must stay under; None follows them anywhere."""
         self.problems: list[WalkProblem] = []
         self.unreadable: list[str] = []
@@ -135,8 +163,18 @@ class _Walk:
     def files(self, root: str, root_id: _DirId, base: str = "") -> Iterator[VaultFile]:
         """Yield every file: the real tree in path order, then what symlinked folders add.
         ``base``: the vault path of ``root`` (a folder of the vault walked alone), or ""."""
+        return map(entry_file, self.entries(root, root_id, base))
+
+    def entries(self, root: str, root_id: _DirId, base: str = "") -> Iterator[Entry]:
+        """``files`` as ``Entry`` tuples."""
         self.walked[root_id] = base
-        yield from self._tree(_Folder(root, base, (root_id,)))
+        self._root_prefix = len(os.path.join(root, ""))
+        # A chain (C): the real tree's files pass through one Python frame, not two.
+        return itertools.chain(self._tree(_Folder(root, base, (root_id,))), self._linked())
+
+    def _linked(self) -> Iterator[Entry]:
+        """What symlinked folders add, once the real tree is done."""
+        self.on_folder = None  # what symlinked folders add is not watched (as watchdog)
         while self.linked:
             folder = self.linked.popleft()
             first = self.walked.get(folder.chain[-1])
@@ -157,16 +195,49 @@ class _Walk:
             tuple(files), tuple(self.problems), tuple(self.unreadable), tuple(self.linked_dirs)
         )
 
-    def _tree(self, top: _Folder) -> Iterator[VaultFile]:
-        # Depth first, one folder's listing held per level: a subfolder is entered at its
-        # place in path order, so the files come out sorted.
-        stack = [iter(self._list(top))]
+    def _tree(self, top: _Folder) -> Iterator[Entry]:
+        """Depth first, one folder's listing held per level: a subfolder is entered at its
+        place in path order, so the files come out sorted.
+
+        The loop every file of the vault goes through: one ``lstat``, and a regular file is
+        yielded at once (issue 35: the Python a file costs is most of a start at 1M)."""
+        lstat, is_reg = os.lstat, stat.S_ISREG
+        stack = [listed] if (listed := self._list(top)) is not None else []
         while stack:
-            for item in stack[-1]:
+            folder, order, chosen = stack[-1]
+            prefix = os.path.join(folder.disk_path, "")
+            base = f"{folder.path}/" if folder.path else ""
+            pop = chosen.pop
+            while order:
+                key = order.pop()
+                name = key[:-1] if key[-1] == "/" else key
+                path = base + name
+                disk_path = prefix + pop(name)
+                try:
+                    info = lstat(disk_path)
+                    if is_reg(info.st_mode):
+                        yield (
+                            path,
+                            disk_path,
+                            info.st_size,
+                            info.st_mtime_ns,
+                            info.st_ino,
+                            info.st_ctime_ns,
+                        )
+                        continue
+                    item = self._entry(disk_path, path, folder, info)
+                except FileNotFoundError:
+                    continue  # deleted since the listing: simply not a vault file any more
+                except OSError as exc:
+                    self.unreadable.append(path)  # undecided: keep its rows
+                    self._problem(path, f"cannot read: {exc.strerror or exc}")
+                    continue
                 if isinstance(item, _Folder):
-                    stack.append(iter(self._list(item)))
-                    break
-                yield item
+                    if (listed := self._list(item)) is not None:
+                        stack.append(listed)
+                        break  # entered at its place; this folder resumes after it
+                elif item is not None:
+                    yield item
             else:
                 stack.pop()
 
@@ -179,7 +250,7 @@ class _Walk:
         real = os.path.realpath(disk_path)
         return real != self.boundary and not real.startswith(self.boundary.rstrip(os.sep) + os.sep)
 
-    def _list(self, folder: _Folder) -> Iterator[VaultFile | _Folder]:
+    def _list(self, folder: _Folder) -> _Listing | None:
         """The folder's files and the subfolders to enter, in path order, each looked at
         (stat) only when the walk reaches it.
 
@@ -190,33 +261,41 @@ class _Walk:
         chosen: dict[str, str] = {}
         dirs: set[str] = set()  # the NFC names that are real folders (they sort as "name/")
         problems: list[tuple[str, str]] = []
+        hook = self.on_folder
+        hidden_dirs: list[str] = []
+        if hook is not None:
+            hook(self._rel_disk(folder.disk_path), False)
         try:
             with os.scandir(folder.disk_path) as listing:
-                for entry in listing:
+                for entry in listing:  # every name of the vault: keep its Python short
                     name = entry.name
                     if is_hidden_name(name):
+                        if hook is not None and _is_real_dir(entry):
+                            hidden_dirs.append(entry.path)
                         continue  # SEMANTICS 1: .obsidian/, .git/, .trash/, .hidden.md
-                    if not is_storable_name(name):
-                        problems.append((_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE))
-                        continue
                     if not name.isascii():
+                        if not is_storable_name(name):
+                            problems.append(
+                                (_child(folder.path, _printable(name)), NOT_UTF8_MESSAGE)
+                            )
+                            continue
                         name = unicodedata.normalize("NFC", name)  # SEMANTICS 1: macOS writes NFD
+                    elif name not in chosen:  # the common case: an ASCII name, its own NFC
+                        chosen[name] = name
+                        try:
+                            if entry.is_dir(follow_symlinks=False):
+                                dirs.add(name)
+                        except OSError:
+                            pass  # left to the lstat that follows
+                        continue
                     other = chosen.get(name)
                     if other is not None:
-                        # Two disk names with one NFC form: the first in sorted order keeps the
-                        # path.
-                        if entry.name < other:
-                            chosen[name], other = entry.name, other
-                            dirs.discard(name)
-                            if _is_real_dir(entry):
-                                dirs.add(name)
-                        else:
-                            other = entry.name
+                        skipped = _nfc_twin(entry, name, other, chosen, dirs)
                         problems.append(
                             (
                                 _child(folder.path, name),
                                 "another name in this folder has the same NFC form; "
-                                f"skipped {other!a}",
+                                f"skipped {skipped!a}",
                             )
                         )
                         continue
@@ -227,48 +306,42 @@ class _Walk:
             # Permissions, a cloud placeholder, a folder gone mid-walk: keep its rows.
             self.unreadable.append(folder.path)
             self._problem(folder.path, f"cannot list folder: {exc.strerror or exc}")
-            return iter(())
-        for path, message in problems:
-            self._problem(path, message)
+            return None
+        self._listed(hidden_dirs, problems)
         # A folder sorts as "name/": exactly where its files fall among its siblings' paths.
         order = [f"{name}/" if name in dirs else name for name in chosen]
         order.sort(reverse=True)  # popped from the end: first in path order first
-        return self._items(folder, order, chosen)
+        return _Listing(folder, order, chosen)
 
-    def _items(
-        self, folder: _Folder, order: list[str], chosen: dict[str, str]
-    ) -> Iterator[VaultFile | _Folder]:
-        prefix = os.path.join(folder.disk_path, "")
-        while order:
-            key = order.pop()
-            name = key[:-1] if key.endswith("/") else key
-            path = _child(folder.path, name)
-            try:
-                item = self._entry(prefix + chosen.pop(name), path, folder)
-            except FileNotFoundError:
-                continue  # deleted since the listing: it is simply not a vault file any more
-            except OSError as exc:
-                self.unreadable.append(path)  # undecided: keep its rows
-                self._problem(path, f"cannot read: {exc.strerror or exc}")
-                continue
-            if item is not None:
-                yield item
+    def _listed(self, hidden_dirs: list[str], problems: list[tuple[str, str]]) -> None:
+        """After a listing: the hidden folders are watched (not walked: .obsidian/app.json),
+        and the names the walk refused are problems."""
+        if self.on_folder is not None:
+            for disk_path in hidden_dirs:
+                self.on_folder(self._rel_disk(disk_path), True)
+        for path, message in problems:
+            self._problem(path, message)
 
-    def _entry(self, disk_path: str, path: str, parent: _Folder) -> VaultFile | _Folder | None:
-        """What a listed name is now: one ``lstat`` when the walk reaches it."""
-        info = os.lstat(disk_path)
+    def _rel_disk(self, disk_path: str) -> str:
+        return disk_path[self._root_prefix :]
+
+    def _entry(
+        self, disk_path: str, path: str, parent: _Folder, info: os.stat_result
+    ) -> Entry | _Folder | None:
+        """What a listed name is, by its ``lstat`` when the walk reached it (not a regular
+        file: ``_tree`` yields those)."""
         mode = info.st_mode
         if stat.S_ISLNK(mode):
             return self._symlink(disk_path, path, parent)
         if stat.S_ISDIR(mode):
             return self._folder(disk_path, path, parent, (info.st_dev, info.st_ino), linked=False)
         if stat.S_ISREG(mode):
-            return _file(disk_path, path, info)
+            return _entry_of(disk_path, path, info)
         # A FIFO would block the reader forever; sockets and devices are not notes either.
         self._problem(path, "not a regular file or folder; skipped")
         return None
 
-    def _symlink(self, disk_path: str, path: str, parent: _Folder) -> VaultFile | _Folder | None:
+    def _symlink(self, disk_path: str, path: str, parent: _Folder) -> Entry | _Folder | None:
         # Followed as Obsidian does, out of the vault root only when asked (SEMANTICS 1.6); the
         # path stays the link's path inside the vault and the loop guard is in _folder.
         try:
@@ -290,7 +363,7 @@ class _Walk:
             self.linked_dirs.append(path)
             return self._folder(disk_path, path, parent, (info.st_dev, info.st_ino), linked=True)
         if stat.S_ISREG(info.st_mode):
-            return _file(disk_path, path, info)
+            return _entry_of(disk_path, path, info)
         self._problem(path, "symlink to something that is not a regular file or folder; skipped")
         return None
 
@@ -308,9 +381,25 @@ class _Walk:
         first = self.walked.get(identity)
         if first is not None:  # a bind mount of a folder that is already in the vault
             self._problem(path, f"same folder as {first!r}; not walked twice")
+            if self.on_folder is not None:
+                self.on_folder(self._rel_disk(disk_path), True)  # watched all the same
             return None
         self.walked[identity] = path
         return folder
+
+
+def _nfc_twin(
+    entry: os.DirEntry[str], name: str, other: str, chosen: dict[str, str], dirs: set[str]
+) -> str:
+    """Two disk names with one NFC form ``name``: the first in sorted order keeps the path.
+    Returns the disk name skipped."""
+    if entry.name < other:
+        chosen[name] = entry.name
+        dirs.discard(name)
+        if _is_real_dir(entry):
+            dirs.add(name)
+        return other
+    return entry.name
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
@@ -321,20 +410,22 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _file(disk_path: str, path: str, info: os.stat_result) -> VaultFile:
-    return VaultFile(
-        path,
-        disk_path,
-        is_note_name(path),
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ino,
-        info.st_ctime_ns,
-    )
+def _entry_of(disk_path: str, path: str, info: os.stat_result) -> Entry:
+    return (path, disk_path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+
+
+def entry_file(entry: Entry) -> VaultFile:
+    """The ``VaultFile`` of a walk ``Entry``."""
+    path, disk_path, size, mtime_ns, inode, ctime_ns = entry
+    return VaultFile(path, disk_path, is_note_name(path), size, mtime_ns, inode, ctime_ns)
 
 
 def walk_vault(
-    root: str | os.PathLike[str], *, follow_outside: bool = False, base: str = ""
+    root: str | os.PathLike[str],
+    *,
+    follow_outside: bool = False,
+    base: str = "",
+    on_folder: FolderHook | None = None,
 ) -> WalkResult:
     """Every file of the vault at ``root``, sorted by path (SEMANTICS 1).
 
@@ -345,9 +436,11 @@ def walk_vault(
 
     Raises ``VaultNotFound`` only when ``root`` itself is missing or not a folder. A root that
     exists but cannot be listed gives ``unreadable_dirs == ("",)``: keep every row.
+    ``on_folder``: a ``FolderHook``, told of each real folder before it is listed.
     """
     disk_root, root_id = _root(root)
-    return _Walk(_boundary(disk_root, follow_outside)).run(disk_root, root_id, base)
+    walk = _Walk(_boundary(disk_root, follow_outside), on_folder)
+    return walk.run(disk_root, root_id, base)
 
 
 class VaultStream:
@@ -357,12 +450,22 @@ class VaultStream:
     ``files`` yields the real tree in path order (code-point order, as SQLite's BINARY
     collation sorts UTF-8), then the files that symlinked folders add, each such folder in
     path order. ``problems`` and ``unreadable_dirs`` are complete once ``files`` is exhausted.
+    ``on_folder``: a ``FolderHook``, told of each real folder before it is listed.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, follow_outside: bool = False) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        follow_outside: bool = False,
+        on_folder: FolderHook | None = None,
+    ) -> None:
         disk_root, root_id = _root(root)
-        self._walk = _Walk(_boundary(disk_root, follow_outside))
-        self.files: Iterator[VaultFile] = self._walk.files(disk_root, root_id)
+        self._walk = _Walk(_boundary(disk_root, follow_outside), on_folder)
+        self.entries: Iterator[Entry] = self._walk.entries(disk_root, root_id)
+        """The files as ``Entry`` tuples (the start-up reconcile's merge, issue 35)."""
+        self.files: Iterator[VaultFile] = map(entry_file, self.entries)
+        """The same files as ``VaultFile`` (one stream: read one of the two)."""
 
     @property
     def problems(self) -> tuple[WalkProblem, ...]:

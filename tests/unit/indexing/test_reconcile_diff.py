@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import random
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
-from notedex.indexing.reconcile import diff_against_index, reconcile
+from notedex.indexing.reconcile import Diff, _compare, diff_against_index, diff_entries, reconcile
+from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.model import VaultFile
 from notedex.vault.walk import VaultStream
@@ -77,3 +80,96 @@ def test_reconcile_after_a_case_only_rename_re_resolves_links(tmp_path: Path) ->
         # Note.md -> note.md is a move, paired by its content hash (just indexed: racy).
         assert (report.added, report.changed, report.removed, report.moved) == (0, 0, 1, 1)
     assert dump_index(db) == fresh_full_index(vault, tmp_path)
+
+
+def _reference(writer: IndexWriter, hinted: frozenset[str]) -> Diff:
+    """The diff made the plain way: every walked file through ``_compare`` with its row."""
+    from notedex.vault.walk import walk_vault
+
+    diff = Diff()
+    listed = walk_vault(writer.vault)
+    rows = {row.path: row for row in writer.iter_files()}
+    unreadable = writer.unreadable_paths()
+    for vf in listed.files:
+        _compare(vf, rows.pop(vf.path, None), unreadable, diff, forced=vf.path in hinted)
+        diff.walked += 1
+    diff.stale = rows
+    return diff
+
+
+def _shape(diff: Diff) -> tuple[list[str], list[str], list[str], list[str], int]:
+    return (
+        sorted(vf.path for vf in diff.upserts),
+        sorted(vf.path for vf, _ in diff.to_hash),
+        sorted(vf.path for vf, _ in diff.relinked),
+        sorted(diff.stale),
+        diff.walked,
+    )
+
+
+def test_the_streamed_diff_passes_over_only_what_the_plain_comparison_finds_unchanged(
+    writer: IndexWriter,
+) -> None:
+    # diff_entries passes over a file whose stat matches its row without making an object
+    # for it (issue 35): it must find exactly what _compare finds, file by file.
+    vault = writer.vault
+    age(vault)
+    reconcile(writer)
+    assert (
+        _shape(diff_entries(writer, VaultStream(vault).entries))
+        == _shape(_reference(writer, frozenset()))
+        == ([], [], [], [], len(TRICKY))
+    )
+
+    same = vault / "A" / "x.md"  # the same size, its mtime put back: only the ctime moved
+    st = os.stat(same)
+    same.write_text("y\n")
+    os.utime(same, ns=(st.st_atime_ns, st.st_mtime_ns))
+    touched = vault / "Z.md"  # a new mtime, the same size
+    os.utime(touched, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    (vault / "f.md").write_text("longer now\n")  # a new size
+    pic = os.stat(vault / "img" / "pic.png")  # an attachment whose ctime alone moved
+    os.utime(vault / "img" / "pic.png", ns=(pic.st_atime_ns, pic.st_mtime_ns))
+    (vault / "A0.md").unlink()  # gone
+    write(vault / "A b2.md", "new\n")  # new
+    with writer.transaction():  # A.md read within its mtime's racy window
+        writer.conn.execute("UPDATE files SET indexed_ns = mtime_ns WHERE path = 'A.md'")
+    hinted = frozenset({"A-c.md"})  # an event named it: its content is compared
+    streamed = _shape(diff_entries(writer, VaultStream(vault).entries, hinted))
+    assert streamed == _shape(_reference(writer, hinted))
+    upserts, to_hash, relinked, stale, walked = streamed
+    assert walked == len(TRICKY)  # one gone, one new
+    assert upserts == ["A b2.md", "f.md"] and stale == ["A0.md"]
+    assert to_hash == ["A-c.md", "A.md", "A/x.md", "Z.md"] and relinked == ["img/pic.png"]
+
+
+def test_the_streamed_diff_reads_the_differing_rows_a_chunk_at_a_time(
+    writer: IndexWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cp -a restore: every file under a new inode, so every row is read whole; a chunk at a
+    # time (issue 35: the rows are not all held at once), with the same result.
+    from notedex.indexing import reconcile as module
+
+    vault = writer.vault
+    age(vault)
+    reconcile(writer)
+    aside = vault.with_name("aside")
+    os.rename(vault, aside)
+    subprocess.run(["cp", "-a", str(aside), str(vault)], check=True)
+    os.remove(vault / "A0.md")
+    reads: list[int] = []
+    real = IndexWriter.file_rows
+
+    def counted(self: IndexWriter, paths: Iterable[str]) -> dict[str, IndexedFile]:
+        wanted = list(paths)
+        reads.append(len(wanted))
+        return real(self, wanted)
+
+    monkeypatch.setattr(module, "LOOKUP_CHUNK", 3)
+    monkeypatch.setattr(IndexWriter, "file_rows", counted)
+    streamed = _shape(diff_entries(writer, VaultStream(vault).entries))
+    monkeypatch.setattr(IndexWriter, "file_rows", real)
+    assert streamed == _shape(_reference(writer, frozenset()))
+    assert streamed[3] == ["A0.md"] and streamed[2] == ["A/B c.png", "img/pic.png"]
+    assert len(streamed[1]) == len(TRICKY) - 3  # every note left: its content decides
+    assert max(reads) <= 3 and sum(reads) == len(TRICKY)  # every row, stale one included
