@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from notedex.daemon.batcher import Batcher
 from notedex.daemon.service import Supervisor
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
+from notedex.vault.walk import FolderHook
 from tests.helpers import wait_until, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
@@ -34,27 +37,39 @@ def _watches() -> int:
     return count
 
 
+@contextmanager
+def _started(vault: Path, outside: Path) -> Iterator[tuple[Batcher, Supervisor, int]]:
+    """The tree above, and a supervisor started deferred on it: its queue, itself, and the
+    process's inotify watches before it started."""
+    _tree(vault, outside)
+    queue = Batcher()
+    supervisor = Supervisor(vault, queue)
+    before = watcher.count_inotify_watches() or 0  # None: no inotify instance open yet
+    assert supervisor.start(deferred=True)
+    try:
+        yield queue, supervisor, before
+    finally:
+        supervisor.stop()
+
+
+def _hook(supervisor: Supervisor) -> FolderHook:
+    hook = supervisor.folder_hook()
+    assert hook is not None
+    return hook
+
+
 def test_a_deferred_start_watches_every_folder_as_the_walk_reaches_it(
     vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
-    _tree(vault, tmp_path / "outside")
-    queue = Batcher()
-    supervisor = Supervisor(vault, queue)
-    before = _watches() if watcher.count_inotify_watches() is not None else 0
-    assert supervisor.start(deferred=True)
-    try:
+    with _started(vault, tmp_path / "outside") as (queue, supervisor, before):
         assert _watches() - before == 1  # the vault folder alone
-        hook = supervisor.folder_hook()
-        assert hook is not None
         with IndexWriter(db_path, vault, workers=1, follow_symlinks=True) as writer:
-            report = reconcile(writer, on_folder=hook)
+            report = reconcile(writer, on_folder=_hook(supervisor))
         assert report.added == 5  # four notes and the linked one
         # Every folder a full start watches: hidden ones too, symlinked ones not.
         assert _watches() - before == watcher.count_folders(vault) == 8
         write(vault / "a" / "deep" / "after.md", "x\n")
         wait_until(lambda: "a/deep/after.md" in queue.pending_paths(), message="heard")
-    finally:
-        supervisor.stop()
 
 
 def test_what_changes_while_the_deferred_watches_are_added_is_indexed_or_heard(
@@ -62,13 +77,8 @@ def test_what_changes_while_the_deferred_watches_are_added_is_indexed_or_heard(
 ) -> None:
     # A folder is watched before it is listed: a note made in a folder the walk has passed is
     # heard, one made in a folder not reached yet is found by the walk; none is missed.
-    _tree(vault, tmp_path / "outside")
-    queue = Batcher()
-    supervisor = Supervisor(vault, queue)
-    assert supervisor.start(deferred=True)
-    try:
-        hook = supervisor.folder_hook()
-        assert hook is not None
+    with _started(vault, tmp_path / "outside") as (queue, supervisor, _before):
+        hook = _hook(supervisor)
 
         def meanwhile(rel: str, recursive: bool) -> None:
             if rel == "b":
@@ -83,20 +93,11 @@ def test_what_changes_while_the_deferred_watches_are_added_is_indexed_or_heard(
         assert "b/early.md" in rows and "a/late.md" not in rows
         assert rows["c/four.md"].size == len("edited before c was watched\n")
         wait_until(lambda: "a/late.md" in queue.pending_paths(), message="a/late.md heard")
-    finally:
-        supervisor.stop()
 
 
 def test_a_deferred_start_whose_walk_did_not_finish_watches_the_rest(vault: Path) -> None:
-    _tree(vault, vault.parent / "outside")
-    queue = Batcher()
-    supervisor = Supervisor(vault, queue)
-    before = _watches() if watcher.count_inotify_watches() is not None else 0
-    assert supervisor.start(deferred=True)
-    try:
+    with _started(vault, vault.parent / "outside") as (queue, supervisor, before):
         supervisor.watch_the_rest()
         assert _watches() - before == watcher.count_folders(vault)
         # Nothing made there before was heard: the folders and their files are looked at.
         assert {"a", "b", "c", "a/one.md", "a/deep/two.md", "c/four.md"} <= queue.pending_paths()
-    finally:
-        supervisor.stop()
