@@ -20,7 +20,7 @@ import pytest
 from notedex.query import stream
 from notedex.query.output import compact_json
 from notedex.query.reports import health
-from notedex.store import read
+from notedex.store import health_lists
 from notedex.store.connect import connect_readonly
 from tests.helpers import load_genvault, write
 
@@ -109,12 +109,12 @@ def test_the_batches_cover_every_list_in_report_order(indexed: tuple[Path, Path]
     conn = connect_readonly(db)
     with conn:
         for name in HEALTH_LISTS:
-            one = list(read.health_json_batches(conn, name, size=1_000_000))
-            small = list(read.health_json_batches(conn, name, size=3))
+            one = list(health_lists.health_json_batches(conn, name, size=1_000_000))
+            small = list(health_lists.health_json_batches(conn, name, size=3))
             assert b",".join(data for _, data in small) == b",".join(data for _, data in one)
             assert sum(n for n, _ in small) == sum(n for n, _ in one)
             assert all(n <= 3 for n, _ in small)
-            rows = list(read.health_json_rows(conn, name))
+            rows = list(health_lists.health_json_rows(conn, name))
             assert ",".join(rows).encode() == b",".join(data for _, data in one)
 
 

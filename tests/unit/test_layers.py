@@ -20,6 +20,10 @@ STORE_READ_SIDE = {
     "notedex.store",
     "notedex.store.connect",
     "notedex.store.read",
+    "notedex.store.health_lists",  # health's lists (the findings, warnings, errors)
+    "notedex.store.graph_rows",  # the edges and nodes of `graph`
+    "notedex.store.one_note",  # the note a command names; what `show` reads of it
+    "notedex.store.relinks",  # what `fix` and `mv` read before they write the vault
     "notedex.store.lookup",
     "notedex.store.lookup_stage2",
     "notedex.store.lookup_terms",

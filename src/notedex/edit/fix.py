@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from notedex.edit.safewrite import Snapshot, VaultWriter, why_not_written
-from notedex.store import read
+from notedex.store import health_lists, relinks
 from notedex.vault.anchors import anchor_confidence
 from notedex.vault.fixes import SUGGESTION_THRESHOLD, broken_link_confidence
 from notedex.vault.markdown.links import wikilink_parts
@@ -131,13 +131,13 @@ def plan_fixes(
 ) -> FixPlan:
     """The edits that apply the index's suggestions (see the module docstring)."""
     codes = set(only)
-    disk = read.vault_paths(conn)
+    disk = relinks.vault_paths(conn)
     resolver = Resolver(disk)
     wanted: list[_Wanted] = []
     if BROKEN_LINK in codes:
-        wanted += _link_fixes(read.broken_links(conn), resolver)
+        wanted += _link_fixes(health_lists.broken_links(conn), resolver)
     if BROKEN_ANCHOR in codes:
-        wanted += _anchor_fixes(read.broken_anchors(conn))
+        wanted += _anchor_fixes(health_lists.broken_anchors(conn))
     by_source: dict[str, list[_Wanted]] = {}
     for want in wanted:
         if path_glob is not None and not fnmatch.fnmatchcase(want.source, path_glob):

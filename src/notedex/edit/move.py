@@ -25,7 +25,7 @@ import sqlite3
 from dataclasses import dataclass, field, replace
 
 from notedex.edit.safewrite import Snapshot, VaultWriter, why_not_written
-from notedex.store import read
+from notedex.store import relinks
 from notedex.vault.files import is_hidden_path, is_note_name, load_app_settings
 from notedex.vault.markdown.links import percent_decoded
 from notedex.vault.reading import OutsideVault
@@ -90,7 +90,7 @@ def plan_move(conn: sqlite3.Connection, vault: str, src: str, dst: str) -> MoveP
     """The moves and the link rewrites of ``mv src dst`` (vault paths)."""
     src, dst = _vault_path(src), _vault_path(dst)
     root = os.path.realpath(vault)
-    disk = read.vault_paths(conn)
+    disk = relinks.vault_paths(conn)
     old_paths = sorted(disk)
     src_disk = os.path.join(root, src)
     if not os.path.lexists(src_disk):
@@ -120,9 +120,9 @@ def _plan_links(
     # A link lands by the files filed under its name (vault.resolve.file_keys): only the links
     # of a moved file, or into a file that shares a name with one, can land elsewhere.
     keys = {key for pair in plan.moves for path in pair for key in file_keys(path) if key}
-    sharing = read.paths_filed_under(conn, keys)
+    sharing = relinks.paths_filed_under(conn, keys)
     touched = sorted(set(sharing) | (moved.keys() & disk.keys()))
-    rows = [row for row in read.links_touching(conn, touched) if row["target"] is not None]
+    rows = [row for row in relinks.links_touching(conn, touched) if row["target"] is not None]
     # The resolvers hold the files filed under the names resolved here (a link's lookup key,
     # its target's and the moved files' names): a Resolver of those files resolves these
     # linkpaths as one of the whole vault (file_keys), without folding a 100k vault's paths.
@@ -132,7 +132,7 @@ def _plan_links(
     for row in rows:
         wanted.add(lookup_key(row["linkpath"]))
         wanted.update(key for key in file_keys(row["target"]) if key)
-    filed = {path: file_keys(path) for path in read.paths_filed_under(conn, wanted)}
+    filed = {path: file_keys(path) for path in relinks.paths_filed_under(conn, wanted)}
     before = Resolver()
     for path, keys_ in filed.items():
         before.add(path, keys_)

@@ -22,7 +22,7 @@ from notedex.errors import NoteNotFound
 from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.tools import MAX_BODY_CHARS, ToolError
 from notedex.query.find import read_note_text
-from notedex.store import read
+from notedex.store import one_note, read
 from notedex.store.connect import read_transaction
 from notedex.vault.reading import VaultReader
 
@@ -112,7 +112,7 @@ def read_resource(
     """``resources/read`` (wire shape): the note's text, capped at ``MAX_BODY_CHARS``."""
     path = path_of_uri(uri)
     with read_transaction(conn):
-        row = read.note_by_path(conn, path)
+        row = one_note.note_by_path(conn, path)
     if row is None or row["excluded"]:
         raise ResourceError(RESOURCE_NOT_FOUND, f"no note {path!r} in the index", uri)
     try:

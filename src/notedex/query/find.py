@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from notedex.errors import NoteNotFound, UsageError
-from notedex.store import read
+from notedex.store import one_note
 from notedex.vault.files import is_note_name, note_text, over_the_cap, without_note_suffix
 from notedex.vault.text import fold, nfc
 
@@ -55,11 +55,13 @@ def find_note(
     wanted = typed.lstrip("/")
     by_path = None
     for spelling in dict.fromkeys((wanted, wanted.replace("\\", "/"))):
-        by_path = read.note_by_path(conn, spelling) or read.note_by_path(conn, spelling + ".md")
+        by_path = one_note.note_by_path(conn, spelling) or one_note.note_by_path(
+            conn, spelling + ".md"
+        )
         if by_path is not None:
             break
     if on_disk:
-        row = read.note_by_path(conn, on_disk)
+        row = one_note.note_by_path(conn, on_disk)
         if row is not None and by_path is not None and row["path"] != by_path["path"]:
             _ambiguous(given, [row, by_path], "give ./ for the file here, or the vault path")
         if row is not None or _explicit_file(typed):
@@ -76,11 +78,11 @@ def find_note(
 
 def _named(conn: sqlite3.Connection, typed: str) -> Iterator[list[sqlite3.Row]]:
     """The notes ``typed`` names by title, then by alias, then by id: one list per form."""
-    yield read.notes_by_title(conn, without_note_suffix(typed))
+    yield one_note.notes_by_title(conn, without_note_suffix(typed))
     from notedex.vault.resolve import name_key  # here: a title (the usual form) needs none
 
-    yield read.notes_by_alias(conn, name_key(typed), fold(typed))
-    yield read.notes_by_note_id(conn, typed)
+    yield one_note.notes_by_alias(conn, name_key(typed), fold(typed))
+    yield one_note.notes_by_note_id(conn, typed)
 
 
 def _explicit_file(typed: str) -> bool:

@@ -15,7 +15,7 @@ from notedex.errors import UsageError
 from notedex.query.filters import EVERY_NOTE, NoteFilter
 from notedex.query.find import find_note, read_note_text
 from notedex.query.stream import scan_entry, scan_error
-from notedex.store import read
+from notedex.store import one_note, read
 from notedex.store.connect import REBUILDING, LockHolder, lock_holder, read_transaction
 from notedex.store.schema import REBUILD_SUFFIX, SCHEMA_VERSION
 from notedex.vault.files import (
@@ -75,12 +75,13 @@ def recent(
 
 def graph(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, Any]:
     """The link graph; with an active ``nf``, of the notes it keeps and what they link to."""
+    from notedex.store import graph_rows
     from notedex.vault.resolve import broken_key  # graph and show only (its NamedTuple: typing)
 
     nf = nf or EVERY_NOTE
     with read_transaction(conn):
         note_rows = read.notes(conn, nf)
-        edge_rows = read.graph_edges(conn)
+        edge_rows = graph_rows.graph_edges(conn)
     if nf.active:
         kept = {r["path"] for r in note_rows}
         edge_rows = [r for r in edge_rows if r["source"] in kept]
@@ -158,15 +159,15 @@ def show(
         file_id = row["file_id"]
         tags = read.tags_by_note(conn, [file_id]).get(file_id, [])
         aliases = read.aliases_by_note(conn, [file_id]).get(file_id, [])
-        links = read.outgoing_links(conn, file_id)
-        back = read.backlinks(conn, file_id)
-        problems = read.note_problems(conn, row["path"])
-        unread = read.unread_above(conn, row["path"])
+        links = one_note.outgoing_links(conn, file_id)
+        back = one_note.backlinks(conn, file_id)
+        problems = one_note.note_problems(conn, row["path"])
+        unread = one_note.unread_above(conn, row["path"])
         # Only `show` decodes an outline: its model's dataclasses cost `scan --sort`, `recent`,
         # `graph` and `status` about 10 ms of imports they never use.
         from notedex.store.outline import decode_outline
 
-        headings, block_ids = decode_outline(read.note_outline(conn, file_id))
+        headings, block_ids = decode_outline(one_note.note_outline(conn, file_id))
     result: dict[str, Any] = {
         "path": row["path"],
         "title": row["title"],
@@ -242,7 +243,7 @@ def indexed_ids(db_file: str, prefix: str) -> list[str]:
     except IndexUnavailable:
         return []
     with conn:
-        return read.note_ids_with_prefix(conn, prefix)
+        return one_note.note_ids_with_prefix(conn, prefix)
 
 
 def capped_text(text: str, cap: int | None) -> tuple[str, bool]:

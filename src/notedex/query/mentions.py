@@ -9,7 +9,7 @@ import re
 
 from notedex.errors import NoteNotFound
 from notedex.query.find import find_note, read_note_text
-from notedex.store import read
+from notedex.store import one_note
 from notedex.store.connect import read_transaction
 from notedex.vault.files import body_start_line, strip_frontmatter
 from notedex.vault.markdown.inline import mask_excluded
@@ -47,10 +47,12 @@ def mentions(
 ) -> dict[str, Any]:
     with read_transaction(conn):
         row = find_note(conn, note)
-        names = _names(row["stem"], row["frontmatter_title"], read.aliases_of(conn, row["file_id"]))
+        names = _names(
+            row["stem"], row["frontmatter_title"], one_note.aliases_of(conn, row["file_id"])
+        )
         candidates: dict[int, tuple[str, str | None]] = {}
         for name in names:
-            for file_id, path, disk_rel in read.body_matches(
+            for file_id, path, disk_rel in one_note.body_matches(
                 conn, _match_expression(name), CANDIDATE_LIMIT + 1
             ):
                 if file_id != row["file_id"]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from notedex.query.find import find_note
 from notedex.query.listing import linked_file_node, unresolved_node_id
-from notedex.store import read
+from notedex.store import graph_rows, read
 from notedex.store.connect import read_transaction
 from notedex.vault.resolve import broken_key
 
@@ -33,12 +33,12 @@ def neighbourhood(
         piece = _Piece(center, max_nodes)
         frontier = [center["file_id"]]
         for distance in range(1, depth + 1):
-            frontier = piece.grow(read.graph_edges_touching(conn, frontier), distance)
+            frontier = piece.grow(graph_rows.graph_edges_touching(conn, frontier), distance)
             if not frontier:
                 break
         # The edges among the outermost nodes, so the piece is the graph restricted to them.
-        piece.close(read.graph_edges_touching(conn, frontier) if frontier else [])
-        piece.name_unresolved(read.graph_node_paths_among(conn, piece.unresolved_keys()))
+        piece.close(graph_rows.graph_edges_touching(conn, frontier) if frontier else [])
+        piece.name_unresolved(graph_rows.graph_node_paths_among(conn, piece.unresolved_keys()))
         labels = read.notes_by_ids(conn, piece.note_ids())
     return piece.document(labels, depth)
 

@@ -61,14 +61,16 @@ def kept_findings(report: dict[str, Any], kept: set[str], nf: NoteFilter) -> dic
 
 def _health(conn: sqlite3.Connection) -> dict[str, Any]:
     """Every list of the registry (``FINDINGS``, in its order) as the JSON objects the writer
-    keeps or health's joins build (``store.read.health_json_sql``), so the built report and
+    keeps or health's joins build (``store.health_lists.health_json_sql``), so the built report and
     the streamed one are the same objects; then the warnings, errors and counts."""
     import json  # not on the streamed path (re, json)
+
+    from notedex.store import health_lists
 
     with read_transaction(conn):
         lists = {
             finding.list_key: [
-                json.loads(doc) for doc in read.health_json_rows(conn, finding.list_key)
+                json.loads(doc) for doc in health_lists.health_json_rows(conn, finding.list_key)
             ]
             for finding in FINDINGS
         }
@@ -85,8 +87,10 @@ def broken_count(conn: sqlite3.Connection) -> int:
     """``findings_count(health(conn))`` without building the report: the broken links and
     anchors counted in their tables (what `mv` compares before and after a move; issue 33:
     building the report twice cost `mv` seconds at 100k notes)."""
+    from notedex.store import health_lists
+
     with read_transaction(conn):
-        return read.health_finding_count(conn)
+        return health_lists.health_finding_count(conn)
 
 
 def findings_count(data: dict[str, Any]) -> int:
@@ -122,7 +126,7 @@ def counts_tail(lengths: dict[str, int], codes: dict[str, int]) -> str:
 
 def code_tally(lists: dict[str, int], codes: dict[str, int]) -> dict[str, int]:
     """``code_counts`` from the lists' lengths and the SQL counts of the rest
-    (``store.read.health_code_counts``), every code in ``CODES``' order."""
+    (``store.health_lists.health_code_counts``), every code in ``CODES``' order."""
     tally = dict.fromkeys(CODES, 0)
     for finding in FINDINGS:
         tally[finding.code] = lists[finding.list_key]
@@ -195,9 +199,11 @@ def health_json(conn: sqlite3.Connection) -> tuple[bytes, int]:
     builds nor encodes a dict per finding, nor holds a string per finding; broken anchors' JSON
     objects are stored by the writer (broken_anchor_docs), not joined and built per query.
     """
+    from notedex.store import health_lists  # health's alone: not on lookup's or search's path
+
     with read_transaction(conn):
-        lists = [(name, *read.health_list_json(conn, name)) for name in HEALTH_LISTS]
-        codes = read.health_code_counts(conn)
+        lists = [(name, *health_lists.health_list_json(conn, name)) for name in HEALTH_LISTS]
+        codes = health_lists.health_code_counts(conn)
     lengths = {name: count for name, count, _ in lists}
     parts = [b"{"]
     for i, (name, _, body) in enumerate(lists):
@@ -210,8 +216,10 @@ def health_json(conn: sqlite3.Connection) -> tuple[bytes, int]:
 
 def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(warnings, errors): stored problems, plus a warning per ambiguous link (SEMANTICS 8)."""
+    from notedex.store import health_lists
+
     warning_rows = read.problems(conn, "warning")
-    ambiguous_rows = read.ambiguous_links(conn)
+    ambiguous_rows = health_lists.ambiguous_links(conn)
     error_rows = read.problems(conn, "error")
     warnings = [
         {"path": r["path"], "message": r["message"], "code": r["code"]} for r in warning_rows
@@ -221,7 +229,7 @@ def _problems(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict
             "path": r["source"],
             "message": f"line {r['line']}: {r['text']} is ambiguous; resolved to {r['target']} "
             "by Obsidian's tie-break (same folder first, then shortest path)",
-            "code": read.AMBIGUOUS_CODE,
+            "code": health_lists.AMBIGUOUS_CODE,
         }
         for r in ambiguous_rows
     ]

@@ -261,11 +261,13 @@ class Page:
 
 def _graph_start(conn: sqlite3.Connection, nf: NoteFilter | None) -> bool:
     """Whether the graph is filtered: then the kept notes' ids go to a TEMP table first
-    (``read.graph_kept_start``), which every later query of the graph probes. Inside the
+    (``graph_rows.graph_kept_start``), which every later query of the graph probes. Inside the
     caller's read transaction."""
+    from notedex.store import graph_rows
+
     if nf is None or not nf.active:
         return False
-    read.graph_kept_start(conn, nf)
+    graph_rows.graph_kept_start(conn, nf)
     return True
 
 
@@ -277,8 +279,9 @@ def _graph_nodes(
     hold, never their output. With ``kept``, the notes ``nf`` keeps and what they link to.
     Inside the caller's read transaction."""
     from notedex.query.listing import linked_file_node
+    from notedex.store import graph_rows
 
-    read.unresolved_ids_start(conn)
+    graph_rows.unresolved_ids_start(conn)
     return chain(
         (
             {"id": r["path"], "label": r["title"], "kind": "note"}
@@ -286,7 +289,7 @@ def _graph_nodes(
         ),
         (
             linked_file_node(r["target"], bool(r["target_is_note"]))
-            for r in read.graph_linked_files(conn, kept)
+            for r in graph_rows.graph_linked_files(conn, kept)
         ),
         _unresolved_nodes(conn, kept),
     )
@@ -295,33 +298,37 @@ def _graph_nodes(
 def _unresolved_nodes(conn: sqlite3.Connection, kept: bool = False) -> Iterable[dict[str, str]]:
     """One node per broken key, in edge order; its id is the key, with " (unresolved)" until
     no file node and no earlier unresolved node has it (``listing.unresolved_node_id``)."""
+    from notedex.store import graph_rows
     from notedex.vault.resolve import broken_key
 
-    for _source, linkpath in read.graph_broken_links(conn, kept):
+    for _source, linkpath in graph_rows.graph_broken_links(conn, kept):
         key = broken_key(linkpath)
-        if read.unresolved_id(conn, key) is not None:
+        if graph_rows.unresolved_id(conn, key) is not None:
             continue
         node_id = key
-        while read.graph_file_node(conn, node_id, kept) or read.unresolved_id_taken(conn, node_id):
+        while graph_rows.graph_file_node(conn, node_id, kept) or graph_rows.unresolved_id_taken(
+            conn, node_id
+        ):
             node_id += " (unresolved)"
-        read.unresolved_id_add(conn, key, node_id)
+        graph_rows.unresolved_id_add(conn, key, node_id)
         yield {"id": node_id, "label": key, "kind": "unresolved"}
 
 
 def _edges(conn: sqlite3.Connection, kept: bool = False) -> Iterable[dict[str, Any]]:
     """One edge per (source, target node) pair; the rows of a source come together, so only
     that source's edges are held."""
+    from notedex.store import graph_rows
     from notedex.vault.resolve import broken_key
 
     source: str | None = None
     edges: dict[str, dict[str, Any]] = {}
-    for r in read.graph_edges_by_source(conn, kept):
+    for r in graph_rows.graph_edges_by_source(conn, kept):
         if r["source"] != source:
             yield from edges.values()
             source, edges = r["source"], {}
         target = r["target"]
         if target is None:
-            target = read.unresolved_id(conn, broken_key(r["linkpath"]))
+            target = graph_rows.unresolved_id(conn, broken_key(r["linkpath"]))
         edge = edges.get(target)
         if edge is None:
             edge = edges[target] = {"source": r["source"], "target": target, "count": 0}
@@ -479,18 +486,20 @@ def health_json(conn: sqlite3.Connection, doc: Document) -> None:
     """``query.reports.health_json``'s document, a batch of findings at a time: the JSON
     objects the writer stored (or SQLite builds) per row, as that function concatenates them,
     as UTF-8 from the index to ``doc`` (``Document.add_bytes``)."""
+    from notedex.store import health_lists
+
     read.unmapped(conn)
     counts: dict[str, int] = {}
     with read_transaction(conn):
-        doc.findings = read.health_finding_count(conn)
+        doc.findings = health_lists.health_finding_count(conn)
         for i, name in enumerate(HEALTH_LISTS):
             doc.add(("{" if i == 0 else "],") + f'"{name}":[')
             count = 0
-            for rows, data in read.health_json_batches(conn, name):
+            for rows, data in health_lists.health_json_batches(conn, name):
                 doc.add_bytes(b"," + data if count else data)
                 count += rows
             counts[name] = count
-        codes = read.health_code_counts(conn)
+        codes = health_lists.health_code_counts(conn)
     doc.add("]" + counts_tail(counts, codes))
 
 
@@ -503,16 +512,17 @@ def health_text(conn: sqlite3.Connection, doc: Document) -> None:
     from notedex.query.output import Renderer
     from notedex.query.render import HEALTH_SECTIONS, by_code_line, health_line, health_summary
     from notedex.query.reports import code_tally
+    from notedex.store import health_lists
 
     r = Renderer("", doc)  # type: ignore[arg-type]  # a writer that is no terminal
     read.unmapped(conn)
     with read_transaction(conn):
-        doc.findings = read.health_finding_count(conn)
-        counts = {name: read.health_row_count(conn, name) for name, _ in HEALTH_SECTIONS}
-        r.line(by_code_line(code_tally(counts, read.health_code_counts(conn))))
+        doc.findings = health_lists.health_finding_count(conn)
+        counts = {name: health_lists.health_row_count(conn, name) for name, _ in HEALTH_SECTIONS}
+        r.line(by_code_line(code_tally(counts, health_lists.health_code_counts(conn))))
         for name, title in HEALTH_SECTIONS:
             r.section(title, counts[name])
-            for item in read.health_json_rows(conn, name):
+            for item in health_lists.health_json_rows(conn, name):
                 r.line(health_line(name, json.loads(item), r.path))
     doc.add("\n" + health_summary(counts))
 
@@ -521,20 +531,21 @@ class HealthChoice:
     """The findings a filtered (``nf``: ``query.reports.kept_findings``) or selected
     (``choice``: ``--only``, ``--ignore``, the config's ``ignore``: ``reports.selected``)
     ``health`` keeps, decided one finding at a time: the kept notes' paths are a TEMP table
-    probed per finding (``read.kept_paths_start``), never a set in the process. Made inside
+    probed per finding (``health_lists.kept_paths_start``), never a set in the process. Made inside
     the caller's read transaction."""
 
     def __init__(
         self, conn: sqlite3.Connection, nf: NoteFilter | None, choice: Selection | None
     ) -> None:
         from notedex.codes import FINDINGS
+        from notedex.store import health_lists
 
         self._conn = conn
         self._nf = nf if nf is not None and nf.active else None
         self._choice = choice
         self._findings = {finding.list_key: finding for finding in FINDINGS}
         if self._nf is not None:
-            read.kept_paths_start(conn, self._nf)
+            health_lists.kept_paths_start(conn, self._nf)
 
     def _wants(self, name: str) -> bool:
         """Whether the list ``name`` can keep any finding."""
@@ -545,6 +556,8 @@ class HealthChoice:
         return choice is None or finding is None or choice.wants(finding.code, finding.commented)
 
     def _keeps(self, name: str, item: dict[str, Any]) -> bool:
+        from notedex.store import health_lists
+
         nf, choice, finding = self._nf, self._choice, self._findings.get(name)
         if nf is not None:
             if name == "unusedAttachments":
@@ -553,7 +566,7 @@ class HealthChoice:
                     not folder or path.startswith(folder + "/") for folder in nf.folders
                 ):
                     return False
-            elif not read.kept_path(self._conn, item.get("source") or item["path"]):
+            elif not health_lists.kept_path(self._conn, item.get("source") or item["path"]):
                 return False
         if choice is None:
             return True
@@ -568,9 +581,11 @@ class HealthChoice:
         holds it, the object)."""
         import json
 
+        from notedex.store import health_lists
+
         if not self._wants(name):
             return
-        for raw in read.health_json_rows(self._conn, name):
+        for raw in health_lists.health_json_rows(self._conn, name):
             item = json.loads(raw)
             if self._keeps(name, item):
                 yield raw, item
@@ -710,20 +725,22 @@ def health_paths(
 ) -> None:
     """``health --paths``/``-0``: ``reports.finding_paths`` of the (filtered, selected) report,
     each path once, as the findings come: the paths already written are a TEMP table probed
-    per finding (``read.seen_paths_start``), not a set in the process."""
+    per finding (``health_lists.seen_paths_start``), not a set in the process."""
+    from notedex.store import health_lists
+
     read.unmapped(conn)
     with read_transaction(conn):
         keep = HealthChoice(conn, nf, choice)
         if nf is None and choice is None:
-            doc.findings = read.health_finding_count(conn)
+            doc.findings = health_lists.health_finding_count(conn)
         else:
             doc.findings = sum(
                 1 for name in ("brokenLinks", "brokenAnchors") for _ in keep.items(name)
             )
-        read.seen_paths_start(conn)
+        health_lists.seen_paths_start(conn)
         for name, key in HEALTH_PATHS:
             for _raw, item in keep.items(name):
-                if read.seen_path_add(conn, item[key]):
+                if health_lists.seen_path_add(conn, item[key]):
                     doc.add(item[key] + end)
 
 

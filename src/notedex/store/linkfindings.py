@@ -8,7 +8,7 @@ A declared finding's rows are ``link_findings(code, source_id, seq)`` (the links
 notes that meet its condition: ids, so a move changes nothing, and health joins them to their
 links and files when it reads them) or ``file_findings(code, path, file_id, title)`` (the files
 that do, with what health prints of them: it renders ``Finding.file_fields`` with
-``json_object`` as it reads, in key order, ``store.read.health_json_sql``; a move gives them
+``json_object`` as it reads, in key order, ``store.health_lists.health_json_sql``; a move gives them
 their new path in place: ``moved``; a file's rows are found by its path and the codes,
 ``_CODES``). The writer's dirty notes (``temp.dirty_notes``: every file whose
 links, or the links into it, or their targets changed) are recomputed at each findings

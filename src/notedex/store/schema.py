@@ -65,7 +65,7 @@ LINK_ANCHOR = "coalesce(display || ' ', '') || linkpath"
 
 # health's brokenAnchors object (docs/cli.md) for a row of `broken_anchors b` with its link
 # `links l`, source `files s` and target `files t`: one list for the stored documents
-# (broken_anchor_docs, below) and the rows read.broken_anchors returns.
+# (broken_anchor_docs, below) and the rows health_lists.broken_anchors returns.
 BROKEN_ANCHOR_FIELDS = (
     ("source", "s.path"),
     ("line", "l.line"),
@@ -708,7 +708,7 @@ NOTE_TITLE = "coalesce(n.frontmatter_title, n.stem)"
 FILE_FIELDS = {"path": "f.path", "title": NOTE_TITLE}
 """What a declared file finding's JSON object can hold (``Finding.file_fields``), for a file
 ``f`` and its note ``n``: ``file_findings`` keeps the path and the title, and health renders
-the object from them as it reads (``store.read.health_json_sql``)."""
+the object from them as it reads (``store.health_lists.health_json_sql``)."""
 
 
 def link_text(kind: int, linkpath: str, subpath: str | None, display: str | None) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from notedex.codes import FILE_FINDINGS, LINK_FINDINGS
 from notedex.indexing.reconcile import apply_paths, reconcile
-from notedex.store import findings, read
+from notedex.store import findings, health_lists
 from notedex.store.connect import connect_readonly
 from notedex.store.schema import LINK_TEXT, NOTE_TITLE
 from notedex.store.writer import IndexWriter
@@ -66,7 +66,7 @@ def _stored_findings(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[obj
                 "WHERE code IN ('orphan', 'unlinked') ORDER BY code, path"
             )
         ]
-        broken = [tuple(r)[:5] for r in read.broken_links(conn)]  # without the suggestion
+        broken = [tuple(r)[:5] for r in health_lists.broken_links(conn)]  # without the suggestion
     finally:
         conn.close()
     return lonely, broken
@@ -161,7 +161,7 @@ def _anchor_findings(db: Path) -> list[tuple[str, str, str, str | None]]:
     try:
         return [
             (r["source"], r["text"], r["target"], r["suggestion"])
-            for r in read.broken_anchors(conn)
+            for r in health_lists.broken_anchors(conn)
         ]
     finally:
         conn.close()

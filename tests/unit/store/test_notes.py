@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from notedex.indexing.reconcile import reconcile
-from notedex.store import read
+from notedex.store import health_lists, one_note
 from notedex.store.connect import connect_readonly
 from tests.indexcheck import fts_sound_after, make_vault
 from tests.unit.store import build
@@ -32,11 +32,11 @@ def test_links_read_back_as_written(tmp_path: Path) -> None:
     note = read_note(str(vault / "Src.md"), "Src.md")
     conn = connect_readonly(db)
     try:
-        row = read.note_by_path(conn, "Src.md")
+        row = one_note.note_by_path(conn, "Src.md")
         assert row is not None
-        stored = read.outgoing_links(conn, row["file_id"])
+        stored = one_note.outgoing_links(conn, row["file_id"])
         raw_null = conn.execute("SELECT count(*) FROM links WHERE raw IS NULL").fetchone()[0]
-        broken = {r["text"]: r["target"] for r in read.broken_links(conn)}
+        broken = {r["text"]: r["target"] for r in health_lists.broken_links(conn)}
     finally:
         conn.close()
     expected = sorted(note.links, key=lambda link: (link.line, link.column))
@@ -92,7 +92,7 @@ def test_exact_names_follow_titles_aliases_moves_and_deletes(tmp_path: Path) -> 
             ("empty", "Empty !!.md", 0),  # an alias with no word has no key
         }
         conn = connect_readonly(db)
-        cobra_id = read.note_by_path(conn, "F/Cobra CLI.md")["file_id"]  # type: ignore[index]
+        cobra_id = one_note.note_by_path(conn, "F/Cobra CLI.md")["file_id"]  # type: ignore[index]
         conn.close()
         (vault / "F" / "Cobra CLI.md").rename(vault / "F" / "Viper.md")  # a move: new stem
         (vault / "F").rename(vault / "G")  # a folder move: the stem stays
@@ -100,7 +100,7 @@ def test_exact_names_follow_titles_aliases_moves_and_deletes(tmp_path: Path) -> 
         (vault / "Gone.md").unlink()
         reconcile(writer)
     conn = connect_readonly(db)
-    assert read.note_by_path(conn, "G/Viper.md")["file_id"] == cobra_id  # type: ignore[index]
+    assert one_note.note_by_path(conn, "G/Viper.md")["file_id"] == cobra_id  # type: ignore[index]
     conn.close()
     assert _exact_rows(db) == {
         ("manage vault", "Manage Vaults.md", 0),

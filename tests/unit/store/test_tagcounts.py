@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notedex.indexing.reconcile import reconcile
-from notedex.store import findings, maintenance, read, tagcounts
+from notedex.store import findings, health_lists, maintenance, read, tagcounts
 from notedex.store.connect import connect_readonly
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fresh_full_index, write
@@ -67,10 +67,10 @@ def _anchor_docs(db: Path) -> tuple[list[object], list[object]]:
     """(the stored documents, the same objects built by joining at read time)."""
     conn = connect_readonly(db)
     try:
-        count, text = read.health_list_json(conn, "brokenAnchors")
+        count, text = health_lists.health_list_json(conn, "brokenAnchors")
         stored = json.loads(b"[" + text + b"]")
         assert count == len(stored)
-        return stored, [dict(row) for row in read.broken_anchors(conn)]
+        return stored, [dict(row) for row in health_lists.broken_anchors(conn)]
     finally:
         conn.close()
 

@@ -355,7 +355,7 @@ def test_folder_that_fails_to_list_is_unreadable(
 def test_only_the_walk_problems_that_keep_rows_start_with_cannot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # store.read.UNREADABLE_WALK_MESSAGE: `show` marks a note under such a problem possibly
+    # store.one_note.UNREADABLE_WALK_MESSAGE: `show` marks a note under such a problem possibly
     # stale. Every other problem of the walk removes rows or was never a note: not "cannot ".
     write(tmp_path, "ok.md")
     write(tmp_path, "Cloud/remote.md")
