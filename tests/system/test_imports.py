@@ -263,7 +263,7 @@ def test_tasks_loads_the_documented_list_and_nothing_heavy(demo: tuple[Path, Pat
         (True, imported_modules("tasks", "--open", "--status", "/", "--tag", "x", *common)),
     ]
     listed = hot_path_list("tasks-path", TASKS_DESIGN)
-    assert len(listed) == 2
+    assert len(listed) == 3
     for filtered, names in runs:
         assert "notedex.query.tasks" in names  # the probe saw the work
         ours = {n for n in names if n == "notedex" or n.startswith("notedex.")}
@@ -304,7 +304,7 @@ def test_recent_and_a_sorted_scan_load_the_listing_list_and_nothing_heavy(
     vault, db = demo
     common = ("--vault", vault, "--db", db, "--no-refresh")
     listed = hot_path_list("listing-path", FILTER_BUDGET)
-    assert len(listed) == 3
+    assert len(listed) == 4
     allowed = hot_path_list() | hot_path_list("filter-path", FILTER_BUDGET) | listed
     for args in (("recent", "--json"), ("scan", "--sort", "modified", "--folder", "Projects")):
         names = imported_modules(*args, *common)

@@ -6,11 +6,8 @@ is written once. It is on every query's path: no argparse, no ``re``, no ``typin
 (STYLE 7). Over 400 lines on purpose: the table is one piece of data, read on every run.
 """
 
-from notedex.cli import handlers
-
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 # Option kinds: how a value is read. argparse gets a type for each; the fast path reads "text",
@@ -59,6 +56,23 @@ class Option:
         return not self.name.startswith("-")
 
 
+class Handler:
+    """A command's handler, ``notedex.cli.<module>.<name>``, imported when the command runs: a
+    query loads its own handlers' module (``cli.questions`` for the hot path's three), not every
+    command's (STYLE 7)."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+
+    def __call__(self, args: "Any") -> int:
+        handlers = __import__(f"notedex.cli.{self.module}", fromlist=[self.name])
+        code: int = getattr(handlers, self.name)(args)
+        return code
+
+
 class Command:
     """One subcommand: what ``notedex NAME --help`` shows, what it accepts, what runs it."""
 
@@ -69,7 +83,7 @@ class Command:
         name: str,
         help: str,
         examples: tuple[str, ...],
-        handler: "Callable[[Any], int]",
+        handler: Handler,
         options: tuple[Option, ...] = (),
         *,
         json: bool = True,
@@ -235,7 +249,7 @@ TABLE = (
             "notedex lookup cobra --limit 5 --tag golang",
             "notedex lookup cobra --folder Projects --where status!=done",
         ),
-        handlers.cmd_lookup,
+        Handler("questions", "cmd_lookup"),
         (
             Option("question", "a question in English or Chinese, or keywords", nargs="+"),
             Option(
@@ -262,7 +276,7 @@ TABLE = (
             "notedex health --only broken-link --json",
             "notedex health --folder Projects --where status=active",
         ),
-        handlers.cmd_health,
+        Handler("questions", "cmd_health"),
         (
             *FILTER,
             Option(
@@ -295,7 +309,7 @@ TABLE = (
             "notedex scan --where status=active --folder Projects --sort modified --reverse",
             "notedex scan --where '!status' --modified-since 3650d",
         ),
-        handlers.cmd_scan,
+        Handler("listings", "cmd_scan"),
         (*FILTER, *SORT, *PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
@@ -311,7 +325,7 @@ TABLE = (
             "notedex tasks --done --paths",
             "notedex tasks --due-after 2026-01-01 --json",
         ),
-        handlers.cmd_tasks,
+        Handler("listings", "cmd_tasks"),
         (
             Option("--open", "only open tasks: any status but x, X and - (cancelled)", kind=FLAG),
             Option("--done", "only done tasks: [x] or [X]", kind=FLAG),
@@ -343,7 +357,7 @@ TABLE = (
             "notedex recent --limit 5 --folder Projects --json",
             "notedex recent --modified-since 7d --where status!=done",
         ),
-        handlers.cmd_recent,
+        Handler("listings", "cmd_recent"),
         (
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
             *FILTER,
@@ -361,7 +375,7 @@ TABLE = (
             "notedex properties status --json",
             "notedex properties tags --folder Projects",
         ),
-        handlers.cmd_properties,
+        Handler("listings", "cmd_properties"),
         (Option("name", "one property: list its values", nargs="?"), *FILTER),
     ),
     Command(
@@ -373,7 +387,7 @@ TABLE = (
             "notedex tags --json | jq '.tags[:5]'",
             "notedex tags --folder Projects",
         ),
-        handlers.cmd_tags,
+        Handler("listings", "cmd_tags"),
         (*FILTER, *PAGE),
         fast=True,
     ),
@@ -382,7 +396,7 @@ TABLE = (
         "List the unlinked mentions of a note: other notes that name its title or an alias "
         "outside links, code, math and HTML, with line and column.",
         ("notedex mentions 内部リンク", "notedex mentions Reading/内部リンク.md --json"),
-        handlers.cmd_mentions,
+        Handler("listings", "cmd_mentions"),
         (Option("note", "the note, named as for show: a path, a title, an alias or an id"), *PAGE),
         fast=True,
     ),
@@ -395,7 +409,7 @@ TABLE = (
             "notedex graph --format dot | dot -Tsvg > vault.svg",
             "notedex graph --folder Projects --json",
         ),
-        handlers.cmd_graph,
+        Handler("listings", "cmd_graph"),
         (
             *FILTER,
             Option(
@@ -430,7 +444,7 @@ TABLE = (
             'notedex show "Projects/Cobra CLI 框架.md" --body --json',
             'notedex show "Projects/Cobra CLI 框架.md" --lines 8-11 --json',
         ),
-        handlers.cmd_show,
+        Handler("listings", "cmd_show"),
         (
             Option(
                 "note",
@@ -463,7 +477,7 @@ TABLE = (
             """echo '[{"path": "Projects/Cobra CLI 框架.md", "text": "spf13/cobra"}]' """
             "| notedex quote --check - --json",
         ),
-        handlers.cmd_quote,
+        Handler("listings", "cmd_quote"),
         (
             Option("note", "a vault path (with or without .md) or a title", nargs="?"),
             Option(
@@ -487,7 +501,7 @@ TABLE = (
             'notedex capture "Look into spf13/cobra for the new CLI"',
             'echo "text" | notedex capture -',
         ),
-        handlers.cmd_capture,
+        Handler("writes", "cmd_capture"),
         (Option("text", "the note's text; - reads standard input"),),
     ),
     Command(
@@ -500,7 +514,7 @@ TABLE = (
             "notedex fix --only broken-anchor --path 'Projects/*'",
             "notedex fix --apply --min-confidence 0.9",
         ),
-        handlers.cmd_fix,
+        Handler("writes", "cmd_fix"),
         (
             Option("--apply", "write the edits into the vault (default: show the diff)", kind=FLAG),
             Option(
@@ -527,7 +541,7 @@ TABLE = (
             'notedex mv "Projects/Cobra shell completion.md" Archive/ --dry-run',
             "notedex mv Projects Archive/Projects --dry-run",
         ),
-        handlers.cmd_mv,
+        Handler("writes", "cmd_mv"),
         (
             Option("src", "the file or folder to move, as a vault path"),
             Option("dst", "its new vault path, or an existing folder to move it into"),
@@ -538,21 +552,21 @@ TABLE = (
         "status",
         "Show the vault, the index, counts, freshness and whether a daemon is running.",
         ("notedex status", "notedex status --json"),
-        handlers.cmd_status,
+        Handler("listings", "cmd_status"),
         fast=True,
     ),
     Command(
         "index",
         "Bring the index up to date with the vault now (incremental unless --full).",
         ("notedex index", "notedex index --full"),
-        handlers.cmd_index,
+        Handler("upkeep", "cmd_index"),
         (Option("--full", "rebuild the index from scratch", kind=FLAG),),
     ),
     Command(
         "daemon",
         "Run in the foreground, watching the vault and keeping the index fresh (for systemd/launchd).",
         ("notedex daemon --vault ~/notes",),
-        handlers.cmd_daemon,
+        Handler("upkeep", "cmd_daemon"),
         (Option("--poll", "use the polling observer (network file systems)", kind=FLAG),),
         json=False,
     ),
@@ -560,7 +574,7 @@ TABLE = (
         "service",
         "Install, remove or inspect the background service (systemd user unit or launchd agent).",
         ("notedex service install --dry-run", "notedex service status"),
-        handlers.cmd_service,
+        Handler("upkeep", "cmd_service"),
         (
             Option("action", choices=("install", "uninstall", "status")),
             Option("--dry-run", "print what would be written and run", kind=FLAG),
@@ -570,7 +584,7 @@ TABLE = (
         "eval",
         "Run retrieval cases (RecallNest canary format) against lookup and score them.",
         ("notedex eval examples/demo-cases.json --vault examples/demo-vault",),
-        handlers.cmd_eval,
+        Handler("integrations", "cmd_eval"),
         (Option("cases", 'a JSON file with a list of cases (or {"cases": [...]})'),),
     ),
     Command(
@@ -585,7 +599,7 @@ TABLE = (
             "notedex search cobra --folder Projects --where status!=done",
             "notedex search cobra --paths --sort path | head -3",
         ),
-        handlers.cmd_search,
+        Handler("questions", "cmd_search"),
         (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
@@ -609,7 +623,7 @@ TABLE = (
             "notedex export --format connector-v1 --changed-since 2026-04-01T00:00:00Z --out new.json",
             "notedex export --folder Projects --where status=published > projects.json",
         ),
-        handlers.cmd_export,
+        Handler("integrations", "cmd_export"),
         (
             *FILTER,
             Option(
@@ -636,7 +650,7 @@ TABLE = (
             "notedex base --list --vault examples/bases/vault",
             "notedex base books.base --check --vault examples/bases/vault",
         ),
-        handlers.cmd_base,
+        Handler("listings", "cmd_base"),
         (
             Option("file", "a .base file or a note with a ```base block", nargs="?"),
             Option("--view", "the view to run, by name (default: the first)", metavar="NAME"),
@@ -659,7 +673,7 @@ TABLE = (
             'eval "$(notedex completion zsh)"    # in ~/.zshrc',
             "notedex completion fish > ~/.config/fish/completions/notedex.fish",
         ),
-        handlers.cmd_completion,
+        Handler("integrations", "cmd_completion"),
         (Option("shell", "the shell to complete for", choices=("bash", "zsh", "fish")),),
         json=False,
     ),
@@ -674,7 +688,7 @@ TABLE = (
             "claude mcp add notedex -- notedex mcp --vault ~/notes",
             "notedex mcp --vault ~/notes --allow-capture",
         ),
-        handlers.cmd_mcp,
+        Handler("integrations", "cmd_mcp"),
         (
             Option(
                 "--timeout",
