@@ -1,7 +1,7 @@
 """`fix`: the suggestions of `health` that are safe to apply (SEMANTICS 8.10, 8.11), as edits.
 
 The plan reads the broken links and anchors with their suggestions from the index
-(``store.read``), keeps those at or above the confidence asked for, reads each source file
+(``store.health_lists``), keeps those at or above the confidence asked for, reads each source file
 once (``edit.safewrite``), finds every link where the index saw it (line, column, the text as
 written) and rewrites only its target or anchor (``vault.relink``). Then it proves each file's
 edit: the new text, parsed as the indexer parses it, has the same links in the same order,

@@ -2,7 +2,7 @@
 every link whose target moved, so that each link lands on the same file as before
 (ARCHITECTURE "Writing the vault", docs/cli.md `mv`).
 
-The plan reads from the index (``store.read``) the links of the moved files and those into
+The plan reads from the index (``store.relinks``) the links of the moved files and those into
 files that share a name with one (no other link can land elsewhere) and resolves each before and after the
 move with the vault's rule (``vault.resolve``), the files' new paths in place of the old. A
 link that would land elsewhere (its file moved, or its note moved away from a relative target,

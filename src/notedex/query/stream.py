@@ -4,7 +4,7 @@ answers").
 ``graph --json`` and ``scan --json`` on a pipe write the same bytes as ``compact_json`` of
 ``query.listing.graph``/``scan``, but hold one row (and, for ``graph``, one source note's edges)
 at a time instead of the whole answer: the dicts those builders keep become ordered cursors
-merged by path, and a TEMP table of unresolved keys (``store.read``). Output goes out in chunks
+merged by path, and a TEMP table of unresolved keys (``store.graph_rows``). Output goes out in chunks
 of about ``CHUNK`` characters. A failure before the first chunk is written leaves stdout empty
 (the command can still recover and answer); after it, ``StreamCut``: the document is cut, has
 no final newline, and the exit code is not 0.
