@@ -8,7 +8,8 @@
   open, reopens (a new index when the old is gone) and rescans.
 - The lock file deleted: locked again at its path, so a second daemon is refused; when another
   process got there first, this daemon stops (exit 75) rather than share the index.
-- A clean stop records what the index files are (``<index>.clean-stop``); the next start skips
+- A clean stop records what the index files are (``<index>.clean-stop``, ``store.cleanstop``;
+  so does a one-shot writer that committed and closed, `notedex index`); the next start skips
   its ``quick_check`` only while they are still exactly those files (issue 35: the check reads
   every page, about 9 s at 1M notes). Any other stop, or any change to the files since (another
   writer, a copy, damage), and the check runs as before.
@@ -16,12 +17,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 from notedex.daemon.logging import get_logger
+from notedex.store.cleanstop import (
+    CLEAN_STOP_SUFFIX,
+    record_clean_close,
+    unchanged_since_clean_close,
+)
 from notedex.store.connect import WriterLock, is_corrupt, lock_holder
 from notedex.store.database import set_aside, writer_errors
 from notedex.store.writer import IndexWriter
@@ -46,60 +51,19 @@ def index_files(db: Path) -> FileIds:
     return tuple(out)
 
 
-CLEAN_STOP_SUFFIX = ".clean-stop"
-
-
-def _stamp(db: Path) -> str | None:
-    """The index and its -wal as they are: (device, inode, size, mtime) each, or None when
-    the index is missing. Any write to either changes it; an empty -wal (a reader's open makes
-    one) is as good as none."""
-    parts: list[str] = []
-    for suffix in ("", "-wal"):
-        try:
-            st = os.stat(f"{db}{suffix}")
-        except FileNotFoundError:
-            if not suffix:
-                return None
-            parts.append("-")
-        else:
-            if suffix and st.st_size == 0:
-                parts.append("-")
-                continue
-            parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
-    return " ".join(parts)
-
-
 def record_clean_stop(db: Path) -> None:
-    """After a clean stop (the writer checkpointed and closed): what the index files are now."""
-    stamp = _stamp(db)
-    if stamp is None:
-        return
-    marker = f"{db}{CLEAN_STOP_SUFFIX}"
-    temp = f"{marker}.tmp"
+    """After a clean stop (the writer checkpointed and closed): what the index files are now
+    (``store.cleanstop``)."""
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write(stamp + "\n")
-        os.replace(temp, marker)
+        record_clean_close(db)
     except OSError as exc:  # only a slower next start: the check runs then
-        log.warning("cannot record the clean stop", path=marker, error=str(exc))
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        log.warning("cannot record the clean stop", path=f"{db}{CLEAN_STOP_SUFFIX}", error=str(exc))
 
 
 def unchanged_since_clean_stop(db: Path) -> bool:
-    """Whether the index files are exactly as the last clean stop left them. The record is
-    used once: it is removed here, whatever the answer."""
-    marker = f"{db}{CLEAN_STOP_SUFFIX}"
-    try:
-        with open(marker, encoding="ascii") as handle:
-            recorded = handle.read().strip()
-    except (OSError, ValueError):
-        return False
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(marker)
-    return bool(recorded) and recorded == _stamp(db)
+    """Whether the index files are exactly as the last clean stop of the daemon, or the last
+    clean close of a one-shot writer (`notedex index`), left them. Used once."""
+    return unchanged_since_clean_close(db)
 
 
 def replaced_cause(db: Path, opened: FileIds) -> str | None:

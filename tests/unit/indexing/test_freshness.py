@@ -90,3 +90,28 @@ def test_another_writer_is_not_waited_for_when_an_index_exists(cfg: Config) -> N
         assert lock.acquire("index")
         assert ensure_fresh(cfg).state == BUSY
     assert ensure_fresh(cfg).state == APPLIED
+
+
+def test_every_clean_close_of_a_writer_records_the_index_files_for_the_daemon(
+    cfg: Config,
+) -> None:
+    """Issue 35: a reconcile that committed and closed (a query's refresh, `index`, `index
+    --full`) records the index files as a daemon's clean stop does, so the daemon started next
+    skips its quick_check; the record matches only the files as that close left them."""
+    from notedex.store.cleanstop import CLEAN_STOP_SUFFIX, unchanged_since_clean_close
+
+    marker = Path(f"{cfg.db}{CLEAN_STOP_SUFFIX}")
+    assert ensure_fresh(cfg).state == APPLIED  # a query's first refresh builds the index
+    assert marker.exists()
+    assert unchanged_since_clean_close(cfg.db)  # exactly the files it left
+    assert not marker.exists()  # used once
+
+    write(Path(cfg.vault_dir) / "c.md", "# C\n")
+    assert ensure_fresh(cfg, index=True).state == APPLIED  # `index`: a reconcile that writes
+    assert unchanged_since_clean_close(cfg.db)
+
+    assert ensure_fresh(cfg, index=True, full=True).state == APPLIED  # built aside, swapped
+    with open(cfg.db, "r+b") as handle:  # any write since: the record no longer matches
+        handle.seek(0, os.SEEK_END)
+        handle.write(b"\0" * 4096)
+    assert not unchanged_since_clean_close(cfg.db)
