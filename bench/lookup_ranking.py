@@ -8,9 +8,9 @@ of the same vault that it built itself (``ranking-old-*.db``, kept beside the ot
 queries are timed, as the issue names them: the vault's most frequent tag-and-title keyword
 (bench/run.py's pick, 12% of the notes at 100k), a two-word query (that keyword and the title
 word seen most often with it), a Chinese question about the most frequent Chinese title word,
-and a miss. Every command is a whole process of the installed launcher (the old side: its own) with ``--no-refresh`` (the
-ranking, not the freshness walk), in bench/run.py's child environment. A repetition runs
-``python -c pass``, then each query on the new side and on the old side, the order rotating
+and a miss. Every command is a whole process of the installed launcher (the old side: its own)
+with ``--no-refresh`` (the ranking, not the freshness walk), in bench/run.py's child
+environment. A repetition runs ``python -c pass``, then each query on the new side and on the old side, the order rotating
 (as bench/run.py's ``alternate`` does), after one untimed run of each (so .pyc files exist);
 each side's old and new runs of a query are neighbours, so ``new / old`` is the median of the
 per-repetition wall ratios (both saw nearly the same load), and ``query / start-up`` the ratio of
