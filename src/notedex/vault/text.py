@@ -127,8 +127,23 @@ def is_cjk_char(ch: str) -> bool:
     return code >= _FIRST_CJK and code <= _range_end(code)
 
 
+_SHORT = 128
+"""The longest text with Han characters that ``nfc`` checks character by character."""
+
+
 def nfc(text: str) -> str:
     if text.isascii():  # ASCII is NFC (and NFKC): a flag of the string, no scan
+        return text
+    if max(text) < "\u0250" or (
+        len(text) <= _SHORT and all(ch < "\u0250" or "\u4e00" <= ch <= "\u9fff" for ch in text)
+    ):
+        # Latin (ASCII, Latin-1, Extended-A and -B) and the CJK unified ideographs: none of
+        # them combines or has a canonical decomposition, nor is the second of any pair that
+        # composes, so the text is NFC as it is (tests/unit/vault/test_text_nfc.py checks the
+        # ranges). `unicodedata` is a shared library on some interpreters (about 0.3 ms to
+        # load): a lookup no longer loads it for names like "résumé" or "工作" (issue 30).
+        # Han text is looked at character by character in names and words only: over a note's
+        # body that loop would cost more than the C check.
         return text
     import unicodedata
 
