@@ -135,13 +135,17 @@ def nfc(text: str) -> str:
     if text.isascii():  # ASCII is NFC (and NFKC): a flag of the string, no scan
         return text
     if max(text) < "\u0250" or (
-        len(text) <= _SHORT and all(ch < "\u0250" or "\u4e00" <= ch <= "\u9fff" for ch in text)
+        len(text) <= _SHORT
+        and all(
+            ch < "\u0250" or "\u4e00" <= ch <= "\u9fff" or "\uff01" <= ch <= "\uff5e" for ch in text
+        )
     ):
-        # Latin (ASCII, Latin-1, Extended-A and -B) and the CJK unified ideographs: none of
-        # them combines or has a canonical decomposition, nor is the second of any pair that
-        # composes, so the text is NFC as it is (tests/unit/vault/test_text_nfc.py checks the
-        # ranges). `unicodedata` is a shared library on some interpreters (about 0.3 ms to
-        # load): a lookup no longer loads it for names like "résumé" or "工作" (issue 30).
+        # Latin (ASCII, Latin-1, Extended-A and -B), the CJK unified ideographs and the
+        # fullwidth forms of ASCII: none of them combines or has a canonical decomposition,
+        # nor is the second of any pair that composes, so the text is NFC as it is
+        # (tests/unit/vault/test_text_nfc.py checks the ranges). `unicodedata` is a shared
+        # library on some interpreters (about 0.3 ms to load): a lookup no longer loads it for
+        # names like "résumé" or "工作", nor for a question like "有哪些筆記？" (issue 30).
         # Han text is looked at character by character in names and words only: over a note's
         # body that loop would cost more than the C check.
         return text
@@ -170,9 +174,20 @@ def fold_width(text: str) -> str:
     """Width and case folded (NFKC, ``casefold``): the first step of ``match_key``."""
     if text.isascii():
         return text.casefold()
+    if len(text) <= _SHORT and all(
+        ch < "\x80" or "\u4e00" <= ch <= "\u9fff" or "\uff01" <= ch <= "\uff5e" for ch in text
+    ):
+        # ASCII, the CJK unified ideographs (NFKC leaves both) and the fullwidth forms of
+        # ASCII (NFKC gives the ASCII character): a question like "有哪些筆記？" folds without
+        # loading `unicodedata` (``nfc``; tests/unit/vault/test_text_nfc.py checks the ranges)
+        return text.translate(_FULLWIDTH).casefold()
     import unicodedata
 
     return unicodedata.normalize("NFKC", text).casefold()
+
+
+_FULLWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+"""U+FF01-U+FF5E, the fullwidth forms, as the ASCII characters NFKC makes of them."""
 
 
 def match_key(text: str) -> tuple[str, ...]:
