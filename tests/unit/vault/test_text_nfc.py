@@ -1,6 +1,6 @@
 """``vault.text.nfc`` and ``fold_width`` fold Latin and Han text without loading
 ``unicodedata`` (issue 30's speed budget: a shared library on some interpreters, loaded by
-most lookups)."""
+most lookups): ``nfc_as_is`` and ``nfkc_is_ascii_wide`` say when they may."""
 
 from __future__ import annotations
 
@@ -11,12 +11,15 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notedex.vault.text import fold_width, nfc
+from notedex.vault.text import _FULLWIDTH, fold_width, nfc, nfc_as_is, nfkc_is_ascii_wide
 
 KEPT = [(0x00, 0x24F), (0x4E00, 0x9FFF), (0xFF01, 0xFF5E)]
-"""The ranges ``nfc`` returns as they are."""
+"""The ranges ``nfc_as_is`` accepts."""
 WIDE = [(0x00, 0x7F), (0x4E00, 0x9FFF), (0xFF01, 0xFF5E)]
-"""The ranges ``fold_width`` folds itself (the fullwidth forms to ASCII)."""
+"""The ranges ``nfkc_is_ascii_wide`` accepts (the fullwidth forms made ASCII)."""
+
+ALPHABET = [*"abcE ", "é", "ß", "Ł", "ǅ", "ª", "工", "作", "？", "Ａ", "\u3000", "\u0301"]
+ALPHABET += ["\u0308", "\uac00", "\u1100", "\u1161", "の", "\u3099"]
 
 
 def kept(ch: str) -> bool:
@@ -41,60 +44,41 @@ def test_nfkc_of_the_wide_ranges_is_the_ascii_form_or_the_character() -> None:
     for low, high in WIDE:
         for code in range(low, high + 1):
             ch = chr(code)
-            want = chr(code - 0xFEE0) if code >= 0xFF01 else ch
-            assert unicodedata.normalize("NFKC", ch) == want
-            assert fold_width(ch) == unicodedata.normalize("NFKC", ch).casefold()
+            assert nfkc_is_ascii_wide(ch)
+            assert unicodedata.normalize("NFKC", ch) == ch.translate(_FULLWIDTH)
 
 
-@given(
-    st.text(
-        st.sampled_from(
-            [
-                *"abcE ",
-                "é",
-                "ß",
-                "Ł",
-                "ǅ",
-                "工",
-                "作",
-                "？",
-                "Ａ",
-                "\u0301",
-                "\u0308",
-                "\uac00",
-                "\u1100",
-                "ª",
-            ]
-        ),
-        max_size=12,
-    )
-)
-def test_nfc_agrees_with_unicodedata(text: str) -> None:
+@given(st.text(st.sampled_from(ALPHABET), max_size=12))
+def test_the_rules_agree_with_unicodedata(text: str) -> None:
+    if nfc_as_is(text):
+        assert unicodedata.normalize("NFC", text) == text
+    if nfkc_is_ascii_wide(text):
+        assert unicodedata.normalize("NFKC", text) == text.translate(_FULLWIDTH)
     assert nfc(text) == unicodedata.normalize("NFC", text)
     assert fold_width(text) == unicodedata.normalize("NFKC", text).casefold()
 
 
-def test_latin_and_han_names_load_no_unicodedata() -> None:
-    code = (
-        "import sys; from notedex.vault.text import fold_width, nfc, split_words; "
-        "[nfc(t) for t in ('résumé', '工作 notes', 'Łódź', 'ǅemal')]; split_words('日记 café'); "
-        "fold_width('有哪些筆記？ ＡＰＩ'); "
-        "print('unicodedata' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-    decomposed = "import sys; from notedex.vault.text import nfc; nfc('cafe\\u0301'); "
-    out = subprocess.run(
-        [sys.executable, "-c", decomposed + "print('unicodedata' in sys.modules)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == "True"  # the probe sees the import when it happens
-
-
-def test_long_text_is_normalised_as_before() -> None:
-    """Past ``_SHORT`` characters Han text goes to ``unicodedata`` (a body), Latin does not."""
+def test_long_text_goes_to_unicodedata_unless_latin() -> None:
+    """Past ``_SHORT`` characters only Latin text is told as it is (``max``, in C): a body."""
+    assert nfc_as_is("é" * 300) and not nfc_as_is("工" * 129) and nfc_as_is("工" * 128)
+    assert not nfkc_is_ascii_wide("？" * 129)
     for text in ("工作" * 100 + "cafe\u0301", "é" * 300, "e\u0301" * 200, "工？" * 129):
         assert nfc(text) == unicodedata.normalize("NFC", text)
         assert fold_width(text) == unicodedata.normalize("NFKC", text).casefold()
+
+
+def loads_unicodedata(calls: str) -> bool:
+    code = (
+        "import sys; from notedex.vault.text import fold_width, nfc, split_words; "
+        f"{calls}; print('unicodedata' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "True"
+
+
+def test_latin_and_han_names_load_no_unicodedata() -> None:
+    assert not loads_unicodedata(
+        "[nfc(t) for t in ('résumé', '工作 notes', 'Łódź', 'ǅemal')]; split_words('日记 café'); "
+        "fold_width('有哪些筆記？ ＡＰＩ')"
+    )
+    assert loads_unicodedata("nfc('cafe\\u0301')")  # the probe sees the import when it happens
