@@ -315,6 +315,8 @@ def name_keys(
 
 
 def is_cjk(text: str) -> bool:
+    if text.isascii():  # no CJK code point is ASCII: a flag of the string, no scan
+        return False
     return any(is_cjk_char(ch) for ch in text)
 
 
@@ -397,7 +399,12 @@ def word_runs(text: str) -> list[str]:
 
 
 def alnum_runs(text: str) -> list[str]:
-    """``re.findall(r"[^\\W_]+", text)`` without ``re``: maximal runs of alphanumerics."""
+    """``re.findall(r"[^\\W_]+", text)`` without ``re``: maximal runs of alphanumerics.
+
+    ASCII text is cut in C (``str.translate``, ``split``): lookup asks this of every word of
+    its candidates' names (issue 30's speed budget)."""
+    if text.isascii():
+        return text.translate(_ASCII_NOT_ALNUM).split()
     runs: list[str] = []
     current: list[str] = []
     for ch in text:
