@@ -8,9 +8,9 @@ of the same vault that it built itself (``ranking-old-*.db``, kept beside the ot
 queries are timed, as the issue names them: the vault's most frequent tag-and-title keyword
 (bench/run.py's pick, 12% of the notes at 100k), a two-word query (that keyword and the title
 word seen most often with it), a Chinese question about the most frequent Chinese title word,
-and a miss. Every command is a whole process of the installed launcher with ``--no-refresh`` (the
-ranking, not the freshness walk), in bench/run.py's child environment. A repetition runs
-``python -c pass``, then each query on the new side and on the old side, the order rotating
+and a miss. Every command is a whole process of the installed launcher (the old side: its own)
+with ``--no-refresh`` (the ranking, not the freshness walk), in bench/run.py's child
+environment. A repetition runs ``python -c pass``, then each query on the new side and on the old side, the order rotating
 (as bench/run.py's ``alternate`` does), after one untimed run of each (so .pyc files exist);
 each side's old and new runs of a query are neighbours, so ``new / old`` is the median of the
 per-repetition wall ratios (both saw nearly the same load), and ``query / start-up`` the ratio of
@@ -100,9 +100,10 @@ def with_issue30(asked: dict[str, str], db: Path) -> dict[str, str]:
 
 
 def export_revision(rev: str, into: Path) -> Path:
-    """``rev``'s ``src`` folder, exported with ``git archive`` (no checkout is touched)."""
+    """``rev``'s ``src`` folder, exported with ``git archive`` (no checkout is touched), and its
+    launcher beside it (``scripts/notedex``: the old side runs its own)."""
     archive = subprocess.run(
-        ["git", "-C", str(bench.ROOT), "archive", rev, "src"],
+        ["git", "-C", str(bench.ROOT), "archive", rev, "src", "scripts"],
         capture_output=True,
         check=True,
     ).stdout
@@ -146,12 +147,17 @@ def measure(
     env = bench.child_env(out)
     old_env = dict(env, PYTHONPATH=str(old_src)) if old_src else env
     launcher = str(Path(sys.executable).parent / "notedex")
+    old_launcher = old_src.parent / "scripts" / "notedex" if old_src else None
+    launchers = {
+        "new": launcher,
+        "old": str(old_launcher) if old_launcher and old_launcher.exists() else launcher,
+    }
     commands = [bench.Command("start-up", (sys.executable, "-c", "pass"))]
     for kind, question in asked.items():
         for side, db in (("new", dbs[0]), ("old", dbs[1])):
             if side == "old" and not old_src:
                 continue
-            argv = (sys.executable, launcher, "lookup", question, "--vault", str(vault))
+            argv = (sys.executable, launchers[side], "lookup", question, "--vault", str(vault))
             commands.append(
                 bench.Command(f"{side} {kind}", (*argv, "--db", str(db), "--no-refresh"))
             )

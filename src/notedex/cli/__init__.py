@@ -85,6 +85,8 @@ def _run(argv: "Sequence[str]", ran: list[str], *, own_process: bool = False) ->
         if args is None:
             return EXIT_USAGE
     ran.append(args.command)
+    if own_process:
+        restore_collector(fast=args.command in FAST_COMMANDS)
     if own_process and args.command not in _OWN_SIGNALS:
         _catch_stop_signals()
     try:
@@ -118,6 +120,33 @@ def _run(argv: "Sequence[str]", ran: list[str], *, own_process: bool = False) ->
     finally:
         if own_process:
             _settled()
+
+
+FAST_GC_THRESHOLD = 10_000
+"""A query's first cyclic collection, in new container objects (the interpreter's is 700): a
+lookup makes about 3,000 after its parse, so it runs none; a long query collects as often as
+its garbage needs, each pass over only what it made itself (``gc.freeze``)."""
+
+
+def restore_collector(*, fast: bool) -> None:
+    """Turn the cyclic garbage collector back on, which the launcher (``scripts/notedex``,
+    ``python -m notedex``) turns off while the CLI's modules load; a process whose collector is
+    on (another caller of ``main``) is left as it is.
+
+    Loading the CLI and a query's modules makes about 8,000 objects that all live until the
+    process ends; the interpreter's collector walked them five times, about 1 ms of every
+    query (7% of start-up; issue 30's speed budget, docs/design/lookup.md). A query command
+    (``fast``) first moves what is loaded out of the collector's sight for good
+    (``gc.freeze``) and collects only after ``FAST_GC_THRESHOLD`` new objects; any other
+    command (the daemon, ``index``, the MCP server) gets the interpreter's settings back."""
+    import gc  # built into the interpreter: no file to read
+
+    if gc.isenabled():
+        return
+    if fast:
+        gc.freeze()
+        gc.set_threshold(FAST_GC_THRESHOLD)
+    gc.enable()
 
 
 def _interrupted() -> bool:

@@ -12,6 +12,8 @@ Nor ``bisect`` (a C extension to load) or, for ASCII text, ``unicodedata``: ASCI
 NFC and NFKC, so an ASCII question never loads it.
 """
 
+import sys
+
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import re
@@ -127,12 +129,41 @@ def is_cjk_char(ch: str) -> bool:
     return code >= _FIRST_CJK and code <= _range_end(code)
 
 
+_SHORT = 128
+"""The longest text with other than Latin characters that is checked character by character."""
+
+
 def nfc(text: str) -> str:
     if text.isascii():  # ASCII is NFC (and NFKC): a flag of the string, no scan
+        return text
+    if "unicodedata" not in sys.modules and nfc_as_is(text):
         return text
     import unicodedata
 
     return unicodedata.normalize("NFC", text)
+
+
+def nfc_as_is(text: str) -> bool:
+    """Whether NFC leaves ``text`` as it is, told without ``unicodedata``: a shared library on
+    some interpreters (about 0.3 ms to load), which a lookup no longer loads for names like
+    "résumé" or "工作" nor for a question like "有哪些筆記？" (issue 30's speed budget). Once it
+    is loaded its C check is cheaper, and ``nfc`` asks it instead.
+
+    True for Latin (ASCII, Latin-1, Extended-A and -B) and, up to ``_SHORT`` characters, for
+    Latin mixed with the CJK unified ideographs and the fullwidth forms of ASCII: none of them
+    combines or has a canonical decomposition, nor is the second of any pair that composes
+    (tests/unit/vault/test_text_nfc.py checks the ranges against the Unicode database)."""
+    return (
+        text.isascii()
+        or max(text) < "\u0250"
+        or (
+            len(text) <= _SHORT
+            and all(
+                ch < "\u0250" or "\u4e00" <= ch <= "\u9fff" or "\uff01" <= ch <= "\uff5e"
+                for ch in text
+            )
+        )
+    )
 
 
 def fold(text: str) -> str:
@@ -155,9 +186,24 @@ def fold_width(text: str) -> str:
     """Width and case folded (NFKC, ``casefold``): the first step of ``match_key``."""
     if text.isascii():
         return text.casefold()
+    if "unicodedata" not in sys.modules and nfkc_is_ascii_wide(text):
+        return text.translate(_FULLWIDTH).casefold()
     import unicodedata
 
     return unicodedata.normalize("NFKC", text).casefold()
+
+
+_FULLWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+"""U+FF01-U+FF5E, the fullwidth forms, as the ASCII characters NFKC makes of them."""
+
+
+def nfkc_is_ascii_wide(text: str) -> bool:
+    """Whether NFKC of ``text`` is ``text`` with its fullwidth forms of ASCII (U+FF01-U+FF5E)
+    made ASCII, told without ``unicodedata`` (``nfc_as_is``): text of ASCII, the CJK unified
+    ideographs and those forms, up to ``_SHORT`` characters."""
+    return len(text) <= _SHORT and all(
+        ch < "\x80" or "\u4e00" <= ch <= "\u9fff" or "\uff01" <= ch <= "\uff5e" for ch in text
+    )
 
 
 def match_key(text: str) -> tuple[str, ...]:
@@ -269,6 +315,8 @@ def name_keys(
 
 
 def is_cjk(text: str) -> bool:
+    if text.isascii():  # no CJK code point is ASCII: a flag of the string, no scan
+        return False
     return any(is_cjk_char(ch) for ch in text)
 
 
@@ -351,7 +399,12 @@ def word_runs(text: str) -> list[str]:
 
 
 def alnum_runs(text: str) -> list[str]:
-    """``re.findall(r"[^\\W_]+", text)`` without ``re``: maximal runs of alphanumerics."""
+    """``re.findall(r"[^\\W_]+", text)`` without ``re``: maximal runs of alphanumerics.
+
+    ASCII text is cut in C (``str.translate``, ``split``): lookup asks this of every word of
+    its candidates' names (issue 30's speed budget)."""
+    if text.isascii():
+        return text.translate(_ASCII_NOT_ALNUM).split()
     runs: list[str] = []
     current: list[str] = []
     for ch in text:
