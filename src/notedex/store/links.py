@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 from notedex.store import linkfixes
@@ -75,14 +75,22 @@ class LinkTargets:
         key every file of the vault for the few names it touches (issues 33 and 35)."""
         keys = set(keys)
         found: dict[str, list[int]] = {key: [] for key in keys}
+        for file_id, _path, filed in self._filed(keys):
+            for key in filed:
+                if key in found:
+                    found[key].append(file_id)
+        return found
+
+    def _filed(self, keys: set[str]) -> Iterator[tuple[int, str, tuple[str, str | None]]]:
+        """(id, path, ``file_keys(path)``) of each file filed under some of ``keys``, found by
+        the index files_name_key (a crc that is another name's is filtered out here)."""
         names = sorted({key_crc(name) for key in keys for name in (key, key + ".md")})
         for start in range(0, len(names), LOOKUP_CHUNK):
             chunk = json.dumps(names[start : start + LOOKUP_CHUNK])
             for file_id, path in self.conn.execute(_FILES_OF_NAME_KEYS, (chunk,)):
-                for key in file_keys(path):
-                    if key in found:
-                        found[key].append(file_id)
-        return found
+                filed = file_keys(path)
+                if filed[0] in keys or filed[1] in keys:
+                    yield file_id, path, filed
 
     def stems_filed(self, keys: Iterable[str]) -> set[str]:
         """Those of ``keys`` that are some note's stem key (``file_stem_key``): a probe of the
@@ -109,17 +117,15 @@ class LinkTargets:
 
     def load_candidates(self, keys: Iterable[str]) -> None:
         """Until the next load, ``resolve`` sees every file filed under ``keys``: it resolves
-        any linkpath whose ``lookup_key`` is in ``keys`` exactly as over the whole vault."""
-        keys = set(keys)
-        wanted: set[int] = set()
-        for found in self.ids_of(keys).values():
-            wanted.update(found)
+        any linkpath whose ``lookup_key`` is in ``keys`` exactly as over the whole vault.
+        One probe of files_name_key, each file's path keyed once (issue 35, build35b: a
+        second read of the files by id, keyed again by ``Resolver.add``, was a third of
+        this step, itself a third of a cold build's batches on the writer's thread)."""
         resolver = Resolver()
         ids: dict[str, int] = {}
-        if wanted:
-            for file_id, path in self.conn.execute(_PATHS_OF_IDS, (json.dumps(sorted(wanted)),)):
-                resolver.add(path)
-                ids[path] = file_id
+        for file_id, path, filed in self._filed(set(keys)):
+            resolver.add(path, filed)
+            ids[path] = file_id
         self._resolver, self._ids = resolver, ids
 
     def drop_candidates(self) -> None:
