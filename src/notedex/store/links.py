@@ -131,11 +131,14 @@ class LinkTargets:
     def drop_candidates(self) -> None:
         self._resolver, self._ids = Resolver(), {}
 
-    def resolve(self, linkpath: str, source: str) -> tuple[int | None, bool]:
-        """A link's target id (None: unresolved) and whether the tie-break of 7.7 chose."""
+    def resolve(
+        self, linkpath: str, source: str, folded: str | None = None
+    ) -> tuple[int | None, bool]:
+        """A link's target id (None: unresolved) and whether the tie-break of 7.7 chose.
+        ``folded``: ``fold(linkpath)``, when the caller has it (``noterows.LinkRow``)."""
         if not linkpath:
             return None, False  # SEMANTICS 6: [[#Heading]] is a self-link, not an edge
-        resolution = self._resolver.resolve(linkpath, source)
+        resolution = self._resolver.resolve(linkpath, source, folded)
         if resolution.target is None:
             return None, False
         return self._ids.get(resolution.target), resolution.ambiguous

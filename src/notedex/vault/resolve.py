@@ -235,11 +235,12 @@ class Resolver:
         if stem_key is not None:
             _remove_from(self._by_stem, stem_key, path)
 
-    def resolve(self, linkpath: str, source: str) -> Resolution:
-        """The file ``linkpath`` points to when written in the note ``source`` (SEMANTICS 7)."""
+    def resolve(self, linkpath: str, source: str, folded: str | None = None) -> Resolution:
+        """The file ``linkpath`` points to when written in the note ``source`` (SEMANTICS 7).
+        ``folded``: ``fold(linkpath)``, when the caller has it (a parse worker folded it)."""
         if not linkpath:
             return Resolution(source, False)  # 7.1: [[#Heading]] points at its own note
-        key = fold(linkpath)
+        key = fold(linkpath) if folded is None else folded
         last = _last_segment(key)  # lookup_key(linkpath)
         bucket: Bucket | None = None
         by_stem = False

@@ -178,7 +178,7 @@ def test_a_build_writes_its_batches_without_the_deferred_indexes_and_ends_with_t
     built = swap.build_path(tmp_path / "i.db")
     with IndexWriter(built, vault, workers=1) as writer, writer.building():
         reconcile(writer, full=True)
-    # Each note's search texts were staged by its batch (store.notes.note_fts_texts), once.
+    # Each note's search texts were staged by its batch (store.noterows.note_fts_texts), once.
     assert len(staged) == len(set(staged)) == 200
     *batches, findings = during
     assert len(batches) == 4
