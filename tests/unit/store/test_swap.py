@@ -183,6 +183,8 @@ def test_a_build_writes_its_batches_without_the_deferred_indexes_and_ends_with_t
     *batches, findings = during
     assert len(batches) == 4
     assert all(indexes == set(schema_indexes) - set(BUILD_DEFERRED_INDEXES) for indexes in batches)
+    # Issue 35 (build35b): the broken keys by their end and the properties too.
+    assert {"links_unresolved_reversed", "properties_key"}.isdisjoint(batches[0])
     assert findings == set(schema_indexes)
     conn = sqlite3.connect(built)
     assert _indexes(conn) == schema_indexes
