@@ -99,9 +99,11 @@ def write_notes(
     filters: tuple[str, ...],
     disk_rel: Callable[[VaultFile], str | None],
     stage_fts: bool = False,
+    stage_names: bool = False,
 ) -> set[int]:
     """Replace a batch of notes' rows. Returns the note ids whose FTS rows must change.
-    ``stage_fts``: their search texts are staged for the end's refresh (a build aside)."""
+    ``stage_fts``: their search texts are staged for the end's refresh (a build aside).
+    ``stage_names``: their ``exact_names`` rows wait in a temp table (``insert_staged_names``)."""
     now = time.time_ns()
     dirty: set[int] = set()
     rows = _Rows()
@@ -139,7 +141,7 @@ def write_notes(
             dirty |= _add_links(rows, known.id, note.path, derived[4], links)
         links.drop_candidates()
         findings.withdraw(conn, dirty)  # the targets of new links get anchors
-        _insert(conn, rows, deflated)
+        _insert(conn, rows, deflated, stage_names)
         # A broken link whose key is one of the new aliases gains an `alias` suggestion.
         linkfixes.refix_aliases_of(conn, [r[0] for r in rows.notes])
         return dirty
@@ -181,6 +183,28 @@ def _exact_names(
 
 _INSERT_EXACT_NAMES = "INSERT OR IGNORE INTO exact_names(key, file_id, alias) VALUES (?, ?, ?)"
 _DELETE_EXACT_NAMES = "DELETE FROM exact_names WHERE key = ? AND file_id = ? AND alias = ?"
+
+
+_STAGED_NAMES = (
+    "CREATE TEMP TABLE IF NOT EXISTS staged_names("
+    "key TEXT NOT NULL, file_id INTEGER NOT NULL, alias INTEGER NOT NULL)"
+)
+
+
+def insert_staged_names(conn: sqlite3.Connection) -> None:
+    """Inside a transaction: the ``exact_names`` rows a build's batches staged
+    (``write_notes``' ``stage_names``) go in, sorted once by their key, and the stage goes.
+
+    Issue 35 (build35b): each batch's few thousand keys, each a random place in a table by
+    key, touched nearly every page of it once the table outgrew the page cache (about 4M
+    rows at 1M notes), and each such page went to the rollback journal first; no batch
+    of a first build reads the table (lookup does, and a note deleted or moved again)."""
+    conn.execute(_STAGED_NAMES)
+    conn.execute(
+        f"{_INSERT_EXACT_NAMES.partition(' VALUES')[0]} "
+        "SELECT key, file_id, alias FROM temp.staged_names ORDER BY key, file_id, alias"
+    )
+    conn.execute("DROP TABLE temp.staged_names")
 
 
 def _stored_exact_names(conn: sqlite3.Connection, file_id: int) -> set[tuple[str, int, int]]:
@@ -279,7 +303,9 @@ def _deflate_all(deflate: Callable[[str], bytes], bodies: list[str]) -> list[byt
     return [deflate(body) for body in bodies]
 
 
-def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]) -> None:
+def _insert(
+    conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]], stage_names: bool
+) -> None:
     # Raw executemany, not sqlite-utils' insert_all: the hot write path. Measured on 50k link
     # rows (about 10k notes), insert_all took 2.9 times as long, before building its dicts.
     sql = conn.executemany
@@ -312,7 +338,11 @@ def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]
         "INSERT INTO aliases(file_id, position, alias, alias_key) VALUES (?, ?, ?, ?)",
         rows.aliases,
     )
-    sql(_INSERT_EXACT_NAMES, sorted(rows.names))  # in key order: the B-tree left to right
+    if stage_names:
+        conn.execute(_STAGED_NAMES)
+        sql("INSERT INTO temp.staged_names(key, file_id, alias) VALUES (?, ?, ?)", rows.names)
+    else:
+        sql(_INSERT_EXACT_NAMES, sorted(rows.names))  # in key order: the B-tree left to right
     sql(
         """
         INSERT INTO links(source_id, seq, kind, linkpath, subpath, display, raw, line, col,
