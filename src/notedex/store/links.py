@@ -14,6 +14,7 @@ from notedex.store.findings import INCOMING, OUTGOING
 from notedex.vault.resolve import (
     Resolver,
     affected_name_keys,
+    candidate_names,
     file_keys,
     file_stem_key,
     key_crc,
@@ -81,10 +82,15 @@ class LinkTargets:
                     found[key].append(file_id)
         return found
 
-    def _filed(self, keys: set[str]) -> Iterator[tuple[int, str, tuple[str, str | None]]]:
+    def _filed(
+        self, keys: set[str], names_of: Callable[[str], tuple[str, ...]] | None = None
+    ) -> Iterator[tuple[int, str, tuple[str, str | None]]]:
         """(id, path, ``file_keys(path)``) of each file filed under some of ``keys``, found by
-        the index files_name_key (a crc that is another name's is filtered out here)."""
-        names = sorted({key_crc(name) for key in keys for name in (key, key + ".md")})
+        the index files_name_key (a crc that is another name's is filtered out here).
+        ``names_of``: the file names probed for a key (by default the key, and the key with
+        ``.md``: every file filed under it)."""
+        names_of = names_of or (lambda key: (key, key + ".md"))
+        names = sorted({key_crc(name) for key in keys for name in names_of(key)})
         for start in range(0, len(names), LOOKUP_CHUNK):
             chunk = json.dumps(names[start : start + LOOKUP_CHUNK])
             for file_id, path in self.conn.execute(_FILES_OF_NAME_KEYS, (chunk,)):
@@ -123,7 +129,10 @@ class LinkTargets:
         this step, itself a third of a cold build's batches on the writer's thread)."""
         resolver = Resolver()
         ids: dict[str, int] = {}
-        for file_id, path, filed in self._filed(set(keys)):
+        # Only the names ``Resolver.resolve`` may answer with: a key without an extension
+        # is looked up by stem alone, so its own name is not probed (issue 35, build35b:
+        # most link keys, half the probes).
+        for file_id, path, filed in self._filed(set(keys), candidate_names):
             resolver.add(path, filed)
             ids[path] = file_id
         self._resolver, self._ids = resolver, ids

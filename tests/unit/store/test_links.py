@@ -111,7 +111,7 @@ def test_loading_candidates_reads_and_keys_each_file_once(
     from notedex.store import links as links_module
 
     vault = make_vault(tmp_path / "v", {})
-    for path in ("a/Dup.md", "b/dup.md", "pic.png", "Solo.md", "Other.md"):
+    for path in ("a/Dup.md", "b/dup.md", "pic.png", "Solo.md", "Other.md", "c/dup"):
         write(vault / path, "# x\n" if path.endswith(".md") else "bytes")
     with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
         reconcile(writer)
@@ -123,13 +123,25 @@ def test_loading_candidates_reads_and_keys_each_file_once(
             return original(path)
 
         monkeypatch.setattr(links_module, "file_keys", counted)
+        probed: list[str] = []
+        crc = links_module.key_crc
+
+        def probe(name: str) -> int:
+            probed.append(name)
+            return crc(name)
+
+        monkeypatch.setattr(links_module, "key_crc", probe)
         statements: list[str] = []
         writer.conn.set_trace_callback(statements.append)
         writer.links.load_candidates(["dup", "pic.png", "solo", "nothing"])
         writer.conn.set_trace_callback(None)
         assert len(statements) == 1, statements
+        # A key without an extension is looked up by stem alone: the file named `dup` is no
+        # candidate of [[dup]], its name not probed, its path not keyed.
+        assert sorted(probed) == ["dup.md", "nothing.md", "pic.png", "pic.png.md", "solo.md"]
         assert sorted(keyed) == ["Solo.md", "a/Dup.md", "b/dup.md", "pic.png"]
         ids = writer.links.ids_of(["solo", "dup", "pic.png"])
+        ids["dup"] = [file_id for file_id in ids["dup"] if file_id != min(ids["dup"])]
         assert writer.links.resolve("Solo", "x.md") == (ids["solo"][0], False)
         assert writer.links.resolve("pic.png", "x.md") == (ids["pic.png"][0], False)
         assert writer.links.resolve("dup", "a/x.md") == (min(ids["dup"]), True)
