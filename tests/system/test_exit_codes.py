@@ -111,7 +111,7 @@ def test_ctrl_c_inside_an_sql_function_during_index_exits_130(
     """SQLite turns the KeyboardInterrupt raised in nx_segment into "user-defined function
     raised exception": the CLI must still say interrupted (130), not internal error (70).
     An update, not a first index: a build aside takes its search texts from the parse
-    workers (store.notes.note_fts_texts), and an update reads them through nx_segment."""
+    workers (store.noterows.note_fts_texts), and an update reads them through nx_segment."""
     import notedex.store.database as database
 
     populate(vault, 50)

@@ -17,7 +17,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import cast
 
 from notedex.store.findings import Offload, run_here
-from notedex.store.notes import Derived, derive
+from notedex.store.noterows import Derived, derive
 from notedex.vault.model import Note, VaultFile
 from notedex.vault.parse import hash_note, read_note
 from notedex.vault.text import segment
@@ -30,7 +30,7 @@ HASH_CHUNK = 1000
 
 Parsed = list[tuple[Note, str, Derived]]
 """Each note (its body dropped), its body segmented for body_fts, and what its rows need
-computed from it alone (``store.notes.derive``)."""
+computed from it alone (``store.noterows.derive``)."""
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -196,20 +196,39 @@ def findings_helper(workers: int) -> Iterator[Offload]:
         yield pool.submit
 
 
+_DROPPED: tuple[tuple[str, object], ...] = (
+    ("body", ""),
+    ("links", ()),
+    ("tags", ()),
+    ("aliases", ()),
+    ("warnings", ()),
+    ("headings", ()),
+    ("block_ids", ()),
+    ("tasks", ()),
+    ("properties", {}),
+)
+"""What a parsed note crosses to the writer without: its body (the segmented text replaces
+it) and what only its rows read, which cross as ``noterows.Prepared`` (issue 35, build35b):
+the writer reads a parsed note's path, stem, titles and errors."""
+
+
 def parse_chunk(items: Sequence[tuple[str, str]], max_bytes: int, body_index: bool) -> Parsed:
     """Worker-process entry point: parse (disk_path, path) pairs, segment each body for FTS.
 
     The CPU work happens here so the writer process only runs SQL. The raw body is dropped
-    from the Note (the segmented text replaces it) to halve what crosses the process boundary:
-    in place, on the Note just made here and seen by nobody else yet (``dataclasses.replace``
-    ran the frozen class's ``__init__`` again, 0.02 s of CPU per 3,000 notes).
+    from the Note (the segmented text replaces it) to halve what crosses the process boundary,
+    and so is what only its rows read (``_DROPPED``; the rows cross as plain tuples): in place,
+    on the Note just made here and seen by nobody else yet (``dataclasses.replace`` ran the
+    frozen class's ``__init__`` again, 0.02 s of CPU per 3,000 notes).
     """
     out: Parsed = []
     for disk, path in items:
         note = read_note(disk, path, max_bytes=max_bytes)
         body = segment(note.body) if body_index and note.body else ""
-        object.__setattr__(note, "body", "")  # frozen for everyone else (STYLE 9)
-        out.append((note, body, derive(note)))
+        derived = derive(note)
+        for name, empty in _DROPPED:  # frozen for everyone else (STYLE 9)
+            object.__setattr__(note, name, empty)
+        out.append((note, body, derived))
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 from notedex.store import linkfixes
@@ -14,6 +14,7 @@ from notedex.store.findings import INCOMING, OUTGOING
 from notedex.vault.resolve import (
     Resolver,
     affected_name_keys,
+    candidate_names,
     file_keys,
     file_stem_key,
     key_crc,
@@ -75,14 +76,27 @@ class LinkTargets:
         key every file of the vault for the few names it touches (issues 33 and 35)."""
         keys = set(keys)
         found: dict[str, list[int]] = {key: [] for key in keys}
-        names = sorted({key_crc(name) for key in keys for name in (key, key + ".md")})
+        for file_id, _path, filed in self._filed(keys):
+            for key in filed:
+                if key in found:
+                    found[key].append(file_id)
+        return found
+
+    def _filed(
+        self, keys: set[str], names_of: Callable[[str], tuple[str, ...]] | None = None
+    ) -> Iterator[tuple[int, str, tuple[str, str | None]]]:
+        """(id, path, ``file_keys(path)``) of each file filed under some of ``keys``, found by
+        the index files_name_key (a crc that is another name's is filtered out here).
+        ``names_of``: the file names probed for a key (by default the key, and the key with
+        ``.md``: every file filed under it)."""
+        names_of = names_of or (lambda key: (key, key + ".md"))
+        names = sorted({key_crc(name) for key in keys for name in names_of(key)})
         for start in range(0, len(names), LOOKUP_CHUNK):
             chunk = json.dumps(names[start : start + LOOKUP_CHUNK])
             for file_id, path in self.conn.execute(_FILES_OF_NAME_KEYS, (chunk,)):
-                for key in file_keys(path):
-                    if key in found:
-                        found[key].append(file_id)
-        return found
+                filed = file_keys(path)
+                if filed[0] in keys or filed[1] in keys:
+                    yield file_id, path, filed
 
     def stems_filed(self, keys: Iterable[str]) -> set[str]:
         """Those of ``keys`` that are some note's stem key (``file_stem_key``): a probe of the
@@ -109,27 +123,31 @@ class LinkTargets:
 
     def load_candidates(self, keys: Iterable[str]) -> None:
         """Until the next load, ``resolve`` sees every file filed under ``keys``: it resolves
-        any linkpath whose ``lookup_key`` is in ``keys`` exactly as over the whole vault."""
-        keys = set(keys)
-        wanted: set[int] = set()
-        for found in self.ids_of(keys).values():
-            wanted.update(found)
+        any linkpath whose ``lookup_key`` is in ``keys`` exactly as over the whole vault.
+        One probe of files_name_key, each file's path keyed once (issue 35, build35b: a
+        second read of the files by id, keyed again by ``Resolver.add``, was a third of
+        this step, itself a third of a cold build's batches on the writer's thread)."""
         resolver = Resolver()
         ids: dict[str, int] = {}
-        if wanted:
-            for file_id, path in self.conn.execute(_PATHS_OF_IDS, (json.dumps(sorted(wanted)),)):
-                resolver.add(path)
-                ids[path] = file_id
+        # Only the names ``Resolver.resolve`` may answer with: a key without an extension
+        # is looked up by stem alone, so its own name is not probed (issue 35, build35b:
+        # most link keys, half the probes).
+        for file_id, path, filed in self._filed(set(keys), candidate_names):
+            resolver.add(path, filed)
+            ids[path] = file_id
         self._resolver, self._ids = resolver, ids
 
     def drop_candidates(self) -> None:
         self._resolver, self._ids = Resolver(), {}
 
-    def resolve(self, linkpath: str, source: str) -> tuple[int | None, bool]:
-        """A link's target id (None: unresolved) and whether the tie-break of 7.7 chose."""
+    def resolve(
+        self, linkpath: str, source: str, folded: str | None = None
+    ) -> tuple[int | None, bool]:
+        """A link's target id (None: unresolved) and whether the tie-break of 7.7 chose.
+        ``folded``: ``fold(linkpath)``, when the caller has it (``noterows.LinkRow``)."""
         if not linkpath:
             return None, False  # SEMANTICS 6: [[#Heading]] is a self-link, not an edge
-        resolution = self._resolver.resolve(linkpath, source)
+        resolution = self._resolver.resolve(linkpath, source, folded)
         if resolution.target is None:
             return None, False
         return self._ids.get(resolution.target), resolution.ambiguous

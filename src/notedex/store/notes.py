@@ -14,16 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from notedex.store import bodyzip, files, findings, linkfixes
-from notedex.store.links import LinkTargets, unresolved_key
-from notedex.store.outline import encode_outline
-from notedex.store.schema import LINK_KINDS, TASK_STATES, content_key, link_text
+from notedex.store.links import LinkTargets
+from notedex.store.noterows import Derived, Prepared, name_keys_of
+from notedex.store.schema import content_key
 from notedex.vault.model import Note, VaultFile
-from notedex.vault.properties import property_rows
-from notedex.vault.resolve import lookup_key, name_key
-from notedex.vault.text import PARTICLES, load_words, name_keys, segment
 from notedex.vault.walk import is_excluded
-
-_KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
 
 
 @dataclass
@@ -104,9 +99,11 @@ def write_notes(
     filters: tuple[str, ...],
     disk_rel: Callable[[VaultFile], str | None],
     stage_fts: bool = False,
+    stage_names: bool = False,
 ) -> set[int]:
     """Replace a batch of notes' rows. Returns the note ids whose FTS rows must change.
-    ``stage_fts``: their search texts are staged for the end's refresh (a build aside)."""
+    ``stage_fts``: their search texts are staged for the end's refresh (a build aside).
+    ``stage_names``: their ``exact_names`` rows wait in a temp table (``insert_staged_names``)."""
     now = time.time_ns()
     dirty: set[int] = set()
     rows = _Rows()
@@ -116,11 +113,13 @@ def write_notes(
     # The bodies' compression runs beside the rest of the batch: zlib lets go of the GIL, and
     # in a cold index it was a sixth of the writer's time, the critical path (issue 12, wall).
     with _deflating(conn, [body for _, body, _ in parsed if body]) as deflated:
+        # Each link's folded linkpath came from the worker (``noterows.prepare``): its
+        # ``lookup_key`` is the last segment.
         links.load_candidates(
-            lookup_key(link.linkpath)
-            for note, _, _ in parsed
-            for link in note.links
-            if link.linkpath
+            row[9].rpartition("/")[2]
+            for _, _, derived in parsed
+            for row in derived[4][6]
+            if row[9] is not None
         )
         # Notes indexed before go out of note_fts and name_fts in one statement, in rowid order,
         # and are cleared in that order: FTS5 writes a segment (and merges) whenever a delete's
@@ -139,10 +138,10 @@ def write_notes(
             )
             excluded = int(is_excluded(note.path, filters))
             _add_note(rows, known.id, note, body, derived, excluded, stage_fts)
-            dirty |= _add_links(rows, known.id, note, links)
+            dirty |= _add_links(rows, known.id, note.path, derived[4], links)
         links.drop_candidates()
         findings.withdraw(conn, dirty)  # the targets of new links get anchors
-        _insert(conn, rows, deflated)
+        _insert(conn, rows, deflated, stage_names)
         # A broken link whose key is one of the new aliases gains an `alias` suggestion.
         linkfixes.refix_aliases_of(conn, [r[0] for r in rows.notes])
         return dirty
@@ -157,119 +156,21 @@ def _add_note(
     excluded: int,
     stage_fts: bool,
 ) -> None:
-    titles, aliases, outline, fts_texts = derived
-    properties = note.properties
-    rows.notes.append(
-        (
-            file_id,
-            note.stem,
-            note.frontmatter_title,
-            note.first_h1,
-            note.id,
-            note.type,
-            note.status,
-            excluded,
-            content_key(note.content_hash),
-            json.dumps(properties, ensure_ascii=False, default=str) if properties else None,
-            outline,
-        )
-    )
+    titles, aliases, outline, fts_texts, prepared = derived
+    head, properties, tags, alias_rows, problems, tasks, _ = prepared
+    rows.notes.append((file_id, *head[:6], excluded, *head[6:], outline))
     rows.grams.append((file_id, note.stem, note.frontmatter_title))
-    if properties:
-        rows.properties.extend((file_id, *row) for row in property_rows(properties))
-    rows.tags.extend(
-        (file_id, i, tag.name, tag.key, int(tag.source == "inline"))
-        for i, tag in enumerate(note.tags)
-    )
-    rows.aliases.extend(
-        (file_id, i, alias, name_key(alias)) for i, alias in enumerate(note.aliases)
-    )
+    rows.properties.extend((file_id, *row) for row in properties)
+    rows.tags.extend((file_id, *row) for row in tags)
+    rows.aliases.extend((file_id, *row) for row in alias_rows)
     rows.names.extend((key, file_id, 0) for key in titles)
     rows.names.extend((key, file_id, 1) for key in aliases)
-    rows.problems.extend((note.path, "error", p.kind, p.message) for p in note.errors)
-    rows.problems.extend((note.path, "warning", p.kind, p.message) for p in note.warnings)
+    rows.problems.extend((note.path, *row) for row in problems)
     if body:
         rows.bodies.append((file_id, body))
-    if note.tasks:
-        rows.tasks.extend(_task_rows(file_id, note))
+    rows.tasks.extend((file_id, *row) for row in tasks)
     if stage_fts:
         rows.fts.append((file_id, *fts_texts))
-
-
-def _task_rows(file_id: int, note: Note) -> Iterator[tuple[Any, ...]]:
-    """The ``tasks`` rows of a note (SEMANTICS 13)."""
-    for seq, task in enumerate(note.tasks):
-        tags = json.dumps(task.tags, ensure_ascii=False) if task.tags else None
-        yield (
-            file_id,
-            seq,
-            task.line,
-            task.column,
-            task.status,
-            TASK_STATES.index(task.state),
-            task.text,
-            tags,
-            task.due,
-            task.scheduled,
-            task.start,
-            task.created,
-            task.done,
-            task.cancelled,
-        )
-
-
-FtsTexts = tuple[str, str, str]
-"""A note's row of the ``note_fts_text`` view: its title, tags and aliases texts, segmented."""
-Derived = tuple[frozenset[str], frozenset[str], "str | None", FtsTexts]
-"""What the rows of a note need computed from it alone (``derive``): the ``exact_names`` keys
-of its titles and of its aliases, its encoded outline, and its ``note_fts_texts``. Parse
-workers compute it beside the note (``indexing.pool.parse_chunk``), off the writer's thread:
-in a cold index the keys alone were a tenth of that thread's time, its critical path, and the
-search texts 0.4 s of its end at 100k notes (issue 12, wall)."""
-
-
-def derive(note: Note) -> Derived:
-    """``Derived`` of a parsed note. Pure."""
-    return (
-        _name_keys((note.stem, note.frontmatter_title, note.first_h1)),
-        _name_keys(note.aliases),
-        encode_outline(note),
-        note_fts_texts(note),
-    )
-
-
-def note_fts_texts(note: Note) -> FtsTexts:
-    """The ``note_fts_text`` view's row of ``note`` once written (its ``nx_segment`` of the
-    stem, title and first H1, of the tags' spellings and of the aliases, each in order and
-    joined by spaces; '' for none), computed from the note: a build aside stages it for the
-    end's search rows (``findings.stage_fts_rows``) instead of reading the view for every
-    note. A test holds the two equal."""
-    title = f"{note.stem} {note.frontmatter_title or ''} {note.first_h1 or ''}"
-    tags = " ".join(tag.name for tag in note.tags)
-    aliases = " ".join(note.aliases)
-    return segment(title), segment(tags) if tags else "", segment(aliases) if aliases else ""
-
-
-_STOP_LISTS: list[tuple[frozenset[str], frozenset[str]]] = []
-
-
-def _stop_lists() -> tuple[frozenset[str], frozenset[str]]:
-    """The English stop words (the list ``query.terms`` reads) and the hub words, read once."""
-    if not _STOP_LISTS:
-        stop, hubs = load_words("stopwords-en"), load_words("hubwords-en")
-        _STOP_LISTS.append((frozenset(stop), frozenset(hubs)))
-    return _STOP_LISTS[0]
-
-
-def _name_keys(names: Iterable[str | None]) -> frozenset[str]:
-    """The distinct non-empty ``vault.text.name_keys`` of these names: each name's
-    ``exact_name_key``, and its keys less stop and hub words (issue 30). Each distinct
-    name is keyed once (a first H1 is often the stem: a quarter of the 3k bench vault's
-    notes)."""
-    stop, hubs = _stop_lists()
-    return frozenset(
-        key for name in set(names) if name for key in name_keys(name, stop, hubs, PARTICLES)
-    )
 
 
 def _exact_names(
@@ -277,11 +178,33 @@ def _exact_names(
 ) -> set[tuple[str, int, int]]:
     """The ``exact_names`` rows of a note's titles (alias 0) or aliases (alias 1): one per
     distinct non-empty key."""
-    return {(key, file_id, alias) for key in _name_keys(names)}
+    return {(key, file_id, alias) for key in name_keys_of(names)}
 
 
 _INSERT_EXACT_NAMES = "INSERT OR IGNORE INTO exact_names(key, file_id, alias) VALUES (?, ?, ?)"
 _DELETE_EXACT_NAMES = "DELETE FROM exact_names WHERE key = ? AND file_id = ? AND alias = ?"
+
+
+_STAGED_NAMES = (
+    "CREATE TEMP TABLE IF NOT EXISTS staged_names("
+    "key TEXT NOT NULL, file_id INTEGER NOT NULL, alias INTEGER NOT NULL)"
+)
+
+
+def insert_staged_names(conn: sqlite3.Connection) -> None:
+    """Inside a transaction: the ``exact_names`` rows a build's batches staged
+    (``write_notes``' ``stage_names``) go in, sorted once by their key, and the stage goes.
+
+    Issue 35 (build35b): each batch's few thousand keys, each a random place in a table by
+    key, touched nearly every page of it once the table outgrew the page cache (about 4M
+    rows at 1M notes), and each such page went to the rollback journal first; no batch
+    of a first build reads the table (lookup does, and a note deleted or moved again)."""
+    conn.execute(_STAGED_NAMES)
+    conn.execute(
+        f"{_INSERT_EXACT_NAMES.partition(' VALUES')[0]} "
+        "SELECT key, file_id, alias FROM temp.staged_names ORDER BY key, file_id, alias"
+    )
+    conn.execute("DROP TABLE temp.staged_names")
 
 
 def _stored_exact_names(conn: sqlite3.Connection, file_id: int) -> set[tuple[str, int, int]]:
@@ -328,30 +251,32 @@ def rekey_titles(conn: sqlite3.Connection, moved: Sequence[tuple[int, str]]) -> 
     )
 
 
-def _add_links(rows: _Rows, file_id: int, note: Note, links: LinkTargets) -> set[int]:
-    """The note's link rows; returns their targets (whose anchors change)."""
+def _add_links(
+    rows: _Rows, file_id: int, path: str, prepared: Prepared, links: LinkTargets
+) -> set[int]:
+    """The note's link rows (``noterows.LinkRow``, resolved here); returns their targets
+    (whose anchors change)."""
     targets: set[int] = set()
-    for seq, link in enumerate(note.links):
-        target_id, ambiguous = links.resolve(link.linkpath, note.path)
+    for seq, kind, linkpath, subpath, display, raw, line, col, comment, folded, key in prepared[6]:
+        target_id, ambiguous = links.resolve(linkpath, path, folded)
         if target_id is not None:
             targets.add(target_id)
-        kind = _KIND_CODES[link.kind]
-        usual = link_text(kind, link.linkpath, link.subpath, link.display)
+        unresolved = key if target_id is None else None  # store.links.unresolved_key
         rows.links.append(
             (
                 file_id,
                 seq,
                 kind,
-                link.linkpath,
-                link.subpath,
-                link.display,
-                None if link.raw == usual else link.raw,
-                link.line,
-                link.column,
+                linkpath,
+                subpath,
+                display,
+                raw,
+                line,
+                col,
                 target_id,
                 int(ambiguous),
-                unresolved_key(link.linkpath, target_id),
-                int(link.in_comment),
+                unresolved,
+                comment,
             )
         )
     return targets
@@ -378,7 +303,9 @@ def _deflate_all(deflate: Callable[[str], bytes], bodies: list[str]) -> list[byt
     return [deflate(body) for body in bodies]
 
 
-def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]) -> None:
+def _insert(
+    conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]], stage_names: bool
+) -> None:
     # Raw executemany, not sqlite-utils' insert_all: the hot write path. Measured on 50k link
     # rows (about 10k notes), insert_all took 2.9 times as long, before building its dicts.
     sql = conn.executemany
@@ -411,7 +338,11 @@ def _insert(conn: sqlite3.Connection, rows: _Rows, deflated: Future[list[bytes]]
         "INSERT INTO aliases(file_id, position, alias, alias_key) VALUES (?, ?, ?, ?)",
         rows.aliases,
     )
-    sql(_INSERT_EXACT_NAMES, sorted(rows.names))  # in key order: the B-tree left to right
+    if stage_names:
+        conn.execute(_STAGED_NAMES)
+        sql("INSERT INTO temp.staged_names(key, file_id, alias) VALUES (?, ?, ?)", rows.names)
+    else:
+        sql(_INSERT_EXACT_NAMES, sorted(rows.names))  # in key order: the B-tree left to right
     sql(
         """
         INSERT INTO links(source_id, seq, kind, linkpath, subpath, display, raw, line, col,

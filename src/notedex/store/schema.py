@@ -650,11 +650,17 @@ BUILD_DEFERRED_INDEXES = (
     "problems_path",
     "tasks_status",
     "tasks_due",
+    "links_unresolved_reversed",
+    "properties_key",
 )
 """The indexes a build aside creates after its batches, not entry by entry (``IndexWriter.
 indexes_deferred``): none is read while the batches of a new file are written (a batch reads
 files by path, aliases by note, links by key). links_unresolved stays: a batch's `alias`
-refixes look up the broken links by key."""
+refixes look up the broken links by key. links_unresolved_reversed (an ``nx_reverse`` call
+into Python for each broken link inserted) and properties_key (a key and a value per row, in
+no order) joined them in issue 35 (build35b): the `typo` probes that read the first run
+only when a file is registered, before a first build's batches, and only queries read the
+second."""
 
 # Tables in dependency order, for a full rebuild.
 TABLES = (

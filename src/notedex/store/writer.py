@@ -92,6 +92,8 @@ class IndexWriter:
         self.aside = False
         """Inside ``building``: the file is not the live index (a daemon's first index is
         private on the live file)."""
+        self._names_staged = False
+        """Inside ``indexes_deferred`` of a build aside: ``exact_names`` is filled at its end."""
         self.parsed = 0
         """Notes parsed by this writer's applies (tests assert on it, not on time)."""
         self.hashed = 0
@@ -371,6 +373,7 @@ class IndexWriter:
             filters=self.filters,
             disk_rel=self.disk_rel,
             stage_fts=self.aside,
+            stage_names=self._names_staged,
         )
 
     def refresh_fts(self, dirty: set[int]) -> None:
@@ -436,7 +439,15 @@ class IndexWriter:
             yield
             return
         with maintenance.without_indexes(self.conn, schema.BUILD_DEFERRED_INDEXES):
-            yield
+            # exact_names too, sorted once (``notes.insert_staged_names``); a build that
+            # fails is thrown away whole (``indexing.rebuild``).
+            self._names_staged = True
+            try:
+                yield
+            finally:
+                self._names_staged = False
+            with self.transaction():
+                notes.insert_staged_names(self.conn)
 
     def _set_automerge(self, value: int) -> None:
         with self.transaction():

@@ -25,6 +25,7 @@ __all__ = [
     "Resolver",
     "affected_name_keys",
     "broken_key",
+    "candidate_names",
     "file_keys",
     "file_name_key",
     "file_stem_key",
@@ -125,6 +126,14 @@ def file_stem_key(path: str) -> str | None:
 def lookup_key(linkpath: str) -> str:
     """The one key ``Resolver.resolve`` looks ``linkpath``'s candidates up by (SEMANTICS 7.2)."""
     return _last_segment(fold(linkpath))
+
+
+def candidate_names(key: str) -> tuple[str, ...]:
+    """The folded file names whose files a ``Resolver`` may answer a ``lookup_key`` of ``key``
+    with: the notes named ``key`` + ``.md`` (their stem key is ``key``: the 7.2 retry), and,
+    only when ``key`` has an extension, the files named ``key`` (``resolve`` looks a key
+    without one up by stem alone: a file named ``key`` is never its candidate)."""
+    return (key + ".md", key) if _has_extension(key) else (key + ".md",)
 
 
 # A bucket is the one path with that name (the common case), or a tuple of several. A plain
@@ -235,11 +244,12 @@ class Resolver:
         if stem_key is not None:
             _remove_from(self._by_stem, stem_key, path)
 
-    def resolve(self, linkpath: str, source: str) -> Resolution:
-        """The file ``linkpath`` points to when written in the note ``source`` (SEMANTICS 7)."""
+    def resolve(self, linkpath: str, source: str, folded: str | None = None) -> Resolution:
+        """The file ``linkpath`` points to when written in the note ``source`` (SEMANTICS 7).
+        ``folded``: ``fold(linkpath)``, when the caller has it (a parse worker folded it)."""
         if not linkpath:
             return Resolution(source, False)  # 7.1: [[#Heading]] points at its own note
-        key = fold(linkpath)
+        key = fold(linkpath) if folded is None else folded
         last = _last_segment(key)  # lookup_key(linkpath)
         bucket: Bucket | None = None
         by_stem = False

@@ -179,6 +179,49 @@ def test_a_writer_undoes_the_settings_of_a_killed_bulk_load(tmp_path: Path) -> N
     assert fts_integrity_ok(db)
 
 
+def _fts_settings(conn: sqlite3.Connection) -> dict[str, list[tuple[str, int]]]:
+    return {
+        table: conn.execute(
+            f"SELECT k, v FROM {table}_config WHERE k <> 'version' ORDER BY k"
+        ).fetchall()
+        for table in ("note_fts", "name_fts", "link_fts", "body_fts")
+    }
+
+
+def test_a_bulk_load_merges_its_fts_segments_rarely_until_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35 (build35b): while merging is paused, a level of an FTS index merges only
+    from 200 segments (crisismerge, 16 by default) and the pending terms are flushed from
+    16 MB (hashsize, 1 MB): a cold build's body index was merged level after level while it
+    was inserted, then once more at the end. Afterwards no row of either setting is left
+    (the file's config is what it was), nor after a killed bulk load once a writer opens."""
+    vault = tmp_path / "vault"
+    linked_vault(vault, 300)
+    monkeypatch.setattr(apply_module, "BULK_NOTES", 100)
+    monkeypatch.setattr(apply_module, "BULK_BATCH_SIZE", 128)
+    seen: list[dict[str, list[tuple[str, int]]]] = []
+    write_notes = IndexWriter.write_notes
+
+    def spy(self: IndexWriter, *args: Any) -> set[int]:
+        seen.append(_fts_settings(self.conn))
+        return write_notes(self, *args)
+
+    monkeypatch.setattr(IndexWriter, "write_notes", spy)
+    db = tmp_path / "index.db"
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        after = _fts_settings(writer.conn)
+    bulk = [("automerge", 0), ("crisismerge", 200), ("hashsize", 16 * 1024 * 1024)]
+    assert seen and all(settings == {key: bulk for key in after} for settings in seen)
+    assert after == {key: [("automerge", FTS_AUTOMERGE)] for key in after}
+    with IndexWriter(db, vault, workers=1) as writer:
+        writer._set_automerge(0)  # what a bulk load leaves behind when it is killed
+    with IndexWriter(db, vault, workers=1) as writer:
+        assert _fts_settings(writer.conn) == after
+    assert fts_integrity_ok(db)
+
+
 def test_a_new_index_gives_free_pages_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A new file is created with auto_vacuum = INCREMENTAL; the pages that the final FTS merge
     of a bulk load frees (and those a later optimize frees) leave the file."""

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from notedex.indexing.pool import findings_helper, parse_chunk
+from notedex.store.noterows import prepare
 from notedex.store.outline import encode_outline
 from notedex.vault.parse import read_note
 from notedex.vault.text import exact_name_key, segment
@@ -28,14 +29,20 @@ def test_a_parsed_note_crosses_without_its_body_and_with_its_segmented_text(
     )
     parsed = read_note(str(note_file), "n.md", max_bytes=1000)
     assert note.body == "" and parsed.body != ""
-    assert note == dataclasses.replace(parsed, body="")
+    # What only the rows read crosses as rows (issue 35, build35b), not as objects.
+    assert parsed.links and parsed.tags and parsed.headings and parsed.properties
+    assert note == dataclasses.replace(
+        parsed, body="", links=(), tags=(), headings=(), properties={}
+    )
     assert body == segment(parsed.body)
     assert blank_body == "" and blank == read_note(str(empty), "e.md", max_bytes=1000)
     [(_, no_text, _)] = parse_chunk([(str(note_file), "n.md")], 1000, False)
     assert no_text == ""
     # The rows' keys, outline and search texts come computed with the note, as the writer
     # would compute them.
-    titles, aliases, outline, fts_texts = derived
+    titles, aliases, outline, fts_texts, prepared = derived
+    assert prepared == prepare(parsed)
+    assert [row[9:] for row in prepared[6]] == [("other", "other")]
     assert titles == {exact_name_key("n"), exact_name_key("框架 title")} and aliases == set()
     assert outline == encode_outline(parsed) and outline is not None
     assert fts_texts == (segment("n  框架 title"), "a t", "")
@@ -60,3 +67,32 @@ _MARK: list[str] = []
 
 def _marks() -> list[str]:
     return list(_MARK)
+
+
+def test_a_parsed_notes_rows_cross_as_tuples_not_objects(tmp_path: Path) -> None:
+    """Issue 35 (build35b): the writer's thread is a cold build's critical path. A worker
+    makes a note's rows (``noterows.prepare``: links with their folded linkpath and name key,
+    tags, aliases, tasks, properties) and the note crosses without the objects they came
+    from: the writer's process unpickles no ``Link``, ``Tag``, ``Task`` or ``Heading`` (each
+    a call of its class) and makes no row from them."""
+    import pickle
+    import pickletools
+
+    note_file = tmp_path / "n.md"
+    note_file.write_text(
+        "---\ntags: [a, b]\naliases: [Al]\nk: 1\n---\n# H\n\n## H2\n\n"
+        "[[One]] ![[p.png]] [x](Two.md) #t ^blk\n- [ ] task #t\n"
+    )
+    parsed = parse_chunk([(str(note_file), "n.md")], 10_000, True)
+    globals_used = {
+        arg.rpartition(" ")[2] if isinstance(arg, str) else arg
+        for op, arg, _ in pickletools.genops(pickle.dumps(parsed))
+        if op.name in ("GLOBAL", "STACK_GLOBAL", "SHORT_BINUNICODE")
+    }
+    for name in ("Link", "Tag", "Task", "Heading", "BlockId"):
+        assert name not in globals_used
+    [(_, _, derived)] = parsed
+    full = read_note(str(note_file), "n.md", max_bytes=10_000)
+    assert len(full.links) == 3 and full.tags and full.tasks and full.headings
+    assert derived[4] == prepare(full)
+    assert len(derived[4][6]) == 3 and len(derived[4][5]) == 1

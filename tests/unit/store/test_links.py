@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
 from tests.helpers import write
@@ -97,3 +99,50 @@ def test_a_writer_holds_nothing_per_file_of_the_vault(tmp_path: Path) -> None:
     small = _held_after_typo_saves(tmp_path / "small", 20)
     large = _held_after_typo_saves(tmp_path / "large", 1500)
     assert large < small + 16 * 1024, (small, large)
+
+
+def test_loading_candidates_reads_and_keys_each_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35 (build35b): a batch's candidates are found by one probe of files_name_key,
+    each file's path keyed once, and resolve as before. They were read twice (by name, then
+    again by id) and keyed twice (to filter, then by ``Resolver.add``): a third of the
+    candidates' step, itself a third of a cold build's writer."""
+    from notedex.store import links as links_module
+
+    vault = make_vault(tmp_path / "v", {})
+    for path in ("a/Dup.md", "b/dup.md", "pic.png", "Solo.md", "Other.md", "c/dup"):
+        write(vault / path, "# x\n" if path.endswith(".md") else "bytes")
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        keyed: list[str] = []
+        original = links_module.file_keys
+
+        def counted(path: str) -> tuple[str, str | None]:
+            keyed.append(path)
+            return original(path)
+
+        monkeypatch.setattr(links_module, "file_keys", counted)
+        probed: list[str] = []
+        crc = links_module.key_crc
+
+        def probe(name: str) -> int:
+            probed.append(name)
+            return crc(name)
+
+        monkeypatch.setattr(links_module, "key_crc", probe)
+        statements: list[str] = []
+        writer.conn.set_trace_callback(statements.append)
+        writer.links.load_candidates(["dup", "pic.png", "solo", "nothing"])
+        writer.conn.set_trace_callback(None)
+        assert len(statements) == 1, statements
+        # A key without an extension is looked up by stem alone: the file named `dup` is no
+        # candidate of [[dup]], its name not probed, its path not keyed.
+        assert sorted(probed) == ["dup.md", "nothing.md", "pic.png", "pic.png.md", "solo.md"]
+        assert sorted(keyed) == ["Solo.md", "a/Dup.md", "b/dup.md", "pic.png"]
+        ids = writer.links.ids_of(["solo", "dup", "pic.png"])
+        ids["dup"] = [file_id for file_id in ids["dup"] if file_id != min(ids["dup"])]
+        assert writer.links.resolve("Solo", "x.md") == (ids["solo"][0], False)
+        assert writer.links.resolve("pic.png", "x.md") == (ids["pic.png"][0], False)
+        assert writer.links.resolve("dup", "a/x.md") == (min(ids["dup"]), True)
+        assert writer.links.resolve("Other", "x.md") == (None, False)

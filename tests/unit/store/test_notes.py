@@ -145,10 +145,10 @@ def test_a_notes_exact_names_derived_again_from_its_rows_are_its_rows(tmp_path: 
 
 
 def test_note_fts_texts_equal_the_view(tmp_path: Path) -> None:
-    """``notes.note_fts_texts`` (what a build aside stages for note_fts and name_fts) is the
+    """``noterows.note_fts_texts`` (what a build aside stages for note_fts and name_fts) is the
     ``note_fts_text`` view's row of each note, as written: titles, tag spellings (nested, in
     two cases, repeated) and aliases in order, CJK segmented, '' where there are none."""
-    from notedex.store.notes import note_fts_texts
+    from notedex.store.noterows import note_fts_texts
     from notedex.store.writer import IndexWriter
     from notedex.vault.parse import read_note
 

@@ -155,9 +155,13 @@ def test_a_build_writes_its_batches_without_the_deferred_indexes_and_ends_with_t
     during: list[set[str]] = []
     write_notes = IndexWriter.write_notes
 
+    names: list[int] = []
+
     def spy(writer: IndexWriter, *args: Any) -> set[int]:
         during.append(set(_indexes(writer.conn)))
-        return write_notes(writer, *args)
+        dirty = write_notes(writer, *args)
+        names.append(writer.conn.execute("SELECT count(*) FROM exact_names").fetchone()[0])
+        return dirty
 
     flush = IndexWriter.flush_pending_fts
 
@@ -178,11 +182,15 @@ def test_a_build_writes_its_batches_without_the_deferred_indexes_and_ends_with_t
     built = swap.build_path(tmp_path / "i.db")
     with IndexWriter(built, vault, workers=1) as writer, writer.building():
         reconcile(writer, full=True)
-    # Each note's search texts were staged by its batch (store.notes.note_fts_texts), once.
+    # Each note's search texts were staged by its batch (store.noterows.note_fts_texts), once.
     assert len(staged) == len(set(staged)) == 200
     *batches, findings = during
     assert len(batches) == 4
     assert all(indexes == set(schema_indexes) - set(BUILD_DEFERRED_INDEXES) for indexes in batches)
+    # Issue 35 (build35b): the broken keys by their end and the properties too, and
+    # exact_names is filled once, sorted, after the batches.
+    assert {"links_unresolved_reversed", "properties_key"}.isdisjoint(batches[0])
+    assert names == [0, 0, 0, 0]
     assert findings == set(schema_indexes)
     conn = sqlite3.connect(built)
     assert _indexes(conn) == schema_indexes
