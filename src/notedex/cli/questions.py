@@ -168,34 +168,25 @@ def cmd_search(args: "argparse.Namespace") -> int:
             render_search,
             paths=lambda paths: paths,
         )
+    # The streamed answer and the whole one ask the same question.
+    options: dict[str, Any] = {
+        "limit": args.limit,
+        "offset": args.offset,
+        "follow_symlinks": cfg.follow_symlinks,
+        "nf": nf,
+    }
     if not (args.paths or args.nul or sys.stdout.isatty()):  # piped: hits written as located
         from notedex.query.search import search_parts, stream_search
 
         def streamed_search(conn: "sqlite3.Connection", doc: "Any") -> None:
-            head, hits = search_parts(
-                conn,
-                cfg.vault_dir,
-                text,
-                limit=args.limit,
-                offset=args.offset,
-                follow_symlinks=cfg.follow_symlinks,
-                nf=nf,
-            )
+            head, hits = search_parts(conn, cfg.vault_dir, text, **options)
             stream_search(doc, head, hits, as_json=args.json, vault=cfg.vault_dir, color=args.color)
 
         return _streamed(args, cfg, streamed_search)
     return answer(
         args,
         cfg,
-        lambda conn: search(
-            conn,
-            cfg.vault_dir,
-            text,
-            limit=args.limit,
-            offset=args.offset,
-            follow_symlinks=cfg.follow_symlinks,
-            nf=nf,
-        ),
+        lambda conn: search(conn, cfg.vault_dir, text, **options),
         render_search,
         paths=lambda data: [hit["path"] for hit in data["hits"]],
     )
