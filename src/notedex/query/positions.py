@@ -232,7 +232,7 @@ PARALLEL_FROM = 1024
 def locate_indexed_in_two(
     files: VaultReader,
     hits: list[tuple[str, str]],
-    firsts: dict[str, tuple[int, int]],
+    firsts: dict[str, tuple[int, int, int]],
     word: str,
 ) -> list[dict[str, Any] | None]:
     """``locate_indexed``, the second half of ``hits`` in a forked child on a second core
@@ -305,7 +305,7 @@ def _cores() -> int:
 def locate_indexed(
     files: VaultReader,
     hits: list[tuple[str, str]],
-    firsts: dict[str, tuple[int, int]],
+    firsts: dict[str, tuple[int, int, int]],
     word: str,
 ) -> list[dict[str, Any] | None]:
     """``locate_hits``' answer for each of ``hits`` ((path, path on disk)), taken from where
@@ -313,8 +313,9 @@ def locate_indexed(
     indexed and the token offset), without segmenting or matching the text again; None where
     that cannot be sure (``locate_hits`` answers then).
 
-    Sure means: the file on disk is the content the index holds (its sha256 gives the stored
-    content key), and every character up to the match is one whose tokens are counted here
+    Sure means: the file on disk is the content the index holds (read in one ``read`` of the
+    size it had and one byte more, no ``fstat``: its length is that size and its sha256 gives
+    the stored content key; a FIFO, a folder or a file changed since fails that), and every character up to the match is one whose tokens are counted here
     exactly as unicode61 counts them in ``segment(body)`` (``_token_span``). A single term with
     no exclusion only (``search``): its first instance is then the first match ``highlight()``
     would mark. ``word``: the word searched, as typed (``_token_span``'s hint).
@@ -326,13 +327,13 @@ def locate_indexed(
     for path, rel in hits:
         found = firsts.get(path)
         raw = None
-        if found is not None:
+        if found is not None and found[2] <= MAX_READ_BYTES:
             try:
-                raw, _info = files.read(rel, MAX_READ_BYTES)
+                raw = files.read_sized(rel, found[2])
             except OSError:
                 raw = None
-        if found is None or raw is None or len(raw) > MAX_READ_BYTES:
-            out.append(None)
+        if found is None or raw is None or len(raw) != found[2]:
+            out.append(None)  # gone, grown or shrunk: matched again as it is now
             continue
         if content_key(hashlib.sha256(raw).hexdigest()) != found[0]:
             out.append(None)  # changed since it was indexed: matched again as it is now

@@ -280,7 +280,7 @@ def search_parts(
     (``stream_search``, issue 35) instead of holding every hit of a million."""
     terms = parse_query(query)
     expression = match_expression(terms)
-    firsts: dict[str, tuple[int, int]] = {}
+    firsts: dict[str, tuple[int, int, int]] = {}
     with read_transaction(conn):
         rows = fulltext.body_matches(conn, expression, limit=limit, offset=offset, nf=nf)
         # A first page shorter than the limit is every match: no second pass to count them.
@@ -328,7 +328,7 @@ def _located(
     vault: str | os.PathLike[str],
     terms: list[Term],
     expression: str,
-    firsts: dict[str, tuple[int, int]],
+    firsts: dict[str, tuple[int, int, int]],
     follow_symlinks: bool,
 ) -> Iterator[dict[str, Any]]:
     """The hits of ``rows`` with their positions, ``HITS_AT_ONCE`` rows at a time."""

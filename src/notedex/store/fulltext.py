@@ -154,9 +154,11 @@ def index_term(token: str) -> str | None:
     return str(found[0][0]) if len(found) == 1 else None
 
 
-def first_offsets(conn: sqlite3.Connection, term: str) -> dict[str, tuple[int, int]]:
+def first_offsets(conn: sqlite3.Connection, term: str) -> dict[str, tuple[int, int, int]]:
     """For every note whose indexed body holds ``term``: its path -> (the content key it was
-    indexed with, the token offset of the term's first instance in ``segment(body)``). Read
+    indexed with, the token offset of the term's first instance in ``segment(body)``, the
+    file's size then: a read of that many bytes and one more is the whole file while it is
+    that content, ``VaultReader.read_sized``). Read
     from the index's position lists (an ``fts5vocab`` table of the connection's own, in TEMP),
     no body read: where a search hit's first match is, when the file is still that content."""
     conn.execute(
@@ -167,14 +169,14 @@ def first_offsets(conn: sqlite3.Connection, term: str) -> dict[str, tuple[int, i
     cursor.row_factory = None
     rows = cursor.execute(
         """
-        SELECT f.path, n.content_hash, m.first
+        SELECT f.path, n.content_hash, m.first, f.size
         FROM (SELECT doc, min(offset) AS first FROM temp.body_instances WHERE term = ?
               GROUP BY doc) m
         CROSS JOIN files f ON f.id = m.doc CROSS JOIN notes n ON n.file_id = m.doc
         """,
         (term,),
     )
-    return {path: (key, first) for path, key, first in rows}
+    return {path: (key, first, size) for path, key, first, size in rows}
 
 
 def body_match_paths(

@@ -221,3 +221,86 @@ def test_hits_are_read_folder_by_folder(
     # each of the 40 folders about once, and the root again each time the reader lets go of
     # them all (in rank order: 138)
     assert 40 <= len(opens) <= 50, len(opens)
+
+
+def test_an_unchanged_hit_is_one_open_and_one_read_without_fstat(
+    many_folders: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hit's file is read with the size the index recorded (``VaultReader.read_sized``): one
+    ``read`` of that size and one byte more, no ``fstat`` and no second read to see the end
+    (issue 35: five system calls a hit became three), and the positions are those matching the
+    text again gives."""
+    from notedex.query import positions
+    from notedex.store import fulltext
+    from notedex.store.connect import connect_readonly
+    from notedex.vault.reading import VaultReader
+
+    vault, db = many_folders
+    conn = connect_readonly(db)
+    try:
+        firsts = fulltext.first_offsets(conn, "book")
+    finally:
+        conn.close()
+    hits = sorted((path, path) for path in firsts)
+    assert len(hits) == 200
+    calls = {"read": 0, "fstat": 0}
+    real = {name: getattr(os, name) for name in calls}
+
+    def counting(name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real[name](*args, **kwargs)
+
+        return call
+
+    with VaultReader(vault) as files:
+        for name in calls:
+            monkeypatch.setattr(os, name, counting(name))
+        found = positions.locate_indexed(files, hits, firsts, "book")
+        monkeypatch.undo()
+        again = positions.locate_hits(files, [rel for _, rel in hits], '"book"', '"book"')
+    assert None not in found and found == again
+    assert calls == {"read": 200, "fstat": 0}
+
+
+def test_a_hit_changed_since_indexed_is_matched_again(tmp_path: Path) -> None:
+    """The sized read vouches only for the content indexed: a file of the same length with
+    other bytes fails the hash, a longer or shorter one the length, a folder in its place the
+    read; each is left to the matcher (None), and an unchanged one is located."""
+    from notedex.query import positions
+    from notedex.store import fulltext
+    from notedex.store.connect import connect_readonly
+    from notedex.vault.reading import VaultReader
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    texts = {
+        "same.md": "intro\nthe book here\n",
+        "swapped.md": "intro\nthe book here\n",
+        "grown.md": "intro\nthe book here\n",
+        "shrunk.md": "intro\nthe book here\n",
+        "folder.md": "intro\nthe book here\n",
+    }
+    for name, text in texts.items():
+        (vault / name).write_text(text, "utf-8")
+    db = tmp_path / "index.db"
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
+    conn = connect_readonly(db)
+    try:
+        firsts = fulltext.first_offsets(conn, "book")
+    finally:
+        conn.close()
+    assert sorted(firsts) == sorted(texts)
+    (vault / "swapped.md").write_text("intro\nthe cook here\n", "utf-8")  # same length
+    (vault / "grown.md").write_text("intro\nthe book here\nmore\n", "utf-8")
+    (vault / "shrunk.md").write_text("intro\nbook\n", "utf-8")
+    (vault / "folder.md").unlink()
+    (vault / "folder.md").mkdir()
+    hits = sorted((path, path) for path in firsts)
+    with VaultReader(vault) as files:
+        found = dict(
+            zip([p for p, _ in hits], positions.locate_indexed(files, hits, firsts, "book"))
+        )
+        (expected,) = positions.locate_hits(files, ["same.md"], '"book"', '"book"')
+    assert found["same.md"] == expected and expected is not None
+    assert {name for name, at in found.items() if at is None} == set(texts) - {"same.md"}
