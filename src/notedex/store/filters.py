@@ -91,6 +91,20 @@ def note_conditions(
     return where
 
 
+def fill_kept(conn: "sqlite3.Connection", nf: "NoteFilter", table: str, column: str) -> None:
+    """Fill the TEMP table ``table`` (the read-only connection's own, created by the caller)
+    with ``column`` (``f.id`` or ``f.path``) of every note ``nf`` keeps, excluded notes never:
+    what a filtered, streamed answer probes instead of a Python set (issue 35)."""
+    params: list[Any] = []
+    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
+    conn.execute(f"DELETE FROM temp.{table}")
+    conn.execute(
+        f"INSERT INTO temp.{table} SELECT {column} FROM notes n JOIN files f"
+        f" ON f.id = n.file_id WHERE {where}",
+        params,
+    )
+
+
 def notes_kept(
     conn: "sqlite3.Connection", column: str, nf: "NoteFilter", params: "list[Any]"
 ) -> str:

@@ -11,7 +11,6 @@ from notedex.store.read import _json_ints
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
-    from typing import Any
 
     Row = sqlite3.Row
 
@@ -109,17 +108,10 @@ def graph_kept_start(conn: "sqlite3.Connection", nf: "NoteFilter") -> None:
     """A TEMP table (the read-only connection's own, SQLite-side) of the file ids of the notes
     ``nf`` keeps: a filtered graph's notes, whose links alone it draws (issue 35: probed by
     the streamed graph's queries instead of a Python set of kept paths)."""
-    from notedex.store.filters import note_conditions
+    from notedex.store.filters import fill_kept
 
-    params: list[Any] = []
-    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS graph_kept (file_id INTEGER PRIMARY KEY)")
-    conn.execute("DELETE FROM temp.graph_kept")
-    conn.execute(
-        "INSERT INTO temp.graph_kept SELECT n.file_id FROM notes n JOIN files f"
-        f" ON f.id = n.file_id WHERE {where}",
-        params,
-    )
+    fill_kept(conn, nf, "graph_kept", "n.file_id")
 
 
 def graph_linked_files(conn: "sqlite3.Connection", kept: bool = False) -> "sqlite3.Cursor":

@@ -24,7 +24,6 @@ TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable
-    from typing import Any
 
     Row = sqlite3.Row
 
@@ -160,17 +159,10 @@ def kept_paths_start(conn: "sqlite3.Connection", nf: "NoteFilter") -> None:
     """A TEMP table (the read-only connection's own, SQLite-side) of the paths of the notes
     ``nf`` keeps: what a filtered, streamed ``health`` probes a finding's note against
     (``kept_path``) instead of holding a set of every kept path (issue 35)."""
-    from notedex.store.filters import note_conditions
+    from notedex.store.filters import fill_kept
 
-    params: list[Any] = []
-    where = " AND ".join(["n.excluded = 0", *note_conditions(conn, nf, params)])
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS kept_paths (path TEXT PRIMARY KEY) WITHOUT ROWID")
-    conn.execute("DELETE FROM temp.kept_paths")
-    conn.execute(
-        "INSERT INTO temp.kept_paths SELECT f.path FROM notes n JOIN files f"
-        f" ON f.id = n.file_id WHERE {where}",
-        params,
-    )
+    fill_kept(conn, nf, "kept_paths", "f.path")
 
 
 def kept_path(conn: "sqlite3.Connection", path: str) -> bool:
