@@ -48,18 +48,18 @@ def cmd_scan(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     nf = note_filter(args, cfg)
     if _streams_paths(args):
-        from notedex.query.stream import scan_paths
+        from notedex.query.stream_scan import scan_paths
 
         end = "\0" if args.nul else "\n"
         return _streamed(args, cfg, lambda conn, doc: scan_paths(conn, doc, nf, end=end), "")
-    # In any order (a sort is SQLite's: query.stream.scan_notes), paged or not.
+    # In any order (a sort is SQLite's: query.stream_scan.scan_notes), paged or not.
     page = (args.offset, args.limit) if args.limit is not None or args.offset else None
     if _streams(args, paged=True):
-        from notedex.query.stream import scan_json
+        from notedex.query.stream_scan import scan_json
 
         return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf, page))
     if _streams_text(args, paged=True):
-        from notedex.query.stream import scan_text
+        from notedex.query.stream_scan import scan_text
 
         return _streamed(args, cfg, lambda conn, doc: scan_text(conn, doc, nf, page))
     from notedex.query.listing import scan
@@ -197,11 +197,11 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
     if args.around is None and (_streams(args, paged=True) or _streams_text(args, paged=True)):
-        from notedex.query import stream
+        from notedex.query import stream_graph
 
-        body = stream.graph_json if args.json else stream.graph_text
+        body = stream_graph.graph_json if args.json else stream_graph.graph_text
         if args.graph_format == "dot" and not args.json:
-            body = stream.graph_dot
+            body = stream_graph.graph_dot
         page = None if _unpaged(args) else (args.offset, args.limit)
         return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, page))
     render = render_dot if args.graph_format == "dot" else render_graph
