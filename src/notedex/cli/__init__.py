@@ -3,8 +3,6 @@
 This is the entry point (``notedex.cli.main``) and the one place that turns an exception into
 an exit code (STYLE 8). Only the stdlib is imported at module level: every import here costs
 every query (STYLE 7).
-
-Over 400 lines on purpose: every command loads it whole; a split adds an import per query.
 """
 
 import sys

@@ -173,12 +173,6 @@ def cmd_mentions(args: "argparse.Namespace") -> int:
 
 
 def cmd_graph(args: "argparse.Namespace") -> int:
-    from pathlib import Path
-
-    from notedex.query.find import find_note
-    from notedex.query.listing import graph
-    from notedex.query.render import render_dot, render_graph
-
     if args.graph_format == "dot" and args.json:
         raise _usage("give --json or --format dot, not both")
     cfg = _config(args)
@@ -188,7 +182,12 @@ def cmd_graph(args: "argparse.Namespace") -> int:
 
     def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         if args.around is None:
+            from notedex.query.listing import graph
+
             return graph(conn, nf)
+        from pathlib import Path
+
+        from notedex.query.find import find_note
         from notedex.query.neighbourhood import MAX_DEPTH, MAX_NODES, neighbourhood
 
         if not 1 <= args.depth <= MAX_DEPTH:
@@ -204,6 +203,8 @@ def cmd_graph(args: "argparse.Namespace") -> int:
             body = stream_graph.graph_dot
         page = None if _unpaged(args) else (args.offset, args.limit)
         return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, page))
+    from notedex.query.render import render_dot, render_graph  # not for the streamed forms
+
     render = render_dot if args.graph_format == "dot" else render_graph
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 

@@ -58,7 +58,6 @@ def cmd_lookup(args: "argparse.Namespace") -> int:
 
 
 def cmd_health(args: "argparse.Namespace") -> int:
-    from notedex.query.render import render_health
     from notedex.query.reports import (
         HEALTH_LISTS,
         finding_paths,
@@ -88,6 +87,7 @@ def cmd_health(args: "argparse.Namespace") -> int:
         body = stream_health.health_chosen_json if args.json else stream_health.health_chosen_text
         return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, choice, page))
     if chosen:
+        from notedex.query.render import render_health
         from notedex.query.reports import selected
 
         def built(conn: "sqlite3.Connection") -> "dict[str, Any]":
@@ -113,6 +113,8 @@ def cmd_health(args: "argparse.Namespace") -> int:
         from notedex.query.stream_health import health_text
 
         return _streamed(args, cfg, health_text)
+    from notedex.query.render import render_health  # not for the streamed forms above
+
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
     return answer(

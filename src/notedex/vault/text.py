@@ -10,8 +10,6 @@ This module is on every query's path, and importing ``re`` costs a query a few m
 code point, and only the index side's one big pattern (compiled on first use) needs ``re``.
 Nor ``bisect`` (a C extension to load) or, for ASCII text, ``unicodedata``: ASCII is its own
 NFC and NFKC, so an ASCII question never loads it.
-
-Over 400 lines on purpose: one text rule for the index and the queries, loaded by every query.
 """
 
 import sys
