@@ -358,6 +358,38 @@ def test_a_filtered_scan_skips_the_outline_model(demo: tuple[Path, Path]) -> Non
     assert sorted(heavy & names) == []  # sorted and piped: streamed, as in path order
 
 
+STREAM_FORMS = {"scan", "graph", "health", "indented"}
+
+
+@pytest.mark.parametrize(
+    ("command", "unused"),
+    [
+        (("scan", "--json"), {"notedex.query.reports"}),
+        (("graph", "--json"), {"notedex.query.reports", "notedex.query.render", "pathlib"}),
+        (("health", "--json"), {"notedex.query.render", "notedex.query.find"}),
+        (("export",), {"notedex.query.reports", "notedex.query.output"}),
+    ],
+    ids=lambda c: " ".join(c) if isinstance(c, tuple) else "",
+)
+def test_a_piped_streamed_answer_loads_its_own_form_only(
+    demo: tuple[Path, Path], command: tuple[str, ...], unused: set[str]
+) -> None:
+    """docs/design/streaming.md, "A module per command": a piped scan, graph or health loads the
+    shared query.stream and its own form's module, not the others' nor the terminal's indenter;
+    graph and health no renderer (graph no pathlib either), export and scan no query.reports."""
+    vault, db = demo
+    names = imported_modules(*command, "--no-refresh", "--vault", vault, "--db", db)
+    assert "notedex.query.stream" in names  # the probe saw a streamed answer
+    own = {f"notedex.query.stream_{command[0]}"} & {
+        f"notedex.query.stream_{f}" for f in STREAM_FORMS
+    }
+    assert own <= names
+    others = {f"notedex.query.stream_{f}" for f in STREAM_FORMS} - own
+    if command[0] == "graph":  # query.listing's whole scan builds with stream_scan's objects
+        others.discard("notedex.query.stream_scan")
+    assert sorted((others | unused) & names) == []
+
+
 BENCH_LIKE_BASE = """\
 filters:
   and:
