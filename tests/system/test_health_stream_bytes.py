@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from notedex.query import stream
+from notedex.query import stream, stream_health
 from notedex.query.output import compact_json
 from notedex.query.reports import health
 from notedex.store import health_lists
@@ -92,7 +92,7 @@ def test_streamed_health_through_a_buffer_is_the_whole_answer(
     conn = connect_readonly(db)
     with conn:
         doc = stream.Document(text.append, raw=lambda b: raw.append(bytes(b)), sync=lambda: None)
-        stream.streamed(conn, stream.health_json, doc=doc)
+        stream.streamed(conn, stream_health.health_json, doc=doc)
     expected = _expected(db)
     assert not text  # every byte went to the buffer: the text was encoded around the JSON
     assert b"".join(raw) == expected

@@ -304,7 +304,7 @@ def test_recent_and_a_sorted_scan_load_the_listing_list_and_nothing_heavy(
     vault, db = demo
     common = ("--vault", vault, "--db", db, "--no-refresh")
     listed = hot_path_list("listing-path", FILTER_BUDGET)
-    assert len(listed) == 4
+    assert len(listed) == 5
     allowed = hot_path_list() | hot_path_list("filter-path", FILTER_BUDGET) | listed
     for args in (("recent", "--json"), ("scan", "--sort", "modified", "--folder", "Projects")):
         names = imported_modules(*args, *common)
@@ -356,6 +356,38 @@ def test_a_filtered_scan_skips_the_outline_model(demo: tuple[Path, Path]) -> Non
     names = imported_modules(*args, "--json", "--vault", vault, "--db", db, "--no-refresh")
     heavy = {"notedex.store.outline", "notedex.vault.model", "dataclasses", "notedex.query.listing"}
     assert sorted(heavy & names) == []  # sorted and piped: streamed, as in path order
+
+
+STREAM_FORMS = {"scan", "graph", "health", "indented"}
+
+
+@pytest.mark.parametrize(
+    ("command", "unused"),
+    [
+        (("scan", "--json"), {"notedex.query.reports"}),
+        (("graph", "--json"), {"notedex.query.reports", "notedex.query.render", "pathlib"}),
+        (("health", "--json"), {"notedex.query.render", "notedex.query.find"}),
+        (("export",), {"notedex.query.reports", "notedex.query.output"}),
+    ],
+    ids=lambda c: " ".join(c) if isinstance(c, tuple) else "",
+)
+def test_a_piped_streamed_answer_loads_its_own_form_only(
+    demo: tuple[Path, Path], command: tuple[str, ...], unused: set[str]
+) -> None:
+    """docs/design/streaming.md, "A module per command": a piped scan, graph or health loads the
+    shared query.stream and its own form's module, not the others' nor the terminal's indenter;
+    graph and health no renderer (graph no pathlib either), export and scan no query.reports."""
+    vault, db = demo
+    names = imported_modules(*command, "--no-refresh", "--vault", vault, "--db", db)
+    assert "notedex.query.stream" in names  # the probe saw a streamed answer
+    own = {f"notedex.query.stream_{command[0]}"} & {
+        f"notedex.query.stream_{f}" for f in STREAM_FORMS
+    }
+    assert own <= names
+    others = {f"notedex.query.stream_{f}" for f in STREAM_FORMS} - own
+    if command[0] == "graph":  # query.listing's whole scan builds with stream_scan's objects
+        others.discard("notedex.query.stream_scan")
+    assert sorted((others | unused) & names) == []
 
 
 BENCH_LIKE_BASE = """\

@@ -439,7 +439,7 @@ def test_json_on_a_terminal_streams_the_indented_document(
     indexed: tuple[Path, Path], command: tuple[str, ...], build: Any, code: int
 ) -> None:
     """On a terminal ``--json`` is indented (``emit_json``: ``json.dumps(indent=2)``); the
-    streamed document is indented as it goes (``stream.Indented``), byte for byte."""
+    streamed document is indented as it goes (``stream_indented.Indented``), byte for byte."""
     import json
 
     from notedex.cli import main

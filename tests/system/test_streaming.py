@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -111,11 +112,12 @@ def test_no_write_holds_the_whole_document(indexed: tuple[Path, Path], name: str
     writes, none much longer than a chunk, together the whole answer's bytes."""
     from notedex.query import stream
 
+    form = import_module(f"notedex.query.stream_{name}")
     _vault, db = indexed
     writes: list[str] = []
     conn = connect_readonly(db)
     with conn:
-        stream.streamed(conn, getattr(stream, f"{name}_json"), writes.append)
+        stream.streamed(conn, getattr(form, f"{name}_json"), writes.append)
     expected = _expected(db, {"graph": graph, "scan": scan, "health": health}[name]).decode()
     assert "".join(writes) == expected
     assert len(expected) > 4 * stream.CHUNK
@@ -282,11 +284,12 @@ def test_no_text_write_holds_the_whole_answer(indexed: tuple[Path, Path], name: 
     from notedex.query import stream
     from notedex.query.render import render_health, render_scan
 
+    form = import_module(f"notedex.query.stream_{name}")
     vault, db = indexed
     writes: list[str] = []
     conn = connect_readonly(db)
     with conn:
-        stream.streamed(conn, getattr(stream, f"{name}_text"), writes.append)
+        stream.streamed(conn, getattr(form, f"{name}_text"), writes.append)
     expected = _rendered(
         vault,
         db,

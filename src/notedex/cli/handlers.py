@@ -210,8 +210,8 @@ def answer(
 def _streams(args: "argparse.Namespace", *, paged: bool = False) -> bool:
     """Whether the whole-vault answer goes out as it is read (ARCHITECTURE "Streaming
     answers"): ``--json`` of the whole answer (on a terminal indented as it goes,
-    ``stream.Indented``), not ``--paths``, and not paged unless the command streams its pages
-    too (``paged``)."""
+    ``stream_indented.Indented``), not ``--paths``, and not paged unless the command streams
+    its pages too (``paged``)."""
     return (
         args.json
         and not (getattr(args, "paths", False) or getattr(args, "nul", False))
@@ -267,7 +267,7 @@ def _streamed(
     """Write ``body``'s document while it reads the index. The exit code is known before the
     first byte (``Document.findings``, which the body sets first): 1 for findings, else 0, as
     long as the document is whole or the reader closed the pipe; a failure's code otherwise."""
-    from notedex.query.stream import Document, Indented, streamed
+    from notedex.query.stream import Document, streamed
 
     docs: list[Document] = []
     indented = args.json and sys.stdout.isatty()  # for people: as emit_json shows it
@@ -275,6 +275,8 @@ def _streamed(
     def attempt(conn: "sqlite3.Connection") -> None:
         # A fresh one if a corrupt index is rebuilt; UTF-8 from the index goes to the buffer.
         if indented:
+            from notedex.query.stream_indented import Indented
+
             docs.append(Document(Indented(sys.stdout.write)))
         else:
             docs.append(Document(sys.stdout.write, raw=_utf8_buffer(), sync=sys.stdout.flush))

@@ -48,18 +48,18 @@ def cmd_scan(args: "argparse.Namespace") -> int:
     cfg = _config(args)
     nf = note_filter(args, cfg)
     if _streams_paths(args):
-        from notedex.query.stream import scan_paths
+        from notedex.query.stream_scan import scan_paths
 
         end = "\0" if args.nul else "\n"
         return _streamed(args, cfg, lambda conn, doc: scan_paths(conn, doc, nf, end=end), "")
-    # In any order (a sort is SQLite's: query.stream.scan_notes), paged or not.
+    # In any order (a sort is SQLite's: query.stream_scan.scan_notes), paged or not.
     page = (args.offset, args.limit) if args.limit is not None or args.offset else None
     if _streams(args, paged=True):
-        from notedex.query.stream import scan_json
+        from notedex.query.stream_scan import scan_json
 
         return _streamed(args, cfg, lambda conn, doc: scan_json(conn, doc, nf, page))
     if _streams_text(args, paged=True):
-        from notedex.query.stream import scan_text
+        from notedex.query.stream_scan import scan_text
 
         return _streamed(args, cfg, lambda conn, doc: scan_text(conn, doc, nf, page))
     from notedex.query.listing import scan
@@ -173,12 +173,6 @@ def cmd_mentions(args: "argparse.Namespace") -> int:
 
 
 def cmd_graph(args: "argparse.Namespace") -> int:
-    from pathlib import Path
-
-    from notedex.query.find import find_note
-    from notedex.query.listing import graph
-    from notedex.query.render import render_dot, render_graph
-
     if args.graph_format == "dot" and args.json:
         raise _usage("give --json or --format dot, not both")
     cfg = _config(args)
@@ -188,7 +182,12 @@ def cmd_graph(args: "argparse.Namespace") -> int:
 
     def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
         if args.around is None:
+            from notedex.query.listing import graph
+
             return graph(conn, nf)
+        from pathlib import Path
+
+        from notedex.query.find import find_note
         from notedex.query.neighbourhood import MAX_DEPTH, MAX_NODES, neighbourhood
 
         if not 1 <= args.depth <= MAX_DEPTH:
@@ -197,13 +196,15 @@ def cmd_graph(args: "argparse.Namespace") -> int:
         return neighbourhood(conn, centre, depth=args.depth, max_nodes=MAX_NODES)
 
     if args.around is None and (_streams(args, paged=True) or _streams_text(args, paged=True)):
-        from notedex.query import stream
+        from notedex.query import stream_graph
 
-        body = stream.graph_json if args.json else stream.graph_text
+        body = stream_graph.graph_json if args.json else stream_graph.graph_text
         if args.graph_format == "dot" and not args.json:
-            body = stream.graph_dot
+            body = stream_graph.graph_dot
         page = None if _unpaged(args) else (args.offset, args.limit)
         return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, page))
+    from notedex.query.render import render_dot, render_graph  # not for the streamed forms
+
     render = render_dot if args.graph_format == "dot" else render_graph
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 

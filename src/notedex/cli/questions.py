@@ -58,7 +58,6 @@ def cmd_lookup(args: "argparse.Namespace") -> int:
 
 
 def cmd_health(args: "argparse.Namespace") -> int:
-    from notedex.query.render import render_health
     from notedex.query.reports import (
         HEALTH_LISTS,
         finding_paths,
@@ -71,7 +70,7 @@ def cmd_health(args: "argparse.Namespace") -> int:
     nf = note_filter(args, cfg)
     choice = _health_selection(args, cfg)
     if _streams_paths(args):
-        from notedex.query.stream import health_paths
+        from notedex.query.stream_health import health_paths
 
         end = "\0" if args.nul else "\n"
         active = nf if nf is not None and nf.active else None
@@ -82,12 +81,13 @@ def cmd_health(args: "argparse.Namespace") -> int:
     chosen = choice is not None or (nf is not None and nf.active)
     if (chosen or page is not None) and (
         _streams(args, paged=True) or _streams_text(args, paged=True)
-    ):  # finding after finding (query.stream)
-        from notedex.query import stream
+    ):  # finding after finding (query.stream_health)
+        from notedex.query import stream_health
 
-        body = stream.health_chosen_json if args.json else stream.health_chosen_text
+        body = stream_health.health_chosen_json if args.json else stream_health.health_chosen_text
         return _streamed(args, cfg, lambda conn, doc: body(conn, doc, nf, choice, page))
     if chosen:
+        from notedex.query.render import render_health
         from notedex.query.reports import selected
 
         def built(conn: "sqlite3.Connection") -> "dict[str, Any]":
@@ -106,13 +106,15 @@ def cmd_health(args: "argparse.Namespace") -> int:
             lists=HEALTH_LISTS,
         )
     if _streams(args):
-        from notedex.query.stream import health_json as streamed_health
+        from notedex.query.stream_health import health_json as streamed_health
 
         return _streamed(args, cfg, streamed_health)
     if _streams_text(args):
-        from notedex.query.stream import health_text
+        from notedex.query.stream_health import health_text
 
         return _streamed(args, cfg, health_text)
+    from notedex.query.render import render_health  # not for the streamed forms above
+
     # Piped --json: compact JSON built by SQLite, as emit_json writes it to a pipe; at 100k
     # notes the report has tens of thousands of findings.
     return answer(

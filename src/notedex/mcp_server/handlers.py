@@ -7,6 +7,8 @@ function's answer, the CLI's ``--json`` document, with ``stale`` and, for lists,
 ``offset``/``limit``/``hasMore``. Every failure leaves as a ``ToolError`` with a message for the
 client. ``capture``, listed only with ``--allow-capture``, is the one handler that writes: a new
 note in the inbox through ``edit.capture``, with no connection at all.
+
+Over 400 lines on purpose: a short method per tool, all sharing ``VaultTools``' connection.
 """
 
 from __future__ import annotations

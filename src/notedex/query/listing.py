@@ -14,7 +14,7 @@ import time
 from notedex.errors import UsageError
 from notedex.query.filters import EVERY_NOTE, NoteFilter
 from notedex.query.find import find_note, read_note_text
-from notedex.query.stream import scan_entry, scan_error
+from notedex.query.stream_scan import scan_entry, scan_error
 from notedex.store import one_note, read
 from notedex.store.connect import REBUILDING, LockHolder, lock_holder, read_transaction
 from notedex.store.schema import REBUILD_SUFFIX, SCHEMA_VERSION

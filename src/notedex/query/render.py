@@ -2,6 +2,8 @@
 
 The JSON writer, the ``Renderer`` and lookup's text live in ``query.output`` (what a lookup
 loads); they are re-exported here, where every other command's renderer is.
+
+Over 400 lines on purpose: every command's text renderer side by side, on one ``Renderer``.
 """
 
 import sys

@@ -1,6 +1,9 @@
 """The note rows: notes, title_grams, exact_names, tags, aliases, links, tasks, problems and the
 body index of each note, written from parsed notes and cleared before a note is written again or
-deleted."""
+deleted.
+
+Over 400 lines on purpose: what clears a note's rows and what writes them, side by side.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """The one writer: a thin facade that owns the writer connection, the one transaction helper
 and the link-candidate index, and exposes each step of an apply; the SQL of each job is in
-store/files.py, notes.py, links.py, findings.py and maintenance.py; indexing/ drives it."""
+store/files.py, notes.py, links.py, findings.py and maintenance.py; indexing/ drives it.
+
+Over 400 lines on purpose: a short method per step of an apply, around one ``transaction()``.
+"""
 
 from __future__ import annotations
 

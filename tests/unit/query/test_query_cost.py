@@ -24,7 +24,8 @@ from notedex.query.export import export_connector
 from notedex.query.filters import NoteFilter
 from notedex.query.lookup import lookup
 from notedex.query.search import search
-from notedex.query.stream import Document, scan_json
+from notedex.query.stream import Document
+from notedex.query.stream_scan import scan_json
 from notedex.store.connect import connect_readonly
 from tests.helpers import run_inprocess
 from tests.indexcheck import vm_steps

@@ -1,5 +1,5 @@
-"""A filtered scan streamed (query.stream.scan_json) reads the tags and aliases of the notes the
-filter keeps only (issue 32), merged by path in path order or by id in another, and writes the
+"""A filtered scan streamed (query.stream_scan.scan_json) reads the tags and aliases of the notes
+the filter keeps only (issue 32), merged by path in path order or by id in another, and writes the
 document ``query.listing.scan`` answers, byte for byte, for every kind of filter and order."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 from notedex.query.filters import NoteFilter, parse_where
 from notedex.query.listing import scan
 from notedex.query.output import compact_json
-from notedex.query.stream import Document, scan_json
+from notedex.query.stream import Document
+from notedex.query.stream_scan import scan_json
 from notedex.store import read
 from notedex.store.connect import connect_readonly
 from tests.indexcheck import indexed_vault

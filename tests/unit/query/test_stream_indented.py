@@ -1,6 +1,6 @@
-"""``stream.Indented`` turns compact JSON, given in pieces cut anywhere (inside a string,
-between a backslash and what it escapes, between a bracket and its close), into exactly what
-``json.dumps(indent=2, ensure_ascii=False)`` writes of the same document."""
+"""``stream_indented.Indented`` turns compact JSON, given in pieces cut anywhere (inside a
+string, between a backslash and what it escapes, between a bracket and its close), into exactly
+what ``json.dumps(indent=2, ensure_ascii=False)`` writes of the same document."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from notedex.query.output import compact_json
-from notedex.query.stream import Indented
+from notedex.query.stream_indented import Indented
 
 AWKWARD = ["", 'a"b\\c', "x,y:{}[]", 'é\n\\"', "\\", '"', "{[", "\u2028", 1, -2.5, 10**20, None]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from notedex.store import health_lists, read
 from notedex.store.connect import connect_readonly
@@ -99,14 +100,30 @@ def test_health_splits_notes_without_backlinks_into_orphans_and_unlinked(tmp_pat
     ]
 
 
+def _document_and_report(
+    tmp_path: Path, files: dict[str, str]
+) -> tuple[bytes, int, dict[str, Any]]:
+    """The vault ``files`` indexed: health's SQLite-built document, its broken count, and the
+    report ``query.reports.health`` builds, read in one connection."""
+    from notedex.query.reports import health, health_json
+
+    vault = make_vault(tmp_path / "v", files)
+    db = tmp_path / "i.db"
+    build(vault, db)
+    conn = connect_readonly(db)
+    try:
+        document, broken = health_json(conn)
+        return document, broken, health(conn)
+    finally:
+        conn.close()
+
+
 def test_health_json_is_the_health_report_encoded(tmp_path: Path) -> None:
     """The SQLite-built document is byte for byte what emit_json writes for health() to a pipe."""
     import json
 
-    from notedex.query.reports import health, health_json
-
-    vault = make_vault(
-        tmp_path / "v",
+    document, broken, data = _document_and_report(
+        tmp_path,
         {
             'Quote "q" \\ tab\t.md': '[[Missing "x"]] [[ctl\u0001]] ![[Nope.MD|w]]\n',
             "日本語 🎉.md": "---\ntitle: 'Ünïcode \u2028 title'\ntags: a, b\n---\n[t](No%20such.md)\n",
@@ -115,14 +132,6 @@ def test_health_json_is_the_health_report_encoded(tmp_path: Path) -> None:
             "bad.md": "---\n[: x\n---\n",
         },
     )
-    db = tmp_path / "i.db"
-    build(vault, db)
-    conn = connect_readonly(db)
-    try:
-        document, broken = health_json(conn)
-        data = health(conn)
-    finally:
-        conn.close()
     expected = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
     assert document == expected.encode()
     assert broken == data["brokenLinkCount"] + data["brokenAnchorCount"] == 4 + 2
@@ -135,10 +144,8 @@ def test_health_json_lists_warnings_as_health_does(tmp_path: Path) -> None:
     order health() sorts them (stable by path: a path's stored warnings, then its links)."""
     import json
 
-    from notedex.query.reports import health, health_json
-
-    vault = make_vault(
-        tmp_path / "v",
+    document, _, data = _document_and_report(
+        tmp_path,
         {
             "a/X.md": "",
             "b/X.md": "",
@@ -148,14 +155,6 @@ def test_health_json_lists_warnings_as_health_does(tmp_path: Path) -> None:
             "bad.md": "---\n[: x\n---\n",
         },
     )
-    db = tmp_path / "i.db"
-    build(vault, db)
-    conn = connect_readonly(db)
-    try:
-        document, _ = health_json(conn)
-        data = health(conn)
-    finally:
-        conn.close()
     messages = [(w["path"], w["message"][:20]) for w in data["warnings"]]
     assert sum("ambiguous" in w["message"] for w in data["warnings"]) == 3, messages
     assert [p for p, _ in messages].count("c/src.md") >= 3, messages  # both kinds on one path
