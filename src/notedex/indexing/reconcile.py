@@ -166,7 +166,7 @@ def diff_against_index(
 ) -> Diff:
     """Diff walked files against the ``files`` rows by a merge-join in path order
     (``diff_entries``)."""
-    entries = ((f.path, f.disk_path, f.size, f.mtime_ns, f.inode, f.ctime_ns) for f in files)
+    entries = ((f.path, f.size, f.mtime_ns, f.inode, f.ctime_ns, f.disk_path) for f in files)
     return diff_entries(writer, entries, hinted)
 
 
@@ -183,15 +183,17 @@ def diff_entries(
     looked up there, so the result never depends on the order, only the memory does.
 
     The merge reads each row's etag only (``IndexWriter.iter_etags``). A file whose size,
-    mtime, inode and change time are its row's, not racy, not hinted and not unreadable is
-    unchanged (what ``_compare`` concludes for it) and is passed over as two tuples (issue 35:
-    a clean start of 1M notes is a million of these); its kind is its row's, as both follow
-    the path's suffix. The rows of the other files are read whole a chunk at a time (what a
-    ``cp -a`` restore holds at once stays what ``to_hash`` holds), the stale paths' at the
-    end, and each file goes through ``_compare``.
+    mtime, inode and change time are its row's, not racy (a racy row's size is one no file
+    has), not hinted and not unreadable is unchanged (what ``_compare`` concludes for it) and is
+    passed over after one compare of two tuples (issue 35: a clean start of 1M notes is a
+    million of these); its kind is its row's, as both follow the path's suffix. The rows of
+    the other files are read whole a chunk at a time (what a ``cp -a`` restore holds at once
+    stays what ``to_hash`` holds), the stale paths' at the end, and each file goes through
+    ``_compare``.
     """
     diff = Diff()
     unreadable = writer.unreadable_paths()
+    special = unreadable | hinted  # compared by content or parsed again, whatever the etag
     rows = writer.iter_etags()
     head = next(rows, None)
     passed: set[str] = set()  # rows the walk moved past: stale unless met later
@@ -199,30 +201,25 @@ def diff_entries(
     walked = 0
     for entry in entries:
         walked += 1
-        path, _, size, mtime_ns, inode, ctime_ns = entry
-        while head is not None and head[0] < path:
-            passed.add(head[0])
+        if entry[:5] == head:  # the row's etag, settled: unchanged unless special
             head = next(rows, None)
-        if head is not None and head[0] == path:
-            row = head
-            head = next(rows, None)
-            if (
-                row[1] == size
-                and row[2] == mtime_ns
-                and row[3] == inode
-                and row[4] == ctime_ns
-                and row[5]  # settled: not racy
-                and path not in hinted
-                and path not in unreadable
-            ):
+            if not special or entry[0] not in special:
                 continue
             differ.append(entry)
-        elif path in passed:
-            passed.discard(path)
-            differ.append(entry)
-        else:  # no row: new to the index
-            _compare(entry_file(entry), None, unreadable, diff, forced=path in hinted)
-            continue
+        else:
+            path = entry[0]
+            while head is not None and head[0] < path:
+                passed.add(head[0])
+                head = next(rows, None)
+            if head is not None and head[0] == path:  # the etag differs, or the row is racy
+                head = next(rows, None)
+                differ.append(entry)
+            elif path in passed:
+                passed.discard(path)
+                differ.append(entry)
+            else:  # no row: new to the index
+                _compare(entry_file(entry), None, unreadable, diff, forced=path in hinted)
+                continue
         if len(differ) >= LOOKUP_CHUNK:
             _compare_rows(writer, differ, unreadable, diff, hinted)
             differ = []

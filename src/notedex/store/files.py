@@ -7,13 +7,16 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 from notedex.store.etags import RACY_WINDOW_NS
+from notedex.store.etags_aside import ASIDE_ROWS, rows_aside
 from notedex.vault.model import VaultFile
 
 LOOKUP_CHUNK = 5000  # paths looked up (or re-resolved) per query: bounds what is held at once
 PENDING_SIZE = -1  # files.size of a note registered but not yet written
+RACY_SIZE = -2  # iter_etags's size of a racy row: equal to no file's
 UNREADABLE_KIND = "read"  # vault.parse's problem kind for a note it could not open or read
 
 _FILE_COLUMNS = "id, path, disk_rel, is_note, size, mtime_ns, inode, indexed_ns, ctime_ns"
@@ -21,11 +24,14 @@ _FILES_BY_PATHS = (
     f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN (SELECT value FROM json_each(?))"
 )
 _FILES_IN_PATH_ORDER = f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"
-# IndexedFile.racy's rule, negated: mtime_ns + RACY_WINDOW_NS >= indexed_ns is racy.
-_ETAGS_IN_PATH_ORDER = (
-    "SELECT path, size, mtime_ns, inode, ctime_ns, mtime_ns + ? < indexed_ns "
-    "FROM files ORDER BY path"
+# IndexedFile.racy's rule, negated: mtime_ns + RACY_WINDOW_NS >= indexed_ns is racy; a racy
+# row's size is RACY_SIZE, which no file has.
+_ETAGS = (
+    f"SELECT path, CASE WHEN mtime_ns + ? < indexed_ns THEN size ELSE {RACY_SIZE} END, "
+    "mtime_ns, inode, ctime_ns FROM files"
 )
+_ETAGS_IN_PATH_ORDER = f"{_ETAGS} ORDER BY path"
+_ETAGS_AFTER = f"{_ETAGS} WHERE path > ? ORDER BY path"
 # folder, folder + "/", folder + "0": "0" follows "/", so the range is exactly "folder/..."
 _FILES_UNDER = f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ? OR (path >= ? AND path < ?)"
 
@@ -78,12 +84,26 @@ def iter_files(conn: sqlite3.Connection) -> Iterator[IndexedFile]:
     return _select(conn, _FILES_IN_PATH_ORDER, ())
 
 
-def iter_etags(conn: sqlite3.Connection) -> Iterator[tuple[str, int, int, int, int, int]]:
-    """(path, size, mtime_ns, inode, ctime_ns, settled) of every row in path order, as plain
-    tuples: ``settled`` is 1 when the row is not ``racy``. The start-up merge reads the least a
-    row and makes a row object only for a file whose stat differs (issue 35: six values a row
-    instead of nine, at 1M rows)."""
+def iter_etags(
+    conn: sqlite3.Connection, db_path: Path | None = None, *, aside_from: int | None = None
+) -> Iterator[tuple[str, int, int, int, int]]:
+    """(path, size, mtime_ns, inode, ctime_ns) of every row in path order, as plain tuples,
+    with ``RACY_SIZE`` for the size of a ``racy`` row: a tuple equal to a walked file's
+    (``vault.walk.Entry``'s first five) is a settled row of an unchanged file, one compare
+    (issue 35: five values a row instead of nine, at 1M rows). With ``db_path`` (the index
+    ``conn`` reads) and about ``aside_from`` rows or more (``ASIDE_ROWS``), a child process
+    reads them (``store.etags_aside``)."""
+    if aside_from is None:
+        aside_from = ASIDE_ROWS
+    if db_path is not None and _row_estimate(conn) >= aside_from:
+        return rows_aside(conn, db_path, _ETAGS_IN_PATH_ORDER, _ETAGS_AFTER, RACY_WINDOW_NS)
     return iter(conn.execute(_ETAGS_IN_PATH_ORDER, (RACY_WINDOW_NS,)))
+
+
+def _row_estimate(conn: sqlite3.Connection) -> int:
+    """The largest row id: about the number of rows, read from the end of one b-tree."""
+    row = conn.execute("SELECT max(id) FROM files").fetchone()
+    return int(row[0] or 0)
 
 
 def files_under(conn: sqlite3.Connection, folder: str) -> list[IndexedFile]:

@@ -174,10 +174,11 @@ class IndexWriter:
         """
         return files.iter_files(self.conn)
 
-    def iter_etags(self) -> Iterator[tuple[str, int, int, int, int, int]]:
-        """(path, size, mtime_ns, inode, ctime_ns, settled) of every row in path order
-        (``store.files.iter_etags``). Consume it before writing."""
-        return files.iter_etags(self.conn)
+    def iter_etags(self) -> Iterator[tuple[str, int, int, int, int]]:
+        """(path, size, mtime_ns, inode, ctime_ns) of every row in path order, a racy row's
+        size ``RACY_SIZE`` (``store.files.iter_etags``: many are read by a child process).
+        Consume it before writing."""
+        return files.iter_etags(self.conn, self.db_path)
 
     def files_under(self, folder: str) -> list[IndexedFile]:
         return files.files_under(self.conn, folder)

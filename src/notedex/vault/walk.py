@@ -54,10 +54,11 @@ NOT_UTF8_MESSAGE = "file name is not valid UTF-8"
 
 _DirId = tuple[int, int]
 
-Entry = tuple[str, str, int, int, int, int]
-"""A regular file as the streaming walk finds it: (path, disk_path, size, mtime_ns, inode,
-ctime_ns); ``entry_file`` makes it a ``VaultFile``. A plain tuple: the start-up reconcile of a
-1M-note vault makes one per file and passes over the unchanged ones (issue 35)."""
+Entry = tuple[str, int, int, int, int, str]
+"""A regular file as the streaming walk finds it: (path, size, mtime_ns, inode, ctime_ns,
+disk_path); ``entry_file`` makes it a ``VaultFile``. A plain tuple: the start-up reconcile of a
+1M-note vault makes one per file and passes over the unchanged ones, its first five values
+compared at once with the row's etag (``store.files.iter_etags``, issue 35)."""
 
 FolderHook = Callable[[str, bool], None]
 """Told of each real folder of the vault's own tree just before the walk lists it: its path
@@ -218,11 +219,11 @@ class _Walk:
                     if is_reg(info.st_mode):
                         yield (
                             path,
-                            disk_path,
                             info.st_size,
                             info.st_mtime_ns,
                             info.st_ino,
                             info.st_ctime_ns,
+                            disk_path,
                         )
                         continue
                     item = self._entry(disk_path, path, folder, info)
@@ -411,12 +412,12 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _entry_of(disk_path: str, path: str, info: os.stat_result) -> Entry:
-    return (path, disk_path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+    return (path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns, disk_path)
 
 
 def entry_file(entry: Entry) -> VaultFile:
     """The ``VaultFile`` of a walk ``Entry``."""
-    path, disk_path, size, mtime_ns, inode, ctime_ns = entry
+    path, size, mtime_ns, inode, ctime_ns, disk_path = entry
     return VaultFile(path, disk_path, is_note_name(path), size, mtime_ns, inode, ctime_ns)
 
 

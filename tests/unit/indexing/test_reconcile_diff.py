@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from notedex.indexing.reconcile import Diff, _compare, diff_against_index, diff_entries, reconcile
+from notedex.store import files as files_module
 from notedex.store.files import IndexedFile
 from notedex.store.writer import IndexWriter
 from notedex.vault.model import VaultFile
@@ -107,8 +108,16 @@ def _shape(diff: Diff) -> tuple[list[str], list[str], list[str], list[str], int]
     )
 
 
+@pytest.fixture(params=["in process", "child"])
+def rows_read(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The merge's rows read in process, or by a child process as at scale (issue 35)."""
+    if request.param == "child":
+        monkeypatch.setattr(files_module, "ASIDE_ROWS", 0)
+    return str(request.param)
+
+
 def test_the_streamed_diff_passes_over_only_what_the_plain_comparison_finds_unchanged(
-    writer: IndexWriter,
+    writer: IndexWriter, rows_read: str
 ) -> None:
     # diff_entries passes over a file whose stat matches its row without making an object
     # for it (issue 35): it must find exactly what _compare finds, file by file.
@@ -173,3 +182,47 @@ def test_the_streamed_diff_reads_the_differing_rows_a_chunk_at_a_time(
     assert streamed[3] == ["A0.md"] and streamed[2] == ["A/B c.png", "img/pic.png"]
     assert len(streamed[1]) == len(TRICKY) - 3  # every note left: its content decides
     assert max(reads) <= 3 and sum(reads) == len(TRICKY)  # every row, stale one included
+
+
+def test_every_change_made_while_stopped_is_seen_with_the_rows_read_by_a_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A clean start of a large vault reads the rows' etags in a child process (issue 35): no
+    # change may hide from that merge, whatever stat it keeps.
+    vault = make_vault(
+        tmp_path / "v",
+        {
+            "A/same.md": "one [[B/b]]\n",
+            "A/reused.md": "reused\n",
+            "A/old name.md": "renamed within its folder\n",
+            "B/b.md": "# B\n",
+            "C/inside.md": "a folder that becomes a file\n",
+            "Case.md": "case only\n",
+            "gone.md": "deleted\n",
+            "pic.png": b"png",
+        },
+    )
+    age(vault)
+    db = tmp_path / "i.db"
+    monkeypatch.setattr(files_module, "ASIDE_ROWS", 0)
+    with IndexWriter(db, vault, workers=1) as writer:
+        reconcile(writer)
+        same = vault / "A" / "same.md"  # the same size, the mtime put back
+        st = os.stat(same)
+        same.write_text("two [[B/b]]\n")
+        os.utime(same, ns=(st.st_atime_ns, st.st_mtime_ns))
+        reused = vault / "A" / "reused.md"  # recreated: the same size and mtime
+        st = os.stat(reused)
+        reused.unlink()
+        reused.write_text("REUSED\n")
+        os.utime(reused, ns=(st.st_atime_ns, st.st_mtime_ns))
+        (vault / "A" / "old name.md").rename(vault / "A" / "new name.md")
+        (vault / "C" / "inside.md").unlink()
+        (vault / "C").rmdir()
+        write(vault / "C", "now a file, not a note\n")
+        (vault / "Case.md").rename(vault / "case.md")
+        (vault / "gone.md").unlink()
+        write(vault / "D" / "E" / "new.md", "a new folder [[case]]\n")
+        report = reconcile(writer)
+        assert report.unchanged == 2  # B/b.md and pic.png, passed over
+    assert dump_index(db) == fresh_full_index(vault, tmp_path)
