@@ -92,7 +92,7 @@ def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
             variants.add(low[:i] + low[i + 1] + low[i] + low[i + 2 :])
     variants.discard(low)
     ordered = sorted(v for v in variants if len(v) >= MIN_EDIT_CHARS - 1)
-    expression = "{title tags aliases} : (" + " OR ".join(f'"{v}"' for v in ordered) + ")"
+    expression = "(" + " OR ".join(f'"{v}"' for v in ordered) + ")"  # note_fts: every name
     ids = sql.name_hits(conn, expression, MAX_VARIANT_HITS)
     if not ids:
         return None

@@ -15,7 +15,7 @@ import pytest
 from notedex.query.lookup import lookup
 from notedex.store import lookup as stage1
 from notedex.store.connect import connect_readonly
-from notedex.store.lookup_terms import exact_names
+from notedex.store.lookup_terms import NAME_COLUMNS, exact_names
 from notedex.vault.text import exact_name_key
 from tests.helpers import run_inprocess
 from tests.indexcheck import vm_steps
@@ -320,3 +320,43 @@ def test_field_probes_by_seeks_and_by_a_scan_agree(dbs: dict[int, Path]) -> None
         conn.close()
     assert seeks == scan
     assert {number for _, number in seeks} >= {0, 2}  # kafka and filler titles among them
+
+
+def test_note_fts_holds_exactly_the_name_columns(dbs: dict[int, Path]) -> None:
+    """A match of note_fts with no column filter is a match of every name (``NAME_COLUMNS``),
+    only while the table has exactly those columns."""
+    conn = connect_readonly(dbs[SMALL])
+    try:
+        columns = [d[0] for d in conn.execute("SELECT * FROM note_fts LIMIT 0").description]
+        every = "{" + " ".join(NAME_COLUMNS) + "} : "
+        for expression in ('"kafka"', '("kafka" OR "named")', '("kafka" AND "filler")'):
+            counts = [
+                conn.execute(
+                    "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?", (prefix + expression,)
+                ).fetchone()[0]
+                for prefix in ("", every)
+            ]
+            assert counts[0] == counts[1] > 0, expression
+    finally:
+        conn.close()
+    assert tuple(columns) == NAME_COLUMNS
+
+
+@pytest.mark.parametrize(
+    "question", ["kafka", "kafka filler", "kafak", "how does a zyzzogeton kafka work"]
+)
+def test_lookup_matches_every_name_without_a_column_filter(
+    dbs: dict[int, Path], question: str
+) -> None:
+    """A column filter naming every column of note_fts is the same match at twice the CPU
+    (FTS5 tests each position list against it): no statement of a lookup writes one."""
+    conn = connect_readonly(dbs[SMALL])
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, question)
+    finally:
+        conn.close()
+    assert answer["stage"] in ("title_tags", "none")
+    assert [sql for sql in asked if "MATCH" in sql]  # the trace saw the statements
+    assert [sql for sql in asked if "{title tags aliases}" in sql] == []
