@@ -13,7 +13,13 @@ from notedex.store import lookup as sql
 from notedex.store import lookup_stage2 as text_probe
 from notedex.store import lookup_terms as probe
 from notedex.store import read
-from notedex.vault.text import alnum_runs, exact_name_key, fts_phrase, is_cjk
+from notedex.vault.text import (
+    alnum_runs,
+    exact_name_key,
+    fts_phrase,
+    fts_without_prefixes,
+    is_cjk,
+)
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -437,6 +443,7 @@ def _unsaid(
     for file_id, aliases in (cache.aliases_of(by_alias) if by_alias else {}).items():
         forms[file_id] += aliases
     floor = _generic_floor(conn)
+    cap = int(floor) + 1  # whether generic needs no count past the floor
     generic: dict[str, bool] = {}
     terms = [t.lower() for t in weights]
 
@@ -459,8 +466,13 @@ def _unsaid(
     def is_generic(word: str) -> bool:
         if word not in generic:
             expression = fts_phrase(word)
-            generic[word] = expression is not None and (
-                probe.name_frequency_capped(conn, expression, int(floor) + 1) >= floor
+            # a word with a lone CJK character (a prefix query) is counted without its prefixes
+            # first: fewer names than the floor hold the rest, so fewer hold the whole word
+            plain = fts_without_prefixes(word) if expression is not None else None
+            generic[word] = (
+                expression is not None
+                and (plain is None or probe.name_frequency_capped(conn, plain, cap) >= floor)
+                and probe.name_frequency_capped(conn, expression, cap) >= floor
             )
         return generic[word]
 

@@ -16,7 +16,7 @@ from notedex.query.lookup import lookup
 from notedex.store import lookup as stage1
 from notedex.store.connect import connect_readonly
 from notedex.store.lookup_terms import NAME_COLUMNS, exact_names
-from notedex.vault.text import exact_name_key
+from notedex.vault.text import exact_name_key, fts_phrase, fts_without_prefixes
 from tests.helpers import run_inprocess
 from tests.indexcheck import vm_steps
 
@@ -360,3 +360,60 @@ def test_lookup_matches_every_name_without_a_column_filter(
     assert answer["stage"] in ("title_tags", "none")
     assert [sql for sql in asked if "MATCH" in sql]  # the trace saw the statements
     assert [sql for sql in asked if "{title tags aliases}" in sql] == []
+
+
+def _cjk_vault(base: Path, nines: int) -> Path:
+    """Two notes named 数据 and a word each, tied for `数据`, one word with lone CJK characters
+    (第9章: a prefix query per character); ``nines`` more names hold the digit 9."""
+    vault, db = base / f"cjk{nines}", base / f"cjk{nines}.db"
+    vault.mkdir()
+    (vault / "数据 第9章.md").write_text("正文\n", encoding="utf-8")
+    (vault / "数据 记录.md").write_text("正文\n", encoding="utf-8")
+    for i in range(nines):
+        (vault / f"Chapter 9 part {i}.md").write_text("Text.\n", encoding="utf-8")
+    for i in range(40):
+        (vault / f"第{i}章 笔记.md").write_text("正文\n", encoding="utf-8")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return db
+
+
+@pytest.mark.parametrize("nines", [0, 12])
+def test_a_word_with_lone_cjk_characters_is_first_counted_without_them(
+    tmp_path: Path, nines: int
+) -> None:
+    """Whether `第9章` is a generic word (the unsaid-word tie-break) is asked of "9" first, a
+    plain token: fewer names than the floor hold it, so fewer hold the word, and the prefix
+    queries "第" * and "章" * (the doclists of every bigram they begin) are never read. When
+    enough names hold "9", the whole word is counted as before."""
+    db = _cjk_vault(tmp_path, nines)
+    conn = connect_readonly(db)
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, "数据")
+    finally:
+        conn.close()
+    assert {c["path"] for c in answer["candidates"][:2]} == {"数据 第9章.md", "数据 记录.md"}
+    probes = [sql for sql in asked if "SELECT count(*) FROM (SELECT 1 FROM note_fts" in sql]
+    assert [sql for sql in probes if "'\"9\"'" in sql]  # the plain part was asked
+    prefixed = [sql for sql in probes if '"第" *' in sql]
+    assert len(prefixed) == (1 if nines else 0), prefixed
+
+
+def test_the_plain_part_of_a_word_bounds_its_count(tmp_path: Path) -> None:
+    """``fts_without_prefixes`` matches every row the whole expression does."""
+    db = _cjk_vault(tmp_path, 12)
+    conn = connect_readonly(db)
+    try:
+        for word in ("第9章", "第1章", "第9", "章9"):
+            whole, plain = fts_phrase(word), fts_without_prefixes(word)
+            assert whole is not None and plain is not None, word
+            count = "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?"
+            n_whole = conn.execute(count, (whole,)).fetchone()[0]
+            n_plain = conn.execute(count, (plain,)).fetchone()[0]
+            assert n_plain >= n_whole, word
+    finally:
+        conn.close()
+    assert fts_without_prefixes("数据") is None and fts_without_prefixes("第") is None
+    assert fts_without_prefixes("kafka") is None
