@@ -468,7 +468,7 @@ def _unsaid(
             expression = fts_phrase(word)
             # a word with a lone CJK character (a prefix query) is counted without its prefixes
             # first: fewer names than the floor hold the rest, so fewer hold the whole word
-            plain = fts_without_prefixes(word) if expression is not None else None
+            plain = fts_without_prefixes(word) if expression and "*" in expression else None
             generic[word] = (
                 expression is not None
                 and (plain is None or probe.name_frequency_capped(conn, plain, cap) >= floor)
