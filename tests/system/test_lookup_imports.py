@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from notedex.store import schema, schema_head
-from tests.system.test_imports import imported_modules
+from tests.system.test_imports import LOOKUP_DESIGN, hot_path_list, imported_modules
 
 QUESTIONS = (
     ("cobra",),  # a title: stage 1
@@ -43,3 +43,20 @@ def test_the_schema_constants_have_one_owner() -> None:
     assert schema.NOTE_TITLE is schema_head.NOTE_TITLE
     source = Path(schema.__file__).read_text(encoding="utf-8")
     assert "SCHEMA_VERSION = " not in source and "NOTE_TITLE = " not in source
+
+
+def test_stage_2_and_the_body_stage_load_only_when_they_run(demo: tuple[Path, Path]) -> None:
+    """A question a title answers loads neither stage 2's modules nor their SQL (the lookup
+    budget's later list, docs/design/lookup.md); a miss, which runs stage 2 and the body stage,
+    loads exactly those two beyond the hot path."""
+    vault, db = demo
+    later = hot_path_list("lookup-later-path", LOOKUP_DESIGN)
+    assert len(later) == 2
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    named = imported_modules("lookup", "cobra", *common)
+    missed = imported_modules("lookup", "zyzzogeton", *common)
+    assert "notedex.query.lookup" in named
+    assert sorted(later & named) == []
+    assert sorted(later - missed) == []
+    ours = {n for n in missed if n.startswith("notedex.")}
+    assert sorted(ours - hot_path_list() - later) == []

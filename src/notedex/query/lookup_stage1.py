@@ -10,7 +10,6 @@ the command people call most without separating code that changes apart.
 
 from notedex.query.terms import _words
 from notedex.store import lookup as sql
-from notedex.store import lookup_stage2 as text_probe
 from notedex.store import lookup_terms as probe
 from notedex.store import read
 from notedex.vault.text import (
@@ -391,7 +390,9 @@ def _said_in_text(
         expression = fts_phrase(term)
         if not ids or expression is None:
             continue
-        for file_id in text_probe.body_holds(conn, expression, ids):
+        from notedex.store.lookup_stage2 import body_holds  # only when a body is asked
+
+        for file_id in body_holds(conn, expression, ids):
             out[file_id] = out.get(file_id, 0) + 1
     return out
 

@@ -5,7 +5,6 @@ disclosed), and the absent-subject rule (ARCHITECTURE "Two-stage lookup"). Split
 """
 
 from notedex.query.lookup_stage1 import GENERIC_MIN, GENERIC_SHARE, _generic_floor
-from notedex.query.lookup_stage2 import MIN_LOOSE_CHARS
 from notedex.query.terms import MAX_QUERY_CHARS, keywords
 from notedex.store import lookup_terms as sql
 from notedex.store import read
@@ -19,6 +18,10 @@ if TYPE_CHECKING:
 
 
 MAX_DECOMPOSE_CHARS = 12
+MIN_LOOSE_CHARS = 4
+"""The shortest Latin word a loose title match (stage 2's) is tried for: `gen` is inside too
+many titles. Here, not in ``query.lookup_stage2``, which a lookup imports only when a stage
+after the names runs (issue 30's speed budget)."""
 
 
 def _occurs(conn: "sqlite3.Connection", term: str) -> bool:
