@@ -444,7 +444,6 @@ def _unsaid(
     for file_id, aliases in (cache.aliases_of(by_alias) if by_alias else {}).items():
         forms[file_id] += aliases
     floor = _generic_floor(conn)
-    cap = int(floor) + 1  # whether generic needs no count past the floor
     generic: dict[str, bool] = {}
     terms = [t.lower() for t in weights]
 
@@ -472,8 +471,8 @@ def _unsaid(
             plain = fts_without_prefixes(word) if expression and "*" in expression else None
             generic[word] = (
                 expression is not None
-                and (plain is None or probe.name_frequency_capped(conn, plain, cap) >= floor)
-                and probe.name_frequency_capped(conn, expression, cap) >= floor
+                and (plain is None or probe.names_reach(conn, plain, floor))
+                and probe.names_reach(conn, expression, floor)
             )
         return generic[word]
 

@@ -113,8 +113,8 @@ def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
         return None
     best = min(counts, key=lambda w: (-counts[w], w))
     # a generic word is no near miss (`world` is not `word`, which many names hold)
-    floor = _generic_floor(conn)  # counted up to the floor: whether generic needs no more
-    return best if sql.name_frequency_capped(conn, f'"{best}"', int(floor) + 1) < floor else None
+    floor = _generic_floor(conn)  # read up to the floor: whether generic needs no more
+    return best if not sql.names_reach(conn, f'"{best}"', floor) else None
 
 
 MIN_PLURAL_CHARS = 4

@@ -15,12 +15,23 @@ import pytest
 from notedex.query.lookup import lookup
 from notedex.store import lookup as stage1
 from notedex.store.connect import connect_readonly
-from notedex.store.lookup_terms import NAME_COLUMNS, exact_names
+from notedex.store.lookup_terms import (
+    NAME_COLUMNS,
+    exact_names,
+    name_frequency_capped,
+    names_reach,
+)
 from notedex.vault.text import exact_name_key, fts_phrase, fts_without_prefixes
 from tests.helpers import run_inprocess
 from tests.indexcheck import vm_steps
 
 SMALL, LARGE = 300, 1_200
+
+
+def _generic_probes(asked: list[str]) -> list[str]:
+    """The tie-break's generic-word probes (``store.lookup_terms.names_reach``) of a trace."""
+    start = "SELECT 1 FROM note_fts WHERE note_fts MATCH "
+    return [sql for sql in asked if sql.startswith(start) and "LIMIT 1 OFFSET" in sql]
 
 
 def _vault(base: Path, fillers: int) -> Path:
@@ -95,7 +106,7 @@ def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: P
         answer = lookup(conn, "kafka streams")
     finally:
         conn.close()
-    probes = [sql for sql in asked if "SELECT count(*) FROM (SELECT 1 FROM note_fts" in sql]
+    probes = _generic_probes(asked)
     assert [c["path"] for c in answer["candidates"]] == [
         "Kafka streams alpha beta gamma.md",
         "Kafka streams delta.md",
@@ -395,7 +406,7 @@ def test_a_word_with_lone_cjk_characters_is_first_counted_without_them(
     finally:
         conn.close()
     assert {c["path"] for c in answer["candidates"][:2]} == {"数据 第9章.md", "数据 记录.md"}
-    probes = [sql for sql in asked if "SELECT count(*) FROM (SELECT 1 FROM note_fts" in sql]
+    probes = _generic_probes(asked)
     assert [sql for sql in probes if "'\"9\"'" in sql]  # the plain part was asked
     prefixed = [sql for sql in probes if '"第" *' in sql]
     assert len(prefixed) == (1 if nines else 0), prefixed
@@ -417,3 +428,25 @@ def test_the_plain_part_of_a_word_bounds_its_count(tmp_path: Path) -> None:
         conn.close()
     assert fts_without_prefixes("数据") is None and fts_without_prefixes("第") is None
     assert fts_without_prefixes("kafka") is None
+
+
+def test_the_generic_word_probe_skips_rows_it_does_not_count(dbs: dict[int, Path]) -> None:
+    """Whether a word is generic (the floor's count of names or more) is asked of the row at the
+    floor's place, skipped to by OFFSET: the same answer as the capped count in fewer VM steps,
+    and the tie-break's probes are of that kind (issue 30's speed budget)."""
+    conn = connect_readonly(dbs[LARGE])
+    try:
+        for floor in (5.0, 300.0, 300.5, 1_204.0, 1_206.0, 5_000.0):
+            for word in ('"kafka"', '"named"', '"zyzzogeton"'):
+                capped = name_frequency_capped(conn, word, int(floor) + 1)
+                assert names_reach(conn, word, floor) == (capped >= floor), (word, floor)
+        counted = vm_steps(conn, lambda: name_frequency_capped(conn, '"kafka"', 1_001), per=1)
+        reached = vm_steps(conn, lambda: names_reach(conn, '"kafka"', 1_000.0), per=1)
+        asked: list[str] = []
+        conn.set_trace_callback(asked.append)
+        lookup(conn, "kafka filler")
+    finally:
+        conn.close()
+    assert reached < counted * 0.8, (reached, counted)
+    assert _generic_probes(asked)
+    assert not [sql for sql in asked if "SELECT count(*) FROM (SELECT 1 FROM note_fts" in sql]
