@@ -74,7 +74,7 @@ def ranked_field_hits(
     some = f"SELECT 1 FROM note_fts WHERE note_fts MATCH ? AND {visible} LIMIT 1"
     if not exact and conn.execute(some, [structure, *params]).fetchone() is None:
         return 0, []
-    anywhere = "(" + " OR ".join(expressions) + ")"  # every name column (NAME_COLUMNS)
+    anywhere = "(" + " OR ".join(expressions) + ")"  # every name column (store.lookup_terms)
     if len(named) == 2 == len(expressions) and visible == "1":
         # two terms, each one's count of names known (``named``, over the same columns and
         # every note): the notes hit by either are both counts less those hit by both, an

@@ -1,16 +1,16 @@
 """Lookup's SQL probes: where a term occurs (names, link texts, inside titles, bodies), how
 many names hold it, and which notes lookup may show (ARCHITECTURE "Two-stage lookup"). Read
 side and stdlib only; split out of ``store.lookup`` by stage.
+
+note_fts's columns are exactly a note's name fields (title, tags, aliases), so a match of
+note_fts with no column filter is a match of every name: lookup writes none where it means all
+three (issue 30's speed budget). A filter naming every column matches the same rows, yet FTS5
+tests each hit's position list against it, twice the CPU of a count (12,658 hits at 100k
+notes: 0.81 to 0.38 ms) and of ``bm25()``'s IDF pass. ``tests/unit/query/test_lookup_budget.py``
+checks the table's columns.
 """
 
 from notedex.store.read import _json_ints, tag_filter, type_filter
-
-NAME_COLUMNS = ("title", "tags", "aliases")
-"""note_fts's columns, every name field of a note: a match of note_fts with no column filter is
-a match of the names. Lookup writes none where it means all three (issue 30's speed budget): a
-filter naming every column matches the same rows, yet FTS5 tests each hit's position list
-against it, twice the CPU of a count (12,658 hits at 100k notes: 0.81 to 0.38 ms) and of
-bm25()'s IDF pass. ``tests/unit/query/test_lookup_budget.py`` checks the table's columns."""
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:

@@ -16,7 +16,6 @@ from notedex.query.lookup import lookup
 from notedex.store import lookup as stage1
 from notedex.store.connect import connect_readonly
 from notedex.store.lookup_terms import (
-    NAME_COLUMNS,
     exact_names,
     name_frequency_capped,
     names_reach,
@@ -26,6 +25,10 @@ from tests.helpers import run_inprocess
 from tests.indexcheck import vm_steps
 
 SMALL, LARGE = 300, 1_200
+
+
+NAME_COLUMNS = ("title", "tags", "aliases")
+"""note_fts's columns: every name field (``store.lookup_terms``, its docstring)."""
 
 
 def _generic_probes(asked: list[str]) -> list[str]:
@@ -334,7 +337,7 @@ def test_field_probes_by_seeks_and_by_a_scan_agree(dbs: dict[int, Path]) -> None
 
 
 def test_note_fts_holds_exactly_the_name_columns(dbs: dict[int, Path]) -> None:
-    """A match of note_fts with no column filter is a match of every name (``NAME_COLUMNS``),
+    """A match of note_fts with no column filter is a match of every name (title, tags, aliases),
     only while the table has exactly those columns."""
     conn = connect_readonly(dbs[SMALL])
     try:
