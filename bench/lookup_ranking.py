@@ -120,9 +120,12 @@ _SCHEMA_VERSION = re.compile(r"^SCHEMA_VERSION = (\d+)", re.MULTILINE)
 
 def schema_version(src: Path) -> int | None:
     """The SCHEMA_VERSION a ``src`` folder declares (None when it cannot be read)."""
-    text = (src / "notedex" / "store" / "schema.py").read_text(encoding="utf-8")
-    found = _SCHEMA_VERSION.search(text)
-    return int(found.group(1)) if found else None
+    for module in ("schema_head.py", "schema.py"):  # its home since issue 30's speed budget
+        path = src / "notedex" / "store" / module
+        found = _SCHEMA_VERSION.search(path.read_text(encoding="utf-8")) if path.exists() else None
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def ensure_index(vault: Path, db: Path, env: dict[str, str] | None = None) -> None:

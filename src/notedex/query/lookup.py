@@ -13,7 +13,9 @@ Split by stage (each module is one more import on the hot path: ARCHITECTURE "Th
 import budget"): ``query.lookup_terms`` turns the question's terms into what the vault holds
 (CJK pieces, near misses, the absent-subject rule), ``query.lookup_stage1`` ranks the names,
 ``query.lookup_stage2`` seeds and expands along the links, and this module runs them and
-writes the answer.
+writes the answer. ``query.lookup_stage2`` (and its SQL, ``store.lookup_stage2``) is imported
+only when stage 2 or the body stage runs: a question the names answer never loads it (issue
+30's speed budget: about 1.2M instructions, 3% of interpreter start-up).
 """
 
 from notedex.query.lookup_stage1 import (
@@ -25,7 +27,6 @@ from notedex.query.lookup_stage1 import (
     _stage1,
     _typed_words,
 )
-from notedex.query.lookup_stage2 import _body, _filter, _stage2, _text_first
 from notedex.query.lookup_terms import _missing, near_misses, refine_terms
 from notedex.query.terms import (
     MAX_TERMS,
@@ -78,6 +79,8 @@ def lookup(
             every = " OR ".join(e for e in map(fts_phrase, terms) if e is not None)
             partial = sql.name_hits(conn, "title : (" + every + ")", limit)  # unranked
         elif in_text_only and generic:  # the subject only in note text, the rest generic
+            from notedex.query.lookup_stage2 import _body
+
             total, shown = _body(conn, terms, nf, limit, subject=in_text_only)
             stage = "body" if total else "none"
         if terms and not absent and not total:
@@ -91,17 +94,23 @@ def lookup(
             total, shown = total - dropped, shown[:limit]
             stage = "title_tags" if total else "none"
             if in_text_only:  # a word only note text holds, with distinctive name words
+                from notedex.query.lookup_stage2 import _body, _text_first
+
                 shown, lifted = _text_first(conn, shown, in_text_only)
                 if not lifted:  # no named note says it: the notes whose text has every term
                     in_text, texts = _body(conn, terms, nf, limit, every=True)
                     if in_text:
                         total, shown, stage = in_text, texts, "body"
             if not total:
+                from notedex.query.lookup_stage2 import _filter, _stage2
+
                 found = _filter(conn, _stage2(conn, terms), nf)
                 ordered = sorted(found.values(), key=lambda c: (-c.score, c.rank, c.file_id))
                 total, shown = len(ordered), ordered[:limit]
                 stage = "graph_expansion" if total else "none"
             if not total:  # the last stage: the words in note text
+                from notedex.query.lookup_stage2 import _body
+
                 total, shown = _body(conn, terms, nf, limit)
                 stage = "body" if total else "none"
         ids = [c.file_id for c in shown]

@@ -10,10 +10,15 @@ the command people call most without separating code that changes apart.
 
 from notedex.query.terms import _words
 from notedex.store import lookup as sql
-from notedex.store import lookup_stage2 as text_probe
 from notedex.store import lookup_terms as probe
 from notedex.store import read
-from notedex.vault.text import alnum_runs, exact_name_key, fts_phrase, is_cjk
+from notedex.vault.text import (
+    alnum_runs,
+    exact_name_key,
+    fts_phrase,
+    fts_without_prefixes,
+    is_cjk,
+)
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -385,7 +390,9 @@ def _said_in_text(
         expression = fts_phrase(term)
         if not ids or expression is None:
             continue
-        for file_id in text_probe.body_holds(conn, expression, ids):
+        from notedex.store.lookup_stage2 import body_holds  # only when a body is asked
+
+        for file_id in body_holds(conn, expression, ids):
             out[file_id] = out.get(file_id, 0) + 1
     return out
 
@@ -459,8 +466,13 @@ def _unsaid(
     def is_generic(word: str) -> bool:
         if word not in generic:
             expression = fts_phrase(word)
-            generic[word] = expression is not None and (
-                probe.name_frequency_capped(conn, expression, int(floor) + 1) >= floor
+            # a word with a lone CJK character (a prefix query) is counted without its prefixes
+            # first: fewer names than the floor hold the rest, so fewer hold the whole word
+            plain = fts_without_prefixes(word) if expression and "*" in expression else None
+            generic[word] = (
+                expression is not None
+                and (plain is None or probe.names_reach(conn, plain, floor))
+                and probe.names_reach(conn, expression, floor)
             )
         return generic[word]
 

@@ -5,6 +5,7 @@ when the words are in note text only (ARCHITECTURE "Two-stage lookup"). Split ou
 """
 
 from notedex.query.lookup_stage1 import Candidate
+from notedex.query.lookup_terms import MIN_LOOSE_CHARS
 from notedex.store import lookup_stage2 as sql
 from notedex.store import lookup_terms as probe
 from notedex.store import read
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
 
 MAX_HITS_PER_QUERY = 20_000
 MAX_SEEDS = 200
-MIN_LOOSE_CHARS = 4
-"""The shortest Latin word a loose title match is tried for: `gen` is inside too many titles."""
 
 
 def _match(conn: "sqlite3.Connection", column: str, expression: str) -> "list[sqlite3.Row]":

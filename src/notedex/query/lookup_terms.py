@@ -5,7 +5,6 @@ disclosed), and the absent-subject rule (ARCHITECTURE "Two-stage lookup"). Split
 """
 
 from notedex.query.lookup_stage1 import GENERIC_MIN, GENERIC_SHARE, _generic_floor
-from notedex.query.lookup_stage2 import MIN_LOOSE_CHARS
 from notedex.query.terms import MAX_QUERY_CHARS, keywords
 from notedex.store import lookup_terms as sql
 from notedex.store import read
@@ -19,6 +18,10 @@ if TYPE_CHECKING:
 
 
 MAX_DECOMPOSE_CHARS = 12
+MIN_LOOSE_CHARS = 4
+"""The shortest Latin word a loose title match (stage 2's) is tried for: `gen` is inside too
+many titles. Here, not in ``query.lookup_stage2``, which a lookup imports only when a stage
+after the names runs (issue 30's speed budget)."""
 
 
 def _occurs(conn: "sqlite3.Connection", term: str) -> bool:
@@ -92,7 +95,7 @@ def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
             variants.add(low[:i] + low[i + 1] + low[i] + low[i + 2 :])
     variants.discard(low)
     ordered = sorted(v for v in variants if len(v) >= MIN_EDIT_CHARS - 1)
-    expression = "{title tags aliases} : (" + " OR ".join(f'"{v}"' for v in ordered) + ")"
+    expression = "(" + " OR ".join(f'"{v}"' for v in ordered) + ")"  # note_fts: every name
     ids = sql.name_hits(conn, expression, MAX_VARIANT_HITS)
     if not ids:
         return None
@@ -110,8 +113,8 @@ def _variant(conn: "sqlite3.Connection", term: str) -> str | None:
         return None
     best = min(counts, key=lambda w: (-counts[w], w))
     # a generic word is no near miss (`world` is not `word`, which many names hold)
-    floor = _generic_floor(conn)  # counted up to the floor: whether generic needs no more
-    return best if sql.name_frequency_capped(conn, f'"{best}"', int(floor) + 1) < floor else None
+    floor = _generic_floor(conn)  # read up to the floor: whether generic needs no more
+    return best if not sql.names_reach(conn, f'"{best}"', floor) else None
 
 
 MIN_PLURAL_CHARS = 4

@@ -12,7 +12,7 @@ import stat
 import time
 
 from notedex.errors import IndexCorrupt, IndexRepairing, IndexUnavailable
-from notedex.store.schema import SCHEMA_VERSION
+from notedex.store.schema_head import SCHEMA_VERSION
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:

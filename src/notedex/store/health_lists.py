@@ -9,9 +9,9 @@ from notedex.codes import FILE_FINDINGS, LINK_FINDINGS
 from notedex.store.read import (
     AMBIGUOUS_LINKS,
     NOTE_LINKS,
-    PROBLEM_CODE,
     REPORTED_PROBLEMS,
     _json_list,
+    problem_code,
 )
 from notedex.store.schema import (
     BROKEN_ANCHOR_FIELDS,
@@ -19,6 +19,8 @@ from notedex.store.schema import (
     BROKEN_LINK_DOC,
     LINK_TEXT,
 )
+
+PROBLEM_CODE = problem_code()  # health reads problems: built once, at import
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:

@@ -74,13 +74,13 @@ def ranked_field_hits(
     some = f"SELECT 1 FROM note_fts WHERE note_fts MATCH ? AND {visible} LIMIT 1"
     if not exact and conn.execute(some, [structure, *params]).fetchone() is None:
         return 0, []
-    anywhere = "{title tags aliases} : (" + " OR ".join(expressions) + ")"
+    anywhere = "(" + " OR ".join(expressions) + ")"  # every name column (store.lookup_terms)
     if len(named) == 2 == len(expressions) and visible == "1":
         # two terms, each one's count of names known (``named``, over the same columns and
         # every note): the notes hit by either are both counts less those hit by both, an
         # AND that FTS5 walks along the rarer term's doclist, where the OR reads both whole
         # (issue 30's speed budget: two words at 100k notes)
-        both = "{title tags aliases} : (" + " AND ".join(expressions) + ")"
+        both = "(" + " AND ".join(expressions) + ")"
         hit = named[0] + named[1] - conn.execute(count, [both, *params]).fetchone()[0]
     else:
         hit = conn.execute(count, [anywhere, *params]).fetchone()[0]
@@ -175,12 +175,12 @@ def _stage1_pools(expressions: "Sequence[str]", weights: "Sequence[int]") -> lis
     if len(expressions) == 1:
         return [titled]
     named = f"{{title aliases}} : {every}"
-    hit = f"({named}) OR ({{title tags aliases}} : {every})"
+    hit = f"({named}) OR {every}"
     pools = [titled, ("name_fts", named), ("note_fts", hit)]
     if len(expressions) == 2:
         if weights[0] != weights[1]:
             rarer = expressions[0] if weights[0] > weights[1] else expressions[1]
-            pools.append(("note_fts", f"{hit} OR ({{title tags aliases}} : {rarer})"))
+            pools.append(("note_fts", f"{hit} OR {rarer}"))
         else:
             pools.append(("note_fts", f"{hit} OR (title : ({expressions[0]} OR {expressions[1]}))"))
     return pools
@@ -238,7 +238,7 @@ def _ranked_one(
         ORDER BY tier, terms DESC, title_terms DESC, rank, rowid
         LIMIT ?4
         """,
-        {"1": exact_ids, "2": "{title tags aliases} : " + expression, "3": expression, "4": limit},
+        {"1": exact_ids, "2": expression, "3": expression, "4": limit},
     ).fetchall()
 
 
@@ -364,7 +364,7 @@ def _ranked_exact(
           {_rowid_span(exact_ids)} AND {visible}
         ORDER BY terms DESC, title_terms DESC, rank, rowid LIMIT ?
         """,
-        ["{title tags aliases} : " + matches[0][1], exact_ids, *params, limit],
+        [matches[0][1], exact_ids, *params, limit],
     ).fetchall()
 
 
@@ -443,7 +443,7 @@ def _ranked_many(
         for _ in matches
     )
     for (term, expression), weight in zip(matches, weights, strict=True):
-        params += [term, int(weight), "{title tags aliases} : " + expression]
+        params += [term, int(weight), expression]
     params += [exact_ids, len(matches), exact_ids]
     visible, visible_params = _visible(conn, "a.file_id", nf)
     params += [*visible_params, limit]

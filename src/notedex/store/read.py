@@ -10,8 +10,7 @@ Every function of ``store``'s read side takes a read-only ``sqlite3.Connection``
 ``store.fulltext`` (search).
 """
 
-from notedex.codes import STORED_KINDS
-from notedex.store.schema import NOTE_TITLE
+from notedex.store.schema_head import NOTE_TITLE
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -44,13 +43,21 @@ REPORTED_PROBLEMS = """
         SELECT f.path FROM notes n JOIN files f ON f.id = n.file_id WHERE n.excluded = 1)
 """
 NOTE_LINKS = "FROM links l JOIN notes n ON n.file_id = l.source_id"
-# A stored problem's code (notedex.codes.STORED_KINDS): its kind, but for the two kinds the
-# writer selects by.
-PROBLEM_CODE = (
-    "CASE p.kind "
-    + " ".join(f"WHEN '{kind}' THEN '{code}'" for kind, code in STORED_KINDS.items())
-    + " ELSE p.kind END"
-)
+
+
+def problem_code() -> str:
+    """A stored problem's code (``notedex.codes.STORED_KINDS``) as SQL for a row ``p``: its kind,
+    but for the two kinds the writer selects by. Built on use: ``notedex.codes`` is no import
+    of every query (issue 30's speed budget: lookup never reads a problem)."""
+    from notedex.codes import STORED_KINDS
+
+    return (
+        "CASE p.kind "
+        + " ".join(f"WHEN '{kind}' THEN '{code}'" for kind, code in STORED_KINDS.items())
+        + " ELSE p.kind END"
+    )
+
+
 AMBIGUOUS_LINKS = "l.ambiguous = 1 AND n.excluded = 0"
 
 
@@ -237,7 +244,7 @@ def problems(conn: "sqlite3.Connection", severity: str) -> "list[Row]":
 def problems_in_path_order(conn: "sqlite3.Connection", severity: str) -> "sqlite3.Cursor":
     return conn.execute(
         f"""
-        SELECT p.path, p.kind, p.message, {PROBLEM_CODE} AS code {REPORTED_PROBLEMS}
+        SELECT p.path, p.kind, p.message, {problem_code()} AS code {REPORTED_PROBLEMS}
         ORDER BY p.path, p.id
         """,
         (severity,),

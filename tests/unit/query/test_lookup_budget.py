@@ -15,12 +15,26 @@ import pytest
 from notedex.query.lookup import lookup
 from notedex.store import lookup as stage1
 from notedex.store.connect import connect_readonly
-from notedex.store.lookup_terms import exact_names
-from notedex.vault.text import exact_name_key
+from notedex.store.lookup_terms import (
+    exact_names,
+    name_frequency_capped,
+    names_reach,
+)
+from notedex.vault.text import exact_name_key, fts_phrase, fts_without_prefixes
 from tests.helpers import run_inprocess
 from tests.indexcheck import vm_steps
 
 SMALL, LARGE = 300, 1_200
+
+
+NAME_COLUMNS = ("title", "tags", "aliases")
+"""note_fts's columns: every name field (``store.lookup_terms``, its docstring)."""
+
+
+def _generic_probes(asked: list[str]) -> list[str]:
+    """The tie-break's generic-word probes (``store.lookup_terms.names_reach``) of a trace."""
+    start = "SELECT 1 FROM note_fts WHERE note_fts MATCH "
+    return [sql for sql in asked if sql.startswith(start) and "LIMIT 1 OFFSET" in sql]
 
 
 def _vault(base: Path, fillers: int) -> Path:
@@ -95,7 +109,7 @@ def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: P
         answer = lookup(conn, "kafka streams")
     finally:
         conn.close()
-    probes = [sql for sql in asked if "SELECT count(*) FROM (SELECT 1 FROM note_fts" in sql]
+    probes = _generic_probes(asked)
     assert [c["path"] for c in answer["candidates"]] == [
         "Kafka streams alpha beta gamma.md",
         "Kafka streams delta.md",
@@ -320,3 +334,122 @@ def test_field_probes_by_seeks_and_by_a_scan_agree(dbs: dict[int, Path]) -> None
         conn.close()
     assert seeks == scan
     assert {number for _, number in seeks} >= {0, 2}  # kafka and filler titles among them
+
+
+def test_note_fts_holds_exactly_the_name_columns(dbs: dict[int, Path]) -> None:
+    """A match of note_fts with no column filter is a match of every name (title, tags, aliases),
+    only while the table has exactly those columns."""
+    conn = connect_readonly(dbs[SMALL])
+    try:
+        columns = [d[0] for d in conn.execute("SELECT * FROM note_fts LIMIT 0").description]
+        every = "{" + " ".join(NAME_COLUMNS) + "} : "
+        for expression in ('"kafka"', '("kafka" OR "named")', '("kafka" AND "filler")'):
+            counts = [
+                conn.execute(
+                    "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?", (prefix + expression,)
+                ).fetchone()[0]
+                for prefix in ("", every)
+            ]
+            assert counts[0] == counts[1] > 0, expression
+    finally:
+        conn.close()
+    assert tuple(columns) == NAME_COLUMNS
+
+
+@pytest.mark.parametrize(
+    "question", ["kafka", "kafka filler", "kafak", "how does a zyzzogeton kafka work"]
+)
+def test_lookup_matches_every_name_without_a_column_filter(
+    dbs: dict[int, Path], question: str
+) -> None:
+    """A column filter naming every column of note_fts is the same match at twice the CPU
+    (FTS5 tests each position list against it): no statement of a lookup writes one."""
+    conn = connect_readonly(dbs[SMALL])
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, question)
+    finally:
+        conn.close()
+    assert answer["stage"] in ("title_tags", "none")
+    assert [sql for sql in asked if "MATCH" in sql]  # the trace saw the statements
+    assert [sql for sql in asked if "{title tags aliases}" in sql] == []
+
+
+def _cjk_vault(base: Path, nines: int) -> Path:
+    """Two notes named 数据 and a word each, tied for `数据`, one word with lone CJK characters
+    (第9章: a prefix query per character); ``nines`` more names hold the digit 9."""
+    vault, db = base / f"cjk{nines}", base / f"cjk{nines}.db"
+    vault.mkdir()
+    (vault / "数据 第9章.md").write_text("正文\n", encoding="utf-8")
+    (vault / "数据 记录.md").write_text("正文\n", encoding="utf-8")
+    for i in range(nines):
+        (vault / f"Chapter 9 part {i}.md").write_text("Text.\n", encoding="utf-8")
+    for i in range(40):
+        (vault / f"第{i}章 笔记.md").write_text("正文\n", encoding="utf-8")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return db
+
+
+@pytest.mark.parametrize("nines", [0, 12])
+def test_a_word_with_lone_cjk_characters_is_first_counted_without_them(
+    tmp_path: Path, nines: int
+) -> None:
+    """Whether `第9章` is a generic word (the unsaid-word tie-break) is asked of "9" first, a
+    plain token: fewer names than the floor hold it, so fewer hold the word, and the prefix
+    queries "第" * and "章" * (the doclists of every bigram they begin) are never read. When
+    enough names hold "9", the whole word is counted as before."""
+    db = _cjk_vault(tmp_path, nines)
+    conn = connect_readonly(db)
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, "数据")
+    finally:
+        conn.close()
+    assert {c["path"] for c in answer["candidates"][:2]} == {"数据 第9章.md", "数据 记录.md"}
+    probes = _generic_probes(asked)
+    assert [sql for sql in probes if "'\"9\"'" in sql]  # the plain part was asked
+    prefixed = [sql for sql in probes if '"第" *' in sql]
+    assert len(prefixed) == (1 if nines else 0), prefixed
+
+
+def test_the_plain_part_of_a_word_bounds_its_count(tmp_path: Path) -> None:
+    """``fts_without_prefixes`` matches every row the whole expression does."""
+    db = _cjk_vault(tmp_path, 12)
+    conn = connect_readonly(db)
+    try:
+        for word in ("第9章", "第1章", "第9", "章9"):
+            whole, plain = fts_phrase(word), fts_without_prefixes(word)
+            assert whole is not None and plain is not None, word
+            count = "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?"
+            n_whole = conn.execute(count, (whole,)).fetchone()[0]
+            n_plain = conn.execute(count, (plain,)).fetchone()[0]
+            assert n_plain >= n_whole, word
+    finally:
+        conn.close()
+    assert fts_without_prefixes("数据") is None and fts_without_prefixes("第") is None
+    assert fts_without_prefixes("kafka") is None
+
+
+def test_the_generic_word_probe_skips_rows_it_does_not_count(dbs: dict[int, Path]) -> None:
+    """Whether a word is generic (the floor's count of names or more) is asked of the row at the
+    floor's place, skipped to by OFFSET: the same answer as the capped count in fewer VM steps,
+    and the tie-break's probes are of that kind (issue 30's speed budget)."""
+    conn = connect_readonly(dbs[LARGE])
+    try:
+        for floor in (5.0, 300.0, 300.5, 1_204.0, 1_206.0, 5_000.0):
+            for word in ('"kafka"', '"named"', '"zyzzogeton"'):
+                capped = name_frequency_capped(conn, word, int(floor) + 1)
+                assert names_reach(conn, word, floor) == (capped >= floor), (word, floor)
+        counted = vm_steps(conn, lambda: name_frequency_capped(conn, '"kafka"', 1_001), per=1)
+        reached = vm_steps(conn, lambda: names_reach(conn, '"kafka"', 1_000.0), per=1)
+        asked: list[str] = []
+        conn.set_trace_callback(asked.append)
+        lookup(conn, "kafka filler")
+    finally:
+        conn.close()
+    assert reached < counted * 0.8, (reached, counted)
+    assert _generic_probes(asked)
+    assert not [sql for sql in asked if "SELECT count(*) FROM (SELECT 1 FROM note_fts" in sql]
