@@ -323,7 +323,7 @@ def name_keys(
 
 
 _WORD_KEYS: dict[str, str] = {}  # the words of names keyed lately: names share their words
-_WORD_KEYS_HELD = 1 << 16  # emptied when it holds this many: a few MB at most
+_WORD_KEYS_HELD = 1 << 14  # emptied when it holds this many: about 2.5 MB at most
 
 
 def _words_joined_key(words: "list[str]") -> str:
