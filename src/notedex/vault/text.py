@@ -62,6 +62,21 @@ _CJK_RUN: "re.Pattern[str] | None" = None
 
 
 _CJK_SPLIT: "re.Pattern[str] | None" = None
+_WORD_RUN: "re.Pattern[str] | None" = None  # word_runs' pattern: the index side only
+
+
+def _index_side_patterns() -> None:
+    """Compile ``word_runs``' pattern and the CJK split for ``split_words`` (issue 35,
+    build35c): a parse worker splits every name of the vault, and the ``str``-method forms
+    looked at each character in Python (half of ``name_keys``). The query path never calls
+    this (a query imports no ``re``); the words are the same either way (a test holds them
+    equal)."""
+    global _WORD_RUN
+    if _WORD_RUN is None:
+        import re
+
+        _cjk_split_pattern()
+        _WORD_RUN = re.compile(r"\w+(?:['+#./-]+\w+)*")
 
 
 def _cjk_run_pattern() -> "re.Pattern[str]":
@@ -278,15 +293,8 @@ def name_keys(
     Distinct, non-empty, the full key first. A question's keywords, and its keywords less the
     notes-tool words, are compared with these (``query.lookup_stage1._exact_names``).
     """
-    known: dict[str, str] = {}  # text -> its key: the variants of most names are the name
-
-    def key(text: str) -> str:
-        found = known.get(text)
-        if found is None:
-            found = known[text] = exact_name_key(text)
-        return found
-
-    keys = [key(name)]
+    _index_side_patterns()  # never on the query path: only the index keys names
+    keys = [exact_name_key(name)]
     words = split_words(name)
     joined: list[str] = []
     for word in words:
@@ -310,8 +318,29 @@ def name_keys(
                 seen.add(low)
                 kept.append(word)
         content = [word for word in kept if word.lower() not in hub_words] or kept
-        keys += [key(" ".join(kept)), key(" ".join(content))]
+        keys += [_words_joined_key(kept), _words_joined_key(content)]
     return [key for key in dict.fromkeys(keys) if key]
+
+
+_WORD_KEYS: dict[str, str] = {}  # the words of names keyed lately: names share their words
+_WORD_KEYS_HELD = 1 << 14  # emptied when it holds this many: about 2.5 MB at most
+
+
+def _words_joined_key(words: "list[str]") -> str:
+    """``exact_name_key(" ".join(words))`` of words of ``split_words``, from each word's key
+    (issue 35, build35c): ``match_key``'s words never cross a space, and neither NFKC nor
+    case folding joins a word's last character with the next one's first across one, so the
+    key of words joined by spaces is their keys joined (a test holds the two equal)."""
+    parts = []
+    for word in words:
+        found = _WORD_KEYS.get(word)
+        if found is None:
+            if len(_WORD_KEYS) >= _WORD_KEYS_HELD:
+                _WORD_KEYS.clear()
+            found = _WORD_KEYS[word] = exact_name_key(word)
+        if found:
+            parts.append(found)
+    return " ".join(parts)
 
 
 def is_cjk(text: str) -> bool:
@@ -421,7 +450,18 @@ def alnum_runs(text: str) -> list[str]:
 def split_words(text: str) -> list[str]:
     """Split free text into words: CJK runs and Latin/digit words (``gen-itgc`` stays whole)."""
     words: list[str] = []
-    for match in word_runs(nfc(text)):
+    text = nfc(text)
+    if _WORD_RUN is not None and _CJK_SPLIT is not None:  # the index side: in C
+        cjk_split = _CJK_SPLIT.split
+        for match in _WORD_RUN.findall(text):
+            pieces = [match] if match.isascii() else cjk_split(match)
+            if len(pieces) > 1:  # ``_split_scripts``: the runs, the rest stripped of joiners
+                pieces[::2] = (piece.strip(_JOINERS) for piece in pieces[::2])
+                words.extend(piece for piece in pieces if piece)
+            elif stripped := match.strip("_"):
+                words.append(stripped)
+        return words
+    for match in word_runs(text):
         if is_cjk(match):
             words.extend(_split_scripts(match))
         else:
