@@ -21,7 +21,7 @@ from itertools import islice
 from notedex.query.search import NO_POSITION
 from notedex.store import fulltext
 from notedex.store.schema import content_key
-from notedex.vault.files import note_text, strip_frontmatter
+from notedex.vault.files import frontmatter_bounds, note_text, strip_frontmatter
 from notedex.vault.reading import VaultReader
 from notedex.vault.text import cjk_run_spans, is_cjk_char, nfc
 
@@ -197,7 +197,8 @@ def _original_offset(body: str, nbody: str, offset: int, *, end: bool = False) -
     return line_start + k
 
 
-def _position(text: str, start: int, end: int) -> dict[str, Any]:
+def _position(text: str, start: int, end: int, lines_before: int = 0) -> dict[str, Any]:
+    """The hit at ``start:end`` of ``text``, which starts ``lines_before`` lines into the file."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
     if line_end < 0:
@@ -213,7 +214,7 @@ def _position(text: str, start: int, end: int) -> dict[str, Any]:
     tail = "…" if window_start + SNIPPET_CHARS < len(line_text) else ""
     match_end = min(match_end, window_start + SNIPPET_CHARS)
     return {
-        "line": text.count("\n", 0, start) + 1,
+        "line": lines_before + text.count("\n", 0, start) + 1,
         "column": column0 + 1,
         "match": line_text[column0:match_end],
         "snippet": lead + window + tail,
@@ -323,6 +324,7 @@ def locate_indexed(
     import hashlib
 
     hint = word.lower()
+    needles = _needles(hint)
     out: list[dict[str, Any] | None] = []
     for path, rel in hits:
         found = firsts.get(path)
@@ -338,18 +340,23 @@ def locate_indexed(
         if content_key(hashlib.sha256(raw).hexdigest()) != found[0]:
             out.append(None)  # changed since it was indexed: matched again as it is now
             continue
-        text = note_text(raw)
-        body = strip_frontmatter(text)
-        nbody = nfc(body)
-        span = _token_span(nbody, found[1], hint)
-        if span is None:
-            out.append(None)
-            continue
-        body_start = len(text) - len(body)
-        start = _original_offset(body, nbody, span[0])
-        end = _original_offset(body, nbody, span[1], end=True)
-        out.append(_position(text, body_start + start, body_start + end))
+        out.append(_from_bytes(raw, found[1], needles) or _from_text(raw, found[1], hint))
     return out
+
+
+def _from_text(raw: bytes, offset: int, hint: str) -> dict[str, Any] | None:
+    """The position of token ``offset`` of ``segment(nfc(body))`` in the note whose bytes are
+    ``raw``, found in its text (decoded, body, NFC: ``_token_span``); None when unsure."""
+    text = note_text(raw)
+    body = strip_frontmatter(text)
+    nbody = nfc(body)
+    span = _token_span(nbody, offset, hint)
+    if span is None:
+        return None
+    body_start = len(text) - len(body)
+    start = _original_offset(body, nbody, span[0])
+    end = _original_offset(body, nbody, span[1], end=True)
+    return _position(text, body_start + start, body_start + end)
 
 
 def locate_unsure(
@@ -388,6 +395,67 @@ def locate_unsure(
     for ch, inside in fulltext.token_characters(asked).items():
         _CLASSES[ord(ch)] = "a" if inside else " "
     return locate_indexed(files, hits, firsts, word)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _needles(hint: str) -> tuple[bytes, ...]:
+    """The word as ``_token_span`` looks for it (lower case, capitalised, upper case), in
+    UTF-8, each once."""
+    return tuple(dict.fromkeys(v.encode("utf-8") for v in (hint, hint.capitalize(), hint.upper())))
+
+
+def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str, Any] | None:
+    """``locate_indexed``'s position of token ``offset`` from the file's bytes (issue 35), where
+    the answer is the one from the decoded, normalised body's (``_token_span``) and cheaper to
+    get: only the body's bytes up to the end of the line where the word first occurs are looked
+    at, and only they are decoded (no copy of the whole text, its body or its NFC form). None
+    when this cannot be sure, and the caller takes the text's path: the word not in the body as
+    written, the match not in that prefix, bytes there that are not UTF-8 (the text's path reads
+    them as U+FFFD) or not NFC, or a character whose tokens are not surely counted.
+
+    The frontmatter's bounds are found in the bytes read as Latin-1, one character per byte:
+    its markers are ASCII, and no byte of a UTF-8 sequence is, so they are the text's bounds
+    counted in bytes. The BOM the text drops is skipped."""
+    start = 3 if raw.startswith(_BOM) else 0
+    body = start
+    if raw.startswith(b"---", start):
+        bounds = frontmatter_bounds(raw[start:].decode("latin-1"))
+        if bounds is not None:
+            body = start + bounds[2]
+    at = -1
+    for needle in needles:  # each looks before the last found, as ``_token_span``
+        found = raw.find(needle, body, len(raw) if at < 0 else at)
+        at = found if found >= 0 else at
+    if at < 0:
+        return None
+    cut = raw.find(b"\n", at)
+    prefix = raw[body : cut if cut >= 0 else len(raw)]
+    if prefix.isascii():
+        text = prefix.decode("ascii")
+        classes = prefix.translate(_BYTE_CLASSES)
+        here = at - body
+    else:
+        try:
+            text = prefix.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if not unicodedata.is_normalized("NFC", text):
+            return None
+        classes = _classes(text, prefix)
+        here = len(prefix[: at - body].translate(None, _CONTINUATION))
+    kind = classes[here : here + 1]
+    starts = kind == b"c" or (kind == b"a" and classes[here - 1 : here] != b"a")
+    if not (starts and _count_tokens(classes[:here]) == offset):
+        first = _nth_token(classes, offset)
+        if first is None:
+            return None
+        here = first
+    span = _token_at(classes, here)
+    if span is None:
+        return None
+    return _position(text, span[0], span[1], raw.count(b"\n", 0, body))
 
 
 class _TokenClasses(dict[int, str]):
@@ -440,17 +508,20 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 _RUN_BYTES = bytes.maketrans(b"axc ", b"\x01\x01\x00\x00")
 
 
-def _classes(text: str) -> bytes:
+def _classes(text: str, utf8: bytes | None = None) -> bytes:
     """``text.translate(_CLASSES)`` as ASCII bytes (one byte per character), in C for what
     notes mostly hold.
 
     ``str.translate`` looks a mapping up per character once the text is not ASCII (about 30 ns
     each: most of a search's time per hit, issue 35). The text's UTF-8 goes through one
     ``bytes.translate`` instead; only the characters it cannot class alone (``x``: accents,
-    kana, symbols) are looked up, one by one, unless they are many."""
-    if text.isascii():
-        return text.encode("ascii").translate(_BYTE_CLASSES)
-    classes = text.encode("utf-8", "surrogatepass").translate(_BYTE_CLASSES, _CONTINUATION)
+    kana, symbols) are looked up, one by one, unless they are many. ``utf8``: the text's
+    UTF-8 when the caller has it (``_from_bytes``: the file's own bytes)."""
+    if utf8 is None:
+        if text.isascii():
+            return text.encode("ascii").translate(_BYTE_CLASSES)
+        utf8 = text.encode("utf-8", "surrogatepass")
+    classes = utf8.translate(_BYTE_CLASSES, _CONTINUATION)
     unsure = classes.count(b"x")
     if not unsure:
         return classes

@@ -334,3 +334,90 @@ def test_an_emoji_before_the_match_is_classed_by_fts5_not_matched_again(
     assert "hand/emoji.md" not in matched_again
     assert "hand/changed.md" in matched_again  # a changed note still is
     assert positions._CLASSES[ord("🎉")] == " "
+
+
+def test_an_unchanged_hit_is_located_in_its_bytes_without_decoding_the_note(
+    vault_and_db: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unchanged hit is located in the file's bytes up to the end of the match's line
+    (``positions._from_bytes``, issue 35): the note is not decoded whole, nor its body copied
+    and normalised, and the positions are those matching the text again gives. The notes it
+    cannot be sure of (the word not as written, NFD text, an emoji before the match) take the
+    text's path, and no other."""
+    from notedex.query import positions
+    from notedex.store import fulltext
+    from notedex.store.connect import connect_readonly
+    from notedex.vault.reading import VaultReader
+
+    vault, db = vault_and_db
+    conn = connect_readonly(db)
+    try:
+        firsts = fulltext.first_offsets(conn, "book")
+    finally:
+        conn.close()
+    hits = sorted((path, path) for path in firsts if os.path.isfile(vault / path))
+    decoded: list[str] = []
+    note_text = positions.note_text
+
+    def counting(raw: bytes) -> str:
+        decoded.append(raw.decode("utf-8", "replace"))
+        return note_text(raw)
+
+    with VaultReader(vault) as files:
+        monkeypatch.setattr(positions, "note_text", counting)
+        found = positions.locate_indexed(files, hits, firsts, "book")
+        monkeypatch.undo()
+        again = positions.locate_hits(files, [rel for _, rel in hits], '"book"', '"book"')
+    by_path = dict(zip([path for path, _ in hits], found))
+    for (path, _), at, expected in zip(hits, found, again):
+        assert at is None or at == expected, path
+    assert by_path["hand/changed.md"] is None  # changed since indexed: matched again
+    assert by_path["hand/emoji.md"] is None or positions._CLASSES.get(ord("🎉")) == " "
+    text_path = {
+        path for path, _ in hits if any(t == (vault / path).read_text("utf-8") for t in decoded)
+    }
+    # Only the few the bytes cannot vouch for are decoded whole: NFD text, an emoji before
+    # the match (unless FTS5 was asked about it already), two generated notes (before: all).
+    assert len(hits) > 50 and "hand/nfd.md" in text_path
+    assert len(decoded) <= 4, sorted(text_path)
+
+
+BYTES_CASES = {
+    "plain": b"intro line\nthe book and a Book\nBOOK books\n",
+    "bom": b"\xef\xbb\xbfbook first, then more book\n",
+    "bom+front": b"\xef\xbb\xbf---\ntitle: book\n---\nno\nthe book\n",
+    "crlf front": b"---\r\ntitle: book\r\n---\r\nline\r\nkafka and a book\r\n",
+    "unclosed front": b"---\ntitle: book\nbody book\n",
+    "front to the end": b"---\ntitle: book\n---",
+    "no newline at the end": b"a book",
+    "capital first": b"Book one\nthe book two\n",
+    "accents": "Über naïve résumé: one book, café book\n".encode(),
+    "accent glued": "cafébook book\n".encode(),
+    "cjk": "读书笔记 book 数据 整理\n数据 book\n".encode(),
+    "kana": "ノート book の book\n".encode(),
+    "nfd": unicodedata.normalize("NFD", "Ça va, café.\nthe book of Åsa\n").encode(),
+    "bad utf-8": b"caf\xe9 and a book\nbook\n",
+    "bad utf-8 after": b"a book here\n\xff\xfe\n",
+    "emoji": "party 🎉 then the book\n".encode(),
+    "long line": b"word " * 300 + b"book " + b"tail " * 100 + b"\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BYTES_CASES))
+def test_the_bytes_path_is_the_text_path_or_unsure(name: str) -> None:
+    """``positions._from_bytes`` gives, for every token offset, the text path's position
+    (``_from_text``: decoded, body, NFC, counted) or None, never another one; and it is sure of
+    the plain cases (ASCII, a BOM, frontmatter, CRLF, CJK)."""
+    from notedex.query import positions
+
+    raw = BYTES_CASES[name]
+    needles = positions._needles("book")
+    sure = 0
+    for offset in range(40):
+        fast = positions._from_bytes(raw, offset, needles)
+        assert fast is None or fast == positions._from_text(raw, offset, "book"), offset
+        sure += fast is not None
+    if name in ("plain", "bom", "bom+front", "crlf front", "cjk", "long line", "accents"):
+        assert sure >= 1
+    if name in ("nfd", "bad utf-8", "front to the end"):
+        assert sure == 0
