@@ -432,7 +432,8 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
         return None
     cut = raw.find(b"\n", at)
     prefix = raw[body : cut if cut >= 0 else len(raw)]
-    if prefix.isascii():
+    ascii_only = prefix.isascii()
+    if ascii_only:
         text = prefix.decode("ascii")
         classes = prefix.translate(_BYTE_CLASSES)
         here = at - body
@@ -441,13 +442,21 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
             text = prefix.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        if not unicodedata.is_normalized("NFC", text):
-            return None
-        classes = _classes(text, prefix)
-        here = len(prefix[: at - body].translate(None, _CONTINUATION))
+        head = prefix[: at - body].translate(_BYTE_CLASSES, _CONTINUATION)
+        classes = head + prefix[at - body :].translate(_BYTE_CLASSES, _CONTINUATION)
+        here = len(head)
+        if b"x" in classes:  # all else is ASCII or U+5000-U+9FFF, which NFC leaves as it is
+            if not unicodedata.is_normalized("NFC", text):
+                return None
+            classes = _resolved(text, classes)
     kind = classes[here : here + 1]
     starts = kind == b"c" or (kind == b"a" and classes[here - 1 : here] != b"a")
-    if not (starts and _count_tokens(classes[:here]) == offset):
+    before = -1  # the tokens before it; in ASCII, a letter or digit first or after a separator
+    if starts and ascii_only:
+        before = classes.count(b" a", 0, here) + (here > 0 and classes[:1] == b"a")
+    elif starts:
+        before = _count_tokens(classes[:here])
+    if before != offset:
         first = _nth_token(classes, offset)
         if first is None:
             return None
@@ -508,20 +517,23 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 _RUN_BYTES = bytes.maketrans(b"axc ", b"\x01\x01\x00\x00")
 
 
-def _classes(text: str, utf8: bytes | None = None) -> bytes:
+def _classes(text: str) -> bytes:
     """``text.translate(_CLASSES)`` as ASCII bytes (one byte per character), in C for what
     notes mostly hold.
 
     ``str.translate`` looks a mapping up per character once the text is not ASCII (about 30 ns
     each: most of a search's time per hit, issue 35). The text's UTF-8 goes through one
     ``bytes.translate`` instead; only the characters it cannot class alone (``x``: accents,
-    kana, symbols) are looked up, one by one, unless they are many. ``utf8``: the text's
-    UTF-8 when the caller has it (``_from_bytes``: the file's own bytes)."""
-    if utf8 is None:
-        if text.isascii():
-            return text.encode("ascii").translate(_BYTE_CLASSES)
-        utf8 = text.encode("utf-8", "surrogatepass")
-    classes = utf8.translate(_BYTE_CLASSES, _CONTINUATION)
+    kana, symbols) are looked up, one by one, unless they are many."""
+    if text.isascii():
+        return text.encode("ascii").translate(_BYTE_CLASSES)
+    classes = text.encode("utf-8", "surrogatepass").translate(_BYTE_CLASSES, _CONTINUATION)
+    return _resolved(text, classes)
+
+
+def _resolved(text: str, classes: bytes) -> bytes:
+    """``classes``, the byte classes of ``text``'s UTF-8, with each ``x`` the byte table
+    cannot class alone looked up in ``_CLASSES``."""
     unsure = classes.count(b"x")
     if not unsure:
         return classes

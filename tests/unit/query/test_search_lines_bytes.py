@@ -421,3 +421,32 @@ def test_the_bytes_path_is_the_text_path_or_unsure(name: str) -> None:
         assert sure >= 1
     if name in ("nfd", "bad utf-8", "front to the end"):
         assert sure == 0
+
+
+def test_the_bytes_path_asks_nfc_only_of_characters_the_byte_table_cannot_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ASCII and U+5000-U+9FFF are classed by the byte table alone, and NFC leaves them as
+    they are: a prefix of only those is not checked for NFC (issue 35: a pass over every
+    character of half the hits); one with an accent still is, and NFD text is still refused."""
+    from notedex.query import positions
+
+    asked: list[str] = []
+    is_normalized = positions.unicodedata.is_normalized
+
+    def counting(form: str, text: str) -> bool:
+        asked.append(text)
+        return is_normalized(form, text)
+
+    monkeypatch.setattr(positions.unicodedata, "is_normalized", counting)
+    needles = positions._needles("book")
+    cjk = "笔记 数据 then the book\n".encode()  # all four in U+5000-U+9FFF
+    found = positions._from_bytes(cjk, 6, needles)
+    assert found == positions._from_text(cjk, 6, "book") and found is not None
+    assert found["match"] == "book" and asked == []
+    accent = "café then the book\n".encode()
+    found = positions._from_bytes(accent, 3, needles)
+    assert found == positions._from_text(accent, 3, "book") and found is not None
+    assert found["match"] == "book" and len(asked) == 1
+    nfd = unicodedata.normalize("NFD", "café then the book\n").encode()
+    assert positions._from_bytes(nfd, 3, needles) is None
