@@ -442,13 +442,10 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
             text = prefix.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        head = prefix[: at - body].translate(_BYTE_CLASSES, _CONTINUATION)
-        classes = head + prefix[at - body :].translate(_BYTE_CLASSES, _CONTINUATION)
-        here = len(head)
-        if b"x" in classes:  # all else is ASCII or U+5000-U+9FFF, which NFC leaves as it is
-            if not unicodedata.is_normalized("NFC", text):
-                return None
-            classes = _resolved(text, classes)
+        classed = _utf8_classes(prefix, text, at - body)
+        if classed is None:
+            return None
+        classes, here = classed
     kind = classes[here : here + 1]
     starts = kind == b"c" or (kind == b"a" and classes[here - 1 : here] != b"a")
     before = -1  # the tokens before it; in ASCII, a letter or digit first or after a separator
@@ -465,6 +462,24 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
     if span is None:
         return None
     return _position(text, span[0], span[1], raw.count(b"\n", 0, body))
+
+
+def _utf8_classes(prefix: bytes, text: str, split: int) -> tuple[bytes, int] | None:
+    """``_from_bytes``' classes of ``text``, ``prefix`` decoded (not ASCII), from its UTF-8,
+    and the index of the character at byte ``split``; None when ``text`` is not NFC."""
+    table = _BYTE_CLASSES if _HEXAGRAMS in prefix else _BYTE_CLASSES_E4
+    blanked = prefix
+    if b"\xe3\x80" in prefix or b"\xef\xbc" in prefix:  # CJK punctuation, perhaps
+        for sequence, blank in _BLANKED:
+            blanked = blanked.replace(sequence, blank)
+    head = blanked[:split].translate(table, _CONTINUATION)
+    classes = head + blanked[split:].translate(table, _CONTINUATION)
+    # All else is ASCII, U+4000-U+9FFF or that punctuation, which NFC leaves as it is.
+    if b"x" in classes:
+        if not unicodedata.is_normalized("NFC", text):
+            return None
+        classes = _resolved(text, classes)
+    return classes, len(head)
 
 
 class _TokenClasses(dict[int, str]):
@@ -514,6 +529,17 @@ def _byte_classes() -> bytes:
 
 _BYTE_CLASSES = _byte_classes()
 _CONTINUATION = bytes(range(0x80, 0xC0))
+_HEXAGRAMS = b"\xe4\xb7"  # U+4DC0-U+4DFF, the only characters of lead byte E4 not CJK letters
+_BYTE_CLASSES_E4 = _BYTE_CLASSES[:0xE4] + b"c" + _BYTE_CLASSES[0xE5:]
+"""``_BYTE_CLASSES`` with lead byte E4 a CJK letter too (U+4000-U+4FFF: of them 了 也 上 以, among
+the commonest Chinese characters), for UTF-8 that holds no hexagram (``_from_bytes``)."""
+_BLANKED = tuple(
+    (ch.encode("utf-8"), b" " + b"\x80" * (len(ch.encode("utf-8")) - 1))
+    for ch in "、。，：；！？（）"
+    if _CLASSES[ord(ch)] == " "
+)
+"""CJK punctuation (U+3001, U+3002, fullwidth forms), separators all, and the same number of
+bytes that ``_BYTE_CLASSES`` reads as one separator: a space and continuation bytes."""
 _RUN_BYTES = bytes.maketrans(b"axc ", b"\x01\x01\x00\x00")
 
 

@@ -450,3 +450,44 @@ def test_the_bytes_path_asks_nfc_only_of_characters_the_byte_table_cannot_class(
     assert found["match"] == "book" and len(asked) == 1
     nfd = unicodedata.normalize("NFD", "café then the book\n").encode()
     assert positions._from_bytes(nfd, 3, needles) is None
+
+
+def test_common_chinese_characters_and_punctuation_are_classed_in_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """U+4000-U+4FFF but the hexagrams (了 也 上 以: lead byte E4) and the CJK punctuation
+    (、。，...) are classed by the bytes alone when no hexagram is there, so a Chinese prefix
+    is neither looked up character by character nor checked for NFC; the answer is the text
+    path's, with a hexagram or without."""
+    from notedex.query import positions
+
+    assert {
+        positions._CLASSES[code] for code in range(0x4000, 0x5000) if not 0x4DC0 <= code < 0x4E00
+    } == {"c"}
+    assert {positions._CLASSES[code] for code in range(0x4DC0, 0x4E00)} == {"x"}
+    assert len(positions._BLANKED) == 9
+    for sequence, blank in positions._BLANKED:
+        assert len(blank) == len(sequence)
+        assert positions._CLASSES[ord(sequence.decode())] == " "
+    asked: list[str] = []
+    is_normalized = positions.unicodedata.is_normalized
+
+    def counting(form: str, text: str) -> bool:
+        asked.append(text)
+        return is_normalized(form, text)
+
+    monkeypatch.setattr(positions.unicodedata, "is_normalized", counting)
+    needles = positions._needles("book")
+    chinese = "我们也上了书，以后再说。（好）the book\n".encode()
+    offsets = [o for o in range(30) if positions._from_text(chinese, o, "book")]
+    assert offsets
+    for offset in offsets:
+        assert positions._from_bytes(chinese, offset, needles) == positions._from_text(
+            chinese, offset, "book"
+        )
+    assert positions._from_bytes(chinese, offsets[-1], needles) is not None
+    assert asked == []
+    hexagram = "也䷀了，the book\n".encode()
+    for offset in range(12):
+        fast = positions._from_bytes(hexagram, offset, needles)
+        assert fast is None or fast == positions._from_text(hexagram, offset, "book")
