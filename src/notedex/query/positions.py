@@ -21,7 +21,7 @@ from itertools import islice
 from notedex.query.search import NO_POSITION
 from notedex.store import fulltext
 from notedex.store.schema import content_key
-from notedex.vault.files import note_text, strip_frontmatter
+from notedex.vault.files import frontmatter_bounds, note_text, strip_frontmatter
 from notedex.vault.reading import VaultReader
 from notedex.vault.text import cjk_run_spans, is_cjk_char, nfc
 
@@ -197,7 +197,8 @@ def _original_offset(body: str, nbody: str, offset: int, *, end: bool = False) -
     return line_start + k
 
 
-def _position(text: str, start: int, end: int) -> dict[str, Any]:
+def _position(text: str, start: int, end: int, lines_before: int = 0) -> dict[str, Any]:
+    """The hit at ``start:end`` of ``text``, which starts ``lines_before`` lines into the file."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
     if line_end < 0:
@@ -213,7 +214,7 @@ def _position(text: str, start: int, end: int) -> dict[str, Any]:
     tail = "…" if window_start + SNIPPET_CHARS < len(line_text) else ""
     match_end = min(match_end, window_start + SNIPPET_CHARS)
     return {
-        "line": text.count("\n", 0, start) + 1,
+        "line": lines_before + text.count("\n", 0, start) + 1,
         "column": column0 + 1,
         "match": line_text[column0:match_end],
         "snippet": lead + window + tail,
@@ -323,6 +324,7 @@ def locate_indexed(
     import hashlib
 
     hint = word.lower()
+    needles = _needles(hint)
     out: list[dict[str, Any] | None] = []
     for path, rel in hits:
         found = firsts.get(path)
@@ -338,18 +340,146 @@ def locate_indexed(
         if content_key(hashlib.sha256(raw).hexdigest()) != found[0]:
             out.append(None)  # changed since it was indexed: matched again as it is now
             continue
-        text = note_text(raw)
-        body = strip_frontmatter(text)
-        nbody = nfc(body)
-        span = _token_span(nbody, found[1], hint)
-        if span is None:
-            out.append(None)
-            continue
-        body_start = len(text) - len(body)
-        start = _original_offset(body, nbody, span[0])
-        end = _original_offset(body, nbody, span[1], end=True)
-        out.append(_position(text, body_start + start, body_start + end))
+        out.append(_from_bytes(raw, found[1], needles) or _from_text(raw, found[1], hint))
     return out
+
+
+def _from_text(raw: bytes, offset: int, hint: str) -> dict[str, Any] | None:
+    """The position of token ``offset`` of ``segment(nfc(body))`` in the note whose bytes are
+    ``raw``, found in its text (decoded, body, NFC: ``_token_span``); None when unsure."""
+    text = note_text(raw)
+    body = strip_frontmatter(text)
+    nbody = nfc(body)
+    span = _token_span(nbody, offset, hint)
+    if span is None:
+        return None
+    body_start = len(text) - len(body)
+    start = _original_offset(body, nbody, span[0])
+    end = _original_offset(body, nbody, span[1], end=True)
+    return _position(text, body_start + start, body_start + end)
+
+
+def locate_unsure(
+    files: VaultReader,
+    hits: list[tuple[str, str]],
+    firsts: dict[str, tuple[int, int, int]],
+    word: str,
+) -> list[dict[str, Any] | None]:
+    """``locate_indexed`` again for hits it was not sure of, once the characters that stopped
+    it are classed by FTS5 itself (``fulltext.token_characters``): a symbol, punctuation or
+    space that Unicode 3.2 did not have (an emoji: 191 of 29,999 hits of a word at 100k
+    notes) is a separator or a token character by the tables of the SQLite that reads the
+    index, whatever this count's own tables say (issue 35). Only those categories: each
+    such character is one or the other alone, whatever stands beside it. In this process
+    (the classes are kept for its next hits); None where it still cannot be sure."""
+    chars: set[str] = set()
+    for path, rel in hits:
+        found = firsts.get(path)
+        if found is None or found[2] > MAX_READ_BYTES:
+            continue
+        try:
+            raw = files.read_sized(rel, found[2])
+        except OSError:
+            continue
+        nbody = nfc(strip_frontmatter(note_text(raw)))
+        classes = _classes(nbody)
+        at = classes.find(b"x")
+        while at >= 0:
+            chars.add(nbody[at])
+            at = classes.find(b"x", at + 1)
+    asked = "".join(
+        sorted(ch for ch in chars if unicodedata.category(ch)[0] in "PSZ" and not is_cjk_char(ch))
+    )
+    if not asked:
+        return [None] * len(hits)
+    for ch, inside in fulltext.token_characters(asked).items():
+        _CLASSES[ord(ch)] = "a" if inside else " "
+    return locate_indexed(files, hits, firsts, word)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _needles(hint: str) -> tuple[bytes, ...]:
+    """The word as ``_token_span`` looks for it (lower case, capitalised, upper case), in
+    UTF-8, each once."""
+    return tuple(dict.fromkeys(v.encode("utf-8") for v in (hint, hint.capitalize(), hint.upper())))
+
+
+def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str, Any] | None:
+    """``locate_indexed``'s position of token ``offset`` from the file's bytes (issue 35), where
+    the answer is the one from the decoded, normalised body's (``_token_span``) and cheaper to
+    get: only the body's bytes up to the end of the line where the word first occurs are looked
+    at, and only they are decoded (no copy of the whole text, its body or its NFC form). None
+    when this cannot be sure, and the caller takes the text's path: the word not in the body as
+    written, the match not in that prefix, bytes there that are not UTF-8 (the text's path reads
+    them as U+FFFD) or not NFC, or a character whose tokens are not surely counted.
+
+    The frontmatter's bounds are found in the bytes read as Latin-1, one character per byte:
+    its markers are ASCII, and no byte of a UTF-8 sequence is, so they are the text's bounds
+    counted in bytes. The BOM the text drops is skipped."""
+    start = 3 if raw.startswith(_BOM) else 0
+    body = start
+    if raw.startswith(b"---", start):
+        bounds = frontmatter_bounds(raw[start:].decode("latin-1"))
+        if bounds is not None:
+            body = start + bounds[2]
+    at = -1
+    for needle in needles:  # each looks before the last found, as ``_token_span``
+        found = raw.find(needle, body, len(raw) if at < 0 else at)
+        at = found if found >= 0 else at
+    if at < 0:
+        return None
+    cut = raw.find(b"\n", at)
+    prefix = raw[body : cut if cut >= 0 else len(raw)]
+    ascii_only = prefix.isascii()
+    if ascii_only:
+        text = prefix.decode("ascii")
+        classes = prefix.translate(_BYTE_CLASSES)
+        here = at - body
+    else:
+        try:
+            text = prefix.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        classed = _utf8_classes(prefix, text, at - body)
+        if classed is None:
+            return None
+        classes, here = classed
+    kind = classes[here : here + 1]
+    starts = kind == b"c" or (kind == b"a" and classes[here - 1 : here] != b"a")
+    before = -1  # the tokens before it; in ASCII, a letter or digit first or after a separator
+    if starts and ascii_only:
+        before = classes.count(b" a", 0, here) + (here > 0 and classes[:1] == b"a")
+    elif starts:
+        before = _count_tokens(classes[:here])
+    if before != offset:
+        first = _nth_token(classes, offset)
+        if first is None:
+            return None
+        here = first
+    span = _token_at(classes, here)
+    if span is None:
+        return None
+    return _position(text, span[0], span[1], raw.count(b"\n", 0, body))
+
+
+def _utf8_classes(prefix: bytes, text: str, split: int) -> tuple[bytes, int] | None:
+    """``_from_bytes``' classes of ``text``, ``prefix`` decoded (not ASCII), from its UTF-8,
+    and the index of the character at byte ``split``; None when ``text`` is not NFC."""
+    table = _BYTE_CLASSES if _HEXAGRAMS in prefix else _BYTE_CLASSES_E4
+    blanked = prefix
+    if b"\xe3\x80" in prefix or b"\xef\xbc" in prefix:  # CJK punctuation, perhaps
+        for sequence, blank in _BLANKED:
+            blanked = blanked.replace(sequence, blank)
+    head = blanked[:split].translate(table, _CONTINUATION)
+    classes = head + blanked[split:].translate(table, _CONTINUATION)
+    # All else is ASCII, U+4000-U+9FFF or that punctuation, which NFC leaves as it is.
+    if b"x" in classes:
+        if not unicodedata.is_normalized("NFC", text):
+            return None
+        classes = _resolved(text, classes)
+    return classes, len(head)
 
 
 class _TokenClasses(dict[int, str]):
@@ -399,6 +529,17 @@ def _byte_classes() -> bytes:
 
 _BYTE_CLASSES = _byte_classes()
 _CONTINUATION = bytes(range(0x80, 0xC0))
+_HEXAGRAMS = b"\xe4\xb7"  # U+4DC0-U+4DFF, the only characters of lead byte E4 not CJK letters
+_BYTE_CLASSES_E4 = _BYTE_CLASSES[:0xE4] + b"c" + _BYTE_CLASSES[0xE5:]
+"""``_BYTE_CLASSES`` with lead byte E4 a CJK letter too (U+4000-U+4FFF: of them 了 也 上 以, among
+the commonest Chinese characters), for UTF-8 that holds no hexagram (``_from_bytes``)."""
+_BLANKED = tuple(
+    (ch.encode("utf-8"), b" " + b"\x80" * (len(ch.encode("utf-8")) - 1))
+    for ch in "、。，：；！？（）"
+    if _CLASSES[ord(ch)] == " "
+)
+"""CJK punctuation (U+3001, U+3002, fullwidth forms), separators all, and the same number of
+bytes that ``_BYTE_CLASSES`` reads as one separator: a space and continuation bytes."""
 _RUN_BYTES = bytes.maketrans(b"axc ", b"\x01\x01\x00\x00")
 
 
@@ -413,6 +554,12 @@ def _classes(text: str) -> bytes:
     if text.isascii():
         return text.encode("ascii").translate(_BYTE_CLASSES)
     classes = text.encode("utf-8", "surrogatepass").translate(_BYTE_CLASSES, _CONTINUATION)
+    return _resolved(text, classes)
+
+
+def _resolved(text: str, classes: bytes) -> bytes:
+    """``classes``, the byte classes of ``text``'s UTF-8, with each ``x`` the byte table
+    cannot class alone looked up in ``_CLASSES``."""
     unsure = classes.count(b"x")
     if not unsure:
         return classes

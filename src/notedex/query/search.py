@@ -332,7 +332,7 @@ def _located(
     follow_symlinks: bool,
 ) -> Iterator[dict[str, Any]]:
     """The hits of ``rows`` with their positions, ``HITS_AT_ONCE`` rows at a time."""
-    from notedex.query.positions import locate_hits, locate_indexed_in_two
+    from notedex.query.positions import locate_hits, locate_indexed_in_two, locate_unsure
     from notedex.vault.reading import VaultReader
 
     shown = highlight_expression(terms)  # loads the stop lists: only for positions
@@ -349,6 +349,11 @@ def _located(
             found: list[dict[str, Any] | None] = [None] * len(batch)
             for i, position in zip(order, locate_indexed_in_two(files, notes, firsts, word)):
                 found[i] = position
+            unsure = [i for i in order if found[i] is None and batch[i][1] in firsts]
+            if unsure:
+                notes = [(batch[i][1], rels[i]) for i in unsure]
+                for i, position in zip(unsure, locate_unsure(files, notes, firsts, word)):
+                    found[i] = position
             rest = [i for i in order if found[i] is None]
             for i, again in zip(
                 rest, locate_hits(files, [rels[i] for i in rest], expression, shown)

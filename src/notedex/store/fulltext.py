@@ -227,6 +227,27 @@ def highlight_texts(
     return {int(r[0]): str(r[1]) for r in rows}
 
 
+def token_characters(chars: str) -> dict[str, bool]:
+    """Whether the body index's tokenizer keeps each of ``chars`` inside a token (True) or
+    splits at it (False), asked of FTS5 itself in a private in-memory table: ``a``, the
+    character, ``b`` is one token or two (issue 35: a symbol newer than Unicode 3.2, an
+    emoji, is either, by the tables of the SQLite that reads the index)."""
+    if not chars:
+        return {}
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.execute(f"CREATE VIRTUAL TABLE one USING fts5(body, tokenize = '{TOKENIZER}')")
+        mem.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(one, 'instance')")
+        mem.executemany(
+            "INSERT INTO one(rowid, body) VALUES (?, ?)",
+            [(i + 1, f"a{ch}b") for i, ch in enumerate(chars)],
+        )
+        counts = dict(mem.execute("SELECT doc, count(*) FROM terms GROUP BY doc").fetchall())
+    finally:
+        mem.close()
+    return {ch: counts.get(i + 1) == 1 for i, ch in enumerate(chars)}
+
+
 def body_index_empty(conn: sqlite3.Connection) -> bool:
     """No row in the body index (body indexing switched off). Not a count: that reads every
     page of ``body_store`` (40 ms at 100k notes, for a search that finds nothing)."""
