@@ -423,12 +423,8 @@ def test_the_bytes_path_is_the_text_path_or_unsure(name: str) -> None:
         assert sure == 0
 
 
-def test_the_bytes_path_asks_nfc_only_of_characters_the_byte_table_cannot_class(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """ASCII and U+5000-U+9FFF are classed by the byte table alone, and NFC leaves them as
-    they are: a prefix of only those is not checked for NFC (issue 35: a pass over every
-    character of half the hits); one with an accent still is, and NFD text is still refused."""
+def _nfc_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts ``query.positions`` asks ``unicodedata.is_normalized`` about, from now on."""
     from notedex.query import positions
 
     asked: list[str] = []
@@ -439,6 +435,18 @@ def test_the_bytes_path_asks_nfc_only_of_characters_the_byte_table_cannot_class(
         return is_normalized(form, text)
 
     monkeypatch.setattr(positions.unicodedata, "is_normalized", counting)
+    return asked
+
+
+def test_the_bytes_path_asks_nfc_only_of_characters_the_byte_table_cannot_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ASCII and U+5000-U+9FFF are classed by the byte table alone, and NFC leaves them as
+    they are: a prefix of only those is not checked for NFC (issue 35: a pass over every
+    character of half the hits); one with an accent still is, and NFD text is still refused."""
+    from notedex.query import positions
+
+    asked = _nfc_checks(monkeypatch)
     needles = positions._needles("book")
     cjk = "笔记 数据 then the book\n".encode()  # all four in U+5000-U+9FFF
     found = positions._from_bytes(cjk, 6, needles)
@@ -469,14 +477,7 @@ def test_common_chinese_characters_and_punctuation_are_classed_in_bytes(
     for sequence, blank in positions._BLANKED:
         assert len(blank) == len(sequence)
         assert positions._CLASSES[ord(sequence.decode())] == " "
-    asked: list[str] = []
-    is_normalized = positions.unicodedata.is_normalized
-
-    def counting(form: str, text: str) -> bool:
-        asked.append(text)
-        return is_normalized(form, text)
-
-    monkeypatch.setattr(positions.unicodedata, "is_normalized", counting)
+    asked = _nfc_checks(monkeypatch)
     needles = positions._needles("book")
     chinese = "我们也上了书，以后再说。（好）the book\n".encode()
     offsets = [o for o in range(30) if positions._from_text(chinese, o, "book")]
