@@ -4,6 +4,7 @@ and the MCP server's check (ARCHITECTURE "Freshness"). Real vault, real index, r
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,25 @@ def test_every_clean_close_of_a_writer_records_the_index_files_for_the_daemon(
         handle.seek(0, os.SEEK_END)
         handle.write(b"\0" * 4096)
     assert not unchanged_since_clean_close(cfg.db)
+
+
+def test_an_index_that_applies_reports_the_whole_command_time(
+    cfg: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``seconds`` of an `index` that wrote covers the check and the walk, not the apply alone
+    (at 1M notes, an `index` that rewrote one note said 0.00s after 16 s of walking)."""
+    from notedex.indexing import etagcheck
+
+    ensure_fresh(cfg)
+    write(Path(cfg.vault_dir) / "c.md", "new\n")
+    checked = etagcheck.current_file_count
+
+    def slow_check(*args: object, **kwargs: object) -> int | None:
+        time.sleep(0.3)  # a check as long as a large vault's, before the apply starts
+        return checked(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(etagcheck, "current_file_count", slow_check)
+    fresh = ensure_fresh(cfg, index=True)
+    assert fresh.state == APPLIED and fresh.report is not None
+    assert fresh.report["added"] == 1
+    assert fresh.report["seconds"] >= 0.3
