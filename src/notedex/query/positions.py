@@ -9,6 +9,12 @@ which is what let a search that shows every hit stop spending its time here (iss
 hits of one word skip that: ``locate_indexed`` takes the first match from the index's position
 lists and counts tokens in the file's text to find it there, matching again only what it cannot
 be sure of (issue 35).
+
+Over 600 lines on purpose: both ways of locating a hit (``highlight()`` over the segmented text,
+and the first indexed position counted in the file's bytes, with the text path as its fallback)
+end in the same mapping back to the file's text (``_original_offset``) and the same line,
+column and snippet (``_position``), and the token classes decide both; a split by way would
+put one of them behind an import of the other.
 """
 
 from __future__ import annotations

@@ -10,6 +10,12 @@ This module is on every query's path, and importing ``re`` costs a query a few m
 code point, and only the index side's one big pattern (compiled on first use) needs ``re``.
 Nor ``bisect`` (a C extension to load) or, for ASCII text, ``unicodedata``: ASCII is its own
 NFC and NFKC, so an ASCII question never loads it.
+
+Over 500 lines on purpose: the index side and the query side must fold and cut text by the same
+rules, and those rules share their tables (CJK ranges, the match key's translation, the stop
+and particle words); the index side's patterns are compiled only when it runs. Moving the
+index-only keying (``name_keys``, ``split_words``'s pattern) to a module of its own would take
+a few hundred bytes of code off every query, and is left for a later split.
 """
 
 import sys
