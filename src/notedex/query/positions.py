@@ -207,11 +207,19 @@ def _position(text: str, start: int, end: int, lines_before: int = 0) -> dict[st
     """The hit at ``start:end`` of ``text``, which starts ``lines_before`` lines into the file."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
-    if line_end < 0:
-        line_end = len(text)
-    line_text = text[line_start:line_end].rstrip("\r")
-    column0 = start - line_start
-    match_end = min(end, line_start + len(line_text)) - line_start
+    return _in_line(
+        text[line_start : line_end if line_end >= 0 else len(text)],
+        start - line_start,
+        end - line_start,
+        lines_before + text.count("\n", 0, start),
+    )
+
+
+def _in_line(line: str, column0: int, end: int, lines_before: int) -> dict[str, Any]:
+    """The hit at ``column0:end`` of ``line`` (its line break cut off, not a CR before it),
+    the file's line ``lines_before + 1``: the position fields and the snippet."""
+    line_text = line.rstrip("\r")
+    match_end = min(end, len(line_text))
     window_start = 0
     if len(line_text) > SNIPPET_CHARS:
         window_start = max(0, min(column0 - _SNIPPET_LEAD, len(line_text) - SNIPPET_CHARS))
@@ -220,7 +228,7 @@ def _position(text: str, start: int, end: int, lines_before: int = 0) -> dict[st
     tail = "…" if window_start + SNIPPET_CHARS < len(line_text) else ""
     match_end = min(match_end, window_start + SNIPPET_CHARS)
     return {
-        "line": lines_before + text.count("\n", 0, start) + 1,
+        "line": lines_before + 1,
         "column": column0 + 1,
         "match": line_text[column0:match_end],
         "snippet": lead + window + tail,
@@ -425,11 +433,7 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
     its markers are ASCII, and no byte of a UTF-8 sequence is, so they are the text's bounds
     counted in bytes. The BOM the text drops is skipped."""
     start = 3 if raw.startswith(_BOM) else 0
-    body = start
-    if raw.startswith(b"---", start):
-        bounds = frontmatter_bounds(raw[start:].decode("latin-1"))
-        if bounds is not None:
-            body = start + bounds[2]
+    body = _body_start(raw, start) if raw.startswith(b"---", start) else start
     at = -1
     for needle in needles:  # each looks before the last found, as ``_token_span``
         found = raw.find(needle, body, len(raw) if at < 0 else at)
@@ -437,12 +441,14 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
     if at < 0:
         return None
     cut = raw.find(b"\n", at)
-    prefix = raw[body : cut if cut >= 0 else len(raw)]
-    ascii_only = prefix.isascii()
-    if ascii_only:
-        text = prefix.decode("ascii")
+    if cut < 0:
+        cut = len(raw)
+    prefix = raw[body:cut]
+    text = None
+    if prefix.isascii():
         classes = prefix.translate(_BYTE_CLASSES)
         here = at - body
+        sure = True  # no ``x`` in ASCII
     else:
         try:
             text = prefix.decode("utf-8")
@@ -451,28 +457,56 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
         classed = _utf8_classes(prefix, text, at - body)
         if classed is None:
             return None
-        classes, here = classed
+        classes, here, sure = classed
     kind = classes[here : here + 1]
     starts = kind == b"c" or (kind == b"a" and classes[here - 1 : here] != b"a")
     before = -1  # the tokens before it; in ASCII, a letter or digit first or after a separator
-    if starts and ascii_only:
+    if starts and text is None:
         before = classes.count(b" a", 0, here) + (here > 0 and classes[:1] == b"a")
     elif starts:
-        before = _count_tokens(classes[:here])
-    if before != offset:
-        first = _nth_token(classes, offset)
-        if first is None:
+        before = _count_tokens(classes, here)
+    if before == offset:  # the word found is the match (most hits): only its line is read
+        span = _token_at(classes, here, sure)
+        if span is None:
             return None
-        here = first
-    span = _token_at(classes, here)
+        if text is None:  # ASCII: a character is a byte
+            line = raw.rfind(b"\n", body, at) + 1 or body
+            column0 = at - line
+            line_text = raw[line:cut].decode("ascii")
+        else:
+            line = text.rfind("\n", 0, here) + 1
+            column0 = here - line
+            line_text = text[line:]
+        return _in_line(line_text, column0, column0 + span[1] - here, raw.count(b"\n", 0, at))
+    first = _nth_token(classes, offset)
+    span = None if first is None else _token_at(classes, first)
     if span is None:
         return None
+    if text is None:
+        text = prefix.decode("ascii")
     return _position(text, span[0], span[1], raw.count(b"\n", 0, body))
 
 
-def _utf8_classes(prefix: bytes, text: str, split: int) -> tuple[bytes, int] | None:
+def _body_start(raw: bytes, start: int) -> int:
+    """Where the body of ``raw`` (a note's bytes, ``---`` at ``start``, after any BOM) starts:
+    ``frontmatter_bounds`` of the bytes read as Latin-1, one character per byte (its markers
+    are ASCII, and no byte of a UTF-8 sequence is, so its bounds are the text's in bytes).
+    First of the bytes up to the first line that may close the block: a block closed there
+    is closed there in the whole file (the rest is not decoded); else of the whole."""
+    close = raw.find(b"\n---", start + 3)
+    if close >= 0:
+        window = raw[start : close + 8].decode("latin-1")
+        bounds = frontmatter_bounds(window)
+        if bounds is not None and bounds[2] < len(window):
+            return start + bounds[2]
+    bounds = frontmatter_bounds(raw[start:].decode("latin-1"))
+    return start if bounds is None else start + bounds[2]
+
+
+def _utf8_classes(prefix: bytes, text: str, split: int) -> tuple[bytes, int, bool] | None:
     """``_from_bytes``' classes of ``text``, ``prefix`` decoded (not ASCII), from its UTF-8,
-    and the index of the character at byte ``split``; None when ``text`` is not NFC."""
+    the index of the character at byte ``split`` and whether no class is ``x``; None when
+    ``text`` is not NFC."""
     table = _BYTE_CLASSES if _HEXAGRAMS in prefix else _BYTE_CLASSES_E4
     blanked = prefix
     if b"\xe3\x80" in prefix or b"\xef\xbc" in prefix:  # CJK punctuation, perhaps
@@ -485,7 +519,8 @@ def _utf8_classes(prefix: bytes, text: str, split: int) -> tuple[bytes, int] | N
         if not unicodedata.is_normalized("NFC", text):
             return None
         classes = _resolved(text, classes)
-    return classes, len(head)
+        return classes, len(head), b"x" not in classes
+    return classes, len(head), True
 
 
 class _TokenClasses(dict[int, str]):
@@ -579,15 +614,18 @@ def _resolved(text: str, classes: bytes) -> bytes:
     return bytes(out)
 
 
-def _count_tokens(classes: bytes) -> int:
-    """How many tokens ``classes`` holds, as ``len(classes.replace(b"c", b" c ").split())``
+def _count_tokens(classes: bytes, end: int | None = None) -> int:
+    """How many tokens ``classes[:end]`` holds, as ``len(classes.replace(b"c", b" c ").split())``
     counts them (each ``c``, and each run of ``a`` and ``x``), with no list and no scan in
     Python: with a byte 1 where the class is ``a`` or ``x`` and 0 elsewhere, a run starts at
     the first byte when it is 1 and wherever a 0 is followed by a 1 (two bytes that cannot
     overlap themselves, so ``bytes.count`` counts each once; issue 35: 2.2 µs for 850
     characters, where one big integer's shifts and ``bit_count`` took 5.6)."""
     runs = classes.translate(_RUN_BYTES)
-    return classes.count(b"c") + runs.count(b"\x00\x01") + (runs[:1] == b"\x01")
+    if end is None:
+        end = len(classes)
+    started = end > 0 and runs[:1] == b"\x01"
+    return classes.count(b"c", 0, end) + runs.count(b"\x00\x01", 0, end) + started
 
 
 def _token_span(nbody: str, offset: int, hint: str) -> tuple[int, int] | None:
@@ -631,13 +669,14 @@ def _nth_token(classes: bytes, offset: int) -> int | None:
     return None if found is None else found.start()
 
 
-def _token_at(classes: bytes, start: int) -> tuple[int, int] | None:
+def _token_at(classes: bytes, start: int, sure: bool = False) -> tuple[int, int] | None:
     """The token that starts at ``start``: an ASCII run, a CJK bigram or a run's last
-    character; None when its characters, or the one after it, are not surely counted."""
+    character; None when its characters, or the one after it, are not surely counted
+    (``sure``: no class of ``classes`` is ``x``, so they are)."""
     if classes[start : start + 1] == b"c":
         end = start + (2 if classes[start + 1 : start + 2] in (b"c", b"x") else 1)
     else:
         rest = classes[start:]
         end = start + len(rest) - len(rest.lstrip(b"a"))
     # The character after the token counts too: a letter may go on where ASCII stops (café).
-    return None if b"x" in classes[: end + 1] else (start, end)
+    return None if not sure and b"x" in classes[: end + 1] else (start, end)
