@@ -34,7 +34,7 @@ from notedex.vault.text import cjk_run_spans, is_cjk_char, nfc
 TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
 if TYPE_CHECKING:
     import re
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any
 
 MAX_READ_BYTES = 50_000_000  # a note that grew past this since it was indexed gets no position
@@ -238,83 +238,6 @@ def _in_line(line: str, column0: int, end: int, lines_before: int) -> dict[str, 
 
 
 # -- from the index's position lists (issue 35) -------------------------------------------------
-
-
-PARALLEL_FROM = 1024
-"""From this many hits, ``locate_indexed_in_two`` hands the second half to a forked process."""
-
-
-def locate_indexed_in_two(
-    files: VaultReader,
-    hits: list[tuple[str, str]],
-    firsts: dict[str, tuple[int, int, int]],
-    word: str,
-) -> list[dict[str, Any] | None]:
-    """``locate_indexed``, the second half of ``hits`` in a forked child on a second core
-    while this process does the first (issue 35: every hit of a word with its line, rg's job,
-    which rg does on every core). The child only reads files and sends its positions back
-    through a pipe (``marshal``); it never touches the index's connection and ends with
-    ``os._exit``. Below ``PARALLEL_FROM`` hits, on one core, without ``fork``, beside another
-    thread (``_threaded``) or when the child fails, this process does it all: the answer is
-    the same either way."""
-    if len(hits) < PARALLEL_FROM or not hasattr(os, "fork") or _cores() < 2 or _threaded():
-        return locate_indexed(files, hits, firsts, word)
-    import marshal
-
-    half = len(hits) // 2
-    read_fd, write_fd = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
-        return locate_indexed(files, hits, firsts, word)
-    if pid == 0:  # the child: its half, written to the pipe, and gone without any clean-up
-        code = 1
-        try:
-            os.close(read_fd)
-            data = memoryview(marshal.dumps(locate_indexed(files, hits[half:], firsts, word)))
-            while data:
-                data = data[os.write(write_fd, data) :]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    parts: list[bytes] = []
-    try:
-        first = locate_indexed(files, hits[:half], firsts, word)
-        while part := os.read(read_fd, 1 << 20):
-            parts.append(part)
-    finally:
-        os.close(read_fd)
-        status = os.waitpid(pid, 0)[1]
-    rest: list[dict[str, Any] | None] | None = None
-    if status == 0:
-        try:
-            rest = marshal.loads(b"".join(parts))
-        except (EOFError, ValueError, TypeError):
-            rest = None
-    if not isinstance(rest, list) or len(rest) != len(hits) - half:
-        rest = locate_indexed(files, hits[half:], firsts, word)
-    return first + rest
-
-
-def _threaded() -> bool:
-    """Whether another thread runs here (the MCP server's, a daemon's): a fork would copy the
-    locks it may hold, so the hits are located in this process alone. The CLI's queries load no
-    ``threading``."""
-    import sys
-
-    threading = sys.modules.get("threading")
-    return threading is not None and threading.active_count() > 1
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def locate_indexed(
@@ -680,3 +603,117 @@ def _token_at(classes: bytes, start: int, sure: bool = False) -> tuple[int, int]
         end = start + len(rest) - len(rest.lstrip(b"a"))
     # The character after the token counts too: a letter may go on where ASCII stops (café).
     return None if not sure and b"x" in classes[: end + 1] else (start, end)
+
+
+# -- a long search on two cores (issue 35) ---------------------------------------------------
+#
+# ``search WORD --limit 1000000`` is ``rg -i -n -m 1 WORD``'s job, which rg does on every core.
+# One child is forked per search, not one per batch (a fork of a large process costs parent and
+# child thousands of copy-on-write page faults), and it does the whole of its half of every
+# batch: it reads the files, locates each hit and renders it (the JSON or text the answer
+# writes), so the parent only puts its strings back in rank order. Each batch's half goes back
+# through a pipe as one ``marshal`` frame; the child never touches the index's connection and
+# ends with ``os._exit``. On one core, without ``fork``, beside another thread (``_threaded``),
+# or once the child fails (a frame missing or not whole), this process does that half itself:
+# the answer is the same either way.
+
+
+_HEADER = 8  # a frame's length, little-endian, before its ``marshal`` bytes
+
+
+def in_two(
+    batches: Sequence[Any], part: Callable[[Any, bool], list[Any]]
+) -> Iterator[tuple[list[Any], list[Any]]]:
+    """For each of ``batches``: ``part(batch, False)`` (its first half) and ``part(batch,
+    True)`` (its second), the second from one forked child. ``part`` must give, in either
+    process, the same values (``marshal``-able) for a batch."""
+    if not hasattr(os, "fork") or _cores() < 2 or _threaded():
+        for batch in batches:
+            yield part(batch, False), part(batch, True)
+        return
+    import marshal
+
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        for batch in batches:
+            yield part(batch, False), part(batch, True)
+        return
+    if pid == 0:  # the child: every second half, written to the pipe, gone without clean-up
+        code = 1
+        try:
+            os.close(read_fd)
+            for batch in batches:
+                data = marshal.dumps(part(batch, True))
+                _write(write_fd, len(data).to_bytes(_HEADER, "little"))
+                _write(write_fd, data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    alive = True
+    try:
+        for batch in batches:
+            first = part(batch, False)
+            second = _frame(read_fd, marshal.loads) if alive else None
+            if second is None:  # the child failed: its halves from here on are done here
+                alive = False
+                second = part(batch, True)
+            yield first, second
+    finally:
+        os.close(read_fd)  # a child still writing (the reader stopped early) gets EPIPE
+        os.waitpid(pid, 0)
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _frame(fd: int, loads: Callable[[bytes], Any]) -> list[Any] | None:
+    """The next frame's list from the child; None when there is no whole one."""
+    header = _read_fd(fd, _HEADER)
+    if len(header) != _HEADER:
+        return None
+    size = int.from_bytes(header, "little")
+    data = _read_fd(fd, size)
+    if len(data) != size:
+        return None
+    try:
+        value = loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    parts: list[bytes] = []
+    while size > 0:
+        part = os.read(fd, min(size, 1 << 20))
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
+def _threaded() -> bool:
+    """Whether another thread runs here (the MCP server's, a daemon's): a fork would copy the
+    locks it may hold, so the hits are located in this process alone. The CLI's queries load no
+    ``threading``."""
+    import sys
+
+    threading = sys.modules.get("threading")
+    return threading is not None and threading.active_count() > 1
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

@@ -271,7 +271,7 @@ def test_positions_in_two_processes_are_the_positions_in_one(
         pytest.skip("one core or no fork: always one process")
     vault, db = generated
     monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 10**9)
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 10**9)
     alone = _search_all(db, vault, "book")
     parent = os.getpid()
     calls: list[tuple[int, int]] = []
@@ -284,7 +284,7 @@ def test_positions_in_two_processes_are_the_positions_in_one(
         return locate(files, hits, *args)
 
     monkeypatch.setattr(positions, "locate_indexed", spying)
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 2)
     both = _search_all(db, vault, "book")
     assert both == alone and alone["shown"] > 20
     half = alone["shown"] // 2
@@ -304,7 +304,7 @@ def test_no_fork_beside_another_thread(
 
     vault, db = generated
     monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 2)
     monkeypatch.setattr(positions, "_cores", lambda: 2)
     forks: list[int] = []
     real_fork = os.fork
