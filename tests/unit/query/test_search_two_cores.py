@@ -13,7 +13,7 @@ import pytest
 
 from notedex.query import positions
 from notedex.query import search as search_module
-from tests.helpers import load_genvault, run_inprocess
+from tests.helpers import counted_forks, load_genvault, run_inprocess
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="one process without fork")
 
@@ -48,15 +48,7 @@ def test_one_child_does_the_second_half_of_every_batch(
     monkeypatch.setattr(search_module, "PARALLEL_FROM", 10**9)
     reference = _output(vault, db, *extra)
     assert reference[0] == 0 and reference[1].count("book") > 20, reference
-    forks: list[int] = []
-    real_fork = os.fork
-
-    def counting_fork() -> int:
-        forks.append(1)
-        return real_fork()
-
-    monkeypatch.setattr(os, "fork", counting_fork)
-    monkeypatch.setattr(positions, "_cores", lambda: 2)
+    forks = counted_forks(monkeypatch)
     monkeypatch.setattr(search_module, "PARALLEL_FROM", 2)
     monkeypatch.setattr(search_module, "HITS_AT_ONCE", 7)  # many batches
     assert _output(vault, db, *extra) == reference
