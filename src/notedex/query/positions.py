@@ -13,8 +13,10 @@ be sure of (issue 35).
 Over 600 lines on purpose: both ways of locating a hit (``highlight()`` over the segmented text,
 and the first indexed position counted in the file's bytes, with the text path as its fallback)
 end in the same mapping back to the file's text (``_original_offset``) and the same line,
-column and snippet (``_position``), and the token classes decide both; a split by way would
-put one of them behind an import of the other.
+column and snippet (``_position``, ``_in_line``), and the token classes decide both; a split
+by way would put one of them behind an import of the other. The two-core split of a long
+search (``in_two``, at the end) is here too: it replaced the per-batch fork that lived here,
+and a module of its own would be one more import for every long search.
 """
 
 from __future__ import annotations
