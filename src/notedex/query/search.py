@@ -347,15 +347,25 @@ def _located(
     shown = highlight_expression(terms)  # loads the stop lists: only for positions
     word = terms[0].expression.strip('"')
 
+    orders: dict[int, list[int]] = {}  # the first half's, until its batch is put back in order
+
+    def path_order(start: int) -> list[int]:
+        """The batch at ``start``'s rows in the order of their paths on disk: folder by folder.
+        The reader keeps a bounded number of folders open, and hits in rank order cross every
+        folder of a large vault again and again (issue 35: 2.5 folder opens a hit at 100k)."""
+        rels = [disk_rel or path for _, path, disk_rel, _ in rows[start : start + HITS_AT_ONCE]]
+        return sorted(range(len(rels)), key=rels.__getitem__)
+
     def part(start: int, second: bool) -> list[Any]:
         """Half of the batch at ``start``: its hits (each's values), in path order."""
         batch = rows[start : start + HITS_AT_ONCE]
         rels = [disk_rel or path for _, path, disk_rel, _ in batch]
-        # Read folder by folder (their order on disk), not in rank order: the reader keeps
-        # a bounded number of folders open, and hits in rank order cross every folder of a
-        # large vault again and again (issue 35: 2.5 folder opens a hit at 100k notes).
-        order = sorted(range(len(batch)), key=rels.__getitem__)
-        order = order[len(order) // 2 :] if second else order[: len(order) // 2]
+        if second:
+            order = orders.get(start) or path_order(start)
+            order = order[len(order) // 2 :]
+        else:
+            order = orders.setdefault(start, path_order(start))
+            order = order[: len(order) // 2]
         notes = [(batch[i][1], rels[i]) for i in order]
         found = dict(zip(order, locate_indexed(files, notes, firsts, word)))
         unsure = [i for i in order if found[i] is None and batch[i][1] in firsts]
@@ -377,10 +387,9 @@ def _located(
         else:
             pairs = ((part(start, False), part(start, True)) for start in starts)
         for start, (first, second) in zip(starts, pairs):
-            # Back in rank order: the batch's rows sorted by their path on disk, as ``part``.
-            rels = [disk_rel or path for _, path, disk_rel, _ in rows[start : start + HITS_AT_ONCE]]
-            order = sorted(range(len(rels)), key=rels.__getitem__)
-            placed: list[Any] = [None] * len(rels)
+            # Back in rank order, from the path order ``part`` read the batch in.
+            order = orders.pop(start, None) or path_order(start)
+            placed: list[Any] = [None] * len(order)
             for i, value in zip(order, first + second):
                 placed[i] = value
             yield from placed
