@@ -456,3 +456,20 @@ def load_genvault() -> ModuleType:
     sys.modules["genvault"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def counted_forks(monkeypatch: Any) -> list[int]:
+    """From now on every ``os.fork`` adds a 1 to the list returned, and ``query.positions``
+    takes two cores for granted (issue 35: a long search forks one child to locate half)."""
+    from notedex.query import positions
+
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", counting_fork)
+    monkeypatch.setattr(positions, "_cores", lambda: 2)
+    return forks

@@ -13,8 +13,10 @@ be sure of (issue 35).
 Over 600 lines on purpose: both ways of locating a hit (``highlight()`` over the segmented text,
 and the first indexed position counted in the file's bytes, with the text path as its fallback)
 end in the same mapping back to the file's text (``_original_offset``) and the same line,
-column and snippet (``_position``), and the token classes decide both; a split by way would
-put one of them behind an import of the other.
+column and snippet (``_position``, ``_in_line``), and the token classes decide both; a split
+by way would put one of them behind an import of the other. The two-core split of a long
+search (``in_two``, at the end) is here too: it replaced the per-batch fork that lived here,
+and a module of its own would be one more import for every long search.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from notedex.vault.text import cjk_run_spans, is_cjk_char, nfc
 TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
 if TYPE_CHECKING:
     import re
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any
 
 MAX_READ_BYTES = 50_000_000  # a note that grew past this since it was indexed gets no position
@@ -207,11 +209,19 @@ def _position(text: str, start: int, end: int, lines_before: int = 0) -> dict[st
     """The hit at ``start:end`` of ``text``, which starts ``lines_before`` lines into the file."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", start)
-    if line_end < 0:
-        line_end = len(text)
-    line_text = text[line_start:line_end].rstrip("\r")
-    column0 = start - line_start
-    match_end = min(end, line_start + len(line_text)) - line_start
+    return _in_line(
+        text[line_start : line_end if line_end >= 0 else len(text)],
+        start - line_start,
+        end - line_start,
+        lines_before + text.count("\n", 0, start),
+    )
+
+
+def _in_line(line: str, column0: int, end: int, lines_before: int) -> dict[str, Any]:
+    """The hit at ``column0:end`` of ``line`` (its line break cut off, not a CR before it),
+    the file's line ``lines_before + 1``: the position fields and the snippet."""
+    line_text = line.rstrip("\r")
+    match_end = min(end, len(line_text))
     window_start = 0
     if len(line_text) > SNIPPET_CHARS:
         window_start = max(0, min(column0 - _SNIPPET_LEAD, len(line_text) - SNIPPET_CHARS))
@@ -220,7 +230,7 @@ def _position(text: str, start: int, end: int, lines_before: int = 0) -> dict[st
     tail = "…" if window_start + SNIPPET_CHARS < len(line_text) else ""
     match_end = min(match_end, window_start + SNIPPET_CHARS)
     return {
-        "line": lines_before + text.count("\n", 0, start) + 1,
+        "line": lines_before + 1,
         "column": column0 + 1,
         "match": line_text[column0:match_end],
         "snippet": lead + window + tail,
@@ -230,83 +240,6 @@ def _position(text: str, start: int, end: int, lines_before: int = 0) -> dict[st
 
 
 # -- from the index's position lists (issue 35) -------------------------------------------------
-
-
-PARALLEL_FROM = 1024
-"""From this many hits, ``locate_indexed_in_two`` hands the second half to a forked process."""
-
-
-def locate_indexed_in_two(
-    files: VaultReader,
-    hits: list[tuple[str, str]],
-    firsts: dict[str, tuple[int, int, int]],
-    word: str,
-) -> list[dict[str, Any] | None]:
-    """``locate_indexed``, the second half of ``hits`` in a forked child on a second core
-    while this process does the first (issue 35: every hit of a word with its line, rg's job,
-    which rg does on every core). The child only reads files and sends its positions back
-    through a pipe (``marshal``); it never touches the index's connection and ends with
-    ``os._exit``. Below ``PARALLEL_FROM`` hits, on one core, without ``fork``, beside another
-    thread (``_threaded``) or when the child fails, this process does it all: the answer is
-    the same either way."""
-    if len(hits) < PARALLEL_FROM or not hasattr(os, "fork") or _cores() < 2 or _threaded():
-        return locate_indexed(files, hits, firsts, word)
-    import marshal
-
-    half = len(hits) // 2
-    read_fd, write_fd = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
-        return locate_indexed(files, hits, firsts, word)
-    if pid == 0:  # the child: its half, written to the pipe, and gone without any clean-up
-        code = 1
-        try:
-            os.close(read_fd)
-            data = memoryview(marshal.dumps(locate_indexed(files, hits[half:], firsts, word)))
-            while data:
-                data = data[os.write(write_fd, data) :]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    parts: list[bytes] = []
-    try:
-        first = locate_indexed(files, hits[:half], firsts, word)
-        while part := os.read(read_fd, 1 << 20):
-            parts.append(part)
-    finally:
-        os.close(read_fd)
-        status = os.waitpid(pid, 0)[1]
-    rest: list[dict[str, Any] | None] | None = None
-    if status == 0:
-        try:
-            rest = marshal.loads(b"".join(parts))
-        except (EOFError, ValueError, TypeError):
-            rest = None
-    if not isinstance(rest, list) or len(rest) != len(hits) - half:
-        rest = locate_indexed(files, hits[half:], firsts, word)
-    return first + rest
-
-
-def _threaded() -> bool:
-    """Whether another thread runs here (the MCP server's, a daemon's): a fork would copy the
-    locks it may hold, so the hits are located in this process alone. The CLI's queries load no
-    ``threading``."""
-    import sys
-
-    threading = sys.modules.get("threading")
-    return threading is not None and threading.active_count() > 1
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def locate_indexed(
@@ -425,11 +358,7 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
     its markers are ASCII, and no byte of a UTF-8 sequence is, so they are the text's bounds
     counted in bytes. The BOM the text drops is skipped."""
     start = 3 if raw.startswith(_BOM) else 0
-    body = start
-    if raw.startswith(b"---", start):
-        bounds = frontmatter_bounds(raw[start:].decode("latin-1"))
-        if bounds is not None:
-            body = start + bounds[2]
+    body = _body_start(raw, start) if raw.startswith(b"---", start) else start
     at = -1
     for needle in needles:  # each looks before the last found, as ``_token_span``
         found = raw.find(needle, body, len(raw) if at < 0 else at)
@@ -437,12 +366,14 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
     if at < 0:
         return None
     cut = raw.find(b"\n", at)
-    prefix = raw[body : cut if cut >= 0 else len(raw)]
-    ascii_only = prefix.isascii()
-    if ascii_only:
-        text = prefix.decode("ascii")
+    if cut < 0:
+        cut = len(raw)
+    prefix = raw[body:cut]
+    text = None
+    if prefix.isascii():
         classes = prefix.translate(_BYTE_CLASSES)
         here = at - body
+        sure = True  # no ``x`` in ASCII
     else:
         try:
             text = prefix.decode("utf-8")
@@ -451,28 +382,56 @@ def _from_bytes(raw: bytes, offset: int, needles: tuple[bytes, ...]) -> dict[str
         classed = _utf8_classes(prefix, text, at - body)
         if classed is None:
             return None
-        classes, here = classed
+        classes, here, sure = classed
     kind = classes[here : here + 1]
     starts = kind == b"c" or (kind == b"a" and classes[here - 1 : here] != b"a")
     before = -1  # the tokens before it; in ASCII, a letter or digit first or after a separator
-    if starts and ascii_only:
+    if starts and text is None:
         before = classes.count(b" a", 0, here) + (here > 0 and classes[:1] == b"a")
     elif starts:
-        before = _count_tokens(classes[:here])
-    if before != offset:
-        first = _nth_token(classes, offset)
-        if first is None:
+        before = _count_tokens(classes, here)
+    if before == offset:  # the word found is the match (most hits): only its line is read
+        span = _token_at(classes, here, sure)
+        if span is None:
             return None
-        here = first
-    span = _token_at(classes, here)
+        if text is None:  # ASCII: a character is a byte
+            line = raw.rfind(b"\n", body, at) + 1 or body
+            column0 = at - line
+            line_text = raw[line:cut].decode("ascii")
+        else:
+            line = text.rfind("\n", 0, here) + 1
+            column0 = here - line
+            line_text = text[line:]
+        return _in_line(line_text, column0, column0 + span[1] - here, raw.count(b"\n", 0, at))
+    first = _nth_token(classes, offset)
+    span = None if first is None else _token_at(classes, first)
     if span is None:
         return None
+    if text is None:
+        text = prefix.decode("ascii")
     return _position(text, span[0], span[1], raw.count(b"\n", 0, body))
 
 
-def _utf8_classes(prefix: bytes, text: str, split: int) -> tuple[bytes, int] | None:
+def _body_start(raw: bytes, start: int) -> int:
+    """Where the body of ``raw`` (a note's bytes, ``---`` at ``start``, after any BOM) starts:
+    ``frontmatter_bounds`` of the bytes read as Latin-1, one character per byte (its markers
+    are ASCII, and no byte of a UTF-8 sequence is, so its bounds are the text's in bytes).
+    First of the bytes up to the first line that may close the block: a block closed there
+    is closed there in the whole file (the rest is not decoded); else of the whole."""
+    close = raw.find(b"\n---", start + 3)
+    if close >= 0:
+        window = raw[start : close + 8].decode("latin-1")
+        bounds = frontmatter_bounds(window)
+        if bounds is not None and bounds[2] < len(window):
+            return start + bounds[2]
+    bounds = frontmatter_bounds(raw[start:].decode("latin-1"))
+    return start if bounds is None else start + bounds[2]
+
+
+def _utf8_classes(prefix: bytes, text: str, split: int) -> tuple[bytes, int, bool] | None:
     """``_from_bytes``' classes of ``text``, ``prefix`` decoded (not ASCII), from its UTF-8,
-    and the index of the character at byte ``split``; None when ``text`` is not NFC."""
+    the index of the character at byte ``split`` and whether no class is ``x``; None when
+    ``text`` is not NFC."""
     table = _BYTE_CLASSES if _HEXAGRAMS in prefix else _BYTE_CLASSES_E4
     blanked = prefix
     if b"\xe3\x80" in prefix or b"\xef\xbc" in prefix:  # CJK punctuation, perhaps
@@ -485,7 +444,8 @@ def _utf8_classes(prefix: bytes, text: str, split: int) -> tuple[bytes, int] | N
         if not unicodedata.is_normalized("NFC", text):
             return None
         classes = _resolved(text, classes)
-    return classes, len(head)
+        return classes, len(head), b"x" not in classes
+    return classes, len(head), True
 
 
 class _TokenClasses(dict[int, str]):
@@ -579,15 +539,18 @@ def _resolved(text: str, classes: bytes) -> bytes:
     return bytes(out)
 
 
-def _count_tokens(classes: bytes) -> int:
-    """How many tokens ``classes`` holds, as ``len(classes.replace(b"c", b" c ").split())``
+def _count_tokens(classes: bytes, end: int | None = None) -> int:
+    """How many tokens ``classes[:end]`` holds, as ``len(classes.replace(b"c", b" c ").split())``
     counts them (each ``c``, and each run of ``a`` and ``x``), with no list and no scan in
     Python: with a byte 1 where the class is ``a`` or ``x`` and 0 elsewhere, a run starts at
     the first byte when it is 1 and wherever a 0 is followed by a 1 (two bytes that cannot
     overlap themselves, so ``bytes.count`` counts each once; issue 35: 2.2 µs for 850
     characters, where one big integer's shifts and ``bit_count`` took 5.6)."""
     runs = classes.translate(_RUN_BYTES)
-    return classes.count(b"c") + runs.count(b"\x00\x01") + (runs[:1] == b"\x01")
+    if end is None:
+        end = len(classes)
+    started = end > 0 and runs[:1] == b"\x01"
+    return classes.count(b"c", 0, end) + runs.count(b"\x00\x01", 0, end) + started
 
 
 def _token_span(nbody: str, offset: int, hint: str) -> tuple[int, int] | None:
@@ -631,13 +594,128 @@ def _nth_token(classes: bytes, offset: int) -> int | None:
     return None if found is None else found.start()
 
 
-def _token_at(classes: bytes, start: int) -> tuple[int, int] | None:
+def _token_at(classes: bytes, start: int, sure: bool = False) -> tuple[int, int] | None:
     """The token that starts at ``start``: an ASCII run, a CJK bigram or a run's last
-    character; None when its characters, or the one after it, are not surely counted."""
+    character; None when its characters, or the one after it, are not surely counted
+    (``sure``: no class of ``classes`` is ``x``, so they are)."""
     if classes[start : start + 1] == b"c":
         end = start + (2 if classes[start + 1 : start + 2] in (b"c", b"x") else 1)
     else:
         rest = classes[start:]
         end = start + len(rest) - len(rest.lstrip(b"a"))
     # The character after the token counts too: a letter may go on where ASCII stops (café).
-    return None if b"x" in classes[: end + 1] else (start, end)
+    return None if not sure and b"x" in classes[: end + 1] else (start, end)
+
+
+# -- a long search on two cores (issue 35) ---------------------------------------------------
+#
+# ``search WORD --limit 1000000`` is ``rg -i -n -m 1 WORD``'s job, which rg does on every core.
+# One child is forked per search, not one per batch (a fork of a large process costs parent and
+# child thousands of copy-on-write page faults), and it does the whole of its half of every
+# batch: it reads the files, locates each hit and renders it (the JSON or text the answer
+# writes), so the parent only puts its strings back in rank order. Each batch's half goes back
+# through a pipe as one ``marshal`` frame; the child never touches the index's connection and
+# ends with ``os._exit``. On one core, without ``fork``, beside another thread (``_threaded``),
+# or once the child fails (a frame missing or not whole), this process does that half itself:
+# the answer is the same either way.
+
+
+_HEADER = 8  # a frame's length, little-endian, before its ``marshal`` bytes
+
+
+def in_two(
+    batches: Sequence[Any], part: Callable[[Any, bool], list[Any]]
+) -> Iterator[tuple[list[Any], list[Any]]]:
+    """For each of ``batches``: ``part(batch, False)`` (its first half) and ``part(batch,
+    True)`` (its second), the second from one forked child. ``part`` must give, in either
+    process, the same values (``marshal``-able) for a batch."""
+    if not hasattr(os, "fork") or _cores() < 2 or _threaded():
+        for batch in batches:
+            yield part(batch, False), part(batch, True)
+        return
+    import marshal
+
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        for batch in batches:
+            yield part(batch, False), part(batch, True)
+        return
+    if pid == 0:  # the child: every second half, written to the pipe, gone without clean-up
+        code = 1
+        try:
+            os.close(read_fd)
+            for batch in batches:
+                data = marshal.dumps(part(batch, True))
+                _write(write_fd, len(data).to_bytes(_HEADER, "little"))
+                _write(write_fd, data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    alive = True
+    try:
+        for batch in batches:
+            first = part(batch, False)
+            second = _frame(read_fd, marshal.loads) if alive else None
+            if second is None:  # the child failed: its halves from here on are done here
+                alive = False
+                second = part(batch, True)
+            yield first, second
+    finally:
+        os.close(read_fd)  # a child still writing (the reader stopped early) gets EPIPE
+        os.waitpid(pid, 0)
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _frame(fd: int, loads: Callable[[bytes], Any]) -> list[Any] | None:
+    """The next frame's list from the child; None when there is no whole one."""
+    header = _read_fd(fd, _HEADER)
+    if len(header) != _HEADER:
+        return None
+    size = int.from_bytes(header, "little")
+    data = _read_fd(fd, size)
+    if len(data) != size:
+        return None
+    try:
+        value = loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    parts: list[bytes] = []
+    while size > 0:
+        part = os.read(fd, min(size, 1 << 20))
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
+def _threaded() -> bool:
+    """Whether another thread runs here (the MCP server's, a daemon's): a fork would copy the
+    locks it may hold, so the hits are located in this process alone. The CLI's queries load no
+    ``threading``."""
+    import sys
+
+    threading = sys.modules.get("threading")
+    return threading is not None and threading.active_count() > 1
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

@@ -29,7 +29,7 @@ from notedex.vault.text import alnum_runs, is_cjk_char, nfc
 TYPE_CHECKING = False  # no `typing` import on the query path (a hot-path module); mypy honours it
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
     from notedex.query.filters import NoteFilter
@@ -261,7 +261,11 @@ def search(
 
 
 HITS_AT_ONCE = 8192
-"""Hits located together (one batch of reads, one fork): what ``search_parts`` holds of them."""
+"""Hits located together (one batch of reads): what ``search_parts`` holds of them."""
+
+PARALLEL_FROM = 1024
+"""From this many hits, the second half of every batch is located in a forked child
+(``positions.in_two``, issue 35)."""
 
 
 def search_parts(
@@ -274,7 +278,7 @@ def search_parts(
     paths_only: bool = False,
     follow_symlinks: bool = False,
     nf: NoteFilter | None = None,
-) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+) -> tuple[dict[str, Any], Hits]:
     """``search``'s answer as its head (every key but ``hits``, in order) and its hits, located
     ``HITS_AT_ONCE`` at a time as the iterator is read: a piped answer writes them as they come
     (``stream_search``, issue 35) instead of holding every hit of a million."""
@@ -310,11 +314,13 @@ def search_parts(
         "limit": limit,
         "message": message,
     }
-    hits: Iterator[dict[str, Any]]
+    hits: Hits
     if paths_only or not rows:  # no file to read: not even the positions module or stop lists
-        hits = (_hit(row, NO_POSITION) for row in rows)
+        hits = Hits(lambda each: (_hit(row, NO_POSITION) for row in rows))
     else:
-        hits = _located(rows, vault, terms, expression, firsts, follow_symlinks)
+        hits = Hits(
+            lambda each: _located(rows, vault, terms, expression, firsts, follow_symlinks, each)
+        )
     return head, hits
 
 
@@ -330,37 +336,83 @@ def _located(
     expression: str,
     firsts: dict[str, tuple[int, int, int]],
     follow_symlinks: bool,
-) -> Iterator[dict[str, Any]]:
-    """The hits of ``rows`` with their positions, ``HITS_AT_ONCE`` rows at a time."""
-    from notedex.query.positions import locate_hits, locate_indexed_in_two, locate_unsure
+    each: Callable[[dict[str, Any]], Any] | None,
+) -> Iterator[Any]:
+    """The hits of ``rows`` with their positions (``each`` of each, when given: its rendering),
+    ``HITS_AT_ONCE`` rows at a time, the second half of each batch in a forked child from
+    ``PARALLEL_FROM`` hits (``positions.in_two``)."""
+    from notedex.query.positions import locate_hits, locate_indexed, locate_unsure
     from notedex.vault.reading import VaultReader
 
     shown = highlight_expression(terms)  # loads the stop lists: only for positions
     word = terms[0].expression.strip('"')
+
+    orders: dict[int, list[int]] = {}  # the first half's, until its batch is put back in order
+
+    def path_order(start: int) -> list[int]:
+        """The batch at ``start``'s rows in the order of their paths on disk: folder by folder.
+        The reader keeps a bounded number of folders open, and hits in rank order cross every
+        folder of a large vault again and again (issue 35: 2.5 folder opens a hit at 100k)."""
+        rels = [disk_rel or path for _, path, disk_rel, _ in rows[start : start + HITS_AT_ONCE]]
+        return sorted(range(len(rels)), key=rels.__getitem__)
+
+    def part(start: int, second: bool) -> list[Any]:
+        """Half of the batch at ``start``: its hits (each's values), in path order."""
+        batch = rows[start : start + HITS_AT_ONCE]
+        rels = [disk_rel or path for _, path, disk_rel, _ in batch]
+        if second:
+            order = orders.get(start) or path_order(start)
+            order = order[len(order) // 2 :]
+        else:
+            order = orders.setdefault(start, path_order(start))
+            order = order[: len(order) // 2]
+        notes = [(batch[i][1], rels[i]) for i in order]
+        found = dict(zip(order, locate_indexed(files, notes, firsts, word)))
+        unsure = [i for i in order if found[i] is None and batch[i][1] in firsts]
+        if unsure:
+            notes = [(batch[i][1], rels[i]) for i in unsure]
+            found.update(zip(unsure, locate_unsure(files, notes, firsts, word)))
+        rest = [i for i in order if found[i] is None]
+        found.update(zip(rest, locate_hits(files, [rels[i] for i in rest], expression, shown)))
+        hits = [_hit(batch[i], found[i] or NO_POSITION) for i in order]
+        return hits if each is None else [each(hit) for hit in hits]
+
     with VaultReader(vault, follow_outside=follow_symlinks) as files:
-        for start in range(0, len(rows), HITS_AT_ONCE):
-            batch = rows[start : start + HITS_AT_ONCE]
-            rels = [disk_rel or path for _, path, disk_rel, _ in batch]
-            # Read folder by folder (their order on disk), not in rank order: the reader keeps
-            # a bounded number of folders open, and hits in rank order cross every folder of a
-            # large vault again and again (issue 35: 2.5 folder opens a hit at 100k notes).
-            order = sorted(range(len(batch)), key=rels.__getitem__)
-            notes = [(batch[i][1], rels[i]) for i in order]
-            found: list[dict[str, Any] | None] = [None] * len(batch)
-            for i, position in zip(order, locate_indexed_in_two(files, notes, firsts, word)):
-                found[i] = position
-            unsure = [i for i in order if found[i] is None and batch[i][1] in firsts]
-            if unsure:
-                notes = [(batch[i][1], rels[i]) for i in unsure]
-                for i, position in zip(unsure, locate_unsure(files, notes, firsts, word)):
-                    found[i] = position
-            rest = [i for i in order if found[i] is None]
-            for i, again in zip(
-                rest, locate_hits(files, [rels[i] for i in rest], expression, shown)
-            ):
-                found[i] = again
-            for row, position in zip(batch, found):
-                yield _hit(row, position or NO_POSITION)
+        starts = range(0, len(rows), HITS_AT_ONCE)
+        pairs: Iterable[tuple[list[Any], list[Any]]]
+        if len(rows) >= PARALLEL_FROM:
+            from notedex.query.positions import in_two
+
+            pairs = in_two(starts, part)
+        else:
+            pairs = ((part(start, False), part(start, True)) for start in starts)
+        for start, (first, second) in zip(starts, pairs):
+            # Back in rank order, from the path order ``part`` read the batch in.
+            order = orders.pop(start, None) or path_order(start)
+            placed: list[Any] = [None] * len(order)
+            for i, value in zip(order, first + second):
+                placed[i] = value
+            yield from placed
+
+
+class Hits:
+    """``search_parts``' hits, located as they are read: each hit's dict, or with ``each``,
+    ``each`` of each hit, run where the hit was located (half of a long search's hits are
+    located in a forked child, which renders them there too: ``positions.in_two``)."""
+
+    def __init__(self, make: Callable[[Callable[[dict[str, Any]], Any] | None], Iterator[Any]]):
+        self._make = make
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self._make(None)
+
+    def each(self, render: Callable[[dict[str, Any]], Any]) -> Iterator[Any]:
+        return self._make(render)
+
+
+def _each(hits: Iterable[dict[str, Any]], render: Callable[[dict[str, Any]], Any]) -> Iterator[Any]:
+    """``render`` of each of ``hits``, where they were located when they are ``Hits``."""
+    return hits.each(render) if isinstance(hits, Hits) else map(render, hits)
 
 
 def search_paths(
@@ -399,21 +451,24 @@ def render_search(r: Renderer, data: dict[str, Any]) -> None:
 def render_hits(r: Renderer, hits: Iterable[dict[str, Any]]) -> bool:
     """``render_search``'s lines of each hit; whether there was one."""
     bold = ("\x1b[1m", "\x1b[0m") if r.links else ("«", "»")
-    any_hit = False
-    for hit in hits:
-        any_hit = True
+
+    def lines(hit: dict[str, Any]) -> str:
         where = (
             r.path(hit["path"], hit["line"], hit["column"]) if hit["line"] else r.path(hit["path"])
         )
-        r.line(f"{where}  {r.name(hit['title'])}")
-        if hit["snippet"] is not None:
-            s, a, b = hit["snippet"], hit["matchStart"], hit["matchEnd"]
-            r.line("    " + s[:a] + bold[0] + s[a:b] + bold[1] + s[b:])
-        else:
-            r.line(
-                "    (no position: the file changed or cannot be read; `notedex index` updates it)"
-            )
+        if hit["snippet"] is None:
+            return f"{where}  {r.name(hit['title'])}\n    {_NO_POSITION_LINE}\n"
+        s, a, b = hit["snippet"], hit["matchStart"], hit["matchEnd"]
+        return f"{where}  {r.name(hit['title'])}\n    {s[:a]}{bold[0]}{s[a:b]}{bold[1]}{s[b:]}\n"
+
+    any_hit = False
+    for text in _each(hits, lines):
+        any_hit = True
+        r.out.write(text)
     return any_hit
+
+
+_NO_POSITION_LINE = "(no position: the file changed or cannot be read; `notedex index` updates it)"
 
 
 def stream_search(
@@ -434,7 +489,7 @@ def stream_search(
         encode = compact_encoder()
         opening = encode({**head, "hits": []})  # ... "hits":[]}
         doc.add(opening[:-2])
-        doc.items(encode(hit) for hit in hits)
+        doc.items(_each(hits, encode))
         doc.add("]}")
         return
     from notedex.query.output import Renderer

@@ -87,7 +87,6 @@ def _output(vault: Path, db: Path, query: str, *extra: str) -> tuple[int, str, s
 def test_every_hit_with_its_line_is_the_reference_byte_for_byte(
     vault_and_db: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, query: str, mode: str
 ) -> None:
-    from notedex.query import positions
     from notedex.query import search as search_module
 
     vault, db = vault_and_db
@@ -97,7 +96,7 @@ def test_every_hit_with_its_line_is_the_reference_byte_for_byte(
     assert reference[0] == 0, reference
     assert reference[1].count("«" if mode == "text" else '"matchStart":') >= 1, reference
     monkeypatch.setattr(search_module, "INDEXED_FROM", 0)  # from the index, in two processes
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 2)
     assert _output(vault, db, query, *extra) == reference
     monkeypatch.undo()  # the shipped thresholds
     assert _output(vault, db, query, *extra) == reference
@@ -151,13 +150,18 @@ def test_the_piped_answer_is_the_whole_answer_written_hit_by_hit(
         search_module.render_search(Renderer(vault, out), data)
         whole = out.getvalue()
     written: list[int] = []
-    locate = positions.locate_indexed_in_two
+    in_two = positions.in_two
 
-    def noting(*args: object) -> object:
-        written.append(len(sys.stdout.buffer.getvalue()))  # type: ignore[attr-defined]
-        return locate(*args)  # type: ignore[arg-type]
+    def noting(batches: Any, part: Any) -> Any:
+        def noted(batch: int, second: bool) -> Any:
+            if not second:  # a batch begins
+                written.append(len(sys.stdout.buffer.getvalue()))  # type: ignore[attr-defined]
+            return part(batch, second)
 
-    monkeypatch.setattr(positions, "locate_indexed_in_two", noting)
+        return in_two(batches, noted)
+
+    monkeypatch.setattr(positions, "in_two", noting)
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 2)  # through ``in_two``
     monkeypatch.setattr(search_module, "HITS_AT_ONCE", 3)
     real_init = stream.Document.__init__
 
@@ -196,7 +200,7 @@ def test_hits_are_read_folder_by_folder(
     """Hits come best first, which crosses the vault's folders again and again; they are read
     in path order (then put back in rank order), so each folder is opened about once however
     few the reader keeps open (issue 35: at 100k notes, 1.5 folder opens a hit before)."""
-    from notedex.query import positions
+    from notedex.query import search as search_module
     from notedex.vault import reading
 
     vault, db = many_folders
@@ -206,7 +210,7 @@ def test_hits_are_read_folder_by_folder(
     assert len(hits) == 200
     assert len({path.split("/")[0] for path in hits[:40]}) > 12  # rank order crosses folders
     monkeypatch.setattr(reading, "_MAX_KEPT", 12)
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 10**9)  # every read in this process
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 10**9)  # every read in this process
     opens: list[int] = []
     plain_open = os.open
 
@@ -329,7 +333,9 @@ def test_an_emoji_before_the_match_is_classed_by_fts5_not_matched_again(
     reference = _output(vault, db, "book", "--json")
     monkeypatch.setattr(positions, "locate_hits", noting)
     monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(
+        search_module, "PARALLEL_FROM", 10**9
+    )  # every hit here: a child's stay there
     assert _output(vault, db, "book", "--json") == reference
     assert "hand/emoji.md" not in matched_again
     assert "hand/changed.md" in matched_again  # a changed note still is

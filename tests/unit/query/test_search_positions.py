@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from notedex.query.search import search
-from tests.helpers import load_genvault, run_inprocess
+from tests.helpers import counted_forks, load_genvault, run_inprocess
 
 # (query, what every match must start with once folded)
 QUERIES = [
@@ -271,7 +271,7 @@ def test_positions_in_two_processes_are_the_positions_in_one(
         pytest.skip("one core or no fork: always one process")
     vault, db = generated
     monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 10**9)
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 10**9)
     alone = _search_all(db, vault, "book")
     parent = os.getpid()
     calls: list[tuple[int, int]] = []
@@ -284,7 +284,7 @@ def test_positions_in_two_processes_are_the_positions_in_one(
         return locate(files, hits, *args)
 
     monkeypatch.setattr(positions, "locate_indexed", spying)
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 2)
     both = _search_all(db, vault, "book")
     assert both == alone and alone["shown"] > 20
     half = alone["shown"] // 2
@@ -299,21 +299,12 @@ def test_no_fork_beside_another_thread(
     would copy whatever lock that thread holds."""
     import threading
 
-    from notedex.query import positions
     from notedex.query import search as search_module
 
     vault, db = generated
     monkeypatch.setattr(search_module, "INDEXED_FROM", 0)
-    monkeypatch.setattr(positions, "PARALLEL_FROM", 2)
-    monkeypatch.setattr(positions, "_cores", lambda: 2)
-    forks: list[int] = []
-    real_fork = os.fork
-
-    def counting_fork() -> int:
-        forks.append(1)
-        return real_fork()
-
-    monkeypatch.setattr(os, "fork", counting_fork)
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 2)
+    forks = counted_forks(monkeypatch)
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
