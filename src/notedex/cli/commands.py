@@ -1,7 +1,7 @@
 """The command table: every command's name, help, examples, options and handler, as data.
 
 Both the argparse parser (``notedex.cli.parser``) and the argparse-free fast path
-(``notedex.cli.fast_parse``) are built from this one table, so an option, its default or its help
+(``notedex.cli.fastpath``) are built from this one table, so an option, its default or its help
 is written once. It is on every query's path: no argparse, no ``re``, no ``typing`` at run time
 (STYLE 7). Over 400 lines on purpose: the table is one piece of data, read on every run.
 """
@@ -68,6 +68,9 @@ class Handler:
         self.name = name
 
     def __call__(self, args: "Any") -> int:
+        from notedex.cli import preload
+
+        preload((f"notedex.cli.{self.module}",))
         handlers = __import__(f"notedex.cli.{self.module}", fromlist=[self.name])
         code: int = getattr(handlers, self.name)(args)
         return code
