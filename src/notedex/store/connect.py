@@ -39,18 +39,20 @@ else:
         else:
             import _functools
 
-            class _LruCacheOnly:
-                @staticmethod
-                def lru_cache(maxsize: int | None = 128, typed: bool = False) -> object:
-                    return lambda user_function: _functools._lru_cache_wrapper(
-                        user_function, maxsize, typed, tuple
-                    )
+            def lru_cache(maxsize: int | None = 128, typed: bool = False) -> object:
+                return lambda user_function: _functools._lru_cache_wrapper(
+                    user_function, maxsize, typed, tuple
+                )
 
-            sys.modules["functools"] = _LruCacheOnly  # a class stands in for the module
+            # A bare module object stands in (a class would cost a class's making, about
+            # 0.07M instructions of every query).
+            stand_in = type(sys)("functools")
+            stand_in.lru_cache = lru_cache  # type: ignore[attr-defined]
+            sys.modules["functools"] = stand_in
             try:
                 import _sqlite3
             finally:
-                if sys.modules.get("functools") is _LruCacheOnly:
+                if sys.modules.get("functools") is stand_in:
                     del sys.modules["functools"]
         return _sqlite3
 
