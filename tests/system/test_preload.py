@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from notedex.cli import PRELOADED, preload
+from notedex.cli.listings import SHOW_MODULES
 from notedex.cli.questions import HEALTH_MODULES, LOOKUP_MODULES, SEARCH_MODULES
 
 CLI_MODULES = {"notedex.errors", "notedex.cli.commands", "notedex.cli.handlers"}
@@ -44,6 +45,7 @@ COMMANDS = {
     "lookup --json": (("lookup", "--json", "cli", "framework"), LOOKUP_MODULES),
     "search": (("search", "cobra", "--json"), SEARCH_MODULES),
     "health": (("health", "--json"), HEALTH_MODULES),
+    "show": (("show", "cobra", "--body"), SHOW_MODULES),
 }
 
 
