@@ -38,13 +38,9 @@ def _read(path: str) -> bytes:
 
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        size = os.fstat(fd).st_size
-        data = os.read(fd, size)
-        while len(data) < size:  # a short read: the rest, until the end
-            more = os.read(fd, size - len(data))
-            if not more:
-                break
-            data += more
+        data = b""
+        while chunk := os.read(fd, 1 << 16):  # below malloc's mmap threshold; then the end
+            data += chunk
         return data
     finally:
         os.close(fd)

@@ -6,7 +6,6 @@ file is opened with ``O_NOFOLLOW`` and used only when it is a regular file owned
 (ARCHITECTURE "Reading vault text", issue 31): a symlink there never gets its target truncated.
 """
 
-import errno
 import os
 import stat
 import time
@@ -289,6 +288,8 @@ class WriterLock:
             os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
             fd = os.open(self.path, _LOCK_FLAGS, 0o600)
         except OSError as exc:
+            import errno  # a writer's error only: one import less on every query
+
             if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink: never write through it
                 raise IndexUnavailable(_refused(self.path, "is a symlink")) from exc
             # --db under a file or a read-only folder: an input error (exit 2), not a crash.
