@@ -177,3 +177,24 @@ def test_a_module_that_fails_is_not_left_half_loaded(package: Path) -> None:
         preload(("preloadpkg.bad",))
     assert "preloadpkg.bad" not in sys.modules
     assert not hasattr(sys.modules["preloadpkg"], "bad")
+
+
+def test_a_lookup_makes_only_its_own_commands_options_and_loads_no_errno(
+    demo: tuple[Path, Path],
+) -> None:
+    """What the CLI's modules do when loaded (design/imports.md): the command table makes a
+    command's own options when first asked for, and ``errno`` is a writer's import only."""
+    vault, db = demo
+    code = (
+        "import sys\n"
+        "from notedex.cli import main\n"
+        f"main(['lookup', 'cobra', '--vault', {str(vault)!r}, '--db', {str(db)!r},"
+        " '--no-refresh'])\n"
+        "from notedex.cli.commands import COMMANDS\n"
+        "made = sorted(n for n, c in COMMANDS.items() if c._made is not None)\n"
+        f"print({MARK!r}, made, 'errno' in sys.modules, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = next(x for x in proc.stderr.splitlines() if x.startswith(MARK))
+    assert line == f"{MARK} ['lookup'] False"
