@@ -77,7 +77,7 @@ def test_a_made_up_option_in_the_table_is_reported() -> None:
 
 
 def test_readme_names_the_commands_without_json() -> None:
-    from notedex.cli import commands_without_json
+    from notedex.cli.fastpath import commands_without_json
 
     without = [name for name, command in COMMANDS.items() if not command.json]
     named = commands_without_json()

@@ -1,13 +1,14 @@
 """The command table: every command's name, help, examples, options and handler, as data.
 
 Both the argparse parser (``notedex.cli.parser``) and the argparse-free fast path
-(``notedex.cli.fast_parse``) are built from this one table, so an option, its default or its help
+(``notedex.cli.fastpath``) are built from this one table, so an option, its default or its help
 is written once. It is on every query's path: no argparse, no ``re``, no ``typing`` at run time
 (STYLE 7). Over 400 lines on purpose: the table is one piece of data, read on every run.
 """
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 # Option kinds: how a value is read. argparse gets a type for each; the fast path reads "text",
@@ -68,6 +69,9 @@ class Handler:
         self.name = name
 
     def __call__(self, args: "Any") -> int:
+        from notedex.cli import preload
+
+        preload((f"notedex.cli.{self.module}",))
         handlers = __import__(f"notedex.cli.{self.module}", fromlist=[self.name])
         code: int = getattr(handlers, self.name)(args)
         return code
@@ -76,7 +80,7 @@ class Handler:
 class Command:
     """One subcommand: what ``notedex NAME --help`` shows, what it accepts, what runs it."""
 
-    __slots__ = ("examples", "fast", "handler", "help", "json", "name", "options")
+    __slots__ = ("_made", "_options", "examples", "fast", "handler", "help", "json", "name")
 
     def __init__(
         self,
@@ -84,7 +88,7 @@ class Command:
         help: str,
         examples: tuple[str, ...],
         handler: Handler,
-        options: tuple[Option, ...] = (),
+        options: "Callable[[], tuple[Option, ...]]" = tuple,
         *,
         json: bool = True,
         fast: bool = False,
@@ -93,11 +97,21 @@ class Command:
         self.help = help
         self.examples = examples
         self.handler = handler
-        self.options = options
+        self._made: tuple[Option, ...] | None = None
+        self._options = options
         self.json = json
         """Whether the command takes ``--json`` (daemon and mcp talk on stdout otherwise)."""
         self.fast = fast
         """Parsed by the fast path in its ordinary forms (the query commands people repeat)."""
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        """The command's own arguments, made when first asked for: a query makes its own, not
+        the 48 of every other command (about 0.2M instructions of every run, issue 30's speed
+        budget)."""
+        if self._made is None:
+            self._made = self._options()
+        return self._made
 
     @property
     def common(self) -> tuple[Option, ...]:
@@ -250,7 +264,7 @@ TABLE = (
             "notedex lookup cobra --folder Projects --where status!=done",
         ),
         Handler("questions", "cmd_lookup"),
-        (
+        lambda: (
             Option("question", "a question in English or Chinese, or keywords", nargs="+"),
             Option(
                 "--limit",
@@ -277,7 +291,7 @@ TABLE = (
             "notedex health --folder Projects --where status=active",
         ),
         Handler("questions", "cmd_health"),
-        (
+        lambda: (
             *FILTER,
             Option(
                 "--only",
@@ -310,7 +324,7 @@ TABLE = (
             "notedex scan --where '!status' --modified-since 3650d",
         ),
         Handler("listings", "cmd_scan"),
-        (*FILTER, *SORT, *PAGE, *OUTPUT_PATHS),
+        lambda: (*FILTER, *SORT, *PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
     Command(
@@ -326,7 +340,7 @@ TABLE = (
             "notedex tasks --due-after 2026-01-01 --json",
         ),
         Handler("listings", "cmd_tasks"),
-        (
+        lambda: (
             Option("--open", "only open tasks: any status but x, X and - (cancelled)", kind=FLAG),
             Option("--done", "only done tasks: [x] or [X]", kind=FLAG),
             Option(
@@ -358,7 +372,7 @@ TABLE = (
             "notedex recent --modified-since 7d --where status!=done",
         ),
         Handler("listings", "cmd_recent"),
-        (
+        lambda: (
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
             *FILTER,
             *SORT,
@@ -376,7 +390,7 @@ TABLE = (
             "notedex properties tags --folder Projects",
         ),
         Handler("listings", "cmd_properties"),
-        (Option("name", "one property: list its values", nargs="?"), *FILTER),
+        lambda: (Option("name", "one property: list its values", nargs="?"), *FILTER),
     ),
     Command(
         "tags",
@@ -388,7 +402,7 @@ TABLE = (
             "notedex tags --folder Projects",
         ),
         Handler("listings", "cmd_tags"),
-        (*FILTER, *PAGE),
+        lambda: (*FILTER, *PAGE),
         fast=True,
     ),
     Command(
@@ -397,7 +411,10 @@ TABLE = (
         "outside links, code, math and HTML, with line and column.",
         ("notedex mentions 内部リンク", "notedex mentions Reading/内部リンク.md --json"),
         Handler("listings", "cmd_mentions"),
-        (Option("note", "the note, named as for show: a path, a title, an alias or an id"), *PAGE),
+        lambda: (
+            Option("note", "the note, named as for show: a path, a title, an alias or an id"),
+            *PAGE,
+        ),
         fast=True,
     ),
     Command(
@@ -410,7 +427,7 @@ TABLE = (
             "notedex graph --folder Projects --json",
         ),
         Handler("listings", "cmd_graph"),
-        (
+        lambda: (
             *FILTER,
             Option(
                 "--around",
@@ -445,7 +462,7 @@ TABLE = (
             'notedex show "Projects/Cobra CLI 框架.md" --lines 8-11 --json',
         ),
         Handler("listings", "cmd_show"),
-        (
+        lambda: (
             Option(
                 "note",
                 "the note: a path from here or absolute, a vault path (with or without .md), "
@@ -478,7 +495,7 @@ TABLE = (
             "| notedex quote --check - --json",
         ),
         Handler("listings", "cmd_quote"),
-        (
+        lambda: (
             Option("note", "a vault path (with or without .md) or a title", nargs="?"),
             Option(
                 "text",
@@ -502,7 +519,7 @@ TABLE = (
             'echo "text" | notedex capture -',
         ),
         Handler("writes", "cmd_capture"),
-        (Option("text", "the note's text; - reads standard input"),),
+        lambda: (Option("text", "the note's text; - reads standard input"),),
     ),
     Command(
         "fix",
@@ -515,7 +532,7 @@ TABLE = (
             "notedex fix --apply --min-confidence 0.9",
         ),
         Handler("writes", "cmd_fix"),
-        (
+        lambda: (
             Option("--apply", "write the edits into the vault (default: show the diff)", kind=FLAG),
             Option(
                 "--only",
@@ -542,7 +559,7 @@ TABLE = (
             "notedex mv Projects Archive/Projects --dry-run",
         ),
         Handler("writes", "cmd_mv"),
-        (
+        lambda: (
             Option("src", "the file or folder to move, as a vault path"),
             Option("dst", "its new vault path, or an existing folder to move it into"),
             Option("--dry-run", "print the moves and the diff; write nothing", kind=FLAG),
@@ -560,14 +577,14 @@ TABLE = (
         "Bring the index up to date with the vault now (incremental unless --full).",
         ("notedex index", "notedex index --full"),
         Handler("upkeep", "cmd_index"),
-        (Option("--full", "rebuild the index from scratch", kind=FLAG),),
+        lambda: (Option("--full", "rebuild the index from scratch", kind=FLAG),),
     ),
     Command(
         "daemon",
         "Run in the foreground, watching the vault and keeping the index fresh (for systemd/launchd).",
         ("notedex daemon --vault ~/notes",),
         Handler("upkeep", "cmd_daemon"),
-        (Option("--poll", "use the polling observer (network file systems)", kind=FLAG),),
+        lambda: (Option("--poll", "use the polling observer (network file systems)", kind=FLAG),),
         json=False,
     ),
     Command(
@@ -575,7 +592,7 @@ TABLE = (
         "Install, remove or inspect the background service (systemd user unit or launchd agent).",
         ("notedex service install --dry-run", "notedex service status"),
         Handler("upkeep", "cmd_service"),
-        (
+        lambda: (
             Option("action", choices=("install", "uninstall", "status")),
             Option("--dry-run", "print what would be written and run", kind=FLAG),
         ),
@@ -585,7 +602,7 @@ TABLE = (
         "Run retrieval cases (RecallNest canary format) against lookup and score them.",
         ("notedex eval examples/demo-cases.json --vault examples/demo-vault",),
         Handler("integrations", "cmd_eval"),
-        (Option("cases", 'a JSON file with a list of cases (or {"cases": [...]})'),),
+        lambda: (Option("cases", 'a JSON file with a list of cases (or {"cases": [...]})'),),
     ),
     Command(
         "search",
@@ -600,7 +617,7 @@ TABLE = (
             "notedex search cobra --paths --sort path | head -3",
         ),
         Handler("questions", "cmd_search"),
-        (
+        lambda: (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
             OFFSET,
@@ -624,7 +641,7 @@ TABLE = (
             "notedex export --folder Projects --where status=published > projects.json",
         ),
         Handler("integrations", "cmd_export"),
-        (
+        lambda: (
             *FILTER,
             Option(
                 "--format",
@@ -651,7 +668,7 @@ TABLE = (
             "notedex base books.base --check --vault examples/bases/vault",
         ),
         Handler("listings", "cmd_base"),
-        (
+        lambda: (
             Option("file", "a .base file or a note with a ```base block", nargs="?"),
             Option("--view", "the view to run, by name (default: the first)", metavar="NAME"),
             Option("--list", "list the vault's .base files and their views", kind=FLAG),
@@ -674,7 +691,7 @@ TABLE = (
             "notedex completion fish > ~/.config/fish/completions/notedex.fish",
         ),
         Handler("integrations", "cmd_completion"),
-        (Option("shell", "the shell to complete for", choices=("bash", "zsh", "fish")),),
+        lambda: (Option("shell", "the shell to complete for", choices=("bash", "zsh", "fish")),),
         json=False,
     ),
     Command(
@@ -689,7 +706,7 @@ TABLE = (
             "notedex mcp --vault ~/notes --allow-capture",
         ),
         Handler("integrations", "cmd_mcp"),
-        (
+        lambda: (
             Option(
                 "--timeout",
                 "the deadline of every tool call (default %(default)g)",

@@ -114,6 +114,9 @@ def refresh(cfg: "Config", *, full: bool = False, force: bool = False) -> "Fresh
     What ``ensure_fresh`` found; its ``report`` is the apply report (with a daemon, that of the
     rescan `index` asked for), or None. ``force`` is the `index` command.
     """
+    from notedex.cli import preload
+
+    preload(("notedex.indexing.freshness",))  # the check every query without a daemon runs
     from notedex.indexing.freshness import ensure_fresh
 
     progress = _progress_printer("indexing")

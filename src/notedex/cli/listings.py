@@ -209,8 +209,37 @@ def cmd_graph(args: "argparse.Namespace") -> int:
     return answer(args, cfg, query, render, lists=("nodes", "edges"))
 
 
+SHOW_MODULES = (
+    "notedex.vault.properties",
+    "notedex.query.filters",
+    "notedex.store.schema_head",
+    "notedex.store.read",
+    "notedex.store.schema",
+    "notedex.store.one_note",
+    "notedex.vault.files",
+    "notedex.vault.text",
+    "notedex.query.find",
+    "notedex.query.output",
+    "notedex.query.stream",
+    "notedex.store.connect",
+    "notedex.query.stream_scan",
+    "notedex.vault.reading",
+    "notedex.query.listing",
+    "notedex.codes",
+    "notedex.query.render",
+    "notedex.config",
+    "notedex.vault.resolve",
+)
+"""What ``show`` loads of ours beyond the CLI whatever its options, each module after those it
+imports: ``notedex.cli.preload`` reads them (``cli.questions.LOOKUP_MODULES`` says more)."""
+
+
 def cmd_show(args: "argparse.Namespace") -> int:
     from pathlib import Path
+
+    from notedex.cli import preload
+
+    preload(SHOW_MODULES)
 
     from notedex.query.listing import parse_line_range, show
     from notedex.query.render import render_show

@@ -76,7 +76,7 @@ def usage_hint(message: str, options: Sequence[str] = ()) -> str | None:
         return None
     words = message.split("unrecognized arguments:", 1)[1].split()
     if "--json" in words:
-        from notedex.cli import no_json_message
+        from notedex.cli.fastpath import no_json_message
 
         return no_json_message()
     dashed = [word.partition("=")[0] for word in words if word.startswith("-") and word != "-"]

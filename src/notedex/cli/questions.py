@@ -32,7 +32,50 @@ if TYPE_CHECKING:
 __all__ = ["cmd_health", "cmd_lookup", "cmd_search"]
 
 
+LOOKUP_MODULES = (
+    "notedex.vault.text",
+    "notedex.query.terms",
+    "notedex.store.schema_head",
+    "notedex.store.read",
+    "notedex.store.lookup_terms",
+    "notedex.store.lookup",
+    "notedex.query.lookup_stage1",
+    "notedex.query.lookup_terms",
+    "notedex.store.connect",
+    "notedex.query.lookup",
+    "notedex.query.output",
+    "notedex.config",
+)
+HEALTH_MODULES = (
+    "notedex.codes",
+    "notedex.store.schema_head",
+    "notedex.store.read",
+    "notedex.store.connect",
+    "notedex.query.reports",
+    "notedex.config",
+    "notedex.query.output",
+)
+SEARCH_MODULES = (
+    "notedex.vault.text",
+    "notedex.query.terms",
+    "notedex.store.schema_head",
+    "notedex.store.connect",
+    "notedex.store.schema",
+    "notedex.store.fulltext",
+    "notedex.query.search",
+    "notedex.config",
+    "notedex.query.output",
+)
+"""What each of the three loads of ours beyond the CLI whatever its options, each module after
+those it imports: ``notedex.cli.preload`` reads them without the import system's search
+(tests/system/test_preload.py: a lookup, a search and a health report load nothing else of
+ours by ``import``, and nothing more than without the preload)."""
+
+
 def cmd_lookup(args: "argparse.Namespace") -> int:
+    from notedex.cli import preload
+
+    preload(LOOKUP_MODULES)
     from notedex.query.lookup import lookup
     from notedex.query.output import render_lookup
     from notedex.query.terms import checked_query
@@ -58,6 +101,9 @@ def cmd_lookup(args: "argparse.Namespace") -> int:
 
 
 def cmd_health(args: "argparse.Namespace") -> int:
+    from notedex.cli import preload
+
+    preload(HEALTH_MODULES)
     from notedex.query.reports import (
         HEALTH_LISTS,
         finding_paths,
@@ -148,6 +194,9 @@ def _health_selection(args: "argparse.Namespace", cfg: "Config") -> "Selection |
 
 
 def cmd_search(args: "argparse.Namespace") -> int:
+    from notedex.cli import preload
+
+    preload(SEARCH_MODULES)
     from notedex.errors import UsageError
     from notedex.query.search import parse_query, render_search, search, search_paths
 

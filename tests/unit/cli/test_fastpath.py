@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notedex.cli import FAST_COMMANDS, FAST_KINDS, fast_parse, hoist_globals
 from notedex.cli.commands import COMMANDS
+from notedex.cli.fastpath import FAST_COMMANDS, FAST_KINDS, fast_parse, hoist_globals
 from notedex.cli.parser import build_parser
 
 TOKENS = [
