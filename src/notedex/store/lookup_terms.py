@@ -23,13 +23,45 @@ if TYPE_CHECKING:
     Row = sqlite3.Row
 
 
+_ASKED: "dict[int, dict[tuple[str, tuple[Any, ...]], bool]]" = {}
+"""Per connection, while a lookup runs (``asking``): the answers of the yes-or-no probes below,
+by statement and parameters. The term rules ask the same question more than once (whether
+"stdio" is in a name: the CJK refinement, the near misses and the absent-subject rule each
+ask; the body stage asks the bodies again): a statement each time, about 0.25M instructions
+in a fresh process (issue 30's speed budget: the body stage at 100k notes asks 14 twice).
+Within one read transaction the answer cannot change."""
+
+
+class asking:
+    """``with asking(conn):``: the probes' answers are remembered until the block ends."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, conn: "sqlite3.Connection") -> None:
+        self.key = id(conn)
+
+    def __enter__(self) -> None:
+        _ASKED[self.key] = {}
+
+    def __exit__(self, *exc: object) -> None:
+        _ASKED.pop(self.key, None)
+
+
+def _any_row(conn: "sqlite3.Connection", sql: str, *params: "Any") -> bool:
+    """Whether ``sql`` gives a row; remembered while ``asking``."""
+    asked = _ASKED.get(id(conn))
+    if asked is not None and (sql, params) in asked:
+        return asked[sql, params]
+    found = conn.execute(sql, params).fetchone() is not None
+    if asked is not None:
+        asked[sql, params] = found
+    return found
+
+
 def occurs(conn: "sqlite3.Connection", expression: str) -> bool:
     """Whether any note's title, tags, aliases, anchors or unresolved keys match."""
     return any(
-        conn.execute(
-            f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (expression,)
-        ).fetchone()
-        is not None
+        _any_row(conn, f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", expression)
         for table in ("note_fts", "link_fts")
     )
 
@@ -80,20 +112,26 @@ def title_substring_hits(conn: "sqlite3.Connection", needle: str, limit: int = 2
     """
     if len(needle) < 3:
         return []
-    return conn.execute(
-        """
-        SELECT g.rowid AS file_id FROM title_grams g JOIN notes n ON n.file_id = g.rowid
-        WHERE title_grams MATCH ? AND n.excluded = 0 LIMIT ?
-        """,
-        ('"' + needle.replace('"', '""') + '"', limit),
-    ).fetchall()
+    return conn.execute(_TITLE_GRAMS, ('"' + needle.replace('"', '""') + '"', limit)).fetchall()
+
+
+_TITLE_GRAMS = """
+    SELECT g.rowid AS file_id FROM title_grams g JOIN notes n ON n.file_id = g.rowid
+    WHERE title_grams MATCH ? AND n.excluded = 0 LIMIT ?
+    """
+
+
+def in_titles(conn: "sqlite3.Connection", needle: str) -> bool:
+    """Whether ``title_substring_hits`` finds any note: remembered while ``asking``."""
+    return len(needle) >= 3 and _any_row(
+        conn, _TITLE_GRAMS, '"' + needle.replace('"', '""') + '"', 1
+    )
 
 
 def mentioned_in_bodies(conn: "sqlite3.Connection", expression: str) -> bool:
     """Whether any note's body matches: the last place a term may occur before lookup says
     no note mentions it (ARCHITECTURE "Two-stage lookup", honest empty answers)."""
-    sql = "SELECT 1 FROM body_fts WHERE body_fts MATCH ? LIMIT 1"
-    return conn.execute(sql, (expression,)).fetchone() is not None
+    return _any_row(conn, "SELECT 1 FROM body_fts WHERE body_fts MATCH ? LIMIT 1", expression)
 
 
 def body_frequency(conn: "sqlite3.Connection", expression: str, cap: int) -> int:
@@ -167,8 +205,7 @@ def _varint(data: bytes) -> int | None:
 
 def in_names(conn: "sqlite3.Connection", expression: str) -> bool:
     """Whether any note's title, tags or aliases match: a near miss is tried against names."""
-    sql = "SELECT 1 FROM note_fts WHERE note_fts MATCH ? LIMIT 1"
-    return conn.execute(sql, (expression,)).fetchone() is not None
+    return _any_row(conn, "SELECT 1 FROM note_fts WHERE note_fts MATCH ? LIMIT 1", expression)
 
 
 def name_hits(conn: "sqlite3.Connection", expression: str, limit: int) -> list[int]:

@@ -152,6 +152,39 @@ def test_a_lookup_reads_its_candidates_rows_tags_and_aliases_once(tmp_path: Path
     }
 
 
+def test_a_lookup_asks_each_yes_or_no_probe_once(tmp_path: Path) -> None:
+    """The term rules and the body stage ask whether a term is in a name, a link text, a title's
+    letters or a body more than once; within a lookup each such probe runs once
+    (``store.lookup_terms.asking``), and no answer is kept after it."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    vault.mkdir()
+    for i in range(3):  # the words only in note text: the body stage answers
+        (vault / f"Note {i}.md").write_text(
+            f"# Note {i}\n\nWe include stdio here, line {i}.\n", encoding="utf-8"
+        )
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    conn = connect_readonly(db)
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        first = lookup(conn, "stdio include")
+        once = list(asked)
+        asked.clear()
+        again = lookup(conn, "stdio include")
+    finally:
+        conn.close()
+    assert first["stage"] == "body" and first["total"] == 3
+    assert again == first
+
+    def probes(trace: list[str]) -> list[str]:
+        return [sql for sql in trace if sql.startswith("SELECT 1 FROM") and sql.endswith("LIMIT 1")]
+
+    assert any("body_fts" in sql for sql in probes(once))
+    assert len(probes(once)) == len(set(probes(once))), sorted(probes(once))
+    assert probes(asked) == probes(once)  # the second lookup asks again: nothing kept
+
+
 def _unhit_exact_steps(db: Path) -> tuple[int, int]:
     """The VM steps of counting, for a page that is tier 1 to the end, the exact names that no
     term hits (``_unhit_exact``), and that count, for two of the five notes named "Kafka"."""
