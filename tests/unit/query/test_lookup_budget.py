@@ -118,6 +118,51 @@ def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: P
     assert [sql for sql in probes if "delta" in sql]  # the other note's word is still asked
 
 
+def test_the_title_pool_leaves_the_exact_names_out_without_a_test_per_row(
+    dbs: dict[int, Path],
+) -> None:
+    """The title pool (``_ranked_titled``) leaves the exact names out of its rows after the
+    statement, not by a ``NOT IN`` test of each pooled row: ranking it with the five notes named
+    "Kafka" costs what ranking those five (``_ranked_exact``) and the pool without them cost,
+    give or take a constant, however many notes the pool holds; and the page is the same."""
+    conn = connect_readonly(dbs[LARGE])
+    try:
+        ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key("kafka")))
+        exact = "[" + ",".join(map(str, ids)) + "]"
+        matches = [(0, '"kafka"')]
+        for warm in (exact, "[]"):  # every statement prepared and every page read once
+            stage1._ranked_titled(conn, matches, warm, None, 10, [LARGE + 5])
+        pages: list[Any] = []
+
+        def steps(exact_ids: str) -> int:
+            return vm_steps(
+                conn,
+                lambda: pages.append(
+                    stage1._ranked_titled(conn, matches, exact_ids, None, 10, [LARGE + 5])
+                ),
+                per=1,
+            )
+
+        both, pool = steps(exact), steps("[]")
+        alone = vm_steps(conn, lambda: stage1._ranked_exact(conn, matches, exact, None, 10), per=1)
+    finally:
+        conn.close()
+    assert [row["file_id"] for row in pages[0]][:5] == [
+        row["file_id"] for row in stage1_exact_rows(dbs[LARGE], exact)
+    ]
+    rest = [row["file_id"] for row in pages[1] if row["file_id"] not in ids]
+    assert [row["file_id"] for row in pages[0]][5:] == rest[:5]
+    assert abs(both - pool - alone) < LARGE // 4, (both, pool, alone)  # before: 1,155
+
+
+def stage1_exact_rows(db: Path, exact: str) -> list[Any]:
+    conn = connect_readonly(db)
+    try:
+        return list(stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10))
+    finally:
+        conn.close()
+
+
 def test_a_lookup_reads_its_candidates_rows_tags_and_aliases_once(tmp_path: Path) -> None:
     """The typed-word check, the folders, the unsaid words and the answer ask for the same
     candidates: their note rows, tags and aliases are read once a lookup (``NameRows``)."""
