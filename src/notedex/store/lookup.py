@@ -10,7 +10,6 @@ speed budget) share one row contract (``RankedRow``) and are chosen among in one
 split would be one more import on the command people call most.
 """
 
-from notedex.store.lookup_bm25 import hits_from_ranks
 from notedex.store.lookup_terms import _not_excluded, _visible, fields_hit_among
 from notedex.store.read import _json_ints
 
@@ -157,6 +156,8 @@ def _tier1_first(
     pooled = _pooled(conn, table, pool, nf, limit)
     if pooled + exact_ids.count(",") + 1 < limit:  # the title pool is not ranked: nothing saved
         return None, pooled, None
+    from notedex.store.lookup_bm25 import hits_from_ranks  # only here: an import costs 0.2M
+
     rows = _ranked_exact(conn, matches, exact_ids, nf, limit)
     hit = hits_from_ranks(conn, "note_fts", [(row["file_id"], row["names_rank"]) for row in rows])
     return rows, pooled, hit
