@@ -60,25 +60,3 @@ def test_stage_2_and_the_body_stage_load_only_when_they_run(demo: tuple[Path, Pa
     assert sorted(later - missed) == []
     ours = {n for n in missed if n.startswith("notedex.")}
     assert sorted(ours - hot_path_list() - later) == []
-
-
-def test_the_count_from_the_ranks_loads_only_when_it_runs(tmp_path: Path) -> None:
-    """A keyword whose exact names fill the page with the title pool (``_tier1_first``) loads
-    ``store.lookup_bm25``, the one module of the lookup-keyword-path list; a miss does not."""
-    from tests.helpers import run_inprocess
-
-    vault, db = tmp_path / "v", tmp_path / "v.db"
-    (vault / "Filler").mkdir(parents=True)
-    for i in range(60):
-        if i < 20:
-            (vault / "Filler" / f"Kafka filler {i}.md").write_text("text\n", encoding="utf-8")
-        (vault / "Filler" / f"Other {i}.md").write_text("text\n", encoding="utf-8")
-    for i in range(3):
-        (vault / f"Named {i}").mkdir()
-        (vault / f"Named {i}" / "Kafka.md").write_text("Brokers.\n", encoding="utf-8")
-    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
-    listed = hot_path_list("lookup-keyword-path", LOOKUP_DESIGN)
-    assert listed == {"notedex.store.lookup_bm25"}
-    common = ("--vault", vault, "--db", db, "--no-refresh")
-    assert listed <= imported_modules("lookup", "kafka", *common)
-    assert listed & imported_modules("lookup", "zyzzogeton", *common) == set()

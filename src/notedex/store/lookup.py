@@ -10,7 +10,15 @@ speed budget) share one row contract (``RankedRow``) and are chosen among in one
 split would be one more import on the command people call most.
 """
 
-from notedex.store.lookup_terms import _not_excluded, _visible, fields_hit_among
+from notedex.store import lookup_terms
+from notedex.store.lookup_terms import (
+    _not_excluded,
+    _varints,
+    _visible,
+    averages_record,
+    fields_hit_among,
+    hits_from_ranks,
+)
 from notedex.store.read import _json_ints
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -139,7 +147,7 @@ def _tier1_first(
 ) -> "tuple[list[RankedRow] | None, int | None, int | None]":
     """One term (one FTS5 phrase), no note hidden, exact names ranked by ``bm25()``, and the
     title pool fills the page: the exact names are ranked first, and the count of the term's
-    name hits is read back from their ranks (``store.lookup_bm25``), not counted again (12,658
+    name hits is read back from their ranks (``store.lookup_terms.hits_from_ranks``), not counted again (12,658
     hits of `python` at 100k notes: 5M instructions). Returns (tier 1's rows, the title pool's
     count, the hits), each None when not known this way."""
     if len(matches) != 1 or visible != "1" or "," not in exact_ids:
@@ -156,10 +164,15 @@ def _tier1_first(
     pooled = _pooled(conn, table, pool, nf, limit)
     if pooled + exact_ids.count(",") + 1 < limit:  # the title pool is not ranked: nothing saved
         return None, pooled, None
-    from notedex.store.lookup_bm25 import hits_from_ranks  # only here: an import costs 0.2M
-
-    rows = _ranked_exact(conn, matches, exact_ids, nf, limit)
-    hit = hits_from_ranks(conn, "note_fts", [(row["file_id"], row["names_rank"]) for row in rows])
+    averages = averages_record(conn)
+    try:  # a small vault is counted (``READ_BACK_ROWS``): its tier 1 reads no records
+        records = averages is not None and _varints(averages)[0] >= lookup_terms.READ_BACK_ROWS
+    except (ValueError, IndexError):
+        records = False
+    rows = _ranked_exact(conn, matches, exact_ids, nf, limit, records=records)
+    hit = None
+    if records and averages is not None:
+        hit = hits_from_ranks(conn, averages, [(row["names_rank"], row["sizes"]) for row in rows])
     return rows, pooled, hit
 
 
@@ -413,8 +426,12 @@ def _ranked_exact(
     exact_ids: str,
     nf: "NoteFilter | None",
     limit: int,
+    *,
+    records: bool = False,
 ) -> "list[RankedRow]":
-    """The exact names (tier 1) in stage-1 order, over note_fts."""
+    """The exact names (tier 1) in stage-1 order, over note_fts; with ``records`` (one term),
+    each row's ``names_rank`` (its ``bm25()`` with weights of 1) and ``sizes`` (its docsize
+    record): what ``hits_from_ranks`` reads."""
     if "," not in exact_ids:  # one exact name: nothing to order it against (``_one_exact``)
         return _one_exact(conn, matches, int(exact_ids.strip("[]")), nf)
     if len(matches) > 1:
@@ -422,8 +439,7 @@ def _ranked_exact(
     visible, params = _visible(conn, "note_fts.rowid", nf)
     return conn.execute(
         f"""
-        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
-               bm25(note_fts, 1.0, 1.0, 1.0) AS names_rank,
+        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,{_RECORDS if records else ""}
                bm25(note_fts, 1.0, 1.0, 1.0) < 0 AS terms,
                bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
                {_TAGS_ALIASES}, 1 AS tier
@@ -433,6 +449,12 @@ def _ranked_exact(
         """,
         [matches[0][1], exact_ids, *params, limit],
     ).fetchall()
+
+
+_RECORDS = """
+               bm25(note_fts, 1.0, 1.0, 1.0) AS names_rank,
+               (SELECT sz FROM note_fts_docsize WHERE id = note_fts.rowid) AS sizes,
+"""
 
 
 def _one_exact(

@@ -1,4 +1,4 @@
-"""The count of a term's name hits read back from FTS5's ``bm25()`` (``store.lookup_bm25``):
+"""The count of a term's name hits read back from FTS5's ``bm25()`` (``store.lookup_terms.hits_from_ranks``):
 exact on real indexes, or not given at all."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from notedex.query.lookup import lookup
+from notedex.store import lookup_terms
 from notedex.store.connect import connect_readonly
-from notedex.store.lookup_bm25 import hits_from_ranks, score, varints
+from notedex.store.lookup_terms import _varints, bm25_score, hits_from_ranks
 from tests.helpers import run_inprocess
 
 WORDS = (
@@ -41,23 +42,28 @@ def _vault(base: Path, seed: int) -> Path:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_the_count_read_back_from_the_ranks_is_the_count(tmp_path: Path, seed: int) -> None:
+def test_the_count_read_back_from_the_ranks_is_the_count(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
     db = _vault(tmp_path, seed)
     conn = connect_readonly(db)
     checked = 0
     try:
+        averages = conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()[0]
         for word in sorted(set(WORDS)):
             phrase = '"' + word + '"'
             count = conn.execute(
                 "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?", (phrase,)
             ).fetchone()[0]
             ranked = conn.execute(
-                "SELECT rowid, bm25(note_fts, 1.0, 1.0, 1.0) FROM note_fts "
+                "SELECT bm25(note_fts, 1.0, 1.0, 1.0), "
+                "(SELECT sz FROM note_fts_docsize WHERE id = note_fts.rowid) FROM note_fts "
                 "WHERE note_fts MATCH ? ORDER BY rowid",
                 (phrase,),
             ).fetchall()
             for at in range(0, len(ranked), 7):  # every row, seven at a time
-                found = hits_from_ranks(conn, "note_fts", ranked[at : at + 7])
+                found = hits_from_ranks(conn, averages, ranked[at : at + 7])
                 # exact, or nothing: the floor of the IDF (a word in half the rows) says nothing
                 assert found in (count, None), (word, ranked[at : at + 7])
                 checked += found is not None
@@ -73,7 +79,7 @@ def test_the_score_is_bm25_bit_for_bit(tmp_path: Path) -> None:
     db = _vault(tmp_path, 3)
     conn = connect_readonly(db)
     try:
-        averages = varints(
+        averages = _varints(
             conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()[0]
         )
         rows, tokens = averages[0], sum(averages[1:])
@@ -92,13 +98,15 @@ def test_the_score_is_bm25_bit_for_bit(tmp_path: Path) -> None:
                 if value == 0.0:  # not in the title: nothing to compare
                     continue
                 size = sum(
-                    varints(
+                    _varints(
                         conn.execute(
                             "SELECT sz FROM note_fts_docsize WHERE id = ?", (file_id,)
                         ).fetchone()[0]
                     )
                 )
-                expected = [score(idf, f, size, float(tokens) / float(rows)) for f in range(1, 9)]
+                expected = [
+                    bm25_score(idf, f, size, float(tokens) / float(rows)) for f in range(1, 9)
+                ]
                 assert value in expected, (word, title, value, expected)
                 compared += 1
     finally:
@@ -122,10 +130,13 @@ def _kafka_vault(base: Path) -> Path:
     return db
 
 
-def test_a_keyword_with_exact_names_is_not_counted_again(tmp_path: Path) -> None:
+def test_a_keyword_with_exact_names_is_not_counted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`kafka`: three notes named so, 300 more with it in the title, and 900 without it. The
-    total is read back
+    total is read back (in a vault of any size, for the test)
     from tier 1's ranks: no count of the term's name hits runs, and the total is that count."""
+    monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
     db = _kafka_vault(tmp_path)
     conn = connect_readonly(db)
     asked: list[str] = []
