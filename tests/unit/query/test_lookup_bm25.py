@@ -155,3 +155,18 @@ def test_a_keyword_with_exact_names_is_not_counted_again(
     ]
     counts = [sql for sql in asked if sql.startswith("SELECT count(*) FROM note_fts WHERE")]
     assert counts == []
+
+
+def test_a_small_vault_counts(tmp_path: Path) -> None:
+    """Below ``READ_BACK_ROWS`` notes the count costs less than reading it back: it runs."""
+    db = _kafka_vault(tmp_path)
+    conn = connect_readonly(db)
+    asked: list[str] = []
+    try:
+        conn.set_trace_callback(asked.append)
+        answer = lookup(conn, "kafka")
+    finally:
+        conn.close()
+    assert answer["total"] == 303
+    assert [sql for sql in asked if sql.startswith("SELECT count(*) FROM note_fts WHERE")]
+    assert not [sql for sql in asked if "ln(" in sql]
