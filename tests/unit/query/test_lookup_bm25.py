@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from notedex.query.lookup import lookup
 from notedex.store import lookup_terms
 from notedex.store.connect import connect_readonly
 from notedex.store.lookup_terms import _varints, bm25_score, hits_from_ranks
-from tests.helpers import run_inprocess
+from tests.helpers import run_inprocess, traced_lookups
 
 WORDS = (
     "python kafka rust map grammar notes setup sync data book 数据 筆記 問題 café naïve "
@@ -114,7 +113,7 @@ def test_the_score_is_bm25_bit_for_bit(tmp_path: Path) -> None:
     assert compared > 50
 
 
-def _kafka_vault(base: Path) -> Path:
+def _kafka_vault(base: Path) -> tuple[Path, Path]:
     vault, db = base / "v", base / "v.db"
     (vault / "Filler").mkdir(parents=True)
     for i in range(900):  # in a third of the notes: the IDF is above its floor
@@ -125,25 +124,20 @@ def _kafka_vault(base: Path) -> Path:
     for i in range(3):  # three notes named "Kafka": ranked by bm25() in tier 1
         (vault / f"Named {i}").mkdir()
         (vault / f"Named {i}" / "Kafka.md").write_text("Brokers.\n", encoding="utf-8")
-    result = run_inprocess("index", "--vault", vault, "--db", db)
-    assert result.code == 0, result.stderr
-    return db
+    return vault, db
 
 
 def test_a_keyword_with_exact_names_is_not_counted_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`kafka`: three notes named so, 300 more with it in the title, and 900 without it. The
-    total is read back (in a vault of any size, for the test)
-    from tier 1's ranks: no count of the term's name hits runs, and the total is that count."""
+    total is read back from tier 1's ranks (in a vault of any size, for the test): no count of
+    the term's name hits runs, and the total is that count."""
     monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
-    db = _kafka_vault(tmp_path)
+    vault, db = _kafka_vault(tmp_path)
+    [(answer, asked)] = traced_lookups(vault, db, "kafka")
     conn = connect_readonly(db)
-    asked: list[str] = []
     try:
-        conn.set_trace_callback(asked.append)
-        answer = lookup(conn, "kafka")
-        conn.set_trace_callback(None)
         count = conn.execute(
             "SELECT count(*) FROM note_fts WHERE note_fts MATCH '\"kafka\"'"
         ).fetchone()[0]
@@ -159,14 +153,7 @@ def test_a_keyword_with_exact_names_is_not_counted_again(
 
 def test_a_small_vault_counts(tmp_path: Path) -> None:
     """Below ``READ_BACK_ROWS`` notes the count costs less than reading it back: it runs."""
-    db = _kafka_vault(tmp_path)
-    conn = connect_readonly(db)
-    asked: list[str] = []
-    try:
-        conn.set_trace_callback(asked.append)
-        answer = lookup(conn, "kafka")
-    finally:
-        conn.close()
+    [(answer, asked)] = traced_lookups(*_kafka_vault(tmp_path), "kafka")
     assert answer["total"] == 303
     assert [sql for sql in asked if sql.startswith("SELECT count(*) FROM note_fts WHERE")]
     assert not [sql for sql in asked if "ln(" in sql]

@@ -21,7 +21,7 @@ from notedex.store.lookup_terms import (
     names_reach,
 )
 from notedex.vault.text import exact_name_key, fts_phrase, fts_without_prefixes
-from tests.helpers import run_inprocess
+from tests.helpers import run_inprocess, traced_lookups
 from tests.indexcheck import vm_steps
 
 SMALL, LARGE = 300, 1_200
@@ -35,23 +35,6 @@ def _generic_probes(asked: list[str]) -> list[str]:
     """The tie-break's generic-word probes (``store.lookup_terms.names_reach``) of a trace."""
     start = "SELECT 1 FROM note_fts WHERE note_fts MATCH "
     return [sql for sql in asked if sql.startswith(start) and "LIMIT 1 OFFSET" in sql]
-
-
-def _traced_lookups(vault: Path, db: Path, *questions: str) -> list[tuple[Any, list[str]]]:
-    """``vault`` indexed into ``db``, then each question looked up in turn on one connection:
-    its answer and the statements it ran."""
-    result = run_inprocess("index", "--vault", vault, "--db", db)
-    assert result.code == 0, result.stderr
-    conn = connect_readonly(db)
-    out: list[tuple[Any, list[str]]] = []
-    try:
-        for question in questions:
-            asked: list[str] = []
-            conn.set_trace_callback(asked.append)
-            out.append((lookup(conn, question), asked))
-    finally:
-        conn.close()
-    return out
 
 
 def _vault(base: Path, fillers: int) -> Path:
@@ -117,7 +100,7 @@ def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: P
         "# Streaming Kafka\n\nText.\n", encoding="utf-8"
     )
     (vault / "Kafka streams delta.md").write_text("Text.\n", encoding="utf-8")
-    [(answer, asked)] = _traced_lookups(vault, db, "kafka streams")
+    [(answer, asked)] = traced_lookups(vault, db, "kafka streams")
     probes = _generic_probes(asked)
     assert [c["path"] for c in answer["candidates"]] == [
         "Kafka streams alpha beta gamma.md",
@@ -216,7 +199,7 @@ def test_a_lookup_asks_each_yes_or_no_probe_once(tmp_path: Path) -> None:
         (vault / f"Note {i}.md").write_text(
             f"# Note {i}\n\nWe include stdio here, line {i}.\n", encoding="utf-8"
         )
-    (first, once), (again, asked) = _traced_lookups(vault, db, "stdio include", "stdio include")
+    (first, once), (again, asked) = traced_lookups(vault, db, "stdio include", "stdio include")
     assert first["stage"] == "body" and first["total"] == 3
     assert again == first
 
