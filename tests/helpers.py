@@ -473,3 +473,23 @@ def counted_forks(monkeypatch: Any) -> list[int]:
     monkeypatch.setattr(os, "fork", counting_fork)
     monkeypatch.setattr(positions, "_cores", lambda: 2)
     return forks
+
+
+def traced_lookups(vault: Path, db: Path, *questions: str) -> list[tuple[Any, list[str]]]:
+    """``vault`` indexed into ``db``, then each question looked up in turn on one connection:
+    its answer and the statements it ran."""
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    from notedex.query.lookup import lookup
+    from notedex.store.connect import connect_readonly
+
+    conn = connect_readonly(db)
+    out: list[tuple[Any, list[str]]] = []
+    try:
+        for question in questions:
+            asked: list[str] = []
+            conn.set_trace_callback(asked.append)
+            out.append((lookup(conn, question), asked))
+    finally:
+        conn.close()
+    return out

@@ -63,7 +63,7 @@ def lookup(
     names = [word for word, _ in said][:MAX_TERMS]
     content = [word for word, tool in said if not tool][:MAX_TERMS]
     stage = "none"
-    with read_transaction(conn):
+    with read_transaction(conn), sql.asking(conn):
         terms = refine_terms(conn, terms)
         terms, rewritten = near_misses(conn, question, terms)
         guessed = {r["as"]: r["term"] for r in rewritten if r["how"] == "one edit"}

@@ -224,7 +224,7 @@ def near_misses(
             or not term.isascii()
             or not term.isalpha()
             or sql.occurs(conn, expression)
-            or sql.title_substring_hits(conn, term.lower(), 1)
+            or sql.in_titles(conn, term.lower())
         ):
             out.append(term)
             continue
@@ -333,7 +333,7 @@ def _missing(
         elif sql.mentioned_in_bodies(conn, expression):
             present.append(term)
             loose = len(term) >= (3 if is_cjk(term) else MIN_LOOSE_CHARS)
-            if not (loose and sql.title_substring_hits(conn, term.lower(), 1)):
+            if not (loose and sql.in_titles(conn, term.lower())):
                 in_text_only.append(term)
         else:
             missing.append(term)

@@ -4,13 +4,22 @@
 Read side and stdlib only, like ``store.read`` (the query path imports it). Split out of
 ``store.read`` (issue 30), then by stage: one module per command's or stage's SQL costs no
 query time (the measure is in docs/benchmarks.md). Stage 2's SQL is in ``store.lookup_stage2``;
-where a term occurs, and which notes lookup may show, in ``store.lookup_terms``. About 500
-lines on purpose: the tiers' statements, the pools and the exact-name shortcuts (issue 30's
-speed budget) share one row contract (``RankedRow``) and are chosen among in one place; a
-split would be one more import on the command people call most.
+where a term occurs, how many names hold it, and which notes lookup may show, in
+``store.lookup_terms``. About 600 lines on purpose: the tiers' statements, the pools and the
+exact-name shortcuts (issue 30's speed budget) share one row contract (``RankedRow``) and are
+chosen among in one place; a split would be one more import on the command people call most
+(0.2M instructions, measured for the count read back from the ranks).
 """
 
-from notedex.store.lookup_terms import _not_excluded, _visible, fields_hit_among
+from notedex.store import lookup_terms
+from notedex.store.lookup_terms import (
+    _not_excluded,
+    _varints,
+    _visible,
+    averages_record,
+    fields_hit_among,
+    hits_from_ranks,
+)
 from notedex.store.read import _json_ints
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
@@ -75,7 +84,10 @@ def ranked_field_hits(
     if not exact and conn.execute(some, [structure, *params]).fetchone() is None:
         return 0, []
     anywhere = "(" + " OR ".join(expressions) + ")"  # every name column (store.lookup_terms)
-    if len(named) == 2 == len(expressions) and visible == "1":
+    tier1, pooled, known = _tier1_first(conn, expressions, matches, exact_ids, nf, limit, visible)
+    if known is not None:  # read back from tier 1's ranks
+        hit = known
+    elif len(named) == 2 == len(expressions) and visible == "1":
         # two terms, each one's count of names known (``named``, over the same columns and
         # every note): the notes hit by either are both counts less those hit by both, an
         # AND that FTS5 walks along the rarer term's doclist, where the OR reads both whole
@@ -90,12 +102,8 @@ def ranked_field_hits(
             # a pool too small to fill the page is skipped on a count (no BM25): its size
             # and the exact names bound the candidates it holds. Counted up to the page (a
             # pool that fills it needs no more rows read: issue 30's speed budget)
-            seen, seen_params = _visible(conn, f"{table}.rowid", nf)
-            count = (
-                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? AND {seen} "
-                "LIMIT ?)"
-            )
-            pooled = conn.execute(count, [pool, *seen_params, limit]).fetchone()[0]
+            if number or pooled is None:
+                pooled = _pooled(conn, table, pool, nf, limit)
             if pooled + len(exact) < limit:
                 continue
             titled = number == 0
@@ -109,6 +117,7 @@ def ranked_field_hits(
                 titled=titled,
                 weights=weights,
                 hits=list(named) if len(named) == len(matches) > 1 else [hit] * len(matches),
+                tier1=tier1 if titled else None,
             )
             if len(rows) >= limit:
                 break
@@ -116,6 +125,56 @@ def ranked_field_hits(
         rows = _ranked(conn, matches, exact_ids, nf, limit, None, weights=weights)
     extra = _unhit_exact(conn, rows, limit, anywhere, exact_ids, nf, hit)
     return hit + extra, rows
+
+
+def _pooled(
+    conn: "sqlite3.Connection", table: str, pool: str, nf: "NoteFilter | None", limit: int
+) -> int:
+    """The candidates of a pool (``_stage1_pools``), counted up to the page: a pool that fills
+    it needs no more rows read (issue 30's speed budget)."""
+    seen, seen_params = _visible(conn, f"{table}.rowid", nf)
+    count = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? AND {seen} LIMIT ?)"
+    return int(conn.execute(count, [pool, *seen_params, limit]).fetchone()[0])
+
+
+def _tier1_first(
+    conn: "sqlite3.Connection",
+    expressions: "Sequence[str]",
+    matches: "Sequence[tuple[int, str]]",
+    exact_ids: str,
+    nf: "NoteFilter | None",
+    limit: int,
+    visible: str,
+) -> "tuple[list[RankedRow] | None, int | None, int | None]":
+    """One term (one FTS5 phrase), no note hidden, exact names ranked by ``bm25()``, and the
+    title pool fills the page: the exact names are ranked first, and the count of the term's
+    name hits is read back from their ranks (``store.lookup_terms.hits_from_ranks``), not counted again (12,658
+    hits of `python` at 100k notes: 5M instructions). Returns (tier 1's rows, the title pool's
+    count, the hits), each None when not known this way."""
+    if len(matches) != 1 or visible != "1" or "," not in exact_ids:
+        return None, None, None
+    phrase = expressions[0]
+    if (
+        len(phrase) < 2
+        or phrase[0] != '"'
+        or phrase[-1] != '"'
+        or '"' in phrase[1:-1].replace('""', "")
+    ):
+        return None, None, None
+    table, pool = _stage1_pools(expressions, [1])[0]
+    pooled = _pooled(conn, table, pool, nf, limit)
+    if pooled + exact_ids.count(",") + 1 < limit:  # the title pool is not ranked: nothing saved
+        return None, pooled, None
+    averages = averages_record(conn)
+    try:  # a small vault is counted (``READ_BACK_ROWS``): its tier 1 reads no records
+        records = averages is not None and _varints(averages)[0] >= lookup_terms.READ_BACK_ROWS
+    except (ValueError, IndexError):
+        records = False
+    rows = _ranked_exact(conn, matches, exact_ids, nf, limit, records=records)
+    hit = None
+    if records and averages is not None:
+        hit = hits_from_ranks(conn, averages, [(row["names_rank"], row["sizes"]) for row in rows])
+    return rows, pooled, hit
 
 
 def _unhit_exact(
@@ -197,14 +256,16 @@ def _ranked(
     titled: bool = False,
     weights: "Sequence[int] | None" = None,
     hits: "Sequence[int]" = (),
+    tier1: "list[RankedRow] | None" = None,
 ) -> "list[RankedRow]":
     """The top ``limit`` candidates of ``pool`` (None: of all), in stage-1 order; ``titled``:
     the pool is the first, every term in the title (``_stage1_pools``); ``hits``, per term of
-    ``matches``, how many notes it hits at most (how long its doclist is)."""
+    ``matches``, how many notes it hits at most (how long its doclist is); ``tier1``, the
+    exact names already ranked (``_tier1_first``)."""
     if titled and (len(matches) == 1 or exact_ids.count(",") < _SEEK_EXACT):
         # several terms and many exact names: ranking those over note_fts scans each term's
         # whole doclist, as the one statement of the pool does (_ranked_many): that one is cheaper
-        return _ranked_titled(conn, matches, exact_ids, nf, limit, hits)
+        return _ranked_titled(conn, matches, exact_ids, nf, limit, hits, tier1)
     if len(matches) == 1 and pool is None and (nf is None or not nf.active):
         return _ranked_one(conn, matches[0][1], exact_ids, limit)
     return _ranked_many(conn, matches, exact_ids, nf, limit, pool, weights)
@@ -249,8 +310,10 @@ def _ranked_titled(
     nf: "NoteFilter | None",
     limit: int,
     hits: "Sequence[int]" = (),
+    tier1: "list[RankedRow] | None" = None,
 ) -> "list[RankedRow]":
-    """The pool of notes with every term in the title, and the exact names.
+    """The pool of notes with every term in the title, and the exact names (``tier1``: already
+    ranked).
 
     The exact names (tier 1) are ranked over note_fts as everywhere; every other pooled note
     has the same key (tier 2, every term hit, every term in the title), so it is ranked by
@@ -260,7 +323,7 @@ def _ranked_titled(
     """
     rows: list[RankedRow] = []
     if exact_ids != "[]":
-        rows += _ranked_exact(conn, matches, exact_ids, nf, limit)
+        rows += tier1 if tier1 is not None else _ranked_exact(conn, matches, exact_ids, nf, limit)
     if len(rows) >= limit:
         return rows
     visible, params = _visible(conn, "name_fts.rowid", nf)
@@ -270,15 +333,27 @@ def _ranked_titled(
         if len(matches) == 1
         else "+rowid IN (SELECT rowid FROM name_fts WHERE name_fts MATCH 'title : ' || ?)"
     )
-    named = conn.execute(
-        f"""
-        SELECT rowid AS file_id, {_NAME_BM25} AS rank
-        FROM name_fts WHERE name_fts MATCH ? AND {titled}
-          AND +rowid NOT IN (SELECT value FROM json_each(?)) AND {visible}
-        ORDER BY rank, rowid LIMIT ?
-        """,
-        [every, *([every] if len(matches) > 1 else []), exact_ids, *params, limit - len(rows)],
-    ).fetchall()
+    # the exact names are left out here, not in SQL: a test per pooled row (1,827 notes with
+    # "python" in the title at 100k notes: 1.3M instructions) where the page asks for as many
+    # more rows as there are exact names, at most, and drops them (the order is total)
+    exact = _ids(exact_ids)
+    named = [
+        row
+        for row in conn.execute(
+            f"""
+            SELECT rowid AS file_id, {_NAME_BM25} AS rank
+            FROM name_fts WHERE name_fts MATCH ? AND {titled} AND {visible}
+            ORDER BY rank, rowid LIMIT ?
+            """,
+            [
+                every,
+                *([every] if len(matches) > 1 else []),
+                *params,
+                limit - len(rows) + len(exact),
+            ],
+        ).fetchall()
+        if row[0] not in exact
+    ][: limit - len(rows)]
     ids = [row[0] for row in named]
     masks = {file_id: [0, 0] for file_id in ids}  # the terms in a tag, in an alias (bits)
     probes = [
@@ -337,8 +412,13 @@ def _rowid_span(exact_ids: str) -> str:
     bounds are integers of the ids' JSON, written as literals."""
     if exact_ids.count(",") < _SEEK_EXACT:
         return ""
-    ids = [int(part) for part in exact_ids.strip("[]").split(",") if part.strip()]
+    ids = _ids(exact_ids)
     return f" AND rowid BETWEEN {min(ids)} AND {max(ids)}"
+
+
+def _ids(exact_ids: str) -> set[int]:
+    """The ids of ``_json_ints``'s JSON array of integers."""
+    return {int(part) for part in exact_ids.strip("[]").split(",") if part.strip()}
 
 
 def _ranked_exact(
@@ -347,8 +427,12 @@ def _ranked_exact(
     exact_ids: str,
     nf: "NoteFilter | None",
     limit: int,
+    *,
+    records: bool = False,
 ) -> "list[RankedRow]":
-    """The exact names (tier 1) in stage-1 order, over note_fts."""
+    """The exact names (tier 1) in stage-1 order, over note_fts; with ``records`` (one term),
+    each row's ``names_rank`` (its ``bm25()`` with weights of 1) and ``sizes`` (its docsize
+    record): what ``hits_from_ranks`` reads."""
     if "," not in exact_ids:  # one exact name: nothing to order it against (``_one_exact``)
         return _one_exact(conn, matches, int(exact_ids.strip("[]")), nf)
     if len(matches) > 1:
@@ -356,7 +440,7 @@ def _ranked_exact(
     visible, params = _visible(conn, "note_fts.rowid", nf)
     return conn.execute(
         f"""
-        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,
+        SELECT rowid AS file_id, {_NOTE_BM25} AS rank,{_RECORDS if records else ""}
                bm25(note_fts, 1.0, 1.0, 1.0) < 0 AS terms,
                bm25(note_fts, 1.0, 0.0, 0.0) < 0 AS title_terms,
                {_TAGS_ALIASES}, 1 AS tier
@@ -366,6 +450,12 @@ def _ranked_exact(
         """,
         [matches[0][1], exact_ids, *params, limit],
     ).fetchall()
+
+
+_RECORDS = """
+               bm25(note_fts, 1.0, 1.0, 1.0) AS names_rank,
+               (SELECT sz FROM note_fts_docsize WHERE id = note_fts.rowid) AS sizes,
+"""
 
 
 def _one_exact(

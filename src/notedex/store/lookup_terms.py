@@ -23,13 +23,45 @@ if TYPE_CHECKING:
     Row = sqlite3.Row
 
 
+_ASKED: "dict[int, dict[tuple[str, tuple[Any, ...]], Any]]" = {}
+"""Per connection, while a lookup runs (``asking``): the answers of the yes-or-no probes below,
+by statement and parameters. The term rules ask the same question more than once (whether
+"stdio" is in a name: the CJK refinement, the near misses and the absent-subject rule each
+ask; the body stage asks the bodies again): a statement each time, about 0.25M instructions
+in a fresh process (issue 30's speed budget: the body stage at 100k notes asks 14 twice).
+Within one read transaction the answer cannot change."""
+
+
+class asking:
+    """``with asking(conn):``: the probes' answers are remembered until the block ends."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, conn: "sqlite3.Connection") -> None:
+        self.key = id(conn)
+
+    def __enter__(self) -> None:
+        _ASKED[self.key] = {}
+
+    def __exit__(self, *exc: object) -> None:
+        _ASKED.pop(self.key, None)
+
+
+def _any_row(conn: "sqlite3.Connection", sql: str, *params: "Any") -> bool:
+    """Whether ``sql`` gives a row; remembered while ``asking``."""
+    asked = _ASKED.get(id(conn))
+    if asked is not None and (sql, params) in asked:
+        return asked[sql, params]
+    found = conn.execute(sql, params).fetchone() is not None
+    if asked is not None:
+        asked[sql, params] = found
+    return found
+
+
 def occurs(conn: "sqlite3.Connection", expression: str) -> bool:
     """Whether any note's title, tags, aliases, anchors or unresolved keys match."""
     return any(
-        conn.execute(
-            f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (expression,)
-        ).fetchone()
-        is not None
+        _any_row(conn, f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", expression)
         for table in ("note_fts", "link_fts")
     )
 
@@ -80,20 +112,26 @@ def title_substring_hits(conn: "sqlite3.Connection", needle: str, limit: int = 2
     """
     if len(needle) < 3:
         return []
-    return conn.execute(
-        """
-        SELECT g.rowid AS file_id FROM title_grams g JOIN notes n ON n.file_id = g.rowid
-        WHERE title_grams MATCH ? AND n.excluded = 0 LIMIT ?
-        """,
-        ('"' + needle.replace('"', '""') + '"', limit),
-    ).fetchall()
+    return conn.execute(_TITLE_GRAMS, ('"' + needle.replace('"', '""') + '"', limit)).fetchall()
+
+
+_TITLE_GRAMS = """
+    SELECT g.rowid AS file_id FROM title_grams g JOIN notes n ON n.file_id = g.rowid
+    WHERE title_grams MATCH ? AND n.excluded = 0 LIMIT ?
+    """
+
+
+def in_titles(conn: "sqlite3.Connection", needle: str) -> bool:
+    """Whether ``title_substring_hits`` finds any note: remembered while ``asking``."""
+    return len(needle) >= 3 and _any_row(
+        conn, _TITLE_GRAMS, '"' + needle.replace('"', '""') + '"', 1
+    )
 
 
 def mentioned_in_bodies(conn: "sqlite3.Connection", expression: str) -> bool:
     """Whether any note's body matches: the last place a term may occur before lookup says
     no note mentions it (ARCHITECTURE "Two-stage lookup", honest empty answers)."""
-    sql = "SELECT 1 FROM body_fts WHERE body_fts MATCH ? LIMIT 1"
-    return conn.execute(sql, (expression,)).fetchone() is not None
+    return _any_row(conn, "SELECT 1 FROM body_fts WHERE body_fts MATCH ? LIMIT 1", expression)
 
 
 def body_frequency(conn: "sqlite3.Connection", expression: str, cap: int) -> int:
@@ -144,31 +182,57 @@ def note_count(conn: "sqlite3.Connection") -> int:
     its averages record (``note_fts_data``, id 1): one page read, where ``count(*)`` reads an
     index of every note (2.8 ms at 100k notes, warm; more on a process's first touch). An
     index without that record (no note yet) is counted."""
-    row = conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()
-    total = _varint(row[0]) if row is not None and isinstance(row[0], bytes) else None
+    block = averages_record(conn)
+    try:
+        total: int | None = _varints(block)[0] if block is not None else None
+    except (ValueError, IndexError):  # cut short, empty
+        total = None
     if total is None:
         total = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
     excluded = conn.execute("SELECT count(*) FROM notes WHERE excluded = 1").fetchone()[0]
     return total - int(excluded)
 
 
-def _varint(data: bytes) -> int | None:
-    """SQLite's varint at the start of ``data`` (FTS5 writes its counts so): big-endian groups
-    of seven bits while the high bit is set, the ninth byte whole; None if cut short."""
-    value = 0
-    for i, byte in enumerate(data[:9]):
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value
-    return None
+def averages_record(conn: "sqlite3.Connection") -> bytes | None:
+    """note_fts's averages record (``note_fts_data``, id 1: its rows, then each column's
+    tokens, as varints), read once a lookup (``asking``: the count of notes and the count read
+    back from the ranks both read it)."""
+    asked = _ASKED.get(id(conn))
+    if asked is not None and ("averages", ()) in asked:
+        return asked["averages", ()]
+    row = conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()
+    block = row[0] if row is not None and isinstance(row[0], bytes) else None
+    if asked is not None:
+        asked["averages", ()] = block
+    return block
+
+
+def _varints(data: bytes) -> list[int]:
+    """Every SQLite varint of ``data`` in order (FTS5 writes its counts and sizes so):
+    big-endian groups of seven bits while the high bit is set, the ninth byte whole; a
+    ValueError if one is cut short."""
+    out: list[int] = []
+    at = 0
+    while at < len(data):
+        value = 0
+        for i in range(9):
+            if at + i >= len(data):
+                raise ValueError("a varint cut short")
+            byte = data[at + i]
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+        at += i + 1
+    return out
 
 
 def in_names(conn: "sqlite3.Connection", expression: str) -> bool:
     """Whether any note's title, tags or aliases match: a near miss is tried against names."""
-    sql = "SELECT 1 FROM note_fts WHERE note_fts MATCH ? LIMIT 1"
-    return conn.execute(sql, (expression,)).fetchone() is not None
+    return _any_row(conn, "SELECT 1 FROM note_fts WHERE note_fts MATCH ? LIMIT 1", expression)
 
 
 def name_hits(conn: "sqlite3.Connection", expression: str, limit: int) -> list[int]:
@@ -228,3 +292,90 @@ def field_hits_among(
             (f"{column} : {expression}", _json_ints(file_ids)),
         )
     }
+
+
+# The count of a term's name hits read back from the ranks FTS5's bm25() gave some of them
+# (issue 30's speed budget: the keyword lookup at 100k notes). bm25() counts the rows its phrase
+# matches, over the whole table, before it scores the first row (its IDF); stage 1 counted the
+# same rows again for the answer's total (12,658 for `python` at 100k notes: 5M instructions).
+# A row's score is FTS5's documented formula (fts5_aux.c):
+#
+#     idf   = log((N - hits + 0.5) / (hits + 0.5)), 1e-6 when not above 0
+#     score = -(0.0 + idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl)))
+#
+# with k1 = 1.2, b = 0.75, f the phrase's weighted occurrences in the row (weights of 1: its
+# occurrences), D the row's tokens (the *_docsize record), N and avgdl the table's rows and
+# tokens a row (the *_data averages record, id 1). Given a score and D, each whole f gives one
+# count; the count is taken only when that formula, evaluated as FTS5 evaluates it (the same
+# IEEE operations in the same order; the log is SQLite's ln(), the C library's log() that FTS5
+# calls, so no `math` import), gives every row's score back bit for bit, one count alone
+# fitting, and the IDF not near its floor. Anything else is None: the caller counts.
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def bm25_score(idf: float, f: int, size: int, average: float) -> float:
+    """FTS5's ``bm25()`` of one phrase with weights of 1, given its IDF: ``f`` occurrences in a
+    row of ``size`` tokens, ``average`` tokens a row (the same operations in the same order)."""
+    k1, b = BM25_K1, BM25_B
+    total = 0.0
+    total += idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * float(size) / average)))
+    return -1.0 * total
+
+
+def hits_from_ranks(
+    conn: "sqlite3.Connection", averages: bytes, ranked: "Sequence[tuple[float, bytes]]"
+) -> int | None:
+    """The rows of an FTS5 table of lookup's that one phrase matches, from ``bm25(table, 1.0,
+    ...)`` of some of them (``ranked``: the score and the row's ``*_docsize`` record) and the
+    table's averages record; None when that cannot be told exactly, or the table holds fewer
+    than ``READ_BACK_ROWS`` rows."""
+    try:
+        record = _varints(averages)
+        rows, tokens = record[0], sum(record[1:])
+        lengths = [(value, sum(_varints(sizes))) for value, sizes in ranked]
+    except (ValueError, TypeError, IndexError):
+        return None
+    if rows < READ_BACK_ROWS or not lengths or not all(value < 0.0 for value, _ in lengths):
+        return None
+    average = float(tokens) / float(rows)
+    # the counts each row allows, one a whole number of occurrences (its IDF is -score over
+    # the rest of the formula, and the count follows from the IDF) give or take one
+    allowed: set[int] | None = None
+    for value, size in lengths:
+        counts: set[int] = set()
+        for f in range(1, size + 1):
+            idf = -value / bm25_score(-1.0, f, size, average)
+            if 1e-3 < idf < 700.0:
+                near = round((rows + 1) / (_E**idf + 1) - 0.5)
+                counts.update(h for h in (near - 1, near, near + 1) if 0 < h < rows)
+        allowed = counts if allowed is None else allowed & counts
+    if not allowed:
+        return None
+    ordered = sorted(allowed)
+    ratios = [(float(rows - h) + 0.5) / (h + 0.5) for h in ordered]
+    try:  # SQLite's ln() is the C library's log(), the one FTS5 calls (no `math` import)
+        logs = conn.execute("SELECT " + ", ".join("ln(?)" for _ in ratios), ratios).fetchone()
+    except conn.OperationalError:  # an SQLite built without its math functions: count
+        return None
+    found = [
+        hits
+        for hits, idf in zip(ordered, logs, strict=True)
+        if idf is not None
+        and idf > 1e-3  # never at the IDF's floor, where counts above half the rows tie
+        and all(
+            any(bm25_score(idf, f, n, average) == v for f in range(1, n + 1)) for v, n in lengths
+        )
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+READ_BACK_ROWS = 30_000
+"""Below this many notes a term's count costs less than reading it back (one more statement:
+about 0.15M instructions in a fresh process; `python` in 1,265 names at 10k notes is counted
+in about as much)."""
+
+_E = 2.718281828459045
+"""e, for the estimate only (``**`` is the C library's pow(): no `math` import); the count is
+then checked with SQLite's ln()."""

@@ -21,7 +21,7 @@ from notedex.store.lookup_terms import (
     names_reach,
 )
 from notedex.vault.text import exact_name_key, fts_phrase, fts_without_prefixes
-from tests.helpers import run_inprocess
+from tests.helpers import run_inprocess, traced_lookups
 from tests.indexcheck import vm_steps
 
 SMALL, LARGE = 300, 1_200
@@ -100,15 +100,7 @@ def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: P
         "# Streaming Kafka\n\nText.\n", encoding="utf-8"
     )
     (vault / "Kafka streams delta.md").write_text("Text.\n", encoding="utf-8")
-    result = run_inprocess("index", "--vault", vault, "--db", db)
-    assert result.code == 0, result.stderr
-    conn = connect_readonly(db)
-    asked: list[str] = []
-    try:
-        conn.set_trace_callback(asked.append)
-        answer = lookup(conn, "kafka streams")
-    finally:
-        conn.close()
+    [(answer, asked)] = traced_lookups(vault, db, "kafka streams")
     probes = _generic_probes(asked)
     assert [c["path"] for c in answer["candidates"]] == [
         "Kafka streams alpha beta gamma.md",
@@ -116,6 +108,51 @@ def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: P
     ]
     assert not [sql for sql in probes if any(w in sql for w in ("alpha", "beta", "gamma"))]
     assert [sql for sql in probes if "delta" in sql]  # the other note's word is still asked
+
+
+def test_the_title_pool_leaves_the_exact_names_out_without_a_test_per_row(
+    dbs: dict[int, Path],
+) -> None:
+    """The title pool (``_ranked_titled``) leaves the exact names out of its rows after the
+    statement, not by a ``NOT IN`` test of each pooled row: ranking it with the five notes named
+    "Kafka" costs what ranking those five (``_ranked_exact``) and the pool without them cost,
+    give or take a constant, however many notes the pool holds; and the page is the same."""
+    conn = connect_readonly(dbs[LARGE])
+    try:
+        ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key("kafka")))
+        exact = "[" + ",".join(map(str, ids)) + "]"
+        matches = [(0, '"kafka"')]
+        for warm in (exact, "[]"):  # every statement prepared and every page read once
+            stage1._ranked_titled(conn, matches, warm, None, 10, [LARGE + 5])
+        pages: list[Any] = []
+
+        def steps(exact_ids: str) -> int:
+            return vm_steps(
+                conn,
+                lambda: pages.append(
+                    stage1._ranked_titled(conn, matches, exact_ids, None, 10, [LARGE + 5])
+                ),
+                per=1,
+            )
+
+        both, pool = steps(exact), steps("[]")
+        alone = vm_steps(conn, lambda: stage1._ranked_exact(conn, matches, exact, None, 10), per=1)
+    finally:
+        conn.close()
+    assert [row["file_id"] for row in pages[0]][:5] == [
+        row["file_id"] for row in stage1_exact_rows(dbs[LARGE], exact)
+    ]
+    rest = [row["file_id"] for row in pages[1] if row["file_id"] not in ids]
+    assert [row["file_id"] for row in pages[0]][5:] == rest[:5]
+    assert abs(both - pool - alone) < LARGE // 4, (both, pool, alone)  # before: 1,155
+
+
+def stage1_exact_rows(db: Path, exact: str) -> list[Any]:
+    conn = connect_readonly(db)
+    try:
+        return list(stage1._ranked_exact(conn, [(0, '"kafka"')], exact, None, 10))
+    finally:
+        conn.close()
 
 
 def test_a_lookup_reads_its_candidates_rows_tags_and_aliases_once(tmp_path: Path) -> None:
@@ -150,6 +187,28 @@ def test_a_lookup_reads_its_candidates_rows_tags_and_aliases_once(tmp_path: Path
         "tags": 1,
         "aliases": 1,
     }
+
+
+def test_a_lookup_asks_each_yes_or_no_probe_once(tmp_path: Path) -> None:
+    """The term rules and the body stage ask whether a term is in a name, a link text, a title's
+    letters or a body more than once; within a lookup each such probe runs once
+    (``store.lookup_terms.asking``), and no answer is kept after it."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    vault.mkdir()
+    for i in range(3):  # the words only in note text: the body stage answers
+        (vault / f"Note {i}.md").write_text(
+            f"# Note {i}\n\nWe include stdio here, line {i}.\n", encoding="utf-8"
+        )
+    (first, once), (again, asked) = traced_lookups(vault, db, "stdio include", "stdio include")
+    assert first["stage"] == "body" and first["total"] == 3
+    assert again == first
+
+    def probes(trace: list[str]) -> list[str]:
+        return [sql for sql in trace if sql.startswith("SELECT 1 FROM") and sql.endswith("LIMIT 1")]
+
+    assert any("body_fts" in sql for sql in probes(once))
+    assert len(probes(once)) == len(set(probes(once))), sorted(probes(once))
+    assert probes(asked) == probes(once)  # the second lookup asks again: nothing kept
 
 
 def _unhit_exact_steps(db: Path) -> tuple[int, int]:
