@@ -24,6 +24,10 @@ from notedex.vault.resolve import candidate_names, key_crc, name_key
 from notedex.vault.text import PARTICLES, fold, load_words, name_keys, segment
 
 _KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
+# ``json.dumps`` with these options, each encoder made once: ``dumps`` makes one per call
+# when given any (issue 35, build35d: once or twice per note in a parse worker).
+_PROPERTIES_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
+_TAGS_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 FtsTexts = tuple[str, str, str]
 """A note's row of the ``note_fts_text`` view: its title, tags and aliases texts, segmented."""
@@ -92,7 +96,7 @@ def prepare(note: Note) -> Prepared:
             note.type,
             note.status,
             content_key(note.content_hash),
-            json.dumps(properties, ensure_ascii=False, default=str) if properties else None,
+            _PROPERTIES_JSON(properties) if properties else None,
         ),
         property_rows(properties) if properties else [],
         [(i, tag.name, tag.key, int(tag.source == "inline")) for i, tag in enumerate(note.tags)],
@@ -143,7 +147,7 @@ def _task_row(seq: int, task: Any) -> tuple[Any, ...]:
         task.status,
         TASK_STATES.index(task.state),
         task.text,
-        json.dumps(task.tags, ensure_ascii=False) if task.tags else None,
+        _TAGS_JSON(task.tags) if task.tags else None,
         task.due,
         task.scheduled,
         task.start,
