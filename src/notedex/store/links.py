@@ -90,7 +90,13 @@ class LinkTargets:
         ``names_of``: the file names probed for a key (by default the key, and the key with
         ``.md``: every file filed under it)."""
         names_of = names_of or (lambda key: (key, key + ".md"))
-        names = sorted({key_crc(name) for key in keys for name in names_of(key)})
+        return self._filed_by_crc(keys, {key_crc(name) for key in keys for name in names_of(key)})
+
+    def _filed_by_crc(
+        self, keys: set[str], crcs: Iterable[int]
+    ) -> Iterator[tuple[int, str, tuple[str, str | None]]]:
+        """``_filed`` of the files filed under the names of these ``key_crc``s."""
+        names = sorted(crcs)
         for start in range(0, len(names), LOOKUP_CHUNK):
             chunk = json.dumps(names[start : start + LOOKUP_CHUNK])
             for file_id, path in self.conn.execute(_FILES_OF_NAME_KEYS, (chunk,)):
@@ -121,18 +127,24 @@ class LinkTargets:
         row = self.conn.execute("SELECT max(id) FROM files").fetchone()
         return 2 * int(row[0] or 0)
 
-    def load_candidates(self, keys: Iterable[str]) -> None:
+    def load_candidates(self, keys: Iterable[str], crcs: Iterable[int] | None = None) -> None:
         """Until the next load, ``resolve`` sees every file filed under ``keys``: it resolves
         any linkpath whose ``lookup_key`` is in ``keys`` exactly as over the whole vault.
         One probe of files_name_key, each file's path keyed once (issue 35, build35b: a
         second read of the files by id, keyed again by ``Resolver.add``, was a third of
-        this step, itself a third of a cold build's batches on the writer's thread)."""
+        this step, itself a third of a cold build's batches on the writer's thread).
+        ``crcs``: the ``key_crc`` of every ``candidate_names`` of ``keys``, when the caller
+        has them (``noterows.probes``: hashed in the parse workers)."""
         resolver = Resolver()
         ids: dict[str, int] = {}
         # Only the names ``Resolver.resolve`` may answer with: a key without an extension
         # is looked up by stem alone, so its own name is not probed (issue 35, build35b:
         # most link keys, half the probes).
-        for file_id, path, filed in self._filed(set(keys), candidate_names):
+        keys = set(keys)
+        found = (
+            self._filed(keys, candidate_names) if crcs is None else self._filed_by_crc(keys, crcs)
+        )
+        for file_id, path, filed in found:
             resolver.add(path, filed)
             ids[path] = file_id
         self._resolver, self._ids = resolver, ids

@@ -20,10 +20,14 @@ from notedex.store.outline import encode_outline
 from notedex.store.schema import LINK_KINDS, TASK_STATES, content_key, link_text
 from notedex.vault.model import Note
 from notedex.vault.properties import property_rows
-from notedex.vault.resolve import name_key
+from notedex.vault.resolve import candidate_names, key_crc, name_key
 from notedex.vault.text import PARTICLES, fold, load_words, name_keys, segment
 
 _KIND_CODES = {kind: code for code, kind in enumerate(LINK_KINDS)}
+# ``json.dumps`` with these options, each encoder made once: ``dumps`` makes one per call
+# when given any (issue 35, build35d: once or twice per note in a parse worker).
+_PROPERTIES_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
+_TAGS_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 FtsTexts = tuple[str, str, str]
 """A note's row of the ``note_fts_text`` view: its title, tags and aliases texts, segmented."""
@@ -35,6 +39,12 @@ looks it up by) and its ``name_key`` (stored while it is unresolved), both None 
 self-link (no linkpath)."""
 
 
+Probes = tuple[tuple[str, ...], tuple[int, ...]]
+"""What the writer probes the index ``files_name_key`` by to resolve a note's links
+(``store.links.LinkTargets.load_candidates``): the distinct ``lookup_key`` of its links, and
+the ``key_crc`` of each of their ``candidate_names``."""
+
+
 Prepared = tuple[
     tuple[Any, ...],
     list[tuple[Any, ...]],
@@ -43,13 +53,14 @@ Prepared = tuple[
     list[tuple[str, str, str]],
     list[tuple[Any, ...]],
     list[LinkRow],
+    Probes,
 ]
 """A note's rows without its file id (``prepare``), a plain tuple (what crosses from a worker
 is unpickled in the writer's process): the ``notes`` row less its file id, ``excluded`` and
 outline (stem, frontmatter_title, first_h1, note_id, type, status, content_hash key,
 properties JSON or None); then its ``properties``, ``tags`` (position, spelling, key,
 inline), ``aliases`` (position, alias, alias_key), ``problems`` (severity, kind, message),
-``tasks`` and links (``LinkRow``) rows."""
+``tasks`` and links (``LinkRow``) rows; then its links' ``Probes``."""
 
 
 Derived = tuple[frozenset[str], frozenset[str], "str | None", FtsTexts, Prepared]
@@ -75,6 +86,7 @@ def prepare(note: Note) -> Prepared:
     """``Prepared`` of a parsed note: its rows as the writer inserts them, less what only the
     index knows (the file id, its exclusion, the links' targets). Pure."""
     properties = note.properties
+    links = [_link_row(seq, link) for seq, link in enumerate(note.links)]
     return (
         (
             note.stem,
@@ -84,7 +96,7 @@ def prepare(note: Note) -> Prepared:
             note.type,
             note.status,
             content_key(note.content_hash),
-            json.dumps(properties, ensure_ascii=False, default=str) if properties else None,
+            _PROPERTIES_JSON(properties) if properties else None,
         ),
         property_rows(properties) if properties else [],
         [(i, tag.name, tag.key, int(tag.source == "inline")) for i, tag in enumerate(note.tags)],
@@ -94,8 +106,17 @@ def prepare(note: Note) -> Prepared:
             *(("warning", p.kind, p.message) for p in note.warnings),
         ],
         [_task_row(seq, task) for seq, task in enumerate(note.tasks)],
-        [_link_row(seq, link) for seq, link in enumerate(note.links)],
+        links,
+        probes(row[9] for row in links if row[9] is not None),
     )
+
+
+def probes(folded: Iterable[str]) -> Probes:
+    """``Probes`` of links by their folded linkpaths (``LinkRow``'s tenth value): hashed in
+    the parse workers, not on the writer's thread, a cold build's critical path (issue 35,
+    build35d: a fifth of loading a batch's candidates there)."""
+    keys = tuple(dict.fromkeys(path.rpartition("/")[2] for path in folded))  # lookup_key
+    return keys, tuple({key_crc(name) for key in keys for name in candidate_names(key)})
 
 
 def _link_row(seq: int, link: Any) -> LinkRow:
@@ -126,7 +147,7 @@ def _task_row(seq: int, task: Any) -> tuple[Any, ...]:
         task.status,
         TASK_STATES.index(task.state),
         task.text,
-        json.dumps(task.tags, ensure_ascii=False) if task.tags else None,
+        _TAGS_JSON(task.tags) if task.tags else None,
         task.due,
         task.scheduled,
         task.start,

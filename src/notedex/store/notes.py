@@ -116,14 +116,14 @@ def write_notes(
     # The bodies' compression runs beside the rest of the batch: zlib lets go of the GIL, and
     # in a cold index it was a sixth of the writer's time, the critical path (issue 12, wall).
     with _deflating(conn, [body for _, body, _ in parsed if body]) as deflated:
-        # Each link's folded linkpath came from the worker (``noterows.prepare``): its
-        # ``lookup_key`` is the last segment.
-        links.load_candidates(
-            row[9].rpartition("/")[2]
-            for _, _, derived in parsed
-            for row in derived[4][6]
-            if row[9] is not None
-        )
+        # The links' lookup keys and the hashes of the names they probe came from the
+        # workers (``noterows.probes``).
+        keys: set[str] = set()
+        crcs: set[int] = set()
+        for _, _, derived in parsed:
+            keys.update(derived[4][7][0])
+            crcs.update(derived[4][7][1])
+        links.load_candidates(keys, crcs)
         # Notes indexed before go out of note_fts and name_fts in one statement, in rowid order,
         # and are cleared in that order: FTS5 writes a segment (and merges) whenever a delete's
         # rowid is not above the last one's, which note after note in path order did for
@@ -160,18 +160,25 @@ def _add_note(
     stage_fts: bool,
 ) -> None:
     titles, aliases, outline, fts_texts, prepared = derived
-    head, properties, tags, alias_rows, problems, tasks, _ = prepared
+    head, properties, tags, alias_rows, problems, tasks, _, _ = prepared
     rows.notes.append((file_id, *head[:6], excluded, *head[6:], outline))
     rows.grams.append((file_id, note.stem, note.frontmatter_title))
-    rows.properties.extend((file_id, *row) for row in properties)
-    rows.tags.extend((file_id, *row) for row in tags)
-    rows.aliases.extend((file_id, *row) for row in alias_rows)
+    # Most notes have none of some of these: no generator made for an empty list.
+    if properties:
+        rows.properties.extend((file_id, *row) for row in properties)
+    if tags:
+        rows.tags.extend((file_id, *row) for row in tags)
+    if alias_rows:
+        rows.aliases.extend((file_id, *row) for row in alias_rows)
     rows.names.extend((key, file_id, 0) for key in titles)
-    rows.names.extend((key, file_id, 1) for key in aliases)
-    rows.problems.extend((note.path, *row) for row in problems)
+    if aliases:
+        rows.names.extend((key, file_id, 1) for key in aliases)
+    if problems:
+        rows.problems.extend((note.path, *row) for row in problems)
     if body:
         rows.bodies.append((file_id, body))
-    rows.tasks.extend((file_id, *row) for row in tasks)
+    if tasks:
+        rows.tasks.extend((file_id, *row) for row in tasks)
     if stage_fts:
         rows.fts.append((file_id, *fts_texts))
 
@@ -260,28 +267,16 @@ def _add_links(
     """The note's link rows (``noterows.LinkRow``, resolved here); returns their targets
     (whose anchors change)."""
     targets: set[int] = set()
-    for seq, kind, linkpath, subpath, display, raw, line, col, comment, folded, key in prepared[6]:
-        target_id, ambiguous = links.resolve(linkpath, path, folded)
-        if target_id is not None:
+    append = rows.links.append
+    # A row: (file id, seq, kind, linkpath, subpath, display, raw, line, col, target id,
+    # ambiguous, name_key while unresolved: store.links.unresolved_key, in_comment).
+    for row in prepared[6]:
+        target_id, ambiguous = links.resolve(row[2], path, row[9])
+        if target_id is None:
+            append((file_id, *row[:8], None, 0, row[10], row[8]))
+        else:
             targets.add(target_id)
-        unresolved = key if target_id is None else None  # store.links.unresolved_key
-        rows.links.append(
-            (
-                file_id,
-                seq,
-                kind,
-                linkpath,
-                subpath,
-                display,
-                raw,
-                line,
-                col,
-                target_id,
-                int(ambiguous),
-                unresolved,
-                comment,
-            )
-        )
+            append((file_id, *row[:8], target_id, int(ambiguous), None, row[8]))
     return targets
 
 

@@ -11,18 +11,20 @@ from notedex.vault.model import BlockId, Heading, Note
 Outline = tuple[tuple[Heading, ...], tuple[BlockId, ...]]
 EMPTY_OUTLINE: Outline = ((), ())
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""``json.dumps`` with these options, made once: ``dumps`` makes an encoder per call when
+given any (issue 35, build35d: a parse worker encodes an outline for most notes)."""
+
 
 def encode_outline(note: Note) -> str | None:
     """The note's headings and block ids, NULL when it has neither."""
     if not note.headings and not note.block_ids:
         return None
-    return json.dumps(
+    return _ENCODER.encode(
         {
             "h": [[h.level, h.text, h.line, h.column] for h in note.headings],
             "b": [[b.id, b.line, b.column] for b in note.block_ids],
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
+        }
     )
 
 

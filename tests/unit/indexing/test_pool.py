@@ -127,3 +127,29 @@ def test_a_chunk_is_parsed_without_a_garbage_collection(tmp_path: Path) -> None:
     assert len(parsed) == 40 and all(len(rows[4][6]) == 60 for _, _, rows in parsed)
     assert collections == []
     assert gc.isenabled()
+
+
+def test_a_worker_makes_no_json_encoder_per_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35 (build35d): ``json.dumps`` with options makes an encoder per call; the rows'
+    JSON (properties, task tags, the outline) is written by encoders made once."""
+    import json
+
+    made: list[object] = []
+    init = json.JSONEncoder.__init__
+
+    def counted(self: json.JSONEncoder, *args: object, **kwargs: object) -> None:
+        made.append(self)
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    items = []
+    for index in range(10):
+        note_file = tmp_path / f"n{index}.md"
+        note_file.write_text(f"---\nk: {index}\n---\n# H\n\n- [ ] task #t\n")
+        items.append((str(note_file), note_file.name))
+    monkeypatch.setattr(json.JSONEncoder, "__init__", counted)
+    parsed = parse_chunk(items, 10_000, True)
+    assert made == []
+    for _, _, derived in parsed:  # each kind of JSON was written
+        assert derived[2] is not None and derived[4][0][7] and derived[4][5][0][6]

@@ -146,3 +146,37 @@ def test_loading_candidates_reads_and_keys_each_file_once(
         assert writer.links.resolve("pic.png", "x.md") == (ids["pic.png"][0], False)
         assert writer.links.resolve("dup", "a/x.md") == (min(ids["dup"]), True)
         assert writer.links.resolve("Other", "x.md") == (None, False)
+
+
+def test_the_names_a_batch_probes_are_hashed_in_the_parse_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35 (build35d): each note's links' lookup keys and the hashes of the names they
+    probe come from the parse worker (``noterows.probes``), so loading a batch's candidates
+    hashes no name on the writer's thread, and resolves as a load that hashes them."""
+    from notedex.indexing.pool import parse_chunk
+    from notedex.store import links as links_module
+    from notedex.vault.resolve import candidate_names, key_crc, lookup_key
+
+    vault = make_vault(tmp_path / "v", {})
+    for path in ("a/Dup.md", "b/dup.md", "pic.png", "Solo.md", "v1.2.md"):
+        write(vault / path, "# x\n" if path.endswith(".md") else "bytes")
+    linked = ["Solo", "x/dup", "pic.png", "v1.2", "Nothing", "SOLO"]
+    note = vault / "n.md"
+    write(note, " ".join(f"[[{target}]]" for target in linked) + " [[#self]]\n")
+    [(_, _, derived)] = parse_chunk([(str(note), "n.md")], 10_000, False)
+    keys, crcs = derived[4][7]
+    assert keys == tuple(dict.fromkeys(lookup_key(target) for target in linked))
+    assert set(crcs) == {key_crc(name) for key in keys for name in candidate_names(key)}
+    with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
+        reconcile(writer)
+        writer.links.load_candidates(keys)
+        hashed_here = [writer.links.resolve(target, "n.md") for target in linked]
+
+        def no_hashing(name: str) -> int:
+            raise AssertionError(f"{name} hashed on the writer's thread")
+
+        monkeypatch.setattr(links_module, "key_crc", no_hashing)
+        writer.links.load_candidates(keys, crcs)
+        assert [writer.links.resolve(target, "n.md") for target in linked] == hashed_here
+        assert sum(target is not None for target, _ in hashed_here) == 4  # not x/dup (7.7)
