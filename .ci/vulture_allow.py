@@ -20,6 +20,8 @@ _._emitter_class  # watchdog's observer
 _._activate  # watchdog's inotify watch group (its __post_init__ calls it)
 _._is_active  # watchdog's inotify watch group reads it
 _.yaml_implicit_resolvers  # PyYAML's resolver table
+_.has_location  # a module spec's, which the import system reads (cli.preload)
+_.submodule_search_locations  # a package spec's, which the import system reads (cli.preload)
 # json.JSONDecoder's attributes, which the C scanner (_json.make_scanner) reads.
 _.strict
 _.object_hook
