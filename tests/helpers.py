@@ -458,6 +458,20 @@ def load_genvault() -> ModuleType:
     return module
 
 
+def calls_to(monkeypatch: Any, owner: Any, name: str) -> list[Any]:
+    """From now on every call of ``owner.name`` still runs, and adds its first argument to the
+    list returned (what a work-count test counts: the paths keyed, the names hashed)."""
+    real = getattr(owner, name)
+    seen: list[Any] = []
+
+    def recorded(first: Any, *rest: Any, **named: Any) -> Any:
+        seen.append(first)
+        return real(first, *rest, **named)
+
+    monkeypatch.setattr(owner, name, recorded)
+    return seen
+
+
 def counted_forks(monkeypatch: Any) -> list[int]:
     """From now on every ``os.fork`` adds a 1 to the list returned, and ``query.positions``
     takes two cores for granted (issue 35: a long search forks one child to locate half)."""

@@ -8,7 +8,7 @@ import pytest
 
 from notedex.indexing.reconcile import reconcile
 from notedex.store.writer import IndexWriter
-from tests.helpers import write
+from tests.helpers import calls_to, write
 from tests.indexcheck import make_vault
 
 
@@ -115,22 +115,8 @@ def test_loading_candidates_reads_and_keys_each_file_once(
         write(vault / path, "# x\n" if path.endswith(".md") else "bytes")
     with IndexWriter(tmp_path / "i.db", vault, workers=1) as writer:
         reconcile(writer)
-        keyed: list[str] = []
-        original = links_module.file_keys
-
-        def counted(path: str) -> tuple[str, str | None]:
-            keyed.append(path)
-            return original(path)
-
-        monkeypatch.setattr(links_module, "file_keys", counted)
-        probed: list[str] = []
-        crc = links_module.key_crc
-
-        def probe(name: str) -> int:
-            probed.append(name)
-            return crc(name)
-
-        monkeypatch.setattr(links_module, "key_crc", probe)
+        keyed = calls_to(monkeypatch, links_module, "file_keys")
+        probed = calls_to(monkeypatch, links_module, "key_crc")
         statements: list[str] = []
         writer.conn.set_trace_callback(statements.append)
         writer.links.load_candidates(["dup", "pic.png", "solo", "nothing"])

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from notedex.vault import text as text_module
 from notedex.vault.text import PARTICLES, exact_name_key, load_words, name_keys, split_words
+from tests.helpers import calls_to
 
 STOP, HUBS = frozenset(load_words("stopwords-en")), frozenset(load_words("hubwords-en"))
 
@@ -124,14 +125,7 @@ def test_a_word_is_keyed_once_across_names(monkeypatch: pytest.MonkeyPatch) -> N
     words += ["kappa", "lambda", "sigma", "omega"]
     names = [" ".join(words[(i * k) % len(words)] for k in (1, 3, 5, 7, 11)) for i in range(200)]
     text_module._WORD_KEYS.clear()
-    calls: list[str] = []
-    real = text_module.exact_name_key
-
-    def counted(text: str) -> str:
-        calls.append(text)
-        return real(text)
-
-    monkeypatch.setattr(text_module, "exact_name_key", counted)
+    calls = calls_to(monkeypatch, text_module, "exact_name_key")
     for name in names:
         name_keys(name, STOP, HUBS, PARTICLES)
     assert len(calls) <= len(names) + len(words)
