@@ -325,27 +325,34 @@ def bm25_score(idf: float, f: int, size: int, average: float) -> float:
 
 
 def hits_from_ranks(
-    conn: "sqlite3.Connection", averages: bytes, ranked: "Sequence[tuple[float, bytes]]"
-) -> int | None:
-    """The rows of an FTS5 table of lookup's that one phrase matches, from ``bm25(table, 1.0,
-    ...)`` of some of them (``ranked``: the score and the row's ``*_docsize`` record) and the
-    table's averages record; None when that cannot be told exactly, or the table holds fewer
-    than ``READ_BACK_ROWS`` rows."""
+    conn: "sqlite3.Connection",
+    averages: bytes,
+    ranked: "Sequence[tuple[float, bytes]]",
+    occurrences: "Sequence[int]" = (),
+) -> tuple[int, float] | None:
+    """The rows of an FTS5 table of lookup's that one phrase matches, and the phrase's IDF
+    (SQLite's own float), from ``bm25(table, 1.0, ...)`` of some of them (``ranked``: the
+    score and the row's ``*_docsize`` record) and the table's averages record; None when that
+    cannot be told exactly, or the table holds fewer than ``READ_BACK_ROWS`` rows.
+    ``occurrences``, when given, is each ranked row's count of the phrase (its ``f``): only
+    that count is tried for the row."""
     try:
-        record = _varints(averages)
-        rows, tokens = record[0], sum(record[1:])
+        rows, average = table_averages(averages)
         lengths = [(value, sum(_varints(sizes))) for value, sizes in ranked]
     except (ValueError, TypeError, IndexError):
         return None
     if rows < READ_BACK_ROWS or not lengths or not all(value < 0.0 for value, _ in lengths):
         return None
-    average = float(tokens) / float(rows)
+    tried = [
+        [occurrences[at]] if at < len(occurrences) else range(1, size + 1)
+        for at, (_, size) in enumerate(lengths)
+    ]
     # the counts each row allows, one a whole number of occurrences (its IDF is -score over
     # the rest of the formula, and the count follows from the IDF) give or take one
     allowed: set[int] | None = None
-    for value, size in lengths:
+    for (value, size), fs in zip(lengths, tried, strict=True):
         counts: set[int] = set()
-        for f in range(1, size + 1):
+        for f in fs:
             idf = -value / bm25_score(-1.0, f, size, average)
             if 1e-3 < idf < 700.0:
                 near = round((rows + 1) / (_E**idf + 1) - 0.5)
@@ -360,15 +367,24 @@ def hits_from_ranks(
     except conn.OperationalError:  # an SQLite built without its math functions: count
         return None
     found = [
-        hits
+        (hits, idf)
         for hits, idf in zip(ordered, logs, strict=True)
         if idf is not None
         and idf > 1e-3  # never at the IDF's floor, where counts above half the rows tie
         and all(
-            any(bm25_score(idf, f, n, average) == v for f in range(1, n + 1)) for v, n in lengths
+            any(bm25_score(idf, f, n, average) == v for f in fs)
+            for (v, n), fs in zip(lengths, tried, strict=True)
         )
     ]
     return found[0] if len(found) == 1 else None
+
+
+def table_averages(averages: bytes) -> tuple[int, float]:
+    """An FTS5 table's rows and tokens a row (``avgdl``: its total tokens over every column
+    ÷ its rows, as FTS5's bm25() works it out) from its averages record; a ValueError or an
+    IndexError if the record is cut short."""
+    record = _varints(averages)
+    return record[0], float(sum(record[1:])) / float(record[0])
 
 
 READ_BACK_ROWS = 30_000
