@@ -311,6 +311,10 @@ def field_hits_among(
 # calls, so no `math` import), gives every row's score back bit for bit, one count alone
 # fitting, and the IDF not near its floor. Anything else is None: the caller counts.
 
+NOTE_WEIGHTS = (10, 6, 4)
+"""Lookup's BM25 weights of note_fts's columns: title, tags, aliases (ARCHITECTURE "The
+ranking model")."""
+
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -395,3 +399,8 @@ in about as much)."""
 _E = 2.718281828459045
 """e, for the estimate only (``**`` is the C library's pow(): no `math` import); the count is
 then checked with SQLite's ln()."""
+
+
+def ids_of(exact_ids: str) -> set[int]:
+    """The ids of ``store.read._json_ints``'s JSON array of integers."""
+    return {int(part) for part in exact_ids.strip("[]").split(",") if part.strip()}

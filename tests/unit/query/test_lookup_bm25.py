@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from notedex.store import lookup as stage1
-from notedex.store import lookup_terms
+from notedex.store import lookup_exact, lookup_terms
 from notedex.store.connect import connect_readonly
 from notedex.store.lookup_terms import _varints, bm25_score, exact_names, hits_from_ranks
 from notedex.vault.text import exact_name_key
@@ -224,10 +224,10 @@ def test_tier_one_from_counted_hits_is_tier_one_from_bm25(
             expected = [
                 dict(row) for row in stage1._ranked_exact(conn, [(0, phrase)], exact, None, 1000)
             ]
-            first = stage1._first_exact(conn, phrase, exact, averages)
+            first = lookup_exact.first_exact(conn, phrase, exact, averages)
             assert first is not None, word
             assert first[0] == count, word
-            rows = stage1._exact_counted(conn, phrase, exact, averages, 1000, first)
+            rows = lookup_exact.exact_counted(conn, phrase, exact, averages, 1000, first)
             assert rows is not None, word
             assert [dict(row) for row in rows] == expected, word
             compared += len(rows)
