@@ -67,11 +67,12 @@ def test_stage_2_and_the_body_stage_load_only_when_they_run(demo: tuple[Path, Pa
 
 def _modules_of_a_lookup(vault: Path, db: Path, question: str, read_back_rows: int) -> set[str]:
     """The notedex modules a fresh interpreter holds after one lookup, with ``READ_BACK_ROWS``
-    set (the vaults here are small)."""
+    set (the vaults here are small) and tier 1 ranked apart whenever it may be."""
     code = (
         "import sys\n"
-        "from notedex.store import lookup_terms\n"
+        "from notedex.store import lookup, lookup_terms\n"
         f"lookup_terms.READ_BACK_ROWS = {read_back_rows}\n"
+        "lookup._COUNTED_COST = 0\n"  # ranked apart whenever it may be
         "from notedex.cli import main\n"
         f"code = main(['lookup', {question!r}, '--vault', {str(vault)!r}, '--db', {str(db)!r},"
         " '--no-refresh', '--json'])\n"
@@ -90,7 +91,8 @@ def test_one_words_tier_one_loads_its_module_only_when_it_runs(tmp_path: Path) -
     (vault / "Filler").mkdir(parents=True)
     for i in range(40):
         (vault / "Filler" / f"Kafka filler {i}.md").write_text("Text.\n", encoding="utf-8")
-        (vault / "Filler" / f"Other {i}.md").write_text("Text.\n", encoding="utf-8")
+        for j in range(3):  # "kafka" in a quarter of the notes: its IDF is above its floor
+            (vault / "Filler" / f"Other {i} {j}.md").write_text("Text.\n", encoding="utf-8")
     for i in range(3):
         (vault / f"Named {i}").mkdir()
         (vault / f"Named {i}" / "Kafka.md").write_text("# Kafka\n", encoding="utf-8")

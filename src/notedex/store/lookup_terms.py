@@ -391,6 +391,40 @@ def table_averages(averages: bytes) -> tuple[int, float]:
     return record[0], float(sum(record[1:])) / float(record[0])
 
 
+def read_back_first(
+    conn: "sqlite3.Connection", phrase: str, exact_ids: str, averages: bytes
+) -> "tuple[int, float, int, float] | None":
+    """A term's count of name hits and its IDF, read back (``hits_from_ranks``) from the
+    ``bm25()`` of the first of ``exact_ids`` (the notes it names exactly) it hits: one pass of bm25() over the doclist, which
+    every ranking of the exact names pays. Returns (the count, the IDF, that name's rowid and
+    score); None when not told exactly.
+
+    The name's count of hits ``f`` comes from the same row's bm25() with every weight doubled
+    (which reuses what the first loaded): the ratio of the two scores is ``2(f + K) / (2f +
+    K)``, with ``K = k1·(1 - b + b·D/avgdl)`` and no IDF in it, so ``f`` follows, and only
+    that count is tried."""
+    row = conn.execute(
+        "SELECT rowid, bm25(note_fts, 1.0, 1.0, 1.0), bm25(note_fts, 2.0, 2.0, 2.0), "
+        "(SELECT sz FROM note_fts_docsize WHERE id = note_fts.rowid) FROM note_fts "
+        "WHERE note_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?)) LIMIT 1",
+        [phrase, exact_ids],
+    ).fetchone()
+    if row is None or not isinstance(row[1], float) or not isinstance(row[2], float):
+        return None
+    try:
+        size = sum(_varints(row[3]))
+        average = table_averages(averages)[1]
+    except (ValueError, TypeError, IndexError):
+        return None
+    if not row[1] < 0.0 or not row[2] / row[1] > 1.0:  # at the IDF's floor, or no hit
+        return None
+    ratio = row[2] / row[1]
+    spread = BM25_K1 * (1 - BM25_B + BM25_B * float(size) / average)
+    hits_in_row = round(spread * (2 - ratio) / (2 * (ratio - 1)))
+    read = hits_from_ranks(conn, averages, [(row[1], row[3])], [max(hits_in_row, 1)])
+    return None if read is None else (read[0], read[1], row[0], row[1])
+
+
 READ_BACK_ROWS = 30_000
 """Below this many notes a term's count costs less than reading it back (one more statement:
 about 0.15M instructions in a fresh process; `python` in 1,265 names at 10k notes is counted

@@ -203,8 +203,8 @@ def _exact_vault(base: Path, seed: int) -> Path:
 def test_tier_one_from_counted_hits_is_tier_one_from_bm25(
     tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The count and the IDF read back from one exact name (``_first_exact``), and the exact
-    names ranked from their hits counted from highlight() (``_exact_counted``): the term's
+    """The count and the IDF read back from one exact name (``read_back_first``), and the exact
+    names ranked from their hits counted from highlight() (``exact_counted``): the term's
     count of hits, and ``_ranked_exact``'s rows bit for bit, in its order."""
     monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
     db = _exact_vault(tmp_path, seed)
@@ -224,7 +224,7 @@ def test_tier_one_from_counted_hits_is_tier_one_from_bm25(
             expected = [
                 dict(row) for row in stage1._ranked_exact(conn, [(0, phrase)], exact, None, 1000)
             ]
-            first = lookup_exact.first_exact(conn, phrase, exact, averages)
+            first = lookup_terms.read_back_first(conn, phrase, exact, averages)
             assert first is not None, word
             assert first[0] == count, word
             rows = lookup_exact.exact_counted(conn, phrase, exact, averages, 1000, first)

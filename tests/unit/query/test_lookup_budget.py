@@ -14,7 +14,7 @@ import pytest
 
 from notedex.query.lookup import lookup
 from notedex.store import lookup as stage1
-from notedex.store import lookup_exact, lookup_terms
+from notedex.store import lookup_terms
 from notedex.store.connect import connect_readonly
 from notedex.store.lookup_terms import (
     exact_names,
@@ -135,7 +135,7 @@ def test_ranking_the_exact_names_of_one_word_seeks_them(
     and the count read back cost the same in both. Each exact name is sought, its hits
     counted from highlight(), and one bm25() row gives the count: no scan of the span."""
     monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
-    monkeypatch.setattr(lookup_exact, "_COUNTED_COST", 0)  # ranked apart whatever the span
+    monkeypatch.setattr(stage1, "_COUNTED_COST", 0)  # ranked apart whatever the span
     small, small_rows = _tier1_steps(_spread_vault(tmp_path, SMALL))
     large, large_rows = _tier1_steps(_spread_vault(tmp_path, LARGE))
     assert len(small_rows) == len(large_rows) == 5
@@ -143,15 +143,15 @@ def test_ranking_the_exact_names_of_one_word_seeks_them(
 
 
 def test_the_exact_names_are_ranked_apart_where_that_costs_less() -> None:
-    """``cheaper_apart`` with the figures of the 100k bench vault: `python`'s 8 exact names
+    """``_cheaper_apart`` with the figures of the 100k bench vault: `python`'s 8 exact names
     over 60% of the rowids among 12,658 hits are ranked apart; 10 names among a word's 1,062
     hits, and 2 names of a rare word, by ``_ranked_exact``."""
     python = "[" + ",".join(str(40_684 + i * 8_630) for i in range(8)) + "]"
-    assert lookup_exact.cheaper_apart(12_658, python, 100_000, seeks=False)
+    assert stage1._cheaper_apart(12_658, python, 100_000, seeks=False)
     spread = "[" + ",".join(str(5_000 + i * 9_000) for i in range(10)) + "]"
-    assert not lookup_exact.cheaper_apart(1_062, spread, 100_000, seeks=False)
-    assert not lookup_exact.cheaper_apart(40, "[5,90000]", 100_000, seeks=True)
-    assert lookup_exact.cheaper_apart(
+    assert not stage1._cheaper_apart(1_062, spread, 100_000, seeks=False)
+    assert not stage1._cheaper_apart(40, "[5,90000]", 100_000, seeks=True)
+    assert stage1._cheaper_apart(
         12_658, "[5,90000]", 100_000, seeks=True
     )  # a pass each, the old way
 
