@@ -3,14 +3,12 @@ of every lookup, counted against interpreter start-up)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from notedex.store import schema, schema_head
-from tests.helpers import run_inprocess
+from tests.helpers import modules_after, run_inprocess
 from tests.system.test_imports import LOOKUP_DESIGN, hot_path_list, imported_modules
 
 QUESTIONS = (
@@ -69,19 +67,17 @@ def _modules_of_a_lookup(vault: Path, db: Path, question: str, read_back_rows: i
     """The notedex modules a fresh interpreter holds after one lookup, with ``READ_BACK_ROWS``
     set (the vaults here are small) and tier 1 ranked apart whenever it may be."""
     code = (
-        "import sys\n"
         "from notedex.store import lookup, lookup_terms\n"
         f"lookup_terms.READ_BACK_ROWS = {read_back_rows}\n"
         "lookup._COUNTED_COST = 0\n"  # ranked apart whenever it may be
+        "import io, contextlib\n"
         "from notedex.cli import main\n"
-        f"code = main(['lookup', {question!r}, '--vault', {str(vault)!r}, '--db', {str(db)!r},"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['lookup', {question!r}, '--vault', {str(vault)!r}, '--db', {str(db)!r},"
         " '--no-refresh', '--json'])\n"
-        "print(' '.join(sorted(n for n in sys.modules if n.startswith('notedex.'))))\n"
-        "sys.exit(code)\n"
+        "assert code == 0, code\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return set(done.stdout.split("\n")[-2].split())
+    return {name for name in modules_after(code) if name.startswith("notedex.")}
 
 
 def test_one_words_tier_one_loads_its_module_only_when_it_runs(tmp_path: Path) -> None:
