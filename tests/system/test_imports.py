@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from notedex.store.connect import WriterLock
+from notedex.store.writer_lock import WriterLock
 from tests.helpers import REPO, indexed_demo, pure_json, run_cli
 
 BANNED = (

@@ -3,6 +3,8 @@ of every lookup, counted against interpreter start-up)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,56 @@ def test_stage_2_and_the_body_stage_load_only_when_they_run(demo: tuple[Path, Pa
     assert sorted(later - missed) == []
     ours = {n for n in missed if n.startswith("notedex.")}
     assert sorted(ours - hot_path_list() - later) == []
+
+
+CLASSES_MADE = """
+import sys
+from notedex.cli import main
+main(sys.argv[1:])
+sys.stdout.flush()
+for name, module in list(sys.modules.items()):
+    if name.startswith("notedex"):
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == name:
+                print(f"made: {name}.{value.__qualname__}", file=sys.stderr)
+"""
+
+
+def classes_made(*args: str | Path) -> set[str]:
+    """The classes of ours a query process has made when its command returns."""
+    proc = subprocess.run(
+        [sys.executable, "-c", CLASSES_MADE, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    made = {line[6:] for line in proc.stderr.splitlines() if line.startswith("made: ")}
+    assert "notedex.errors.NotedexError" in made, proc.stderr[-2000:]
+    return made
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("lookup", "cobra", "--no-refresh"),
+        ("lookup", "--json", "zyzzogeton", "--no-refresh"),
+        ("lookup", "cobra"),  # with the freshness check
+        ("search", "cobra", "--no-refresh"),
+        ("health", "--json", "--no-refresh"),
+        ("show", "PARA 方法", "--json"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_a_query_makes_only_the_error_classes_it_needs_at_hand(
+    demo: tuple[Path, Path], command: tuple[str, ...]
+) -> None:
+    """Making a class costs about 0.15M instructions of every query that loads it (an exception
+    class more: its slots are looked up along its MRO). A query that does not fail makes the
+    hierarchy's root and ``UsageError`` (``notedex.errors``) and no other error class
+    (``notedex.error_kinds``), nor the writer's lock (``store.writer_lock``)."""
+    vault, db = demo
+    made = classes_made(*command, "--vault", vault, "--db", db)
+    errors = {name for name in made if name.startswith("notedex.error")}
+    assert sorted(errors) == ["notedex.errors.NotedexError", "notedex.errors.UsageError"]
+    assert sorted(name for name in made if "WriterLock" in name) == []

@@ -346,7 +346,7 @@ def _answered(
         if not is_corrupt(exc):
             raise
         if getattr(args, "no_refresh", False):
-            from notedex.errors import IndexCorrupt
+            from notedex.error_kinds import IndexCorrupt
             from notedex.indexing.freshness import corrupt_advice
 
             reason = getattr(exc, "reason", None) or str(exc)

@@ -39,7 +39,7 @@ def cmd_daemon(args: "argparse.Namespace") -> int:
 
 def cmd_service(args: "argparse.Namespace") -> int:
     from notedex.daemon.install import service_command, service_failure
-    from notedex.errors import ServiceManagerFailed
+    from notedex.error_kinds import ServiceManagerFailed
 
     cfg = _config(args)
     data = service_command(cfg, args.action, dry_run=args.dry_run)

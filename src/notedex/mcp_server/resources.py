@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from notedex.errors import NoteNotFound
+from notedex.error_kinds import NoteNotFound
 from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.tools import MAX_BODY_CHARS, ToolError
 from notedex.query.find import read_note_text
