@@ -83,3 +83,13 @@ class StreamCut(NotedexError):
     answers")."""
 
     exit_code = EXIT_INTERNAL
+
+
+class StdoutClosed(Exception):
+    """The reader of stdout went away (`| head -1`); the command's exit code still stands.
+
+    No ``NotedexError`` (nothing to report): ``cli.main`` returns its ``exit_code``."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code

@@ -109,9 +109,13 @@ def test_a_query_makes_only_the_error_classes_it_needs_at_hand(
     """Making a class costs about 0.15M instructions of every query that loads it (an exception
     class more: its slots are looked up along its MRO). A query that does not fail makes the
     hierarchy's root and ``UsageError`` (``notedex.errors``) and no other error class
-    (``notedex.error_kinds``), nor the writer's lock (``store.writer_lock``)."""
+    (``notedex.error_kinds``, ``StdoutClosed`` included), nor the writer's lock
+    (``store.writer_lock``); of the CLI's, only the command table's (the parsed command line is
+    a ``types.SimpleNamespace``, made by the interpreter)."""
     vault, db = demo
     made = classes_made(*command, "--vault", vault, "--db", db)
     errors = {name for name in made if name.startswith("notedex.error")}
     assert sorted(errors) == ["notedex.errors.NotedexError", "notedex.errors.UsageError"]
     assert sorted(name for name in made if "WriterLock" in name) == []
+    cli = {name for name in made if name.startswith("notedex.cli.")}
+    assert cli <= {f"notedex.cli.commands.{name}" for name in ("Option", "Handler", "Command")}

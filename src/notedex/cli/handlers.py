@@ -25,14 +25,6 @@ if TYPE_CHECKING:
 # -- shared steps ----------------------------------------------------------------------------
 
 
-class StdoutClosed(Exception):
-    """The reader of stdout went away (`| head -1`); the command's exit code still stands."""
-
-    def __init__(self, exit_code: int) -> None:
-        super().__init__(exit_code)
-        self.exit_code = exit_code
-
-
 def silence_stdout() -> None:
     """Point stdout at /dev/null, so nothing more (not the flush at exit) meets the closed pipe."""
     import os
@@ -50,6 +42,8 @@ def _write(code: int, write: "Callable[[], object]") -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         silence_stdout()
+        from notedex.error_kinds import StdoutClosed  # loaded only when the reader went away
+
         raise StdoutClosed(code) from None
     return code
 
@@ -293,6 +287,8 @@ def _streamed(
         sys.stdout.flush()
     except BrokenPipeError:
         silence_stdout()
+        from notedex.error_kinds import StdoutClosed
+
         raise StdoutClosed(code()) from None
     return code()
 
