@@ -203,7 +203,7 @@ def _run(argv: "Sequence[str]", ran: list[str], *, own_process: bool = False) ->
     if own_process and args.command not in _OWN_SIGNALS:
         _catch_stop_signals()
     try:
-        code = COMMANDS[args.command].handler(args)
+        code = COMMANDS[args.command].run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit where it would cost the code
         return code
     except NotedexError as exc:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from notedex.codes import Selection
     from notedex.config import Config
 
-# The handlers the command table names (``cli.commands.Handler``).
+# The handlers the command table names (``cli.commands.Command.handler``).
 __all__ = ["cmd_health", "cmd_lookup", "cmd_search"]
 
 

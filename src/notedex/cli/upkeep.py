@@ -10,7 +10,7 @@ from notedex.errors import EXIT_OK
 if TYPE_CHECKING:
     import argparse
 
-# The handlers the command table names (``cli.commands.Handler``).
+# The handlers the command table names (``cli.commands.Command.handler``).
 __all__ = ["cmd_daemon", "cmd_index", "cmd_service"]
 
 
