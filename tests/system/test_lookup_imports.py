@@ -119,3 +119,14 @@ def test_a_query_makes_only_the_error_classes_it_needs_at_hand(
     assert sorted(name for name in made if "WriterLock" in name) == []
     cli = {name for name in made if name.startswith("notedex.cli.")}
     assert cli <= {"notedex.cli.commands.Option", "notedex.cli.commands.Command"}
+
+
+def test_lookup_and_search_load_only_their_own_handlers(demo: tuple[Path, Path]) -> None:
+    """A lookup unmarshals no code of search's and health's handlers (``cli.questions``), nor
+    they lookup's (``cli.lookup``): each function a loaded module holds costs every run."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    looked_up = imported_modules("lookup", "cobra", *common)
+    searched = imported_modules("search", "cobra", *common)
+    assert "notedex.cli.lookup" in looked_up and "notedex.cli.questions" not in looked_up
+    assert "notedex.cli.questions" in searched and "notedex.cli.lookup" not in searched

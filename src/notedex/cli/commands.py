@@ -78,8 +78,8 @@ class Command:
         self.examples = examples
         self.handler = handler
         """The handler, ``notedex.cli.<module>.<name>`` as ``(module, name)``, imported when the
-        command runs (``run``): a query loads its own handlers' module (``cli.questions`` for
-        the hot path's three), not every command's (STYLE 7)."""
+        command runs (``run``): a query loads its own handlers' module (``cli.lookup`` and
+        ``cli.questions`` for the hot path's three), not every command's (STYLE 7)."""
         self._made: tuple[Option, ...] | None = None
         self._options = options
         self.json = json
@@ -256,7 +256,7 @@ TABLE = (
             "notedex lookup cobra --limit 5 --tag golang",
             "notedex lookup cobra --folder Projects --where status!=done",
         ),
-        ("questions", "cmd_lookup"),
+        ("lookup", "cmd_lookup"),
         lambda: (
             Option("question", "a question in English or Chinese, or keywords", nargs="+"),
             Option(

@@ -1,8 +1,8 @@
 """The steps every command handler shares: config -> refresh -> open -> answer -> output.
 
 Only the stdlib is imported at module level: every import here costs every query. The handlers
-live by job (``cli.questions``: lookup, search, health; ``cli.listings``: the other queries;
-``cli.writes``, ``cli.upkeep``, ``cli.integrations``), and ``notedex.cli.commands`` names which
+live by job (``cli.lookup``; ``cli.questions``: search, health; ``cli.listings``: the other
+queries; ``cli.writes``, ``cli.upkeep``, ``cli.integrations``), and ``notedex.cli.commands`` names which
 one runs which command, imported when it runs (STYLE 7).
 """
 

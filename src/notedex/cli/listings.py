@@ -231,7 +231,7 @@ SHOW_MODULES = (
     "notedex.vault.resolve",
 )
 """What ``show`` loads of ours beyond the CLI whatever its options, each module after those it
-imports: ``notedex.cli.preload`` reads them (``cli.questions.LOOKUP_MODULES`` says more)."""
+imports: ``notedex.cli.preload`` reads them (``cli.lookup.LOOKUP_MODULES`` says more)."""
 
 
 def cmd_show(args: "argparse.Namespace") -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from notedex.cli.commands import COMMANDS, Command
 
-HANDLER_MODULES = ("questions", "listings", "writes", "upkeep", "integrations")
+HANDLER_MODULES = ("lookup", "questions", "listings", "writes", "upkeep", "integrations")
 
 
 def test_every_handler_the_table_names_is_its_module_s_export() -> None:
