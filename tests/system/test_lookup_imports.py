@@ -130,3 +130,16 @@ def test_lookup_and_search_load_only_their_own_handlers(demo: tuple[Path, Path])
     searched = imported_modules("search", "cobra", *common)
     assert "notedex.cli.lookup" in looked_up and "notedex.cli.questions" not in looked_up
     assert "notedex.cli.questions" in searched and "notedex.cli.lookup" not in searched
+
+
+def test_only_a_question_with_kana_or_hangul_loads_their_rules(demo: tuple[Path, Path]) -> None:
+    """Japanese and Korean keywords are ``query.terms_kana``'s: a question in a Latin script or
+    in Chinese does not unmarshal that code."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    kana = "notedex.query.terms_kana"
+    assert kana not in imported_modules("lookup", "cobra", *common)
+    assert kana not in imported_modules("lookup", "vault 裡有哪些跟 Cobra 相關的筆記？", *common)
+    assert kana not in imported_modules("search", "cobra", *common)
+    assert kana in imported_modules("lookup", "タグの使い方を教えて", *common)
+    assert kana in imported_modules("lookup", "볼트를", *common)
