@@ -117,6 +117,9 @@ def test_a_query_makes_only_the_error_classes_it_needs_at_hand(
     errors = {name for name in made if name.startswith("notedex.error")}
     assert sorted(errors) == ["notedex.errors.NotedexError", "notedex.errors.UsageError"]
     assert sorted(name for name in made if "WriterLock" in name) == []
+    # The reader's module makes the lock record's class alone (read_transaction is a function).
+    connect = {name for name in made if name.startswith("notedex.store.connect.")}
+    assert connect <= {"notedex.store.connect.LockHolder"}
     cli = {name for name in made if name.startswith("notedex.cli.")}
     assert cli <= {"notedex.cli.commands.Option", "notedex.cli.commands.Command"}
 

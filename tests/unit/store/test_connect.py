@@ -52,3 +52,19 @@ print("ok")
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_a_read_transaction_ends_with_its_block_even_when_the_block_raises(tmp_path: Path) -> None:
+    from notedex.store.connect import read_transaction
+
+    db = tmp_path / "i.db"
+    build(make_vault(tmp_path / "v", {"a.md": "# A\n"}), db)
+    conn = connect_readonly(db)
+    with read_transaction(conn) as snapshot:
+        assert snapshot is conn and conn.in_transaction
+    assert not conn.in_transaction
+    with pytest.raises(ZeroDivisionError), read_transaction(conn):
+        assert conn.in_transaction
+        _ = 1 / 0
+    assert not conn.in_transaction
+    conn.close()
