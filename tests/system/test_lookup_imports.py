@@ -146,3 +146,17 @@ def test_only_a_question_with_kana_or_hangul_loads_their_rules(demo: tuple[Path,
     assert kana not in imported_modules("search", "cobra", *common)
     assert kana in imported_modules("lookup", "タグの使い方を教えて", *common)
     assert kana in imported_modules("lookup", "볼트를", *common)
+
+
+def test_the_hot_path_unmarshals_no_listing_only_reader(demo: tuple[Path, Path]) -> None:
+    """What only whole-vault listings read (``scan``'s names, ``tags``' counts, the MCP pages)
+    is ``store.listing_rows``: ``store.read``, which every query loads, does not hold it, and
+    lookup, search and health do not load it."""
+    from notedex.store import read
+
+    assert not hasattr(read, "names_in_path_order") and not hasattr(read, "tag_spellings")
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    for command in (("lookup", "cobra"), ("search", "cobra"), ("health", "--json")):
+        assert "notedex.store.listing_rows" not in imported_modules(*command, *common), command
+    assert "notedex.store.listing_rows" in imported_modules("scan", "--json", *common)

@@ -20,6 +20,7 @@ STORE_READ_SIDE = {
     "notedex.store",
     "notedex.store.connect",
     "notedex.store.read",
+    "notedex.store.listing_rows",  # what only whole-vault listings read (scan, export, tags)
     "notedex.store.health_lists",  # health's lists (the findings, warnings, errors)
     "notedex.store.graph_rows",  # the edges and nodes of `graph`
     "notedex.store.one_note",  # the note a command names; what `show` reads of it
