@@ -39,16 +39,6 @@ STORE_READ_SIDE = {
 # package -> packages of ours it must never import (directly, at any depth of the code).
 FORBIDDEN = {
     "notedex.errors": ("notedex.",),
-    "notedex.error_kinds": (  # the rest of the hierarchy: on notedex.errors alone
-        "notedex.vault",
-        "notedex.store",
-        "notedex.query",
-        "notedex.indexing",
-        "notedex.daemon",
-        "notedex.cli",
-        "notedex.mcp_server",
-        "notedex.config",
-    ),
     "notedex.vault": (
         "notedex.store",
         "notedex.query",
@@ -78,6 +68,8 @@ FORBIDDEN = {
         "notedex.mcp_server",
     ),
 }
+# The rest of the error hierarchy imports notedex.errors alone: what vault may not, nor vault.
+FORBIDDEN["notedex.error_kinds"] = ("notedex.vault", *FORBIDDEN["notedex.vault"])
 # The packages that never write the vault, so never import edit/.
 for _package in ("notedex.store", "notedex.indexing", "notedex.query", "notedex.daemon"):
     FORBIDDEN[_package] += ("notedex.edit",)

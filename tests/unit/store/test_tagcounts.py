@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notedex.indexing.reconcile import reconcile
-from notedex.store import findings, health_lists, listing_rows, maintenance, read, tagcounts
+from notedex.store import findings, health_lists, listing_rows, maintenance, tagcounts
 from notedex.store.connect import connect_readonly
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fresh_full_index, write
