@@ -507,3 +507,12 @@ def traced_lookups(vault: Path, db: Path, *questions: str) -> list[tuple[Any, li
     finally:
         conn.close()
     return out
+
+
+def modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code`` (which must print nothing
+    on its last line): what a step costs in imports, seen where nothing else loaded them."""
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.splitlines()[-1].split())

@@ -119,16 +119,16 @@ def test_ctrl_c_inside_an_sql_function_during_index_exits_130(
     for path in (vault / "notes").rglob("*.md"):
         path.write_text(path.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
     calls = 0
-    real = database.segment
+    real = database.segment_or_empty
 
-    def pressed_ctrl_c(text: str) -> str:
+    def pressed_ctrl_c(text: str | None) -> str:
         nonlocal calls
         calls += 1
         if calls == 20:
             raise KeyboardInterrupt
         return real(text)
 
-    monkeypatch.setattr(database, "segment", pressed_ctrl_c)
+    monkeypatch.setattr(database, "segment_or_empty", pressed_ctrl_c)
 
     result = run_inprocess("index", "--vault", vault, "--db", db_path)
 

@@ -251,6 +251,7 @@ def test_import_time_tricks_only_in_hot_path_modules() -> None:
         | hot_path_list("listing-path", FILTER_BUDGET)
         | hot_path_list("base-path", BASES_DESIGN)
         | hot_path_list("lookup-later-path", LOOKUP_DESIGN)
+        | hot_path_list("lookup-exact-path", LOOKUP_DESIGN)
     )
     assert sorted(tricky - allowed) == []
 

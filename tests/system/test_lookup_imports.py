@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from notedex.store import schema, schema_head
+from tests.helpers import modules_after, run_inprocess
 from tests.system.test_imports import LOOKUP_DESIGN, hot_path_list, imported_modules
 
 QUESTIONS = (
@@ -62,6 +63,44 @@ def test_stage_2_and_the_body_stage_load_only_when_they_run(demo: tuple[Path, Pa
     assert sorted(later - missed) == []
     ours = {n for n in missed if n.startswith("notedex.")}
     assert sorted(ours - hot_path_list() - later) == []
+
+
+def _modules_of_a_lookup(vault: Path, db: Path, question: str, read_back_rows: int) -> set[str]:
+    """The notedex modules a fresh interpreter holds after one lookup, with ``READ_BACK_ROWS``
+    set (the vaults here are small) and tier 1 ranked apart whenever it may be."""
+    code = (
+        "from notedex.store import lookup, lookup_terms\n"
+        f"lookup_terms.READ_BACK_ROWS = {read_back_rows}\n"
+        "lookup._COUNTED_COST = 0\n"  # ranked apart whenever it may be
+        "import io, contextlib\n"
+        "from notedex.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['lookup', {question!r}, '--vault', {str(vault)!r}, '--db', {str(db)!r},"
+        " '--no-refresh', '--json'])\n"
+        "assert code == 0, code\n"
+    )
+    return {name for name in modules_after(code) if name.startswith("notedex.")}
+
+
+def test_one_words_tier_one_loads_its_module_only_when_it_runs(tmp_path: Path) -> None:
+    """``store.lookup_exact`` (docs/design/lookup.md, its list) is loaded by a one-word lookup
+    with several exact names in a vault past ``READ_BACK_ROWS``, and by no other lookup."""
+    vault, db = tmp_path / "v", tmp_path / "v.db"
+    (vault / "Filler").mkdir(parents=True)
+    for i in range(40):
+        (vault / "Filler" / f"Kafka filler {i}.md").write_text("Text.\n", encoding="utf-8")
+        for j in range(3):  # "kafka" in a quarter of the notes: its IDF is above its floor
+            (vault / "Filler" / f"Other {i} {j}.md").write_text("Text.\n", encoding="utf-8")
+    for i in range(3):
+        (vault / f"Named {i}").mkdir()
+        (vault / f"Named {i}" / "Kafka.md").write_text("# Kafka\n", encoding="utf-8")
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
+    exact = hot_path_list("lookup-exact-path", LOOKUP_DESIGN)
+    assert exact == {"notedex.store.lookup_exact"}
+    assert exact <= _modules_of_a_lookup(vault, db, "kafka", 0)
+    assert not exact & _modules_of_a_lookup(vault, db, "kafka", 30_000)  # a small vault
+    assert not exact & _modules_of_a_lookup(vault, db, "kafka filler", 0)  # two words
+    assert not exact & _modules_of_a_lookup(vault, db, "zyzzogeton", 0)  # a miss
 
 
 CLASSES_MADE = """

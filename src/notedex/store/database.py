@@ -32,7 +32,7 @@ from notedex.store.schema import (
 )
 from notedex.vault.fixes import broken_link_confidence, offered
 from notedex.vault.resolve import file_name_crc, name_key
-from notedex.vault.text import fold, segment
+from notedex.vault.text import fold, segment_or_empty
 
 __all__ = ["is_corrupt"]  # the rule lives in store.connect (the read side needs it too)
 
@@ -253,7 +253,7 @@ def _reversed(text: str | None) -> str | None:
 
 def add_sql_functions(conn: sqlite3.Connection) -> None:
     """The writer's SQL functions; note_fts_text (the content of note_fts) needs nx_segment."""
-    conn.create_function("nx_segment", 1, _guarded(_segment_or_empty), deterministic=True)
+    conn.create_function("nx_segment", 1, _guarded(segment_or_empty), deterministic=True)
     # SEMANTICS 7's fold (NFC, str.lower): SQLite's lower() folds ASCII letters only.
     conn.create_function("nx_fold", 1, _guarded(fold), deterministic=True)
     conn.create_function("nx_name_key", 1, _guarded(name_key), deterministic=True)
@@ -338,7 +338,3 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
-
-
-def _segment_or_empty(text: str | None) -> str:
-    return segment(text) if text else ""

@@ -13,12 +13,15 @@ chosen among in one place; a split would be one more import on the command peopl
 
 from notedex.store import lookup_terms
 from notedex.store.lookup_terms import (
+    NOTE_WEIGHTS,
     _not_excluded,
     _varints,
     _visible,
     averages_record,
     fields_hit_among,
     hits_from_ranks,
+    ids_of,
+    read_back_first,
 )
 from notedex.store.read import _json_ints
 
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     RankedRow = Row | dict[str, Any]  # a stage-1 row: SQLite's, or built from two statements
 
 # BM25 weights per column: title, tags, aliases (note_fts).
-_NOTE_BM25 = "bm25(note_fts, 10.0, 6.0, 4.0)"
+_NOTE_BM25 = "bm25(note_fts, {:.1f}, {:.1f}, {:.1f})".format(*NOTE_WEIGHTS)
 # Tier 2's rank: BM25 over a note's names alone, title and aliases (name_fts), so tags do not
 # lengthen the row (ARCHITECTURE "Two-stage lookup").
 _NAME_BM25 = "bm25(name_fts, 10.0, 4.0)"
@@ -170,11 +173,61 @@ def _tier1_first(
         records = averages is not None and _varints(averages)[0] >= lookup_terms.READ_BACK_ROWS
     except (ValueError, IndexError):
         records = False
+    if records and averages is not None and _one_token(phrase):
+        first = read_back_first(conn, phrase, exact_ids, averages)
+        if first is not None:  # the count, read back from one exact name's rank
+            hits = first[0]
+            seeks = exact_ids.count(",") < _SEEK_EXACT
+            if _cheaper_apart(hits, exact_ids, _varints(averages)[0], seeks=seeks):
+                # only here: the module costs every other lookup nothing
+                from notedex.store.lookup_exact import exact_counted
+
+                ranked = exact_counted(conn, phrase, exact_ids, averages, limit, first)
+                if ranked is not None:
+                    return ranked, pooled, hits
+            return _ranked_exact(conn, matches, exact_ids, nf, limit), pooled, hits
     rows = _ranked_exact(conn, matches, exact_ids, nf, limit, records=records)
     hit = None
     if records and averages is not None:
-        hit = hits_from_ranks(conn, averages, [(row["names_rank"], row["sizes"]) for row in rows])
+        found = hits_from_ranks(conn, averages, [(row["names_rank"], row["sizes"]) for row in rows])
+        hit = found[0] if found is not None else None
     return rows, pooled, hit
+
+
+def _cheaper_apart(hits: int, exact_ids: str, rows: int, *, seeks: bool) -> bool:
+    """Whether ranking the exact names from their counted hits (``store.lookup_exact.exact_counted``: a seek
+    and a highlight() each, ``_COUNTED_COST``) costs less than ``_ranked_exact``, now that the
+    term's ``hits`` are known: its scan of the doclist's stretch between the first and the last
+    exact name (``_SPAN_COST`` a hit, the hits spread evenly over the ``rows``) and its own
+    bm25() pass (``_PASS_COST`` a hit), or for a few names a seek each with a pass each. At 100k
+    notes `python` (12,658 hits, 8 exact names over 60% of the rowids) is ranked apart, 10.7M
+    instructions to 5.9M; a word in 1,000 names is not (its scan is short)."""
+    ids = ids_of(exact_ids)
+    apart = _COUNTED_COST * (len(ids) - 1)
+    if seeks:
+        return apart < hits * _PASS_COST * len(ids)
+    span = hits * (max(ids) - min(ids)) / max(rows, 1)
+    return apart < hits * _PASS_COST + span * _SPAN_COST
+
+
+_COUNTED_COST = 250_000
+"""Instructions a seek and a highlight() of one exact name cost (``store.lookup_exact.exact_counted``, measured
+at 100k notes)."""
+
+_SPAN_COST = 920
+"""Instructions a hit of the doclist's stretch costs ``_ranked_exact``'s scan (FTS5's next row
+and the test of its rowid)."""
+
+_PASS_COST = 280
+"""Instructions a hit costs a bm25() pass over the doclist (its IDF)."""
+
+
+def _one_token(phrase: str) -> bool:
+    """Whether an FTS5 phrase is one token as typed: ASCII letters and digits, one token of
+    unicode61, so no two of its hits overlap and ``highlight()`` marks each one apart
+    (``store.lookup_exact``)."""
+    word = phrase[1:-1]
+    return word.isascii() and word.isalnum()
 
 
 def _unhit_exact(
@@ -336,7 +389,7 @@ def _ranked_titled(
     # the exact names are left out here, not in SQL: a test per pooled row (1,827 notes with
     # "python" in the title at 100k notes: 1.3M instructions) where the page asks for as many
     # more rows as there are exact names, at most, and drops them (the order is total)
-    exact = _ids(exact_ids)
+    exact = ids_of(exact_ids)
     named = [
         row
         for row in conn.execute(
@@ -412,13 +465,8 @@ def _rowid_span(exact_ids: str) -> str:
     bounds are integers of the ids' JSON, written as literals."""
     if exact_ids.count(",") < _SEEK_EXACT:
         return ""
-    ids = _ids(exact_ids)
+    ids = ids_of(exact_ids)
     return f" AND rowid BETWEEN {min(ids)} AND {max(ids)}"
-
-
-def _ids(exact_ids: str) -> set[int]:
-    """The ids of ``_json_ints``'s JSON array of integers."""
-    return {int(part) for part in exact_ids.strip("[]").split(",") if part.strip()}
 
 
 def _ranked_exact(

@@ -311,6 +311,10 @@ def field_hits_among(
 # calls, so no `math` import), gives every row's score back bit for bit, one count alone
 # fitting, and the IDF not near its floor. Anything else is None: the caller counts.
 
+NOTE_WEIGHTS = (10, 6, 4)
+"""Lookup's BM25 weights of note_fts's columns: title, tags, aliases (ARCHITECTURE "The
+ranking model")."""
+
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -325,27 +329,34 @@ def bm25_score(idf: float, f: int, size: int, average: float) -> float:
 
 
 def hits_from_ranks(
-    conn: "sqlite3.Connection", averages: bytes, ranked: "Sequence[tuple[float, bytes]]"
-) -> int | None:
-    """The rows of an FTS5 table of lookup's that one phrase matches, from ``bm25(table, 1.0,
-    ...)`` of some of them (``ranked``: the score and the row's ``*_docsize`` record) and the
-    table's averages record; None when that cannot be told exactly, or the table holds fewer
-    than ``READ_BACK_ROWS`` rows."""
+    conn: "sqlite3.Connection",
+    averages: bytes,
+    ranked: "Sequence[tuple[float, bytes]]",
+    occurrences: "Sequence[int]" = (),
+) -> tuple[int, float] | None:
+    """The rows of an FTS5 table of lookup's that one phrase matches, and the phrase's IDF
+    (SQLite's own float), from ``bm25(table, 1.0, ...)`` of some of them (``ranked``: the
+    score and the row's ``*_docsize`` record) and the table's averages record; None when that
+    cannot be told exactly, or the table holds fewer than ``READ_BACK_ROWS`` rows.
+    ``occurrences``, when given, is each ranked row's count of the phrase (its ``f``): only
+    that count is tried for the row."""
     try:
-        record = _varints(averages)
-        rows, tokens = record[0], sum(record[1:])
+        rows, average = table_averages(averages)
         lengths = [(value, sum(_varints(sizes))) for value, sizes in ranked]
     except (ValueError, TypeError, IndexError):
         return None
     if rows < READ_BACK_ROWS or not lengths or not all(value < 0.0 for value, _ in lengths):
         return None
-    average = float(tokens) / float(rows)
+    tried = [
+        [occurrences[at]] if at < len(occurrences) else range(1, size + 1)
+        for at, (_, size) in enumerate(lengths)
+    ]
     # the counts each row allows, one a whole number of occurrences (its IDF is -score over
     # the rest of the formula, and the count follows from the IDF) give or take one
     allowed: set[int] | None = None
-    for value, size in lengths:
+    for (value, size), fs in zip(lengths, tried, strict=True):
         counts: set[int] = set()
-        for f in range(1, size + 1):
+        for f in fs:
             idf = -value / bm25_score(-1.0, f, size, average)
             if 1e-3 < idf < 700.0:
                 near = round((rows + 1) / (_E**idf + 1) - 0.5)
@@ -360,15 +371,58 @@ def hits_from_ranks(
     except conn.OperationalError:  # an SQLite built without its math functions: count
         return None
     found = [
-        hits
+        (hits, idf)
         for hits, idf in zip(ordered, logs, strict=True)
         if idf is not None
         and idf > 1e-3  # never at the IDF's floor, where counts above half the rows tie
         and all(
-            any(bm25_score(idf, f, n, average) == v for f in range(1, n + 1)) for v, n in lengths
+            any(bm25_score(idf, f, n, average) == v for f in fs)
+            for (v, n), fs in zip(lengths, tried, strict=True)
         )
     ]
     return found[0] if len(found) == 1 else None
+
+
+def table_averages(averages: bytes) -> tuple[int, float]:
+    """An FTS5 table's rows and tokens a row (``avgdl``: its total tokens over every column
+    ÷ its rows, as FTS5's bm25() works it out) from its averages record; a ValueError or an
+    IndexError if the record is cut short."""
+    record = _varints(averages)
+    return record[0], float(sum(record[1:])) / float(record[0])
+
+
+def read_back_first(
+    conn: "sqlite3.Connection", phrase: str, exact_ids: str, averages: bytes
+) -> "tuple[int, float, int, float] | None":
+    """A term's count of name hits and its IDF, read back (``hits_from_ranks``) from the
+    ``bm25()`` of the first of ``exact_ids`` (the notes it names exactly) it hits: one pass of bm25() over the doclist, which
+    every ranking of the exact names pays. Returns (the count, the IDF, that name's rowid and
+    score); None when not told exactly.
+
+    The name's count of hits ``f`` comes from the same row's bm25() with every weight doubled
+    (which reuses what the first loaded): the ratio of the two scores is ``2(f + K) / (2f +
+    K)``, with ``K = k1·(1 - b + b·D/avgdl)`` and no IDF in it, so ``f`` follows, and only
+    that count is tried."""
+    row = conn.execute(
+        "SELECT rowid, bm25(note_fts, 1.0, 1.0, 1.0), bm25(note_fts, 2.0, 2.0, 2.0), "
+        "(SELECT sz FROM note_fts_docsize WHERE id = note_fts.rowid) FROM note_fts "
+        "WHERE note_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?)) LIMIT 1",
+        [phrase, exact_ids],
+    ).fetchone()
+    if row is None or not isinstance(row[1], float) or not isinstance(row[2], float):
+        return None
+    try:
+        size = sum(_varints(row[3]))
+        average = table_averages(averages)[1]
+    except (ValueError, TypeError, IndexError):
+        return None
+    if not row[1] < 0.0 or not row[2] / row[1] > 1.0:  # at the IDF's floor, or no hit
+        return None
+    ratio = row[2] / row[1]
+    spread = BM25_K1 * (1 - BM25_B + BM25_B * float(size) / average)
+    hits_in_row = round(spread * (2 - ratio) / (2 * (ratio - 1)))
+    read = hits_from_ranks(conn, averages, [(row[1], row[3])], [max(hits_in_row, 1)])
+    return None if read is None else (read[0], read[1], row[0], row[1])
 
 
 READ_BACK_ROWS = 30_000
@@ -379,3 +433,8 @@ in about as much)."""
 _E = 2.718281828459045
 """e, for the estimate only (``**`` is the C library's pow(): no `math` import); the count is
 then checked with SQLite's ln()."""
+
+
+def ids_of(exact_ids: str) -> set[int]:
+    """The ids of ``store.read._json_ints``'s JSON array of integers."""
+    return {int(part) for part in exact_ids.strip("[]").split(",") if part.strip()}

@@ -355,6 +355,13 @@ def is_cjk(text: str) -> bool:
     return any(is_cjk_char(ch) for ch in text)
 
 
+def segment_or_empty(text: str | None) -> str:
+    """``nx_segment``, the SQL function the ``note_fts_text`` view (note_fts's content) calls:
+    ``segment`` of a name, "" for none. The writer's, and a reader's that asks FTS5 for
+    ``highlight()`` (store.lookup: tier 1's counts of hits), so both see one text."""
+    return segment(text) if text else ""
+
+
 def segment(text: str) -> str:
     """Index-side text: CJK runs as bigrams (+ last char), split from glued ASCII.
 
@@ -363,12 +370,22 @@ def segment(text: str) -> str:
     Every body of a first index goes through here (in the parse workers): ASCII text is
     returned on a flag of the string, and the rest is cut by one ``split`` in C into the gaps
     and the runs in turn, each run's bigrams made by ``map`` over the run and itself shifted by
-    one. The same text as the run-by-run ``finditer`` form (a test holds them equal).
+    one. The same text as the run-by-run ``finditer`` form (a test holds them equal). A name
+    (``_SHORT`` characters or fewer) is cut at ``cjk_run_spans``, the same runs without ``re``:
+    a lookup that asks FTS5 for ``highlight()`` segments a few names, where importing ``re``
+    and compiling the pattern would cost more than the lookup (issue 30's speed budget).
     """
     text = nfc(text)
     if text.isascii():  # no CJK run: a flag of the string, no scan
         return text.strip()
-    pieces = _cjk_split_pattern().split(text)  # index side: bodies are long, one C scan
+    if len(text) <= _SHORT:
+        pieces, at = [], 0
+        for start, end in cjk_run_spans(text):
+            pieces += [text[at:start], text[start:end]]
+            at = end
+        pieces.append(text[at:])
+    else:
+        pieces = _cjk_split_pattern().split(text)  # index side: bodies are long, one C scan
     if len(pieces) == 1:
         return text.strip()
     out: list[str] = []

@@ -9,10 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from notedex.store import lookup_terms
+from notedex.store import lookup as stage1
+from notedex.store import lookup_exact, lookup_terms
 from notedex.store.connect import connect_readonly
-from notedex.store.lookup_terms import _varints, bm25_score, hits_from_ranks
+from notedex.store.lookup_terms import _varints, bm25_score, exact_names, hits_from_ranks
+from notedex.vault.text import exact_name_key
 from tests.helpers import run_inprocess, traced_lookups
+
+
+def averages_rows(averages: bytes) -> int:
+    """The rows of an FTS5 table, the first varint of its averages record."""
+    return _varints(averages)[0]
+
 
 WORDS = (
     "python kafka rust map grammar notes setup sync data book 数据 筆記 問題 café naïve "
@@ -64,7 +72,10 @@ def test_the_count_read_back_from_the_ranks_is_the_count(
             for at in range(0, len(ranked), 7):  # every row, seven at a time
                 found = hits_from_ranks(conn, averages, ranked[at : at + 7])
                 # exact, or nothing: the floor of the IDF (a word in half the rows) says nothing
-                assert found in (count, None), (word, ranked[at : at + 7])
+                assert found is None or found[0] == count, (word, ranked[at : at + 7])
+                if found is not None:  # and the IDF is the one FTS5 ranked with
+                    idf = math.log((averages_rows(averages) - count + 0.5) / (count + 0.5))
+                    assert found[1] == idf, (word, found, idf)
                 checked += found is not None
     finally:
         conn.close()
@@ -157,3 +168,69 @@ def test_a_small_vault_counts(tmp_path: Path) -> None:
     assert answer["total"] == 303
     assert [sql for sql in asked if sql.startswith("SELECT count(*) FROM note_fts WHERE")]
     assert not [sql for sql in asked if "ln(" in sql]
+
+
+EXACT_WORDS = ("python", "kafka", "rust", "notes", "data", "k8s", "go")
+
+
+def _exact_vault(base: Path, seed: int) -> Path:
+    """Many notes named exactly by one word (file name, H1, alias), the word repeated in H1s,
+    aliases and tags (``status/python``), CJK and accented words beside it, among notes with
+    the word in a longer name."""
+    rnd = random.Random(seed)
+    vault, db = base / "v", base / "v.db"
+    vault.mkdir()
+    others = ["数据", "筆記", "café", "서울", "map", "grammar", "setup", "東京 data"]
+    for i in range(600):
+        word = rnd.choice(EXACT_WORDS)
+        kind = rnd.random()
+        name = word if kind < 0.3 else f"{word} {rnd.choice(others)} {i}"
+        aliases = [rnd.choice([word, f"{word} {word}", rnd.choice(others)])] * rnd.randint(0, 2)
+        tags = sorted(
+            {rnd.choice([f"status/{word}", word, "工作", "x"]) for _ in range(rnd.randint(0, 3))}
+        )
+        front = f"---\naliases: {aliases!r}\ntags: {tags!r}\n---\n" if aliases or tags else ""
+        h1 = rnd.choice(["", f"# {word}\n", f"# {word} {word} {rnd.choice(others)}\n", "# 数据\n"])
+        folder = vault / f"F{i % 37}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"{name}.md").write_text(f"{front}{h1}\nText {i}.\n", encoding="utf-8")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return db
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_tier_one_from_counted_hits_is_tier_one_from_bm25(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The count and the IDF read back from one exact name (``read_back_first``), and the exact
+    names ranked from their hits counted from highlight() (``exact_counted``): the term's
+    count of hits, and ``_ranked_exact``'s rows bit for bit, in its order."""
+    monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
+    db = _exact_vault(tmp_path, seed)
+    conn = connect_readonly(db)
+    compared = 0
+    try:
+        averages = conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()[0]
+        for word in EXACT_WORDS:
+            phrase = '"' + word + '"'
+            ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key(word)))
+            if len(ids) < 2:
+                continue
+            exact = "[" + ",".join(map(str, ids)) + "]"
+            count = conn.execute(
+                "SELECT count(*) FROM note_fts WHERE note_fts MATCH ?", (phrase,)
+            ).fetchone()[0]
+            expected = [
+                dict(row) for row in stage1._ranked_exact(conn, [(0, phrase)], exact, None, 1000)
+            ]
+            first = lookup_terms.read_back_first(conn, phrase, exact, averages)
+            assert first is not None, word
+            assert first[0] == count, word
+            rows = lookup_exact.exact_counted(conn, phrase, exact, averages, 1000, first)
+            assert rows is not None, word
+            assert [dict(row) for row in rows] == expected, word
+            compared += len(rows)
+    finally:
+        conn.close()
+    assert compared > 100

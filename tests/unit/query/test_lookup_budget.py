@@ -14,6 +14,7 @@ import pytest
 
 from notedex.query.lookup import lookup
 from notedex.store import lookup as stage1
+from notedex.store import lookup_terms
 from notedex.store.connect import connect_readonly
 from notedex.store.lookup_terms import (
     exact_names,
@@ -87,6 +88,72 @@ def test_ranking_the_exact_names_reads_their_stretch_of_the_doclist(
     large, large_ids = _exact_steps(dbs[LARGE])
     assert len(small_ids) == len(large_ids) == 5
     assert large <= small * 1.2 + 50, (small, large)
+
+
+def _spread_vault(base: Path, fillers: int) -> Path:
+    """Five notes named "Kafka", the first filed before every filler with "Kafka" in a longer
+    title and the others after them: the exact names' rowids span every other hit."""
+    vault, db = base / f"s{fillers}", base / f"s{fillers}.db"
+    (vault / "M Filler").mkdir(parents=True)
+    for i in range(fillers):
+        text = f"# Kafka filler {i}\n\nText {i}.\n"
+        (vault / "M Filler" / f"Kafka filler {i}.md").write_text(text, encoding="utf-8")
+        for j in range(2):  # "Kafka" in a third of the notes: its IDF is above its floor
+            (vault / "M Filler" / f"Other {i} {j}.md").write_text("Text.\n", encoding="utf-8")
+    for i, folder in enumerate(["A Named", "Z Named 1", "Z Named 2", "Z Named 3", "Z Named 4"]):
+        (vault / folder).mkdir()
+        body = "# Kafka\n\nBrokers.\n" if i % 2 else "---\ntags: [kafka]\n---\nBrokers.\n"
+        (vault / folder / "Kafka.md").write_text(body, encoding="utf-8")
+    result = run_inprocess("index", "--vault", vault, "--db", db)
+    assert result.code == 0, result.stderr
+    return db
+
+
+def _tier1_steps(db: Path) -> tuple[int, Any]:
+    """The VM steps of tier 1 and the count read back (``_tier1_first``), and its answer."""
+    conn = connect_readonly(db)
+    try:
+        ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key("kafka")))
+        exact = "[" + ",".join(map(str, ids)) + "]"
+        args = (['"kafka"'], [(0, '"kafka"')], exact, None, 10, "1")
+        first = stage1._tier1_first(conn, *args)
+        steps = vm_steps(conn, lambda: stage1._tier1_first(conn, *args), per=1)
+        count = conn.execute(
+            "SELECT count(*) FROM note_fts WHERE note_fts MATCH 'kafka'"
+        ).fetchone()
+    finally:
+        conn.close()
+    rows, _, hits = first
+    assert hits == count[0]
+    return steps, [row["file_id"] for row in rows]
+
+
+def test_ranking_the_exact_names_of_one_word_seeks_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five notes named "Kafka" whose rowids span 300 or 1,200 other "Kafka" titles: tier 1
+    and the count read back cost the same in both. Each exact name is sought, its hits
+    counted from highlight(), and one bm25() row gives the count: no scan of the span."""
+    monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
+    monkeypatch.setattr(stage1, "_COUNTED_COST", 0)  # ranked apart whatever the span
+    small, small_rows = _tier1_steps(_spread_vault(tmp_path, SMALL))
+    large, large_rows = _tier1_steps(_spread_vault(tmp_path, LARGE))
+    assert len(small_rows) == len(large_rows) == 5
+    assert large <= small * 1.1 + 50, (small, large)
+
+
+def test_the_exact_names_are_ranked_apart_where_that_costs_less() -> None:
+    """``_cheaper_apart`` with the figures of the 100k bench vault: `python`'s 8 exact names
+    over 60% of the rowids among 12,658 hits are ranked apart; 10 names among a word's 1,062
+    hits, and 2 names of a rare word, by ``_ranked_exact``."""
+    python = "[" + ",".join(str(40_684 + i * 8_630) for i in range(8)) + "]"
+    assert stage1._cheaper_apart(12_658, python, 100_000, seeks=False)
+    spread = "[" + ",".join(str(5_000 + i * 9_000) for i in range(10)) + "]"
+    assert not stage1._cheaper_apart(1_062, spread, 100_000, seeks=False)
+    assert not stage1._cheaper_apart(40, "[5,90000]", 100_000, seeks=True)
+    assert stage1._cheaper_apart(
+        12_658, "[5,90000]", 100_000, seeks=True
+    )  # a pass each, the old way
 
 
 def test_a_name_that_says_nothing_more_spares_the_other_names_probes(tmp_path: Path) -> None:

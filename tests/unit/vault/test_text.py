@@ -25,6 +25,7 @@ from notedex.vault.text import (
     split_words,
     word_runs,
 )
+from tests.helpers import modules_after
 
 
 def test_segment_bigrams_plus_last_character() -> None:
@@ -194,6 +195,23 @@ def reference_segment(text: str) -> str:
 def test_segment_is_the_run_by_run_form(text: str) -> None:
     """The index's text of every body (FTS5 rows, body_store) is what it was before the cut."""
     assert segment(text) == reference_segment(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.tuples(CJK_TEXT, CJK_TEXT).map(lambda pair: pair[0] + "框架ab é" * 20 + pair[1]))
+def test_segment_of_a_long_text_is_the_run_by_run_form(text: str) -> None:
+    """Past ``_SHORT`` characters (a body) the pattern cuts the text, below it (a name) the
+    re-free run finder: both give the run-by-run form."""
+    assert segment(text) == reference_segment(text)
+
+
+def test_segment_of_a_name_loads_no_re() -> None:
+    """A reader segments names for ``highlight()`` (store.lookup_exact): ``re`` stays unloaded."""
+    code = (
+        "from notedex.vault.text import segment\n"
+        "assert segment('语言PR晚 Python 数据') == '语言 言 PR 晚 Python 数据 据'"
+    )
+    assert "re" not in modules_after(code)
 
 
 def test_segment_examples_at_the_edges() -> None:
