@@ -11,7 +11,7 @@ the query path uses their string twins ``vault_dir`` and ``db_file``.
 import os
 import sys
 
-from notedex.errors import NoVaultConfigured, UsageError, VaultNotFound
+from notedex.errors import UsageError
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
@@ -202,17 +202,20 @@ def resolve_config(vault: str | None = None, db: str | None = None) -> Config:
         raw_vault, source = file_values.get("vault"), f"vault in {config_file()}"
     if raw_vault:
         root = os.path.expanduser(str(raw_vault))
-        how = "pass an existing folder with --vault or NOTEDEX_VAULT"
-        if not os.path.exists(root):
-            raise VaultNotFound(root, f"no such folder, from {source}; {how}")
         if not os.path.isdir(root):
-            raise VaultNotFound(root, f"not a folder, from {source}; {how}")
+            from notedex.error_kinds import VaultNotFound  # a failure's path only
+
+            how = "pass an existing folder with --vault or NOTEDEX_VAULT"
+            what = "not a folder" if os.path.exists(root) else "no such folder"
+            raise VaultNotFound(root, f"{what}, from {source}; {how}")
     else:
         try:
             found = detect_vault(os.getcwd())
         except OSError:  # the working directory was deleted
             found = None
         if found is None:
+            from notedex.error_kinds import NoVaultConfigured
+
             raise NoVaultConfigured()
         root = found
     root = os.path.realpath(root)

@@ -1,11 +1,15 @@
-"""The one error hierarchy and every exit code (STYLE 8): the CLI maps these in one place.
+"""Every exit code and the root of the one error hierarchy (STYLE 8): the CLI maps these in one place.
 
 Every user-facing failure is a ``NotedexError``; its ``exit_code`` is what the process exits
 with (ARCHITECTURE "CLI contract": 2 usage or input error, 75 try again later). Each
 exit code is defined here once and imported wherever a process ends with it.
-"""
 
-import os
+Every command loads this module, so it holds only what a query needs at hand: the codes,
+``NotedexError`` and ``UsageError``. The other classes of the hierarchy are in
+``notedex.error_kinds``, imported where they are raised or caught: making a class costs about
+0.15M instructions (an exception class's slots are looked up along its whole MRO), and a query
+that does not fail raises none of them (issue 30's speed budget; docs/design/imports.md).
+"""
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -31,78 +35,3 @@ class NotedexError(Exception):
 
 class UsageError(NotedexError):
     """A bad flag, option or configuration value."""
-
-
-class VaultNotFound(NotedexError):
-    """The vault root is missing, not a folder, or cannot be looked at."""
-
-    def __init__(self, root: str | os.PathLike[str], reason: str = "no such folder") -> None:
-        super().__init__(f"vault not found: {os.fspath(root)} ({reason})")
-        self.root = os.fspath(root)
-        self.reason = reason
-
-
-class NoVaultConfigured(NotedexError):
-    """No ``--vault``, no ``NOTEDEX_VAULT``, no config file entry, no ``.obsidian/`` above."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "no vault configured: pass --vault PATH, set NOTEDEX_VAULT, or run inside a "
-            "folder that contains .obsidian/"
-        )
-
-
-class NoteNotFound(NotedexError):
-    """``show PATH|TITLE`` named no note, or the note could not be read."""
-
-
-class IndexUnavailable(NotedexError):
-    """The index is missing, unreadable or of another schema version."""
-
-
-class ServiceManagerFailed(NotedexError):
-    """systemctl or launchctl failed or is missing: the service is not (un)installed."""
-
-    exit_code = EXIT_UNAVAILABLE
-
-
-class DaemonAlreadyRunning(NotedexError):
-    """Another daemon holds the writer lock of this vault."""
-
-    exit_code = EXIT_TEMPFAIL
-
-
-class IndexCorrupt(IndexUnavailable):
-    """SQLite says the index file is damaged (SQLITE_CORRUPT) or is no database (SQLITE_NOTADB).
-
-    The index is a cache: a writer sets the file aside and rebuilds (ARCHITECTURE "Recovery").
-    """
-
-    def __init__(
-        self, db_path: str | os.PathLike[str], reason: str, *, not_a_database: bool
-    ) -> None:
-        what = "is not an SQLite database" if not_a_database else "is corrupt"
-        super().__init__(f"the index {os.fspath(db_path)} {what} ({reason})")
-        self.db_path = os.fspath(db_path)
-        self.reason = reason
-        self.not_a_database = not_a_database
-
-
-class IndexDiskFull(NotedexError):
-    """The disk (or quota) holding the index is full (SQLITE_FULL): nothing lost, retry later."""
-
-    exit_code = EXIT_TEMPFAIL
-
-
-class IndexRepairing(IndexUnavailable):
-    """A daemon holds the lock and the index file has no tables (its -wal was deleted): wait."""
-
-    exit_code = EXIT_TEMPFAIL
-
-
-class StreamCut(NotedexError):
-    """A streamed ``--json`` answer failed after its first byte: stdout holds a cut document
-    (no final newline, not valid JSON), so the exit code says it (ARCHITECTURE, "Streaming
-    answers")."""
-
-    exit_code = EXIT_INTERNAL

@@ -669,7 +669,7 @@ def test_status_last_indexed_moves_on_every_check_and_text_is_local_time(
 def test_status_reports_a_daemon_holding_the_lock(demo: tuple[Path, Path]) -> None:
     """A writer lock held with role "daemon": status says running with its pid; queries skip
     the refresh (the daemon keeps the index fresh), so a new file is not seen yet."""
-    from notedex.store.connect import WriterLock
+    from notedex.store.writer_lock import WriterLock
 
     vault, db = demo
     lock = WriterLock(Path(str(db) + ".lock"))
@@ -690,7 +690,7 @@ def test_status_reports_a_daemon_holding_the_lock(demo: tuple[Path, Path]) -> No
 def test_index_full_with_a_daemon_running_exits_75_at_once(demo: tuple[Path, Path]) -> None:
     """`index --full` refuses to rebuild under a daemon (plain `index` asks it to rescan:
     test_cli_conventions.py)."""
-    from notedex.store.connect import WriterLock
+    from notedex.store.writer_lock import WriterLock
 
     _vault, db = demo
     lock = WriterLock(Path(str(db) + ".lock"))
@@ -721,7 +721,7 @@ def open_files(pid: int) -> set[str]:
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/PID/fd")
 def test_a_query_waits_for_another_writer_building_a_missing_index(tmp_path: Path) -> None:
     """Two first queries at once: the second waits for the first one's index, not exit 2."""
-    from notedex.store.connect import WriterLock
+    from notedex.store.writer_lock import WriterLock
 
     vault = make_vault(tmp_path / "v", {"a.md": ""})
     db = tmp_path / "i.db"

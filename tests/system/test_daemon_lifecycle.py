@@ -34,7 +34,7 @@ def test_second_instance_exits_75(daemons: Daemons, small_vault: Path, db_path: 
 def test_waits_for_a_non_daemon_writer(
     daemons: Daemons, small_vault: Path, db_path: Path, tmp_path: Path
 ) -> None:
-    from notedex.store.connect import WriterLock
+    from notedex.store.writer_lock import WriterLock
 
     lock = WriterLock(db_path.with_name(db_path.name + ".lock"))
     assert lock.acquire("index")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from notedex.store.connect import WriterLock
+from notedex.store.writer_lock import WriterLock
 from tests.helpers import REPO, indexed_demo, pure_json, run_cli
 
 BANNED = (
@@ -307,7 +307,7 @@ def test_recent_and_a_sorted_scan_load_the_listing_list_and_nothing_heavy(
     vault, db = demo
     common = ("--vault", vault, "--db", db, "--no-refresh")
     listed = hot_path_list("listing-path", FILTER_BUDGET)
-    assert len(listed) == 5
+    assert len(listed) == 6
     allowed = hot_path_list() | hot_path_list("filter-path", FILTER_BUDGET) | listed
     for args in (("recent", "--json"), ("scan", "--sort", "modified", "--folder", "Projects")):
         names = imported_modules(*args, *common)

@@ -3,6 +3,8 @@ of every lookup, counted against interpreter start-up)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,101 @@ def test_one_words_tier_one_loads_its_module_only_when_it_runs(tmp_path: Path) -
     assert not exact & _modules_of_a_lookup(vault, db, "kafka", 30_000)  # a small vault
     assert not exact & _modules_of_a_lookup(vault, db, "kafka filler", 0)  # two words
     assert not exact & _modules_of_a_lookup(vault, db, "zyzzogeton", 0)  # a miss
+
+
+CLASSES_MADE = """
+import sys
+from notedex.cli import main
+main(sys.argv[1:])
+sys.stdout.flush()
+for name, module in list(sys.modules.items()):
+    if name.startswith("notedex"):
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == name:
+                print(f"made: {name}.{value.__qualname__}", file=sys.stderr)
+"""
+
+
+def classes_made(*args: str | Path) -> set[str]:
+    """The classes of ours a query process has made when its command returns."""
+    proc = subprocess.run(
+        [sys.executable, "-c", CLASSES_MADE, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    made = {line[6:] for line in proc.stderr.splitlines() if line.startswith("made: ")}
+    assert "notedex.errors.NotedexError" in made, proc.stderr[-2000:]
+    return made
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("lookup", "cobra", "--no-refresh"),
+        ("lookup", "--json", "zyzzogeton", "--no-refresh"),
+        ("lookup", "cobra"),  # with the freshness check
+        ("search", "cobra", "--no-refresh"),
+        ("health", "--json", "--no-refresh"),
+        ("show", "PARA 方法", "--json"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_a_query_makes_only_the_error_classes_it_needs_at_hand(
+    demo: tuple[Path, Path], command: tuple[str, ...]
+) -> None:
+    """Making a class costs about 0.15M instructions of every query that loads it (an exception
+    class more: its slots are looked up along its MRO). A query that does not fail makes the
+    hierarchy's root and ``UsageError`` (``notedex.errors``) and no other error class
+    (``notedex.error_kinds``, ``StdoutClosed`` included), nor the writer's lock
+    (``store.writer_lock``); of the CLI's, only the command table's (the parsed command line is
+    a ``types.SimpleNamespace``, made by the interpreter)."""
+    vault, db = demo
+    made = classes_made(*command, "--vault", vault, "--db", db)
+    errors = {name for name in made if name.startswith("notedex.error")}
+    assert sorted(errors) == ["notedex.errors.NotedexError", "notedex.errors.UsageError"]
+    assert sorted(name for name in made if "WriterLock" in name) == []
+    # The reader's module makes the lock record's class alone (read_transaction is a function).
+    connect = {name for name in made if name.startswith("notedex.store.connect.")}
+    assert connect <= {"notedex.store.connect.LockHolder"}
+    cli = {name for name in made if name.startswith("notedex.cli.")}
+    assert cli <= {"notedex.cli.commands.Option", "notedex.cli.commands.Command"}
+
+
+def test_lookup_and_search_load_only_their_own_handlers(demo: tuple[Path, Path]) -> None:
+    """A lookup unmarshals no code of search's and health's handlers (``cli.questions``), nor
+    they lookup's (``cli.lookup``): each function a loaded module holds costs every run."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    looked_up = imported_modules("lookup", "cobra", *common)
+    searched = imported_modules("search", "cobra", *common)
+    assert "notedex.cli.lookup" in looked_up and "notedex.cli.questions" not in looked_up
+    assert "notedex.cli.questions" in searched and "notedex.cli.lookup" not in searched
+
+
+def test_only_a_question_with_kana_or_hangul_loads_their_rules(demo: tuple[Path, Path]) -> None:
+    """Japanese and Korean keywords are ``query.terms_kana``'s: a question in a Latin script or
+    in Chinese does not unmarshal that code."""
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    kana = "notedex.query.terms_kana"
+    assert kana not in imported_modules("lookup", "cobra", *common)
+    assert kana not in imported_modules("lookup", "vault 裡有哪些跟 Cobra 相關的筆記？", *common)
+    assert kana not in imported_modules("search", "cobra", *common)
+    assert kana in imported_modules("lookup", "タグの使い方を教えて", *common)
+    assert kana in imported_modules("lookup", "볼트를", *common)
+
+
+def test_the_hot_path_unmarshals_no_listing_only_reader(demo: tuple[Path, Path]) -> None:
+    """What only whole-vault listings read (``scan``'s names, ``tags``' counts, the MCP pages)
+    is ``store.listing_rows``: ``store.read``, which every query loads, does not hold it, and
+    lookup, search and health do not load it."""
+    from notedex.store import read
+
+    assert not hasattr(read, "names_in_path_order") and not hasattr(read, "tag_spellings")
+    vault, db = demo
+    common = ("--vault", vault, "--db", db, "--no-refresh")
+    for command in (("lookup", "cobra"), ("search", "cobra"), ("health", "--json")):
+        assert "notedex.store.listing_rows" not in imported_modules(*command, *common), command
+    assert "notedex.store.listing_rows" in imported_modules("scan", "--json", *common)

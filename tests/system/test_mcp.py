@@ -368,7 +368,7 @@ def test_handshake_is_immediate_while_the_first_index_waits(sdk: Any, tmp_path: 
     """The first build cannot start (another writer holds the lock): the handshake and tools/list
     are still answered at once, a call fails clearly at its deadline, and once the lock is free
     the server builds the index and answers."""
-    from notedex.store.connect import WriterLock
+    from notedex.store.writer_lock import WriterLock
 
     vault = tmp_path / "vault"
     (vault / ".obsidian").mkdir(parents=True)

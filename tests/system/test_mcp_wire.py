@@ -63,7 +63,7 @@ def test_a_call_before_the_first_index_says_how_far_the_build_is(tmp_path: Path)
     the same call answers. The writer lock, held by the test at first, keeps the build from
     finishing before the first answer, whatever the machine's speed."""
     pytest.importorskip("mcp")
-    from notedex.store.connect import WriterLock
+    from notedex.store.writer_lock import WriterLock
 
     vault = tmp_path / "vault"
     (vault / ".obsidian").mkdir(parents=True)

@@ -14,7 +14,8 @@ import pytest
 
 from notedex.cli import PRELOADED, preload
 from notedex.cli.listings import SHOW_MODULES
-from notedex.cli.questions import HEALTH_MODULES, LOOKUP_MODULES, SEARCH_MODULES
+from notedex.cli.lookup import LOOKUP_MODULES
+from notedex.cli.questions import HEALTH_MODULES, SEARCH_MODULES
 
 CLI_MODULES = {"notedex.errors", "notedex.cli.commands", "notedex.cli.handlers"}
 MARK = "preload-probe: "

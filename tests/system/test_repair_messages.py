@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from notedex.store.connect import WriterLock, lock_holder
+from notedex.store.connect import lock_holder
+from notedex.store.writer_lock import WriterLock
 from tests.helpers import Result, run_cli, wait_until
 from tests.system.daemons import Daemons
 

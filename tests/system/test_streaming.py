@@ -126,7 +126,8 @@ def test_no_write_holds_the_whole_document(indexed: tuple[Path, Path], name: str
 
 
 def test_a_failure_after_the_first_byte_says_the_document_is_cut() -> None:
-    from notedex.errors import EXIT_OK, StreamCut
+    from notedex.error_kinds import StreamCut
+    from notedex.errors import EXIT_OK
     from notedex.query import stream
 
     def failing(after: int) -> object:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from notedex.config import Config, default_db_path, resolve_config
-from notedex.errors import EXIT_USAGE, NotedexError, NoVaultConfigured, UsageError, VaultNotFound
+from notedex.error_kinds import NoVaultConfigured, VaultNotFound
+from notedex.errors import EXIT_USAGE, NotedexError, UsageError
 from tests.helpers import run_inprocess
 from tests.indexcheck import fts_sound_after, make_vault
 

@@ -116,7 +116,7 @@ preload(("notedex.errors", "notedex.cli.commands", "notedex.cli.fastpath", "note
 
 from notedex.cli.commands import COMMANDS  # noqa: E402  (after the preload above)
 from notedex.cli.fastpath import FAST_COMMANDS, fast_parse, hoist_globals  # noqa: E402
-from notedex.cli.handlers import StdoutClosed, silence_stdout  # noqa: E402
+from notedex.cli.handlers import silence_stdout  # noqa: E402
 from notedex.errors import (  # noqa: E402
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -203,11 +203,9 @@ def _run(argv: "Sequence[str]", ran: list[str], *, own_process: bool = False) ->
     if own_process and args.command not in _OWN_SIGNALS:
         _catch_stop_signals()
     try:
-        code = COMMANDS[args.command].handler(args)
+        code = COMMANDS[args.command].run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit where it would cost the code
         return code
-    except StdoutClosed as closed:
-        return closed.exit_code
     except NotedexError as exc:
         print(f"notedex: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -218,6 +216,12 @@ def _run(argv: "Sequence[str]", ran: list[str], *, own_process: bool = False) ->
         silence_stdout()
         return EXIT_OK
     except Exception as exc:
+        # The reader of stdout went away: the command's code stands. Its class is made only
+        # when it is raised (a class costs every query that loads it, notedex.errors).
+        from notedex.error_kinds import StdoutClosed
+
+        if isinstance(exc, StdoutClosed):
+            return exc.exit_code
         if _interrupted():
             # Ctrl-C inside SQLite (one of our SQL functions) surfaces as "user-defined
             # function raised exception", a stop signal in a long statement as "interrupted"

@@ -57,26 +57,6 @@ class Option:
         return not self.name.startswith("-")
 
 
-class Handler:
-    """A command's handler, ``notedex.cli.<module>.<name>``, imported when the command runs: a
-    query loads its own handlers' module (``cli.questions`` for the hot path's three), not every
-    command's (STYLE 7)."""
-
-    __slots__ = ("module", "name")
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module = module
-        self.name = name
-
-    def __call__(self, args: "Any") -> int:
-        from notedex.cli import preload
-
-        preload((f"notedex.cli.{self.module}",))
-        handlers = __import__(f"notedex.cli.{self.module}", fromlist=[self.name])
-        code: int = getattr(handlers, self.name)(args)
-        return code
-
-
 class Command:
     """One subcommand: what ``notedex NAME --help`` shows, what it accepts, what runs it."""
 
@@ -87,7 +67,7 @@ class Command:
         name: str,
         help: str,
         examples: tuple[str, ...],
-        handler: Handler,
+        handler: tuple[str, str],
         options: "Callable[[], tuple[Option, ...]]" = tuple,
         *,
         json: bool = True,
@@ -97,6 +77,9 @@ class Command:
         self.help = help
         self.examples = examples
         self.handler = handler
+        """The handler, ``notedex.cli.<module>.<name>`` as ``(module, name)``, imported when the
+        command runs (``run``): a query loads its own handlers' module (``cli.lookup`` and
+        ``cli.questions`` for the hot path's three), not every command's (STYLE 7)."""
         self._made: tuple[Option, ...] | None = None
         self._options = options
         self.json = json
@@ -120,6 +103,16 @@ class Command:
 
     def all_options(self) -> tuple[Option, ...]:
         return self.common + self.options
+
+    def run(self, args: "Any") -> int:
+        """Run the handler on the parsed command line: its module read by ``cli.preload``."""
+        from notedex.cli import preload
+
+        module, name = self.handler
+        preload((f"notedex.cli.{module}",))
+        handlers = __import__(f"notedex.cli.{module}", fromlist=[name])
+        code: int = getattr(handlers, name)(args)
+        return code
 
 
 def parse_count(text: str, minimum: int = 1) -> int | str:
@@ -263,7 +256,7 @@ TABLE = (
             "notedex lookup cobra --limit 5 --tag golang",
             "notedex lookup cobra --folder Projects --where status!=done",
         ),
-        Handler("questions", "cmd_lookup"),
+        ("lookup", "cmd_lookup"),
         lambda: (
             Option("question", "a question in English or Chinese, or keywords", nargs="+"),
             Option(
@@ -290,7 +283,7 @@ TABLE = (
             "notedex health --only broken-link --json",
             "notedex health --folder Projects --where status=active",
         ),
-        Handler("questions", "cmd_health"),
+        ("questions", "cmd_health"),
         lambda: (
             *FILTER,
             Option(
@@ -323,7 +316,7 @@ TABLE = (
             "notedex scan --where status=active --folder Projects --sort modified --reverse",
             "notedex scan --where '!status' --modified-since 3650d",
         ),
-        Handler("listings", "cmd_scan"),
+        ("listings", "cmd_scan"),
         lambda: (*FILTER, *SORT, *PAGE, *OUTPUT_PATHS),
         fast=True,
     ),
@@ -339,7 +332,7 @@ TABLE = (
             "notedex tasks --done --paths",
             "notedex tasks --due-after 2026-01-01 --json",
         ),
-        Handler("listings", "cmd_tasks"),
+        ("listings", "cmd_tasks"),
         lambda: (
             Option("--open", "only open tasks: any status but x, X and - (cancelled)", kind=FLAG),
             Option("--done", "only done tasks: [x] or [X]", kind=FLAG),
@@ -371,7 +364,7 @@ TABLE = (
             "notedex recent --limit 5 --folder Projects --json",
             "notedex recent --modified-since 7d --where status!=done",
         ),
-        Handler("listings", "cmd_recent"),
+        ("listings", "cmd_recent"),
         lambda: (
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
             *FILTER,
@@ -389,7 +382,7 @@ TABLE = (
             "notedex properties status --json",
             "notedex properties tags --folder Projects",
         ),
-        Handler("listings", "cmd_properties"),
+        ("listings", "cmd_properties"),
         lambda: (Option("name", "one property: list its values", nargs="?"), *FILTER),
     ),
     Command(
@@ -401,7 +394,7 @@ TABLE = (
             "notedex tags --json | jq '.tags[:5]'",
             "notedex tags --folder Projects",
         ),
-        Handler("listings", "cmd_tags"),
+        ("listings", "cmd_tags"),
         lambda: (*FILTER, *PAGE),
         fast=True,
     ),
@@ -410,7 +403,7 @@ TABLE = (
         "List the unlinked mentions of a note: other notes that name its title or an alias "
         "outside links, code, math and HTML, with line and column.",
         ("notedex mentions 内部リンク", "notedex mentions Reading/内部リンク.md --json"),
-        Handler("listings", "cmd_mentions"),
+        ("listings", "cmd_mentions"),
         lambda: (
             Option("note", "the note, named as for show: a path, a title, an alias or an id"),
             *PAGE,
@@ -426,7 +419,7 @@ TABLE = (
             "notedex graph --format dot | dot -Tsvg > vault.svg",
             "notedex graph --folder Projects --json",
         ),
-        Handler("listings", "cmd_graph"),
+        ("listings", "cmd_graph"),
         lambda: (
             *FILTER,
             Option(
@@ -461,7 +454,7 @@ TABLE = (
             'notedex show "Projects/Cobra CLI 框架.md" --body --json',
             'notedex show "Projects/Cobra CLI 框架.md" --lines 8-11 --json',
         ),
-        Handler("listings", "cmd_show"),
+        ("listings", "cmd_show"),
         lambda: (
             Option(
                 "note",
@@ -494,7 +487,7 @@ TABLE = (
             """echo '[{"path": "Projects/Cobra CLI 框架.md", "text": "spf13/cobra"}]' """
             "| notedex quote --check - --json",
         ),
-        Handler("listings", "cmd_quote"),
+        ("listings", "cmd_quote"),
         lambda: (
             Option("note", "a vault path (with or without .md) or a title", nargs="?"),
             Option(
@@ -518,7 +511,7 @@ TABLE = (
             'notedex capture "Look into spf13/cobra for the new CLI"',
             'echo "text" | notedex capture -',
         ),
-        Handler("writes", "cmd_capture"),
+        ("writes", "cmd_capture"),
         lambda: (Option("text", "the note's text; - reads standard input"),),
     ),
     Command(
@@ -531,7 +524,7 @@ TABLE = (
             "notedex fix --only broken-anchor --path 'Projects/*'",
             "notedex fix --apply --min-confidence 0.9",
         ),
-        Handler("writes", "cmd_fix"),
+        ("writes", "cmd_fix"),
         lambda: (
             Option("--apply", "write the edits into the vault (default: show the diff)", kind=FLAG),
             Option(
@@ -558,7 +551,7 @@ TABLE = (
             'notedex mv "Projects/Cobra shell completion.md" Archive/ --dry-run',
             "notedex mv Projects Archive/Projects --dry-run",
         ),
-        Handler("writes", "cmd_mv"),
+        ("writes", "cmd_mv"),
         lambda: (
             Option("src", "the file or folder to move, as a vault path"),
             Option("dst", "its new vault path, or an existing folder to move it into"),
@@ -569,21 +562,21 @@ TABLE = (
         "status",
         "Show the vault, the index, counts, freshness and whether a daemon is running.",
         ("notedex status", "notedex status --json"),
-        Handler("listings", "cmd_status"),
+        ("listings", "cmd_status"),
         fast=True,
     ),
     Command(
         "index",
         "Bring the index up to date with the vault now (incremental unless --full).",
         ("notedex index", "notedex index --full"),
-        Handler("upkeep", "cmd_index"),
+        ("upkeep", "cmd_index"),
         lambda: (Option("--full", "rebuild the index from scratch", kind=FLAG),),
     ),
     Command(
         "daemon",
         "Run in the foreground, watching the vault and keeping the index fresh (for systemd/launchd).",
         ("notedex daemon --vault ~/notes",),
-        Handler("upkeep", "cmd_daemon"),
+        ("upkeep", "cmd_daemon"),
         lambda: (Option("--poll", "use the polling observer (network file systems)", kind=FLAG),),
         json=False,
     ),
@@ -591,7 +584,7 @@ TABLE = (
         "service",
         "Install, remove or inspect the background service (systemd user unit or launchd agent).",
         ("notedex service install --dry-run", "notedex service status"),
-        Handler("upkeep", "cmd_service"),
+        ("upkeep", "cmd_service"),
         lambda: (
             Option("action", choices=("install", "uninstall", "status")),
             Option("--dry-run", "print what would be written and run", kind=FLAG),
@@ -601,7 +594,7 @@ TABLE = (
         "eval",
         "Run retrieval cases (RecallNest canary format) against lookup and score them.",
         ("notedex eval examples/demo-cases.json --vault examples/demo-vault",),
-        Handler("integrations", "cmd_eval"),
+        ("integrations", "cmd_eval"),
         lambda: (Option("cases", 'a JSON file with a list of cases (or {"cases": [...]})'),),
     ),
     Command(
@@ -616,7 +609,7 @@ TABLE = (
             "notedex search cobra --folder Projects --where status!=done",
             "notedex search cobra --paths --sort path | head -3",
         ),
-        Handler("questions", "cmd_search"),
+        ("questions", "cmd_search"),
         lambda: (
             Option("text", 'words (all must occur), "exact phrase", prefix*, -word', nargs="+"),
             Option("--limit", "show at most N notes (default %(default)d)", kind=COUNT, default=20),
@@ -640,7 +633,7 @@ TABLE = (
             "notedex export --format connector-v1 --changed-since 2026-04-01T00:00:00Z --out new.json",
             "notedex export --folder Projects --where status=published > projects.json",
         ),
-        Handler("integrations", "cmd_export"),
+        ("integrations", "cmd_export"),
         lambda: (
             *FILTER,
             Option(
@@ -667,7 +660,7 @@ TABLE = (
             "notedex base --list --vault examples/bases/vault",
             "notedex base books.base --check --vault examples/bases/vault",
         ),
-        Handler("listings", "cmd_base"),
+        ("listings", "cmd_base"),
         lambda: (
             Option("file", "a .base file or a note with a ```base block", nargs="?"),
             Option("--view", "the view to run, by name (default: the first)", metavar="NAME"),
@@ -690,7 +683,7 @@ TABLE = (
             'eval "$(notedex completion zsh)"    # in ~/.zshrc',
             "notedex completion fish > ~/.config/fish/completions/notedex.fish",
         ),
-        Handler("integrations", "cmd_completion"),
+        ("integrations", "cmd_completion"),
         lambda: (Option("shell", "the shell to complete for", choices=("bash", "zsh", "fish")),),
         json=False,
     ),
@@ -705,7 +698,7 @@ TABLE = (
             "claude mcp add notedex -- notedex mcp --vault ~/notes",
             "notedex mcp --vault ~/notes --allow-capture",
         ),
-        Handler("integrations", "cmd_mcp"),
+        ("integrations", "cmd_mcp"),
         lambda: (
             Option(
                 "--timeout",

@@ -8,14 +8,23 @@ A property test checks that whatever is accepted here parses to exactly what
 it with the CLI's other modules (``notedex.cli.preload``), which costs it no import search.
 """
 
+import sys
+
 from notedex.cli.commands import APPEND, COMMANDS, COMMON, COUNT, COUNT0, FLAG, TEXT, parse_count
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from types import SimpleNamespace as Args
     from typing import Any
 
     from notedex.cli.commands import Command, Option
+else:
+    # A parsed command line (argparse.Namespace's shape, without importing argparse):
+    # ``types.SimpleNamespace``, the type of ``sys.implementation``, which the interpreter has
+    # made already (a class of our own costs every query about 0.1M instructions; `types`
+    # itself is an import).
+    Args = type(sys.implementation)
 
 FAST_COMMANDS = frozenset(name for name, command in COMMANDS.items() if command.fast)
 FAST_KINDS = (TEXT, COUNT, COUNT0, FLAG, APPEND)
@@ -82,13 +91,6 @@ def commands_without_json() -> str:
     """```completion`, `daemon` and `mcp```: the commands that print their own stdout."""
     names = sorted(f"`{c.name}`" for c in COMMANDS.values() if not c.json)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-class Args:
-    """A parsed command line (argparse.Namespace's shape, without importing argparse)."""
-
-    def __init__(self, **values: "Any") -> None:
-        self.__dict__.update(values)
 
 
 def fast_parse(argv: "Sequence[str]") -> Args | None:

@@ -1,8 +1,8 @@
 """The steps every command handler shares: config -> refresh -> open -> answer -> output.
 
 Only the stdlib is imported at module level: every import here costs every query. The handlers
-live by job (``cli.questions``: lookup, search, health; ``cli.listings``: the other queries;
-``cli.writes``, ``cli.upkeep``, ``cli.integrations``), and ``notedex.cli.commands`` names which
+live by job (``cli.lookup``; ``cli.questions``: search, health; ``cli.listings``: the other
+queries; ``cli.writes``, ``cli.upkeep``, ``cli.integrations``), and ``notedex.cli.commands`` names which
 one runs which command, imported when it runs (STYLE 7).
 """
 
@@ -25,14 +25,6 @@ if TYPE_CHECKING:
 # -- shared steps ----------------------------------------------------------------------------
 
 
-class StdoutClosed(Exception):
-    """The reader of stdout went away (`| head -1`); the command's exit code still stands."""
-
-    def __init__(self, exit_code: int) -> None:
-        super().__init__(exit_code)
-        self.exit_code = exit_code
-
-
 def silence_stdout() -> None:
     """Point stdout at /dev/null, so nothing more (not the flush at exit) meets the closed pipe."""
     import os
@@ -50,6 +42,8 @@ def _write(code: int, write: "Callable[[], object]") -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         silence_stdout()
+        from notedex.error_kinds import StdoutClosed  # loaded only when the reader went away
+
         raise StdoutClosed(code) from None
     return code
 
@@ -293,6 +287,8 @@ def _streamed(
         sys.stdout.flush()
     except BrokenPipeError:
         silence_stdout()
+        from notedex.error_kinds import StdoutClosed
+
         raise StdoutClosed(code()) from None
     return code()
 
@@ -346,7 +342,7 @@ def _answered(
         if not is_corrupt(exc):
             raise
         if getattr(args, "no_refresh", False):
-            from notedex.errors import IndexCorrupt
+            from notedex.error_kinds import IndexCorrupt
             from notedex.indexing.freshness import corrupt_advice
 
             reason = getattr(exc, "reason", None) or str(exc)

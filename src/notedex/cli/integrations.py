@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
-# The handlers the command table names (``cli.commands.Handler``).
+# The handlers the command table names (``cli.commands.Command.handler``).
 __all__ = ["cmd_completion", "cmd_eval", "cmd_export", "cmd_mcp"]
 
 

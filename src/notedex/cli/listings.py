@@ -1,7 +1,7 @@
 """The handlers of the other read commands: `scan`, `recent`, `tasks`, `tags`, `properties`,
 `mentions`, `graph`, `show`, `quote`, `status` and `base`, over ``cli.handlers``' shared steps.
 
-Such a query imports this module alone of the handlers' (``cli.commands.Handler``): the stdlib
+Such a query imports this module alone of the handlers' (``cli.commands.Command.handler``): the stdlib
 at module level, each handler importing what it needs when it runs (STYLE 7), so it is on the
 budgets of design/imports.md, design/tasks.md and design/bases.md.
 """
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
-# The handlers the command table names (``cli.commands.Handler``).
+# The handlers the command table names (``cli.commands.Command.handler``).
 __all__ = [
     "cmd_base",
     "cmd_graph",
@@ -231,7 +231,7 @@ SHOW_MODULES = (
     "notedex.vault.resolve",
 )
 """What ``show`` loads of ours beyond the CLI whatever its options, each module after those it
-imports: ``notedex.cli.preload`` reads them (``cli.questions.LOOKUP_MODULES`` says more)."""
+imports: ``notedex.cli.preload`` reads them (``cli.lookup.LOOKUP_MODULES`` says more)."""
 
 
 def cmd_show(args: "argparse.Namespace") -> int:

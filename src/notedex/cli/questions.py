@@ -1,5 +1,7 @@
-"""The handlers of the hot path's three queries: `lookup`, `search` and `health`.
+"""The handlers of two of the hot path's three queries: `search` and `health`.
 
+`lookup`'s is ``cli.lookup``, so that neither loads the other's code (issue 30's speed budget:
+each function a module holds costs every query that loads it, as unmarshalled bytecode).
 On the path of every such query (ARCHITECTURE "The hot-path import budget"): the stdlib alone at
 module level, each handler importing what it needs when it runs (STYLE 7). The steps they
 share (config, refresh, open, answer, output, streaming) are ``cli.handlers``.
@@ -28,24 +30,10 @@ if TYPE_CHECKING:
     from notedex.codes import Selection
     from notedex.config import Config
 
-# The handlers the command table names (``cli.commands.Handler``).
-__all__ = ["cmd_health", "cmd_lookup", "cmd_search"]
+# The handlers the command table names (``cli.commands.Command.handler``).
+__all__ = ["cmd_health", "cmd_search"]
 
 
-LOOKUP_MODULES = (
-    "notedex.vault.text",
-    "notedex.query.terms",
-    "notedex.store.schema_head",
-    "notedex.store.read",
-    "notedex.store.lookup_terms",
-    "notedex.store.lookup",
-    "notedex.query.lookup_stage1",
-    "notedex.query.lookup_terms",
-    "notedex.store.connect",
-    "notedex.query.lookup",
-    "notedex.query.output",
-    "notedex.config",
-)
 HEALTH_MODULES = (
     "notedex.codes",
     "notedex.store.schema_head",
@@ -66,38 +54,10 @@ SEARCH_MODULES = (
     "notedex.config",
     "notedex.query.output",
 )
-"""What each of the three loads of ours beyond the CLI whatever its options, each module after
-those it imports: ``notedex.cli.preload`` reads them without the import system's search
-(tests/system/test_preload.py: a lookup, a search and a health report load nothing else of
-ours by ``import``, and nothing more than without the preload)."""
-
-
-def cmd_lookup(args: "argparse.Namespace") -> int:
-    from notedex.cli import preload
-
-    preload(LOOKUP_MODULES)
-    from notedex.query.lookup import lookup
-    from notedex.query.output import render_lookup
-    from notedex.query.terms import checked_query
-
-    question = checked_query(" ".join(args.question), "question")  # before any indexing work
-    cfg = _config(args)
-    nf = note_filter(args, cfg)
-
-    def query(conn: "sqlite3.Connection") -> "dict[str, Any]":
-        if not args.offset:
-            return lookup(conn, question, limit=args.limit, nf=nf)
-        from notedex.query.lookup import lookup_page
-
-        return lookup_page(conn, question, offset=args.offset, limit=args.limit, nf=nf)
-
-    return answer(
-        args,
-        cfg,
-        query,
-        render_lookup,
-        paths=lambda data: [c["path"] for c in data["candidates"]],
-    )
+"""What each of the two loads of ours beyond the CLI whatever its options, each module after
+those it imports, as ``cli.lookup.LOOKUP_MODULES`` for a lookup: ``notedex.cli.preload`` reads
+them without the import system's search (tests/system/test_preload.py: a search and a health
+report load nothing else of ours by ``import``, and nothing more than without the preload)."""
 
 
 def cmd_health(args: "argparse.Namespace") -> int:

@@ -10,7 +10,7 @@ from notedex.errors import EXIT_OK
 if TYPE_CHECKING:
     import argparse
 
-# The handlers the command table names (``cli.commands.Handler``).
+# The handlers the command table names (``cli.commands.Command.handler``).
 __all__ = ["cmd_daemon", "cmd_index", "cmd_service"]
 
 
@@ -39,7 +39,7 @@ def cmd_daemon(args: "argparse.Namespace") -> int:
 
 def cmd_service(args: "argparse.Namespace") -> int:
     from notedex.daemon.install import service_command, service_failure
-    from notedex.errors import ServiceManagerFailed
+    from notedex.error_kinds import ServiceManagerFailed
 
     cfg = _config(args)
     data = service_command(cfg, args.action, dry_run=args.dry_run)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from notedex.config import Config
 
-# The handlers the command table names (``cli.commands.Handler``).
+# The handlers the command table names (``cli.commands.Command.handler``).
 __all__ = ["cmd_capture", "cmd_fix", "cmd_mv"]
 
 

@@ -29,7 +29,8 @@ from notedex.daemon.recovery import (
     replaced_cause,
     set_aside_logged,
 )
-from notedex.errors import IndexDiskFull, NotedexError, VaultNotFound
+from notedex.error_kinds import IndexDiskFull, VaultNotFound
+from notedex.errors import NotedexError
 from notedex.indexing.apply import ApplyReport
 from notedex.indexing.hints import needs_vault_walk, other_names
 from notedex.indexing.reconcile import _at_or_under, apply_paths, reconcile

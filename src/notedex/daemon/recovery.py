@@ -27,9 +27,10 @@ from notedex.store.cleanstop import (
     record_clean_close,
     unchanged_since_clean_close,
 )
-from notedex.store.connect import WriterLock, is_corrupt, lock_holder
+from notedex.store.connect import is_corrupt, lock_holder
 from notedex.store.database import set_aside, writer_errors
 from notedex.store.writer import IndexWriter
+from notedex.store.writer_lock import WriterLock
 
 log = get_logger("notedex.daemon")
 

@@ -40,17 +40,12 @@ from notedex.daemon.recovery import (
 )
 from notedex.daemon.schema_rebuild import rebuild_other_version
 from notedex.daemon.watcher import RunningObserver, VaultEventHandler, start_observer
-from notedex.errors import (
-    EXIT_INTERNAL,
-    EXIT_OK,
-    EXIT_TEMPFAIL,
-    DaemonAlreadyRunning,
-    NotedexError,
-    VaultNotFound,
-)
+from notedex.error_kinds import DaemonAlreadyRunning, VaultNotFound
+from notedex.errors import EXIT_INTERNAL, EXIT_OK, EXIT_TEMPFAIL, NotedexError
 from notedex.indexing.rebuild import other_version
-from notedex.store.connect import REBUILDING, WriterLock, lock_holder
+from notedex.store.connect import REBUILDING, lock_holder
 from notedex.store.writer import IndexWriter
+from notedex.store.writer_lock import WriterLock
 from notedex.vault.files import is_hidden_name
 from notedex.vault.walk import FolderHook
 

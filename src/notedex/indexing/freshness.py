@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from notedex.errors import DaemonAlreadyRunning
-from notedex.store.connect import WriterLock, lock_holder
+from notedex.store.connect import lock_holder
 
 TYPE_CHECKING = False  # hot path (a daemon running): no `typing` import; mypy honours the name
 if TYPE_CHECKING:
@@ -71,6 +70,8 @@ def ensure_fresh(
         if not index:
             return Freshness(DAEMON)
         if full:
+            from notedex.error_kinds import DaemonAlreadyRunning  # (not loaded by a query)
+
             # The daemon owns the writer for as long as it runs: no rebuild under it.
             raise DaemonAlreadyRunning(
                 f"a notedex daemon (pid {holder.pid}) keeps this index fresh; `index --full` "
@@ -97,12 +98,16 @@ def ensure_fresh(
         return Freshness(CURRENT, _with_errors(cfg, done))
     if not apply:
         return _checked(Freshness(STALE), full, checked)
+    from notedex.store.writer_lock import WriterLock  # a writer's only
+
     lock = WriterLock(cfg.lock_file)
     # Another writer at work on an index that does not exist yet (two first queries at once):
     # wait for it rather than answer "no index".
     wait = WRITER_WAIT if index or not os.path.exists(cfg.db_file) else 0.0
     if not lock.acquire("index", wait=wait):
         if index:
+            from notedex.error_kinds import DaemonAlreadyRunning
+
             who = lock_holder(cfg.lock_file)
             raise DaemonAlreadyRunning(
                 f"another notedex process is writing this index (pid {who.pid if who else '?'})"
@@ -190,7 +195,8 @@ def recover_corrupt(cfg: Config, progress: Callable[[int, int], None] | None = N
     With a daemon (or another writer) holding the lock, this process cannot write: a clear
     error (the daemon checks the index when it starts and when its writer meets the damage).
     """
-    from notedex.errors import IndexCorrupt
+    from notedex.error_kinds import IndexCorrupt
+    from notedex.store.writer_lock import WriterLock  # a writer's only
 
     lock = WriterLock(cfg.lock_file)
     if not lock.acquire("index", wait=WRITER_WAIT if _daemon(cfg) is None else 0.0):
@@ -230,6 +236,7 @@ def rescan_by_daemon(
     import json
     import signal
 
+    from notedex.error_kinds import DaemonAlreadyRunning
     from notedex.store import read
     from notedex.store.connect import connect_readonly
 
@@ -284,7 +291,7 @@ def _reconcile(
 ) -> dict[str, Any]:
     """The reconcile under the lock. A corrupt index is set aside and rebuilt; a file that is no
     SQLite database at all only by `index` (a query's ``--db`` may name someone's file)."""
-    from notedex.errors import IndexCorrupt
+    from notedex.error_kinds import IndexCorrupt
 
     try:
         return _apply(cfg, full, progress)
@@ -387,6 +394,8 @@ def apply_written(cfg: Config, paths: list[str]) -> Freshness:
     is left to the next query's recovery."""
     if _daemon(cfg) is not None:
         return Freshness(DAEMON)
+    from notedex.store.writer_lock import WriterLock  # a writer's only
+
     lock = WriterLock(cfg.lock_file)
     if not lock.acquire("index", wait=WRITER_WAIT):
         return Freshness(BUSY)

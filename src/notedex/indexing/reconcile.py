@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from notedex.errors import VaultNotFound
+from notedex.error_kinds import VaultNotFound
 from notedex.indexing.apply import ApplyReport, Progress, RowsOf, apply, apply_walked
 from notedex.indexing.pairing import hold, pair_moves
 from notedex.indexing.pool import hash_notes, paused_gc

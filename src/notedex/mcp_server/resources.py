@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from notedex.errors import NoteNotFound
+from notedex.error_kinds import NoteNotFound
 from notedex.mcp_server.paths import refuse_outside_paths
 from notedex.mcp_server.tools import MAX_BODY_CHARS, ToolError
 from notedex.query.find import read_note_text
-from notedex.store import one_note, read
+from notedex.store import listing_rows, one_note
 from notedex.store.connect import read_transaction
 from notedex.vault.reading import VaultReader
 
@@ -87,7 +87,7 @@ def list_resources(conn: sqlite3.Connection, cursor: str | None) -> dict[str, An
     """One page of ``resources/list`` (wire shape), with ``nextCursor`` while more remain."""
     after = decode_cursor(cursor)
     with read_transaction(conn):
-        rows = read.notes_after(conn, after, PAGE_SIZE + 1)
+        rows = listing_rows.notes_after(conn, after, PAGE_SIZE + 1)
     page = rows[:PAGE_SIZE]
     result: dict[str, Any] = {
         "resources": [

@@ -26,7 +26,7 @@ from typing import Any
 from notedex.errors import UsageError
 from notedex.query.filters import NoteFilter
 from notedex.query.stream import ByPath, Document, streamed
-from notedex.store import fulltext, read
+from notedex.store import fulltext, listing_rows, read
 from notedex.store.connect import read_transaction
 from notedex.vault.files import (
     DEFAULT_MAX_BYTES,
@@ -98,7 +98,7 @@ def export_connector(
     read.unmapped(conn)
     with read_transaction(conn):
         # With a filter (SEMANTICS 14), the kept notes' rows, tags and links only (issue 32).
-        tags = ByPath(read.names_in_path_order(conn, "tags", nf))
+        tags = ByPath(listing_rows.names_in_path_order(conn, "tags", nf))
         links = ByPath(fulltext.link_targets_in_path_order(conn, nf), whole=True)
         for row in fulltext.export_notes(conn, modified_after_ns=after, nf=nf):
             labels = tags.take(row["path"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from notedex.errors import NoteNotFound, UsageError
+from notedex.errors import UsageError
 from notedex.store import one_note
 from notedex.vault.files import is_note_name, note_text, over_the_cap, without_note_suffix
 from notedex.vault.text import fold, nfc
@@ -48,6 +48,8 @@ def find_note(
     )
     if outside:  # a file outside the vault
         if _explicit_file(typed):
+            from notedex.error_kinds import NoteNotFound  # a failure's path only
+
             raise NoteNotFound(f"{given!r} is not inside the vault {os.fspath(vault or '')}")
         on_disk = None
     # As typed first (a backslash is a legal name character on Linux and macOS), then with
@@ -142,6 +144,8 @@ def _ambiguous(given: str, matches: list[sqlite3.Row], advice: str) -> NoReturn:
 
 
 def _not_found(given: str) -> NoReturn:
+    from notedex.error_kinds import NoteNotFound  # a failure's path only
+
     raise NoteNotFound(f"no note matches {given!r}; try `notedex lookup` to search")
 
 
@@ -153,7 +157,11 @@ def read_note_text(files: VaultReader, path: str, disk_rel: str | None, max_byte
     try:
         raw, info = files.read(disk_rel or path, max_bytes)
     except OSError as exc:
+        from notedex.error_kinds import NoteNotFound  # a failure's path only
+
         raise NoteNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
     if len(raw) > max_bytes:
+        from notedex.error_kinds import NoteNotFound  # a failure's path only
+
         raise NoteNotFound(f"cannot read {path}: {over_the_cap(info.st_size, max_bytes)}")
     return note_text(raw)

@@ -235,7 +235,7 @@ def show(
 
 def indexed_ids(db_file: str, prefix: str) -> list[str]:
     """The ids of the index that start with ``prefix``; none without a readable index."""
-    from notedex.errors import IndexUnavailable
+    from notedex.error_kinds import IndexUnavailable
     from notedex.store.connect import connect_readonly
 
     try:

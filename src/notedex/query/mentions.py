@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from notedex.errors import NoteNotFound
+from notedex.errors import NotedexError
 from notedex.query.find import find_note, read_note_text
 from notedex.store import one_note
 from notedex.store.connect import read_transaction
@@ -64,7 +64,7 @@ def mentions(
     for path, disk_rel in sorted(candidates.values())[:CANDIDATE_LIMIT]:
         try:
             text = read_note_text(files, path, disk_rel, max_bytes)
-        except NoteNotFound:
+        except NotedexError:  # NoteNotFound, its one error (its class is loaded when raised)
             continue  # gone or unreadable since it was indexed: nothing to confirm
         found.extend(_confirmed(path, text, patterns))
     found.sort(key=lambda m: (m["source"], m["line"], m["column"]))

@@ -243,13 +243,15 @@ def tags(conn: sqlite3.Connection, nf: NoteFilter | None = None) -> dict[str, An
     their folded key): each tag's spelling, ``count`` (notes with it or a tag nested in it),
     ``direct`` (notes with exactly it), ``parent`` and ``depth``; counted over the notes an
     active ``nf`` keeps."""
+    from notedex.store import listing_rows  # `tags` only: health never loads it
+
     with read_transaction(conn):
         if nf is not None and nf.active:
-            rows, rollup, tagged = _tags_among(read.note_tags_among(conn, nf))
+            rows, rollup, tagged = _tags_among(listing_rows.note_tags_among(conn, nf))
         else:
-            rows = read.tag_spellings(conn)
-            rollup = read.notes_tagged_under(conn)
-            tagged = read.tagged_note_count(conn)
+            rows = listing_rows.tag_spellings(conn)
+            rollup = listing_rows.notes_tagged_under(conn)
+            tagged = listing_rows.tagged_note_count(conn)
     direct: dict[str, int] = {}
     spelling: dict[str, tuple[int, str]] = {}  # key -> (-notes, spelling): most used first
     for key, tag, notes in rows:

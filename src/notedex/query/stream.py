@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import sys
 
-from notedex.errors import StreamCut
-
 # `health` and `search` load this module and are on the hot path (tests/system/test_imports.py):
 # no `typing`.
 TYPE_CHECKING = False  # mypy honours the name
@@ -146,6 +144,8 @@ def streamed(
     except Exception as exc:
         if not doc.written:
             raise
+        from notedex.error_kinds import StreamCut  # a failure's path: not loaded by every query
+
         raise StreamCut(
             f"the answer stopped after {doc.written} characters, stdout holds a cut document: {exc}"
         ) from exc

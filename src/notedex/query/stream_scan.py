@@ -9,7 +9,7 @@ from itertools import chain
 
 from notedex.query.output import compact_encoder
 from notedex.query.stream import ByPath, page_bounds
-from notedex.store import read
+from notedex.store import listing_rows, read
 from notedex.store.connect import read_transaction
 
 # On the listing budget (docs/design/imports.md: `recent` loads it through query.listing): no
@@ -46,7 +46,7 @@ def scan_json(
         doc.add('],"errors":[')
         errors = doc.items(encode(scan_error(r)) for r in problems)
         if page is not None:
-            notes, errors = read.note_count(conn, nf), read.error_count(conn)
+            notes, errors = listing_rows.note_count(conn, nf), read.error_count(conn)
         doc.add(f'],"noteCount":{notes},"errorCount":{errors}')
         if page is not None:
             more = stop is not None and (notes > stop or errors > stop)
@@ -63,16 +63,16 @@ def scan_notes(
     """Each note ``nf`` keeps with its tags and aliases, one at a time, in ``nf``'s order: in
     path order, the tags and aliases cursors merged by path (``ByPath``); in another order
     (``nf.sort``, ``nf.reverse``), SQLite sorts the notes and gives each row its names as
-    JSON arrays (``read.notes_with_names``, issue 35: no list of every note). Inside the
+    JSON arrays (``listing_rows.notes_with_names``, issue 35: no list of every note). Inside the
     caller's read transaction."""
     if nf is not None and (nf.sort not in (None, "path") or nf.reverse):
         import json
 
-        for r in read.notes_with_names(conn, nf):
+        for r in listing_rows.notes_with_names(conn, nf):
             yield r, json.loads(r["tags_json"]), json.loads(r["aliases_json"])
         return
-    tags = ByPath(read.names_in_path_order(conn, "tags", nf))
-    aliases = ByPath(read.names_in_path_order(conn, "aliases", nf))
+    tags = ByPath(listing_rows.names_in_path_order(conn, "tags", nf))
+    aliases = ByPath(listing_rows.names_in_path_order(conn, "aliases", nf))
     for r in read.notes_in_path_order(conn, nf):
         yield r, tags.take(r["path"]), aliases.take(r["path"])
 
@@ -133,7 +133,7 @@ def scan_text(
         notes, errors = listed, sum(1 for _ in problems())
         shown = errors
         if page is not None:
-            notes, errors = read.note_count(conn, nf), read.error_count(conn)
+            notes, errors = listing_rows.note_count(conn, nf), read.error_count(conn)
         if shown:
             r.section("Errors", errors)
             for e in problems():

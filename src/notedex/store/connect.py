@@ -1,21 +1,21 @@
-"""Connections and the writer lock. Stdlib only: the query path imports this module.
+"""Readers' connections, and who holds the writer lock. Stdlib only: the query path imports this module.
 
 Readers open ``mode=ro`` and keep transactions short. One writer at a time, guarded by an
-``flock`` on a lock file beside the database; the lock file also says who holds it. The lock
-file is opened with ``O_NOFOLLOW`` and used only when it is a regular file owned by this user
-(ARCHITECTURE "Reading vault text", issue 31): a symlink there never gets its target truncated.
+``flock`` on a lock file beside the database (``store.writer_lock``, which a query never
+loads); the lock file also says who holds it (``lock_holder``, read here without the lock,
+never through a symlink).
 """
 
 import os
 import stat
-import time
 
-from notedex.errors import IndexCorrupt, IndexRepairing, IndexUnavailable
 from notedex.store.schema_head import SCHEMA_VERSION
 
 TYPE_CHECKING = False  # no `typing` import on the query path; mypy honours the name
 if TYPE_CHECKING:
     import sqlite3
+
+    from notedex.error_kinds import IndexRepairing, IndexUnavailable
 
     StrPath = str | os.PathLike[str]
 else:
@@ -61,14 +61,6 @@ else:
         import sqlite3
 
 
-def _flock(fd: int, *, unlock: bool = False) -> None:
-    """``flock`` exclusive and non-blocking, or unlock; ``fcntl`` is imported only by a
-    writer (a query never takes the lock)."""
-    import fcntl
-
-    fcntl.flock(fd, fcntl.LOCK_UN if unlock else fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
 REBUILDING = "rebuilding"
 """The daemon's state in the lock record while it repairs or rebuilds the index in place."""
 REBUILDING_MESSAGE = "the daemon is rebuilding the index; try again in a moment"
@@ -86,6 +78,8 @@ def sqlite_code(exc: BaseException) -> int | None:
 
 def is_corrupt(exc: BaseException) -> bool:
     """SQLITE_CORRUPT ("database disk image is malformed") or SQLITE_NOTADB: the one rule."""
+    from notedex.error_kinds import IndexCorrupt  # a failure's path: not loaded by every query
+
     return isinstance(exc, IndexCorrupt) or sqlite_code(exc) in (SQLITE_CORRUPT, SQLITE_NOTADB)
 
 
@@ -110,11 +104,15 @@ def connect_readonly(db_path: "StrPath", *, rebuilding_ok: bool = False) -> "sql
         repairing = _daemon_repairing(db_path, missing=True)
         if repairing is not None:
             raise repairing
+        from notedex.error_kinds import IndexUnavailable  # each failure imports its class
+
         raise IndexUnavailable(f"no index at {db_path}; run `notedex index` first")
     uri = f"file:{_uri_path(os.path.abspath(db_path))}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.DatabaseError as exc:
+        from notedex.error_kinds import IndexUnavailable
+
         raise IndexUnavailable(f"cannot read the index {db_path}: {exc}") from exc
     try:
         # No apply_pragmas: connect's timeout is the busy timeout (BUSY_TIMEOUT_MS) and a
@@ -132,6 +130,8 @@ def connect_readonly(db_path: "StrPath", *, rebuilding_ok: bool = False) -> "sql
         repairing = _daemon_repairing(db_path)  # a daemon rebuilds it for this version
         if repairing is not None:
             raise repairing
+        from notedex.error_kinds import IndexUnavailable
+
         raise IndexUnavailable(
             f"the index {db_path} has schema version {version}, this notedex needs "
             f"{SCHEMA_VERSION}; run `notedex index --full` to rebuild it"
@@ -147,7 +147,7 @@ def connect_readonly(db_path: "StrPath", *, rebuilding_ok: bool = False) -> "sql
 
 def _daemon_repairing(
     db_path: str, *, missing: bool = False, cause: str = ""
-) -> IndexRepairing | None:
+) -> "IndexRepairing | None":
     """IndexRepairing when a daemon holds the lock and repairs or rebuilds the index (its
     record says so; or ``missing``: the file is gone under it, and it makes a new one within a
     second), else None. Readers are never told to run `notedex index`, which would compete
@@ -157,12 +157,16 @@ def _daemon_repairing(
         return None
     if not (missing or cause or holder.state == REBUILDING):
         return None
+    from notedex.error_kinds import IndexRepairing
+
     why = f"no index at {db_path}" if missing else cause or f"the index {db_path} is being rebuilt"
     return IndexRepairing(f"{REBUILDING_MESSAGE} ({why}; daemon pid {holder.pid})")
 
 
-def _unreadable(db_path: str, exc: BaseException) -> IndexUnavailable:
+def _unreadable(db_path: str, exc: BaseException) -> "IndexUnavailable":
     """Why a reader could not open the index, in words that say what to do."""
+    from notedex.error_kinds import IndexCorrupt, IndexUnavailable
+
     code = sqlite_code(exc)
     if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
         corrupt = IndexCorrupt(db_path, str(exc), not_a_database=code == SQLITE_NOTADB)
@@ -191,26 +195,15 @@ def _tables_gone_cause(db_path: str) -> str:
     return "the file was truncated or replaced"
 
 
-class read_transaction:
-    """One consistent snapshot for a multi-query answer; short by design.
+def read_transaction(conn: "sqlite3.Connection") -> "sqlite3.Connection":
+    """One consistent snapshot for a multi-query answer, short by design: ``with
+    read_transaction(conn) as conn:`` begins it, and the connection's own context manager ends
+    it (a commit, or a rollback when the block raised: a read transaction changed nothing).
 
-    A class rather than ``contextlib.contextmanager``: this module is on every query's path.
-    """
-
-    __slots__ = ("conn",)
-
-    def __init__(self, conn: "sqlite3.Connection") -> None:
-        self.conn = conn
-
-    def __enter__(self) -> "sqlite3.Connection":
-        self.conn.execute("BEGIN")
-        return self.conn
-
-    def __exit__(self, *exc: object) -> None:
-        self.conn.execute("COMMIT")
-
-
-_RECORD_WIDTH = 63
+    A function, not a class of our own nor ``contextlib.contextmanager``: this module is on
+    every query's path, where making a class costs about 0.1M instructions."""
+    conn.execute("BEGIN")
+    return conn
 
 
 class LockHolder:
@@ -232,156 +225,12 @@ class LockHolder:
         )
 
 
-class WriterLock:
-    """An exclusive ``flock`` on ``<db>.lock``; the file records the holder as "role pid since"."""
-
-    def __init__(self, path: "StrPath") -> None:
-        self.path = os.fspath(path)
-        self._fd: int | None = None
-        self._role = ""
-        self._since = 0.0
-        self._state = ""
-
-    def acquire(self, role: str, *, wait: float = 0.0) -> bool:
-        """Try to take the lock, waiting up to ``wait`` seconds. True when held."""
-        deadline = time.monotonic() + wait
-        fd = self._open()
-        while True:
-            try:
-                _flock(fd)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    return False
-                time.sleep(0.05)
-                continue
-            if self._is_at_path(fd):
-                break
-            # Deleted or replaced between our open and our flock: lock the file there now.
-            os.close(fd)
-            fd = self._open()
-        self._fd = fd
-        self._record(role)
-        return True
-
-    def still_held(self) -> bool:
-        """The file at the lock's path is still the one we hold (an operator may delete it)."""
-        return self._fd is not None and self._is_at_path(self._fd)
-
-    def renew(self, role: str) -> bool:
-        """The lock file was deleted or replaced: lock the one at the path now. False when
-        another process holds that one (it started meanwhile): then we no longer hold the lock."""
-        fd = self._open()
-        try:
-            _flock(fd)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        if self._fd is not None:
-            os.close(self._fd)
-        self._fd = fd
-        self._record(role)
-        return True
-
-    def _open(self) -> int:
-        try:
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), mode=0o700, exist_ok=True)
-            fd = os.open(self.path, _LOCK_FLAGS, 0o600)
-        except OSError as exc:
-            import errno  # a writer's error only: one import less on every query
-
-            if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink: never write through it
-                raise IndexUnavailable(_refused(self.path, "is a symlink")) from exc
-            # --db under a file or a read-only folder: an input error (exit 2), not a crash.
-            raise IndexUnavailable(
-                f"cannot create the lock file {self.path}: {exc.strerror or exc}; pass another --db"
-            ) from exc
-        problem = _lock_file_problem(os.fstat(fd))
-        if problem is not None:
-            os.close(fd)
-            raise IndexUnavailable(_refused(self.path, problem))
-        return fd
-
-    def _is_at_path(self, fd: int) -> bool:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return False
-        held = os.fstat(fd)
-        return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
-
-    def set_state(self, state: str) -> None:
-        """Say in the record what the holder does (``REBUILDING`` or ""): readers read it."""
-        self._state = state
-        if self._fd is not None:
-            self._record(self._role, keep_since=True)
-
-    def _record(self, role: str, *, keep_since: bool = False) -> None:
-        """One ``pwrite`` of a record padded to a fixed width: a reader never sees it empty or
-        half written while the state changes (split() drops the padding)."""
-        assert self._fd is not None
-        self._role = role
-        if not keep_since:
-            self._since = time.time()
-        # The state only when there is one: the plain record stays what earlier versions read.
-        state = f" {self._state}" if self._state else ""
-        text = f"{role} {os.getpid()} {self._since!r}{state}".ljust(_RECORD_WIDTH)
-        os.pwrite(self._fd, f"{text}\n".encode(), 0)
-        os.ftruncate(self._fd, len(text) + 1)
-
-    def release(self) -> None:
-        if self._fd is None:
-            return
-        try:
-            os.ftruncate(self._fd, 0)
-        except OSError:
-            pass
-        _flock(self._fd, unlock=True)
-        os.close(self._fd)
-        self._fd = None
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def __enter__(self) -> "WriterLock":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-
-_LOCK_FLAGS = (
-    os.O_RDWR
-    | os.O_CREAT
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)  # a FIFO put there must not block the open
-    | getattr(os, "O_CLOEXEC", 0)
-)
 _PROBE_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_NONBLOCK", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
-
-
-def _lock_file_problem(info: os.stat_result) -> str | None:
-    """Why the opened lock file may not be used (issue 31): only a regular file of this user."""
-    if not stat.S_ISREG(info.st_mode):
-        return "is not a regular file"
-    if info.st_uid != os.geteuid():
-        return f"belongs to user id {info.st_uid}, not to you ({os.geteuid()})"
-    if info.st_nlink > 1:  # a hard link to another file would be truncated like a symlink's target
-        return f"has {info.st_nlink - 1} other hard link(s)"
-    return None
-
-
-def _refused(path: str, problem: str) -> str:
-    return (
-        f"refusing the lock file {path}: it {problem}; the lock file must be a regular file "
-        "of yours (remove it, or pass another --db)"
-    )
 
 
 def lock_holder(path: "StrPath") -> LockHolder | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from notedex.errors import IndexCorrupt, IndexDiskFull, IndexUnavailable
+from notedex.error_kinds import IndexCorrupt, IndexDiskFull, IndexUnavailable
 from notedex.store import bodyzip
 from notedex.store.connect import (
     SQLITE_CORRUPT,

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
-from notedex.errors import VaultNotFound
+from notedex.error_kinds import VaultNotFound
 from notedex.vault.files import is_hidden_name, is_note_name, load_excluded_filters
 from notedex.vault.model import VaultFile, WalkProblem, WalkResult
 from notedex.vault.reading import OUTSIDE_MESSAGE

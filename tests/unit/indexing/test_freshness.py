@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from notedex.config import Config
-from notedex.errors import DaemonAlreadyRunning
+from notedex.error_kinds import DaemonAlreadyRunning
 from notedex.indexing.etagcheck import current_file_count
 from notedex.indexing.freshness import (
     APPLIED,
@@ -21,7 +21,7 @@ from notedex.indexing.freshness import (
     daemon_keeps_fresh,
     ensure_fresh,
 )
-from notedex.store.connect import WriterLock
+from notedex.store.writer_lock import WriterLock
 from tests.helpers import write
 from tests.indexcheck import age, fts_sound_after, make_vault
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from notedex.errors import VaultNotFound
+from notedex.error_kinds import VaultNotFound
 from notedex.indexing import pool as parse_pool
 from notedex.indexing.reconcile import apply_paths, reconcile
 from notedex.store.links import LinkTargets

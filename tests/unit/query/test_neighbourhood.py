@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from notedex.errors import NoteNotFound
+from notedex.error_kinds import NoteNotFound
 from notedex.query.listing import graph
 from notedex.query.neighbourhood import neighbourhood
 from notedex.store.connect import connect_readonly

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from notedex.errors import NoteNotFound, UsageError
+from notedex.error_kinds import NoteNotFound
+from notedex.errors import UsageError
 from notedex.query.quote import load_quotes, quote, quote_check
 from notedex.store.connect import connect_readonly
 from tests.helpers import run_inprocess, write

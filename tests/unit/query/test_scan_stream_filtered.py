@@ -13,7 +13,7 @@ from notedex.query.listing import scan
 from notedex.query.output import compact_json
 from notedex.query.stream import Document
 from notedex.query.stream_scan import scan_json
-from notedex.store import read
+from notedex.store import listing_rows
 from notedex.store.connect import connect_readonly
 from tests.indexcheck import indexed_vault
 
@@ -66,9 +66,9 @@ def test_only_the_kept_notes_names_are_read(db: Path) -> None:
     nf = NoteFilter(folders=("A",), where=(parse_where("status=draft"),))
     conn = connect_readonly(db)
     try:
-        tags = read.names_in_path_order(conn, "tags", nf).fetchall()
-        aliases = read.names_in_path_order(conn, "aliases", nf).fetchall()
-        every = read.names_in_path_order(conn, "tags").fetchall()
+        tags = listing_rows.names_in_path_order(conn, "tags", nf).fetchall()
+        aliases = listing_rows.names_in_path_order(conn, "aliases", nf).fetchall()
+        every = listing_rows.names_in_path_order(conn, "tags").fetchall()
     finally:
         conn.close()
     assert [tuple(r) for r in tags] == [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from notedex.errors import IndexUnavailable
+from notedex.error_kinds import IndexUnavailable
 from notedex.indexing.reconcile import reconcile
 from notedex.store.connect import BUSY_TIMEOUT_MS, connect_readonly
 from notedex.store.schema import RETIRED_TABLES, SCHEMA_VERSION

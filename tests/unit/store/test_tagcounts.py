@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notedex.indexing.reconcile import reconcile
-from notedex.store import findings, health_lists, maintenance, read, tagcounts
+from notedex.store import findings, health_lists, listing_rows, maintenance, tagcounts
 from notedex.store.connect import connect_readonly
 from notedex.store.writer import IndexWriter
 from tests.helpers import dump_index, fresh_full_index, write
@@ -54,11 +54,15 @@ def _tag_counts_from_scratch(db: Path) -> tuple[object, ...]:
 def _tag_counts_stored(db: Path) -> tuple[object, ...]:
     conn = connect_readonly(db)
     try:
-        uses = [tuple(row) for row in read.tag_spellings(conn)]
-        stored = read.notes_tagged_under(conn)
+        uses = [tuple(row) for row in listing_rows.tag_spellings(conn)]
+        stored = listing_rows.notes_tagged_under(conn)
         keys = {key for key, _, _ in uses}
         wanted = {"/".join(k.split("/")[:d]) for k in keys for d in range(1, k.count("/") + 2)}
-        return uses, {k: stored.get(k, 0) for k in sorted(wanted)}, read.tagged_note_count(conn)
+        return (
+            uses,
+            {k: stored.get(k, 0) for k in sorted(wanted)},
+            listing_rows.tagged_note_count(conn),
+        )
     finally:
         conn.close()
 
