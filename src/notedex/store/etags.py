@@ -33,8 +33,12 @@ def etag_rows(conn: sqlite3.Connection) -> list[Etag]:
 
 
 def has_racy_rows(conn: sqlite3.Connection) -> bool:
-    """A file read within ``RACY_WINDOW_NS`` of its mtime: only its content can say it is unchanged."""
+    """A note read within ``RACY_WINDOW_NS`` of its mtime: only its content can say it is
+    unchanged. Never an attachment: the index holds nothing of one but its etag, so a write the
+    window hid changes nothing indexed (and the writer, which reads no attachment, would never
+    settle its row: every query without a daemon ran the writer again)."""
     row = conn.execute(
-        "SELECT 1 FROM files WHERE mtime_ns + ? >= indexed_ns LIMIT 1", (RACY_WINDOW_NS,)
+        "SELECT 1 FROM files WHERE is_note = 1 AND mtime_ns + ? >= indexed_ns LIMIT 1",
+        (RACY_WINDOW_NS,),
     ).fetchone()
     return row is not None

@@ -24,11 +24,12 @@ _FILES_BY_PATHS = (
     f"SELECT {_FILE_COLUMNS} FROM files WHERE path IN (SELECT value FROM json_each(?))"
 )
 _FILES_IN_PATH_ORDER = f"SELECT {_FILE_COLUMNS} FROM files ORDER BY path"
-# IndexedFile.racy's rule, negated: mtime_ns + RACY_WINDOW_NS >= indexed_ns is racy; a racy
-# row's size is RACY_SIZE, which no file has.
+# IndexedFile.racy's rule, negated: a note with mtime_ns + RACY_WINDOW_NS >= indexed_ns is
+# racy (an attachment never is: store.etags.has_racy_rows); a racy row's size is RACY_SIZE,
+# which no file has.
 _ETAGS = (
-    f"SELECT path, CASE WHEN mtime_ns + ? < indexed_ns THEN size ELSE {RACY_SIZE} END, "
-    "mtime_ns, inode, ctime_ns FROM files"
+    "SELECT path, CASE WHEN is_note = 0 OR mtime_ns + ? < indexed_ns THEN size "
+    f"ELSE {RACY_SIZE} END, mtime_ns, inode, ctime_ns FROM files"
 )
 _ETAGS_IN_PATH_ORDER = f"{_ETAGS} ORDER BY path"
 _ETAGS_AFTER = f"{_ETAGS} WHERE path > ? ORDER BY path"

@@ -96,3 +96,19 @@ def test_a_racy_row_is_never_current(tmp_path: Path) -> None:
     age(vault)
     assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
     assert current_file_count(vault, db) == len(_etags(vault))
+
+
+def test_an_attachment_in_the_racy_window_leaves_the_index_current(tmp_path: Path) -> None:
+    """An attachment written just before the index read it is unchanged for the check: the
+    index holds nothing of it but its etag, and the writer reads no attachment, so nothing
+    would ever settle its row (every query without a daemon ran the writer again, for ever:
+    a vault just cloned or copied, then indexed). A note in the window still is not current."""
+    vault = make_vault(tmp_path / "v", FILES)
+    age(vault)  # every file older than the racy window
+    (vault / "bb" / "fresh.png").write_bytes(b"\x89PNG new")  # written now: in the window
+    db = tmp_path / "i.db"
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
+    assert current_file_count(vault, db) == len(_etags(vault))
+    write(vault / "fresh.md", "a note written now\n")
+    assert run_inprocess("index", "--vault", vault, "--db", db).code == 0
+    assert current_file_count(vault, db) is None  # the note: only its content can tell
