@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 import random
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -48,16 +51,26 @@ def _vault(base: Path, seed: int) -> Path:
     return db
 
 
+@contextmanager
+def reading_back(
+    monkeypatch: pytest.MonkeyPatch, db: Path
+) -> Iterator[tuple[sqlite3.Connection, bytes]]:
+    """A read-only connection to ``db`` and its note_fts averages record, with counts read
+    back in a vault of any size (``READ_BACK_ROWS``: the vaults here are small)."""
+    monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)
+    conn = connect_readonly(db)
+    try:
+        yield conn, conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()[0]
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_count_read_back_from_the_ranks_is_the_count(
     tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
-    db = _vault(tmp_path, seed)
-    conn = connect_readonly(db)
     checked = 0
-    try:
-        averages = conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()[0]
+    with reading_back(monkeypatch, _vault(tmp_path, seed)) as (conn, averages):
         for word in sorted(set(WORDS)):
             phrase = '"' + word + '"'
             count = conn.execute(
@@ -77,8 +90,6 @@ def test_the_count_read_back_from_the_ranks_is_the_count(
                     idf = math.log((averages_rows(averages) - count + 0.5) / (count + 0.5))
                     assert found[1] == idf, (word, found, idf)
                 checked += found is not None
-    finally:
-        conn.close()
     assert checked > 100
 
 
@@ -206,12 +217,8 @@ def test_tier_one_from_counted_hits_is_tier_one_from_bm25(
     """The count and the IDF read back from one exact name (``read_back_first``), and the exact
     names ranked from their hits counted from highlight() (``exact_counted``): the term's
     count of hits, and ``_ranked_exact``'s rows bit for bit, in its order."""
-    monkeypatch.setattr(lookup_terms, "READ_BACK_ROWS", 0)  # read back in a small vault too
-    db = _exact_vault(tmp_path, seed)
-    conn = connect_readonly(db)
     compared = 0
-    try:
-        averages = conn.execute("SELECT block FROM note_fts_data WHERE id = 1").fetchone()[0]
+    with reading_back(monkeypatch, _exact_vault(tmp_path, seed)) as (conn, averages):
         for word in EXACT_WORDS:
             phrase = '"' + word + '"'
             ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key(word)))
@@ -231,6 +238,4 @@ def test_tier_one_from_counted_hits_is_tier_one_from_bm25(
             assert rows is not None, word
             assert [dict(row) for row in rows] == expected, word
             compared += len(rows)
-    finally:
-        conn.close()
     assert compared > 100
