@@ -5,10 +5,12 @@ Read side and stdlib only, like ``store.read`` (the query path imports it). Spli
 ``store.read`` (issue 30), then by stage: one module per command's or stage's SQL costs no
 query time (the measure is in docs/benchmarks.md). Stage 2's SQL is in ``store.lookup_stage2``;
 where a term occurs, how many names hold it, and which notes lookup may show, in
-``store.lookup_terms``. About 600 lines on purpose: the tiers' statements, the pools and the
-exact-name shortcuts (issue 30's speed budget) share one row contract (``RankedRow``) and are
-chosen among in one place; a split would be one more import on the command people call most
-(0.2M instructions, measured for the count read back from the ranks).
+``store.lookup_terms``; one word's exact names ranked from their counted hits, in
+``store.lookup_exact`` (imported only when it runs). About 640 lines on purpose: the tiers'
+statements, the pools and the exact-name shortcuts (issue 30's speed budget) share one row
+contract (``RankedRow``) and are chosen among in one place; a split would be one more import
+on the command people call most (0.2M instructions, measured for the count read back from the
+ranks).
 """
 
 from notedex.store import lookup_terms
