@@ -239,3 +239,22 @@ def test_tier_one_from_counted_hits_is_tier_one_from_bm25(
             assert [dict(row) for row in rows] == expected, word
             compared += len(rows)
     assert compared > 100
+
+
+def test_a_name_nx_segment_cannot_cut_leaves_tier_one_to_the_old_statement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """highlight() reads the names through nx_segment: where it fails, the counted path says
+    None (``_ranked_exact`` then ranks the names) instead of failing the lookup."""
+
+    def cannot_cut(text: str | None) -> str:
+        raise ValueError(f"cannot cut {text!r}")
+
+    with reading_back(monkeypatch, _exact_vault(tmp_path, 1)) as (conn, averages):
+        ids = sorted(file_id for file_id, _ in exact_names(conn, exact_name_key("python")))
+        exact = "[" + ",".join(map(str, ids)) + "]"
+        first = lookup_terms.read_back_first(conn, '"python"', exact, averages)
+        assert first is not None and len(ids) >= 2
+        assert lookup_exact.exact_counted(conn, '"python"', exact, averages, 1000, first)
+        monkeypatch.setattr(lookup_exact, "segment_or_empty", cannot_cut)
+        assert lookup_exact.exact_counted(conn, '"python"', exact, averages, 1000, first) is None
